@@ -1,0 +1,46 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { CONFIG_FILENAME } from '../defaults.js';
+
+/** `<home>/config.yaml`, read only when present (the YAML parser is loaded lazily). */
+export interface HermesConfig {
+  readonly file: string;
+  /** Set when the file exists but cannot be read or parsed. */
+  readonly problem?: string;
+  /** A value by dotted path (`terminal.lifetime_seconds`), or undefined. */
+  get(dotted: string): unknown;
+}
+
+export async function loadConfig(home: string): Promise<HermesConfig> {
+  const file = path.join(home, CONFIG_FILENAME);
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return configOf(file, undefined);
+    return configOf(file, undefined, `cannot read ${file}: ${(err as Error).message}`);
+  }
+  try {
+    const { parse } = await import('yaml');
+    return configOf(file, parse(text) as unknown);
+  } catch (err) {
+    const first = String((err as Error).message ?? err).split('\n')[0];
+    return configOf(file, undefined, `${file} is not valid YAML (${first})`);
+  }
+}
+
+export function configOf(file: string, data: unknown, problem?: string): HermesConfig {
+  return {
+    file,
+    ...(problem ? { problem } : {}),
+    get(dotted: string): unknown {
+      let cur: unknown = data;
+      for (const key of dotted.split('.')) {
+        if (cur === null || typeof cur !== 'object' || Array.isArray(cur)) return undefined;
+        cur = (cur as Record<string, unknown>)[key];
+      }
+      return cur;
+    },
+  };
+}

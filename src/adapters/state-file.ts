@@ -1,0 +1,154 @@
+import { randomBytes } from 'node:crypto';
+import { constants, promises as fs } from 'node:fs';
+import path from 'node:path';
+import { acquireLock } from './file-lock.js';
+
+/** What reading a state file found. */
+export interface StateRead {
+  /** The parsed JSON, or undefined when the file is missing or unusable. */
+  value: unknown;
+  /** Why the value is undefined although a file is there (corrupt JSON, a symlink, unreadable). */
+  problem?: string;
+}
+
+/** The next state after an update: `undefined` deletes the file. */
+export interface StateUpdate<R> {
+  next: unknown;
+  result: R;
+}
+
+/**
+ * A JSON state document with serialised read-modify-write. Breakers take one of these, so a harness can use
+ * the file-backed store (default) or keep state in memory.
+ */
+export interface StateStore {
+  /** Where the state lives (a path, or `memory:`). */
+  readonly location: string;
+  read(): Promise<StateRead>;
+  /** Reads, applies `fn` and writes the result atomically, serialised against other processes. */
+  update<R>(fn: (current: StateRead) => StateUpdate<R>): Promise<R>;
+  /** Deletes the state. */
+  remove(): Promise<void>;
+}
+
+/** The lock could not be taken in time. */
+export class StateLockTimeout extends Error {
+  constructor(readonly lockPath: string) {
+    super(`timed out waiting for the lock ${lockPath}`);
+    this.name = 'StateLockTimeout';
+  }
+}
+
+export interface FileStateStoreOptions {
+  /** How long an update waits for another process's update (default 5 s). */
+  lockWaitMs?: number;
+}
+
+/** A state file: mode 0600, directories 0700, atomic writes, never following a symlink at its path. */
+export class FileStateStore implements StateStore {
+  readonly location: string;
+  private readonly lockWaitMs: number;
+
+  constructor(
+    readonly file: string,
+    opts: FileStateStoreOptions = {},
+  ) {
+    this.location = file;
+    this.lockWaitMs = opts.lockWaitMs ?? 5000;
+  }
+
+  async read(): Promise<StateRead> {
+    let text: string;
+    try {
+      // O_NOFOLLOW: a symlink planted at the state path is never read through.
+      const fh = await fs.open(this.file, constants.O_RDONLY | constants.O_NOFOLLOW);
+      try {
+        text = await fh.readFile('utf8');
+      } finally {
+        await fh.close();
+      }
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return { value: undefined };
+      if (code === 'ELOOP') return { value: undefined, problem: `${this.file} is a symlink; it is ignored and will be replaced` };
+      throw err;
+    }
+    try {
+      return { value: JSON.parse(text) as unknown };
+    } catch {
+      return { value: undefined, problem: `${this.file} is not valid JSON; it is treated as empty` };
+    }
+  }
+
+  async update<R>(fn: (current: StateRead) => StateUpdate<R>): Promise<R> {
+    const dir = path.dirname(this.file);
+    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    const lock = await acquireLock(`${this.file}.lock`, { waitMs: this.lockWaitMs, staleMs: 30_000 });
+    if (!lock) throw new StateLockTimeout(`${this.file}.lock`);
+    try {
+      const { next, result } = fn(await this.read());
+      if (next === undefined) await this.remove();
+      else await this.write(next);
+      return result;
+    } finally {
+      await lock.release();
+    }
+  }
+
+  async remove(): Promise<void> {
+    await fs.unlink(this.file).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
+  }
+
+  /** Writes a temporary file in the same directory, then renames it over the state file. */
+  private async write(value: unknown): Promise<void> {
+    const tmp = `${this.file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    const fh = await fs.open(tmp, 'wx', 0o600);
+    try {
+      await fh.writeFile(`${JSON.stringify(value)}\n`);
+    } finally {
+      await fh.close();
+    }
+    try {
+      await fs.rename(tmp, this.file);
+    } catch (err) {
+      await fs.unlink(tmp).catch(() => undefined);
+      throw err;
+    }
+  }
+}
+
+/** In-memory state, for library callers and tests. Holds a JSON copy, so callers never share objects. */
+export class MemoryStateStore implements StateStore {
+  readonly location = 'memory:';
+  private text: string | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(initial?: unknown) {
+    this.text = initial === undefined ? undefined : JSON.stringify(initial);
+  }
+
+  async read(): Promise<StateRead> {
+    return { value: this.text === undefined ? undefined : (JSON.parse(this.text) as unknown) };
+  }
+
+  update<R>(fn: (current: StateRead) => StateUpdate<R>): Promise<R> {
+    const run = this.queue.then(async () => {
+      const { next, result } = fn(await this.read());
+      this.text = next === undefined ? undefined : JSON.stringify(next);
+      return result;
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async remove(): Promise<void> {
+    this.text = undefined;
+  }
+
+  /** The stored value (a copy), or undefined. */
+  snapshot(): unknown {
+    return this.text === undefined ? undefined : JSON.parse(this.text);
+  }
+}

@@ -1,0 +1,107 @@
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { type Context, processContext } from '../context.js';
+import { ENV_DEBUG } from '../defaults.js';
+import { JanitorError, errorMessage, ExitCode } from '../errors.js';
+import { type CommandModule, type RunState, EXIT_CODES_HELP } from './shared.js';
+
+/** A subcommand, loaded only when it is the one being run (so a hook never loads the engine client). */
+interface CommandEntry {
+  name: string;
+  aliases?: string[];
+  summary: string;
+  load: () => Promise<CommandModule>;
+}
+
+const COMMANDS: CommandEntry[] = [
+  { name: 'list', aliases: ['ls'], summary: 'list labelled containers with their reap verdicts', load: () => import('./commands/list.js') },
+  { name: 'reap', summary: 'remove exited orphan containers older than the threshold', load: () => import('./commands/reap.js') },
+  { name: 'restart-guard', summary: 'rolling-window breaker for restart-interrupted gateway boots', load: () => import('./commands/restart-guard.js') },
+  { name: 'lifecycle-scan', summary: 'refuse scheduled commands that restart or kill the gateway', load: () => import('./commands/lifecycle-scan.js') },
+  { name: 'stuck-sessions', summary: 'suspend sessions that stay active across restarts', load: () => import('./commands/stuck-sessions.js') },
+  { name: 'stop-hook', summary: 'Stop hook: keep a multi-step run going, never spin forever', load: () => import('./commands/stop-hook.js') },
+  { name: 'tool-loop', summary: 'PreToolUse/PostToolUse hooks: stop repeated or failing tool calls', load: () => import('./commands/tool-loop.js') },
+];
+
+/** Global options that take a value (so the scan for the subcommand skips their values). */
+const GLOBAL_VALUE_OPTIONS = new Set(['--home', '--profile']);
+
+/** The first word of argv that is not an option: the subcommand to load. */
+function findCommand(argv: string[]): CommandEntry | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') return undefined;
+    if (GLOBAL_VALUE_OPTIONS.has(a)) {
+      i++;
+      continue;
+    }
+    if (a.startsWith('-')) continue;
+    const name = a === 'help' ? argv[i + 1] : a;
+    return COMMANDS.find((c) => c.name === name || c.aliases?.includes(name ?? ''));
+  }
+  return undefined;
+}
+
+function readVersion(): string {
+  try {
+    // Only read when --version is asked for: no start-up cost otherwise.
+    const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
+    return (JSON.parse(text) as { version?: string }).version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+function buildProgram(ctx: Context): Command {
+  const program = new Command('hermes-janitor');
+  program
+    .description('Reaps orphaned hermes-agent containers and breaks agent loops.')
+    .option('--home <dir>', 'hermes home (default: $HERMES_HOME, else ~/.hermes)')
+    .option('--profile <name>', "hermes profile: selects <root>/profiles/<name> ('default' is the root) and its containers")
+    .configureHelp({ showGlobalOptions: true })
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => ctx.stdout.write(s),
+      writeErr: (s) => ctx.stderr.write(s),
+      outputError: (s, write) =>
+        write(`hermes-janitor: ${s.replace(/^error: /, '').trim()} (see 'hermes-janitor --help')\n`),
+    })
+    .addHelpText('after', `\n${EXIT_CODES_HELP}`);
+  return program;
+}
+
+/** Runs the CLI and returns the exit code. The only place that decides how the process ends. */
+export async function main(argv: string[], ctx: Context = processContext()): Promise<number> {
+  const state: RunState = { exitCode: ExitCode.OK };
+  const program = buildProgram(ctx);
+  if (argv.includes('--version') || argv.includes('-V')) program.version(readVersion(), '-V, --version');
+  try {
+    const selected = findCommand(argv);
+    for (const entry of COMMANDS) {
+      if (entry === selected) (await entry.load()).register(program, ctx, state);
+      else program.command(entry.name).aliases(entry.aliases ?? []).description(entry.summary);
+    }
+    if (argv.length === 0) {
+      program.outputHelp({ error: true });
+      return ExitCode.USAGE;
+    }
+    await program.parseAsync(argv, { from: 'user' });
+    return state.exitCode;
+  } catch (err) {
+    return report(err, ctx);
+  }
+}
+
+function report(err: unknown, ctx: Context): number {
+  if (err instanceof CommanderError) {
+    // Commander has already printed its one line (or the help/version text).
+    return err.exitCode === 0 ? ExitCode.OK : ExitCode.USAGE;
+  }
+  if (err instanceof JanitorError) {
+    ctx.stderr.write(`hermes-janitor: ${err.message}\n`);
+    return err.exitCode;
+  }
+  ctx.stderr.write(`hermes-janitor: unexpected error: ${errorMessage(err)}\n`);
+  if (ctx.env[ENV_DEBUG]) ctx.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
+  return ExitCode.FAILED;
+}

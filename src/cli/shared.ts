@@ -1,0 +1,63 @@
+import { type Command, InvalidArgumentError } from 'commander';
+import type { Context } from '../context.js';
+import { type HermesHome, resolveHermesHome } from '../core/hermes-home.js';
+import { ValueError } from '../core/parse-args.js';
+
+/** What a command's action leaves behind for main(). */
+export interface RunState {
+  exitCode: number;
+}
+
+/** A subcommand module: defines its options and action on the program. */
+export interface CommandModule {
+  register(program: Command, ctx: Context, state: RunState): void;
+}
+
+export const EXIT_CODES_HELP = `Exit codes:
+  reap/list:  0 done; 1 at least one removal failed (the rest were processed);
+              2 bad usage or input; 3 engine unreachable or run timed out
+  breakers:   0 proceed; 1 tripped (the caller should hold back); 2 usage error
+              (internal and I/O errors fail open: exit 0 with a warning on stderr)`;
+
+/** Wraps a pure value parser as a commander option parser (one-line "invalid argument" errors, exit 2). */
+export function optionParser<T>(parse: (raw: string) => T): (raw: string) => T {
+  return (raw: string) => {
+    try {
+      return parse(raw);
+    } catch (err) {
+      if (err instanceof ValueError) throw new InvalidArgumentError(err.message);
+      throw err;
+    }
+  };
+}
+
+/** Appends to a repeatable option's list. */
+export function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/** The global `--home`/`--profile` (accepted before or after the subcommand) resolved the hermes way. */
+export function homeFrom(cmd: Command, ctx: Context): HermesHome {
+  const g = cmd.optsWithGlobals<{ home?: string; profile?: string }>();
+  return resolveHermesHome({ home: g.home, profile: g.profile, env: ctx.env, homedir: ctx.homedir, cwd: ctx.cwd });
+}
+
+/** Whether `--profile` was given (before or after the subcommand). */
+export function profileGiven(cmd: Command): boolean {
+  return cmd.optsWithGlobals<{ profile?: string }>().profile !== undefined;
+}
+
+export function writeJson(ctx: Context, value: unknown): void {
+  ctx.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+export function warn(ctx: Context, message: string): void {
+  ctx.stderr.write(`hermes-janitor: warning: ${message}\n`);
+}
+
+/** Runs an action and records its exit code. */
+export function action<A extends unknown[]>(state: RunState, fn: (...args: A) => Promise<number>) {
+  return async (...args: A): Promise<void> => {
+    state.exitCode = await fn(...args);
+  };
+}

@@ -1,0 +1,32 @@
+import os from 'node:os';
+
+/** Where a command writes; injected so tests can capture output. */
+export interface OutputStream {
+  write(chunk: string): unknown;
+  isTTY?: boolean;
+}
+
+/** Everything a command may touch of the outside world. */
+export interface Context {
+  env: Record<string, string | undefined>;
+  stdout: OutputStream;
+  stderr: OutputStream;
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  cwd: string;
+  /** The user's home directory (for `~/.hermes`, `~/.docker`). */
+  homedir: string;
+  /** The clock. */
+  now(): Date;
+}
+
+export function processContext(): Context {
+  return {
+    env: process.env,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    stdin: process.stdin,
+    cwd: process.cwd(),
+    homedir: os.homedir(),
+    now: () => new Date(),
+  };
+}

@@ -1,0 +1,87 @@
+import path from 'node:path';
+import { DEFAULT_HOME_DIRNAME, ENV_HERMES_HOME, PROFILE_NAME_PATTERN } from '../defaults.js';
+import { UsageError } from '../errors.js';
+import { sanitizeLabelValue } from './sanitize.js';
+
+/** Where hermes keeps its state, and which profile that is. */
+export interface HermesHome {
+  /** The profile home (state, config.yaml, logs live here). */
+  home: string;
+  /** The hermes root: `~/.hermes`, or the directory holding `profiles/`. */
+  root: string;
+  /** The profile name as hermes labels containers with it (sanitized). */
+  profile: string;
+}
+
+export interface HomeInputs {
+  /** `--home` */
+  home?: string | undefined;
+  /** `--profile` */
+  profile?: string | undefined;
+  env: Record<string, string | undefined>;
+  /** The user's home directory. */
+  homedir: string;
+  cwd?: string;
+}
+
+function expand(p: string, homedir: string, cwd: string): string {
+  if (p === '~') return homedir;
+  if (p.startsWith('~/')) return path.join(homedir, p.slice(2));
+  return path.resolve(cwd, p);
+}
+
+function isInside(child: string, parent: string): boolean {
+  const rel = path.relative(parent, child);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/** The hermes root for a home, the way hermes derives it. */
+export function hermesRoot(home: string, homedir: string): string {
+  const defaultRoot = path.join(homedir, DEFAULT_HOME_DIRNAME);
+  if (isInside(home, defaultRoot)) return defaultRoot;
+  if (path.basename(path.dirname(home)) === 'profiles') return path.dirname(path.dirname(home));
+  return home;
+}
+
+/** The profile name for a home under its root (unsanitized): `default`, `<name>` or `custom`. */
+export function profileName(home: string, root: string): string {
+  if (home === root) return 'default';
+  if (path.dirname(home) === path.join(root, 'profiles')) {
+    const name = path.basename(home);
+    if (PROFILE_NAME_PATTERN.test(name)) return name;
+  }
+  return 'custom';
+}
+
+/** Checks a profile name given on the command line (breakers: a directory under `<root>/profiles`). */
+export function checkProfileName(name: string): string {
+  if (name !== 'default' && !PROFILE_NAME_PATTERN.test(name)) {
+    throw new UsageError(
+      `invalid profile '${name}': a profile name is 'default' or matches ^[a-z0-9][a-z0-9_-]{0,63}$ (lower-case letters, digits, '_' and '-')`,
+    );
+  }
+  return name;
+}
+
+/**
+ * Resolves home, root and profile: home = `--home`, else `$HERMES_HOME`, else `~/.hermes`;
+ * `--profile NAME` without `--home` selects `<root>/profiles/NAME` (`default` selects the root).
+ * With both, `--profile` only names the profile.
+ */
+export function resolveHermesHome(inputs: HomeInputs): HermesHome {
+  const cwd = inputs.cwd ?? process.cwd();
+  const envHome = inputs.env[ENV_HERMES_HOME];
+  const base = inputs.home
+    ? expand(inputs.home, inputs.homedir, cwd)
+    : envHome
+      ? expand(envHome, inputs.homedir, cwd)
+      : path.join(inputs.homedir, DEFAULT_HOME_DIRNAME);
+  const baseRoot = hermesRoot(base, inputs.homedir);
+  if (inputs.profile !== undefined) {
+    const name = checkProfileName(inputs.profile);
+    if (inputs.home) return { home: base, root: baseRoot, profile: sanitizeLabelValue(name) };
+    const home = name === 'default' ? baseRoot : path.join(baseRoot, 'profiles', name);
+    return { home, root: baseRoot, profile: sanitizeLabelValue(name) };
+  }
+  return { home: base, root: baseRoot, profile: sanitizeLabelValue(profileName(base, baseRoot)) };
+}

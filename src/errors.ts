@@ -1,0 +1,58 @@
+/** Exit codes: documented in `--help` and the README. */
+export const ExitCode = {
+  /** Done (reap/list), or proceed (breakers). */
+  OK: 0,
+  /** At least one removal failed (reap), or a breaker tripped. */
+  FAILED: 1,
+  TRIPPED: 1,
+  /** Bad usage or input. */
+  USAGE: 2,
+  /** Engine unreachable, or the run timed out. */
+  ENGINE: 3,
+} as const;
+export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** An error the CLI reports as one line and maps to an exit code. */
+export class JanitorError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Bad flags, arguments, environment or config values: exit 2. */
+export class UsageError extends JanitorError {
+  constructor(message: string) {
+    super(message, ExitCode.USAGE);
+  }
+}
+
+/** The engine could not be reached or did not answer in time: exit 3. */
+export class EngineUnreachableError extends JanitorError {
+  constructor(
+    message: string,
+    readonly host?: string,
+  ) {
+    super(message, ExitCode.ENGINE);
+  }
+}
+
+/** An engine request answered with an HTTP error status. */
+export class EngineRequestError extends Error {
+  constructor(
+    message: string,
+    readonly statusCode: number,
+  ) {
+    super(message);
+    this.name = 'EngineRequestError';
+  }
+}
+
+/** One line for any thrown value, never a stack. */
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message.split('\n')[0] ?? String(err);
+  return String(err);
+}
