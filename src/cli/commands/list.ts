@@ -1,15 +1,70 @@
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
-import { UsageError } from '../../errors.js';
-import { type RunState, action } from '../shared.js';
+import { ExitCode } from '../../errors.js';
+import { acrossEngines } from '../../reaper/run.js';
+import { list } from '../../reaper/sweep.js';
+import { type EngineCommandOptions, addEngineOptions, connectEngines, prepareEngineRun } from '../engine-options.js';
+import { byHostAndName, hostProblems, ndjsonEvent, renderTable, startProgress, sweepEventToNdjson } from '../render-containers.js';
+import { type RunState, action, writeJson } from '../shared.js';
 
-// Placeholder: replaced by the real command.
-export function register(program: Command, _ctx: Context, state: RunState): void {
-  program
+export function register(program: Command, ctx: Context, state: RunState): void {
+  const cmd = program
     .command('list')
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .action(action(state, async () => {
-      throw new UsageError('list is not implemented yet');
-    }));
+    .alias('ls')
+    .description('List labelled containers of the selected profile(s) in any state, with the verdict reap would reach.')
+    .addHelpText('after', '\nExit codes: 0 done; 1 a container could not be inspected; 2 bad usage or input; 3 engine unreachable or timed out');
+  addEngineOptions(cmd).action(
+    action(state, async (opts: EngineCommandOptions, command: Command) => {
+      const run = await prepareEngineRun(command, opts, ctx);
+      const engines = await connectEngines(run);
+      const human = !opts.json && opts.logFormat === 'text';
+      const progress = await startProgress(ctx, human && !opts.quiet, 'Inspecting');
+      const across = await acrossEngines(engines, (engine) =>
+        list({
+          engine,
+          selection: run.selection,
+          thresholdSeconds: run.threshold,
+          asOf: run.asOf,
+          concurrency: opts.concurrency,
+          ...(run.signal ? { signal: run.signal } : {}),
+          onEvent: (ev) => {
+            progress.tick(ev);
+            if (opts.logFormat === 'json') sweepEventToNdjson(ctx, ev);
+          },
+        }),
+      );
+      progress.stop();
+      const containers = across.results.flatMap((r) => r.containers).sort(byHostAndName);
+      const failed = across.results.flatMap((r) => r.failed).sort(byHostAndName);
+      const code = across.timedOut || across.hosts.some((h) => !h.reachable)
+        ? ExitCode.ENGINE
+        : failed.length ? ExitCode.FAILED : ExitCode.OK;
+      const summary = {
+        asOf: run.asOf.toISOString(),
+        thresholdSeconds: run.threshold,
+        profile: run.selection.profile,
+      };
+      if (opts.json) {
+        writeJson(ctx, { ...summary, containers, failed, hosts: across.hosts, timedOut: across.timedOut });
+        return code;
+      }
+      if (opts.logFormat === 'json') {
+        ndjsonEvent(ctx, 'summary', { ...summary, containers: containers.length, failed: failed.length, hosts: across.hosts, timedOut: across.timedOut });
+        return code;
+      }
+      for (const line of hostProblems(across.hosts)) ctx.stderr.write(`hermes-janitor: ${line}\n`);
+      for (const f of failed) ctx.stderr.write(`hermes-janitor: cannot inspect ${f.id.slice(0, 12)} ${f.name}: ${f.error}\n`);
+      if (across.timedOut) ctx.stderr.write(`hermes-janitor: timed out after --timeout ${opts.timeout / 1000}s; the list is incomplete\n`);
+      if (opts.quiet && code === ExitCode.OK) return code;
+      if (containers.length === 0) {
+        const scope = run.selection.profile === null ? 'any profile' : `profile ${run.selection.profile}`;
+        ctx.stdout.write(`No labelled containers for ${scope}.\n`);
+      } else {
+        ctx.stdout.write(`${await renderTable(ctx, containers, run.asOf, engines.length > 1)}\n`);
+        const reapable = containers.filter((c) => c.verdict === 'reap').length;
+        ctx.stdout.write(`${containers.length} container(s), ${reapable} to reap (threshold ${run.threshold} s, as of ${run.asOf.toISOString()}).\n`);
+      }
+      return code;
+    }),
+  );
 }

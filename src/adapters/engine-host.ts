@@ -1,0 +1,96 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { UsageError } from '../errors.js';
+
+export const DEFAULT_SOCKET = '/var/run/docker.sock';
+
+/** Where and how to reach one engine. */
+export interface EngineEndpoint {
+  /** The address as given (or resolved), used in output. */
+  host: string;
+  socketPath?: string;
+  protocol?: 'http' | 'https' | 'ssh';
+  hostname?: string;
+  port?: number;
+  username?: string;
+  /** TLS material directory (contents are read when connecting, never printed). */
+  tlsDir?: string;
+  tlsVerify?: boolean;
+}
+
+/**
+ * Parses an engine URL: `unix:///path`, `tcp://host:port`, `http(s)://host:port`, `ssh://user@host[:port]`, or
+ * a bare absolute socket path. TLS for tcp follows DOCKER_TLS_VERIFY / DOCKER_CERT_PATH like the docker CLI.
+ */
+export function parseEngineUrl(raw: string, env: Record<string, string | undefined>, homedir: string): EngineEndpoint {
+  const fix = 'use unix:///path/to/docker.sock, tcp://host:2376 or ssh://user@host';
+  const value = raw.trim();
+  if (value.startsWith('/')) return { host: `unix://${value}`, socketPath: value };
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError(`invalid engine host '${raw}': ${fix}`);
+  }
+  const scheme = url.protocol.replace(/:$/, '');
+  if (scheme === 'unix') {
+    const socketPath = decodeURIComponent(url.pathname || '');
+    if (!socketPath) throw new UsageError(`invalid engine host '${raw}': the unix socket path is missing (${fix})`);
+    return { host: value, socketPath };
+  }
+  if (!url.hostname) throw new UsageError(`invalid engine host '${raw}': the host name is missing (${fix})`);
+  if (scheme === 'ssh') {
+    return {
+      host: value,
+      protocol: 'ssh',
+      hostname: url.hostname,
+      port: url.port ? Number(url.port) : 22,
+      ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+    };
+  }
+  if (scheme === 'tcp' || scheme === 'http' || scheme === 'https') {
+    const tlsEnv = env.DOCKER_TLS_VERIFY;
+    const tlsVerify = tlsEnv !== undefined && tlsEnv !== '' && tlsEnv !== '0';
+    const port = url.port ? Number(url.port) : scheme === 'https' || tlsVerify ? 2376 : 2375;
+    const https = scheme === 'https' || tlsVerify || (scheme === 'tcp' && port === 2376);
+    const certDir = env.DOCKER_CERT_PATH || path.join(homedir, '.docker');
+    return {
+      host: value,
+      protocol: https ? 'https' : 'http',
+      hostname: url.hostname.replace(/^\[|\]$/g, ''),
+      port,
+      ...(https ? { tlsDir: certDir, tlsVerify } : {}),
+    };
+  }
+  throw new UsageError(`invalid engine host '${raw}': unsupported scheme '${scheme}' (${fix})`);
+}
+
+/** The engine address: `--host`, else `$DOCKER_HOST`, else the default socket. */
+export function resolveEndpoint(
+  host: string | undefined,
+  env: Record<string, string | undefined>,
+  homedir: string,
+): EngineEndpoint {
+  if (host) return parseEngineUrl(host, env, homedir);
+  if (env.DOCKER_HOST) return parseEngineUrl(env.DOCKER_HOST, env, homedir);
+  return { host: `unix://${DEFAULT_SOCKET}`, socketPath: DEFAULT_SOCKET };
+}
+
+/** TLS files for an https endpoint (ca.pem, cert.pem, key.pem), those present. */
+export function readTlsFiles(dir: string): { ca?: Buffer; cert?: Buffer; key?: Buffer } {
+  const read = (name: string) => {
+    try {
+      return readFileSync(path.join(dir, name));
+    } catch {
+      return undefined;
+    }
+  };
+  const out: { ca?: Buffer; cert?: Buffer; key?: Buffer } = {};
+  const ca = read('ca.pem');
+  const cert = read('cert.pem');
+  const key = read('key.pem');
+  if (ca) out.ca = ca;
+  if (cert) out.cert = cert;
+  if (key) out.key = key;
+  return out;
+}

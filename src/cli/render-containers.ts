@@ -1,0 +1,92 @@
+import type { Context } from '../context.js';
+import type { HostOutcome } from '../reaper/run.js';
+import type { FailedEntry, ListedEntry, SweepEntry, SweepEvent } from '../reaper/sweep.js';
+
+/** "12 minutes ago" for a FinishedAt, relative to the run's instant; "-" when it has none. */
+export async function relativeFinished(entries: SweepEntry[], asOf: Date): Promise<Map<string, string>> {
+  const { DateTime } = await import('luxon');
+  const base = DateTime.fromJSDate(asOf);
+  const out = new Map<string, string>();
+  for (const e of entries) {
+    if (e.ageSeconds === null) out.set(e.id, e.finishedAt.startsWith('0001-') ? 'never' : '-');
+    else out.set(e.id, base.minus({ milliseconds: Math.round(e.ageSeconds * 1000) }).toRelative({ base }) ?? '-');
+  }
+  return out;
+}
+
+export const shortId = (id: string) => id.slice(0, 12);
+
+/** The `list` table (cli-table3). */
+export async function renderTable(ctx: Context, rows: ListedEntry[], asOf: Date, showHost: boolean): Promise<string> {
+  const { default: Table } = await import('cli-table3');
+  const finished = await relativeFinished(rows, asOf);
+  const head = ['ID', 'NAME', 'PROFILE', 'STATE', 'FINISHED', 'VERDICT', 'REASON', ...(showHost ? ['HOST'] : [])];
+  const color = Boolean(ctx.stdout.isTTY) && !ctx.env.NO_COLOR;
+  const table = new Table({ head, style: { head: color ? ['bold'] : [], border: color ? ['grey'] : [] } });
+  for (const r of rows) {
+    table.push([
+      shortId(r.id), r.name, r.profile ?? '-', r.state, finished.get(r.id) ?? '-', r.verdict, r.reason,
+      ...(showHost ? [r.host] : []),
+    ]);
+  }
+  return table.toString();
+}
+
+/** Sorts for stable output: by host, then name, then id. */
+export function byHostAndName<T extends SweepEntry>(a: T, b: T): number {
+  return a.host.localeCompare(b.host) || a.name.localeCompare(b.name) || a.id.localeCompare(b.id);
+}
+
+/** One human line per removed or failed container. */
+export function reapLine(kind: 'removed' | 'would remove' | 'failed', e: SweepEntry | FailedEntry, finished: string, showHost: boolean): string {
+  const where = showHost ? ` on ${e.host}` : '';
+  const base = `${kind.padEnd(12)} ${shortId(e.id)}  ${e.name || '-'}  (profile ${e.profile ?? '-'}, finished ${finished})${where}`;
+  return 'error' in e ? `${base}: ${e.error}` : base;
+}
+
+/** Human lines for engines that could not be reached. */
+export function hostProblems(hosts: HostOutcome[]): string[] {
+  return hosts.filter((h) => !h.reachable).map((h) => `engine ${h.host} unreachable: ${h.error ?? 'unknown error'}`);
+}
+
+/** NDJSON events (`--log-format json`): one line per decision, each with an ISO-8601 time. */
+export function ndjsonEvent(ctx: Context, event: string, fields: Record<string, unknown>): void {
+  ctx.stdout.write(`${JSON.stringify({ time: ctx.now().toISOString(), event, ...fields })}\n`);
+}
+
+export function sweepEventToNdjson(ctx: Context, ev: SweepEvent): void {
+  switch (ev.type) {
+    case 'removed':
+      return ndjsonEvent(ctx, ev.dryRun ? 'would-remove' : 'removed', { ...ev.entry });
+    case 'kept':
+      return ndjsonEvent(ctx, 'kept', { ...ev.entry });
+    case 'failed':
+      return ndjsonEvent(ctx, 'failed', { ...ev.entry });
+    case 'listed':
+      return ndjsonEvent(ctx, 'container', { ...ev.entry });
+    case 'candidates':
+      return;
+  }
+}
+
+/** A spinner on stderr, only when it is a terminal and output is for humans. */
+export interface Progress {
+  tick(ev: SweepEvent): void;
+  stop(): void;
+}
+
+export async function startProgress(ctx: Context, enabled: boolean, verb: string): Promise<Progress> {
+  if (!enabled || !ctx.stderr.isTTY) return { tick: () => undefined, stop: () => undefined };
+  const { default: ora } = await import('ora');
+  const spinner = ora({ text: `${verb}...`, stream: ctx.stderr as NodeJS.WritableStream }).start();
+  let total = 0;
+  let done = 0;
+  return {
+    tick(ev) {
+      if (ev.type === 'candidates') total += ev.count;
+      else done++;
+      spinner.text = `${verb}: ${done}/${total}`;
+    },
+    stop: () => spinner.stop(),
+  };
+}

@@ -1,0 +1,63 @@
+import { AGENT_LABEL, AGENT_LABEL_VALUE, PROFILE_LABEL } from '../defaults.js';
+import { ValueError } from './parse-args.js';
+
+/** `KEY` (label present) or `KEY=VALUE`. */
+export interface LabelMatcher {
+  key: string;
+  value?: string;
+}
+
+/** Which containers are ours. */
+export interface Selection {
+  /** All must match (default `hermes-agent=1`). */
+  selectors: LabelMatcher[];
+  /** The label that holds the profile (default `hermes-profile`). */
+  profileLabel: string;
+  /** Profile to select, or null for every profile. */
+  profile: string | null;
+  /** A container matching any of these is kept (`excluded`). */
+  exclude: LabelMatcher[];
+}
+
+export function defaultSelection(profile: string | null): Selection {
+  return {
+    selectors: [{ key: AGENT_LABEL, value: AGENT_LABEL_VALUE }],
+    profileLabel: PROFILE_LABEL,
+    profile,
+    exclude: [],
+  };
+}
+
+/** Parses `KEY[=VALUE]`; keys are non-empty and contain no whitespace. */
+export function parseLabelMatcher(raw: string, what = 'label'): LabelMatcher {
+  const eq = raw.indexOf('=');
+  const key = eq < 0 ? raw : raw.slice(0, eq);
+  if (!key || /\s/.test(key)) throw new ValueError(`${what} must be KEY or KEY=VALUE with a non-empty key, got '${raw}'`);
+  return eq < 0 ? { key } : { key, value: raw.slice(eq + 1) };
+}
+
+export function formatMatcher(m: LabelMatcher): string {
+  return m.value === undefined ? m.key : `${m.key}=${m.value}`;
+}
+
+function matchOne(m: LabelMatcher, labels: Record<string, string>): boolean {
+  if (!Object.hasOwn(labels, m.key)) return false;
+  return m.value === undefined || labels[m.key] === m.value;
+}
+
+/** The engine-side `label` filters for a selection (the engine ANDs them). */
+export function engineLabelFilters(sel: Selection): string[] {
+  const out = sel.selectors.map(formatMatcher);
+  if (sel.profile !== null) out.push(`${sel.profileLabel}=${sel.profile}`);
+  return out;
+}
+
+/** Client-side re-check: some engines ignore label filters. */
+export function isSelected(sel: Selection, labels: Record<string, string>): boolean {
+  if (!sel.selectors.every((m) => matchOne(m, labels))) return false;
+  return sel.profile === null || labels[sel.profileLabel] === sel.profile;
+}
+
+export function isExcluded(sel: Selection, labels: Record<string, string>): boolean {
+  return sel.exclude.some((m) => matchOne(m, labels));
+}

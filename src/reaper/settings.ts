@@ -1,0 +1,62 @@
+import type { HermesConfig } from '../adapters/config.js';
+import { DEFAULT_LIFETIME_SECONDS, ENV_LIFETIME, ENV_REAPER_SWITCH } from '../defaults.js';
+import { UsageError } from '../errors.js';
+import { ValueError, parseWholeNumber } from '../core/parse-args.js';
+
+/** Where a setting came from, for messages. */
+export interface Resolved<T> {
+  value: T;
+  source: string;
+}
+
+/**
+ * Terminal lifetime in seconds: `--lifetime`, else `$TERMINAL_LIFETIME_SECONDS`, else `terminal.lifetime_seconds`
+ * in config.yaml, else 300. A bad environment or config value is a usage error naming where it came from.
+ */
+export function resolveLifetime(
+  flag: number | undefined,
+  env: Record<string, string | undefined>,
+  config: HermesConfig,
+): Resolved<number> {
+  if (flag !== undefined) return { value: flag, source: '--lifetime' };
+  const fromEnv = env[ENV_LIFETIME];
+  if (fromEnv !== undefined && fromEnv.trim() !== '') {
+    try {
+      return { value: parseWholeNumber(fromEnv, ENV_LIFETIME), source: ENV_LIFETIME };
+    } catch (err) {
+      throw new UsageError(`${(err as ValueError).message}: fix or unset ${ENV_LIFETIME}`);
+    }
+  }
+  const cfg = usable(config, 'pass --lifetime');
+  const raw = cfg.get('terminal.lifetime_seconds');
+  if (raw === undefined || raw === null) return { value: DEFAULT_LIFETIME_SECONDS, source: 'default' };
+  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n) || n < 0) {
+    throw new UsageError(
+      `terminal.lifetime_seconds in ${cfg.file} must be a whole number of seconds >= 0, got '${String(raw)}': fix the file or pass --lifetime`,
+    );
+  }
+  return { value: n, source: cfg.file };
+}
+
+/**
+ * The reaper's disable switch: `TERMINAL_DOCKER_ORPHAN_REAPER` set to a non-empty value other than true/1/yes
+ * disables it; when unset or empty, `terminal.docker_orphan_reaper: false` in config.yaml does.
+ * Returns the reason when disabled, else null.
+ */
+export function reaperDisabled(env: Record<string, string | undefined>, config: HermesConfig): string | null {
+  const v = env[ENV_REAPER_SWITCH];
+  if (v !== undefined && v !== '') {
+    return ['true', '1', 'yes'].includes(v.trim().toLowerCase()) ? null : `${ENV_REAPER_SWITCH}=${v}`;
+  }
+  const cfg = usable(config, `set ${ENV_REAPER_SWITCH}=true`);
+  const c = cfg.get('terminal.docker_orphan_reaper');
+  const off = c === false || (typeof c === 'string' && ['false', 'no', 'off', '0'].includes(c.trim().toLowerCase()));
+  return off ? `terminal.docker_orphan_reaper is false in ${cfg.file}` : null;
+}
+
+/** A config file that exists but cannot be parsed is a usage error once a value is needed from it. */
+function usable(config: HermesConfig, alternative: string): HermesConfig {
+  if (config.problem) throw new UsageError(`${config.problem}: fix the file or ${alternative}`);
+  return config;
+}

@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { judge, thresholdSeconds } from '../../src/core/policy.js';
+
+const FIN = '2026-11-22T10:00:00.000000000Z';
+const at = (iso: string) => new Date(iso);
+
+describe('thresholdSeconds', () => {
+  it('is 2 x max(lifetime, 60)', () => {
+    assert.equal(thresholdSeconds(300), 600);
+    assert.equal(thresholdSeconds(0), 120);
+    assert.equal(thresholdSeconds(59), 120);
+    assert.equal(thresholdSeconds(60), 120);
+    assert.equal(thresholdSeconds(61), 122);
+  });
+});
+
+describe('judge', () => {
+  it('reaps at exactly the threshold and keeps one nanosecond before it', () => {
+    assert.deepEqual(judge({ running: false, finishedAt: FIN }, at('2026-11-22T10:10:00Z'), 600), { verdict: 'reap', ageSeconds: 600 });
+    const v = judge({ running: false, finishedAt: '2026-11-22T10:00:00.000000001Z' }, at('2026-11-22T10:10:00Z'), 600);
+    assert.equal(v.verdict, 'keep');
+    assert.equal(v.verdict === 'keep' && v.reason, 'too-recent');
+  });
+
+  it('never reaps running, zero, unparseable or future containers', () => {
+    const late = at('2099-01-01T00:00:00Z');
+    assert.deepEqual(judge({ running: true, finishedAt: FIN }, late, 120), {
+      verdict: 'keep', reason: 'running', ageSeconds: (late.getTime() - Date.parse(FIN)) / 1000,
+    });
+    assert.deepEqual(judge({ running: false, finishedAt: '0001-01-01T00:00:00Z' }, late, 120), { verdict: 'keep', reason: 'zero-finished-at', ageSeconds: null });
+    assert.deepEqual(judge({ running: false, finishedAt: 'soon' }, late, 120), { verdict: 'keep', reason: 'unparseable-finished-at', ageSeconds: null });
+    const future = judge({ running: false, finishedAt: FIN }, at('2026-11-22T09:59:59Z'), 120);
+    assert.deepEqual(future, { verdict: 'keep', reason: 'future-finished-at', ageSeconds: -1 });
+  });
+
+  it('excluded wins over every other reason', () => {
+    const late = at('2099-01-01T00:00:00Z');
+    for (const input of [
+      { running: true, finishedAt: FIN },
+      { running: false, finishedAt: FIN },
+      { running: false, finishedAt: '0001-01-01T00:00:00Z' },
+    ]) {
+      const v = judge({ ...input, excluded: true }, late, 120);
+      assert.equal(v.verdict === 'keep' && v.reason, 'excluded');
+    }
+  });
+
+  it('reports the age in seconds with sub-second precision', () => {
+    const v = judge({ running: false, finishedAt: '2026-11-22T10:00:00.250Z' }, at('2026-11-22T10:00:10Z'), 600);
+    assert.equal(v.ageSeconds, 9.75);
+  });
+});
