@@ -8,6 +8,8 @@ export interface OutputStream {
 
 /** Everything a command may touch of the outside world. */
 export interface Context {
+  /** The command line after the program name. */
+  argv: readonly string[];
   env: Record<string, string | undefined>;
   stdout: OutputStream;
   stderr: OutputStream;
@@ -19,12 +21,16 @@ export interface Context {
   now(): Date;
 }
 
-export function processContext(): Context {
+export function processContext(argv: readonly string[] = process.argv.slice(2)): Context {
   return {
+    argv,
     env: process.env,
     stdout: process.stdout,
     stderr: process.stderr,
-    stdin: process.stdin,
+    // A getter: touching process.stdin sets up a stream (a few ms), which most commands never need.
+    get stdin() {
+      return process.stdin;
+    },
     cwd: process.cwd(),
     homedir: os.homedir(),
     now: () => new Date(),

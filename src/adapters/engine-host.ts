@@ -16,6 +16,8 @@ export interface EngineEndpoint {
   /** TLS material directory (contents are read when connecting, never printed). */
   tlsDir?: string;
   tlsVerify?: boolean;
+  /** The docker context it came from, if any. */
+  context?: string;
 }
 
 /**
@@ -63,17 +65,6 @@ export function parseEngineUrl(raw: string, env: Record<string, string | undefin
     };
   }
   throw new UsageError(`invalid engine host '${raw}': unsupported scheme '${scheme}' (${fix})`);
-}
-
-/** The engine address: `--host`, else `$DOCKER_HOST`, else the default socket. */
-export function resolveEndpoint(
-  host: string | undefined,
-  env: Record<string, string | undefined>,
-  homedir: string,
-): EngineEndpoint {
-  if (host) return parseEngineUrl(host, env, homedir);
-  if (env.DOCKER_HOST) return parseEngineUrl(env.DOCKER_HOST, env, homedir);
-  return { host: `unix://${DEFAULT_SOCKET}`, socketPath: DEFAULT_SOCKET };
 }
 
 /** TLS files for an https endpoint (ca.pem, cert.pem, key.pem), those present. */

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { type HermesConfig, loadConfig } from '../adapters/config.js';
-import { type EngineEndpoint, resolveEndpoint } from '../adapters/engine-host.js';
+import { resolveEngines } from '../adapters/docker-context.js';
+import type { EngineEndpoint } from '../adapters/engine-host.js';
 import type { EngineClient } from '../adapters/engine.js';
 import type { Context } from '../context.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_RUN_TIMEOUT_MS, PROFILE_LABEL } from '../defaults.js';
@@ -15,6 +16,7 @@ import { collect, homeFrom, optionParser } from './shared.js';
 /** Options shared by `list` and `reap`. */
 export interface EngineCommandOptions {
   host?: string[];
+  context?: string;
   allProfiles?: boolean;
   lifetime?: number;
   asOf?: Date;
@@ -30,7 +32,8 @@ export interface EngineCommandOptions {
 
 export function addEngineOptions(cmd: Command): Command {
   return cmd
-    .option('--host <url>', 'engine address, repeatable: unix:///path, tcp://host:port, ssh://user@host (default: $DOCKER_HOST, else the default socket)', collect)
+    .option('--host <url>', 'engine address, repeatable: unix:///path, tcp://host:port, ssh://user@host (default: --context, $DOCKER_HOST, $DOCKER_CONTEXT, the current docker context, else the default socket)', collect)
+    .option('--context <name>', 'docker context whose engine to use')
     .option('--all-profiles', 'every profile: drop the profile filter')
     .option('--lifetime <seconds>', 'terminal lifetime, whole seconds >= 0 (default: $TERMINAL_LIFETIME_SECONDS, else terminal.lifetime_seconds in config.yaml, else 300); threshold = 2 x max(lifetime, 60)', optionParser((v) => parseWholeNumber(v, '--lifetime')))
     .option('--as-of <instant>', 'judge ages as of this ISO-8601 instant instead of now', optionParser((v) => parseInstant(v, '--as-of')))
@@ -55,40 +58,18 @@ function parseLogFormat(v: string): 'text' | 'json' {
   throw new ValueError(`--log-format must be 'text' or 'json', got '${v}'`);
 }
 
-/** Everything a `list`/`reap` run needs, resolved from flags, environment and config. */
-export interface EngineRun {
+/** What a run is aimed at: resolved without reading config.yaml or loading the engine client. */
+export interface EngineTargets {
   home: HermesHome;
-  threshold: number;
-  lifetimeSource: string;
-  asOf: Date;
   selection: Selection;
   endpoints: EngineEndpoint[];
-  /** Aborts at the run's `--timeout`, if any. */
-  signal: AbortSignal | undefined;
 }
 
-/** The hermes home and its config.yaml, loaded once per run. */
-export interface LoadedHome {
-  home: HermesHome;
-  config: HermesConfig;
-}
-
-export async function loadHome(cmd: Command, ctx: Context): Promise<LoadedHome> {
-  const home = homeFrom(cmd, ctx);
-  return { home, config: await loadConfig(home.home) };
-}
-
-export async function prepareEngineRun(
-  cmd: Command,
-  opts: EngineCommandOptions,
-  ctx: Context,
-  loaded?: LoadedHome,
-): Promise<EngineRun> {
+export function resolveTargets(cmd: Command, opts: EngineCommandOptions, ctx: Context): EngineTargets {
   if (opts.json && opts.logFormat === 'json') {
-    throw new UsageError("--json and --log-format json cannot be combined: pick one");
+    throw new UsageError('--json and --log-format json cannot be combined: pick one');
   }
-  const { home, config } = loaded ?? (await loadHome(cmd, ctx));
-  const lifetime = resolveLifetime(opts.lifetime, ctx.env, config);
+  const home = homeFrom(cmd, ctx);
   const selection = defaultSelection(opts.allProfiles ? null : home.profile);
   if (opts.label?.length) selection.selectors = opts.label.map((l) => parseLabelMatcher(l));
   if (opts.excludeLabel?.length) selection.exclude = opts.excludeLabel.map((l) => parseLabelMatcher(l));
@@ -98,20 +79,33 @@ export async function prepareEngineRun(
     }
     selection.profileLabel = opts.profileLabel;
   }
-  const endpoints = (opts.host?.length ? opts.host : [undefined]).map((h) => resolveEndpoint(h, ctx.env, ctx.homedir));
-  return {
-    home,
-    threshold: thresholdSeconds(lifetime.value),
-    lifetimeSource: lifetime.source,
-    asOf: opts.asOf ?? ctx.now(),
-    selection,
-    endpoints,
-    signal: opts.timeout > 0 ? AbortSignal.timeout(opts.timeout) : undefined,
-  };
+  const endpoints = resolveEngines(opts.host, opts.context, ctx.env, ctx.homedir);
+  return { home, selection, endpoints };
 }
 
-/** Engine clients for the run's endpoints (dockerode is loaded here, never by breakers). */
-export async function connectEngines(run: EngineRun): Promise<EngineClient[]> {
+/** The age policy for a run: threshold from lifetime (flag, environment, config.yaml), and the judging instant. */
+export interface RunPolicy {
+  threshold: number;
+  lifetimeSeconds: number;
+  asOf: Date;
+}
+
+export function resolvePolicy(opts: EngineCommandOptions, ctx: Context, config: HermesConfig): RunPolicy {
+  const lifetime = resolveLifetime(opts.lifetime, ctx.env, config);
+  return { threshold: thresholdSeconds(lifetime.value), lifetimeSeconds: lifetime.value, asOf: opts.asOf ?? ctx.now() };
+}
+
+export function loadHomeConfig(home: HermesHome): Promise<HermesConfig> {
+  return loadConfig(home.home);
+}
+
+/** The run-wide `--timeout` as a signal (none for 0). */
+export function timeoutSignal(opts: EngineCommandOptions): AbortSignal | undefined {
+  return opts.timeout > 0 ? AbortSignal.timeout(opts.timeout) : undefined;
+}
+
+/** Engine clients for the endpoints (dockerode is loaded here, never by breakers). */
+export async function connectEngines(endpoints: EngineEndpoint[]): Promise<EngineClient[]> {
   const { createDockerodeEngine } = await import('../adapters/dockerode-engine.js');
-  return Promise.all(run.endpoints.map((e) => createDockerodeEngine(e)));
+  return Promise.all(endpoints.map((e) => createDockerodeEngine(e)));
 }

@@ -121,7 +121,9 @@ describe('reap and list against the real engine', () => {
     const orphans = await fx.createMany(12, { state: 'exited' });
     const latest = (await Promise.all(orphans.map((id) => fx.finishedAt(id)))).sort().at(-1)!;
     const args = ['reap', '--json', '--profile', fx.profile, '--as-of', plus(latest, 600), '--concurrency', '4'];
-    const [a, b] = await Promise.all([runCli(args, { env }), runCli(args, { env })]);
+    // Different hermes roots, so the per-home lock does not serialise them: they really race on the engine.
+    const envB = { ...env, HERMES_HOME: path.join(home.dir, 'second-root') };
+    const [a, b] = await Promise.all([runCli(args, { env }), runCli(args, { env: envB })]);
     assert.equal(a.code, 0, a.stderr);
     assert.equal(b.code, 0, b.stderr);
     const ja = JSON.parse(a.stdout) as ReapJson;

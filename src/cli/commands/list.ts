@@ -3,7 +3,9 @@ import type { Context } from '../../context.js';
 import { ExitCode } from '../../errors.js';
 import { acrossEngines } from '../../reaper/run.js';
 import { list } from '../../reaper/sweep.js';
-import { type EngineCommandOptions, addEngineOptions, connectEngines, prepareEngineRun } from '../engine-options.js';
+import {
+  type EngineCommandOptions, addEngineOptions, connectEngines, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
+} from '../engine-options.js';
 import { byHostAndName, hostProblems, ndjsonEvent, renderTable, startProgress, sweepEventToNdjson } from '../render-containers.js';
 import { type RunState, action, writeJson } from '../shared.js';
 
@@ -15,18 +17,20 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .addHelpText('after', '\nExit codes: 0 done; 1 a container could not be inspected; 2 bad usage or input; 3 engine unreachable or timed out');
   addEngineOptions(cmd).action(
     action(state, async (opts: EngineCommandOptions, command: Command) => {
-      const run = await prepareEngineRun(command, opts, ctx);
-      const engines = await connectEngines(run);
+      const targets = resolveTargets(command, opts, ctx);
+      const policy = resolvePolicy(opts, ctx, await loadHomeConfig(targets.home));
+      const signal = timeoutSignal(opts);
+      const engines = await connectEngines(targets.endpoints);
       const human = !opts.json && opts.logFormat === 'text';
       const progress = await startProgress(ctx, human && !opts.quiet, 'Inspecting');
       const across = await acrossEngines(engines, (engine) =>
         list({
           engine,
-          selection: run.selection,
-          thresholdSeconds: run.threshold,
-          asOf: run.asOf,
+          selection: targets.selection,
+          thresholdSeconds: policy.threshold,
+          asOf: policy.asOf,
           concurrency: opts.concurrency,
-          ...(run.signal ? { signal: run.signal } : {}),
+          ...(signal ? { signal } : {}),
           onEvent: (ev) => {
             progress.tick(ev);
             if (opts.logFormat === 'json') sweepEventToNdjson(ctx, ev);
@@ -40,9 +44,9 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         ? ExitCode.ENGINE
         : failed.length ? ExitCode.FAILED : ExitCode.OK;
       const summary = {
-        asOf: run.asOf.toISOString(),
-        thresholdSeconds: run.threshold,
-        profile: run.selection.profile,
+        asOf: policy.asOf.toISOString(),
+        thresholdSeconds: policy.threshold,
+        profile: targets.selection.profile,
       };
       if (opts.json) {
         writeJson(ctx, { ...summary, containers, failed, hosts: across.hosts, timedOut: across.timedOut });
@@ -56,13 +60,14 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       for (const f of failed) ctx.stderr.write(`hermes-janitor: cannot inspect ${f.id.slice(0, 12)} ${f.name}: ${f.error}\n`);
       if (across.timedOut) ctx.stderr.write(`hermes-janitor: timed out after --timeout ${opts.timeout / 1000}s; the list is incomplete\n`);
       if (opts.quiet && code === ExitCode.OK) return code;
+      if (across.hosts.every((h) => !h.reachable)) return code;
       if (containers.length === 0) {
-        const scope = run.selection.profile === null ? 'any profile' : `profile ${run.selection.profile}`;
+        const scope = targets.selection.profile === null ? 'any profile' : `profile ${targets.selection.profile}`;
         ctx.stdout.write(`No labelled containers for ${scope}.\n`);
       } else {
-        ctx.stdout.write(`${await renderTable(ctx, containers, run.asOf, engines.length > 1)}\n`);
+        ctx.stdout.write(`${await renderTable(ctx, containers, policy.asOf, engines.length > 1)}\n`);
         const reapable = containers.filter((c) => c.verdict === 'reap').length;
-        ctx.stdout.write(`${containers.length} container(s), ${reapable} to reap (threshold ${run.threshold} s, as of ${run.asOf.toISOString()}).\n`);
+        ctx.stdout.write(`${containers.length} container(s), ${reapable} to reap (threshold ${policy.threshold} s, as of ${policy.asOf.toISOString()}).\n`);
       }
       return code;
     }),

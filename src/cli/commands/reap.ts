@@ -1,94 +1,265 @@
+import { promises as fs } from 'node:fs';
 import type { Command } from 'commander';
+import { type HeldLock, acquireLock } from '../../adapters/file-lock.js';
+import { ensureJanitorDir, logFile, reapLockPath, stampFresh, stampStore, writeStamp } from '../../adapters/janitor-files.js';
 import type { Context } from '../../context.js';
-import { ExitCode } from '../../errors.js';
-import { reaperDisabled } from '../../reaper/settings.js';
+import { parseDuration } from '../../core/parse-args.js';
+import { thresholdSeconds } from '../../core/policy.js';
+import { ExitCode, JanitorError, UsageError, errorMessage } from '../../errors.js';
+import { type ReapPlan, buildPlan, parsePlan, planDisagreements, planSelection } from '../../reaper/plan.js';
 import { acrossEngines } from '../../reaper/run.js';
-import { reap } from '../../reaper/sweep.js';
-import { type EngineCommandOptions, addEngineOptions, connectEngines, loadHome, prepareEngineRun } from '../engine-options.js';
+import { reaperDisabled } from '../../reaper/settings.js';
+import { type KeptEntry, reap } from '../../reaper/sweep.js';
+import { resolveEngines } from '../../adapters/docker-context.js';
+import {
+  type EngineCommandOptions, type EngineTargets, addEngineOptions, connectEngines, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
+} from '../engine-options.js';
 import { byHostAndName, hostProblems, ndjsonEvent, reapLine, relativeFinished, startProgress, sweepEventToNdjson } from '../render-containers.js';
-import { type RunState, action, writeJson } from '../shared.js';
+import { type RunState, action, optionParser, writeJson } from '../shared.js';
 
 interface ReapOptions extends EngineCommandOptions {
   dryRun?: boolean;
+  oncePer?: number;
+  failOpen?: boolean;
+  background?: boolean;
+  wait?: boolean;
+  plan?: string;
+  planOut?: string;
 }
+
+const HELP = `
+Exit codes: 0 done (also when disabled, skipped for a fresh --once-per stamp, or locked by another reap);
+            1 at least one removal failed (the rest were processed); 2 bad usage or input;
+            3 engine unreachable, or the run timed out (--fail-open turns 1 and 3 into 0)`;
 
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = program
     .command('reap')
     .description('Remove exited hermes-agent containers whose FinishedAt is older than the threshold (never forced).')
     .option('-n, --dry-run', 'remove nothing; report what would be removed')
-    .addHelpText(
-      'after',
-      `
-Exit codes: 0 done (also when disabled); 1 at least one removal failed (the rest were processed);
-            2 bad usage or input; 3 engine unreachable, or the run timed out`,
-    );
+    .option('--once-per <duration>', 'skip at once (no engine contact) if a sweep completed within this duration: 90s, 30m, 1h, 1d', optionParser((v) => parseDuration(v, '--once-per')))
+    .option('--fail-open', 'exit 0 on an unreachable engine, a timeout, failed removals or any unexpected error (one line on stderr)')
+    .option('--background', 'detach at once; the run writes to <home>/logs/janitor.log')
+    .option('--wait', 'wait (within --timeout) for another reap of this home and engine instead of skipping')
+    .option('--plan-out <file>', 'with --dry-run: write the exact ids it would remove, with engine, selection and policy')
+    .option('--plan <file>', 'remove only the ids in this plan (engine, selection and policy come from it), each re-checked now')
+    .addHelpText('after', HELP);
   addEngineOptions(cmd).action(
     action(state, async (opts: ReapOptions, command: Command) => {
-      const loaded = await loadHome(command, ctx);
-      const disabled = reaperDisabled(ctx.env, loaded.config);
-      if (disabled) {
-        const reason = `reaper disabled by ${disabled}`;
-        if (opts.json) writeJson(ctx, { disabled: true, reason });
-        else if (opts.logFormat === 'json') ndjsonEvent(ctx, 'disabled', { disabled: true, reason });
-        else if (!opts.quiet) ctx.stderr.write(`hermes-janitor: ${reason}; nothing done\n`);
+      try {
+        return await runReap(opts, command, ctx);
+      } catch (err) {
+        if (!opts.failOpen || err instanceof UsageError) throw err;
+        if (!opts.quiet) ctx.stderr.write(`hermes-janitor: reap did not complete (${errorMessage(err)}); continuing (--fail-open)\n`);
         return ExitCode.OK;
       }
-      const run = await prepareEngineRun(command, opts, ctx, loaded);
-      const dryRun = Boolean(opts.dryRun);
-      const engines = await connectEngines(run);
-      const human = !opts.json && opts.logFormat === 'text';
-      const progress = await startProgress(ctx, human && !opts.quiet, dryRun ? 'Checking' : 'Reaping');
-      const across = await acrossEngines(engines, (engine) =>
-        reap({
-          engine,
-          selection: run.selection,
-          thresholdSeconds: run.threshold,
-          asOf: run.asOf,
-          concurrency: opts.concurrency,
-          dryRun,
-          ...(run.signal ? { signal: run.signal } : {}),
-          onEvent: (ev) => {
-            progress.tick(ev);
-            if (opts.logFormat === 'json') sweepEventToNdjson(ctx, ev);
-          },
-        }),
-      );
-      progress.stop();
-      const removed = across.results.flatMap((r) => r.removed).sort(byHostAndName);
-      const kept = across.results.flatMap((r) => r.kept).sort(byHostAndName);
-      const failed = across.results.flatMap((r) => r.failed).sort(byHostAndName);
-      const unreachable = across.hosts.some((h) => !h.reachable);
-      const code = across.timedOut || unreachable ? ExitCode.ENGINE : failed.length ? ExitCode.FAILED : ExitCode.OK;
-      const summary = {
-        dryRun,
-        asOf: run.asOf.toISOString(),
-        thresholdSeconds: run.threshold,
-        profile: run.selection.profile,
-      };
-      if (opts.json) {
-        writeJson(ctx, { ...summary, removed, kept, failed, hosts: across.hosts, timedOut: across.timedOut });
-        return code;
-      }
-      if (opts.logFormat === 'json') {
-        ndjsonEvent(ctx, 'summary', {
-          ...summary, removed: removed.length, kept: kept.length, failed: failed.length, hosts: across.hosts, timedOut: across.timedOut,
-        });
-        return code;
-      }
-      const showHost = engines.length > 1;
-      const finished = await relativeFinished([...removed, ...failed], run.asOf);
-      for (const line of hostProblems(across.hosts)) ctx.stderr.write(`hermes-janitor: ${line}\n`);
-      if (across.timedOut) ctx.stderr.write(`hermes-janitor: timed out after --timeout ${opts.timeout / 1000}s; stopped early\n`);
-      for (const f of failed) ctx.stderr.write(`${reapLine('failed', f, finished.get(f.id) ?? '-', showHost)}\n`);
-      if (opts.quiet || across.hosts.every((h) => !h.reachable)) return code;
-      for (const r of removed) ctx.stdout.write(`${reapLine(dryRun ? 'would remove' : 'removed', r, finished.get(r.id) ?? '-', showHost)}\n`);
-      const scope = run.selection.profile === null ? 'all profiles' : `profile ${run.selection.profile}`;
-      const verb = dryRun ? 'Would remove' : 'Removed';
-      ctx.stdout.write(
-        `${verb} ${removed.length}, kept ${kept.length}, failed ${failed.length} (threshold ${run.threshold} s, ${scope}${dryRun ? ', dry run' : ''}).\n`,
-      );
-      return code;
     }),
   );
+}
+
+function checkCombinations(opts: ReapOptions): void {
+  if (opts.plan && opts.planOut) throw new UsageError('--plan and --plan-out cannot be combined: make the plan first, then apply it');
+  if (opts.planOut && !opts.dryRun) throw new UsageError('--plan-out needs --dry-run: a plan is made by a dry run');
+}
+
+/** Reads `--plan FILE` and makes the run's targets its own; flags given again must agree with it. */
+async function applyPlanTargets(opts: ReapOptions, command: Command, ctx: Context, targets: EngineTargets): Promise<ReapPlan> {
+  const file = opts.plan!;
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read plan ${file} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}): give the file written by --plan-out`);
+  }
+  let plan: ReapPlan;
+  try {
+    plan = parsePlan(JSON.parse(text) as unknown, file);
+  } catch (err) {
+    throw new UsageError(err instanceof SyntaxError ? `${file} is not valid JSON: give the file written by --plan-out` : errorMessage(err));
+  }
+  const given = (name: string) => command.getOptionValueSource(name) === 'cli';
+  const globalProfile = command.optsWithGlobals<{ profile?: string }>().profile !== undefined;
+  const selectionGiven = globalProfile || ['allProfiles', 'label', 'excludeLabel', 'profileLabel'].some(given);
+  const hostsGiven = given('host') || given('context');
+  const disagreements = planDisagreements(plan, {
+    ...(hostsGiven ? { hosts: resolveEngines(opts.host, opts.context, ctx.env, ctx.homedir).map((e) => e.host) } : {}),
+    ...(selectionGiven ? { selection: targets.selection } : {}),
+    ...(opts.lifetime !== undefined ? { thresholdSeconds: thresholdSeconds(opts.lifetime) } : {}),
+  });
+  if (disagreements.length) {
+    throw new UsageError(`flags disagree with plan ${file}: ${disagreements.join('; ')}; drop them or make a new plan`);
+  }
+  targets.selection = planSelection(plan);
+  targets.endpoints = plan.hosts.map((h) => resolveEngines([h], undefined, ctx.env, ctx.homedir)[0]!);
+  return plan;
+}
+
+async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promise<number> {
+  checkCombinations(opts);
+  const targets = resolveTargets(command, opts, ctx);
+  const plan = opts.plan ? await applyPlanTargets(opts, command, ctx, targets) : undefined;
+  const { home, selection, endpoints } = targets;
+  const hostList = () => endpoints.map((e) => ({ host: e.host, reachable: null, error: null }));
+
+  // Fast path for shell start-up: fresh stamps for every engine mean nothing to do, without touching the engine.
+  if (opts.oncePer !== undefined) {
+    const now = ctx.now();
+    const fresh = await Promise.all(endpoints.map((e) => stampFresh(stampStore(home.home, e.host, selection), now, opts.oncePer!)));
+    if (fresh.every(Boolean)) {
+      if (opts.json) writeJson(ctx, { skipped: 'fresh', oncePerSeconds: opts.oncePer / 1000, hosts: hostList() });
+      else if (opts.logFormat === 'json') ndjsonEvent(ctx, 'skipped', { skipped: 'fresh', hosts: hostList() });
+      return ExitCode.OK;
+    }
+  }
+
+  if (opts.background) {
+    const { detachToLog } = await import('../../adapters/background.js');
+    const args = ctx.argv.filter((a) => a !== '--background');
+    const pid = await detachToLog(args, logFile(home.home), ctx.env, ctx.now());
+    if (!opts.quiet && !opts.json) ctx.stderr.write(`hermes-janitor: reaping in the background (pid ${pid}); log: ${logFile(home.home)}\n`);
+    if (opts.json) writeJson(ctx, { background: true, pid: pid ?? null, log: logFile(home.home) });
+    return ExitCode.OK;
+  }
+
+  const config = await loadHomeConfig(home);
+  const disabled = reaperDisabled(ctx.env, config);
+  if (disabled) {
+    const reason = `reaper disabled by ${disabled}`;
+    if (opts.json) writeJson(ctx, { disabled: true, reason });
+    else if (opts.logFormat === 'json') ndjsonEvent(ctx, 'disabled', { disabled: true, reason });
+    else if (!opts.quiet) ctx.stderr.write(`hermes-janitor: ${reason}; nothing done\n`);
+    return ExitCode.OK;
+  }
+  const policy = resolvePolicy(plan ? { ...opts, lifetime: plan.lifetimeSeconds } : opts, ctx, config);
+  const dryRun = Boolean(opts.dryRun);
+  const signal = timeoutSignal(opts);
+
+  // One reap per home and engine at a time (dry runs take no lock).
+  const locks: HeldLock[] = [];
+  if (!dryRun) {
+    await ensureJanitorDir(home.home);
+    for (const e of endpoints) {
+      const lockPath = reapLockPath(home.home, e.host);
+      const lock = await acquireLock(lockPath, { waitMs: opts.wait ? (opts.timeout > 0 ? opts.timeout : Infinity) : 0, ...(signal ? { signal } : {}) });
+      if (!lock) {
+        await Promise.all(locks.map((l) => l.release()));
+        const { lockHolder } = await import('../../adapters/file-lock.js');
+        const holder = await lockHolder(lockPath);
+        const who = holder ? `pid ${holder.pid} on ${holder.host} since ${holder.acquiredAt}` : 'another process';
+        if (opts.wait && signal?.aborted) {
+          if (opts.json) writeJson(ctx, { skipped: 'locked', timedOut: true, holder, hosts: hostList() });
+          else if (!opts.quiet || !opts.failOpen) ctx.stderr.write(`hermes-janitor: timed out waiting for another reap of ${e.host} (${who})\n`);
+          return opts.failOpen ? ExitCode.OK : ExitCode.ENGINE;
+        }
+        if (opts.json) writeJson(ctx, { skipped: 'locked', holder, hosts: hostList() });
+        else if (opts.logFormat === 'json') ndjsonEvent(ctx, 'skipped', { skipped: 'locked', holder });
+        else if (!opts.quiet) ctx.stderr.write(`hermes-janitor: another reap is running for this home on ${e.host} (${who}); skipped\n`);
+        return ExitCode.OK;
+      }
+      locks.push(lock);
+    }
+  }
+
+  try {
+    const engines = await connectEngines(endpoints);
+    const human = !opts.json && opts.logFormat === 'text';
+    const progress = await startProgress(ctx, human && !opts.quiet, dryRun ? 'Checking' : 'Reaping');
+    const planned = plan ? new Set(plan.containers.map((c) => c.id)) : undefined;
+    const across = await acrossEngines(engines, (engine) =>
+      reap({
+        engine,
+        selection,
+        thresholdSeconds: policy.threshold,
+        asOf: policy.asOf,
+        concurrency: opts.concurrency,
+        dryRun,
+        ...(planned ? { onlyIds: new Set(plan!.containers.filter((c) => c.host === engine.host).map((c) => c.id)) } : {}),
+        ...(signal ? { signal } : {}),
+        onEvent: (ev) => {
+          progress.tick(ev);
+          if (opts.logFormat === 'json') sweepEventToNdjson(ctx, ev);
+        },
+      }),
+    );
+    progress.stop();
+
+    const removed = across.results.flatMap((r) => r.removed).sort(byHostAndName);
+    const kept = across.results.flatMap((r) => r.kept);
+    const failed = across.results.flatMap((r) => r.failed).sort(byHostAndName);
+    if (plan) {
+      // Planned containers the engine no longer lists have gone (or stopped being removable candidates).
+      const seen = new Set([...removed, ...kept, ...failed].map((e) => e.id));
+      across.results.forEach((r, i) => {
+        if (r.interrupted) return;
+        for (const c of plan.containers.filter((x) => x.host === engines[i]!.host && !seen.has(x.id))) {
+          const k: KeptEntry = { id: c.id, name: c.name, profile: selection.profile, state: 'gone', finishedAt: '', ageSeconds: null, host: c.host, reason: 'gone' };
+          kept.push(k);
+          if (opts.logFormat === 'json') sweepEventToNdjson(ctx, { type: 'kept', entry: k });
+        }
+      });
+    }
+    kept.sort(byHostAndName);
+
+    // Stamp every engine whose sweep ran to its end (failures included), unless dry run or plan.
+    if (!dryRun && !plan) {
+      const now = ctx.now();
+      await Promise.all(
+        across.results.map(async (r, i) => {
+          if (r.interrupted) return;
+          await writeStamp(stampStore(home.home, engines[i]!.host, selection), now, engines[i]!.host, selection).catch((err) => {
+            if (!opts.quiet) ctx.stderr.write(`hermes-janitor: warning: cannot record the sweep stamp (${errorMessage(err)})\n`);
+          });
+        }),
+      );
+    }
+    if (opts.planOut) {
+      const doc = buildPlan({
+        now: ctx.now(), asOf: policy.asOf, thresholdSeconds: policy.threshold, lifetimeSeconds: policy.lifetimeSeconds,
+        hosts: engines.map((e) => e.host), selection, containers: removed,
+      });
+      await fs.writeFile(opts.planOut, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600 }).catch((err: NodeJS.ErrnoException) => {
+        throw new JanitorError(`cannot write plan ${opts.planOut} (${err.code ?? err.message})`, ExitCode.FAILED);
+      });
+    }
+
+    const unreachable = across.hosts.some((h) => !h.reachable);
+    const code = across.timedOut || unreachable ? ExitCode.ENGINE : failed.length ? ExitCode.FAILED : ExitCode.OK;
+    const summary = { dryRun, asOf: policy.asOf.toISOString(), thresholdSeconds: policy.threshold, profile: selection.profile };
+    if (opts.json) {
+      writeJson(ctx, { ...summary, removed, kept, failed, hosts: across.hosts, timedOut: across.timedOut, ...(opts.planOut ? { planOut: opts.planOut } : {}) });
+      return failOpen(opts, ctx, code, null);
+    }
+    if (opts.logFormat === 'json') {
+      ndjsonEvent(ctx, 'summary', { ...summary, removed: removed.length, kept: kept.length, failed: failed.length, hosts: across.hosts, timedOut: across.timedOut });
+      return failOpen(opts, ctx, code, null);
+    }
+    const showHost = engines.length > 1;
+    const finished = await relativeFinished([...removed, ...failed], policy.asOf);
+    const problems = [
+      ...hostProblems(across.hosts),
+      ...(across.timedOut ? [`timed out after --timeout ${opts.timeout / 1000}s; stopped early`] : []),
+    ];
+    if (!opts.failOpen) {
+      for (const line of problems) ctx.stderr.write(`hermes-janitor: ${line}\n`);
+      for (const f of failed) ctx.stderr.write(`${reapLine('failed', f, finished.get(f.id) ?? '-', showHost)}\n`);
+    }
+    if (!opts.quiet && !across.hosts.every((h) => !h.reachable)) {
+      for (const r of removed) ctx.stdout.write(`${reapLine(dryRun ? 'would remove' : 'removed', r, finished.get(r.id) ?? '-', showHost)}\n`);
+      const scope = selection.profile === null ? 'all profiles' : `profile ${selection.profile}`;
+      ctx.stdout.write(
+        `${dryRun ? 'Would remove' : 'Removed'} ${removed.length}, kept ${kept.length}, failed ${failed.length} (threshold ${policy.threshold} s, ${scope}${dryRun ? ', dry run' : ''}).\n`,
+      );
+    }
+    const firstProblem = problems[0] ?? (failed[0] ? `${failed.length} removal(s) failed, first: ${failed[0].id.slice(0, 12)}: ${failed[0].error}` : null);
+    return failOpen(opts, ctx, code, firstProblem);
+  } finally {
+    await Promise.all(locks.map((l) => l.release()));
+  }
+}
+
+/** With --fail-open, failures and engine problems exit 0 with at most one line on stderr (none with --quiet). */
+function failOpen(opts: ReapOptions, ctx: Context, code: number, problem: string | null): number {
+  if (!opts.failOpen || code === ExitCode.OK) return code;
+  if (!opts.quiet && problem && !opts.json && opts.logFormat === 'text') ctx.stderr.write(`hermes-janitor: ${problem} (--fail-open: exit 0)\n`);
+  return ExitCode.OK;
 }

@@ -1,0 +1,73 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { UsageError } from '../errors.js';
+import { DEFAULT_SOCKET, type EngineEndpoint, parseEngineUrl } from './engine-host.js';
+
+/** The docker CLI's configuration directory: `$DOCKER_CONFIG`, else `~/.docker`. */
+export function dockerConfigDir(env: Record<string, string | undefined>, homedir: string): string {
+  return env.DOCKER_CONFIG || path.join(homedir, '.docker');
+}
+
+function readJson(file: string): unknown {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `currentContext` from `<config dir>/config.json`, if set. */
+export function currentContext(env: Record<string, string | undefined>, homedir: string): string | undefined {
+  const cfg = readJson(path.join(dockerConfigDir(env, homedir), 'config.json')) as { currentContext?: unknown } | undefined;
+  return typeof cfg?.currentContext === 'string' && cfg.currentContext !== '' ? cfg.currentContext : undefined;
+}
+
+/**
+ * A docker context's engine: `Endpoints.docker.Host` in `contexts/meta/<sha256 of the name>/meta.json`, TLS
+ * files under `contexts/tls/<sha256>/docker/`. The context `default` is the default socket.
+ */
+export function contextEndpoint(name: string, env: Record<string, string | undefined>, homedir: string): EngineEndpoint {
+  const defaultEndpoint = { host: `unix://${DEFAULT_SOCKET}`, socketPath: DEFAULT_SOCKET, context: 'default' };
+  if (name === 'default') return defaultEndpoint;
+  const dir = dockerConfigDir(env, homedir);
+  const digest = createHash('sha256').update(name).digest('hex');
+  const meta = readJson(path.join(dir, 'contexts', 'meta', digest, 'meta.json')) as
+    | { Endpoints?: { docker?: { Host?: unknown; SkipTLSVerify?: unknown } } }
+    | undefined;
+  if (!meta) {
+    throw new UsageError(`unknown docker context '${name}': no ${path.join(dir, 'contexts', 'meta', digest, 'meta.json')}; list contexts with 'docker context ls'`);
+  }
+  const host = meta.Endpoints?.docker?.Host;
+  if (typeof host !== 'string' || host === '') {
+    throw new UsageError(`docker context '${name}' has no Endpoints.docker.Host: fix it with 'docker context update ${name} --docker host=...'`);
+  }
+  const tlsDir = path.join(dir, 'contexts', 'tls', digest, 'docker');
+  // A context's own TLS material replaces DOCKER_TLS_VERIFY / DOCKER_CERT_PATH.
+  const endpoint = parseEngineUrl(host, {}, homedir);
+  if (endpoint.protocol === 'http' && existsSync(tlsDir)) {
+    endpoint.protocol = 'https';
+    endpoint.tlsDir = tlsDir;
+    endpoint.tlsVerify = meta.Endpoints?.docker?.SkipTLSVerify !== true;
+    if (!new URL(host).port) endpoint.port = 2376;
+  }
+  return { ...endpoint, context: name };
+}
+
+/**
+ * The engines to use, in the docker CLI's order: `--host` (repeatable), else `--context`, else `$DOCKER_HOST`,
+ * else `$DOCKER_CONTEXT`, else `currentContext` in config.json, else the default socket.
+ */
+export function resolveEngines(
+  hosts: string[] | undefined,
+  context: string | undefined,
+  env: Record<string, string | undefined>,
+  homedir: string,
+): EngineEndpoint[] {
+  if (hosts?.length) return hosts.map((h) => parseEngineUrl(h, env, homedir));
+  if (context) return [contextEndpoint(context, env, homedir)];
+  if (env.DOCKER_HOST) return [parseEngineUrl(env.DOCKER_HOST, env, homedir)];
+  const named = env.DOCKER_CONTEXT || currentContext(env, homedir);
+  if (named) return [contextEndpoint(named, env, homedir)];
+  return [{ host: `unix://${DEFAULT_SOCKET}`, socketPath: DEFAULT_SOCKET }];
+}

@@ -1,0 +1,101 @@
+import type { LabelMatcher, Selection } from '../core/selection.js';
+import { formatMatcher, parseLabelMatcher } from '../core/selection.js';
+import { ValueError } from '../core/parse-args.js';
+
+/** `reap --dry-run --plan-out FILE` writes this; `reap --plan FILE` applies it. */
+export interface ReapPlan {
+  version: 1;
+  createdAt: string;
+  /** The instant the dry run judged ages at. */
+  asOf: string;
+  thresholdSeconds: number;
+  lifetimeSeconds: number;
+  /** Engines, as given or resolved. */
+  hosts: string[];
+  selection: {
+    labels: string[];
+    profileLabel: string;
+    profile: string | null;
+    excludeLabels: string[];
+  };
+  /** The exact containers to remove. */
+  containers: Array<{ host: string; id: string; name: string }>;
+}
+
+export function buildPlan(args: {
+  now: Date;
+  asOf: Date;
+  thresholdSeconds: number;
+  lifetimeSeconds: number;
+  hosts: string[];
+  selection: Selection;
+  containers: Array<{ host: string; id: string; name: string }>;
+}): ReapPlan {
+  return {
+    version: 1,
+    createdAt: args.now.toISOString(),
+    asOf: args.asOf.toISOString(),
+    thresholdSeconds: args.thresholdSeconds,
+    lifetimeSeconds: args.lifetimeSeconds,
+    hosts: args.hosts,
+    selection: {
+      labels: args.selection.selectors.map(formatMatcher),
+      profileLabel: args.selection.profileLabel,
+      profile: args.selection.profile,
+      excludeLabels: args.selection.exclude.map(formatMatcher),
+    },
+    containers: args.containers.map(({ host, id, name }) => ({ host, id, name })),
+  };
+}
+
+const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+
+/** Validates a plan document; throws a one-line ValueError naming what is wrong. */
+export function parsePlan(value: unknown, file: string): ReapPlan {
+  const bad = (what: string) => new ValueError(`${file} is not a reap plan (${what}): create one with 'reap --dry-run --plan-out ${file}'`);
+  const p = value as Partial<ReapPlan> | null;
+  if (!p || typeof p !== 'object') throw bad('not a JSON object');
+  if (p.version !== 1) throw bad('unsupported or missing "version"');
+  if (!isStrings(p.hosts) || p.hosts.length === 0) throw bad('"hosts" must list at least one engine');
+  if (typeof p.thresholdSeconds !== 'number' || !(p.thresholdSeconds >= 120)) throw bad('"thresholdSeconds" must be a number >= 120');
+  if (typeof p.lifetimeSeconds !== 'number' || !Number.isInteger(p.lifetimeSeconds) || p.lifetimeSeconds < 0) throw bad('"lifetimeSeconds" must be a whole number');
+  const s = p.selection;
+  if (!s || !isStrings(s.labels) || !isStrings(s.excludeLabels) || typeof s.profileLabel !== 'string' || !(s.profile === null || typeof s.profile === 'string')) {
+    throw bad('"selection" is malformed');
+  }
+  if (!Array.isArray(p.containers) || !p.containers.every((c) => c && typeof c.id === 'string' && typeof c.host === 'string' && typeof c.name === 'string')) {
+    throw bad('"containers" must be a list of {host, id, name}');
+  }
+  for (const c of p.containers) if (!p.hosts.includes(c.host)) throw bad(`container ${c.id.slice(0, 12)} names an engine not in "hosts"`);
+  return p as ReapPlan;
+}
+
+export function planSelection(plan: ReapPlan): Selection {
+  const parse = (l: string): LabelMatcher => parseLabelMatcher(l);
+  return {
+    selectors: plan.selection.labels.map(parse),
+    profileLabel: plan.selection.profileLabel,
+    profile: plan.selection.profile,
+    exclude: plan.selection.excludeLabels.map(parse),
+  };
+}
+
+/** Flags given again with `--plan` must agree with it: the disagreements, as one-line descriptions. */
+export function planDisagreements(plan: ReapPlan, given: { hosts?: string[]; selection?: Selection; thresholdSeconds?: number }): string[] {
+  const out: string[] = [];
+  const sameSet = (a: string[], b: string[]) => a.length === b.length && [...a].sort().join('\n') === [...b].sort().join('\n');
+  if (given.hosts && !sameSet(given.hosts, plan.hosts)) out.push(`engines ${given.hosts.join(', ')} (plan: ${plan.hosts.join(', ')})`);
+  if (given.selection) {
+    const sel = given.selection;
+    const labels = sel.selectors.map(formatMatcher);
+    if (!sameSet(labels, plan.selection.labels)) out.push(`labels ${labels.join(', ')} (plan: ${plan.selection.labels.join(', ')})`);
+    if (sel.profileLabel !== plan.selection.profileLabel) out.push(`profile label ${sel.profileLabel} (plan: ${plan.selection.profileLabel})`);
+    if (sel.profile !== plan.selection.profile) out.push(`profile ${sel.profile ?? 'all'} (plan: ${plan.selection.profile ?? 'all'})`);
+    const ex = sel.exclude.map(formatMatcher);
+    if (!sameSet(ex, plan.selection.excludeLabels)) out.push(`exclusions ${ex.join(', ') || 'none'} (plan: ${plan.selection.excludeLabels.join(', ') || 'none'})`);
+  }
+  if (given.thresholdSeconds !== undefined && given.thresholdSeconds !== plan.thresholdSeconds) {
+    out.push(`threshold ${given.thresholdSeconds} s (plan: ${plan.thresholdSeconds} s)`);
+  }
+  return out;
+}
