@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Idempotently provides a local Docker engine for hermes-janitor's integration tests and benchmarks.
-#   scripts/engine.sh start    install (root + apt only) and start dockerd if needed, import the test image
-#   scripts/engine.sh status   exit 0 when the engine answers and the test image exists
-#   scripts/engine.sh stop     stop a dockerd that this script started
+# Idempotently provides local engines for hermes-janitor's integration tests and benchmarks.
+#   scripts/engine.sh start [docker|podman]   install (root + apt only) and start the engine if needed,
+#                                             import the test image (default: docker)
+#   scripts/engine.sh status [docker|podman]  exit 0 when the engine answers and the test image exists
+#   scripts/engine.sh stop [docker|podman]    stop an engine that this script started
+# Docker listens on /var/run/docker.sock; Podman's Docker-compatible API on $PODMAN_SOCK
+# (default /run/hermes-janitor/podman.sock: use DOCKER_HOST=unix://$PODMAN_SOCK).
 # Environment: HERMES_JANITOR_TEST_IMAGE (default hermes-janitor/busybox:test),
-#              ENGINE_START_TIMEOUT seconds to wait for dockerd (default 60).
+#              ENGINE_START_TIMEOUT seconds to wait for the engine (default 60).
 set -euo pipefail
 
 IMAGE="${HERMES_JANITOR_TEST_IMAGE:-hermes-janitor/busybox:test}"
@@ -12,6 +15,9 @@ SOCK=/var/run/docker.sock
 PIDFILE=/var/run/hermes-janitor-dockerd.pid
 LOG=/tmp/hermes-janitor-dockerd.log
 WAIT="${ENGINE_START_TIMEOUT:-60}"
+PODMAN_SOCK="${PODMAN_SOCK:-/run/hermes-janitor/podman.sock}"
+PODMAN_PIDFILE=/run/hermes-janitor/podman.pid
+PODMAN_LOG=/tmp/hermes-janitor-podman.log
 
 say() { echo "engine: $*" >&2; }
 die() { echo "engine: $*" >&2; exit 1; }
@@ -55,25 +61,84 @@ start_daemon() {
   say "engine up: $(docker version --format 'server {{.Server.Version}}, API {{.Server.APIVersion}}')"
 }
 
-import_image() {
-  if docker image inspect "$IMAGE" >/dev/null 2>&1; then return 0; fi
+podman_up() { DOCKER_HOST="unix://$PODMAN_SOCK" docker version --format '{{.Server.Version}}' >/dev/null 2>&1; }
+
+start_podman() {
+  if ! command -v podman >/dev/null 2>&1 || [ ! -x /usr/libexec/podman/catatonit ] || ! command -v busybox >/dev/null 2>&1; then
+    [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 || die "podman/catatonit/busybox are missing: install podman, catatonit and busybox-static (needs root with apt)"
+    say "installing podman catatonit busybox-static with apt-get"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends podman catatonit busybox-static >/dev/null
+  fi
+  command -v docker >/dev/null 2>&1 || die "the docker CLI is needed to talk to Podman's Docker API: install docker.io"
+  if ! podman_up; then
+    mkdir -p "$(dirname "$PODMAN_SOCK")"
+    if [ -f "$PODMAN_PIDFILE" ] && kill -0 "$(cat "$PODMAN_PIDFILE")" 2>/dev/null; then
+      say "podman service (pid $(cat "$PODMAN_PIDFILE")) is starting; waiting"
+    else
+      rm -f "$PODMAN_SOCK"
+      say "starting podman system service on unix://$PODMAN_SOCK (log: $PODMAN_LOG)"
+      setsid podman system service --time=0 "unix://$PODMAN_SOCK" >"$PODMAN_LOG" 2>&1 < /dev/null &
+      echo $! > "$PODMAN_PIDFILE"
+    fi
+    local i=0
+    until podman_up; do
+      i=$((i + 1))
+      if [ "$i" -ge $((WAIT * 4)) ]; then
+        tail -n 20 "$PODMAN_LOG" >&2 || true
+        die "podman did not answer within ${WAIT}s (log: $PODMAN_LOG)"
+      fi
+      sleep 0.25
+    done
+  fi
+  say "podman up: $(DOCKER_HOST="unix://$PODMAN_SOCK" docker version --format 'server {{.Server.Version}}, API {{.Server.APIVersion}}')"
+  if ! podman image exists "$IMAGE"; then
+    make_rootfs | podman import - "$IMAGE" >/dev/null
+    say "imported test image $IMAGE into podman"
+  fi
+}
+
+# A tarball of a directory holding /bin/busybox and its applet links, on stdout.
+make_rootfs() {
   local bb root
   bb=$(command -v busybox) || die "busybox is missing: apt-get install busybox-static"
   root=$(mktemp -d)
-  trap 'rm -rf "$root"' RETURN
   mkdir -p "$root/bin" "$root/tmp"
   cp "$bb" "$root/bin/busybox"
   for c in sh true false sleep echo cat ls; do ln -s busybox "$root/bin/$c"; done
-  tar -C "$root" -c . | docker import - "$IMAGE" >/dev/null
+  tar -C "$root" -c .
+  rm -rf "$root"
+}
+
+import_image() {
+  if docker image inspect "$IMAGE" >/dev/null 2>&1; then return 0; fi
+  make_rootfs | docker import - "$IMAGE" >/dev/null
   say "imported test image $IMAGE"
 }
 
-case "${1:-}" in
-  start)
+ENGINE="${2:-docker}"
+case "$ENGINE" in docker|podman) ;; *) echo "usage: scripts/engine.sh start|status|stop [docker|podman]" >&2; exit 2 ;; esac
+
+case "${1:-}:$ENGINE" in
+  start:docker)
     start_daemon
     import_image
     ;;
-  status)
+  start:podman)
+    start_podman
+    ;;
+  status:podman)
+    if podman_up; then echo "podman: up on unix://$PODMAN_SOCK"; else echo "podman: down"; exit 1; fi
+    ;;
+  stop:podman)
+    if [ -f "$PODMAN_PIDFILE" ] && kill -0 "$(cat "$PODMAN_PIDFILE")" 2>/dev/null; then
+      kill "$(cat "$PODMAN_PIDFILE")"; rm -f "$PODMAN_PIDFILE"; say "stopped podman service"
+    else
+      say "no podman service started by this script is running"
+    fi
+    ;;
+  status:docker)
     if engine_up; then
       echo "engine: up ($(docker version --format '{{.Server.Version}}'))"
       if docker image inspect "$IMAGE" >/dev/null 2>&1; then echo "image: $IMAGE present"; else echo "image: $IMAGE missing"; exit 1; fi
@@ -81,7 +146,7 @@ case "${1:-}" in
       echo "engine: down"; exit 1
     fi
     ;;
-  stop)
+  stop:docker)
     if [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
       kill "$(cat "$PIDFILE")"; rm -f "$PIDFILE"; say "stopped dockerd"
     else
@@ -89,5 +154,5 @@ case "${1:-}" in
     fi
     ;;
   *)
-    echo "usage: scripts/engine.sh start|status|stop" >&2; exit 2 ;;
+    echo "usage: scripts/engine.sh start|status|stop [docker|podman]" >&2; exit 2 ;;
 esac

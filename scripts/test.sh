@@ -1,7 +1,18 @@
 #!/usr/bin/env bash
-# The whole test suite: build, make sure the real engine is up (fails if it cannot start), run every test.
+# The whole test suite: build, start the real engines (fails if one cannot start), run every test, then run the
+# engine suites again against Podman's Docker-compatible API.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 npm run --silent build
-bash scripts/engine.sh start
-exec node --import tsx --test test/unit/*.test.ts test/integration/*.test.ts
+bash scripts/engine.sh start docker
+bash scripts/engine.sh start podman
+
+# Test files that talk to a real engine: they run against Docker, then against Podman.
+ENGINE_SUITES=(test/integration/reap.test.ts test/integration/run-modes.test.ts)
+
+echo "== unit and integration tests (Docker engine) =="
+node --import tsx --test test/unit/*.test.ts test/integration/*.test.ts
+
+echo "== engine suites against Podman =="
+HERMES_JANITOR_TEST_ENGINE=podman DOCKER_HOST="unix://${PODMAN_SOCK:-/run/hermes-janitor/podman.sock}" \
+  node --import tsx --test "${ENGINE_SUITES[@]}"

@@ -1,3 +1,5 @@
+import type { IncomingMessage } from 'node:http';
+import { addAbortSignal } from 'node:stream';
 import type Dockerode from 'dockerode';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../defaults.js';
 import { EngineRequestError, EngineUnreachableError } from '../errors.js';
@@ -91,6 +93,42 @@ class DockerodeEngine implements EngineClient {
     return new EngineUnreachableError(`the engine at ${this.host} answered ${what} with malformed JSON`, this.host);
   }
 
+  /**
+   * One request through dockerode's modem with the response as a stream (so a large answer is never buffered
+   * whole, and a connection cut mid-body is an error rather than a promise that never settles). Statuses other
+   * than those mapped to `true` reject with dockerode's usual error (`statusCode`, `json`).
+   */
+  private dial(
+    req: { path: string; method: 'GET' | 'DELETE'; options?: Record<string, unknown>; statusCodes: Record<number, true | string> },
+    abortSignal: AbortSignal,
+  ): Promise<IncomingMessage> {
+    const modem = this.docker.modem as { dial(o: object, cb: (err: unknown, res: unknown) => void): void };
+    return new Promise((resolve, reject) => {
+      modem.dial({ ...req, options: { ...req.options }, isStream: true, abortSignal }, (err, res) => {
+        if (err) return reject(err);
+        const stream = res as IncomingMessage;
+        addAbortSignal(abortSignal, stream);
+        resolve(stream);
+      });
+    });
+  }
+
+  /** The whole body of a (small) answer; a connection closed before its end is an engine failure. */
+  private async body(res: IncomingMessage, what: string): Promise<string> {
+    const parts: Buffer[] = [];
+    try {
+      for await (const chunk of res) parts.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+    } catch (err) {
+      throw this.cutOff(err, what);
+    }
+    return Buffer.concat(parts).toString('utf8');
+  }
+
+  private cutOff(err: unknown, what: string): Error {
+    if ((err as { name?: unknown })?.name === 'AbortError') return err as Error;
+    return new EngineUnreachableError(`the engine at ${this.host} closed the connection during ${what}`, this.host);
+  }
+
   async ping(signal?: AbortSignal): Promise<void> {
     await this.call('ping', signal, (abortSignal) => (this.docker.ping as (o: object) => Promise<unknown>).call(this.docker, { abortSignal }));
   }
@@ -98,30 +136,61 @@ class DockerodeEngine implements EngineClient {
   async list(query: ListQuery, signal?: AbortSignal): Promise<ContainerSummary[]> {
     const filters: Record<string, string[]> = { label: query.labels };
     if (query.status) filters.status = query.status;
-    const rows: unknown = await this.call('the container list', signal, (abortSignal) =>
-      this.docker.listContainers({ all: true, filters: JSON.stringify(filters), abortSignal } as Dockerode.ContainerListOptions),
-    );
-    if (!Array.isArray(rows)) throw this.malformed('the container list');
-    const out: ContainerSummary[] = [];
-    for (const row of rows as Array<Record<string, unknown>>) {
-      if (!row || typeof row.Id !== 'string') throw this.malformed('the container list');
-      const names = Array.isArray(row.Names) ? (row.Names as unknown[]) : [];
-      out.push({
-        id: row.Id,
-        name: typeof names[0] === 'string' ? names[0].replace(/^\//, '') : '',
-        labels: stringRecord(row.Labels),
-        state: typeof row.State === 'string' ? row.State : '',
-      });
-    }
-    return out;
+    if (query.ids) filters.id = query.ids;
+    const what = 'the container list';
+    return this.call(what, signal, async (abortSignal) => {
+      const res = await this.dial(
+        {
+          path: '/containers/json?',
+          method: 'GET',
+          options: { all: true, filters: JSON.stringify(filters) },
+          statusCodes: { 200: true, 400: 'bad parameter', 500: 'server error' },
+        },
+        abortSignal,
+      );
+      // Streamed row by row: a list of 100k containers is ~100 MB of JSON, never held whole.
+      const out: ContainerSummary[] = [];
+      const onRow = (value: unknown) => {
+        const row = value as Record<string, unknown> | null;
+        if (!row || typeof row !== 'object' || typeof row.Id !== 'string') throw this.malformed(what);
+        const names = Array.isArray(row.Names) ? (row.Names as unknown[]) : [];
+        out.push({
+          id: row.Id,
+          name: typeof names[0] === 'string' ? names[0].replace(/^\//, '') : '',
+          labels: stringRecord(row.Labels),
+          state: typeof row.State === 'string' ? row.State : '',
+        });
+      };
+      try {
+        await forEachArrayElement(res, onRow, () => this.malformed(what));
+      } catch (err) {
+        if (err instanceof EngineUnreachableError) throw err;
+        throw this.cutOff(err, what);
+      }
+      return out;
+    });
   }
 
   async inspect(id: string, signal?: AbortSignal): Promise<ContainerDetails | null> {
     let info: unknown;
     try {
-      info = await this.call(`inspect ${id.slice(0, 12)}`, signal, (abortSignal) =>
-        this.docker.getContainer(id).inspect({ abortSignal } as Dockerode.ContainerInspectOptions),
-      );
+      const what = `inspect ${id.slice(0, 12)}`;
+      info = await this.call(what, signal, async (abortSignal) => {
+        const res = await this.dial(
+          {
+            path: `/containers/${encodeURIComponent(id)}/json`,
+            method: 'GET',
+            statusCodes: { 200: true, 404: 'no such container', 500: 'server error' },
+          },
+          abortSignal,
+        );
+        const text = await this.body(res, what);
+        try {
+          return JSON.parse(text) as unknown;
+        } catch {
+          return null; // rejected as malformed below
+        }
+      });
     } catch (err) {
       if (err instanceof EngineRequestError && err.statusCode === 404) return null;
       throw err;
@@ -142,9 +211,19 @@ class DockerodeEngine implements EngineClient {
   }
 
   async remove(id: string, signal?: AbortSignal): Promise<void> {
-    await this.call(`remove ${id.slice(0, 12)}`, signal, (abortSignal) =>
-      this.docker.getContainer(id).remove({ force: false, abortSignal } as Dockerode.ContainerRemoveOptions),
-    );
+    const what = `remove ${id.slice(0, 12)}`;
+    await this.call(what, signal, async (abortSignal) => {
+      const res = await this.dial(
+        {
+          path: `/containers/${encodeURIComponent(id)}?`,
+          method: 'DELETE',
+          options: { force: false },
+          statusCodes: { 204: true, 400: 'bad parameter', 404: 'no such container', 409: 'conflict', 500: 'server error' },
+        },
+        abortSignal,
+      );
+      await this.body(res, what);
+    });
   }
 }
 
@@ -154,4 +233,80 @@ function stringRecord(v: unknown): Record<string, string> {
     for (const [k, val] of Object.entries(v)) if (typeof val === 'string') out[k] = val;
   }
   return out;
+}
+
+/**
+ * Hands over the elements of one JSON array read from a byte stream, one element in memory at a time.
+ * Anything but a single well-formed array (trailing bytes, an empty element, a truncated body) throws `malformed()`.
+ */
+export async function forEachArrayElement(
+  stream: AsyncIterable<Buffer | string>,
+  onElement: (value: unknown) => void,
+  malformed: () => Error,
+): Promise<void> {
+  let phase = 0; // 0 before '[', 1 inside the array, 2 after its ']'
+  let depth = 0; // nesting inside the current element
+  let inString = false;
+  let escaped = false;
+  let inElement = false;
+  let afterComma = false;
+  let parts: Buffer[] = [];
+  const emit = (tail: Buffer) => {
+    parts.push(tail);
+    const text = (parts.length === 1 ? tail : Buffer.concat(parts)).toString('utf8');
+    parts = [];
+    inElement = false;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw malformed();
+    }
+    onElement(value);
+  };
+  for await (const raw of stream) {
+    const chunk = typeof raw === 'string' ? Buffer.from(raw) : raw;
+    let start = 0;
+    for (let i = 0; i < chunk.length; i++) {
+      const c = chunk[i]!;
+      if (inString) {
+        if (escaped) escaped = false;
+        else if (c === 0x5c) escaped = true;
+        else if (c === 0x22) inString = false;
+        continue;
+      }
+      const ws = c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+      if (phase !== 1) {
+        if (ws) continue;
+        if (phase === 0 && c === 0x5b) {
+          phase = 1;
+          continue;
+        }
+        throw malformed();
+      }
+      if (depth === 0) {
+        if (c === 0x2c || c === 0x5d) {
+          // ',' or ']' at the top: the element (if any) ends here.
+          if (inElement) emit(chunk.subarray(start, i));
+          else if (c === 0x2c || afterComma) throw malformed();
+          afterComma = c === 0x2c;
+          if (c === 0x5d) phase = 2;
+          continue;
+        }
+        if (ws) continue;
+        if (!inElement) {
+          inElement = true;
+          start = i;
+        }
+      }
+      if (c === 0x22) inString = true;
+      else if (c === 0x7b || c === 0x5b) depth++;
+      else if (c === 0x7d || c === 0x5d) {
+        if (depth === 0) throw malformed();
+        depth--;
+      }
+    }
+    if (inElement) parts.push(chunk.subarray(start));
+  }
+  if (phase !== 2) throw malformed();
 }

@@ -27,6 +27,8 @@ export interface ListQuery {
   labels: string[];
   /** `status` filter values; omitted = every state. */
   status?: string[];
+  /** `id` filter values (full ids or prefixes). */
+  ids?: string[];
 }
 
 export interface EngineClient {

@@ -107,6 +107,19 @@ function entryOf(host: string, sel: Selection, s: ContainerSummary, d: Container
   };
 }
 
+/**
+ * After an inspect failed with something other than 404: is the container simply gone? Podman, for one, answers
+ * 500 for a container removed a moment ago. Decided by the engine's own listing, never by the error's text.
+ */
+async function vanished(engine: EngineClient, id: string, signal: AbortSignal | undefined): Promise<boolean> {
+  try {
+    const rows = await engine.list({ labels: [], ids: [id] }, signal);
+    return !rows.some((r) => r.id === id);
+  } catch {
+    return false;
+  }
+}
+
 async function candidates(req: SweepRequest, status: string[] | undefined, guard: RunGuard): Promise<ContainerSummary[]> {
   try {
     const rows = await req.engine.list(
@@ -152,8 +165,9 @@ export async function reap(req: ReapRequest): Promise<ReapResult> {
       try {
         details = await engine.inspect(row.id, req.signal);
       } catch (err) {
-        if (!guard.absorb(err)) fail(entry, err);
-        return;
+        if (guard.absorb(err)) return;
+        if (err instanceof EngineRequestError && (await vanished(engine, row.id, req.signal))) return keep(entry, 'gone');
+        return fail(entry, err);
       }
       if (!details) return keep(entry, 'gone');
       if (!isSelected(selection, details.labels)) return; // relabelled since the list: not ours

@@ -28,6 +28,8 @@ export interface CliOptions {
 /** Spawns `node bin/hermes-janitor.js ARGS` and collects what a user would see. */
 export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
+  // The engine under test (e.g. Podman's socket) reaches the CLI unless a test sets DOCKER_HOST itself (even to undefined).
+  if (process.env.DOCKER_HOST && !('DOCKER_HOST' in (opts.env ?? {}))) env.DOCKER_HOST = process.env.DOCKER_HOST;
   for (const [k, v] of Object.entries(opts.env ?? {})) if (v !== undefined) env[k] = v;
   if (!('HOME' in env)) env.HOME = os.tmpdir();
   return new Promise((resolve, reject) => {

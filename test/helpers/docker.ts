@@ -9,6 +9,22 @@ export const TEST_IMAGE = process.env.HERMES_JANITOR_TEST_IMAGE ?? 'hermes-janit
 /** Label that marks every container a test run created, so cleanup only touches those. */
 export const RUN_LABEL = 'hermes-janitor-test-run';
 
+/** Which engine the engine suites run against: `docker` (default) or `podman` (via its Docker-compatible API). */
+export const ENGINE_KIND = process.env.HERMES_JANITOR_TEST_ENGINE === 'podman' ? 'podman' : 'docker';
+/** The engine's address, as the CLI reports it (DOCKER_HOST when set, else the default socket). */
+export const ENGINE_HOST = process.env.DOCKER_HOST || 'unix:///var/run/docker.sock';
+/** The engine's unix socket path. */
+export const ENGINE_SOCKET = ENGINE_HOST.replace(/^unix:\/\//, '');
+/** Podman on these machines needs explicit ulimits for `run`. */
+const RUN_EXTRA = ENGINE_KIND === 'podman' ? ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'] : [];
+
+/** A file whose immutability makes the engine fail to remove the container (HTTP 500), for failure tests. */
+export function pinPath(fullId: string): string {
+  return ENGINE_KIND === 'podman'
+    ? `/var/lib/containers/storage/overlay-containers/${fullId}/userdata/config.json`
+    : `/var/lib/docker/containers/${fullId}/hostname`;
+}
+
 export async function docker(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const { stdout } = await exec('docker', args, { env, maxBuffer: 64 * 1024 * 1024 });
   return stdout.trim();
@@ -51,7 +67,7 @@ export class EngineFixture {
     labels.push('--label', `hermes-task-id=task-${randomBytes(3).toString('hex')}`);
     for (const [k, v] of Object.entries(spec.labels ?? {})) labels.push('--label', `${k}=${v}`);
     const name = `hermes-${randomBytes(4).toString('hex')}`;
-    const common = ['--init', '--name', name, ...labels, '--network', 'none', TEST_IMAGE, 'sleep', '3600'];
+    const common = ['--init', ...RUN_EXTRA, '--name', name, ...labels, '--network', 'none', TEST_IMAGE, 'sleep', '3600'];
     if (spec.state === 'created') return docker(['create', ...common], env);
     const id = await docker(['run', '-d', ...common], env);
     if (spec.state === 'exited') await docker(['stop', '-t', '0', id], env);

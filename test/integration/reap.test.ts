@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runCli, tempDir } from '../helpers/cli.js';
-import { EngineFixture, after as plus, docker, requireEngine } from '../helpers/docker.js';
+import { EngineFixture, after as plus, docker, pinPath, requireEngine } from '../helpers/docker.js';
 
 interface Entry { id: string; name: string; profile: string | null; state: string; finishedAt: string; ageSeconds: number | null }
 interface ReapJson {
@@ -140,8 +140,7 @@ describe('reap and list against the real engine', () => {
     const [bad, good] = await fx.createMany(2, { state: 'exited' });
     const asOf = plus((await Promise.all([fx.finishedAt(bad!), fx.finishedAt(good!)])).sort()[1]!, 600);
     const full = await docker(['inspect', '--format', '{{.Id}}', bad!]);
-    const pinned = `/var/lib/docker/containers/${full}/hostname`;
-    await docker(['version']); // engine still up
+    const pinned = pinPath(full);
     const { execFileSync } = await import('node:child_process');
     execFileSync('chattr', ['+i', pinned]);
     try {

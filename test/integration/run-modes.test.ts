@@ -8,10 +8,10 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { reapLockPath } from '../../src/adapters/janitor-files.js';
 import { runCli, tempDir } from '../helpers/cli.js';
-import { EngineFixture, after as plus, requireEngine } from '../helpers/docker.js';
+import { ENGINE_HOST, ENGINE_SOCKET, EngineFixture, after as plus, requireEngine } from '../helpers/docker.js';
 
 interface Entry { id: string; host: string; reason?: string }
-const DEFAULT_HOST = 'unix:///var/run/docker.sock';
+const DEFAULT_SOCKET_HOST = 'unix:///var/run/docker.sock';
 
 describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
   const fx = new EngineFixture();
@@ -29,7 +29,7 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
 
   it('--once-per: a fresh stamp exits 0 at once without contacting the engine', async () => {
     const sock = path.join(tmp.dir, 'alias.sock');
-    symlinkSync('/var/run/docker.sock', sock);
+    symlinkSync(ENGINE_SOCKET, sock);
     const host = `unix://${sock}`;
     const first = await runCli(['reap', '--once-per', '1h', '--host', host, '--profile', fx.profile], { env });
     assert.equal(first.code, 0, first.stderr);
@@ -53,8 +53,8 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
   it('--once-per with several engines needs every stamp fresh', async () => {
     const a = path.join(tmp.dir, 'a.sock');
     const b = path.join(tmp.dir, 'b.sock');
-    symlinkSync('/var/run/docker.sock', a);
-    symlinkSync('/var/run/docker.sock', b);
+    symlinkSync(ENGINE_SOCKET, a);
+    symlinkSync(ENGINE_SOCKET, b);
     const one = await runCli(['reap', '--host', `unix://${a}`, '--profile', fx.profile], { env });
     assert.equal(one.code, 0, one.stderr);
     const both = await runCli(['reap', '--json', '--once-per', '1h', '--host', `unix://${a}`, '--host', `unix://${b}`, '--profile', fx.profile], { env });
@@ -66,7 +66,7 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
 
   it('only one reap per home and engine: a live holder skips, a dead holder is taken over, --wait times out', async () => {
     // --profile without --home selects <root>/profiles/<profile>: the lock lives in that home.
-    const lock = reapLockPath(path.join(home, 'profiles', fx.profile), DEFAULT_HOST);
+    const lock = reapLockPath(path.join(home, 'profiles', fx.profile), ENGINE_HOST);
     mkdirSync(path.dirname(lock), { recursive: true });
     writeFileSync(lock, JSON.stringify({ pid: process.pid, host: os.hostname(), acquiredAt: new Date().toISOString(), token: 'test' }));
     const skipped = await runCli(['reap', '--json', '--profile', fx.profile], { env });
@@ -164,11 +164,11 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
   it('two engines, one down: the other is swept, every entry carries its host, exit 3', async () => {
     const id = await fx.create({ state: 'exited' });
     const asOf = plus(await fx.finishedAt(id), 3600);
-    const res = await runCli(['reap', '--json', '--host', DEFAULT_HOST, '--host', 'tcp://127.0.0.1:9', '--profile', fx.profile, '--as-of', asOf], { env });
+    const res = await runCli(['reap', '--json', '--host', ENGINE_HOST, '--host', 'tcp://127.0.0.1:9', '--profile', fx.profile, '--as-of', asOf], { env });
     assert.equal(res.code, 3, res.stderr);
     const out = JSON.parse(res.stdout);
-    assert.deepEqual(out.hosts.map((h: { host: string; reachable: boolean }) => [h.host, h.reachable]), [[DEFAULT_HOST, true], ['tcp://127.0.0.1:9', false]]);
-    assert.ok(out.removed.some((e: Entry) => e.id === id && e.host === DEFAULT_HOST));
+    assert.deepEqual(out.hosts.map((h: { host: string; reachable: boolean }) => [h.host, h.reachable]), [[ENGINE_HOST, true], ['tcp://127.0.0.1:9', false]]);
+    assert.ok(out.removed.some((e: Entry) => e.id === id && e.host === ENGINE_HOST));
     assert.ok(!(await fx.remaining()).includes(id));
   });
 
@@ -180,21 +180,21 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
       writeFileSync(path.join(dir, 'meta.json'), JSON.stringify({ Name: name, Endpoints: { docker: { Host: host, SkipTLSVerify: false } } }));
     };
     const alias = path.join(tmp.dir, 'ctx.sock');
-    symlinkSync('/var/run/docker.sock', alias);
+    symlinkSync(ENGINE_SOCKET, alias);
     meta('local-alias', `unix://${alias}`);
     meta('down', 'tcp://127.0.0.1:9');
     mkdirSync(cfg, { recursive: true });
     writeFileSync(path.join(cfg, 'config.json'), JSON.stringify({ currentContext: 'local-alias' }));
     const hostOf = async (args: string[], extra: Record<string, string> = {}) => {
-      const r = await runCli(['list', '--json', '--profile', fx.profile, ...args], { env: { ...env, DOCKER_CONFIG: cfg, ...extra } });
+      const r = await runCli(['list', '--json', '--profile', fx.profile, ...args], { env: { ...env, DOCKER_CONFIG: cfg, DOCKER_HOST: undefined, ...extra } });
       return { code: r.code, host: r.stdout ? JSON.parse(r.stdout).hosts[0].host : null, stderr: r.stderr };
     };
     assert.equal((await hostOf([])).host, `unix://${alias}`, 'currentContext');
     assert.equal((await hostOf([], { DOCKER_CONTEXT: 'down' })).host, 'tcp://127.0.0.1:9', '$DOCKER_CONTEXT over currentContext');
-    assert.equal((await hostOf([], { DOCKER_CONTEXT: 'down', DOCKER_HOST: DEFAULT_HOST })).host, DEFAULT_HOST, '$DOCKER_HOST over $DOCKER_CONTEXT');
+    assert.equal((await hostOf([], { DOCKER_CONTEXT: 'down', DOCKER_HOST: ENGINE_HOST })).host, ENGINE_HOST, '$DOCKER_HOST over $DOCKER_CONTEXT');
     assert.equal((await hostOf(['--context', 'local-alias'], { DOCKER_HOST: 'tcp://127.0.0.1:9' })).host, `unix://${alias}`, '--context over $DOCKER_HOST');
-    assert.equal((await hostOf(['--context', 'down', '--host', DEFAULT_HOST])).host, DEFAULT_HOST, '--host over --context');
-    assert.equal((await hostOf(['--context', 'default'])).host, DEFAULT_HOST, 'default is the default socket');
+    assert.equal((await hostOf(['--context', 'down', '--host', ENGINE_HOST])).host, ENGINE_HOST, '--host over --context');
+    assert.equal((await hostOf(['--context', 'default'])).host, DEFAULT_SOCKET_HOST, 'default is the default socket');
     const unknown = await hostOf(['--context', 'nope']);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /unknown docker context 'nope'/);
