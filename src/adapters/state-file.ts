@@ -31,6 +31,9 @@ export interface StateStore {
   remove(): Promise<void>;
 }
 
+/** A state file larger than this is not read (it is treated as empty, with a problem). */
+export const MAX_STATE_BYTES = 16 * 1024 * 1024;
+
 /** The lock could not be taken in time. */
 export class StateLockTimeout extends Error {
   constructor(readonly lockPath: string) {
@@ -60,9 +63,17 @@ export class FileStateStore implements StateStore {
   async read(): Promise<StateRead> {
     let text: string;
     try {
-      // O_NOFOLLOW: a symlink planted at the state path is never read through.
-      const fh = await fs.open(this.file, constants.O_RDONLY | constants.O_NOFOLLOW);
+      // O_NOFOLLOW: a symlink planted at the state path is never read through. O_NONBLOCK: a FIFO planted
+      // there cannot block the open (and so wedge the caller); it is rejected below as not a regular file.
+      const fh = await fs.open(this.file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
       try {
+        const st = await fh.stat();
+        if (!st.isFile()) {
+          return { value: undefined, problem: `${this.file} is not a regular file; it is ignored and will be replaced` };
+        }
+        if (st.size > MAX_STATE_BYTES) {
+          return { value: undefined, problem: `${this.file} is larger than ${MAX_STATE_BYTES} bytes; it is treated as empty` };
+        }
         text = await fh.readFile('utf8');
       } finally {
         await fh.close();
