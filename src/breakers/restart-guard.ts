@@ -9,7 +9,6 @@ import { FileStateStore, type StateRead, type StateStore } from '../adapters/sta
 import { resolveHermesHome } from '../core/hermes-home.js';
 import {
   CONFIG_MAX_KEY,
-  MAX_STORED_BOOTS,
   CONFIG_WINDOW_KEY,
   type RestartGuardSettings,
   type RestartGuardVerdict,
@@ -159,7 +158,7 @@ export interface RestartGuardOptions {
   env?: Record<string, string | undefined>;
   /** The clock. Default: `() => new Date()`. */
   now?: Clock;
-  /** Trip at this many boots inside the window; 0 or below never trips (an integer <= 50). Default: config, else 3. */
+  /** Trip at this many boots inside the window; 0 or below never trips; above 50 (the boots kept) counts as 50. Default: config, else 3. */
   max?: number;
   /** The rolling window in seconds (> 0; below 1 counts as 1). Default: config, else 60. */
   windowSeconds?: number;
@@ -198,8 +197,8 @@ export interface RestartGuard {
  * if (tripped) skipAutoResume();
  */
 export function createRestartGuard(options: RestartGuardOptions = {}): RestartGuard {
-  if (options.max !== undefined && (!Number.isSafeInteger(options.max) || options.max > MAX_STORED_BOOTS)) {
-    throw new RangeError(`max must be an integer <= ${MAX_STORED_BOOTS}, got ${options.max}`);
+  if (options.max !== undefined && !Number.isSafeInteger(options.max)) {
+    throw new RangeError(`max must be an integer, got ${options.max}`);
   }
   if (options.windowSeconds !== undefined && !(Number.isFinite(options.windowSeconds) && options.windowSeconds > 0)) {
     throw new RangeError(`windowSeconds must be a number > 0, got ${options.windowSeconds}`);

@@ -163,6 +163,10 @@ export function resolveSettings(inputs: SettingsInputs): { settings: RestartGuar
   let windowSeconds = DEFAULT_WINDOW_SECONDS;
   if (inputs.flagMax !== undefined) {
     max = inputs.flagMax;
+    if (max > MAX_STORED_BOOTS) {
+      warnings.push(`--max is ${max}, but only the ${MAX_STORED_BOOTS} newest boots are kept; using ${MAX_STORED_BOOTS}`);
+      max = MAX_STORED_BOOTS;
+    }
   } else if (inputs.configMax !== undefined && inputs.configMax !== null) {
     const n = configInteger(inputs.configMax);
     if (n === undefined) {

@@ -244,7 +244,6 @@ describe('restart-guard breaker (in process)', () => {
   });
 
   it('rejects impossible settings', () => {
-    assert.throws(() => createRestartGuard({ store: new MemoryStateStore(), max: 51 }), RangeError);
     assert.throws(() => createRestartGuard({ store: new MemoryStateStore(), max: 1.5 }), RangeError);
     assert.throws(() => createRestartGuard({ store: new MemoryStateStore(), windowSeconds: 0 }), RangeError);
   });
@@ -438,7 +437,7 @@ describe('restart-guard command (in process)', () => {
       ['restart-guard'],
       ['restart-guard', 'bogus'],
       ['restart-guard', 'check-and-record', '--max', 'x'],
-      ['restart-guard', 'check-and-record', '--max', '51'],
+      ['restart-guard', 'check-and-record', '--max', '2.5'],
       ['restart-guard', 'check-and-record', '--window', '0'],
       ['restart-guard', 'check-and-record', '--window', 'soon'],
       ['restart-guard', 'check-and-record', '--nope'],
@@ -449,6 +448,13 @@ describe('restart-guard command (in process)', () => {
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     }
     assert.equal(existsSync(home), false, 'usage errors touch nothing');
+  });
+
+  it('--max above the 50 kept boots counts as 50, with a warning', async () => {
+    const home = freshHome();
+    const r = await cli(['--home', home, 'restart-guard', 'status', '--max', '51', '--json'], { now: 1000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /--max is 51, but only the 50 newest boots are kept; using 50/);
   });
 
   it('states the exit codes in --help', async () => {

@@ -24,11 +24,7 @@ at most the ${MAX_STORED_BOOTS} newest boots are kept). Settings: --max/--window
 gateway.restart_loop_guard.max_restarts / .window_seconds in <home>/config.yaml, else 3 boots within 60 s.`;
 
 function parseMax(raw: string): number {
-  const n = parseInteger(raw, '--max');
-  if (n > MAX_STORED_BOOTS) {
-    throw new ValueError(`--max must be at most ${MAX_STORED_BOOTS} (only the ${MAX_STORED_BOOTS} newest boots are kept), got '${raw}'`);
-  }
-  return n;
+  return parseInteger(raw, '--max');
 }
 
 function parseWindow(raw: string): number {
@@ -86,7 +82,7 @@ function reportProblems(ctx: Context, outcome: { warnings?: string[]; error?: st
 
 function addSettingsOptions(cmd: Command): Command {
   return cmd
-    .option('--max <n>', `trip at this many boots inside the window; 0 or below never trips (max ${MAX_STORED_BOOTS}; default: config, else 3)`, optionParser(parseMax))
+    .option('--max <n>', `trip at this many boots inside the window; 0 or below never trips (above ${MAX_STORED_BOOTS} counts as ${MAX_STORED_BOOTS}; default: config, else 3)`, optionParser(parseMax))
     .option('--window <seconds>', 'the rolling window in seconds (values below 1 count as 1; default: config, else 60)', optionParser(parseWindow))
     .option('--json', 'print one JSON document with the decision and the state on stdout');
 }
