@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { type RestartGuardReport, createRestartGuard } from '../../breakers/restart-guard.js';
 import { type RestartGuardSettings, MAX_STORED_BOOTS } from '../../core/restart-guard.js';
-import { ValueError, parseInteger, parsePositiveSeconds } from '../../core/parse-args.js';
+import { parseInteger, parsePositiveSeconds } from '../../core/parse-args.js';
 import { ExitCode } from '../../errors.js';
 import { type RunState, action, homeFrom, optionParser, warn, writeJson } from '../shared.js';
 
