@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import { closeSync, constants, promises as fs, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { formatMatcher, type Selection } from '../core/selection.js';
-import { FileStateStore } from './state-file.js';
 
 /** The janitor's own files under a hermes home. */
 export function janitorDir(home: string): string {
@@ -39,16 +38,25 @@ function selectionKey(sel: Selection): string {
   });
 }
 
-export function stampStore(home: string, host: string, sel: Selection): FileStateStore {
-  const key = digest(JSON.stringify({ home, host, selection: selectionKey(sel) }));
-  return new FileStateStore(path.join(janitorDir(home), 'stamps', `${key}.json`));
+/** `<home>/janitor/stamps/<digest of home, engine and selection>.json` */
+export function stampPath(home: string, host: string, sel: Selection): string {
+  return path.join(janitorDir(home), 'stamps', `${digest(JSON.stringify({ home, host, selection: selectionKey(sel) }))}.json`);
 }
 
-/** True when the stamp records a completed sweep less than `maxAgeMs` before `now` (a future stamp is stale). */
-export async function stampFresh(store: FileStateStore, now: Date, maxAgeMs: number): Promise<boolean> {
+/**
+ * True when the stamp records a completed sweep less than `maxAgeMs` before `now` (a future stamp is stale).
+ * Synchronous and dependency-free: this is the shell start-up fast path.
+ */
+export function stampFresh(file: string, now: Date, maxAgeMs: number): boolean {
   try {
-    const { value } = await store.read();
-    const at = Date.parse(String((value as Partial<SweepStamp> | undefined)?.completedAt ?? ''));
+    const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    let text: string;
+    try {
+      text = readFileSync(fd, 'utf8');
+    } finally {
+      closeSync(fd);
+    }
+    const at = Date.parse(String((JSON.parse(text) as Partial<SweepStamp> | null)?.completedAt ?? ''));
     const age = now.getTime() - at;
     return Number.isFinite(age) && age >= 0 && age < maxAgeMs;
   } catch {
@@ -56,7 +64,8 @@ export async function stampFresh(store: FileStateStore, now: Date, maxAgeMs: num
   }
 }
 
-export async function writeStamp(store: FileStateStore, now: Date, host: string, sel: Selection): Promise<void> {
+export async function writeStamp(file: string, now: Date, host: string, sel: Selection): Promise<void> {
+  const { FileStateStore } = await import('./state-file.js');
   const stamp: SweepStamp = { completedAt: now.toISOString(), host, selection: selectionKey(sel) };
-  await store.update(() => ({ next: stamp, result: undefined }));
+  await new FileStateStore(file).update(() => ({ next: stamp, result: undefined }));
 }

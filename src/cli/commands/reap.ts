@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import type { Command } from 'commander';
 import { type HeldLock, acquireLock } from '../../adapters/file-lock.js';
-import { ensureJanitorDir, logFile, reapLockPath, stampFresh, stampStore, writeStamp } from '../../adapters/janitor-files.js';
+import { ensureJanitorDir, logFile, reapLockPath, stampFresh, stampPath, writeStamp } from '../../adapters/janitor-files.js';
 import type { Context } from '../../context.js';
 import { parseDuration } from '../../core/parse-args.js';
 import { thresholdSeconds } from '../../core/policy.js';
@@ -104,8 +104,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promi
   // Fast path for shell start-up: fresh stamps for every engine mean nothing to do, without touching the engine.
   if (opts.oncePer !== undefined) {
     const now = ctx.now();
-    const fresh = await Promise.all(endpoints.map((e) => stampFresh(stampStore(home.home, e.host, selection), now, opts.oncePer!)));
-    if (fresh.every(Boolean)) {
+    if (endpoints.every((e) => stampFresh(stampPath(home.home, e.host, selection), now, opts.oncePer!))) {
       if (opts.json) writeJson(ctx, { skipped: 'fresh', oncePerSeconds: opts.oncePer / 1000, hosts: hostList() });
       else if (opts.logFormat === 'json') ndjsonEvent(ctx, 'skipped', { skipped: 'fresh', hosts: hostList() });
       return ExitCode.OK;
@@ -206,7 +205,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promi
       await Promise.all(
         across.results.map(async (r, i) => {
           if (r.interrupted) return;
-          await writeStamp(stampStore(home.home, engines[i]!.host, selection), now, engines[i]!.host, selection).catch((err) => {
+          await writeStamp(stampPath(home.home, engines[i]!.host, selection), now, engines[i]!.host, selection).catch((err) => {
             if (!opts.quiet) ctx.stderr.write(`hermes-janitor: warning: cannot record the sweep stamp (${errorMessage(err)})\n`);
           });
         }),
@@ -243,7 +242,9 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promi
       for (const line of problems) ctx.stderr.write(`hermes-janitor: ${line}\n`);
       for (const f of failed) ctx.stderr.write(`${reapLine('failed', f, finished.get(f.id) ?? '-', showHost)}\n`);
     }
-    if (!opts.quiet && !across.hosts.every((h) => !h.reachable)) {
+    // What was removed before an engine went away mid-sweep is still reported.
+    const anything = removed.length + kept.length + failed.length > 0;
+    if (!opts.quiet && (anything || !across.hosts.every((h) => !h.reachable))) {
       for (const r of removed) ctx.stdout.write(`${reapLine(dryRun ? 'would remove' : 'removed', r, finished.get(r.id) ?? '-', showHost)}\n`);
       const scope = selection.profile === null ? 'all profiles' : `profile ${selection.profile}`;
       ctx.stdout.write(

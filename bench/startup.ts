@@ -1,0 +1,54 @@
+/**
+ * `npm run bench:startup [-- --runs N]`
+ *
+ * The shell start-up fast path: `hermes-janitor reap --once-per 1h` with a fresh stamp (pointed at an engine
+ * address that does not exist, so any engine contact would show), timed as a whole process against bare
+ * `node -e 0`. Prints medians and the ratio. Goal: ratio <= 1.5.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const bin = path.join(repo, 'bin', 'hermes-janitor.js');
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '40' } } });
+const runs = Number(values.runs);
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'hj-startup-'));
+const env = { PATH: process.env.PATH ?? '', HOME: tmp, HERMES_HOME: path.join(tmp, 'hermes') };
+const sock = path.join(tmp, 'engine.sock');
+const engine = process.env.DOCKER_HOST?.replace(/^unix:\/\//, '') || '/var/run/docker.sock';
+
+function timeOnce(args: string[]): number {
+  const start = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  if (r.status !== 0) throw new Error(`${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return ms;
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+try {
+  // One real sweep through an alias of the engine's socket records the stamp; then the alias goes away.
+  symlinkSync(engine, sock);
+  timeOnce([bin, 'reap', '--quiet', '--host', `unix://${sock}`]);
+  rmSync(sock);
+  const fast = [bin, 'reap', '--once-per', '1h', '--quiet', '--host', `unix://${sock}`];
+  const bare: number[] = [];
+  const hook: number[] = [];
+  for (let i = 0; i < 3; i++) timeOnce(['-e', '0']), timeOnce(fast); // warm the file cache
+  for (let i = 0; i < runs; i++) {
+    bare.push(timeOnce(['-e', '0']));
+    hook.push(timeOnce(fast));
+  }
+  const b = median(bare);
+  const f = median(hook);
+  console.log(`node -e 0:                              median ${b.toFixed(1)} ms (${runs} runs)`);
+  console.log(`reap --once-per 1h (fresh stamp):       median ${f.toFixed(1)} ms`);
+  console.log(`ratio: ${(f / b).toFixed(2)} (goal <= 1.50)`);
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}

@@ -1,0 +1,61 @@
+/** Markdown for CI step summaries (`$GITHUB_STEP_SUMMARY`) from `reap --json` output. */
+
+interface Row {
+  id?: unknown;
+  name?: unknown;
+  profile?: unknown;
+  state?: unknown;
+  finishedAt?: unknown;
+  ageSeconds?: unknown;
+  host?: unknown;
+  reason?: unknown;
+  error?: unknown;
+}
+
+/** Escapes a value for a Markdown table cell. */
+function cell(v: unknown): string {
+  const s = v === null || v === undefined || v === '' ? '-' : String(v);
+  return s.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/[\r\n]+/g, ' ').replace(/</g, '&lt;');
+}
+
+function age(v: unknown): string {
+  if (typeof v !== 'number') return '-';
+  if (v < 120) return `${Math.round(v)} s`;
+  if (v < 7200) return `${Math.round(v / 60)} min`;
+  if (v < 172800) return `${Math.round(v / 3600)} h`;
+  return `${Math.round(v / 86400)} d`;
+}
+
+function table(title: string, rows: Row[], extra: { head: string; key: 'reason' | 'error' } | null): string {
+  if (rows.length === 0) return `**${title}:** none\n`;
+  const head = ['Container', 'Name', 'Profile', 'State', 'Age', 'Engine', ...(extra ? [extra.head] : [])];
+  const lines = [`**${title}:** ${rows.length}`, '', `| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
+  for (const r of rows) {
+    const id = typeof r.id === 'string' ? r.id.slice(0, 12) : r.id;
+    lines.push(`| \`${cell(id)}\` | ${cell(r.name)} | ${cell(r.profile)} | ${cell(r.state)} | ${age(r.ageSeconds)} | ${cell(r.host)} |${extra ? ` ${cell(r[extra.key])} |` : ''}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** The step summary for one `reap --json` document (or a clear note when it is not one). */
+export function reapSummaryMarkdown(doc: unknown): string {
+  const d = (doc ?? {}) as Record<string, unknown>;
+  const out: string[] = ['## hermes-janitor reap', ''];
+  if (d.disabled === true) return `${out.join('\n')}Reaper disabled: ${cell(d.reason)}\n`;
+  if (typeof d.skipped === 'string') return `${out.join('\n')}Skipped (${cell(d.skipped)}).\n`;
+  if (!Array.isArray(d.removed) || !Array.isArray(d.kept) || !Array.isArray(d.failed)) {
+    return `${out.join('\n')}No report: the reap did not produce its JSON document (see the step log).\n`;
+  }
+  const scope = d.profile === null ? 'all profiles' : `profile \`${cell(d.profile)}\``;
+  out.push(
+    `${d.dryRun ? 'Dry run: nothing was removed. ' : ''}Threshold ${cell(d.thresholdSeconds)} s, ${scope}, as of ${cell(d.asOf)}.`,
+    '',
+  );
+  const hosts = Array.isArray(d.hosts) ? (d.hosts as Array<Record<string, unknown>>) : [];
+  for (const h of hosts.filter((x) => x.reachable === false)) out.push(`> Engine ${cell(h.host)} unreachable: ${cell(h.error)}`, '');
+  if (d.timedOut === true) out.push('> The run timed out; the report covers what finished.', '');
+  out.push(table(d.dryRun ? 'Would remove' : 'Removed', d.removed as Row[], null));
+  out.push(table('Kept', d.kept as Row[], { head: 'Reason', key: 'reason' }));
+  out.push(table('Failed', d.failed as Row[], { head: 'Error', key: 'error' }));
+  return `${out.join('\n')}`;
+}
