@@ -25,9 +25,13 @@ export function processContext(argv: readonly string[] = process.argv.slice(2)):
   return {
     argv,
     env: process.env,
-    stdout: process.stdout,
-    stderr: process.stderr,
-    // A getter: touching process.stdin sets up a stream (a few ms), which most commands never need.
+    // Getters: touching process.stdin/stdout/stderr sets up a stream (a few ms each), so only on first use.
+    get stdout() {
+      return process.stdout;
+    },
+    get stderr() {
+      return process.stderr;
+    },
     get stdin() {
       return process.stdin;
     },

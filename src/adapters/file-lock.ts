@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import fs from 'node:fs';
 import os from 'node:os';
 
 /** What a lock file records of its holder. */
@@ -37,9 +36,12 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
-async function readInfo(lockPath: string): Promise<{ info: Partial<LockInfo> | null; raw: string; mtimeMs: number } | null> {
+// Synchronous I/O: a lock file is tiny and local, and each thread-pool round trip costs more than the operation
+// (hooks take a lock on every tool call, so start-up time matters). Waiting for a lock stays asynchronous.
+function readInfo(lockPath: string): { info: Partial<LockInfo> | null; raw: string; mtimeMs: number } | null {
   try {
-    const [raw, st] = await Promise.all([fs.readFile(lockPath, 'utf8'), fs.lstat(lockPath)]);
+    const raw = fs.readFileSync(lockPath, 'utf8');
+    const st = fs.lstatSync(lockPath);
     let info: Partial<LockInfo> | null = null;
     try {
       const v = JSON.parse(raw) as unknown;
@@ -65,7 +67,7 @@ function isStale(found: { info: Partial<LockInfo> | null; mtimeMs: number }, sta
 
 /** Reads who holds a lock, if anyone. */
 export async function lockHolder(lockPath: string): Promise<Partial<LockInfo> | null> {
-  const found = await readInfo(lockPath);
+  const found = readInfo(lockPath);
   return found?.info ?? null;
 }
 
@@ -79,36 +81,54 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
     pid: process.pid,
     host: os.hostname(),
     acquiredAt: new Date().toISOString(),
-    token: randomBytes(8).toString('hex'),
+    // Identifies this holder's lock file (not a secret): Math.random, since loading node:crypto costs every hook several ms.
+    token: Array.from({ length: 2 }, () => Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, '0')).join(''),
   };
   const body = JSON.stringify(info);
   for (;;) {
     try {
-      const fh = await fs.open(lockPath, 'wx', 0o600);
+      const fd = fs.openSync(lockPath, 'wx', 0o600);
       try {
-        await fh.writeFile(body);
+        fs.writeFileSync(fd, body);
       } finally {
-        await fh.close();
+        fs.closeSync(fd);
       }
       return {
         info,
         release: async () => {
-          const cur = await readInfo(lockPath).catch(() => null);
-          if (cur?.info?.token === info.token) await fs.unlink(lockPath).catch(() => undefined);
+          let cur: ReturnType<typeof readInfo> = null;
+          try {
+            cur = readInfo(lockPath);
+          } catch {
+            /* unreadable: not ours to remove */
+          }
+          if (cur?.info?.token === info.token) {
+            try {
+              fs.unlinkSync(lockPath);
+            } catch {
+              /* already gone */
+            }
+          }
         },
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    const found = await readInfo(lockPath);
+    const found = readInfo(lockPath);
     if (found && isStale(found, opts.staleMs)) {
       // Move the stale lock aside, then make sure it was the one judged stale before dropping it.
       const aside = `${lockPath}.stale-${info.token}`;
       try {
-        await fs.rename(lockPath, aside);
-        const moved = await readInfo(aside);
-        if (moved && moved.raw !== found.raw) await fs.link(aside, lockPath).catch(() => undefined);
-        await fs.unlink(aside).catch(() => undefined);
+        fs.renameSync(lockPath, aside);
+        const moved = readInfo(aside);
+        if (moved && moved.raw !== found.raw) {
+          try {
+            fs.linkSync(aside, lockPath);
+          } catch {
+            /* a new lock is already there */
+          }
+        }
+        fs.unlinkSync(aside);
       } catch {
         /* someone else moved it first */
       }

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { constants, promises as fs } from 'node:fs';
+import fs, { constants } from 'node:fs';
 import path from 'node:path';
 import { acquireLock } from './file-lock.js';
 
@@ -60,23 +59,25 @@ export class FileStateStore implements StateStore {
     this.lockWaitMs = opts.lockWaitMs ?? 5000;
   }
 
+  // Synchronous I/O inside the async methods: a state file is small and local, and each thread-pool round trip
+  // costs more than the operation; hooks run this on every tool call, so start-up time matters.
   async read(): Promise<StateRead> {
     let text: string;
     try {
       // O_NOFOLLOW: a symlink planted at the state path is never read through. O_NONBLOCK: a FIFO planted
       // there cannot block the open (and so wedge the caller); it is rejected below as not a regular file.
-      const fh = await fs.open(this.file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      const fd = fs.openSync(this.file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
       try {
-        const st = await fh.stat();
+        const st = fs.fstatSync(fd);
         if (!st.isFile()) {
           return { value: undefined, problem: `${this.file} is not a regular file; it is ignored and will be replaced` };
         }
         if (st.size > MAX_STATE_BYTES) {
           return { value: undefined, problem: `${this.file} is larger than ${MAX_STATE_BYTES} bytes; it is treated as empty` };
         }
-        text = await fh.readFile('utf8');
+        text = fs.readFileSync(fd, 'utf8');
       } finally {
-        await fh.close();
+        fs.closeSync(fd);
       }
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
@@ -93,7 +94,7 @@ export class FileStateStore implements StateStore {
 
   async update<R>(fn: (current: StateRead) => StateUpdate<R>): Promise<R> {
     const dir = path.dirname(this.file);
-    await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const lock = await acquireLock(`${this.file}.lock`, { waitMs: this.lockWaitMs, staleMs: 30_000 });
     if (!lock) throw new StateLockTimeout(`${this.file}.lock`);
     try {
@@ -107,24 +108,31 @@ export class FileStateStore implements StateStore {
   }
 
   async remove(): Promise<void> {
-    await fs.unlink(this.file).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'ENOENT') throw err;
-    });
+    try {
+      fs.unlinkSync(this.file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
   }
 
   /** Writes a temporary file in the same directory, then renames it over the state file. */
   private async write(value: unknown): Promise<void> {
-    const tmp = `${this.file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    const fh = await fs.open(tmp, 'wx', 0o600);
+    // Not node:crypto: loading it costs every hook several ms, and 'wx' below already refuses a name in use.
+    const tmp = `${this.file}.${process.pid}.${Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, '0')}.tmp`;
+    const fd = fs.openSync(tmp, 'wx', 0o600);
     try {
-      await fh.writeFile(`${JSON.stringify(value)}\n`);
-    } finally {
-      await fh.close();
-    }
-    try {
-      await fs.rename(tmp, this.file);
+      try {
+        fs.writeFileSync(fd, `${JSON.stringify(value)}\n`);
+      } finally {
+        fs.closeSync(fd);
+      }
+      fs.renameSync(tmp, this.file);
     } catch (err) {
-      await fs.unlink(tmp).catch(() => undefined);
+      try {
+        fs.unlinkSync(tmp);
+      } catch {
+        /* already gone */
+      }
       throw err;
     }
   }

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { Command, CommanderError } from 'commander';
+import type { Command, CommanderError } from 'commander';
 import { type Context, processContext } from '../context.js';
 import { ENV_DEBUG } from '../defaults.js';
 import { JanitorError, errorMessage, ExitCode } from '../errors.js';
-import { type CommandModule, type RunState, EXIT_CODES_HELP } from './shared.js';
+import type { CommandModule, RunState } from './shared.js';
 
 /** A subcommand, loaded only when it is the one being run (so a hook never loads the engine client). */
 interface CommandEntry {
@@ -11,6 +11,8 @@ interface CommandEntry {
   aliases?: string[];
   summary: string;
   load: () => Promise<CommandModule>;
+  /** A hook: a plain invocation runs without loading commander (see cli/hook-input.ts). */
+  hook?: boolean;
 }
 
 const COMMANDS: CommandEntry[] = [
@@ -19,8 +21,9 @@ const COMMANDS: CommandEntry[] = [
   { name: 'restart-guard', summary: 'rolling-window breaker for restart-interrupted gateway boots', load: () => import('./commands/restart-guard.js') },
   { name: 'lifecycle-scan', summary: 'refuse scheduled commands that restart or kill the gateway', load: () => import('./commands/lifecycle-scan.js') },
   { name: 'stuck-sessions', summary: 'suspend sessions that stay active across restarts', load: () => import('./commands/stuck-sessions.js') },
-  { name: 'stop-hook', summary: 'Stop hook: keep a multi-step run going, never spin forever', load: () => import('./commands/stop-hook.js') },
-  { name: 'tool-loop', summary: 'PreToolUse/PostToolUse hooks: stop repeated or failing tool calls', load: () => import('./commands/tool-loop.js') },
+  { name: 'stop-hook', summary: 'Stop hook: keep a multi-step run going, never spin forever', load: () => import('./commands/stop-hook.js'), hook: true },
+  { name: 'shell-init', summary: 'print the shell start-up snippet (bash, zsh, fish)', load: () => import('./commands/shell-init.js') },
+  { name: 'tool-loop', summary: 'PreToolUse/PostToolUse hooks: stop repeated or failing tool calls', load: () => import('./commands/tool-loop.js'), hook: true },
 ];
 
 /** Global options that take a value (so the scan for the subcommand skips their values). */
@@ -52,7 +55,9 @@ function readVersion(): string {
   }
 }
 
-function buildProgram(ctx: Context): Command {
+type Commander = typeof import('commander');
+
+function buildProgram(ctx: Context, { Command }: Commander, exitCodesHelp: string): Command {
   const program = new Command('hermes-janitor');
   program
     .description('Reaps orphaned hermes-agent containers and breaks agent loops.')
@@ -66,17 +71,33 @@ function buildProgram(ctx: Context): Command {
       outputError: (s, write) =>
         write(`hermes-janitor: ${s.replace(/^error: /, '').trim()} (see 'hermes-janitor --help')\n`),
     })
-    .addHelpText('after', `\n${EXIT_CODES_HELP}`);
+    .addHelpText('after', `\n${exitCodesHelp}`);
   return program;
 }
 
 /** Runs the CLI and returns the exit code. The only place that decides how the process ends. */
-export async function main(argv: string[], ctx: Context = processContext()): Promise<number> {
+export async function main(argv: string[], context?: Context): Promise<number> {
+  const ctx = context ?? processContext(argv);
   const state: RunState = { exitCode: ExitCode.OK };
-  const program = buildProgram(ctx);
-  if (argv.includes('--version') || argv.includes('-V')) program.version(readVersion(), '-V, --version');
+  let commander: Commander | undefined;
   try {
     const selected = findCommand(argv);
+    if (selected?.name === 'reap' && argv.some((a) => a.startsWith('--once-per'))) {
+      const code = (await import('./once-per-fast-path.js')).oncePerFastPath(argv, ctx);
+      if (code !== undefined) return code;
+    }
+    if (selected?.hook) {
+      // Hooks run on every turn or tool call: a plain hook invocation never loads commander, and in a real
+      // process uses fds 0, 1 and 2 directly rather than setting up the process.stdin/stdout/stderr streams.
+      const fast = await import('./hook-input.js');
+      const code = context
+        ? await fast.runHookFastPath(argv, ctx)
+        : await fast.runHookFastPath(argv, fast.rawStdioContext(ctx), { stdinFd: 0 });
+      if (code !== undefined) return code;
+    }
+    commander = await import('commander');
+    const program = buildProgram(ctx, commander, (await import('./shared.js')).EXIT_CODES_HELP);
+    if (argv.includes('--version') || argv.includes('-V')) program.version(readVersion(), '-V, --version');
     for (const entry of COMMANDS) {
       if (entry === selected) (await entry.load()).register(program, ctx, state);
       else program.command(entry.name).aliases(entry.aliases ?? []).description(entry.summary);
@@ -88,12 +109,12 @@ export async function main(argv: string[], ctx: Context = processContext()): Pro
     await program.parseAsync(argv, { from: 'user' });
     return state.exitCode;
   } catch (err) {
-    return report(err, ctx);
+    return report(err, ctx, commander?.CommanderError);
   }
 }
 
-function report(err: unknown, ctx: Context): number {
-  if (err instanceof CommanderError) {
+function report(err: unknown, ctx: Context, commanderError?: typeof CommanderError): number {
+  if (commanderError && err instanceof commanderError) {
     // Commander has already printed its one line (or the help/version text).
     return err.exitCode === 0 ? ExitCode.OK : ExitCode.USAGE;
   }

@@ -1,15 +1,155 @@
 import type { Command } from 'commander';
+import type { StopHook, StopMarker } from '../../breakers/stop-hook.js';
 import type { Context } from '../../context.js';
-import { UsageError } from '../../errors.js';
-import { type RunState, action } from '../shared.js';
+import { ExitCode, errorMessage } from '../../errors.js';
+import { parseWholeNumber } from '../../core/parse-args.js';
+import { COUNT_FLAG_MIN, type CountFlag, maxBlocksFromEnv, resolvePathArg, runStopHook } from '../hook-input.js';
+import { type RunState, action, homeFrom, optionParser, warn, writeJson } from '../shared.js';
 
-// Placeholder: replaced by the real command.
-export function register(program: Command, _ctx: Context, state: RunState): void {
-  program
+const count = (flag: CountFlag) => optionParser((raw: string) => parseWholeNumber(raw, flag, COUNT_FLAG_MIN[flag]));
+
+interface StopHookOpts {
+  marker?: string;
+  maxBlocks?: number;
+  json?: boolean;
+}
+
+const HELP = `
+With no verb this is the Stop hook: it reads the hook JSON on stdin and prints
+{"decision": "block", "reason": ...} while a run marker says items remain, until
+--max-blocks stops in a row pass with no progress (no heartbeat, 'remaining' not
+lower); then it lets the session stop with a systemMessage. It always exits 0 and
+lets the session stop on any problem (no marker, a bystander session, bad input,
+a marker it cannot save).
+
+.claude/settings.json:
+  {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "hermes-janitor stop-hook"}]}]}}
+
+Orchestrator:
+  hermes-janitor stop-hook arm --remaining 12 --owner "$SESSION_ID"
+  hermes-janitor stop-hook heartbeat --remaining 11     # after each verified step
+  hermes-janitor stop-hook disarm                       # when the run ends`;
+
+function describeMarker(m: StopMarker, maxBlocks: number): string[] {
+  return [
+    `remaining:  ${m.remaining}${m.remaining <= 0 ? ' (finished: stops are allowed)' : ''}`,
+    `owner:      ${m.ownerSession ?? 'none (any session is held)'}`,
+    `heartbeat:  ${m.heartbeat}${m.seenHeartbeat !== undefined ? ` (at the last stop: ${m.seenHeartbeat})` : ''}`,
+    `blocks:     ${m.blocks} of ${maxBlocks} since the last progress`,
+  ];
+}
+
+export function register(program: Command, ctx: Context, state: RunState): void {
+  const cmd = program
     .command('stop-hook')
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .action(action(state, async () => {
-      throw new UsageError('stop-hook is not implemented yet');
-    }));
+    .description('Stop hook: keep a multi-step run going, never spin forever (verbs: arm, heartbeat, disarm, status)')
+    .option('--marker <path>', 'the run marker (default: <home>/stop-hook/marker.json)')
+    .option(
+      '--max-blocks <n>',
+      `consecutive blocks without progress before a stop is let through, an integer >= 1 (default: $HERMES_JANITOR_MAX_STOP_BLOCKS, else 5)`,
+      count('--max-blocks'),
+    )
+    .option('--json', 'print one JSON document describing the decision and the marker')
+    .addHelpText('after', HELP)
+    .action(
+      action(state, async (opts: StopHookOpts, c: Command) =>
+        runStopHook(ctx, { home: homeFrom(c, ctx).home, marker: opts.marker, maxBlocks: opts.maxBlocks, json: opts.json === true }),
+      ),
+    );
+
+  /** The breaker for a verb, and the options it was given (the parent's `--marker`/`--json` included). */
+  async function open(c: Command): Promise<{ hook: StopHook; opts: StopHookOpts & Record<string, unknown> }> {
+    const opts = c.optsWithGlobals<StopHookOpts & Record<string, unknown>>();
+    const home = homeFrom(c, ctx).home;
+    const warnings: string[] = [];
+    const maxBlocks = opts.maxBlocks ?? (await maxBlocksFromEnv(ctx.env, warnings));
+    const { createStopHook, defaultMarkerPath } = await import('../../breakers/stop-hook.js');
+    const marker = opts.marker !== undefined ? resolvePathArg(ctx, opts.marker) : defaultMarkerPath(home);
+    for (const w of warnings) warn(ctx, `stop-hook: ${w}`);
+    return { hook: createStopHook({ marker, maxBlocks, now: () => ctx.now() }), opts };
+  }
+
+  /** Verbs fail open: an I/O error is one warning line and exit 0. */
+  const failOpen = (verb: string, err: unknown) => {
+    warn(ctx, `stop-hook ${verb}: ${errorMessage(err)}`);
+    return ExitCode.OK;
+  };
+
+  cmd
+    .command('arm')
+    .description('write a fresh run marker (blocks 0)')
+    .requiredOption('--remaining <n>', 'items the run still has to do, a whole number', count('--remaining'))
+    .option('--owner <session-id>', 'hold only this session (others may always stop)')
+    .action(
+      action(state, async (_o: unknown, c: Command) => {
+        const { hook, opts } = await open(c);
+        try {
+          const marker = await hook.arm({ remaining: opts.remaining as number, owner: opts.owner as string | undefined });
+          if (opts.json) writeJson(ctx, { action: 'arm', marker: hook.location, state: marker });
+          else ctx.stderr.write(`hermes-janitor: stop-hook armed: ${marker.remaining} items remain, holding ${marker.ownerSession ? `session ${marker.ownerSession}` : 'any session'} (${hook.location})\n`);
+          return ExitCode.OK;
+        } catch (err) {
+          return failOpen('arm', err);
+        }
+      }),
+    );
+
+  cmd
+    .command('heartbeat')
+    .description('record one verified step (the heartbeat counter + 1), optionally with the new remaining count')
+    .option('--remaining <n>', 'items the run still has to do now, a whole number', count('--remaining'))
+    .action(
+      action(state, async (_o: unknown, c: Command) => {
+        const { hook, opts } = await open(c);
+        try {
+          const marker = await hook.heartbeat({ remaining: opts.remaining as number | undefined });
+          if (opts.json) writeJson(ctx, { action: 'heartbeat', recorded: marker !== undefined, marker: hook.location, state: marker ?? null });
+          if (!marker) warn(ctx, `stop-hook heartbeat: no run is armed (${hook.location} is missing or unusable); nothing recorded`);
+          else if (!opts.json) ctx.stderr.write(`hermes-janitor: stop-hook heartbeat ${marker.heartbeat}: ${marker.remaining} items remain\n`);
+          return ExitCode.OK;
+        } catch (err) {
+          return failOpen('heartbeat', err);
+        }
+      }),
+    );
+
+  cmd
+    .command('disarm')
+    .description('delete the run marker: every stop is allowed again')
+    .action(
+      action(state, async (_o: unknown, c: Command) => {
+        const { hook, opts } = await open(c);
+        try {
+          const removed = await hook.disarm();
+          if (opts.json) writeJson(ctx, { action: 'disarm', removed, marker: hook.location });
+          else ctx.stderr.write(`hermes-janitor: stop-hook ${removed ? 'disarmed' : 'was not armed'} (${hook.location})\n`);
+          return ExitCode.OK;
+        } catch (err) {
+          return failOpen('disarm', err);
+        }
+      }),
+    );
+
+  cmd
+    .command('status')
+    .description('show the run marker (read-only)')
+    .action(
+      action(state, async (_o: unknown, c: Command) => {
+        const { hook, opts } = await open(c);
+        try {
+          const s = await hook.status();
+          if (opts.json) {
+            writeJson(ctx, { marker: s.location, armed: s.armed, state: s.marker ?? null, problem: s.problem ?? null, maxBlocks: s.maxBlocks });
+            return ExitCode.OK;
+          }
+          const lines = [`marker:     ${s.location}`];
+          if (s.marker) lines.push(`state:      ${s.armed ? 'armed' : 'finished'}`, ...describeMarker(s.marker, s.maxBlocks));
+          else lines.push(`state:      ${s.problem ? `unusable (${s.problem}): every stop is allowed` : 'not armed: every stop is allowed'}`);
+          ctx.stdout.write(`${lines.join('\n')}\n`);
+          return ExitCode.OK;
+        } catch (err) {
+          return failOpen('status', err);
+        }
+      }),
+    );
 }

@@ -1,15 +1,109 @@
 import type { Command } from 'commander';
+import type { ToolLoopSessionStatus } from '../../breakers/tool-loop.js';
 import type { Context } from '../../context.js';
-import { UsageError } from '../../errors.js';
-import { type RunState, action } from '../shared.js';
+import { ExitCode, errorMessage } from '../../errors.js';
+import { parseWholeNumber } from '../../core/parse-args.js';
+import { COUNT_FLAG_MIN, type CountFlag, runToolLoopHook } from '../hook-input.js';
+import { type RunState, action, homeFrom, optionParser, warn, writeJson } from '../shared.js';
 
-// Placeholder: replaced by the real command.
-export function register(program: Command, _ctx: Context, state: RunState): void {
-  program
+const count = (flag: CountFlag) => optionParser((raw: string) => parseWholeNumber(raw, flag, COUNT_FLAG_MIN[flag]));
+
+const HELP = `
+pre and post are hooks: they read the hook JSON on stdin, always exit 0 and print
+nothing unless they deny a repeated call (pre) or tell the model to change strategy
+(post). Histories live in <home>/tool-loop/, one file per session, deleted after
+24 h untouched.
+
+.claude/settings.json:
+  {"hooks": {
+    "PreToolUse":  [{"matcher": "*", "hooks": [{"type": "command", "command": "hermes-janitor tool-loop pre"}]}],
+    "PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "hermes-janitor tool-loop post"}]}]}}`;
+
+function describe(s: ToolLoopSessionStatus): string {
+  const name = s.session !== undefined ? `session ${JSON.stringify(s.session)}` : s.location;
+  if (!s.state) return `${name}: ${s.problem ?? 'no history'}`;
+  const streak = s.state.streak ? `last call ${s.state.streak.tool} x${s.state.streak.count} in a row` : 'no repeated call';
+  const failures = s.state.failures.length ? `failing: ${s.state.failures.map((f) => `${f.tool} x${f.count}`).join(', ')}` : 'no failures';
+  return `${name}: ${streak}; ${failures}; updated ${s.state.updatedAt}`;
+}
+
+export function register(program: Command, ctx: Context, state: RunState): void {
+  const cmd = program
     .command('tool-loop')
-    .allowUnknownOption()
-    .allowExcessArguments()
-    .action(action(state, async () => {
-      throw new UsageError('tool-loop is not implemented yet');
-    }));
+    .description('PreToolUse/PostToolUse hooks: stop repeated or failing tool calls (verbs: pre, post, reset, status)')
+    .addHelpText('after', HELP);
+
+  const dirOf = async (c: Command) => (await import('../../breakers/tool-loop.js')).defaultToolLoopDir(homeFrom(c, ctx).home);
+
+  cmd
+    .command('pre')
+    .description('PreToolUse hook: deny the call that would make --threshold identical calls in a row')
+    .option('--threshold <n>', 'identical consecutive calls that are denied, an integer >= 2 (default 5)', count('--threshold'))
+    .option('--json', 'print one JSON document describing the decision and the history')
+    .action(
+      action(state, async (o: { threshold?: number; json?: boolean }, c: Command) =>
+        runToolLoopHook(ctx, { event: 'pre', home: homeFrom(c, ctx).home, threshold: o.threshold, json: o.json === true }),
+      ),
+    );
+
+  cmd
+    .command('post')
+    .description('PostToolUse hook: tell the model to change strategy after --failure-threshold failures of a tool in a row')
+    .option('--failure-threshold <n>', 'consecutive failures of one tool that are reported, an integer >= 1 (default 5)', count('--failure-threshold'))
+    .option('--json', 'print one JSON document describing the decision and the history')
+    .action(
+      action(state, async (o: { failureThreshold?: number; json?: boolean }, c: Command) =>
+        runToolLoopHook(ctx, { event: 'post', home: homeFrom(c, ctx).home, failureThreshold: o.failureThreshold, json: o.json === true }),
+      ),
+    );
+
+  cmd
+    .command('reset')
+    .description("forget a session's history (default: every session's)")
+    .option('--session <id>', 'only this session')
+    .option('--json', 'print one JSON document describing what was reset')
+    .action(
+      action(state, async (o: { session?: string; json?: boolean }, c: Command) => {
+        const dir = await dirOf(c);
+        try {
+          const { createToolLoop } = await import('../../breakers/tool-loop.js');
+          const removed = await createToolLoop({ dir, now: () => ctx.now() }).reset(o.session);
+          if (o.json) writeJson(ctx, { dir, session: o.session ?? null, removed });
+          else ctx.stderr.write(`hermes-janitor: tool-loop reset: ${removed} session histor${removed === 1 ? 'y' : 'ies'} deleted (${dir})\n`);
+          return ExitCode.OK;
+        } catch (err) {
+          warn(ctx, `tool-loop reset: ${errorMessage(err)}`);
+          return ExitCode.OK;
+        }
+      }),
+    );
+
+  cmd
+    .command('status')
+    .description("show a session's history (default: every session's)")
+    .option('--session <id>', 'only this session')
+    .option('--json', 'print one JSON document with the histories')
+    .action(
+      action(state, async (o: { session?: string; json?: boolean }, c: Command) => {
+        const dir = await dirOf(c);
+        try {
+          const { createToolLoop } = await import('../../breakers/tool-loop.js');
+          const sessions = await createToolLoop({ dir, now: () => ctx.now() }).status(o.session);
+          if (o.json) {
+            writeJson(ctx, {
+              dir,
+              sessions: sessions.map((s) => ({ session: s.session ?? null, file: s.location, state: s.state ?? null, problem: s.problem ?? null })),
+            });
+          } else if (sessions.length === 0) {
+            ctx.stdout.write(`${dir}: no session histories\n`);
+          } else {
+            ctx.stdout.write(`${sessions.map(describe).join('\n')}\n`);
+          }
+          return ExitCode.OK;
+        } catch (err) {
+          warn(ctx, `tool-loop status: ${errorMessage(err)}`);
+          return ExitCode.OK;
+        }
+      }),
+    );
 }

@@ -1,0 +1,125 @@
+/**
+ * Start-up cost of the hooks: times whole processes of the BUILT CLI (`npm run build` first) fed a typical hook
+ * payload, against a bare `node -e 0`, and prints medians and ratios. Goal: each hook within 1.5x of bare node.
+ *
+ *   npm run bench:hooks                 # 30 runs each
+ *   npm run bench:hooks -- --runs 100   # or BENCH_RUNS=100
+ *   npm run bench:hooks -- --check      # exit 1 when a hook is over the goal
+ *   npm run bench:hooks -- --inherit-env  # run in this shell's environment (as the harness would) rather
+ *                                         # than a clean one; e.g. NODE_EXTRA_CA_CERTS slows every node start
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const BIN = path.join(REPO, 'bin', 'hermes-janitor.js');
+const GOAL = 1.5;
+
+function flag(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+const runs = Number(flag('--runs') ?? process.env.BENCH_RUNS ?? 30);
+if (!Number.isInteger(runs) || runs < 1) {
+  process.stderr.write(`bench:hooks: --runs must be a whole number >= 1\n`);
+  process.exit(2);
+}
+if (!existsSync(path.join(REPO, 'dist', 'cli', 'main.js'))) {
+  process.stderr.write(`bench:hooks: the CLI is not built; run 'npm run build' first\n`);
+  process.exit(2);
+}
+
+const home = mkdtempSync(path.join(os.tmpdir(), 'hj-bench-'));
+const inherit = process.argv.includes('--inherit-env');
+const env: Record<string, string | undefined> = {
+  ...(inherit ? process.env : { PATH: process.env.PATH ?? '/usr/bin:/bin' }),
+  HOME: home,
+  HERMES_HOME: home,
+  HERMES_JANITOR_MAX_STOP_BLOCKS: undefined,
+};
+const session = '9b2f6c1e-4d1a-4b8e-a7a2-3f7d2c1b0e55';
+
+interface Case {
+  name: string;
+  args: string[];
+  input?: string;
+  /** Run before each timed run (not timed). */
+  prepare?: () => void;
+}
+
+const cli = (...args: string[]) => [BIN, ...args];
+const arm = () => {
+  spawnSync(process.execPath, cli('stop-hook', 'arm', '--remaining', '7', '--owner', session), { env });
+};
+
+const cases: Case[] = [
+  { name: 'node -e 0', args: ['-e', '0'] },
+  {
+    name: 'tool-loop pre',
+    args: cli('tool-loop', 'pre'),
+    input: JSON.stringify({
+      session_id: session,
+      transcript_path: `${home}/transcript.jsonl`,
+      cwd: REPO,
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Bash',
+      tool_input: { command: 'npm test', description: 'Run the tests' },
+      tool_use_id: 'toolu_01ABC',
+    }),
+  },
+  {
+    name: 'stop-hook (armed run: blocks)',
+    args: cli('stop-hook'),
+    input: JSON.stringify({ session_id: session, transcript_path: `${home}/transcript.jsonl`, cwd: REPO, hook_event_name: 'Stop', stop_hook_active: false }),
+    prepare: arm,
+  },
+  {
+    name: 'stop-hook (no run: allows)',
+    args: [...cli('stop-hook'), '--marker', path.join(home, 'none', 'marker.json')],
+    input: JSON.stringify({ session_id: session, transcript_path: `${home}/transcript.jsonl`, cwd: REPO, hook_event_name: 'Stop', stop_hook_active: false }),
+  },
+];
+
+function timeOnce(c: Case): number {
+  c.prepare?.();
+  const start = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, c.args, { env, input: c.input ?? '', encoding: 'utf8' });
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  if (r.status !== 0) throw new Error(`${c.name} exited ${r.status}: ${r.stderr}`);
+  return ms;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+
+try {
+  const times = cases.map(() => [] as number[]);
+  for (const c of cases) timeOnce(c); // warm the file cache
+  // Interleaved, so a busy neighbour slows every case alike.
+  for (let i = 0; i < runs; i++) cases.forEach((c, j) => times[j]!.push(timeOnce(c)));
+  const base = median(times[0]!);
+  process.stdout.write(
+    `hook start-up cost: ${runs} runs each, node ${process.version}, ${os.cpus().length} CPUs, ${inherit ? "this shell's" : 'a clean'} environment\n`,
+  );
+  process.stdout.write(`${'case'.padEnd(32)} ${'median ms'.padStart(10)} ${'min ms'.padStart(8)} ${'ratio'.padStart(6)}\n`);
+  let over = false;
+  cases.forEach((c, j) => {
+    const m = median(times[j]!);
+    const ratio = m / base;
+    if (j > 0 && ratio > GOAL) over = true;
+    process.stdout.write(
+      `${c.name.padEnd(32)} ${m.toFixed(1).padStart(10)} ${Math.min(...times[j]!).toFixed(1).padStart(8)} ${ratio.toFixed(2).padStart(6)}${j > 0 && ratio > GOAL ? '  over the goal' : ''}\n`,
+    );
+  });
+  process.stdout.write(`goal: each hook within ${GOAL}x of bare node: ${over ? 'NOT met' : 'met'}\n`);
+  if (over && process.argv.includes('--check')) process.exitCode = 1;
+} finally {
+  rmSync(home, { recursive: true, force: true });
+}

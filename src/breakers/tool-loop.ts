@@ -1,0 +1,338 @@
+/**
+ * The tool-loop breaker, in process: one history per session, kept in a {@link ToolLoopStore}, updated with the
+ * pure rules of `core/tool-loop`. Both the CLI and library callers use this.
+ */
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { FileStateStore, MemoryStateStore, type StateStore } from '../adapters/state-file.js';
+import { resolveHermesHome } from '../core/hermes-home.js';
+import {
+  DEFAULT_FAILURE_THRESHOLD,
+  DEFAULT_REPEAT_THRESHOLD,
+  SESSION_FILE_PATTERN,
+  type ToolLoopState,
+  blockOutput,
+  callSignature,
+  decidePost,
+  decidePre,
+  denyOutput,
+  isExpired,
+  parseToolCall,
+  parseToolLoopState,
+  sessionFileName,
+  sweepDue,
+} from '../core/tool-loop.js';
+import { errorMessage } from '../errors.js';
+
+export {
+  DEFAULT_FAILURE_THRESHOLD,
+  DEFAULT_REPEAT_THRESHOLD,
+  SESSION_TTL_MS,
+  canonicalJson,
+  callSignature,
+  isFailure,
+  type ToolLoopState,
+} from '../core/tool-loop.js';
+
+/** Where the tool-loop keeps its histories: one {@link StateStore} per session. */
+export interface ToolLoopStore {
+  /** Where the histories live (a directory, or `memory:`). */
+  readonly location: string;
+  /** The store of one session's history. */
+  session(sessionId: string): StateStore;
+  /** The stores of every session that has a history (used by status, reset and the expiry sweep). */
+  sessions(): Promise<StateStore[]>;
+  /** Where the time of the last expiry sweep is kept. */
+  sweepRecord(): StateStore;
+}
+
+/**
+ * Histories as files `<dir>/<sanitized id>-<hash>.json` (mode 0600, directory 0700): the session id is reduced to
+ * `[A-Za-z0-9_-]` and suffixed with 16 hex digits of its SHA-256, so no id can name a path outside `dir`.
+ */
+export class FileToolLoopStore implements ToolLoopStore {
+  readonly location: string;
+  constructor(readonly dir: string) {
+    this.location = dir;
+  }
+  session(sessionId: string): StateStore {
+    return new FileStateStore(path.join(this.dir, sessionFileName(sessionId)));
+  }
+  async sessions(): Promise<StateStore[]> {
+    let names: string[];
+    try {
+      names = await fs.readdir(this.dir);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return [];
+      throw err;
+    }
+    return names.filter((n) => SESSION_FILE_PATTERN.test(n)).sort().map((n) => new FileStateStore(path.join(this.dir, n)));
+  }
+  sweepRecord(): StateStore {
+    return new FileStateStore(path.join(this.dir, '.sweep.json'));
+  }
+}
+
+/** Histories in memory (tests, or a harness that keeps its own process alive). */
+export class MemoryToolLoopStore implements ToolLoopStore {
+  readonly location = 'memory:';
+  private readonly stores = new Map<string, MemoryStateStore>();
+  private readonly sweep = new MemoryStateStore();
+  session(sessionId: string): StateStore {
+    let store = this.stores.get(sessionId);
+    if (!store) this.stores.set(sessionId, (store = new MemoryStateStore()));
+    return store;
+  }
+  async sessions(): Promise<StateStore[]> {
+    const out: StateStore[] = [];
+    for (const store of this.stores.values()) if (store.snapshot() !== undefined) out.push(store);
+    return out;
+  }
+  sweepRecord(): StateStore {
+    return this.sweep;
+  }
+}
+
+/** A PreToolUse/PostToolUse payload as Claude Code sends it. Every field is validated at run time. */
+export interface ToolHookInput {
+  /** Missing or empty: the session `default`. */
+  session_id?: string;
+  tool_name: string;
+  tool_input?: unknown;
+  /** PostToolUse only. */
+  tool_response?: unknown;
+  hook_event_name?: string;
+  [field: string]: unknown;
+}
+
+/** What to print for the harness. */
+export type ToolLoopOutput = ReturnType<typeof denyOutput> | ReturnType<typeof blockOutput>;
+
+export type ToolLoopWhy = 'counted' | 'repeated' | 'failing' | 'malformed-input' | 'state-error' | 'internal-error';
+
+/** The outcome of one PreToolUse or PostToolUse call. */
+export interface ToolLoopResult {
+  /** `deny` (PreToolUse) refuses the call; `block` (PostToolUse) tells the model to change strategy. */
+  action: 'allow' | 'deny' | 'block';
+  why: ToolLoopWhy;
+  /** The JSON to print on stdout, or undefined to print nothing. */
+  output?: ToolLoopOutput;
+  /** The session the call was counted in. */
+  session?: string;
+  /** PreToolUse: identical calls in a row including this one; PostToolUse: the tool's consecutive failures. */
+  count?: number;
+  /** The session's history after the call, as saved. */
+  state?: ToolLoopState;
+  /** One-line warnings (for stderr). */
+  warnings: string[];
+}
+
+/** One session in `status`. */
+export interface ToolLoopSessionStatus {
+  /** The session id (undefined when the file is unusable). */
+  session?: string;
+  location: string;
+  state?: ToolLoopState;
+  problem?: string;
+}
+
+export interface ToolLoopOptions {
+  /** Where histories are kept. Default: a {@link FileToolLoopStore} at `dir`. */
+  store?: ToolLoopStore;
+  /** Directory of the history files. Default: `<home>/tool-loop`. */
+  dir?: string;
+  /** Hermes home for the default directory. Default: `$HERMES_HOME`, else `~/.hermes` (see `profile`). */
+  home?: string;
+  /** Hermes profile: selects `<root>/profiles/<name>` as the home when `home` is not given. */
+  profile?: string;
+  /** Environment for the home resolution. Default: `process.env`. */
+  env?: Record<string, string | undefined>;
+  /** The n-th consecutive identical call is denied (an integer >= 2; default 5). */
+  threshold?: number;
+  /** The n-th consecutive failure of a tool is reported (an integer >= 1; default 5). */
+  failureThreshold?: number;
+  /** The clock (history times and the 24 h expiry). Default: `() => new Date()`. */
+  now?: () => Date;
+}
+
+/** The in-process tool-loop breaker. */
+export interface ToolLoop {
+  readonly location: string;
+  readonly threshold: number;
+  readonly failureThreshold: number;
+  /** PreToolUse. Never throws: any failure allows the call (fail open) with a warning. */
+  pre(input: ToolHookInput): Promise<ToolLoopResult>;
+  /** PostToolUse. Never throws: any failure prints nothing (fail open) with a warning. */
+  post(input: ToolHookInput): Promise<ToolLoopResult>;
+  /** Forgets one session's history, or every session's; returns how many histories were deleted. */
+  reset(sessionId?: string): Promise<number>;
+  /** One session's history, or every session's (expired ones are reported without state). */
+  status(sessionId?: string): Promise<ToolLoopSessionStatus[]>;
+  /** Deletes the histories untouched for 24 h (and unusable ones); returns how many. Runs by itself hourly. */
+  sweep(): Promise<number>;
+}
+
+/** `<home>/tool-loop`. */
+export function defaultToolLoopDir(home: string): string {
+  return path.join(home, 'tool-loop');
+}
+
+function checkCount(value: number, what: string, min: number): number {
+  if (!Number.isSafeInteger(value) || value < min) throw new RangeError(`${what} must be an integer >= ${min}, got ${value}`);
+  return value;
+}
+
+/**
+ * Creates a tool-loop breaker.
+ *
+ * @example
+ * const loop = createToolLoop({ store: new MemoryToolLoopStore(), threshold: 3 });
+ * const r = await loop.pre({ session_id: 's1', tool_name: 'Bash', tool_input: { command: 'make' } });
+ * if (r.action === 'deny') console.log(r.output); // the PreToolUse deny answer
+ */
+export function createToolLoop(options: ToolLoopOptions = {}): ToolLoop {
+  const threshold = checkCount(options.threshold ?? DEFAULT_REPEAT_THRESHOLD, 'threshold', 2);
+  const failureThreshold = checkCount(options.failureThreshold ?? DEFAULT_FAILURE_THRESHOLD, 'failureThreshold', 1);
+  const now = options.now ?? (() => new Date());
+  const store =
+    options.store ??
+    new FileToolLoopStore(
+      options.dir ??
+        defaultToolLoopDir(
+          resolveHermesHome({ home: options.home, profile: options.profile, env: options.env ?? process.env, homedir: os.homedir() }).home,
+        ),
+    );
+
+  /** Deletes expired and unusable histories; reads each first so live ones are never rewritten. */
+  async function sweep(nowMs: number): Promise<number> {
+    let deleted = 0;
+    for (const s of await store.sessions()) {
+      const read = await s.read().catch(() => undefined);
+      if (!read || !isStale(read.value, nowMs)) continue;
+      const gone = await s.update((cur) =>
+        isStale(cur.value, nowMs) ? { next: undefined, result: cur.value !== undefined || cur.problem !== undefined } : { next: cur.value, result: false },
+      );
+      if (gone) deleted++;
+    }
+    return deleted;
+  }
+
+  /** Expired, or unusable (a history nobody can use again). */
+  function isStale(value: unknown, nowMs: number): boolean {
+    if (value === undefined) return true;
+    const v = value as Partial<ToolLoopState> | null;
+    return typeof v?.updatedAt !== 'string' || isExpired(v.updatedAt, nowMs);
+  }
+
+  /** The hourly sweep, on the back of a hook call; its own failures are only warnings. */
+  async function maybeSweep(nowMs: number, warnings: string[]): Promise<void> {
+    try {
+      const record = store.sweepRecord();
+      const last = await record.read();
+      if (!sweepDue((last.value as { lastSweep?: unknown } | undefined)?.lastSweep, nowMs)) return;
+      const due = await record.update((cur) => {
+        const again = sweepDue((cur.value as { lastSweep?: unknown } | undefined)?.lastSweep, nowMs);
+        return { next: again ? { lastSweep: new Date(nowMs).toISOString() } : cur.value, result: again };
+      });
+      if (due) await sweep(nowMs);
+    } catch (err) {
+      warnings.push(`cannot remove expired tool-loop histories in ${store.location}: ${errorMessage(err)}`);
+    }
+  }
+
+  async function run(event: 'pre' | 'post', payload: ToolHookInput): Promise<ToolLoopResult> {
+    const parsed = parseToolCall(payload);
+    if (!parsed.ok) return { action: 'allow', why: 'malformed-input', warnings: [`${parsed.problem}; the call is not counted`] };
+    const call = parsed.value;
+    let signature: string | undefined;
+    if (event === 'pre') {
+      try {
+        signature = callSignature(call.tool, call.input);
+      } catch (err) {
+        return { action: 'allow', why: 'malformed-input', session: call.session, warnings: [`cannot fingerprint tool_input (${errorMessage(err)}); the call is not counted`] };
+      }
+    }
+    const nowMs = now().getTime();
+    if (!Number.isFinite(nowMs)) throw new RangeError('the clock returned an invalid date');
+    const warnings: string[] = [];
+    let result: ToolLoopResult;
+    try {
+      result = await store.session(call.session).update((current) => {
+        if (current.problem) warnings.push(current.problem);
+        const read = parseToolLoopState(current.value, call.session, nowMs);
+        if (read.problem) warnings.push(`${read.problem} (${store.location}, session ${JSON.stringify(call.session)})`);
+        if (event === 'pre') {
+          const { decision, next } = decidePre(read.state, { tool: call.tool, signature }, threshold, nowMs);
+          const r: ToolLoopResult = { action: decision.action, why: decision.action === 'deny' ? 'repeated' : 'counted', session: call.session, count: decision.count, state: next, warnings };
+          if (decision.action === 'deny') r.output = denyOutput(decision.reason);
+          return { next, result: r };
+        }
+        const { decision, next } = decidePost(read.state, call, failureThreshold, nowMs);
+        const r: ToolLoopResult = { action: decision.action, why: decision.action === 'block' ? 'failing' : 'counted', session: call.session, count: decision.failures, state: next, warnings };
+        if (decision.action === 'block') r.output = blockOutput(decision.reason);
+        return { next, result: r };
+      });
+    } catch (err) {
+      // The count could not be kept: never deny or block on a count that was not saved.
+      warnings.push(`cannot update the tool-loop history in ${store.location}: ${errorMessage(err)}; the call is allowed`);
+      return { action: 'allow', why: 'state-error', session: call.session, warnings };
+    }
+    await maybeSweep(nowMs, warnings);
+    return result;
+  }
+
+  async function safely(event: 'pre' | 'post', input: ToolHookInput): Promise<ToolLoopResult> {
+    try {
+      return await run(event, input);
+    } catch (err) {
+      return { action: 'allow', why: 'internal-error', warnings: [`internal error: ${errorMessage(err)}; the call is allowed`] };
+    }
+  }
+
+  async function describe(s: StateStore, nowMs: number, sessionId?: string): Promise<ToolLoopSessionStatus> {
+    const out: ToolLoopSessionStatus = { location: s.location };
+    const read = await s.read();
+    const value = read.value as Partial<ToolLoopState> | undefined;
+    const session = sessionId ?? (typeof value?.session === 'string' ? value.session : undefined);
+    if (session !== undefined) out.session = session;
+    if (read.problem) out.problem = read.problem;
+    else if (value === undefined) return out;
+    else if (session === undefined || value.session !== session) out.problem = 'the history is not in the expected shape';
+    else if (typeof value.updatedAt === 'string' && isExpired(value.updatedAt, nowMs)) out.problem = 'expired (untouched for 24 h)';
+    else {
+      const parsed = parseToolLoopState(value, session, nowMs);
+      if (parsed.problem) out.problem = parsed.problem;
+      else out.state = parsed.state;
+    }
+    return out;
+  }
+
+  return {
+    location: store.location,
+    threshold,
+    failureThreshold,
+    pre: (input) => safely('pre', input),
+    post: (input) => safely('post', input),
+    async reset(sessionId) {
+      const targets = sessionId === undefined ? await store.sessions() : [store.session(sessionId)];
+      let deleted = 0;
+      for (const s of targets) {
+        const had = await s.read().then((r) => r.value !== undefined || r.problem !== undefined, () => true);
+        if (!had) continue;
+        // Under the lock, so a hook updating this session at this moment cannot write it back afterwards.
+        if (await s.update((cur) => ({ next: undefined, result: cur.value !== undefined || cur.problem !== undefined }))) deleted++;
+      }
+      return deleted;
+    },
+    async status(sessionId) {
+      const nowMs = now().getTime();
+      if (sessionId !== undefined) return [await describe(store.session(sessionId), nowMs, sessionId)];
+      const out: ToolLoopSessionStatus[] = [];
+      for (const s of await store.sessions()) out.push(await describe(s, nowMs));
+      return out;
+    },
+    sweep: () => sweep(now().getTime()),
+  };
+}

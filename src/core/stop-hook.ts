@@ -1,0 +1,181 @@
+/**
+ * The stop-hook state machine: pure functions over the run marker and the Stop hook's input.
+ * No I/O and no clock: the decision depends only on the marker and the input.
+ */
+
+/** Default number of consecutive blocks without progress before the stop is allowed. */
+export const DEFAULT_MAX_BLOCKS = 5;
+/** Claude Code ends a turn itself after about this many consecutive Stop-hook blocks. */
+export const HARNESS_BLOCK_CAP = 8;
+
+/**
+ * The run marker, `<home>/stop-hook/marker.json` by default. Fields this version does not know are kept when
+ * the marker is rewritten.
+ */
+export interface StopMarker {
+  /** Items the run still has to do; the hook never holds a session when this is 0 or below. */
+  remaining: number;
+  /** A counter the orchestrator advances after each verified step (`stop-hook heartbeat`). */
+  heartbeat: number;
+  /** When set, only this session is ever held; every other session may stop. */
+  ownerSession?: string;
+  /** Consecutive blocks since the last progress. */
+  blocks: number;
+  /** `heartbeat` at the last decision. */
+  seenHeartbeat?: number;
+  /** `remaining` at the last decision. */
+  seenRemaining?: number;
+  [field: string]: unknown;
+}
+
+/** The parts of a Stop hook's input the decision uses. */
+export interface StopInput {
+  sessionId?: string;
+  /** `stop_hook_active`; missing counts as true. */
+  stopHookActive?: boolean;
+  /** `hook_event_name`, when given. */
+  event?: string;
+}
+
+export type StopDecision =
+  /** Let the session stop and print nothing. */
+  | { action: 'allow'; why: 'no-marker' | 'finished' | 'not-owner' | 'other-event' }
+  /** Keep the session working: save `next`, print `{"decision": "block", "reason"}`. */
+  | { action: 'block'; why: 'blocked'; reason: string; next: StopMarker }
+  /** The cap was reached: save `next` (blocks reset) and let the session stop with a `systemMessage`. */
+  | { action: 'release'; why: 'cap-reached'; message: string; next: StopMarker };
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
+
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function optionalInteger(obj: Record<string, unknown>, key: string, min?: number): number | undefined | Error {
+  const v = obj[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || (min !== undefined && v < min)) {
+    return new Error(`'${key}' must be ${min === 0 ? 'a whole number >= 0' : 'an integer'}`);
+  }
+  return v;
+}
+
+/**
+ * Validates a marker read from disk. `remaining` is required; `heartbeat` and `blocks` default to 0; a null or
+ * empty `ownerSession` means no owner. A wrongly typed known field makes the whole marker corrupt.
+ */
+export function parseMarker(value: unknown): Parsed<StopMarker> {
+  if (!isPlainObject(value)) return { ok: false, problem: 'the run marker is not a JSON object' };
+  const remaining = optionalInteger(value, 'remaining');
+  if (remaining === undefined) return { ok: false, problem: "the run marker has no 'remaining' count" };
+  const heartbeat = optionalInteger(value, 'heartbeat');
+  const blocks = optionalInteger(value, 'blocks', 0);
+  const seenHeartbeat = optionalInteger(value, 'seenHeartbeat');
+  const seenRemaining = optionalInteger(value, 'seenRemaining');
+  for (const v of [remaining, heartbeat, blocks, seenHeartbeat, seenRemaining]) {
+    if (v instanceof Error) return { ok: false, problem: `the run marker is invalid: ${v.message}` };
+  }
+  const owner = value.ownerSession;
+  if (owner !== undefined && owner !== null && typeof owner !== 'string') {
+    return { ok: false, problem: "the run marker is invalid: 'ownerSession' must be a string" };
+  }
+  const marker: StopMarker = {
+    ...value,
+    remaining: remaining as number,
+    heartbeat: (heartbeat as number | undefined) ?? 0,
+    blocks: (blocks as number | undefined) ?? 0,
+  };
+  if (seenHeartbeat === undefined) delete marker.seenHeartbeat;
+  if (seenRemaining === undefined) delete marker.seenRemaining;
+  if (typeof owner !== 'string' || owner === '') delete marker.ownerSession;
+  return { ok: true, value: marker };
+}
+
+function optionalString(obj: Record<string, unknown>, key: string): string | undefined | Error {
+  const v = obj[key];
+  if (v === undefined || v === null) return undefined;
+  return typeof v === 'string' ? v : new Error(`'${key}' must be a string`);
+}
+
+/** Validates the Stop hook's JSON input (`session_id`, `stop_hook_active`, `hook_event_name`, ...). */
+export function parseStopInput(payload: unknown): Parsed<StopInput> {
+  if (!isPlainObject(payload)) return { ok: false, problem: 'the hook input is not a JSON object' };
+  const sessionId = optionalString(payload, 'session_id');
+  const event = optionalString(payload, 'hook_event_name');
+  for (const v of [sessionId, event, optionalString(payload, 'transcript_path'), optionalString(payload, 'cwd')]) {
+    if (v instanceof Error) return { ok: false, problem: `the hook input is invalid: ${v.message}` };
+  }
+  const active = payload.stop_hook_active;
+  if (active !== undefined && active !== null && typeof active !== 'boolean') {
+    return { ok: false, problem: "the hook input is invalid: 'stop_hook_active' must be true or false" };
+  }
+  const input: StopInput = {};
+  if (typeof sessionId === 'string' && sessionId !== '') input.sessionId = sessionId;
+  if (typeof active === 'boolean') input.stopHookActive = active;
+  if (typeof event === 'string') input.event = event;
+  return { ok: true, value: input };
+}
+
+/** The reason shown to the model when the stop is blocked. */
+export function blockReason(remaining: number): string {
+  return `${remaining} items remain: continue with the next one`;
+}
+
+/** The message shown when the cap releases the stop: why it paused and how to resume. */
+export function releaseMessage(marker: StopMarker, maxBlocks: number): string {
+  return (
+    `hermes-janitor stop-hook: paused the run after ${maxBlocks} consecutive stops with no progress ` +
+    `(no heartbeat, ${marker.remaining} items still remain). To resume, ask the agent to continue ` +
+    `(the hook holds it again) or run 'hermes-janitor stop-hook heartbeat' after the next verified step; ` +
+    `'hermes-janitor stop-hook disarm' ends the run.`
+  );
+}
+
+/** True when the orchestrator reported progress since the last decision. */
+export function madeProgress(marker: StopMarker): boolean {
+  return (
+    (marker.seenHeartbeat !== undefined && marker.heartbeat !== marker.seenHeartbeat) ||
+    (marker.seenRemaining !== undefined && marker.remaining < marker.seenRemaining)
+  );
+}
+
+/**
+ * Decides one stop. `marker` is the validated marker (undefined when there is none or it is unusable).
+ * Rules, in order: no marker, `remaining <= 0` or another session than the owner: allow; progress since the last
+ * decision or `stop_hook_active: false`: blocks restart at 0; `blocks < maxBlocks`: block (blocks + 1);
+ * otherwise release the stop with a message and reset blocks.
+ */
+export function decideStop(marker: StopMarker | undefined, input: StopInput, maxBlocks: number): StopDecision {
+  if (input.event !== undefined && input.event !== 'Stop') return { action: 'allow', why: 'other-event' };
+  if (!marker) return { action: 'allow', why: 'no-marker' };
+  if (marker.remaining <= 0) return { action: 'allow', why: 'finished' };
+  if (marker.ownerSession !== undefined && marker.ownerSession !== input.sessionId) {
+    return { action: 'allow', why: 'not-owner' };
+  }
+  const reset = madeProgress(marker) || input.stopHookActive === false;
+  const blocks = reset ? 0 : marker.blocks;
+  const seen = { seenHeartbeat: marker.heartbeat, seenRemaining: marker.remaining };
+  if (blocks < maxBlocks) {
+    return { action: 'block', why: 'blocked', reason: blockReason(marker.remaining), next: { ...marker, blocks: blocks + 1, ...seen } };
+  }
+  return { action: 'release', why: 'cap-reached', message: releaseMessage(marker, maxBlocks), next: { ...marker, blocks: 0, ...seen } };
+}
+
+/** A fresh marker for `stop-hook arm`: counters at 0, nothing seen yet but the current values. */
+export function armMarker(remaining: number, ownerSession?: string): StopMarker {
+  const marker: StopMarker = { remaining, heartbeat: 0, blocks: 0, seenHeartbeat: 0, seenRemaining: remaining };
+  if (ownerSession !== undefined && ownerSession !== '') marker.ownerSession = ownerSession;
+  return marker;
+}
+
+/** `stop-hook heartbeat`: the counter + 1, and the new `remaining` when given. Other fields are kept. */
+export function heartbeatMarker(marker: StopMarker, remaining?: number): StopMarker {
+  return { ...marker, heartbeat: marker.heartbeat + 1, remaining: remaining ?? marker.remaining };
+}
+
+/** The harness's JSON answer for a decision (undefined: print nothing). */
+export function stopHookOutput(decision: StopDecision): { decision: 'block'; reason: string } | { systemMessage: string } | undefined {
+  if (decision.action === 'block') return { decision: 'block', reason: decision.reason };
+  if (decision.action === 'release') return { systemMessage: decision.message };
+  return undefined;
+}

@@ -1,0 +1,84 @@
+/**
+ * hermes-janitor as a library: `import { ... } from "hermes-janitor"`.
+ *
+ * Every breaker has the same shape: `createX(options)` returns an object with one async method per CLI verb.
+ * The options always accept
+ * - `store`: where the state lives (a {@link StateStore}; file-backed under the hermes home by default, a
+ *   {@link MemoryStateStore} or your own implementation otherwise),
+ * - `home` / `profile` / `env`: how the default file location is found (as the CLI's `--home`/`--profile`),
+ * - `now`: the clock (`() => Date`),
+ * plus the breaker's own thresholds. Hook decisions (`decide`, `pre`, `post`) never throw: like the CLI they fail
+ * open and report warnings in the result. Management verbs (`arm`, `reset`, ...) throw on I/O errors.
+ *
+ * @packageDocumentation
+ */
+
+// ---- State stores ------------------------------------------------------------------------------------------
+
+export {
+  /** A JSON state file: atomic writes (temp file + rename), mode 0600 in 0700 directories, serialised updates. */
+  FileStateStore,
+  /** State kept in memory (tests, or a long-lived harness process). */
+  MemoryStateStore,
+  /** Thrown by `FileStateStore.update` when another process holds the lock for too long. */
+  StateLockTimeout,
+  type FileStateStoreOptions,
+  type StateRead,
+  type StateStore,
+  type StateUpdate,
+} from './adapters/state-file.js';
+
+/** Resolves the hermes home like the CLI: `home`, else `$HERMES_HOME`, else `~/.hermes`; `profile` selects `<root>/profiles/<name>`. */
+export { type HermesHome, type HomeInputs, resolveHermesHome } from './core/hermes-home.js';
+
+// ---- Agent loop breakers (hooks) ----------------------------------------------------------------------------
+
+export {
+  /** Stop-hook breaker: keeps a multi-step run going while items remain, but never spins forever. */
+  createStopHook,
+  /** `<home>/stop-hook/marker.json`. */
+  defaultMarkerPath,
+  DEFAULT_MAX_BLOCKS,
+  type StopHook,
+  type StopHookInput,
+  type StopHookOptions,
+  type StopHookOutput,
+  type StopHookResult,
+  type StopHookStatus,
+  type StopHookWhy,
+  type StopMarker,
+} from './breakers/stop-hook.js';
+
+export {
+  /** Tool-loop breaker: denies the n-th identical call in a row, reports a tool failing n times in a row. */
+  createToolLoop,
+  /** `<home>/tool-loop`. */
+  defaultToolLoopDir,
+  /** Histories as files in a directory (the default). */
+  FileToolLoopStore,
+  /** Histories in memory. */
+  MemoryToolLoopStore,
+  /** Canonical JSON: keys sorted at every depth, no insignificant whitespace. */
+  canonicalJson,
+  /** A call's signature: the tool name and the SHA-256 of its canonical input. */
+  callSignature,
+  /** Whether a tool response counts as a failure. */
+  isFailure,
+  DEFAULT_FAILURE_THRESHOLD,
+  DEFAULT_REPEAT_THRESHOLD,
+  SESSION_TTL_MS,
+  type ToolHookInput,
+  type ToolLoop,
+  type ToolLoopOptions,
+  type ToolLoopOutput,
+  type ToolLoopResult,
+  type ToolLoopSessionStatus,
+  type ToolLoopState,
+  type ToolLoopStore,
+  type ToolLoopWhy,
+} from './breakers/tool-loop.js';
+
+// ---- Gateway loop breakers and the reaper ---------------------------------------------------------------------
+// LEAD: add `createRestartGuard`, `createStuckSessions`, `scanLifecycle` (or `createLifecycleScan`) and the reaper
+// here, in the same shape: `createX({ store?, home?, profile?, env?, now?, ...thresholds })` returning an object
+// with one async method per CLI verb, each documented with TSDoc.
