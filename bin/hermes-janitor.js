@@ -1,10 +1,29 @@
 #!/usr/bin/env node
-// Thin entry: the CLI lives in dist/cli/main.js; this file only hands over argv and exits with its code.
-let main;
-try {
-  ({ main } = await import('../dist/cli/main.js'));
-} catch (err) {
-  process.stderr.write(`hermes-janitor: cannot load the built CLI (${err?.code ?? err?.message}); run 'npm run build' first\n`);
+'use strict';
+// Thin entry. CommonJS on purpose (bin/package.json): hooks run on every tool call and shell start-up files on
+// every prompt, and a CommonJS entry plus one bundled file (dist/fast-path.cjs) starts much faster than the
+// ES module graph. When no fast path applies, the CLI proper (dist/cli/main.js) runs and decides the exit code.
+const argv = process.argv.slice(2);
+
+function missingBuild(err) {
+  process.stderr.write(`hermes-janitor: cannot load the built CLI (${(err && (err.code || err.message)) || err}); run 'npm run build' first\n`);
   process.exit(1);
 }
-process.exit(await main(process.argv.slice(2)));
+
+(async () => {
+  let fast;
+  try {
+    fast = require('../dist/fast-path.cjs');
+  } catch (err) {
+    missingBuild(err);
+  }
+  const quick = await fast.runFastPath(argv);
+  if (quick !== undefined) process.exit(quick);
+  let main;
+  try {
+    ({ main } = await import('../dist/cli/main.js'));
+  } catch (err) {
+    missingBuild(err);
+  }
+  process.exit(await main(argv, undefined, { fastPathTried: true }));
+})();

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../util/sha256.js';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
@@ -31,7 +31,7 @@ export function contextEndpoint(name: string, env: Record<string, string | undef
   const defaultEndpoint = { host: `unix://${DEFAULT_SOCKET}`, socketPath: DEFAULT_SOCKET, context: 'default' };
   if (name === 'default') return defaultEndpoint;
   const dir = dockerConfigDir(env, homedir);
-  const digest = createHash('sha256').update(name).digest('hex');
+  const digest = sha256Hex(name);
   const meta = readJson(path.join(dir, 'contexts', 'meta', digest, 'meta.json')) as
     | { Endpoints?: { docker?: { Host?: unknown; SkipTLSVerify?: unknown } } }
     | undefined;

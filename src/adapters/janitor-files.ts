@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../util/sha256.js';
 import { closeSync, constants, promises as fs, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { formatMatcher, type Selection } from '../core/selection.js';
@@ -11,7 +11,7 @@ export function logFile(home: string): string {
   return path.join(home, 'logs', 'janitor.log');
 }
 
-const digest = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 24);
+const digest = (s: string) => sha256Hex(s).slice(0, 24);
 
 /** One reap at a time per home and engine. */
 export function reapLockPath(home: string, host: string): string {

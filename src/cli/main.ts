@@ -11,8 +11,6 @@ interface CommandEntry {
   aliases?: string[];
   summary: string;
   load: () => Promise<CommandModule>;
-  /** A hook: a plain invocation runs without loading commander (see cli/hook-input.ts). */
-  hook?: boolean;
 }
 
 const COMMANDS: CommandEntry[] = [
@@ -21,9 +19,9 @@ const COMMANDS: CommandEntry[] = [
   { name: 'restart-guard', summary: 'rolling-window breaker for restart-interrupted gateway boots', load: () => import('./commands/restart-guard.js') },
   { name: 'lifecycle-scan', summary: 'refuse scheduled commands that restart or kill the gateway', load: () => import('./commands/lifecycle-scan.js') },
   { name: 'stuck-sessions', summary: 'suspend sessions that stay active across restarts', load: () => import('./commands/stuck-sessions.js') },
-  { name: 'stop-hook', summary: 'Stop hook: keep a multi-step run going, never spin forever', load: () => import('./commands/stop-hook.js'), hook: true },
+  { name: 'stop-hook', summary: 'Stop hook: keep a multi-step run going, never spin forever', load: () => import('./commands/stop-hook.js') },
   { name: 'shell-init', summary: 'print the shell start-up snippet (bash, zsh, fish)', load: () => import('./commands/shell-init.js') },
-  { name: 'tool-loop', summary: 'PreToolUse/PostToolUse hooks: stop repeated or failing tool calls', load: () => import('./commands/tool-loop.js'), hook: true },
+  { name: 'tool-loop', summary: 'PreToolUse/PostToolUse hooks: stop repeated or failing tool calls', load: () => import('./commands/tool-loop.js') },
 ];
 
 /** Global options that take a value (so the scan for the subcommand skips their values). */
@@ -75,24 +73,20 @@ function buildProgram(ctx: Context, { Command }: Commander, exitCodesHelp: strin
   return program;
 }
 
+export interface MainOptions {
+  /** bin/ already ran the start-up fast path (dist/fast-path.cjs) and it did not apply. */
+  fastPathTried?: boolean;
+}
+
 /** Runs the CLI and returns the exit code. The only place that decides how the process ends. */
-export async function main(argv: string[], context?: Context): Promise<number> {
+export async function main(argv: string[], context?: Context, options: MainOptions = {}): Promise<number> {
   const ctx = context ?? processContext(argv);
   const state: RunState = { exitCode: ExitCode.OK };
   let commander: Commander | undefined;
   try {
     const selected = findCommand(argv);
-    if (selected?.name === 'reap' && argv.some((a) => a.startsWith('--once-per'))) {
-      const code = (await import('./once-per-fast-path.js')).oncePerFastPath(argv, ctx);
-      if (code !== undefined) return code;
-    }
-    if (selected?.hook) {
-      // Hooks run on every turn or tool call: a plain hook invocation never loads commander, and in a real
-      // process uses fds 0, 1 and 2 directly rather than setting up the process.stdin/stdout/stderr streams.
-      const fast = await import('./hook-input.js');
-      const code = context
-        ? await fast.runHookFastPath(argv, ctx)
-        : await fast.runHookFastPath(argv, fast.rawStdioContext(ctx), { stdinFd: 0 });
+    if (!options.fastPathTried) {
+      const code = await (await import('./fast-path.js')).runFastPath(argv, context);
       if (code !== undefined) return code;
     }
     commander = await import('commander');
