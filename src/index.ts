@@ -78,7 +78,53 @@ export {
   type ToolLoopWhy,
 } from './breakers/tool-loop.js';
 
-// ---- Gateway loop breakers and the reaper ---------------------------------------------------------------------
-// LEAD: add `createRestartGuard`, `createStuckSessions`, `scanLifecycle` (or `createLifecycleScan`) and the reaper
-// here, in the same shape: `createX({ store?, home?, profile?, env?, now?, ...thresholds })` returning an object
-// with one async method per CLI verb, each documented with TSDoc.
+// ---- Gateway loop breakers -------------------------------------------------------------------------------------
+
+export {
+  /** Restart-loop guard: trips when `max` restart-interrupted boots fall inside the rolling window. */
+  createRestartGuard,
+  /** `<home>/gateway/restart_loop.json`. */
+  restartLoopFile,
+  type RestartGuard,
+  type RestartGuardOptions,
+  type RestartGuardReport,
+  type ClearOutcome,
+} from './breakers/restart-guard.js';
+
+export {
+  /** Stuck-session suspension: counts sessions active at shutdown, suspends those at the threshold on start-up. */
+  createStuckSessions,
+  /** `<home>/.restart_failure_counts`. */
+  restartFailureCountsFile,
+  type StuckSessions,
+  type StuckSessionsOptions,
+} from './breakers/stuck-sessions.js';
+
+export {
+  /** Lifecycle scan: finds commands that would restart or kill the gateway in text or scripts. */
+  createLifecycleScan,
+  /** One-shot scan of texts and scripts. */
+  scanLifecycle,
+  MAX_SCAN_BYTES,
+  type LifecycleScanner,
+  type LifecycleScanOptions,
+  type LifecycleScanInput,
+  type LifecycleScanOutcome,
+} from './breakers/lifecycle-scan.js';
+
+// ---- The reaper ---------------------------------------------------------------------------------------------------
+
+export {
+  /** The in-process reaper (`list` and `reap` without a process start). */
+  createReaper,
+  type Reaper,
+  type ReaperOptions,
+  type SweepCallOptions,
+} from './reaper/api.js';
+export type { FailedEntry, KeptEntry, ListResult, ListedEntry, ReapResult, SweepEntry } from './reaper/sweep.js';
+/** The engine interface the reaper uses; implement it to sweep another engine (or a test double). */
+export type { ContainerDetails, ContainerSummary, EngineClient, ListQuery } from './adapters/engine.js';
+/** The pure policy: `judge` a container's verdict, the threshold, FinishedAt parsing and hermes' label sanitizer. */
+export { judge, thresholdSeconds, type KeepReason, type Verdict } from './core/policy.js';
+export { parseFinishedAt, type FinishedAt } from './core/finished-at.js';
+export { sanitizeLabelValue } from './core/sanitize.js';

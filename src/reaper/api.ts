@@ -1,0 +1,101 @@
+import os from 'node:os';
+import { loadConfig } from '../adapters/config.js';
+import { resolveEngines } from '../adapters/docker-context.js';
+import type { EngineClient } from '../adapters/engine.js';
+import { DEFAULT_CONCURRENCY } from '../defaults.js';
+import { resolveHermesHome } from '../core/hermes-home.js';
+import { thresholdSeconds } from '../core/policy.js';
+import { type Selection, defaultSelection, parseLabelMatcher } from '../core/selection.js';
+import { resolveLifetime } from './settings.js';
+import { type ListResult, type ReapResult, list, reap } from './sweep.js';
+
+export interface ReaperOptions {
+  /** The engine; default: a dockerode client for `host`, else `$DOCKER_HOST` / docker context / the default socket. */
+  engine?: EngineClient;
+  /** Engine address (`unix://`, `tcp://`, `ssh://`) when `engine` is not given. */
+  host?: string;
+  /** Hermes home (default `$HERMES_HOME`, else `~/.hermes`): gives the default profile and `config.yaml`. */
+  home?: string;
+  /** Profile to select; `null` for every profile; default: derived from the home. */
+  profile?: string | null;
+  /** Selector labels (`KEY` or `KEY=VALUE`) instead of `hermes-agent=1`. */
+  labels?: string[];
+  /** Containers with any of these labels are kept (`excluded`). */
+  excludeLabels?: string[];
+  /** The label holding the profile (default `hermes-profile`). */
+  profileLabel?: string;
+  /** Terminal lifetime in seconds (default `$TERMINAL_LIFETIME_SECONDS`, else config.yaml, else 300). */
+  lifetimeSeconds?: number;
+  /** Parallel requests (default 8). */
+  concurrency?: number;
+  /** Environment for home, lifetime and engine resolution (default `process.env`). */
+  env?: Record<string, string | undefined>;
+  /** The clock (default `() => new Date()`). */
+  now?: () => Date;
+}
+
+export interface SweepCallOptions {
+  /** Judge ages as of this instant (default: the clock). */
+  asOf?: Date;
+  /** Stops the sweep; what finished is still returned (`interrupted`). */
+  signal?: AbortSignal;
+}
+
+/** The in-process reaper: the same selection, policy and removal rules as `hermes-janitor list` / `reap`. */
+export interface Reaper {
+  /** The threshold in seconds that `list` and `reap` use. */
+  threshold(): Promise<number>;
+  /** Every selected container in any state, with the verdict `reap` would reach. */
+  list(options?: SweepCallOptions): Promise<ListResult & { thresholdSeconds: number; asOf: Date }>;
+  /** Removes (never forced) the exited containers older than the threshold; `dryRun` removes nothing. */
+  reap(options?: SweepCallOptions & { dryRun?: boolean }): Promise<ReapResult & { thresholdSeconds: number; asOf: Date }>;
+}
+
+/**
+ * Creates an in-process reaper.
+ *
+ * @example
+ * const reaper = createReaper({ profile: 'work', lifetimeSeconds: 0 });
+ * const { removed, failed } = await reaper.reap();
+ */
+export function createReaper(options: ReaperOptions = {}): Reaper {
+  const env = options.env ?? process.env;
+  const now = options.now ?? (() => new Date());
+  const home = resolveHermesHome({ home: options.home, env, homedir: os.homedir() });
+  const selection: Selection = defaultSelection(options.profile === undefined ? home.profile : options.profile);
+  if (options.labels?.length) selection.selectors = options.labels.map((l) => parseLabelMatcher(l));
+  if (options.excludeLabels?.length) selection.exclude = options.excludeLabels.map((l) => parseLabelMatcher(l));
+  if (options.profileLabel) selection.profileLabel = options.profileLabel;
+  let engine: Promise<EngineClient> | undefined;
+  const getEngine = () =>
+    (engine ??= options.engine
+      ? Promise.resolve(options.engine)
+      : import('../adapters/dockerode-engine.js').then(({ createDockerodeEngine }) =>
+          createDockerodeEngine(resolveEngines(options.host ? [options.host] : undefined, undefined, env, os.homedir())[0]!),
+        ));
+  let threshold: Promise<number> | undefined;
+  const getThreshold = () =>
+    (threshold ??= (async () => {
+      const lifetime = resolveLifetime(options.lifetimeSeconds, env, await loadConfig(home.home));
+      return thresholdSeconds(lifetime.value);
+    })());
+  const base = async (o: SweepCallOptions) => ({
+    engine: await getEngine(),
+    selection,
+    thresholdSeconds: await getThreshold(),
+    asOf: o.asOf ?? now(),
+    concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+    ...(o.signal ? { signal: o.signal } : {}),
+  });
+  return {
+    threshold: getThreshold,
+    async list(o = {}) {
+      const req = await base(o);
+      return { ...(await list(req)), thresholdSeconds: req.thresholdSeconds, asOf: req.asOf };
+    },
+    async reap(o = {}) {
+      const req = await base(o);
+      return { ...(await reap({ ...req, dryRun: Boolean(o.dryRun) })), thresholdSeconds: req.thresholdSeconds, asOf: req.asOf };
+    },
+  };
+}
