@@ -22,6 +22,19 @@ PODMAN_LOG=/tmp/hermes-janitor-podman.log
 say() { echo "engine: $*" >&2; }
 die() { echo "engine: $*" >&2; exit 1; }
 
+# wait_until CHECK NAME LOG: polls CHECK every 0.25 s for up to $WAIT seconds; fails with the log's tail.
+wait_until() {
+  local i=0
+  until "$1"; do
+    i=$((i + 1))
+    if [ "$i" -ge $((WAIT * 4)) ]; then
+      tail -n 20 "$3" >&2 || true
+      die "$2 did not answer within ${WAIT}s (log: $3)"
+    fi
+    sleep 0.25
+  done
+}
+
 engine_up() { docker version --format '{{.Server.Version}}' >/dev/null 2>&1; }
 
 install_engine() {
@@ -48,15 +61,7 @@ start_daemon() {
       setsid dockerd --host "unix://$SOCK" >"$LOG" 2>&1 < /dev/null &
       echo $! > "$PIDFILE"
     fi
-    local i=0
-    until engine_up; do
-      i=$((i + 1))
-      if [ "$i" -ge $((WAIT * 4)) ]; then
-        tail -n 20 "$LOG" >&2 || true
-        die "dockerd did not answer within ${WAIT}s (log: $LOG)"
-      fi
-      sleep 0.25
-    done
+    wait_until engine_up dockerd "$LOG"
   fi
   say "engine up: $(docker version --format 'server {{.Server.Version}}, API {{.Server.APIVersion}}')"
 }
@@ -82,15 +87,7 @@ start_podman() {
       setsid podman system service --time=0 "unix://$PODMAN_SOCK" >"$PODMAN_LOG" 2>&1 < /dev/null &
       echo $! > "$PODMAN_PIDFILE"
     fi
-    local i=0
-    until podman_up; do
-      i=$((i + 1))
-      if [ "$i" -ge $((WAIT * 4)) ]; then
-        tail -n 20 "$PODMAN_LOG" >&2 || true
-        die "podman did not answer within ${WAIT}s (log: $PODMAN_LOG)"
-      fi
-      sleep 0.25
-    done
+    wait_until podman_up podman "$PODMAN_LOG"
   fi
   say "podman up: $(DOCKER_HOST="unix://$PODMAN_SOCK" docker version --format 'server {{.Server.Version}}, API {{.Server.APIVersion}}')"
   if ! podman image exists "$IMAGE"; then
