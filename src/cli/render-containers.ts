@@ -69,6 +69,14 @@ export function sweepEventToNdjson(ctx: Context, ev: SweepEvent): void {
   }
 }
 
+/** Where sweep events go: the spinner, and NDJSON lines with `--log-format json`. */
+export function eventSink(ctx: Context, progress: Progress, logFormat: 'text' | 'json'): (ev: SweepEvent) => void {
+  return (ev) => {
+    progress.tick(ev);
+    if (logFormat === 'json') sweepEventToNdjson(ctx, ev);
+  };
+}
+
 /** A spinner on stderr, only when it is a terminal and output is for humans. */
 export interface Progress {
   tick(ev: SweepEvent): void;

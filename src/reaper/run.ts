@@ -1,4 +1,5 @@
 import type { EngineClient } from '../adapters/engine.js';
+import { ExitCode } from '../errors.js';
 import { type Interruption } from './sweep.js';
 
 /** How one engine fared in a run (`hosts` in JSON output). */
@@ -13,6 +14,12 @@ export interface AcrossEngines<R> {
   results: R[];
   hosts: HostOutcome[];
   timedOut: boolean;
+}
+
+/** Exit code of a sweep across engines: 3 if timed out or any engine unreachable, else 1 if anything failed, else 0. */
+export function sweepExitCode(across: AcrossEngines<unknown>, failures: number): number {
+  if (across.timedOut || across.hosts.some((h) => !h.reachable)) return ExitCode.ENGINE;
+  return failures > 0 ? ExitCode.FAILED : ExitCode.OK;
 }
 
 /**

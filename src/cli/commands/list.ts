@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { ExitCode } from '../../errors.js';
-import { acrossEngines } from '../../reaper/run.js';
+import { acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { list } from '../../reaper/sweep.js';
 import {
   type EngineCommandOptions, addEngineOptions, connectEngines, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
-import { byHostAndName, hostProblems, ndjsonEvent, renderTable, startProgress, sweepEventToNdjson } from '../render-containers.js';
+import { byHostAndName, eventSink, hostProblems, ndjsonEvent, renderTable, startProgress } from '../render-containers.js';
 import { type RunState, action, writeJson } from '../shared.js';
 
 export function register(program: Command, ctx: Context, state: RunState): void {
@@ -31,18 +31,13 @@ export function register(program: Command, ctx: Context, state: RunState): void 
           asOf: policy.asOf,
           concurrency: opts.concurrency,
           ...(signal ? { signal } : {}),
-          onEvent: (ev) => {
-            progress.tick(ev);
-            if (opts.logFormat === 'json') sweepEventToNdjson(ctx, ev);
-          },
+          onEvent: eventSink(ctx, progress, opts.logFormat),
         }),
       );
       progress.stop();
       const containers = across.results.flatMap((r) => r.containers).sort(byHostAndName);
       const failed = across.results.flatMap((r) => r.failed).sort(byHostAndName);
-      const code = across.timedOut || across.hosts.some((h) => !h.reachable)
-        ? ExitCode.ENGINE
-        : failed.length ? ExitCode.FAILED : ExitCode.OK;
+      const code = sweepExitCode(across, failed.length);
       const summary = {
         asOf: policy.asOf.toISOString(),
         thresholdSeconds: policy.threshold,

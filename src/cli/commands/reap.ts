@@ -7,14 +7,14 @@ import { parseDuration } from '../../core/parse-args.js';
 import { thresholdSeconds } from '../../core/policy.js';
 import { ExitCode, JanitorError, UsageError, errorMessage } from '../../errors.js';
 import { type ReapPlan, buildPlan, parsePlan, planDisagreements, planSelection } from '../../reaper/plan.js';
-import { acrossEngines } from '../../reaper/run.js';
+import { acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { reaperDisabled } from '../../reaper/settings.js';
 import { type KeptEntry, reap } from '../../reaper/sweep.js';
 import { resolveEngines } from '../../adapters/docker-context.js';
 import {
   type EngineCommandOptions, type EngineTargets, addEngineOptions, connectEngines, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
-import { byHostAndName, hostProblems, ndjsonEvent, reapLine, relativeFinished, startProgress, sweepEventToNdjson } from '../render-containers.js';
+import { byHostAndName, eventSink, hostProblems, ndjsonEvent, reapLine, relativeFinished, startProgress, sweepEventToNdjson } from '../render-containers.js';
 import { type RunState, action, optionParser, writeJson } from '../shared.js';
 
 interface ReapOptions extends EngineCommandOptions {
@@ -147,7 +147,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promi
         const who = holder ? `pid ${holder.pid} on ${holder.host} since ${holder.acquiredAt}` : 'another process';
         if (opts.wait && signal?.aborted) {
           if (opts.json) writeJson(ctx, { skipped: 'locked', timedOut: true, holder, hosts: hostList() });
-          else if (!opts.quiet || !opts.failOpen) ctx.stderr.write(`hermes-janitor: timed out waiting for another reap of ${e.host} (${who})\n`);
+          else if (!(opts.quiet && opts.failOpen)) ctx.stderr.write(`hermes-janitor: timed out waiting for another reap of ${e.host} (${who})\n`);
           return opts.failOpen ? ExitCode.OK : ExitCode.ENGINE;
         }
         if (opts.json) writeJson(ctx, { skipped: 'locked', holder, hosts: hostList() });
@@ -163,7 +163,6 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promi
     const engines = await connectEngines(endpoints);
     const human = !opts.json && opts.logFormat === 'text';
     const progress = await startProgress(ctx, human && !opts.quiet, dryRun ? 'Checking' : 'Reaping');
-    const planned = plan ? new Set(plan.containers.map((c) => c.id)) : undefined;
     const across = await acrossEngines(engines, (engine) =>
       reap({
         engine,
@@ -172,12 +171,9 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promi
         asOf: policy.asOf,
         concurrency: opts.concurrency,
         dryRun,
-        ...(planned ? { onlyIds: new Set(plan!.containers.filter((c) => c.host === engine.host).map((c) => c.id)) } : {}),
+        ...(plan ? { onlyIds: new Set(plan.containers.filter((c) => c.host === engine.host).map((c) => c.id)) } : {}),
         ...(signal ? { signal } : {}),
-        onEvent: (ev) => {
-          progress.tick(ev);
-          if (opts.logFormat === 'json') sweepEventToNdjson(ctx, ev);
-        },
+        onEvent: eventSink(ctx, progress, opts.logFormat),
       }),
     );
     progress.stop();
@@ -221,8 +217,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promi
       });
     }
 
-    const unreachable = across.hosts.some((h) => !h.reachable);
-    const code = across.timedOut || unreachable ? ExitCode.ENGINE : failed.length ? ExitCode.FAILED : ExitCode.OK;
+    const code = sweepExitCode(across, failed.length);
     const summary = { dryRun, asOf: policy.asOf.toISOString(), thresholdSeconds: policy.threshold, profile: selection.profile };
     if (opts.json) {
       writeJson(ctx, { ...summary, removed, kept, failed, hosts: across.hosts, timedOut: across.timedOut, ...(opts.planOut ? { planOut: opts.planOut } : {}) });
