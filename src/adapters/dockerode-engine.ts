@@ -40,10 +40,27 @@ export async function createDockerodeEngine(
       host: endpoint.hostname ?? 'localhost',
       port: endpoint.port ?? 2375,
       ...(endpoint.username ? { username: endpoint.username } : {}),
+      ...(endpoint.protocol === 'ssh' && process.env.SSH_AUTH_SOCK ? { sshOptions: { agent: process.env.SSH_AUTH_SOCK } } : {}),
       ...(endpoint.tlsDir ? readTlsFiles(endpoint.tlsDir) : {}),
     };
   }
-  return new DockerodeEngine(new Docker(options), endpoint.host, requestTimeoutMs);
+  return new DockerodeEngine(withoutDockerEnv(() => new Docker(options)), endpoint.host, requestTimeoutMs);
+}
+
+/**
+ * Runs `fn` with DOCKER_HOST and friends hidden. dockerode's modem reads them itself, and its reading wins over
+ * the options it is given: with DOCKER_HOST=tcp://..., `--host unix:///path` went to DOCKER_HOST's address, and a
+ * DOCKER_CERT_PATH without cert.pem threw ENOENT for any host. The janitor resolves them itself (engine-host.ts).
+ */
+function withoutDockerEnv<T>(fn: () => T): T {
+  const keys = ['DOCKER_HOST', 'DOCKER_TLS_VERIFY', 'DOCKER_CERT_PATH', 'DOCKER_CLIENT_TIMEOUT', 'DOCKER_PATH_PREFIX'];
+  const saved = keys.map((k) => [k, process.env[k]] as const);
+  for (const k of keys) delete process.env[k];
+  try {
+    return fn();
+  } finally {
+    for (const [k, v] of saved) if (v !== undefined) process.env[k] = v;
+  }
 }
 
 class DockerodeEngine implements EngineClient {
@@ -55,19 +72,33 @@ class DockerodeEngine implements EngineClient {
 
   /** Runs one request bounded by the request timeout and the caller's signal; maps failures to typed errors. */
   private async call<T>(what: string, signal: AbortSignal | undefined, fn: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
-    const timeout = AbortSignal.timeout(this.requestTimeoutMs);
-    const abortSignal = signal ? AbortSignal.any([signal, timeout]) : timeout;
+    // One controller per request, its timer cleared and its run-signal listener removed as soon as the request
+    // settles. (AbortSignal.timeout keeps a timer and signal per request alive for the whole timeout, and
+    // AbortSignal.any ties every request to the run's signal: at thousands of requests a second, a 100k sweep
+    // then peaks ~100 MB higher.)
+    const ctl = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      ctl.abort(new DOMException('request timed out', 'TimeoutError'));
+    }, this.requestTimeoutMs);
+    const onRunAbort = () => ctl.abort(signal?.reason);
+    if (signal?.aborted) ctl.abort(signal.reason);
+    else signal?.addEventListener('abort', onRunAbort, { once: true });
     try {
-      return await fn(abortSignal);
+      return await fn(ctl.signal);
     } catch (err) {
       if (signal?.aborted) throw signal.reason ?? err;
-      if (timeout.aborted) {
+      if (timedOut) {
         throw new EngineUnreachableError(
           `the engine at ${this.host} did not answer ${what} within ${this.requestTimeoutMs / 1000} s`,
           this.host,
         );
       }
       throw this.mapError(err, what);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onRunAbort);
     }
   }
 
@@ -85,6 +116,13 @@ class DockerodeEngine implements EngineClient {
           ? 'permission denied on the socket: run as a user in the docker group, or pass --host'
           : 'start the engine, or pass --host / set DOCKER_HOST';
       return new EngineUnreachableError(`cannot reach the engine at ${this.host} (${code || String(e?.message)}): ${hint}`, this.host);
+    }
+    if (/^ERR_(OSSL|SSL|TLS)_/.test(code) || /CERT|_KEY_/.test(code)) {
+      // Unusable TLS material (ca.pem, cert.pem, key.pem) or a failed handshake: its code only, never the files.
+      return new EngineUnreachableError(
+        `cannot reach the engine at ${this.host} over TLS (${code}): check ca.pem, cert.pem and key.pem in DOCKER_CERT_PATH (default ~/.docker) and DOCKER_TLS_VERIFY`,
+        this.host,
+      );
     }
     return err instanceof Error ? err : new Error(String(err));
   }

@@ -24,9 +24,11 @@ export interface EngineEndpoint {
  * Parses an engine URL: `unix:///path`, `tcp://host:port`, `http(s)://host:port`, `ssh://user@host[:port]`, or
  * a bare absolute socket path. TLS for tcp follows DOCKER_TLS_VERIFY / DOCKER_CERT_PATH like the docker CLI.
  */
-export function parseEngineUrl(raw: string, env: Record<string, string | undefined>, homedir: string): EngineEndpoint {
+export function parseEngineUrl(rawGiven: string, env: Record<string, string | undefined>, homedir: string): EngineEndpoint {
   const fix = 'use unix:///path/to/docker.sock, tcp://host:2376 or ssh://user@host';
-  const value = raw.trim();
+  // A password in the address (tcp://user:secret@host) is never used to connect and never shown.
+  const raw = redactPassword(rawGiven);
+  const value = rawGiven.trim();
   if (value.startsWith('/')) return { host: `unix://${value}`, socketPath: value };
   let url: URL;
   try {
@@ -38,12 +40,12 @@ export function parseEngineUrl(raw: string, env: Record<string, string | undefin
   if (scheme === 'unix') {
     const socketPath = decodeURIComponent(url.pathname || '');
     if (!socketPath) throw new UsageError(`invalid engine host '${raw}': the unix socket path is missing (${fix})`);
-    return { host: value, socketPath };
+    return { host: raw.trim(), socketPath };
   }
   if (!url.hostname) throw new UsageError(`invalid engine host '${raw}': the host name is missing (${fix})`);
   if (scheme === 'ssh') {
     return {
-      host: value,
+      host: raw.trim(),
       protocol: 'ssh',
       hostname: url.hostname,
       port: url.port ? Number(url.port) : 22,
@@ -57,7 +59,7 @@ export function parseEngineUrl(raw: string, env: Record<string, string | undefin
     const https = scheme === 'https' || tlsVerify || (scheme === 'tcp' && port === 2376);
     const certDir = env.DOCKER_CERT_PATH || path.join(homedir, '.docker');
     return {
-      host: value,
+      host: raw.trim(),
       protocol: https ? 'https' : 'http',
       hostname: url.hostname.replace(/^\[|\]$/g, ''),
       port,
@@ -65,6 +67,11 @@ export function parseEngineUrl(raw: string, env: Record<string, string | undefin
     };
   }
   throw new UsageError(`invalid engine host '${raw}': unsupported scheme '${scheme}' (${fix})`);
+}
+
+/** `scheme://user:secret@host` shown as `scheme://user:***@host`. */
+export function redactPassword(address: string): string {
+  return address.replace(/^(\s*[a-z][a-z0-9+.-]*:\/\/[^:/@\s]*):[^@/]*@/i, '$1:***@');
 }
 
 /** TLS files for an https endpoint (ca.pem, cert.pem, key.pem), those present. */

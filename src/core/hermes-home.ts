@@ -57,7 +57,8 @@ export function profileName(home: string, root: string): string {
 export function checkProfileName(name: string): string {
   if (name !== 'default' && !PROFILE_NAME_PATTERN.test(name)) {
     throw new UsageError(
-      `invalid profile '${name}': a profile name is 'default' or matches ^[a-z0-9][a-z0-9_-]{0,63}$ (lower-case letters, digits, '_' and '-')`,
+      // Control characters escaped: the name is the user's, the message stays one line (no forged output lines).
+      `invalid profile '${name.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1))}': a profile name is 'default' or matches ^[a-z0-9][a-z0-9_-]{0,63}$ (lower-case letters, digits, '_' and '-')`,
     );
   }
   return name;

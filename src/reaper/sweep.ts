@@ -120,6 +120,15 @@ async function vanished(engine: EngineClient, id: string, signal: AbortSignal | 
   }
 }
 
+/** Hands the rows over one at a time and lets go of each as it is taken, so a 100k-row list is not held to the end. */
+function* consume<T>(rows: Array<T | undefined>): Generator<T> {
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i] as T;
+    rows[i] = undefined;
+    yield row;
+  }
+}
+
 async function candidates(req: SweepRequest, status: string[] | undefined, guard: RunGuard): Promise<ContainerSummary[]> {
   try {
     const rows = await req.engine.list(
@@ -157,7 +166,7 @@ export async function reap(req: ReapRequest): Promise<ReapResult> {
   };
 
   await forEachBounded(
-    rows,
+    consume(rows),
     req.concurrency,
     async (row) => {
       let entry = entryOf(engine.host, selection, row, null, null);
@@ -221,7 +230,7 @@ export async function list(req: SweepRequest): Promise<ListResult> {
   const rows = await candidates(req, undefined, guard);
   req.onEvent?.({ type: 'candidates', count: rows.length });
   await forEachBounded(
-    rows,
+    consume(rows),
     req.concurrency,
     async (row) => {
       let details: ContainerDetails | null;

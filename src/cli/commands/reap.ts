@@ -228,7 +228,8 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promi
       return failOpen(opts, ctx, code, null);
     }
     const showHost = engines.length > 1;
-    const finished = await relativeFinished([...removed, ...failed], policy.asOf);
+    // With --quiet only failures are printed: no relative times (luxon) for 100k removed containers.
+    const finished = await relativeFinished(opts.quiet ? failed : [...removed, ...failed], policy.asOf);
     const problems = [
       ...hostProblems(across.hosts),
       ...(across.timedOut ? [`timed out after --timeout ${opts.timeout / 1000}s; stopped early`] : []),
