@@ -21,7 +21,9 @@ export async function detachToLog(args: readonly string[], log: string, env: Rec
   }
   const fd = openSync(log, 'a', 0o600);
   try {
-    writeSync(fd, `--- ${now.toISOString()} hermes-janitor ${args.join(' ')}\n`);
+    // The header repeats the command line: a password in an engine address (`--host tcp://u:secret@h`) is masked.
+    const shown = args.map((a) => a.replace(/(:\/\/[^:/@\s]*):[^@/\s]*@/g, '$1:***@'));
+    writeSync(fd, `--- ${now.toISOString()} hermes-janitor ${shown.join(' ')}\n`);
     const child = spawn(process.execPath, [BIN, ...args], {
       detached: true,
       stdio: ['ignore', fd, fd],

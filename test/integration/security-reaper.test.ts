@@ -218,6 +218,19 @@ describe('the reaper never prints environment secrets', () => {
     }
     assert.match(text, /cannot reach the engine/, `the background run logged its outcome: ${text}`);
     for (const s of secrets) assert.ok(!text.includes(s), 'a secret is in the background log');
+
+    // A password given on the command line is masked in the log's header line too.
+    const flagHome = path.join(home, 'hermes-flag');
+    const viaFlag = await runCli(['reap', '--background', '--home', flagHome, '--profile', PROFILE, '--host', `tcp://user:${passMarker}@127.0.0.1:${port}`], { env: { HOME: home } });
+    assert.equal(viaFlag.code, 0, viaFlag.stderr);
+    const flagLog = path.join(flagHome, 'logs', 'janitor.log');
+    let flagText = '';
+    for (let i = 0; i < 100 && !/cannot reach/.test(flagText); i++) {
+      await sleep(100);
+      flagText = existsSync(flagLog) ? readFileSync(flagLog, 'utf8') : '';
+    }
+    assert.match(flagText, /^--- .* --host tcp:\/\/user:\*\*\*@127\.0\.0\.1/m);
+    assert.ok(!flagText.includes(passMarker), 'the password from --host is in the background log');
   });
 });
 
