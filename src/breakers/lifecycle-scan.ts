@@ -4,11 +4,10 @@
  * never a match; nothing here throws.
  */
 import { constants, promises as fs } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { type LifecycleMatch, decodeScript, scanText } from '../core/lifecycle-scan.js';
-import { resolveHermesHome } from '../core/hermes-home.js';
 import { errorMessage } from '../errors.js';
+import { libraryHome } from './home.js';
 
 /** At most this many bytes of each input are scanned (the rest is reported as truncated). */
 export const MAX_SCAN_BYTES = 4 * 1024 * 1024;
@@ -207,7 +206,7 @@ export interface LifecycleScanner {
  * // matched: true; matches[0].rule: 'launchctl'
  */
 export function createLifecycleScan(options: LifecycleScanOptions = {}): LifecycleScanner {
-  const home = resolveHermesHome({ home: options.home, profile: options.profile, env: options.env ?? process.env, homedir: os.homedir() }).home;
+  const home = libraryHome(options);
   const base = { home, ...(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {}) };
   return {
     scanText: (...texts) => scanLifecycle({ ...base, texts }),

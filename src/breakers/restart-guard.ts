@@ -2,11 +2,9 @@
  * restart-guard, in process: reads and updates the state through a StateStore, decides with the pure core,
  * and fails open (an I/O error is reported in `error` and never trips). The CLI and the library API call this.
  */
-import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../adapters/config.js';
 import { FileStateStore, type StateRead, type StateStore } from '../adapters/state-file.js';
-import { resolveHermesHome } from '../core/hermes-home.js';
 import {
   CONFIG_MAX_KEY,
   CONFIG_WINDOW_KEY,
@@ -20,6 +18,7 @@ import {
   restartGuardStatus,
 } from '../core/restart-guard.js';
 import { errorMessage } from '../errors.js';
+import { libraryHome } from './home.js';
 
 /** The clock: the current instant. */
 export type Clock = () => Date;
@@ -205,7 +204,7 @@ export function createRestartGuard(options: RestartGuardOptions = {}): RestartGu
   }
   const needHome = options.store === undefined || options.home !== undefined || options.useConfig === true;
   const home = needHome
-    ? resolveHermesHome({ home: options.home, profile: options.profile, env: options.env ?? process.env, homedir: os.homedir() }).home
+    ? libraryHome(options)
     : undefined;
   const store = options.store ?? restartLoopStore(home!);
   const clock = options.now ?? (() => new Date());

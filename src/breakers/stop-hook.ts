@@ -2,10 +2,8 @@
  * The stop-hook breaker, in process: reads and updates the run marker through a {@link StateStore} and applies
  * the pure rules of `core/stop-hook`. Both the CLI and library callers use this.
  */
-import os from 'node:os';
 import path from 'node:path';
 import { FileStateStore, type StateStore } from '../adapters/state-file.js';
-import { resolveHermesHome } from '../core/hermes-home.js';
 import {
   DEFAULT_MAX_BLOCKS,
   type StopMarker,
@@ -17,6 +15,7 @@ import {
   stopHookOutput,
 } from '../core/stop-hook.js';
 import { errorMessage } from '../errors.js';
+import { libraryHome } from './home.js';
 
 export { DEFAULT_MAX_BLOCKS, HARNESS_BLOCK_CAP, type StopMarker } from '../core/stop-hook.js';
 
@@ -135,7 +134,7 @@ export function createStopHook(options: StopHookOptions = {}): StopHook {
     new FileStateStore(
       options.marker ??
         defaultMarkerPath(
-          resolveHermesHome({ home: options.home, profile: options.profile, env: options.env ?? process.env, homedir: os.homedir() }).home,
+          libraryHome(options),
         ),
     );
 

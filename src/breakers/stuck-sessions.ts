@@ -2,10 +2,8 @@
  * stuck-sessions, in process: read-modify-write of the restart failure counts through a StateStore, using the
  * pure core. I/O errors fail open: they are reported in `error`, never thrown.
  */
-import os from 'node:os';
 import path from 'node:path';
 import { FileStateStore, type StateRead, type StateStore } from '../adapters/state-file.js';
-import { resolveHermesHome } from '../core/hermes-home.js';
 import {
   DEFAULT_SUSPEND_THRESHOLD,
   type StuckSessionsState,
@@ -19,6 +17,7 @@ import {
   suspend,
 } from '../core/stuck-sessions.js';
 import { errorMessage } from '../errors.js';
+import { libraryHome } from './home.js';
 
 /** `<home>/.restart_failure_counts`, where hermes-agent keeps the counts. */
 export function restartFailureCountsFile(home: string): string {
@@ -222,7 +221,7 @@ export function createStuckSessions(options: StuckSessionsOptions = {}): StuckSe
   const store =
     options.store ??
     stuckSessionsStore(
-      resolveHermesHome({ home: options.home, profile: options.profile, env: options.env ?? process.env, homedir: os.homedir() }).home,
+      libraryHome(options),
     );
   return {
     location: store.location,

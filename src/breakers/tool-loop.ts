@@ -3,10 +3,8 @@
  * pure rules of `core/tool-loop`. Both the CLI and library callers use this.
  */
 import { promises as fs } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { FileStateStore, MemoryStateStore, type StateStore } from '../adapters/state-file.js';
-import { resolveHermesHome } from '../core/hermes-home.js';
 import {
   DEFAULT_FAILURE_THRESHOLD,
   DEFAULT_REPEAT_THRESHOLD,
@@ -24,6 +22,7 @@ import {
   sweepDue,
 } from '../core/tool-loop.js';
 import { errorMessage } from '../errors.js';
+import { libraryHome } from './home.js';
 
 export {
   DEFAULT_FAILURE_THRESHOLD,
@@ -201,7 +200,7 @@ export function createToolLoop(options: ToolLoopOptions = {}): ToolLoop {
     new FileToolLoopStore(
       options.dir ??
         defaultToolLoopDir(
-          resolveHermesHome({ home: options.home, profile: options.profile, env: options.env ?? process.env, homedir: os.homedir() }).home,
+          libraryHome(options),
         ),
     );
 
