@@ -14,7 +14,7 @@ import { resolveEngines } from '../../adapters/docker-context.js';
 import {
   type EngineCommandOptions, type EngineTargets, addEngineOptions, connectEngines, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
-import { byHostAndName, eventSink, hostProblems, ndjsonEvent, reapLine, relativeFinished, startProgress, sweepEventToNdjson } from '../render-containers.js';
+import { byHostAndName, eventSink, finishedAgo, hostProblems, ndjsonEvent, reapLine, startProgress, sweepEventToNdjson } from '../render-containers.js';
 import { type RunState, action, optionParser, writeJson } from '../shared.js';
 
 interface ReapOptions extends EngineCommandOptions {
@@ -229,19 +229,18 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promi
     }
     const showHost = engines.length > 1;
     // With --quiet only failures are printed: no relative times (luxon) for 100k removed containers.
-    const finished = await relativeFinished(opts.quiet ? failed : [...removed, ...failed], policy.asOf);
     const problems = [
       ...hostProblems(across.hosts),
       ...(across.timedOut ? [`timed out after --timeout ${opts.timeout / 1000}s; stopped early`] : []),
     ];
     if (!opts.failOpen) {
       for (const line of problems) ctx.stderr.write(`hermes-janitor: ${line}\n`);
-      for (const f of failed) ctx.stderr.write(`${reapLine('failed', f, finished.get(f.id) ?? '-', showHost)}\n`);
+      for (const f of failed) ctx.stderr.write(`${reapLine('failed', f, finishedAgo(f), showHost)}\n`);
     }
     // What was removed before an engine went away mid-sweep is still reported.
     const anything = removed.length + kept.length + failed.length > 0;
     if (!opts.quiet && (anything || !across.hosts.every((h) => !h.reachable))) {
-      for (const r of removed) ctx.stdout.write(`${reapLine(dryRun ? 'would remove' : 'removed', r, finished.get(r.id) ?? '-', showHost)}\n`);
+      for (const r of removed) ctx.stdout.write(`${reapLine(dryRun ? 'would remove' : 'removed', r, finishedAgo(r), showHost)}\n`);
       const scope = selection.profile === null ? 'all profiles' : `profile ${selection.profile}`;
       ctx.stdout.write(
         `${dryRun ? 'Would remove' : 'Removed'} ${removed.length}, kept ${kept.length}, failed ${failed.length} (threshold ${policy.threshold} s, ${scope}${dryRun ? ', dry run' : ''}).\n`,
