@@ -9,7 +9,7 @@ import { UsageError } from '../errors.js';
 import type { HermesHome } from '../core/hermes-home.js';
 import { ValueError, parseDuration, parseInstant, parseWholeNumber } from '../core/parse-args.js';
 import { thresholdSeconds } from '../core/policy.js';
-import { type Selection, defaultSelection, parseLabelMatcher } from '../core/selection.js';
+import { type Selection, parseLabelMatcher, selectionFrom } from '../core/selection.js';
 import { resolveLifetime } from '../reaper/settings.js';
 import { collect, homeFrom, optionParser } from './shared.js';
 
@@ -70,14 +70,16 @@ export function resolveTargets(cmd: Command, opts: EngineCommandOptions, ctx: Co
     throw new UsageError('--json and --log-format json cannot be combined: pick one');
   }
   const home = homeFrom(cmd, ctx);
-  const selection = defaultSelection(opts.allProfiles ? null : home.profile);
-  if (opts.label?.length) selection.selectors = opts.label.map((l) => parseLabelMatcher(l));
-  if (opts.excludeLabel?.length) selection.exclude = opts.excludeLabel.map((l) => parseLabelMatcher(l));
-  if (opts.profileLabel !== undefined) {
-    if (!opts.profileLabel || /\s|=/.test(opts.profileLabel)) {
-      throw new UsageError(`--profile-label must be a label key without '=' or spaces, got '${opts.profileLabel}'`);
-    }
-    selection.profileLabel = opts.profileLabel;
+  let selection: Selection;
+  try {
+    selection = selectionFrom({
+      profile: opts.allProfiles ? null : home.profile,
+      labels: opts.label,
+      excludeLabels: opts.excludeLabel,
+      profileLabel: opts.profileLabel,
+    });
+  } catch (err) {
+    throw err instanceof ValueError ? new UsageError(err.message) : err;
   }
   const endpoints = resolveEngines(opts.host, opts.context, ctx.env, ctx.homedir);
   return { home, selection, endpoints };

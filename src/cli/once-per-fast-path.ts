@@ -8,7 +8,7 @@ import { resolveEngines } from '../adapters/docker-context.js';
 import type { Context } from '../context.js';
 import { resolveHermesHome } from '../core/hermes-home.js';
 import { parseDuration } from '../core/parse-args.js';
-import { defaultSelection, parseLabelMatcher } from '../core/selection.js';
+import { selectionFrom } from '../core/selection.js';
 
 /** Flags that take a value, and flags that do not, which the fast path accepts (others: full CLI). */
 const VALUE_FLAGS = new Set(['--once-per', '--home', '--profile', '--host', '--context', '--label', '--exclude-label', '--profile-label', '--timeout', '--concurrency', '--lifetime']);
@@ -46,16 +46,12 @@ export function oncePerFastPath(argv: readonly string[], ctx: Context): number |
   try {
     const maxAgeMs = parseDuration(oncePer, '--once-per');
     const home = resolveHermesHome({ home: one('--home'), profile: one('--profile'), env: ctx.env, homedir: ctx.homedir, cwd: ctx.cwd });
-    const selection = defaultSelection(flags.has('--all-profiles') ? null : home.profile);
-    const labels = values.get('--label');
-    if (labels) selection.selectors = labels.map((l) => parseLabelMatcher(l));
-    const exclude = values.get('--exclude-label');
-    if (exclude) selection.exclude = exclude.map((l) => parseLabelMatcher(l));
-    const profileLabel = one('--profile-label');
-    if (profileLabel !== undefined) {
-      if (!profileLabel || /\s|=/.test(profileLabel)) return undefined;
-      selection.profileLabel = profileLabel;
-    }
+    const selection = selectionFrom({
+      profile: flags.has('--all-profiles') ? null : home.profile,
+      labels: values.get('--label'),
+      excludeLabels: values.get('--exclude-label'),
+      profileLabel: one('--profile-label'),
+    });
     const endpoints = resolveEngines(values.get('--host'), one('--context'), ctx.env, ctx.homedir);
     const now = ctx.now();
     return endpoints.every((e) => stampFresh(stampPath(home.home, e.host, selection), now, maxAgeMs)) ? 0 : undefined;

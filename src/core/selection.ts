@@ -28,6 +28,29 @@ export function defaultSelection(profile: string | null): Selection {
   };
 }
 
+/** How a caller describes a selection (the flags `--label`, `--exclude-label`, `--profile-label`). */
+export interface SelectionSpec {
+  /** Profile to select, or null for every profile. */
+  profile: string | null;
+  labels?: string[] | undefined;
+  excludeLabels?: string[] | undefined;
+  profileLabel?: string | undefined;
+}
+
+/** Builds a selection from its description; throws a one-line ValueError naming the bad value. */
+export function selectionFrom(spec: SelectionSpec): Selection {
+  const sel = defaultSelection(spec.profile);
+  if (spec.labels?.length) sel.selectors = spec.labels.map((l) => parseLabelMatcher(l, '--label'));
+  if (spec.excludeLabels?.length) sel.exclude = spec.excludeLabels.map((l) => parseLabelMatcher(l, '--exclude-label'));
+  if (spec.profileLabel !== undefined) {
+    if (!spec.profileLabel || /\s|=/.test(spec.profileLabel)) {
+      throw new ValueError(`--profile-label must be a label key without '=' or spaces, got '${spec.profileLabel}'`);
+    }
+    sel.profileLabel = spec.profileLabel;
+  }
+  return sel;
+}
+
 /** Parses `KEY[=VALUE]`; keys are non-empty and contain no whitespace. */
 export function parseLabelMatcher(raw: string, what = 'label'): LabelMatcher {
   const eq = raw.indexOf('=');

@@ -5,7 +5,7 @@ import type { EngineClient } from '../adapters/engine.js';
 import { DEFAULT_CONCURRENCY } from '../defaults.js';
 import { resolveHermesHome } from '../core/hermes-home.js';
 import { thresholdSeconds } from '../core/policy.js';
-import { type Selection, defaultSelection, parseLabelMatcher } from '../core/selection.js';
+import { selectionFrom } from '../core/selection.js';
 import { resolveLifetime } from './settings.js';
 import { type ListResult, type ReapResult, list, reap } from './sweep.js';
 
@@ -62,10 +62,12 @@ export function createReaper(options: ReaperOptions = {}): Reaper {
   const env = options.env ?? process.env;
   const now = options.now ?? (() => new Date());
   const home = resolveHermesHome({ home: options.home, env, homedir: os.homedir() });
-  const selection: Selection = defaultSelection(options.profile === undefined ? home.profile : options.profile);
-  if (options.labels?.length) selection.selectors = options.labels.map((l) => parseLabelMatcher(l));
-  if (options.excludeLabels?.length) selection.exclude = options.excludeLabels.map((l) => parseLabelMatcher(l));
-  if (options.profileLabel) selection.profileLabel = options.profileLabel;
+  const selection = selectionFrom({
+    profile: options.profile === undefined ? home.profile : options.profile,
+    labels: options.labels,
+    excludeLabels: options.excludeLabels,
+    profileLabel: options.profileLabel || undefined,
+  });
   let engine: Promise<EngineClient> | undefined;
   const getEngine = () =>
     (engine ??= options.engine
