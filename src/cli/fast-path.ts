@@ -11,8 +11,8 @@ import { oncePerFastPath } from './once-per-fast-path.js';
 
 const HOOKS = new Set(['stop-hook', 'tool-loop']);
 
-/** Cheap test on argv: could a fast path apply? (bin/ uses the same rule before loading anything.) */
-export function mayTakeFastPath(argv: readonly string[]): boolean {
+/** Cheap test on argv: could a fast path apply? */
+function mayTakeFastPath(argv: readonly string[]): boolean {
   return argv.some((a) => HOOKS.has(a) || a.startsWith('--once-per'));
 }
 

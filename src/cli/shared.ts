@@ -42,11 +42,6 @@ export function homeFrom(cmd: Command, ctx: Context): HermesHome {
   return resolveHermesHome({ home: g.home, profile: g.profile, env: ctx.env, homedir: ctx.homedir, cwd: ctx.cwd });
 }
 
-/** Whether `--profile` was given (before or after the subcommand). */
-export function profileGiven(cmd: Command): boolean {
-  return cmd.optsWithGlobals<{ profile?: string }>().profile !== undefined;
-}
-
 /**
  * Writes `JSON.stringify(value, null, 2)` and a newline, byte for byte, in pieces of about 64 KB: the report of a
  * 100k-container sweep is never one ~35 MB string (plus its encoded copy) on top of the entries themselves.

@@ -82,7 +82,7 @@ async function applyPlanTargets(opts: ReapOptions, command: Command, ctx: Contex
   const selectionGiven = globalProfile || ['allProfiles', 'label', 'excludeLabel', 'profileLabel'].some(given);
   const hostsGiven = given('host') || given('context');
   const disagreements = planDisagreements(plan, {
-    ...(hostsGiven ? { hosts: resolveEngines(opts.host, opts.context, ctx.env, ctx.homedir).map((e) => e.host) } : {}),
+    ...(hostsGiven ? { hosts: targets.endpoints.map((e) => e.host) } : {}),
     ...(selectionGiven ? { selection: targets.selection } : {}),
     ...(opts.lifetime !== undefined ? { thresholdSeconds: thresholdSeconds(opts.lifetime) } : {}),
   });
@@ -90,7 +90,7 @@ async function applyPlanTargets(opts: ReapOptions, command: Command, ctx: Contex
     throw new UsageError(`flags disagree with plan ${file}: ${disagreements.join('; ')}; drop them or make a new plan`);
   }
   targets.selection = planSelection(plan);
-  targets.endpoints = plan.hosts.map((h) => resolveEngines([h], undefined, ctx.env, ctx.homedir)[0]!);
+  targets.endpoints = resolveEngines(plan.hosts, undefined, ctx.env, ctx.homedir);
   return plan;
 }
 
