@@ -1,141 +1,326 @@
-import fs from 'node:fs';
-import os from 'node:os';
+import fs, { constants } from 'node:fs';
+import path from 'node:path';
+import { JanitorError, ExitCode } from '../errors.js';
+import { type Liveness, type ProcessIdentity, liveness, selfIdentity } from './process-identity.js';
+
+/**
+ * Cross-process lock files.
+ *
+ * The lock is a regular file at the lock path, holding its holder's JSON record. The rules that make it safe:
+ * - It is created whole or not at all: the record is written to a private temporary file that is then hard-linked
+ *   to the lock path (`link` fails if the path exists), so no reader ever sees an empty lock.
+ * - Only one thing ever removes a lock path: a compare-and-delete under a guard (`<lock>.guard`, itself such a lock,
+ *   held for a read and an unlink). Creation cannot replace an existing path, so while the guard is held the lock
+ *   can only go from absent to present, never from one holder to another: reading it, comparing its record and
+ *   unlinking it is atomic against every other taker and releaser. A holder's release and a takeover of a dead
+ *   holder's lock both go through it, so a released lock is never revived and a live lock is never removed.
+ * - A guard left by a holder that died inside that window is broken the same way, under `<guard>.guard`.
+ * - A holder is judged dead when it runs on this host and its pid is gone, or runs with another start time (pid
+ *   reuse), or the host has rebooted. Holders on other hosts or in other pid namespaces cannot be checked: their
+ *   locks are taken over only past `staleMs` (if given) without a refresh.
+ * - A held lock refreshes its file's mtime every `refreshMs`, so staleness only ever takes holders that stopped.
+ * - Reads never follow a symlink and never block on a FIFO; anything but a regular file at the lock path is a
+ *   `LockPathError` that names the path.
+ */
 
 /** What a lock file records of its holder. */
-export interface LockInfo {
-  pid: number;
-  host: string;
+export interface LockInfo extends ProcessIdentity {
   acquiredAt: string;
   token: string;
 }
 
+/** A lock's record as found on disk, with the time of its last refresh (the file's mtime). */
+export type LockRecord = Partial<LockInfo> & { refreshedAt?: string };
+
 export interface LockOptions {
   /** How long to wait for the lock; 0 tries once. */
   waitMs: number;
-  /** A lock older than this is stale whoever holds it (for locks held for milliseconds). */
+  /** A lock not refreshed for this long is stale whoever holds it. Default: only dead holders are taken over. */
   staleMs?: number;
+  /** How often a held lock refreshes its mtime (default: a third of `staleMs`, at most 10 s). */
+  refreshMs?: number;
   /** Aborts the wait. */
   signal?: AbortSignal;
 }
 
 export interface HeldLock {
   info: LockInfo;
+  /** False once the lock was taken from this holder (it stopped refreshing and went stale). */
+  held(): boolean;
+  /** Removes this holder's lock, and only it. */
   release(): Promise<void>;
 }
+
+/** Something other than a regular file sits at a lock path. */
+export class LockPathError extends JanitorError {
+  constructor(readonly lockPath: string, what: string) {
+    super(`${lockPath} is ${what}, not a lock file: remove it (hermes-janitor never follows or waits on it)`, ExitCode.USAGE);
+  }
+}
+
+/** Leftovers (temporary and set-aside files) older than this are removed. */
+export const LEFTOVER_AGE_MS = 60_000;
+/** A lock without a readable record (a foreign or truncated file) is taken over after this long. */
+const UNREADABLE_GRACE_MS = 1000;
+/** Guards are held for microseconds; one on another host untouched for this long is taken over. */
+const GUARD_STALE_MS = 5000;
+/** Past this depth of nested guards (each needing a holder dead inside the previous window), give up for now. */
+const MAX_GUARD_DEPTH = 4;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** True when a process with this pid exists on this host. */
-export function pidAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+export { pidExists as pidAlive } from './process-identity.js';
+
+interface Found {
+  raw: string;
+  record: Partial<LockInfo> | null;
+  mtimeMs: number;
 }
 
 // Synchronous I/O: a lock file is tiny and local, and each thread-pool round trip costs more than the operation
 // (hooks take a lock on every tool call, so start-up time matters). Waiting for a lock stays asynchronous.
-function readInfo(lockPath: string): { info: Partial<LockInfo> | null; raw: string; mtimeMs: number } | null {
+
+/** Reads a lock file without following a symlink or blocking on a FIFO; null when there is none. */
+function readLock(lockPath: string): Found | null {
+  let fd: number;
   try {
-    const raw = fs.readFileSync(lockPath, 'utf8');
-    const st = fs.lstatSync(lockPath);
-    let info: Partial<LockInfo> | null = null;
+    fd = fs.openSync(lockPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return null;
+    if (code === 'ELOOP') throw new LockPathError(lockPath, 'a symlink');
+    throw err;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw new LockPathError(lockPath, st.isFIFO() ? 'a FIFO' : st.isDirectory() ? 'a directory' : 'not a regular file');
+    const raw = st.size > 64 * 1024 ? '' : fs.readFileSync(fd, 'utf8');
+    let record: Partial<LockInfo> | null = null;
     try {
       const v = JSON.parse(raw) as unknown;
-      if (v && typeof v === 'object') info = v as Partial<LockInfo>;
+      if (v && typeof v === 'object' && typeof (v as LockInfo).pid === 'number') record = v as Partial<LockInfo>;
     } catch {
-      info = null;
+      record = null;
     }
-    return { info, raw, mtimeMs: st.mtimeMs };
+    return { raw, record, mtimeMs: st.mtimeMs };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Whether a found lock may be taken from its holder. */
+function takeable(found: Found, staleMs: number | undefined, now: number): boolean {
+  const idle = now - found.mtimeMs;
+  if (!found.record) return idle > UNREADABLE_GRACE_MS;
+  const state: Liveness = liveness(found.record);
+  if (state === 'dead') return true;
+  return staleMs !== undefined && idle > staleMs;
+}
+
+function newToken(): string {
+  // Identifies a holder's lock file (not a secret): Math.random, since loading node:crypto costs every hook several ms.
+  return Array.from({ length: 2 }, () => Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, '0')).join('');
+}
+
+/** A private temporary file (`<target>.<pid>.<8 hex>.tmp`) holding `body`, to be linked into place. */
+function writeTemp(target: string, body: string): { tmp: string; fd: number } {
+  const tmp = `${target}.${process.pid}.${Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, '0')}.tmp`;
+  const fd = fs.openSync(tmp, 'wx', 0o600);
+  try {
+    fs.writeFileSync(fd, body);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    fs.closeSync(fd);
+    unlinkQuiet(tmp);
+    throw err;
+  }
+  return { tmp, fd };
+}
+
+function unlinkQuiet(p: string): void {
+  try {
+    fs.unlinkSync(p);
+  } catch {
+    /* already gone */
+  }
+}
+
+/** Links `tmp` to `target`; false when the target exists (any kind of file, even a dangling symlink). */
+function linkInto(tmp: string, target: string): boolean {
+  try {
+    fs.linkSync(tmp, target);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw err;
   }
 }
 
-function isStale(found: { info: Partial<LockInfo> | null; mtimeMs: number }, staleMs: number | undefined): boolean {
-  const age = Date.now() - found.mtimeMs;
-  if (staleMs !== undefined && age > staleMs) return true;
-  const { info } = found;
-  // A lock file still being written has no content yet: give its writer a moment.
-  if (!info || typeof info.pid !== 'number') return age > 1000;
-  return info.host === os.hostname() && !pidAlive(info.pid);
-}
-
-/** Reads who holds a lock, if anyone. */
-export async function lockHolder(lockPath: string): Promise<Partial<LockInfo> | null> {
-  const found = readInfo(lockPath);
-  return found?.info ?? null;
+function record(token: string): LockInfo {
+  return { ...selfIdentity(), acquiredAt: new Date().toISOString(), token };
 }
 
 /**
- * Takes an exclusive lock file (O_CREAT|O_EXCL, mode 0600), recording pid and host name. A lock whose holder
- * process is gone (same host), or older than `staleMs`, is taken over. Returns null when the wait ran out.
+ * Removes `target` if, and only if, it still holds exactly `expected`: under `<target>.guard`. Returns false when
+ * the guard is busy (the caller retries later).
+ */
+function compareAndDelete(target: string, expected: string, depth = 0): boolean {
+  const guard = `${target}.guard`;
+  const body = JSON.stringify(record(newToken()));
+  const { tmp, fd } = writeTemp(guard, body);
+  let mine = false;
+  try {
+    mine = linkInto(tmp, guard);
+    if (!mine) {
+      // A guard is held for microseconds. One whose holder died inside that window is broken under a guard of its own.
+      const held = readLock(guard);
+      if (held && depth < MAX_GUARD_DEPTH && guardAbandoned(held, Date.now())) {
+        compareAndDelete(guard, held.raw, depth + 1);
+        mine = linkInto(tmp, guard);
+      } else if (!held) {
+        mine = linkInto(tmp, guard);
+      }
+    }
+  } finally {
+    unlinkQuiet(tmp);
+  }
+  if (!mine) {
+    fs.closeSync(fd);
+    return false;
+  }
+  try {
+    const cur = readLock(target);
+    if (cur && cur.raw === expected) fs.unlinkSync(target);
+    return true;
+  } finally {
+    // Our guard is ours to remove: nobody breaks a guard whose holder is alive on this host, and ours is.
+    // (nlink 0: it was broken as abandoned after all, and the path may now be someone else's.)
+    if (fs.fstatSync(fd).nlink > 0) unlinkQuiet(guard);
+    fs.closeSync(fd);
+  }
+}
+
+function guardAbandoned(found: Found, now: number): boolean {
+  if (!found.record) return now - found.mtimeMs > UNREADABLE_GRACE_MS;
+  const state = liveness(found.record);
+  return state === 'dead' || (state === 'unknown' && now - found.mtimeMs > GUARD_STALE_MS);
+}
+
+/** Reads who holds a lock, if anyone (with `refreshedAt`, the time of its last refresh). */
+export async function lockHolder(lockPath: string): Promise<LockRecord | null> {
+  const found = readLock(lockPath);
+  if (!found) return null;
+  return { ...(found.record ?? {}), refreshedAt: new Date(found.mtimeMs).toISOString() };
+}
+
+/** What `status` says of a lock: its holder, and whether it is stale (taken over by the next taker). */
+export async function lockState(lockPath: string, staleMs?: number): Promise<{ holder: LockRecord; holderAlive: Liveness; stale: boolean } | null> {
+  const found = readLock(lockPath);
+  if (!found) return null;
+  return {
+    holder: { ...(found.record ?? {}), refreshedAt: new Date(found.mtimeMs).toISOString() },
+    holderAlive: found.record ? liveness(found.record) : 'unknown',
+    stale: takeable(found, staleMs, Date.now()),
+  };
+}
+
+/**
+ * Removes temporary files (`*.<pid>.<8 hex>.tmp`) and set-aside locks (`*.stale-<16 hex>`) older than a minute
+ * from `dir`: what a process killed between writing and renaming leaves behind.
+ */
+export function removeLeftovers(dir: string, now = Date.now()): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!/\.\d+\.[0-9a-f]{8}\.tmp$/.test(name) && !/\.stale-[0-9a-f]{16}$/.test(name)) continue;
+    const p = path.join(dir, name);
+    try {
+      const st = fs.lstatSync(p);
+      if ((st.isFile() || st.isSymbolicLink()) && now - st.mtimeMs > LEFTOVER_AGE_MS) fs.unlinkSync(p);
+    } catch {
+      /* gone, or not ours to remove */
+    }
+  }
+}
+
+/** One try at a lock: true when `tmp` (our record) now sits at the lock path, taking over a dead or stale holder's. */
+function tryLink(lockPath: string, tmp: string, staleMs: number | undefined): boolean {
+  for (;;) {
+    if (linkInto(tmp, lockPath)) return true;
+    const found = readLock(lockPath);
+    if (!found) continue; // released meanwhile
+    if (!takeable(found, staleMs, Date.now())) return false;
+    if (!compareAndDelete(lockPath, found.raw)) return false; // another taker holds the guard: try again later
+  }
+}
+
+/**
+ * Takes an exclusive lock file (mode 0600) recording this process's identity. A lock whose holder is dead, or that
+ * was not refreshed for `staleMs`, is taken over. Returns null when the wait ran out. The first attempt runs
+ * synchronously, before the returned promise settles.
  */
 export async function acquireLock(lockPath: string, opts: LockOptions): Promise<HeldLock | null> {
   const deadline = Date.now() + opts.waitMs;
-  const info: LockInfo = {
-    pid: process.pid,
-    host: os.hostname(),
-    acquiredAt: new Date().toISOString(),
-    // Identifies this holder's lock file (not a secret): Math.random, since loading node:crypto costs every hook several ms.
-    token: Array.from({ length: 2 }, () => Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, '0')).join(''),
-  };
-  const body = JSON.stringify(info);
   for (;;) {
-    try {
-      const fd = fs.openSync(lockPath, 'wx', 0o600);
-      try {
-        fs.writeFileSync(fd, body);
-      } finally {
-        fs.closeSync(fd);
-      }
-      return {
-        info,
-        release: async () => {
-          let cur: ReturnType<typeof readInfo> = null;
-          try {
-            cur = readInfo(lockPath);
-          } catch {
-            /* unreadable: not ours to remove */
-          }
-          if (cur?.info?.token === info.token) {
-            try {
-              fs.unlinkSync(lockPath);
-            } catch {
-              /* already gone */
-            }
-          }
-        },
-      };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    const found = readInfo(lockPath);
-    if (found && isStale(found, opts.staleMs)) {
-      // Move the stale lock aside, then make sure it was the one judged stale before dropping it.
-      const aside = `${lockPath}.stale-${info.token}`;
-      try {
-        fs.renameSync(lockPath, aside);
-        const moved = readInfo(aside);
-        if (moved && moved.raw !== found.raw) {
-          try {
-            fs.linkSync(aside, lockPath);
-          } catch {
-            /* a new lock is already there */
-          }
-        }
-        fs.unlinkSync(aside);
-      } catch {
-        /* someone else moved it first */
-      }
-      continue;
-    }
-    if (!found) continue;
+    const held = tryAcquireLock(lockPath, opts);
+    if (held) return held;
     if (opts.signal?.aborted || Date.now() >= deadline) return null;
     await sleep(2 + Math.random() * 8);
   }
+}
+
+/** One synchronous try at a lock, without waiting: the lock, or null when a live holder has it. */
+export function tryAcquireLock(lockPath: string, opts: Partial<LockOptions> = {}): HeldLock | null {
+  const info = record(newToken());
+  const body = JSON.stringify(info);
+  const { tmp, fd } = writeTemp(lockPath, body);
+  let won = false;
+  try {
+    won = tryLink(lockPath, tmp, opts.staleMs);
+  } finally {
+    unlinkQuiet(tmp);
+    if (!won) fs.closeSync(fd);
+  }
+  if (!won) return null;
+  removeLeftovers(path.dirname(lockPath));
+  return holding(lockPath, info, body, fd, opts);
+}
+
+function holding(lockPath: string, info: LockInfo, body: string, fd: number, opts: Partial<LockOptions>): HeldLock {
+  let open = true;
+  const held = () => open && fs.fstatSync(fd).nlink > 0;
+  const every = opts.refreshMs ?? Math.min(10_000, opts.staleMs !== undefined ? Math.max(50, opts.staleMs / 3) : 10_000);
+  const timer = setInterval(() => {
+    try {
+      if (open) fs.futimesSync(fd, new Date(), new Date());
+    } catch {
+      /* the next refresh tries again */
+    }
+  }, every);
+  timer.unref();
+  return {
+    info,
+    held,
+    release: async () => {
+      if (!open) return;
+      clearInterval(timer);
+      try {
+        // Nobody else removes our lock while we are alive and refreshing; if it was taken (nlink 0), the path is theirs.
+        for (let i = 0; fs.fstatSync(fd).nlink > 0; i++) {
+          if (compareAndDelete(lockPath, body)) break;
+          if (i > 2000) break; // a guard wedged for ~10 s: leave the lock to be taken over as ours is dead soon
+          await sleep(1 + Math.random() * 4);
+        }
+      } catch {
+        /* unreadable: not ours to remove */
+      } finally {
+        open = false;
+        fs.closeSync(fd);
+      }
+    },
+  };
 }

@@ -115,7 +115,10 @@ export class FileStateStore implements StateStore {
     }
   }
 
-  /** Writes a temporary file in the same directory, then renames it over the state file. */
+  /**
+   * Writes a temporary file in the same directory, flushes it, then renames it over the state file. Temporary and
+   * set-aside files that crashed processes left in the directory are removed when the lock is taken.
+   */
   private async write(value: unknown): Promise<void> {
     // Not node:crypto: loading it costs every hook several ms, and 'wx' below already refuses a name in use.
     const tmp = `${this.file}.${process.pid}.${Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, '0')}.tmp`;
@@ -123,6 +126,8 @@ export class FileStateStore implements StateStore {
     try {
       try {
         fs.writeFileSync(fd, `${JSON.stringify(value)}\n`);
+        // On disk before it takes the state file's name: a crash never leaves an empty or torn state file.
+        fs.fsyncSync(fd);
       } finally {
         fs.closeSync(fd);
       }
