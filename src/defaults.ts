@@ -19,6 +19,9 @@ export const DEFAULT_RUN_TIMEOUT_MS = 10_000;
 /** Bound on a single engine request. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
+/** Largest row of the engine's container list (bytes of its JSON); a larger one makes the answer malformed. */
+export const MAX_LIST_ROW_BYTES = 1024 * 1024;
+
 /** hermes-agent's rule for a profile directory name. */
 export const PROFILE_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 /** Maximum length of a sanitized label value. */

@@ -51,6 +51,14 @@ export class EngineRequestError extends Error {
   }
 }
 
+/** A byte stream that is not one well-formed JSON array (see `forEachArrayElement`); the message names the problem. */
+export class MalformedJsonArrayError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MalformedJsonArrayError';
+  }
+}
+
 /** One line for any thrown value, never a stack. */
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message.split('\n')[0] ?? String(err);

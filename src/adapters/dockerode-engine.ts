@@ -1,11 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import { addAbortSignal } from 'node:stream';
 import type Dockerode from 'dockerode';
-import { DEFAULT_REQUEST_TIMEOUT_MS } from '../defaults.js';
-import { EngineRequestError, EngineUnreachableError } from '../errors.js';
+import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_LIST_ROW_BYTES } from '../defaults.js';
+import { EngineRequestError, EngineUnreachableError, MalformedJsonArrayError } from '../errors.js';
 import type { ContainerDetails, ContainerSummary, EngineClient, ListQuery } from './engine.js';
 import { type EngineEndpoint, readTlsFiles } from './engine-host.js';
 import { isLive } from './engine.js';
+import { forEachArrayElement } from './json-array-stream.js';
 
 /** API version the janitor speaks (Docker 20.10 and Podman's compat API both answer it). */
 export const API_VERSION = 'v1.41';
@@ -127,8 +128,9 @@ class DockerodeEngine implements EngineClient {
     return err instanceof Error ? err : new Error(String(err));
   }
 
-  private malformed(what: string): EngineUnreachableError {
-    return new EngineUnreachableError(`the engine at ${this.host} answered ${what} with malformed JSON`, this.host);
+  private malformed(what: string, problem?: string): EngineUnreachableError {
+    const why = problem ? ` (${problem})` : '';
+    return new EngineUnreachableError(`the engine at ${this.host} answered ${what} with malformed JSON${why}`, this.host);
   }
 
   /**
@@ -190,7 +192,7 @@ class DockerodeEngine implements EngineClient {
       const out: ContainerSummary[] = [];
       const onRow = (value: unknown) => {
         const row = value as Record<string, unknown> | null;
-        if (!row || typeof row !== 'object' || typeof row.Id !== 'string') throw this.malformed(what);
+        if (!row || typeof row !== 'object' || typeof row.Id !== 'string') throw this.malformed(what, 'a row without an Id');
         const names = Array.isArray(row.Names) ? (row.Names as unknown[]) : [];
         out.push({
           id: row.Id,
@@ -200,9 +202,10 @@ class DockerodeEngine implements EngineClient {
         });
       };
       try {
-        await forEachArrayElement(res, onRow, () => this.malformed(what));
+        await forEachArrayElement(res, onRow, MAX_LIST_ROW_BYTES);
       } catch (err) {
         if (err instanceof EngineUnreachableError) throw err;
+        if (err instanceof MalformedJsonArrayError) throw this.malformed(what, err.message);
         throw this.cutOff(err, what);
       }
       return out;
@@ -271,80 +274,4 @@ function stringRecord(v: unknown): Record<string, string> {
     for (const [k, val] of Object.entries(v)) if (typeof val === 'string') out[k] = val;
   }
   return out;
-}
-
-/**
- * Hands over the elements of one JSON array read from a byte stream, one element in memory at a time.
- * Anything but a single well-formed array (trailing bytes, an empty element, a truncated body) throws `malformed()`.
- */
-export async function forEachArrayElement(
-  stream: AsyncIterable<Buffer | string>,
-  onElement: (value: unknown) => void,
-  malformed: () => Error,
-): Promise<void> {
-  let phase = 0; // 0 before '[', 1 inside the array, 2 after its ']'
-  let depth = 0; // nesting inside the current element
-  let inString = false;
-  let escaped = false;
-  let inElement = false;
-  let afterComma = false;
-  let parts: Buffer[] = [];
-  const emit = (tail: Buffer) => {
-    parts.push(tail);
-    const text = (parts.length === 1 ? tail : Buffer.concat(parts)).toString('utf8');
-    parts = [];
-    inElement = false;
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw malformed();
-    }
-    onElement(value);
-  };
-  for await (const raw of stream) {
-    const chunk = typeof raw === 'string' ? Buffer.from(raw) : raw;
-    let start = 0;
-    for (let i = 0; i < chunk.length; i++) {
-      const c = chunk[i]!;
-      if (inString) {
-        if (escaped) escaped = false;
-        else if (c === 0x5c) escaped = true;
-        else if (c === 0x22) inString = false;
-        continue;
-      }
-      const ws = c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-      if (phase !== 1) {
-        if (ws) continue;
-        if (phase === 0 && c === 0x5b) {
-          phase = 1;
-          continue;
-        }
-        throw malformed();
-      }
-      if (depth === 0) {
-        if (c === 0x2c || c === 0x5d) {
-          // ',' or ']' at the top: the element (if any) ends here.
-          if (inElement) emit(chunk.subarray(start, i));
-          else if (c === 0x2c || afterComma) throw malformed();
-          afterComma = c === 0x2c;
-          if (c === 0x5d) phase = 2;
-          continue;
-        }
-        if (ws) continue;
-        if (!inElement) {
-          inElement = true;
-          start = i;
-        }
-      }
-      if (c === 0x22) inString = true;
-      else if (c === 0x7b || c === 0x5b) depth++;
-      else if (c === 0x7d || c === 0x5d) {
-        if (depth === 0) throw malformed();
-        depth--;
-      }
-    }
-    if (inElement) parts.push(chunk.subarray(start));
-  }
-  if (phase !== 2) throw malformed();
 }

@@ -4,8 +4,6 @@
  */
 import { sha256Hex } from '../util/sha256.js';
 
-export { sha256Hex };
-
 type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,6 +23,19 @@ export interface CliOptions {
   cwd?: string;
   /** Kill the process after this long (a hang is a failure, not a stuck test run). */
   killAfterMs?: number;
+  /**
+   * Run as an unprivileged user: as root (CI), through `setpriv` as nobody (uid and gid 65534, no supplementary
+   * groups), so file permissions apply; otherwise as the current (already unprivileged) user.
+   */
+  unprivileged?: boolean;
+}
+
+/** The uid and gid `unprivileged` runs use when the tests run as root. */
+export const NOBODY = 65534;
+
+/** Whether `setpriv` (util-linux) can be run; `unprivileged` needs it when the tests run as root. */
+export function hasSetpriv(): boolean {
+  return spawnSync('setpriv', ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
 /** Spawns `node bin/hermes-janitor.js ARGS` and collects what a user would see. */
@@ -32,8 +45,17 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
   if (process.env.DOCKER_HOST && !('DOCKER_HOST' in (opts.env ?? {}))) env.DOCKER_HOST = process.env.DOCKER_HOST;
   for (const [k, v] of Object.entries(opts.env ?? {})) if (v !== undefined) env[k] = v;
   if (!('HOME' in env)) env.HOME = os.tmpdir();
+  let command = process.execPath;
+  let argv = [BIN, ...args];
+  if (opts.unprivileged && process.getuid?.() === 0) {
+    if (!hasSetpriv()) {
+      throw new Error('running as root and setpriv (util-linux) is missing: install util-linux, or run the tests as an unprivileged user');
+    }
+    argv = [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', command, ...argv];
+    command = 'setpriv';
+  }
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, cwd: opts.cwd ?? REPO, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(command, argv, { env, cwd: opts.cwd ?? REPO, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

@@ -205,13 +205,24 @@ describe('reap under engine faults (simulator)', () => {
     const res = await reap(s);
     assert.equal(res.code, 3);
     assert.deepEqual(res.stderr.trim().split('\n').length, 1);
-    assert.match(res.stderr, /^hermes-janitor: .*answered the container list with malformed JSON$/m);
+    assert.match(res.stderr, /^hermes-janitor: .*answered the container list with malformed JSON \(the body ends before the array does\)$/m);
     assert.equal(s.size, 3);
-    for (const body of ['{"not": "an array"}', '[1, 2', '[{"Id": 5}]', '[]]', 'null', '']) {
+    // A row over 1 MiB is malformed too, even when everything else about the answer is fine.
+    const hugeRow = JSON.stringify({ Id: '0123456789ab', Names: ['/hermes-0000'], Labels: { 'hermes-agent': '1', pad: 'x'.repeat(1024 * 1024) } });
+    const bodies: Array<[string, string]> = [
+      ['{"not": "an array"}', 'not a JSON array'],
+      ['[{"Id": "a"}, {"Id"', 'the body ends before the array does'],
+      ['[{"Id": 5}]', 'a row without an Id'],
+      ['[]]', 'more bytes after the array'],
+      ['null', 'not a JSON array'],
+      ['', 'an empty body'],
+      [`[${hugeRow}]`, 'an element larger than 1 MiB'],
+    ];
+    for (const [body, problem] of bodies) {
       const t = await sim({ bulk: [{ count: 1, labels: LABELS, finishedAt: OLD }], faults: { listBody: body } });
       const r = await reap(t, ['--json']);
-      assert.equal(r.code, 3, `list body ${JSON.stringify(body)}: ${r.stderr}`);
-      assert.match(json(r).hosts[0]!.error!, /malformed JSON/);
+      assert.equal(r.code, 3, `list body ${JSON.stringify(body.slice(0, 40))}: ${r.stderr}`);
+      assert.equal(json(r).hosts[0]!.error, `the engine at ${t.host} answered the container list with malformed JSON (${problem})`);
       assert.equal(t.size, 1);
     }
 

@@ -68,6 +68,8 @@ describe('the reaper never prints environment secrets', () => {
   const secrets = [keyMarker, certMarker, regMarker, Buffer.from(`user:${regMarker}`).toString('base64'), passMarker, ...realKeyChunks];
   let sim: EngineSimulator;
   let simTcp: EngineSimulator;
+  /** The container whose removal always fails (HTTP 500). */
+  let failing: string;
 
   before(async () => {
     mkdirSync(certs);
@@ -79,6 +81,7 @@ describe('the reaper never prints environment secrets', () => {
         { labels: LABELS, finishedAt: 'garbage' },
       ],
     });
+    failing = sim.ids()[1]!;
     simTcp = await EngineSimulator.start({ port: 0, record: true });
   });
   after(async () => {
@@ -169,11 +172,15 @@ describe('the reaper never prints environment secrets', () => {
     const badHome = path.join(base.dir, 'home-badcfg');
     mkdirSync(path.join(badHome, '.docker'), { recursive: true });
     writeFileSync(path.join(badHome, '.docker', 'config.json'), readFileSync(path.join(base.dir, 'bad-config.json')));
+    // The simulator answers every DELETE of the second container with 500: both runs must report it, exit 1.
     for (const env of [{ HOME: home }, { HOME: badHome }]) {
       const res = await runCli(['reap', '--json', '--profile', PROFILE, '--host', sim.host, '--as-of', '2026-01-01T00:00:00Z'], { env });
       assertClean(res, secrets, `reap with ${env.HOME}`);
-      assert.ok(res.code === 0 || res.code === 1, res.stderr);
+      assert.equal(res.code, 1, `a failed removal is exit 1: ${res.stderr}`);
+      const out = JSON.parse(res.stdout) as { failed: Array<{ id: string }> };
+      assert.deepEqual(out.failed.map((f) => f.id), [failing]);
     }
+    assert.ok(sim.ids().includes(failing));
     for (const req of sim.requests) {
       const text = `${req.url} ${JSON.stringify(req.headers)}`;
       for (const s of secrets) assert.ok(!text.includes(s), `a secret was sent to the engine: ${req.method} ${req.url}`);

@@ -25,6 +25,8 @@ import {
   sweepDue,
 } from '../../src/core/tool-loop.js';
 import { tempDir } from '../helpers/cli.js';
+import { reapLockPath } from '../../src/adapters/janitor-files.js';
+import { contextEndpoint } from '../../src/adapters/docker-context.js';
 
 const T0 = Date.parse('2026-11-22T10:00:00Z');
 
@@ -330,16 +332,40 @@ describe('tool-loop breaker (in process)', () => {
   });
 });
 
-describe('tool-loop core: SHA-256', () => {
-  it('matches node:crypto on edge lengths and random data', async () => {
-    const { sha256Hex } = await import('../../src/core/tool-loop.js');
-    const ref = (b: Uint8Array | string) => createHash('sha256').update(b).digest('hex');
-    assert.equal(sha256Hex(''), 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
-    assert.equal(sha256Hex('abc'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
-    for (const len of [1, 55, 56, 57, 63, 64, 65, 119, 120, 127, 128, 1000, 100_000]) {
-      const bytes = Uint8Array.from({ length: len }, (_, i) => (i * 131 + len) & 0xff);
-      assert.equal(sha256Hex(bytes), ref(bytes), `length ${len}`);
+describe('SHA-256 at its call sites (@noble/hashes) matches node:crypto', () => {
+  const ref = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
+  // Strings whose UTF-8 form crosses SHA-256's block and padding edges (55/56/64 bytes...), multi-byte text, a lone
+  // surrogate (U+FFFD, as Buffer.from writes it) and a large input.
+  const texts = [
+    ...[0, 1, 53, 54, 55, 61, 62, 63, 117, 118, 125, 126, 998, 100_000].map((n) => 'x'.repeat(n)),
+    'é', '日本語', '\u{1F600}', 'a\u0000b', '\uD800', 'ab\uDC00c',
+  ];
+
+  it('the tool input digest and the call signature', () => {
+    assert.equal(inputDigest(''), ref('""'));
+    for (const t of texts) {
+      assert.equal(inputDigest(t), ref(JSON.stringify(t)), `length ${t.length}`);
+      assert.equal(callSignature('Bash', { command: t }), `Bash:${ref(canonicalJson({ command: t }))}`);
     }
-    for (const s of ['é', '日本語', '\u{1F600}', 'a\u0000b', '\uD800']) assert.equal(sha256Hex(s), ref(Buffer.from(s, 'utf8')), s);
+  });
+
+  it('the session file name', () => {
+    for (const t of texts.filter((t) => t.length > 0)) assert.ok(sessionFileName(t).endsWith(`-${ref(t).slice(0, 16)}.json`), t.slice(0, 8));
+  });
+
+  it('the reap lock name', () => {
+    for (const t of texts) assert.equal(path.basename(reapLockPath('/h', t)), `reap-${ref(t).slice(0, 24)}.lock`);
+  });
+
+  it('the docker context directory', () => {
+    const tmp = tempDir('hj-sha-unit-');
+    after(tmp.cleanup);
+    const cfg = path.join(tmp.dir, 'docker-config');
+    for (const name of ['ctx', 'prod-ü', 'x'.repeat(200)]) {
+      const dir = path.join(cfg, 'contexts', 'meta', ref(name));
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(path.join(dir, 'meta.json'), JSON.stringify({ Endpoints: { docker: { Host: 'tcp://10.0.0.1:2375' } } }));
+      assert.equal(contextEndpoint(name, { DOCKER_CONFIG: cfg }, tmp.dir).host, 'tcp://10.0.0.1:2375');
+    }
   });
 });
