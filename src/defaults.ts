@@ -12,6 +12,8 @@ export const TASK_LABEL = 'hermes-task-id';
 export const DEFAULT_LIFETIME_SECONDS = 300;
 /** The lifetime never counts as less than this when computing the threshold. */
 export const MIN_LIFETIME_SECONDS = 60;
+/** The smallest threshold hermes itself uses (lifetime 0): `--older-than` below it needs `--force-threshold` on hermes' containers. */
+export const HERMES_MIN_THRESHOLD_SECONDS = 2 * MIN_LIFETIME_SECONDS;
 /** Parallel inspect/remove requests per engine. */
 export const DEFAULT_CONCURRENCY = 8;
 /** Bound on a whole `reap`/`list` run. */

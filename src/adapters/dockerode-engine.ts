@@ -1,9 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import { addAbortSignal } from 'node:stream';
 import type Dockerode from 'dockerode';
+import { StringDecoder } from 'node:string_decoder';
 import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_LIST_ROW_BYTES } from '../defaults.js';
 import { EngineRequestError, EngineUnreachableError, MalformedJsonArrayError } from '../errors.js';
-import type { ContainerDetails, ContainerSummary, EngineClient, ListQuery } from './engine.js';
+import type { ContainerDetails, ContainerSummary, EngineClient, EngineEvent, EventStream, ListQuery } from './engine.js';
 import { type EngineEndpoint, readTlsFiles } from './engine-host.js';
 import { isLive } from './engine.js';
 import { forEachArrayElement } from './json-array-stream.js';
@@ -45,7 +46,14 @@ export async function createDockerodeEngine(
       ...(endpoint.tlsDir ? readTlsFiles(endpoint.tlsDir) : {}),
     };
   }
-  return new DockerodeEngine(withoutDockerEnv(() => new Docker(options)), endpoint.host, requestTimeoutMs);
+  // The event stream may stay silent for hours: its client has no inactivity timeout (only its subscription is bounded).
+  const { timeout: _inactivity, ...streamOptions } = options;
+  return new DockerodeEngine(
+    withoutDockerEnv(() => new Docker(options)),
+    endpoint.host,
+    requestTimeoutMs,
+    withoutDockerEnv(() => new Docker(streamOptions)),
+  );
 }
 
 /**
@@ -69,6 +77,7 @@ class DockerodeEngine implements EngineClient {
     private readonly docker: Dockerode,
     readonly host: string,
     private readonly requestTimeoutMs: number,
+    private readonly streamDocker: Dockerode = docker,
   ) {}
 
   /** Runs one request bounded by the request timeout and the caller's signal; maps failures to typed errors. */
@@ -141,8 +150,9 @@ class DockerodeEngine implements EngineClient {
   private dial(
     req: { path: string; method: 'GET' | 'DELETE'; options?: Record<string, unknown>; statusCodes: Record<number, true | string> },
     abortSignal: AbortSignal,
+    docker: Dockerode = this.docker,
   ): Promise<IncomingMessage> {
-    const modem = this.docker.modem as { dial(o: object, cb: (err: unknown, res: unknown) => void): void };
+    const modem = docker.modem as { dial(o: object, cb: (err: unknown, res: unknown) => void): void };
     return new Promise((resolve, reject) => {
       modem.dial({ ...req, options: { ...req.options }, isStream: true, abortSignal }, (err, res) => {
         if (err) return reject(err);
@@ -266,6 +276,86 @@ class DockerodeEngine implements EngineClient {
       await this.body(res, what);
     });
   }
+
+  async events(filters: { labels: string[] }, signal?: AbortSignal): Promise<EventStream> {
+    const what = 'the event stream';
+    // The stream lives as long as the caller's signal; only the subscription itself is bounded by the request timeout.
+    const ctl = new AbortController();
+    const onAbort = () => ctl.abort(signal?.reason);
+    if (signal?.aborted) ctl.abort(signal.reason);
+    else signal?.addEventListener('abort', onAbort, { once: true });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      ctl.abort(new DOMException('request timed out', 'TimeoutError'));
+    }, this.requestTimeoutMs);
+    let res: IncomingMessage;
+    try {
+      res = await this.dial(
+        {
+          path: '/events?',
+          method: 'GET',
+          options: { filters: JSON.stringify({ type: ['container'], label: filters.labels }) },
+          statusCodes: { 200: true, 400: 'bad parameter', 500: 'server error' },
+        },
+        ctl.signal,
+        this.streamDocker,
+      );
+    } catch (err) {
+      signal?.removeEventListener('abort', onAbort);
+      if (signal?.aborted) throw signal.reason ?? err;
+      if (timedOut) throw new EngineUnreachableError(`the engine at ${this.host} did not answer ${what} within ${this.requestTimeoutMs / 1000} s`, this.host);
+      throw this.mapError(err, what);
+    } finally {
+      clearTimeout(timer);
+    }
+    const host = this.host;
+    return (async function* stream(): AsyncGenerator<EngineEvent> {
+      const decoder = new StringDecoder('utf8');
+      let buf = '';
+      try {
+        for await (const chunk of res) {
+          buf += typeof chunk === 'string' ? chunk : decoder.write(chunk as Buffer);
+          for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+            const line = buf.slice(0, nl);
+            buf = buf.slice(nl + 1);
+            const ev = parseEngineEvent(line);
+            if (ev) yield ev;
+          }
+        }
+      } catch (err) {
+        if (signal?.aborted) return;
+        if ((err as { name?: unknown })?.name === 'AbortError' && signal?.aborted) return;
+        throw new EngineUnreachableError(`the engine at ${host} closed ${what}`, host);
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
+        res.destroy();
+      }
+      if (signal?.aborted) return;
+      // An event cut off mid-way (no newline yet) is dropped: the resync after reconnecting covers it.
+      throw new EngineUnreachableError(`the engine at ${host} closed ${what}`, host);
+    })();
+  }
+}
+
+/** One line of `GET /events` (NDJSON); null for anything that is not a well-formed container event. */
+export function parseEngineEvent(line: string): EngineEvent | null {
+  const text = line.trim();
+  if (!text) return null;
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const e = v as { Type?: unknown; Action?: unknown; status?: unknown; id?: unknown; Actor?: { ID?: unknown; Attributes?: unknown }; time?: unknown; timeNano?: unknown };
+  if (!e || typeof e !== 'object') return null;
+  if (e.Type !== undefined && e.Type !== 'container') return null;
+  const id = typeof e.Actor?.ID === 'string' ? e.Actor.ID : typeof e.id === 'string' ? e.id : '';
+  const rawAction = typeof e.Action === 'string' ? e.Action : typeof e.status === 'string' ? e.status : '';
+  if (!id || !rawAction) return null;
+  const timeMs = typeof e.timeNano === 'number' && e.timeNano > 0 ? e.timeNano / 1e6 : typeof e.time === 'number' && e.time > 0 ? e.time * 1000 : NaN;
+  return { id, action: rawAction.split(':')[0]!.trim(), timeMs, attributes: stringRecord(e.Actor?.Attributes) };
 }
 
 function stringRecord(v: unknown): Record<string, string> {

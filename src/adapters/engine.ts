@@ -31,6 +31,21 @@ export interface ListQuery {
   ids?: string[];
 }
 
+/** One container event from `GET /events`. */
+export interface EngineEvent {
+  /** Full container id (`Actor.ID`). */
+  id: string;
+  /** `Action` up to its first ':' (`die`, `start`, `create`, `destroy`, `exec_start`, ...). */
+  action: string;
+  /** When the engine saw it, ms since the epoch (from `timeNano`, else `time`); NaN when it gave none. */
+  timeMs: number;
+  /** `Actor.Attributes`: the container's labels plus `name`, `image`, `exitCode`, ... */
+  attributes: Record<string, string>;
+}
+
+/** A subscription to the engine's event stream: open once `events()` resolves; ends by throwing when the engine goes. */
+export type EventStream = AsyncIterable<EngineEvent>;
+
 export interface EngineClient {
   /** The engine's address as given or resolved (`unix:///var/run/docker.sock`, `tcp://...`). */
   readonly host: string;
@@ -40,6 +55,12 @@ export interface EngineClient {
   inspect(id: string, signal?: AbortSignal): Promise<ContainerDetails | null>;
   /** Removes without force; throws `EngineRequestError` with the HTTP status on refusal. */
   remove(id: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * Subscribes to container events carrying all these `label` filters. Resolves once the engine has accepted the
+   * subscription (so a sweep started afterwards misses nothing); the stream then yields events until `signal`
+   * aborts (it ends quietly) or the connection is lost (it throws `EngineUnreachableError`).
+   */
+  events(filters: { labels: string[] }, signal?: AbortSignal): Promise<EventStream>;
 }
 
 /** States in which a container's processes may run: never removed. */

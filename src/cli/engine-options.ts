@@ -4,7 +4,7 @@ import { resolveEngines } from '../adapters/docker-context.js';
 import type { EngineEndpoint } from '../adapters/engine-host.js';
 import type { EngineClient } from '../adapters/engine.js';
 import type { Context } from '../context.js';
-import { DEFAULT_CONCURRENCY, DEFAULT_RUN_TIMEOUT_MS, PROFILE_LABEL } from '../defaults.js';
+import { AGENT_LABEL, DEFAULT_CONCURRENCY, HERMES_MIN_THRESHOLD_SECONDS, DEFAULT_RUN_TIMEOUT_MS, PROFILE_LABEL } from '../defaults.js';
 import { UsageError } from '../errors.js';
 import type { HermesHome } from '../core/hermes-home.js';
 import { ValueError, parseDuration, parseInstant, parseWholeNumber } from '../core/parse-args.js';
@@ -19,6 +19,9 @@ export interface EngineCommandOptions {
   context?: string;
   allProfiles?: boolean;
   lifetime?: number;
+  /** `--older-than`, in ms: replaces the computed threshold. */
+  olderThan?: number;
+  forceThreshold?: boolean;
   asOf?: Date;
   concurrency: number;
   timeout: number;
@@ -36,6 +39,8 @@ export function addEngineOptions(cmd: Command): Command {
     .option('--context <name>', 'docker context whose engine to use')
     .option('--all-profiles', 'every profile: drop the profile filter')
     .option('--lifetime <seconds>', 'terminal lifetime, whole seconds >= 0 (default: $TERMINAL_LIFETIME_SECONDS, else terminal.lifetime_seconds in config.yaml, else 300); threshold = 2 x max(lifetime, 60)', optionParser((v) => parseWholeNumber(v, '--lifetime')))
+    .option('--older-than <duration>', 'replace the computed threshold with this age (whole seconds: 3s, 10m, 1h); under 120s with the hermes selection needs --force-threshold', optionParser(parseOlderThan))
+    .option('--force-threshold', 'allow --older-than under 120s with the hermes selection (hermes siblings need that margin)')
     .option('--as-of <instant>', 'judge ages as of this ISO-8601 instant instead of now', optionParser((v) => parseInstant(v, '--as-of')))
     .option('--concurrency <n>', 'parallel engine requests per engine, >= 1', optionParser((v) => parseWholeNumber(v, '--concurrency', 1)), DEFAULT_CONCURRENCY)
     .option('--timeout <duration>', 'bound on the whole run (90s, 2m; 0 for none); on expiry report what finished and exit 3', optionParser((v) => parseDuration(v, '--timeout', true)), DEFAULT_RUN_TIMEOUT_MS)
@@ -51,6 +56,12 @@ export function addEngineOptions(cmd: Command): Command {
 function collectMatchers(what: string) {
   const check = optionParser((v: string) => parseLabelMatcher(v, what));
   return (value: string, previous: string[] | undefined) => (check(value), collect(value, previous));
+}
+
+function parseOlderThan(v: string): number {
+  const ms = parseDuration(v, '--older-than');
+  if (ms % 1000 !== 0) throw new ValueError(`--older-than must be whole seconds (3s, 90s, 10m), got '${v}'`);
+  return ms;
 }
 
 function parseLogFormat(v: string): 'text' | 'json' {
@@ -90,9 +101,27 @@ export interface RunPolicy {
   threshold: number;
   lifetimeSeconds: number;
   asOf: Date;
+  /** The threshold came from `--older-than`. */
+  olderThan?: boolean;
 }
 
-export function resolvePolicy(opts: EngineCommandOptions, ctx: Context, config: HermesConfig): RunPolicy {
+/** A selection that takes hermes' own containers (its `hermes-agent` label). */
+export function isHermesSelection(sel: Selection): boolean {
+  return sel.selectors.some((m) => m.key === AGENT_LABEL);
+}
+
+export function resolvePolicy(opts: EngineCommandOptions, ctx: Context, config: HermesConfig, selection: Selection): RunPolicy {
+  if (opts.olderThan !== undefined) {
+    if (opts.lifetime !== undefined) throw new UsageError('--older-than and --lifetime cannot be combined: --older-than replaces the threshold computed from the lifetime');
+    const seconds = opts.olderThan / 1000;
+    if (seconds < HERMES_MIN_THRESHOLD_SECONDS && !opts.forceThreshold && isHermesSelection(selection)) {
+      throw new UsageError(
+        `--older-than ${seconds}s is under ${HERMES_MIN_THRESHOLD_SECONDS}s with the hermes selection (hermes-agent=1), whose siblings need that margin: pass --force-threshold, or select other containers with --label`,
+      );
+    }
+    return { threshold: seconds, lifetimeSeconds: Math.floor(seconds / 2), asOf: opts.asOf ?? ctx.now(), olderThan: true };
+  }
+  if (opts.forceThreshold) throw new UsageError('--force-threshold only applies with --older-than');
   const lifetime = resolveLifetime(opts.lifetime, ctx.env, config);
   return { threshold: thresholdSeconds(lifetime.value), lifetimeSeconds: lifetime.value, asOf: opts.asOf ?? ctx.now() };
 }

@@ -16,6 +16,7 @@ interface CommandEntry {
 const COMMANDS: CommandEntry[] = [
   { name: 'list', aliases: ['ls'], summary: 'list labelled containers with their reap verdicts', load: () => import('./commands/list.js') },
   { name: 'reap', summary: 'remove exited orphan containers older than the threshold', load: () => import('./commands/reap.js') },
+  { name: 'watch', summary: 'run as a service: remove each orphan at its deadline, following engine events', load: () => import('./commands/watch.js') },
   { name: 'restart-guard', summary: 'rolling-window breaker for restart-interrupted gateway boots', load: () => import('./commands/restart-guard.js') },
   { name: 'lifecycle-scan', summary: 'refuse scheduled commands that restart or kill the gateway', load: () => import('./commands/lifecycle-scan.js') },
   { name: 'stuck-sessions', summary: 'suspend sessions that stay active across restarts', load: () => import('./commands/stuck-sessions.js') },

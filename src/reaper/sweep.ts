@@ -50,6 +50,8 @@ export interface SweepRequest {
   /** Aborting stops the sweep (a run-wide timeout); what finished is still reported. */
   signal?: AbortSignal;
   onEvent?: (event: SweepEvent) => void;
+  /** Ask the engine for these containers only (full ids): `watch` re-checks one container at its deadline. */
+  ids?: string[];
 }
 
 export interface ReapRequest extends SweepRequest {
@@ -132,7 +134,7 @@ function* consume<T>(rows: Array<T | undefined>): Generator<T> {
 async function candidates(req: SweepRequest, status: string[] | undefined, guard: RunGuard): Promise<ContainerSummary[]> {
   try {
     const rows = await req.engine.list(
-      { labels: engineLabelFilters(req.selection), ...(status ? { status } : {}) },
+      { labels: engineLabelFilters(req.selection), ...(status ? { status } : {}), ...(req.ids ? { ids: req.ids } : {}) },
       req.signal,
     );
     return rows.filter((r) => isSelected(req.selection, r.labels));

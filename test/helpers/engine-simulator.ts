@@ -116,7 +116,23 @@ export interface GlobalFaults {
   dieAfter?: number;
 }
 
-export type RequestKind = 'ping' | 'version' | 'list' | 'inspect' | 'remove' | 'other';
+export type RequestKind = 'ping' | 'version' | 'list' | 'inspect' | 'remove' | 'events' | 'other';
+
+/** An event to put on the `GET /events` streams (see `emit`). */
+export interface SimEvent {
+  id: string;
+  action: string;
+  /** Default: now. */
+  time?: Date;
+  /** Default: the container's labels (if it still exists) plus its name. */
+  attributes?: Record<string, string>;
+}
+
+interface Subscriber {
+  res: http.ServerResponse;
+  req: http.IncomingMessage;
+  labels: string[];
+}
 
 export interface RequestRecord {
   method: string;
@@ -203,6 +219,7 @@ export class EngineSimulator {
   private readonly server: http.Server;
   private readonly sockets = new Set<Socket>();
   private inFlight = 0;
+  private readonly subscribers = new Set<Subscriber>();
   private dead = false;
   private ownSocketFile = false;
   private readonly now: () => Date;
@@ -229,7 +246,7 @@ export class EngineSimulator {
   static emptyStats(): SimStats {
     return {
       requests: 0,
-      byKind: { ping: 0, version: 0, list: 0, inspect: 0, remove: 0, other: 0 },
+      byKind: { ping: 0, version: 0, list: 0, inspect: 0, remove: 0, events: 0, other: 0 },
       forcedRemovals: 0,
       maxInFlight: 0,
       removed: 0,
@@ -265,6 +282,24 @@ export class EngineSimulator {
     this.host = `unix://${socketPath}`;
   }
 
+  /** The engine goes away (stops listening, every connection cut) but keeps its containers; see `comeBack`. */
+  async goDown(): Promise<void> {
+    this.subscribers.clear();
+    for (const s of this.sockets) s.destroy();
+    if (this.server.listening) await new Promise<void>((r) => this.server.close(() => r()));
+    if (this.ownSocketFile && this.socketPath) rmSync(this.socketPath, { force: true });
+  }
+
+  /** Listens again at the same address after `goDown`. */
+  async comeBack(): Promise<void> {
+    const { socketPath, port } = this;
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      if (socketPath) this.server.listen(socketPath, () => resolve());
+      else this.server.listen(port, '127.0.0.1', () => resolve());
+    });
+  }
+
   /** Stops listening and destroys every connection (hung requests included). */
   async close(): Promise<void> {
     for (const s of this.sockets) s.destroy();
@@ -294,6 +329,7 @@ export class EngineSimulator {
     };
     this.byId.set(id, rec);
     this.byName.set(name, id);
+    if (this.subscribers.size) this.emit({ id, action: 'create' });
     return id;
   }
 
@@ -328,17 +364,53 @@ export class EngineSimulator {
   }
 
   /** Sets a container's state (e.g. someone started it again). */
-  setState(id: string, state: SimState): void {
+  setState(id: string, state: SimState, finishedAt?: Date): void {
     const rec = this.find(id);
     if (!rec) throw new Error(`no container ${id}`);
+    const was = rec.state;
     if (state === 'running' && rec.state !== 'running') rec.startedAt = rfc3339Nano(this.now());
+    if (state === 'exited' && was !== 'exited') rec.finishedAt = rfc3339Nano(finishedAt ?? this.now());
     rec.state = state;
+    if (state === 'running' && was !== 'running') this.emit({ id: rec.id, action: 'start' });
+    if (state === 'exited' && was !== 'exited') this.emit({ id: rec.id, action: 'die', ...(finishedAt ? { time: finishedAt } : {}) });
+  }
+
+  /** Subscribers on `GET /events` right now. */
+  get eventSubscribers(): number {
+    return this.subscribers.size;
+  }
+
+  /** Puts one event on every matching `GET /events` stream (duplicates, out-of-order or stale events included). */
+  emit(ev: SimEvent): void {
+    if (this.subscribers.size === 0) return;
+    const rec = this.byId.get(ev.id);
+    const attributes = ev.attributes ?? { ...(rec?.labels ?? {}), ...(rec ? { name: rec.name, image: SIM_IMAGE } : {}) };
+    const t = ev.time ?? this.now();
+    const line = `${JSON.stringify({
+      status: ev.action, id: ev.id, from: SIM_IMAGE, Type: 'container', Action: ev.action,
+      Actor: { ID: ev.id, Attributes: attributes }, scope: 'local',
+      time: Math.floor(t.getTime() / 1000), timeNano: t.getTime() * 1e6,
+    })}\n`;
+    for (const sub of this.subscribers) {
+      if (!sub.labels.every((l) => labelMatches(l, attributes))) continue;
+      sub.res.write(line);
+    }
+  }
+
+  /** Cuts every event stream; with `midEvent`, after writing the first half of one more event. */
+  cutEventStreams(midEvent = false): void {
+    for (const sub of this.subscribers) {
+      if (midEvent) sub.res.write('{"status":"die","id":"0123456789abcdef","Type":"container","Act');
+      sub.req.socket.destroy();
+    }
+    this.subscribers.clear();
   }
 
   /** Removes a container behind the janitor's back. */
   delete(id: string): boolean {
     const rec = this.find(id);
     if (!rec) return false;
+    if (this.subscribers.size) this.emit({ id: rec.id, action: 'destroy', attributes: { ...rec.labels, name: rec.name, image: SIM_IMAGE } });
     this.byId.delete(rec.id);
     if (this.byName.get(rec.name) === rec.id) this.byName.delete(rec.name);
     return true;
@@ -447,6 +519,7 @@ export class EngineSimulator {
       p === '/_ping' ? 'ping'
         : p === '/version' ? 'version'
           : p === '/containers/json' && method === 'GET' ? 'list'
+            : p === '/events' && method === 'GET' ? 'events'
             : m && m[2] && method === 'GET' ? 'inspect'
               : m && !m[2] && method === 'DELETE' ? 'remove'
                 : 'other';
@@ -489,6 +562,8 @@ export class EngineSimulator {
         return this.inspect(ref, rec ?? null, req, res);
       case 'remove':
         return this.remove(ref, rec ?? null, url, req, res);
+      case 'events':
+        return this.events(url, req, res);
       default:
         break;
     }
@@ -602,7 +677,16 @@ export class EngineSimulator {
     const midBody = f.dropListMidBody || f.hangListMidBody;
     // Snapshot the matching records first (the engine answers from one view), then stream the JSON lazily.
     const rows: Rec[] = [];
-    for (const rec of this.byId.values()) if (this.matches(rec, all, filters)) rows.push(rec);
+    const ids = filters.get('id');
+    if (ids && ids.every((i) => i.length === 64)) {
+      // Full ids: looked up directly, in the order given (100k containers are not scanned per request).
+      for (const i of ids) {
+        const rec = this.byId.get(i);
+        if (rec && this.matches(rec, all, filters)) rows.push(rec);
+      }
+    } else {
+      for (const rec of this.byId.values()) if (this.matches(rec, all, filters)) rows.push(rec);
+    }
     res.writeHead(200, this.headers());
     const after: Array<() => void> = [];
     let buf = '[';
@@ -638,6 +722,31 @@ export class EngineSimulator {
     }
     res.end(`${buf}]\n`);
     for (const fn of after) fn();
+  }
+
+  // ---- GET /events ------------------------------------------------------------------------------------------
+
+  private events(url: URL, req: http.IncomingMessage, res: http.ServerResponse): void {
+    let labels: string[] = [];
+    const raw = url.searchParams.get('filters');
+    if (raw) {
+      let parsed: Record<string, unknown>;
+      try {
+        parsed = JSON.parse(raw) as Record<string, unknown>;
+      } catch (err) {
+        throw new HttpError(400, (err as Error).message);
+      }
+      const l = parsed.label;
+      labels = Array.isArray(l) ? l.map(String) : l && typeof l === 'object' ? Object.keys(l) : [];
+      const t = parsed.type;
+      const types = Array.isArray(t) ? t.map(String) : t && typeof t === 'object' ? Object.keys(t) : ['container'];
+      if (!types.includes('container')) labels = ['\u0000never'];
+    }
+    res.writeHead(200, this.headers());
+    res.flushHeaders();
+    const sub: Subscriber = { res, req, labels };
+    this.subscribers.add(sub);
+    res.on('close', () => this.subscribers.delete(sub));
   }
 
   // ---- GET /containers/{id}/json ----------------------------------------------------------------------------
@@ -759,6 +868,13 @@ export class EngineSimulator {
     if (f?.removeThenDrop) return this.drop(req);
     this.send(res, 204, null);
   }
+}
+
+function labelMatches(filter: string, labels: Record<string, string>): boolean {
+  const eq = filter.indexOf('=');
+  const key = eq < 0 ? filter : filter.slice(0, eq);
+  if (!Object.hasOwn(labels, key)) return false;
+  return eq < 0 || labels[key] === filter.slice(eq + 1);
 }
 
 // ---- stand-alone ------------------------------------------------------------------------------------------

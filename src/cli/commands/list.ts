@@ -18,7 +18,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   addEngineOptions(cmd).action(
     action(state, async (opts: EngineCommandOptions, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
-      const policy = resolvePolicy(opts, ctx, await loadHomeConfig(targets.home));
+      const policy = resolvePolicy(opts, ctx, await loadHomeConfig(targets.home), targets.selection);
       const signal = timeoutSignal(opts);
       const engines = await connectEngines(targets.endpoints);
       const human = !opts.json && opts.logFormat === 'text';

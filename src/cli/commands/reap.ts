@@ -59,6 +59,9 @@ export function register(program: Command, ctx: Context, state: RunState): void 
 
 function checkCombinations(opts: ReapOptions): void {
   if (opts.plan && opts.planOut) throw new UsageError('--plan and --plan-out cannot be combined: make the plan first, then apply it');
+  if (opts.olderThan !== undefined && (opts.plan || opts.planOut)) {
+    throw new UsageError('--older-than cannot be combined with --plan or --plan-out: a plan records the threshold computed from the lifetime');
+  }
   if (opts.planOut && !opts.dryRun) throw new UsageError('--plan-out needs --dry-run: a plan is made by a dry run');
 }
 
@@ -129,7 +132,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promi
     else if (!opts.quiet) ctx.stderr.write(`hermes-janitor: ${reason}; nothing done\n`);
     return ExitCode.OK;
   }
-  const policy = resolvePolicy(plan ? { ...opts, lifetime: plan.lifetimeSeconds } : opts, ctx, config);
+  const policy = resolvePolicy(plan ? { ...opts, lifetime: plan.lifetimeSeconds } : opts, ctx, config, selection);
   const dryRun = Boolean(opts.dryRun);
   const signal = timeoutSignal(opts);
 

@@ -1,0 +1,191 @@
+import type { Command } from 'commander';
+import type { HeldLock } from '../../adapters/file-lock.js';
+import { ensureJanitorDir, reapLockPath } from '../../adapters/janitor-files.js';
+import type { Context } from '../../context.js';
+import { ExitCode, UsageError, errorMessage } from '../../errors.js';
+import { reaperDisabled } from '../../reaper/settings.js';
+import type { WatchEvent } from '../../watch/engine-watcher.js';
+import { type EngineCommandOptions, addEngineOptions, connectEngines, loadHomeConfig, resolvePolicy, resolveTargets } from '../engine-options.js';
+import { finishedAgo, ndjsonEvent, reapLine } from '../render-containers.js';
+import { type RunState, action, optionParser } from '../shared.js';
+
+interface WatchOptions extends EngineCommandOptions {
+  dryRun?: boolean;
+  metricsListen?: { host: string | undefined; port: number };
+}
+
+const HELP = `
+Runs until SIGTERM or SIGINT (then exits 0 within 5 s). A full sweep at start and after every reconnect, then
+the engine's event stream: each exited container is re-checked and removed at its deadline (FinishedAt + threshold).
+It holds the reap lock of this home for each engine while it runs (a reap meanwhile answers "skipped": "locked").
+Exit codes: 0 stopped by a signal (or the reaper is disabled); 2 bad usage or input; 1 an unexpected error`;
+
+export function register(program: Command, ctx: Context, state: RunState): void {
+  const cmd = program
+    .command('watch')
+    .description('Run as a service: follow the engine event stream and remove each orphan at its deadline.')
+    .option('-n, --dry-run', 'remove nothing; log what would be removed')
+    .option('--metrics-listen <host:port>', 'serve Prometheus metrics on /metrics and health on /healthz (200 while every engine is connected)', optionParser(parseListenOption))
+    .addHelpText('after', HELP);
+  addEngineOptions(cmd).action(action(state, (opts: WatchOptions, command: Command) => runWatch(opts, command, ctx)));
+}
+
+function parseListenOption(v: string): { host: string | undefined; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(v.trim());
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || !(port >= 0 && port <= 65535)) {
+    throw new UsageError(`--metrics-listen must be HOST:PORT (127.0.0.1:9464, :9464, [::1]:9464), got '${v}'`);
+  }
+  const host = m[1] ?? m[2];
+  return { host: host || undefined, port };
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((r) => {
+    const t = setTimeout(r, ms);
+    signal.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
+  });
+
+async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Promise<number> {
+  if (opts.json) throw new UsageError('watch streams its output: use --log-format json for NDJSON instead of --json');
+  if (opts.asOf) throw new UsageError('--as-of does not apply to watch: it judges ages as of each moment it acts');
+  const targets = resolveTargets(command, opts, ctx);
+  const { home, selection, endpoints } = targets;
+  const config = await loadHomeConfig(home);
+  const policy = resolvePolicy(opts, ctx, config, selection);
+  const json = opts.logFormat === 'json';
+  const out = (line: string) => {
+    if (!opts.quiet) ctx.stdout.write(`${ctx.now().toISOString()} ${line}\n`);
+  };
+  const disabled = reaperDisabled(ctx.env, config);
+  if (disabled) {
+    const reason = `reaper disabled by ${disabled}`;
+    if (json) ndjsonEvent(ctx, 'disabled', { disabled: true, reason });
+    else if (!opts.quiet) ctx.stderr.write(`hermes-janitor: ${reason}; not watching\n`);
+    return ExitCode.OK;
+  }
+  // --timeout bounds each full sweep in watch, and only when given.
+  const sweepTimeoutMs = command.getOptionValueSource('timeout') === 'cli' ? opts.timeout : 0;
+  const dryRun = Boolean(opts.dryRun);
+
+  // Stop on SIGTERM/SIGINT: no new work at once, in-flight requests get a grace period.
+  const stopping = new AbortController();
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (stopping.signal.aborted) return;
+    if (json) ndjsonEvent(ctx, 'stopping', { signal: sig });
+    else out(`stopping (${sig})`);
+    stopping.abort();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  const locks: HeldLock[] = [];
+  let closeServer: (() => Promise<void>) | undefined;
+  try {
+    // The reap lock of this home, per engine, for as long as watch runs (unless a dry run).
+    if (!dryRun) {
+      await ensureJanitorDir(home.home);
+      const { acquireLock, lockHolder } = await import('../../adapters/file-lock.js');
+      for (const e of endpoints) {
+        const lockPath = reapLockPath(home.home, e.host);
+        let told = false;
+        for (;;) {
+          const lock = await acquireLock(lockPath, { waitMs: 0 });
+          if (lock) {
+            locks.push(lock);
+            break;
+          }
+          if (!told) {
+            const holder = await lockHolder(lockPath);
+            const who = holder ? `pid ${holder.pid} on ${holder.host} since ${holder.acquiredAt}` : 'another process';
+            if (json) ndjsonEvent(ctx, 'waiting-for-lock', { host: e.host, holder });
+            else out(`waiting for the reap lock of ${e.host}, held by ${who}`);
+            told = true;
+          }
+          await sleep(1000, stopping.signal);
+          if (stopping.signal.aborted) return ExitCode.OK;
+        }
+      }
+    }
+
+    const engines = await connectEngines(endpoints);
+    const showHost = engines.length > 1;
+    const profileOf = (p: string | null) => p ?? selection.profile ?? '';
+    const metrics = opts.metricsListen ? await (await import('../../watch/metrics.js')).createWatchMetrics(profileOf) : null;
+    const { WatchService } = await import('../../watch/service.js');
+
+    const report = (ev: WatchEvent) => {
+      metrics?.observe(ev);
+      logEvent(ev);
+    };
+    const service = new WatchService(engines, { selection, thresholdSeconds: policy.threshold, concurrency: opts.concurrency, dryRun, sweepTimeoutMs }, report);
+
+    function logEvent(ev: WatchEvent): void {
+      if (json) {
+        switch (ev.type) {
+          case 'event':
+            return;
+          case 'removed':
+            return ndjsonEvent(ctx, ev.dryRun ? 'would-remove' : 'removed', { ...ev.entry, trigger: ev.trigger });
+          case 'failed':
+          case 'kept':
+            return ndjsonEvent(ctx, ev.type, { ...ev.entry, trigger: ev.trigger });
+          case 'engine':
+            return ndjsonEvent(ctx, 'engine', { host: ev.host, state: ev.state, error: ev.error ?? null, ...(ev.retryInMs !== undefined ? { retryInSeconds: ev.retryInMs / 1000 } : {}) });
+          case 'sweep':
+            return ndjsonEvent(ctx, 'sweep', { host: ev.host, removed: ev.removed, kept: ev.kept, failed: ev.failed, tracked: ev.tracked, durationSeconds: ev.durationMs / 1000, interrupted: ev.interrupted });
+          case 'deadline-check':
+            return;
+        }
+      }
+      switch (ev.type) {
+        case 'removed':
+          return out(reapLine(ev.dryRun ? 'would remove' : 'removed', ev.entry, finishedAgo(ev.entry), showHost));
+        case 'failed':
+          if (!opts.quiet) ctx.stderr.write(`${ctx.now().toISOString()} ${reapLine('failed', ev.entry, finishedAgo(ev.entry), showHost)}\n`);
+          return;
+        case 'engine':
+          if (ev.state === 'connected') return out(`engine ${ev.host}: connected`);
+          if (ev.state === 'disconnected') {
+            return out(`engine ${ev.host}: disconnected (${ev.error ?? 'unknown error'}); retrying in ${(ev.retryInMs ?? 0) / 1000}s and then with backoff up to 30s`);
+          }
+          return;
+        case 'sweep':
+          return out(`swept ${ev.host}: removed ${ev.removed}, kept ${ev.kept}, failed ${ev.failed}; ${ev.tracked} awaiting their deadline (${(ev.durationMs / 1000).toFixed(2)} s)`);
+        default:
+          return;
+      }
+    }
+
+    if (opts.metricsListen) {
+      const { serveMetrics } = await import('../../watch/metrics.js');
+      try {
+        const srv = await serveMetrics(opts.metricsListen, metrics, () => service.healthy, () => {
+          for (const w of service.watchers) metrics?.setTracked(w.host, w.tracked);
+        });
+        closeServer = srv.close;
+        if (json) ndjsonEvent(ctx, 'metrics', { url: srv.url });
+        else out(`metrics on ${srv.url}/metrics, health on ${srv.url}/healthz`);
+      } catch (err) {
+        throw new UsageError(`cannot listen on --metrics-listen ${opts.metricsListen.host ?? ''}:${opts.metricsListen.port} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}): pick a free address`);
+      }
+    }
+    const scope = selection.profile === null ? 'all profiles' : `profile ${selection.profile}`;
+    if (json) {
+      ndjsonEvent(ctx, 'started', { hosts: engines.map((e) => e.host), thresholdSeconds: policy.threshold, profile: selection.profile, dryRun, pid: process.pid });
+    } else {
+      out(`watching ${engines.map((e) => e.host).join(', ')} (threshold ${policy.threshold} s, ${scope}${dryRun ? ', dry run' : ''})`);
+    }
+    const done = service.run();
+    if (!stopping.signal.aborted) await new Promise<void>((r) => stopping.signal.addEventListener('abort', () => r(), { once: true }));
+    await service.stop();
+    await done;
+    if (json) ndjsonEvent(ctx, 'stopped', { tracked: service.tracked });
+    else out(`stopped (${service.tracked} container(s) were awaiting their deadline)`);
+    return ExitCode.OK;
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    await closeServer?.();
+    await Promise.all(locks.map((l) => l.release()));
+  }
+}

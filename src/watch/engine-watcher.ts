@@ -1,0 +1,273 @@
+/**
+ * One engine under watch: subscribe to its container events, sweep it in full (so nothing that happened while
+ * away is missed), then follow the events, acting at each deadline. Reconnects with capped exponential backoff
+ * when the engine goes away, and never gives up on it.
+ */
+import type { EngineClient, EngineEvent } from '../adapters/engine.js';
+import { engineLabelFilters, type Selection } from '../core/selection.js';
+import { errorMessage } from '../errors.js';
+import { type KeptEntry, type ReapResult, type SweepEntry, type FailedEntry, reap } from '../reaper/sweep.js';
+import { type Sleep, backoffMs, realSleep } from './backoff.js';
+import { type TrackerState, applyEvent, deadlineOfKept, newTracker, seedFromSweep } from './tracker.js';
+
+export type EngineState = 'connecting' | 'connected' | 'disconnected';
+
+/** What a watcher reports (logged, counted). */
+export type WatchEvent =
+  | { type: 'engine'; host: string; state: EngineState; error?: string; retryInMs?: number }
+  | { type: 'removed'; host: string; entry: SweepEntry; dryRun: boolean; trigger: 'sweep' | 'deadline' }
+  | { type: 'failed'; host: string; entry: FailedEntry; trigger: 'sweep' | 'deadline' }
+  | { type: 'kept'; host: string; entry: KeptEntry; trigger: 'sweep' | 'deadline' }
+  | { type: 'sweep'; host: string; removed: number; kept: number; failed: number; tracked: number; durationMs: number; interrupted: boolean }
+  | { type: 'deadline-check'; host: string; removed: number; kept: number; failed: number; durationMs: number; interrupted: boolean }
+  | { type: 'event'; host: string; event: EngineEvent };
+
+/** What the policy needs for one engine. */
+export interface WatchPolicy {
+  selection: Selection;
+  thresholdSeconds: number;
+  concurrency: number;
+  dryRun: boolean;
+  /** Bound on each full sweep (0: none). */
+  sweepTimeoutMs: number;
+}
+
+export interface WatcherDeps {
+  clock?: () => number;
+  sleep?: Sleep;
+  /** Ping while connected this often, to notice an engine that went silent (default 30 s). */
+  heartbeatMs?: number;
+  /** Containers checked per deadline batch. */
+  batchSize?: number;
+  /** Retry a container whose removal failed after this long (default 60 s). */
+  retryFailedMs?: number;
+}
+
+/** Which failure keeps a container tracked for another try, how long later. */
+const DEFAULT_RETRY_FAILED_MS = 60_000;
+
+/**
+ * The action at a deadline: re-inspects these containers and removes only what the policy still allows. It is
+ * the very sweep `reap` runs, narrowed to these ids, so every rule `reap` has applies here unchanged.
+ */
+export function recheckDue(
+  engine: EngineClient,
+  policy: WatchPolicy,
+  ids: string[],
+  asOf: Date,
+  signal: AbortSignal,
+  onEvent: Parameters<typeof reap>[0]['onEvent'],
+): Promise<ReapResult> {
+  return reap({
+    engine,
+    selection: policy.selection,
+    thresholdSeconds: policy.thresholdSeconds,
+    asOf,
+    concurrency: policy.concurrency,
+    dryRun: policy.dryRun,
+    ids,
+    onlyIds: new Set(ids),
+    signal,
+    ...(onEvent ? { onEvent } : {}),
+  });
+}
+
+export class EngineWatcher {
+  readonly tracker: TrackerState = newTracker();
+  state: EngineState = 'connecting';
+  private readonly clock: () => number;
+  private readonly sleep: Sleep;
+  private readonly heartbeatMs: number;
+  private readonly batchSize: number;
+  private readonly retryFailedMs: number;
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Infinity;
+  private checking: Promise<void> | null = null;
+  private connection: AbortController | null = null;
+  private stopping = false;
+
+  constructor(
+    readonly engine: EngineClient,
+    private readonly policy: WatchPolicy,
+    private readonly report: (ev: WatchEvent) => void,
+    /** Aborted at shutdown: in-flight requests end (the service gives them a grace period first). */
+    private readonly hardSignal: AbortSignal,
+    deps: WatcherDeps = {},
+  ) {
+    this.clock = deps.clock ?? Date.now;
+    this.sleep = deps.sleep ?? realSleep;
+    this.heartbeatMs = deps.heartbeatMs ?? 30_000;
+    this.batchSize = deps.batchSize ?? 100;
+    this.retryFailedMs = deps.retryFailedMs ?? DEFAULT_RETRY_FAILED_MS;
+  }
+
+  get host(): string {
+    return this.engine.host;
+  }
+
+  get tracked(): number {
+    return this.tracker.deadlines.size;
+  }
+
+  private setState(state: EngineState, extra: { error?: string; retryInMs?: number } = {}): void {
+    if (this.state === state) return; // each change of state is logged once
+    this.state = state;
+    this.report({ type: 'engine', host: this.host, state, ...extra });
+  }
+
+  /** Runs until `stop` aborts: connect, sweep, follow; on loss wait and start over. */
+  async run(stop: AbortSignal): Promise<void> {
+    let attempt = 0;
+    while (!stop.aborted) {
+      const conn = new AbortController();
+      this.connection = conn;
+      const onStop = () => conn.abort();
+      stop.addEventListener('abort', onStop, { once: true });
+      let heartbeat: NodeJS.Timeout | undefined;
+      try {
+        const stream = await this.engine.events({ labels: engineLabelFilters(this.policy.selection) }, conn.signal);
+        // Subscribed: nothing from now on is missed. Resync from scratch, then follow.
+        this.tracker.deadlines.clear();
+        this.tracker.lastEventMs.clear();
+        const following = this.follow(stream, conn.signal);
+        following.catch(() => undefined);
+        await this.sweep(conn.signal);
+        if (conn.signal.aborted) throw new Error('connection lost during the sweep');
+        this.setState('connected');
+        attempt = 0;
+        heartbeat = setInterval(() => {
+          this.engine.ping(conn.signal).catch(() => conn.abort(new Error('the engine stopped answering pings')));
+        }, this.heartbeatMs);
+        heartbeat.unref();
+        this.arm();
+        await following;
+        if (!stop.aborted) throw new Error('the event stream ended');
+      } catch (err) {
+        if (stop.aborted) break;
+        const delay = backoffMs(attempt++);
+        const reason = conn.signal.aborted && conn.signal.reason instanceof Error ? conn.signal.reason : err;
+        this.setState('disconnected', { error: errorMessage(reason), retryInMs: delay });
+        conn.abort();
+        this.disarm();
+        await this.checking;
+        await this.sleep(delay, stop);
+      } finally {
+        clearInterval(heartbeat);
+        stop.removeEventListener('abort', onStop);
+        conn.abort();
+      }
+    }
+    this.stopping = true;
+    this.disarm();
+  }
+
+  /** Applies events as they come; throws when the stream is lost. */
+  private async follow(stream: AsyncIterable<EngineEvent>, signal: AbortSignal): Promise<void> {
+    for await (const ev of stream) {
+      if (signal.aborted) return;
+      this.report({ type: 'event', host: this.host, event: ev });
+      const t = applyEvent(this.tracker, ev, this.policy.thresholdSeconds, this.clock);
+      if (t.kind === 'scheduled' || t.kind === 'cancelled' || t.kind === 'forgotten') this.arm();
+    }
+  }
+
+  private async sweep(signal: AbortSignal): Promise<void> {
+    const started = this.clock();
+    const bounded = this.policy.sweepTimeoutMs > 0 ? AbortSignal.any([signal, AbortSignal.timeout(this.policy.sweepTimeoutMs)]) : signal;
+    const r = await reap({
+      engine: this.engine,
+      selection: this.policy.selection,
+      thresholdSeconds: this.policy.thresholdSeconds,
+      asOf: new Date(started),
+      concurrency: this.policy.concurrency,
+      dryRun: this.policy.dryRun,
+      signal: AbortSignal.any([bounded, this.hardSignal]),
+      onEvent: (ev) => this.onSweepEvent(ev, 'sweep', started),
+    });
+    this.report({
+      type: 'sweep', host: this.host, removed: r.removed.length, kept: r.kept.length, failed: r.failed.length,
+      tracked: this.tracked, durationMs: this.clock() - started, interrupted: r.interrupted !== null,
+    });
+    if (r.interrupted?.kind === 'engine') throw new Error(r.interrupted.error);
+  }
+
+  private onSweepEvent(ev: Parameters<NonNullable<Parameters<typeof reap>[0]['onEvent']>>[0], trigger: 'sweep' | 'deadline', startedMs: number): void {
+    switch (ev.type) {
+      case 'removed':
+        this.tracker.deadlines.delete(ev.entry.id);
+        this.report({ type: 'removed', host: this.host, entry: ev.entry, dryRun: ev.dryRun, trigger });
+        return;
+      case 'failed': {
+        seedFromSweep(this.tracker, ev.entry.id, this.clock() + this.retryFailedMs, startedMs);
+        this.report({ type: 'failed', host: this.host, entry: ev.entry, trigger });
+        return;
+      }
+      case 'kept': {
+        const at = deadlineOfKept(ev.entry, this.policy.thresholdSeconds);
+        if (at !== null) seedFromSweep(this.tracker, ev.entry.id, at, startedMs);
+        else if (trigger === 'deadline') this.tracker.deadlines.delete(ev.entry.id);
+        if (trigger === 'deadline') this.report({ type: 'kept', host: this.host, entry: ev.entry, trigger });
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** One timer, for the earliest deadline. */
+  private arm(): void {
+    if (this.stopping || this.state !== 'connected' || this.checking) return;
+    const next = this.tracker.deadlines.peek();
+    if (!next) return this.disarm();
+    if (next.at === this.timerAt && this.timer) return;
+    this.disarm();
+    this.timerAt = next.at;
+    const delay = Math.min(Math.max(0, next.at - this.clock()), 2 ** 31 - 1);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.timerAt = Infinity;
+      this.checking = this.checkDue().finally(() => {
+        this.checking = null;
+        this.arm();
+      });
+    }, delay);
+  }
+
+  private disarm(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Infinity;
+  }
+
+  /** Acts on every deadline that has passed, earliest first, in batches. */
+  private async checkDue(): Promise<void> {
+    const conn = this.connection;
+    while (conn && !conn.signal.aborted) {
+      const now = this.clock();
+      const due = this.tracker.deadlines.popDue(now, this.batchSize);
+      if (due.length === 0) return;
+      const ids = due.map((d) => d.id);
+      const started = this.clock();
+      let r: ReapResult;
+      try {
+        r = await recheckDue(this.engine, this.policy, ids, new Date(now), AbortSignal.any([conn.signal, this.hardSignal]), (ev) =>
+          this.onSweepEvent(ev, 'deadline', started),
+        );
+      } catch (err) {
+        // Unexpected: keep them for the next sweep, and start over.
+        for (const d of due) this.tracker.deadlines.set(d.id, d.at);
+        conn.abort(err instanceof Error ? err : new Error(String(err)));
+        return;
+      }
+      this.report({
+        type: 'deadline-check', host: this.host, removed: r.removed.length, kept: r.kept.length, failed: r.failed.length,
+        durationMs: this.clock() - started, interrupted: r.interrupted !== null,
+      });
+      if (r.interrupted) {
+        // Not re-checked: the resync after reconnecting covers them.
+        if (r.interrupted.kind === 'engine') conn.abort(new Error(r.interrupted.error));
+        return;
+      }
+    }
+  }
+}
