@@ -16,7 +16,7 @@ export const ENGINE_HOST = process.env.DOCKER_HOST || 'unix:///var/run/docker.so
 /** The engine's unix socket path. */
 export const ENGINE_SOCKET = ENGINE_HOST.replace(/^unix:\/\//, '');
 /** Podman on these machines needs explicit ulimits for `run`. */
-const RUN_EXTRA = ENGINE_KIND === 'podman' ? ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'] : [];
+export const RUN_EXTRA = ENGINE_KIND === 'podman' ? ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'] : [];
 
 /** A file whose immutability makes the engine fail to remove the container (HTTP 500), for failure tests. */
 export function pinPath(fullId: string): string {
