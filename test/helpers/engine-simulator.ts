@@ -150,6 +150,8 @@ export interface SimulatorOptions {
   port?: number;
   /** Keep every request (method, url, headers) in `requests`. */
   record?: boolean;
+  /** Keep the id and time of every removal through the API, in order, in `removals`. */
+  recordRemovals?: boolean;
   /** The clock used for default FinishedAt values (default: the real one). */
   now?: () => Date;
 }
@@ -212,6 +214,8 @@ export class EngineSimulator {
   port: number | undefined;
   faults: GlobalFaults;
   readonly requests: RequestRecord[] = [];
+  /** Removals through the API in the order they happened (with `recordRemovals`). */
+  readonly removals: Array<{ id: string; atMs: number }> = [];
   stats: SimStats = EngineSimulator.emptyStats();
 
   private readonly byId = new Map<string, Rec>();
@@ -865,6 +869,7 @@ export class EngineSimulator {
     if (force) this.stats.forcedRemovals++;
     this.delete(rec.id);
     this.stats.removed++;
+    if (this.opts.recordRemovals) this.removals.push({ id: rec.id, atMs: Date.now() });
     if (f?.removeThenDrop) return this.drop(req);
     this.send(res, 204, null);
   }

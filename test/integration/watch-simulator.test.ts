@@ -1,0 +1,92 @@
+/**
+ * `watch` against the engine simulator's event stream, for faults the real engine cannot be made to produce on
+ * demand: a stream cut mid-event, duplicated and out-of-order events, an event for a container already gone.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { tempDir } from '../helpers/cli.js';
+import { EngineSimulator } from '../helpers/engine-simulator.js';
+import { WatchProcess, type WatchLine } from '../helpers/watch-process.js';
+
+const home = tempDir('hj-watch-sim-');
+const cleanups: Array<() => unknown> = [];
+after(async () => {
+  for (const c of cleanups.reverse()) await c();
+  home.cleanup();
+});
+
+const LABELS = { 'ci-job': '1' };
+const states = (ls: WatchLine[]) => ls.filter((l) => l.event === 'engine').map((l) => l.state);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function setUp(): Promise<{ sim: EngineSimulator; w: WatchProcess }> {
+  const sim = await EngineSimulator.start({ recordRemovals: true });
+  cleanups.push(() => sim.close());
+  // A selection other than hermes': a short --older-than needs no --force-threshold.
+  const w = WatchProcess.start(['--host', sim.host, '--home', home.dir, '--label', 'ci-job=1', '--all-profiles', '--older-than', '2s']);
+  cleanups.push(() => w.kill());
+  await w.waitFor('connected', (ls) => states(ls).includes('connected'));
+  return { sim, w };
+}
+
+describe('watch against the simulator: event stream faults', () => {
+  it('a stream cut mid-event: reconnects after 1 s, resyncs, and removes what exited while it was cut off', async () => {
+    const sim = await EngineSimulator.start({ recordRemovals: true });
+    cleanups.push(() => sim.close());
+    const w = WatchProcess.start(['--host', sim.host, '--home', home.dir, '--label', 'ci-job=1', '--all-profiles', '--older-than', '2s']);
+    cleanups.push(() => w.kill());
+    await w.waitFor('connected', (ls) => states(ls).includes('connected'));
+    const id = sim.add({ labels: LABELS, state: 'running' });
+    sim.cutEventStreams(true);
+    sim.setState(id, 'exited'); // no stream to tell it
+    await w.waitFor('disconnected', (ls) => states(ls).includes('disconnected'), 5000);
+    const down = w.events('engine').find((l) => l.state === 'disconnected')!;
+    assert.equal(down.retryInSeconds, 1);
+    await w.waitFor('reconnected', (ls) => states(ls).filter((s) => s === 'connected').length === 2, 10_000);
+    await w.waitFor('removed', (ls) => ls.some((l) => l.event === 'removed' && l.id === id), 10_000);
+    assert.equal(sim.get(id), undefined);
+    assert.equal((await w.stop()).code, 0);
+  });
+
+  it('duplicated and out-of-order events: removed once, at the deadline of the latest exit; an event for a gone container changes nothing', async () => {
+    const sim = await EngineSimulator.start({ recordRemovals: true });
+    cleanups.push(() => sim.close());
+    const w = WatchProcess.start(['--host', sim.host, '--home', home.dir, '--label', 'ci-job=1', '--all-profiles', '--older-than', '2s']);
+    cleanups.push(() => w.kill());
+    await w.waitFor('connected', (ls) => states(ls).includes('connected'));
+    const dup = sim.add({ labels: LABELS, state: 'running' });
+    const late = sim.add({ labels: LABELS, state: 'running' });
+    const now = Date.now();
+    // Duplicated: the same die event three times.
+    sim.setState(dup, 'exited', new Date(now));
+    sim.emit({ id: dup, action: 'die', time: new Date(now) });
+    sim.emit({ id: dup, action: 'die', time: new Date(now) });
+    // Out of order: it exited now; a `start` from 5 s earlier arrives after the `die` and must not cancel it.
+    sim.setState(late, 'exited', new Date(now));
+    sim.emit({ id: late, action: 'start', time: new Date(now - 5000) });
+    // Gone already: a die for a container the engine no longer has.
+    sim.emit({ id: 'f'.repeat(64), action: 'die', time: new Date(now), attributes: { ...LABELS } });
+    await w.waitFor('both removed', (ls) => [dup, late].every((id) => ls.some((l) => l.event === 'removed' && l.id === id)), 10_000);
+    await sleep(500);
+    assert.deepEqual(sim.removals.map((r) => r.id).sort(), [dup, late].sort(), 'each removed exactly once, nothing else');
+    for (const r of sim.removals) assert.ok(r.atMs >= now + 2000, 'never before the deadline');
+    assert.equal(w.events('failed').length, 0);
+    assert.equal(sim.stats.forcedRemovals, 0);
+    assert.deepEqual(states(w.lines), ['connected'], 'no reconnect');
+    assert.equal((await w.stop()).code, 0);
+  });
+
+  it('a container started again before its deadline is not removed (the re-check and the start event both keep it)', async () => {
+    const { sim, w } = await setUp();
+    const id = sim.add({ labels: LABELS, state: 'running' });
+    sim.setState(id, 'exited');
+    await sleep(500);
+    sim.setState(id, 'running');
+    await sleep(3000);
+    assert.equal(sim.get(id)?.state, 'running');
+    assert.equal(w.events('removed').length, 0);
+    assert.equal(sim.removals.length, 0);
+    assert.equal((await w.stop()).code, 0);
+  });
+});
+

@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { parseEngineEvent } from '../../src/adapters/dockerode-engine.js';
+import type { EngineEvent } from '../../src/adapters/engine.js';
+import { backoffMs } from '../../src/watch/backoff.js';
+import { DeadlineQueue } from '../../src/watch/deadline-queue.js';
+import { applyEvent, deadlineOfKept, newTracker, seedFromSweep } from '../../src/watch/tracker.js';
+
+const ev = (id: string, action: string, timeMs: number): EngineEvent => ({ id, action, timeMs, attributes: {} });
+
+describe('DeadlineQueue', () => {
+  it('pops in deadline order whatever the order of set, move and delete (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom('set', 'delete'), fc.integer({ min: 0, max: 30 }), fc.integer({ min: 0, max: 1000 })), { maxLength: 300 }),
+        (ops) => {
+          const q = new DeadlineQueue();
+          const model = new Map<string, number>();
+          for (const [op, k, at] of ops) {
+            const id = `c${k}`;
+            if (op === 'set') (q.set(id, at), model.set(id, at));
+            else (q.delete(id), model.delete(id));
+          }
+          assert.equal(q.size, model.size);
+          const popped = q.popDue(Infinity);
+          assert.deepEqual(popped.map((p) => p.at), [...model.values()].sort((a, b) => a - b));
+          assert.deepEqual(new Set(popped.map((p) => p.id)), new Set(model.keys()));
+          assert.equal(q.size, 0);
+        },
+      ),
+    );
+  });
+
+  it('takes only what is due, at most max at a time, and peeks the earliest', () => {
+    const q = new DeadlineQueue();
+    q.set('a', 30);
+    q.set('b', 10);
+    q.set('c', 20);
+    q.set('b', 40); // moved
+    assert.deepEqual(q.peek(), { id: 'c', at: 20 });
+    assert.deepEqual(q.popDue(25), [{ id: 'c', at: 20 }]);
+    assert.deepEqual(q.popDue(100, 1), [{ id: 'a', at: 30 }]);
+    assert.deepEqual(q.popDue(100), [{ id: 'b', at: 40 }]);
+    assert.equal(q.peek(), undefined);
+  });
+
+  it('100k deadlines with many moves: in order, stale heap entries compacted', () => {
+    const q = new DeadlineQueue();
+    for (let i = 0; i < 100_000; i++) q.set(`c${i}`, Math.floor(Math.random() * 1e9));
+    for (let i = 0; i < 100_000; i += 2) q.set(`c${i}`, Math.floor(Math.random() * 1e9));
+    let last = -1;
+    let n = 0;
+    for (const p of q.popDue(Infinity)) {
+      assert.ok(p.at >= last);
+      last = p.at;
+      n++;
+    }
+    assert.equal(n, 100_000);
+  });
+});
+
+describe('tracker transitions', () => {
+  const T = 3; // threshold, seconds
+  const now = () => 5_000_000;
+  it('exit schedules at time + threshold; start cancels; destroy forgets; exec is activity only', () => {
+    const s = newTracker();
+    assert.deepEqual(applyEvent(s, ev('a', 'die', 1000), T, now), { kind: 'scheduled', id: 'a', at: 4000 });
+    assert.deepEqual(applyEvent(s, ev('a', 'stop', 1010), T, now), { kind: 'scheduled', id: 'a', at: 4000 }, 'stop after die keeps the earlier deadline');
+    assert.deepEqual(applyEvent(s, ev('a', 'start', 2000), T, now), { kind: 'cancelled', id: 'a' });
+    assert.equal(s.deadlines.get('a'), undefined);
+    assert.deepEqual(applyEvent(s, ev('a', 'exec_start', 2100), T, now), { kind: 'activity', id: 'a', at: 2100 });
+    assert.equal(s.lastActivityMs.get('a'), 2100);
+    assert.equal(s.deadlines.size, 0);
+    applyEvent(s, ev('a', 'die', 3000), T, now);
+    assert.deepEqual(applyEvent(s, ev('a', 'destroy', 3500), T, now), { kind: 'forgotten', id: 'a' });
+    assert.equal(s.deadlines.size, 0);
+    assert.equal(s.lastEventMs.size, 0);
+    assert.deepEqual(applyEvent(s, ev('b', 'create', 100), T, now), { kind: 'scheduled', id: 'b', at: 3100 });
+    assert.deepEqual(applyEvent(s, ev('b', 'remove', 200), T, now), { kind: 'forgotten', id: 'b' }, "Podman's name for destroy");
+    assert.deepEqual(applyEvent(s, ev('c', 'rename', 200), T, now), { kind: 'ignored', id: 'c', why: 'not-tracked-action' });
+  });
+
+  it('an event older than the last one applied to that container is ignored; a duplicate changes nothing', () => {
+    const s = newTracker();
+    applyEvent(s, ev('a', 'die', 5000), T, now);
+    assert.deepEqual(applyEvent(s, ev('a', 'start', 4000), T, now), { kind: 'ignored', id: 'a', why: 'out-of-order' });
+    assert.equal(s.deadlines.get('a'), 8000);
+    applyEvent(s, ev('a', 'die', 5000), T, now);
+    assert.equal(s.deadlines.get('a'), 8000);
+    assert.equal(s.deadlines.size, 1);
+  });
+
+  it('an event without a time is placed at the clock', () => {
+    const s = newTracker();
+    assert.deepEqual(applyEvent(s, ev('a', 'die', NaN), T, now), { kind: 'scheduled', id: 'a', at: 5_003_000 });
+  });
+
+  it('a sweep seeds deadlines unless an event since the sweep began knows better', () => {
+    const s = newTracker();
+    applyEvent(s, ev('a', 'start', 2000), T, now);
+    assert.equal(seedFromSweep(s, 'a', 9999, 1500), false);
+    assert.equal(seedFromSweep(s, 'b', 9999, 1500), true);
+    assert.equal(s.deadlines.get('b'), 9999);
+  });
+
+  it('deadlineOfKept: FinishedAt + threshold, rounded up to the millisecond; only for too-recent', () => {
+    assert.equal(deadlineOfKept({ reason: 'too-recent', finishedAt: '2026-01-01T00:00:00.000000001Z' }, 3), Date.UTC(2026, 0, 1) + 3001);
+    assert.equal(deadlineOfKept({ reason: 'too-recent', finishedAt: '2026-01-01T00:00:00Z' }, 3), Date.UTC(2026, 0, 1) + 3000);
+    assert.equal(deadlineOfKept({ reason: 'running', finishedAt: '2026-01-01T00:00:00Z' }, 3), null);
+    assert.equal(deadlineOfKept({ reason: 'too-recent', finishedAt: '0001-01-01T00:00:00Z' }, 3), null);
+  });
+});
+
+describe('reconnect backoff', () => {
+  it('1 s doubling to 30 s', () => {
+    assert.deepEqual([0, 1, 2, 3, 4, 5, 6, 50].map(backoffMs), [1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
+  });
+});
+
+describe('parseEngineEvent', () => {
+  it('reads Docker and Podman event lines; drops anything else', () => {
+    const docker = '{"status":"exec_start: sh -c true","id":"abc","from":"x","Type":"container","Action":"exec_start: sh -c true","Actor":{"ID":"abc","Attributes":{"hermes-agent":"1","name":"n"}},"scope":"local","time":1795425857,"timeNano":1795425857460885490}';
+    assert.deepEqual(parseEngineEvent(docker), { id: 'abc', action: 'exec_start', timeMs: 1795425857460.8855, attributes: { 'hermes-agent': '1', name: 'n' } });
+    assert.equal(parseEngineEvent('{"Type":"network","Action":"connect","Actor":{"ID":"n"}}'), null);
+    assert.equal(parseEngineEvent('{"status":"die","Type":"container","Act'), null, 'cut mid-event');
+    assert.equal(parseEngineEvent(''), null);
+    assert.ok(Number.isNaN(parseEngineEvent('{"Action":"die","Actor":{"ID":"x"}}')!.timeMs));
+    assert.equal(parseEngineEvent('{"status":"die","id":"old","time":12}')!.timeMs, 12000, 'old engines: status, id, time');
+  });
+});
