@@ -12,6 +12,8 @@ import { WatchProcess } from '../helpers/watch-process.js';
 const N = Number(process.env.HJ_WATCH_SCALE_N ?? 100_000);
 const THRESHOLD_S = 30;
 const CONCURRENCY = 8;
+/** Containers re-checked per deadline batch (EngineWatcher's batchSize). */
+const BATCH = 100;
 const home = tempDir('hj-watch-scale-');
 let sim: EngineSimulator | undefined;
 let w: WatchProcess | undefined;
@@ -64,8 +66,9 @@ describe(`watch with ${N} tracked containers (simulator)`, () => {
       const d = deadline.get(r.id)!;
       if (r.atMs < d) early++;
       lags.push(r.atMs - d);
-      // Removal order follows deadline order up to the requests in flight at once (--concurrency).
-      const before = sim.removals[i - 2 * CONCURRENCY];
+      // Deadline order: due containers are taken earliest first, in batches of up to BATCH re-checked with
+      // --concurrency requests at once, so no container is removed after one more than a batch later in deadline order.
+      const before = sim.removals[i - BATCH - CONCURRENCY];
       if (before && deadline.get(before.id)! > d) inversions++;
     }
     lags.sort((a, b) => a - b);
