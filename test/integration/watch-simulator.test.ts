@@ -31,11 +31,7 @@ async function setUp(): Promise<{ sim: EngineSimulator; w: WatchProcess }> {
 
 describe('watch against the simulator: event stream faults', () => {
   it('a stream cut mid-event: reconnects after 1 s, resyncs, and removes what exited while it was cut off', async () => {
-    const sim = await EngineSimulator.start({ recordRemovals: true });
-    cleanups.push(() => sim.close());
-    const w = WatchProcess.start(['--host', sim.host, '--home', home.dir, '--label', 'ci-job=1', '--all-profiles', '--older-than', '2s']);
-    cleanups.push(() => w.kill());
-    await w.waitFor('connected', (ls) => states(ls).includes('connected'));
+    const { sim, w } = await setUp();
     const id = sim.add({ labels: LABELS, state: 'running' });
     sim.cutEventStreams(true);
     sim.setState(id, 'exited'); // no stream to tell it
@@ -49,11 +45,7 @@ describe('watch against the simulator: event stream faults', () => {
   });
 
   it('duplicated and out-of-order events: removed once, at the deadline of the latest exit; an event for a gone container changes nothing', async () => {
-    const sim = await EngineSimulator.start({ recordRemovals: true });
-    cleanups.push(() => sim.close());
-    const w = WatchProcess.start(['--host', sim.host, '--home', home.dir, '--label', 'ci-job=1', '--all-profiles', '--older-than', '2s']);
-    cleanups.push(() => w.kill());
-    await w.waitFor('connected', (ls) => states(ls).includes('connected'));
+    const { sim, w } = await setUp();
     const dup = sim.add({ labels: LABELS, state: 'running' });
     const late = sim.add({ labels: LABELS, state: 'running' });
     const now = Date.now();
