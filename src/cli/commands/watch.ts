@@ -54,8 +54,12 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   const config = await loadHomeConfig(home);
   const policy = resolvePolicy(opts, ctx, config, selection);
   const json = opts.logFormat === 'json';
-  const out = (line: string) => {
-    if (!opts.quiet) ctx.stdout.write(`${ctx.now().toISOString()} ${line}\n`);
+  const line = (text: string): void => {
+    ctx.stdout.write(`${ctx.now().toISOString()} ${text}\n`);
+  };
+  // --quiet: failures and changes of engine state only (a quiet service still says when it loses its engine).
+  const out = (text: string) => {
+    if (!opts.quiet) line(text);
   };
   const disabled = reaperDisabled(ctx.env, config);
   if (disabled) {
@@ -120,6 +124,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
     const service = new WatchService(engines, { selection, thresholdSeconds: policy.threshold, concurrency: opts.concurrency, dryRun, sweepTimeoutMs }, report);
 
     function logEvent(ev: WatchEvent): void {
+      if (opts.quiet && ev.type !== 'failed' && ev.type !== 'engine') return;
       if (json) {
         switch (ev.type) {
           case 'event':
@@ -141,12 +146,12 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
         case 'removed':
           return out(reapLine(ev.dryRun ? 'would remove' : 'removed', ev.entry, finishedAgo(ev.entry), showHost));
         case 'failed':
-          if (!opts.quiet) ctx.stderr.write(`${ctx.now().toISOString()} ${reapLine('failed', ev.entry, finishedAgo(ev.entry), showHost)}\n`);
+          ctx.stderr.write(`${ctx.now().toISOString()} ${reapLine('failed', ev.entry, finishedAgo(ev.entry), showHost)}\n`);
           return;
         case 'engine':
-          if (ev.state === 'connected') return out(`engine ${ev.host}: connected`);
+          if (ev.state === 'connected') return line(`engine ${ev.host}: connected`);
           if (ev.state === 'disconnected') {
-            return out(`engine ${ev.host}: disconnected (${ev.error ?? 'unknown error'}); retrying in ${(ev.retryInMs ?? 0) / 1000}s and then with backoff up to 30s`);
+            return line(`engine ${ev.host}: disconnected (${ev.error ?? 'unknown error'}); retrying in ${(ev.retryInMs ?? 0) / 1000}s and then with backoff up to 30s`);
           }
           return;
         case 'sweep':
