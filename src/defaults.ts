@@ -32,6 +32,12 @@ export const ENV_LIFETIME = 'TERMINAL_LIFETIME_SECONDS';
 export const ENV_REAPER_SWITCH = 'TERMINAL_DOCKER_ORPHAN_REAPER';
 export const ENV_MAX_STOP_BLOCKS = 'HERMES_JANITOR_MAX_STOP_BLOCKS';
 export const ENV_DEBUG = 'HERMES_JANITOR_DEBUG';
+/** `false`/`0`/`no` turns the idle rule (stopping idle running sandboxes) off. */
+export const ENV_STOP_IDLE = 'HERMES_JANITOR_STOP_IDLE';
+/** Seconds the engine's stop waits before its SIGKILL (`--stop-timeout`). */
+export const DEFAULT_STOP_TIMEOUT_SECONDS = 10;
+/** The idle-observation state, under `<home>/janitor/`. */
+export const IDLE_STATE_FILENAME = 'idle.json';
 
 /** Name of the hermes home under the user's home directory. */
 export const DEFAULT_HOME_DIRNAME = '.hermes';

@@ -20,6 +20,27 @@ export interface ContainerDetails {
   running: boolean;
   /** `State.FinishedAt`, raw. */
   finishedAt: string;
+  /** `State.StartedAt`, raw (Go's zero time for a container that never started). */
+  startedAt: string;
+  /** The container's `Created` time, raw (RFC 3339). */
+  created: string;
+  /** `ExecIDs`: execs in flight (empty when none). */
+  execIds: string[];
+  /** Names of the container's mounts of type `volume` (named and anonymous alike). */
+  volumes: string[];
+}
+
+/** One answer of the one-shot stats endpoint, reduced to the counters the idle proof uses. */
+export interface StatsCounters {
+  /** `cpu_stats.cpu_usage.total_usage`: cumulative CPU nanoseconds. */
+  cpuNs: number;
+  /** `memory_stats.stats.pgfault`, or null where the engine reports none (Podman). */
+  pgfault: number | null;
+}
+
+export interface RemoveOptions {
+  /** Also remove the container's anonymous volumes (`v=1`); named volumes and binds are never removed. */
+  volumes?: boolean;
 }
 
 export interface ListQuery {
@@ -39,7 +60,19 @@ export interface EngineClient {
   /** Null when the container does not exist (404). */
   inspect(id: string, signal?: AbortSignal): Promise<ContainerDetails | null>;
   /** Removes without force; throws `EngineRequestError` with the HTTP status on refusal. */
-  remove(id: string, signal?: AbortSignal): Promise<void>;
+  remove(id: string, signal?: AbortSignal, options?: RemoveOptions): Promise<void>;
+  /**
+   * One stats sample without waiting for a second one (`stream=false&one-shot=true`). Null when the container does
+   * not exist (404) or the answer lacks the CPU counter; throws on other failures.
+   */
+  stats(id: string, signal?: AbortSignal): Promise<StatsCounters | null>;
+  /**
+   * Stops the container: SIGTERM, then SIGKILL after `timeoutSeconds` (`POST /containers/{id}/stop?t=`).
+   * Returns false when it was not running (304) or no longer exists (404).
+   */
+  stop(id: string, timeoutSeconds: number, signal?: AbortSignal): Promise<boolean>;
+  /** Whether a volume of this name exists (`GET /volumes/{name}`: false on 404). */
+  volumeExists(name: string, signal?: AbortSignal): Promise<boolean>;
 }
 
 /** States in which a container's processes may run: never removed. */

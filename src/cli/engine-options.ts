@@ -4,13 +4,15 @@ import { resolveEngines } from '../adapters/docker-context.js';
 import type { EngineEndpoint } from '../adapters/engine-host.js';
 import type { EngineClient } from '../adapters/engine.js';
 import type { Context } from '../context.js';
-import { DEFAULT_CONCURRENCY, DEFAULT_RUN_TIMEOUT_MS, PROFILE_LABEL } from '../defaults.js';
+import { DEFAULT_CONCURRENCY, DEFAULT_RUN_TIMEOUT_MS, ENV_STOP_IDLE, PROFILE_LABEL } from '../defaults.js';
 import { UsageError } from '../errors.js';
 import type { HermesHome } from '../core/hermes-home.js';
 import { ValueError, parseDuration, parseInstant, parseWholeNumber } from '../core/parse-args.js';
 import { thresholdSeconds } from '../core/policy.js';
 import { type Selection, parseLabelMatcher, selectionFrom } from '../core/selection.js';
-import { resolveLifetime } from '../reaper/settings.js';
+import { resolveLifetime, resolveStopIdle } from '../reaper/settings.js';
+import type { IdleOptions } from '../reaper/sweep.js';
+import { idleStatePath } from '../adapters/janitor-files.js';
 import { collect, homeFrom, optionParser } from './shared.js';
 
 /** Options shared by `list` and `reap`. */
@@ -28,6 +30,10 @@ export interface EngineCommandOptions {
   json?: boolean;
   logFormat: 'text' | 'json';
   quiet?: boolean;
+  /** Idle threshold in ms (`--idle-after`). */
+  idleAfter?: number;
+  /** `--stop-idle` (true) / `--no-stop-idle` (false). */
+  stopIdle?: boolean;
 }
 
 export function addEngineOptions(cmd: Command): Command {
@@ -44,7 +50,10 @@ export function addEngineOptions(cmd: Command): Command {
     .option('--profile-label <key>', `label that holds the profile (default: ${PROFILE_LABEL})`)
     .option('--json', 'print one JSON document on stdout')
     .option('--log-format <format>', 'text (default) or json (NDJSON events on stdout)', optionParser(parseLogFormat), 'text')
-    .option('-q, --quiet', 'print nothing on success');
+    .option('-q, --quiet', 'print nothing on success')
+    .option('--idle-after <duration>', 'stop a running sandbox idle at least this long (90s, 30m, 1h; default: the threshold)', optionParser((v) => parseDuration(v, '--idle-after')))
+    .option('--stop-idle', 'stop idle running sandboxes (the default for the hermes selection; needed with --label)')
+    .option('--no-stop-idle', `never stop running sandboxes (also ${ENV_STOP_IDLE}=false or janitor.stop_idle: false in config.yaml)`);
 }
 
 /** A repeatable `KEY[=VALUE]` option, validated as it is collected. */
@@ -90,11 +99,34 @@ export interface RunPolicy {
   threshold: number;
   lifetimeSeconds: number;
   asOf: Date;
+  /** Stop idle running sandboxes. */
+  stopIdle: boolean;
+  /** Idle threshold in seconds (default: the threshold). */
+  idleAfterSeconds: number;
 }
 
 export function resolvePolicy(opts: EngineCommandOptions, ctx: Context, config: HermesConfig): RunPolicy {
   const lifetime = resolveLifetime(opts.lifetime, ctx.env, config);
-  return { threshold: thresholdSeconds(lifetime.value), lifetimeSeconds: lifetime.value, asOf: opts.asOf ?? ctx.now() };
+  const threshold = thresholdSeconds(lifetime.value);
+  return {
+    threshold,
+    lifetimeSeconds: lifetime.value,
+    asOf: opts.asOf ?? ctx.now(),
+    stopIdle: resolveStopIdle(opts.stopIdle, Boolean(opts.label?.length), ctx.env, config).value,
+    idleAfterSeconds: opts.idleAfter !== undefined ? opts.idleAfter / 1000 : threshold,
+  };
+}
+
+/** The idle rule for a run: observations kept in `<home>/janitor/idle.json`, samples stamped with the real clock. */
+export async function idleOptions(policy: RunPolicy, home: HermesHome, ctx: Context, stopTimeoutSeconds?: number): Promise<IdleOptions> {
+  const { FileStateStore } = await import('../adapters/state-file.js');
+  return {
+    stopIdle: policy.stopIdle,
+    idleAfterSeconds: policy.idleAfterSeconds,
+    ...(stopTimeoutSeconds !== undefined ? { stopTimeoutSeconds } : {}),
+    store: new FileStateStore(idleStatePath(home.home)),
+    now: () => ctx.now(),
+  };
 }
 
 export function loadHomeConfig(home: HermesHome): Promise<HermesConfig> {
