@@ -328,6 +328,11 @@ class DockerodeEngine implements EngineClient {
     }
   }
 
+  async execRunning(execId: string, signal?: AbortSignal): Promise<boolean> {
+    const e = (await this.getJson(`/exec/${encodeURIComponent(execId)}/json`, `inspect exec ${execId.slice(0, 12)}`, signal)) as { Running?: unknown } | null;
+    return e !== null && e.Running !== false;
+  }
+
   async volumeExists(name: string, signal?: AbortSignal): Promise<boolean> {
     return (await this.getJson(`/volumes/${encodeURIComponent(name)}`, `inspect volume ${name.slice(0, 12)}`, signal)) !== null;
   }

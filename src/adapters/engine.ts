@@ -24,7 +24,7 @@ export interface ContainerDetails {
   startedAt: string;
   /** The container's `Created` time, raw (RFC 3339). */
   created: string;
-  /** `ExecIDs`: execs in flight (empty when none). */
+  /** `ExecIDs` (empty when none): Docker lists running execs only, Podman finished ones too (see `execRunning`). */
   execIds: string[];
   /** Names of the container's mounts of type `volume` (named and anonymous alike). */
   volumes: string[];
@@ -71,6 +71,11 @@ export interface EngineClient {
    * Returns false when it was not running (304) or no longer exists (404).
    */
   stop(id: string, timeoutSeconds: number, signal?: AbortSignal): Promise<boolean>;
+  /**
+   * Whether an exec is still running (`GET /exec/{id}/json`: `Running`; false on 404). Podman keeps finished execs
+   * in a container's `ExecIDs`; Docker lists only live ones.
+   */
+  execRunning(execId: string, signal?: AbortSignal): Promise<boolean>;
   /** Whether a volume of this name exists (`GET /volumes/{name}`: false on 404). */
   volumeExists(name: string, signal?: AbortSignal): Promise<boolean>;
 }

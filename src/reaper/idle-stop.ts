@@ -27,6 +27,23 @@ export async function takeSample(
   }
 }
 
+/**
+ * The execs of `execIds` still in flight. Docker lists only running execs; Podman keeps finished ones, so each is
+ * asked. One that cannot be checked counts as in flight (never stop on doubt); connection failures are thrown.
+ */
+export async function execsInFlight(engine: EngineClient, execIds: readonly string[], signal?: AbortSignal): Promise<string[]> {
+  const out: string[] = [];
+  for (const id of execIds) {
+    try {
+      if (await engine.execRunning(id, signal)) out.push(id);
+    } catch (err) {
+      if (!(err instanceof EngineRequestError)) throw err;
+      out.push(id);
+    }
+  }
+  return out;
+}
+
 export type StopOutcome =
   /** Stopped; the record should be dropped. */
   | { kind: 'stopped' }
@@ -50,7 +67,8 @@ export async function reproveAndStop(
   if (!fresh) return { kind: 'gone' };
   const running = fresh.status.toLowerCase() === 'running' && fresh.running;
   const sample = running ? await takeSample(engine, fresh, opts.now, opts.signal) : null;
-  const ok = reproved(record.last, { running, startedAt: fresh.startedAt, execIds: fresh.execIds, sample });
+  const execIds = running ? await execsInFlight(engine, fresh.execIds, opts.signal) : fresh.execIds;
+  const ok = reproved(record.last, { running, startedAt: fresh.startedAt, execIds, sample });
   if (!ok) return { kind: 'proof-failed', record: sample ? observe(record, sample) : undefined };
   const stopped = await engine.stop(id, opts.stopTimeoutSeconds, opts.signal);
   return stopped ? { kind: 'stopped' } : { kind: 'proof-failed', record: undefined };

@@ -6,7 +6,7 @@ import { type KeepReason, type Rule, type Verdict, judge } from '../core/policy.
 import { type Selection, engineLabelFilters, isExcluded, isSelected } from '../core/selection.js';
 import { EngineRequestError, EngineUnreachableError, errorMessage } from '../errors.js';
 import { forEachBounded } from '../util/pool.js';
-import { ANONYMOUS_VOLUME_NAME, reproveAndStop, takeSample, volumesGone } from './idle-stop.js';
+import { ANONYMOUS_VOLUME_NAME, execsInFlight, reproveAndStop, takeSample, volumesGone } from './idle-stop.js';
 
 /** One container as reported in every output. */
 export interface SweepEntry {
@@ -235,11 +235,11 @@ async function judgeRunning(
   const sample = d.status.toLowerCase() === 'running' ? await takeSample(engine, d, book.now, signal) : null;
   const record = sample ? observe(book.prev(d.id), sample) : undefined;
   book.record(d.id, record);
-  const decision = decideStop(
-    { enabled: book.opts.stopIdle, record, startedAt: d.startedAt, execIds: d.execIds },
-    asOf,
-    book.opts.idleAfterSeconds,
-  );
+  // Finished execs (Podman keeps them listed) are only asked about when they could matter.
+  const execIds = record && record.samples >= 2 && d.execIds.length ? await execsInFlight(engine, d.execIds, signal) : d.execIds;
+  // Idleness is measured, never projected: an --as-of later than now does not lengthen it.
+  const at = new Date(Math.min(asOf.getTime(), book.now().getTime()));
+  const decision = decideStop({ enabled: book.opts.stopIdle, record, startedAt: d.startedAt, execIds }, at, book.opts.idleAfterSeconds);
   return { record, decision };
 }
 

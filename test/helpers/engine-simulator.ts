@@ -99,8 +99,9 @@ export interface SimContainerSpec {
   /** Cumulative CPU nanoseconds the stats report (default 50 ms); `pgfault` null = none reported (Podman). */
   cpuNs?: number;
   pgfault?: number | null;
-  /** Execs in flight (`ExecIDs`). */
+  /** Execs listed in `ExecIDs` (running unless also in `finishedExecs`, which Podman keeps listed). */
   execIds?: string[];
+  finishedExecs?: string[];
   /** Volume mounts: anonymous ones go with the container on `DELETE ?v=1`, named ones stay. */
   volumes?: Array<{ name: string; anonymous: boolean }>;
   faults?: ContainerFaults;
@@ -135,7 +136,7 @@ export interface GlobalFaults {
   dieAfter?: number;
 }
 
-export type RequestKind = 'ping' | 'version' | 'list' | 'inspect' | 'remove' | 'stats' | 'stop' | 'volume' | 'other';
+export type RequestKind = 'ping' | 'version' | 'list' | 'inspect' | 'remove' | 'stats' | 'stop' | 'volume' | 'exec' | 'other';
 
 export interface RequestRecord {
   method: string;
@@ -192,6 +193,7 @@ interface Rec {
   cpuNs: number;
   pgfault: number | null;
   execIds: string[];
+  finishedExecs: Set<string>;
   volumes: Array<{ name: string; anonymous: boolean }>;
 }
 
@@ -256,7 +258,7 @@ export class EngineSimulator {
   static emptyStats(): SimStats {
     return {
       requests: 0,
-      byKind: { ping: 0, version: 0, list: 0, inspect: 0, remove: 0, stats: 0, stop: 0, volume: 0, other: 0 },
+      byKind: { ping: 0, version: 0, list: 0, inspect: 0, remove: 0, stats: 0, stop: 0, volume: 0, exec: 0, other: 0 },
       forcedRemovals: 0,
       maxInFlight: 0,
       removed: 0,
@@ -322,6 +324,7 @@ export class EngineSimulator {
       cpuNs: spec.cpuNs ?? 50_000_000,
       pgfault: spec.pgfault === undefined ? 1000 : spec.pgfault,
       execIds: spec.execIds ?? [],
+      finishedExecs: new Set(spec.finishedExecs ?? []),
       volumes: spec.volumes ?? [],
     };
     for (const v of rec.volumes) this.volumeNames.add(v.name);
@@ -492,6 +495,7 @@ export class EngineSimulator {
     const method = req.method ?? 'GET';
     const m = /^\/containers\/([^/]+)(\/json|\/stats|\/stop)?$/.exec(p);
     const vol = /^\/volumes\/([^/]+)$/.exec(p);
+    const exec = /^\/exec\/([^/]+)\/json$/.exec(p);
     const kind: RequestKind =
       p === '/_ping' ? 'ping'
         : p === '/version' ? 'version'
@@ -501,7 +505,8 @@ export class EngineSimulator {
                 : m && m[2] === '/stop' && method === 'POST' ? 'stop'
                   : m && !m[2] && method === 'DELETE' ? 'remove'
                     : vol && method === 'GET' ? 'volume'
-                      : 'other';
+                      : exec && method === 'GET' ? 'exec'
+                        : 'other';
     this.stats.requests++;
     this.stats.byKind[kind]++;
     if (this.record) this.requests.push({ method, url: req.url ?? '', kind, headers: req.headers });
@@ -549,6 +554,14 @@ export class EngineSimulator {
         const name = decodeURIComponent(vol![1]!);
         if (!this.volumeNames.has(name)) throw new HttpError(404, `get ${name}: no such volume`);
         return this.send(res, 200, { Name: name, Driver: 'local', Mountpoint: `/var/lib/docker/volumes/${name}/_data`, Labels: null, Options: null, Scope: 'local' });
+      }
+      case 'exec': {
+        // Execs in a container's ExecIDs run; `finishedExecs` are listed too (as Podman does) but have ended.
+        const eid = decodeURIComponent(exec![1]!);
+        for (const r of this.byId.values()) {
+          if (r.execIds.includes(eid)) return this.send(res, 200, { ID: eid, Running: !r.finishedExecs.has(eid), ExitCode: null });
+        }
+        throw new HttpError(404, `No such exec instance: ${eid}`);
       }
       default:
         break;
