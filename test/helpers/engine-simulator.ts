@@ -49,6 +49,12 @@ export interface ContainerFaults {
   statsBody?: string;
   /** Every stats answer first adds this much CPU (a busy process), in ns. */
   cpuPerStats?: number;
+  /** Right before its nth stats answer (1-based), the container does something (CPU and page faults grow). */
+  touchOnStats?: number;
+  /** Right after its nth inspect (1-based), an exec starts in it. */
+  execAfterInspect?: number;
+  /** Right after its nth inspect (1-based), it is restarted (a new StartedAt; it keeps running). */
+  restartOnInspect?: number;
   /** The stop endpoint answers with this status (the container keeps running). */
   stopStatus?: number;
   /** Removed by someone else right after it was listed: inspect and DELETE then get 404. */
@@ -194,6 +200,7 @@ interface Rec {
   pgfault: number | null;
   execIds: string[];
   finishedExecs: Set<string>;
+  statsCalls: number;
   volumes: Array<{ name: string; anonymous: boolean }>;
 }
 
@@ -325,6 +332,7 @@ export class EngineSimulator {
       pgfault: spec.pgfault === undefined ? 1000 : spec.pgfault,
       execIds: spec.execIds ?? [],
       finishedExecs: new Set(spec.finishedExecs ?? []),
+      statsCalls: 0,
       volumes: spec.volumes ?? [],
     };
     for (const v of rec.volumes) this.volumeNames.add(v.name);
@@ -803,6 +811,8 @@ export class EngineSimulator {
     }
     if (rec.inspected === 1 && f?.goneAfterInspect) this.delete(rec.id);
     if (rec.inspected === 1 && f?.restartAfterInspect) this.setState(rec.id, 'running');
+    if (f?.execAfterInspect === rec.inspected) rec.execIds = [...rec.execIds, hex(32)];
+    if (f?.restartOnInspect === rec.inspected) rec.startedAt = rfc3339Nano(new Date(this.now().getTime() + 1));
   }
 
   // ---- DELETE /containers/{id} ------------------------------------------------------------------------------
@@ -848,6 +858,8 @@ export class EngineSimulator {
     if (f?.statsStatus) throw new HttpError(f.statsStatus, `stats of ${rec.id}: failed`);
     if (f?.statsBody !== undefined) return this.send(res, 200, f.statsBody);
     if (f?.cpuPerStats) rec.cpuNs += f.cpuPerStats;
+    rec.statsCalls++;
+    if (f?.touchOnStats === rec.statsCalls) this.touch(rec.id);
     const running = rec.state === 'running';
     this.send(res, 200, {
       read: running ? new Date().toISOString() : '0001-01-01T00:00:00Z',

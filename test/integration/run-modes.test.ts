@@ -221,7 +221,7 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
     assert.equal(res.code, 0, res.stderr);
     const log = path.join(bgHome, 'profiles', fx.profile, 'logs', 'janitor.log');
     for (let i = 0; i < 100 && !(existsSync(log) && /Removed \d+/.test(readFileSync(log, 'utf8'))); i++) await new Promise((r) => setTimeout(r, 100));
-    assert.match(readFileSync(log, 'utf8'), /Removed 0, kept 0, failed 0/);
+    assert.match(readFileSync(log, 'utf8'), /Removed 0, stopped 0, kept 0, failed 0/);
   });
 
   it('shell-init prints a snippet for bash, zsh and fish', async () => {

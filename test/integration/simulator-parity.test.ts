@@ -190,7 +190,7 @@ describe('simulator parity with the real engine', () => {
     assert.deepEqual(outcome.dryRun, { code: 0, removed: ['old'], kept: { young: 'too-recent' }, failed: [] });
     assert.deepEqual(Object.keys(outcome.list.rows), ['created', 'old', 'running', 'young']);
     assert.equal(outcome.list.rows.running!.reason, 'running');
-    assert.equal(outcome.list.rows.created!.reason, 'zero-finished-at');
+    assert.equal(outcome.list.rows.created!.reason, 'too-recent'); // the never-started rule, aged by Created
     assert.equal(outcome.list.rows.old!.verdict, 'reap');
     assert.deepEqual(outcome.left, ['agentZero', 'created', 'otherProfile', 'running', 'unlabelled', 'young']);
     assert.equal(outcome.runningState, 'running');
