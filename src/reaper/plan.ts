@@ -22,6 +22,8 @@ export interface ReapPlan {
   containers: Array<{ host: string; id: string; name: string }>;
   /** Running sandboxes the dry run found idle: stopped at apply only if their idleness is proved again then. */
   stops?: Array<{ host: string; id: string; name: string }>;
+  /** The hermes home of the dry run (its idle observations): used at apply unless --home or --profile is given. */
+  home?: string;
   /** The idle rule of the dry run (absent in older plans: taken from flags and defaults). */
   stopIdle?: boolean;
   idleAfterSeconds?: number;
@@ -37,6 +39,7 @@ export function buildPlan(args: {
   selection: Selection;
   containers: Array<{ host: string; id: string; name: string }>;
   stops?: Array<{ host: string; id: string; name: string }>;
+  home?: string;
   stopIdle?: boolean;
   idleAfterSeconds?: number;
   keepVolumes?: boolean;
@@ -56,6 +59,7 @@ export function buildPlan(args: {
     },
     containers: args.containers.map(({ host, id, name }) => ({ host, id, name })),
     stops: (args.stops ?? []).map(({ host, id, name }) => ({ host, id, name })),
+    ...(args.home !== undefined ? { home: args.home } : {}),
     ...(args.stopIdle !== undefined ? { stopIdle: args.stopIdle } : {}),
     ...(args.idleAfterSeconds !== undefined ? { idleAfterSeconds: args.idleAfterSeconds } : {}),
     ...(args.keepVolumes !== undefined ? { keepVolumes: args.keepVolumes } : {}),
@@ -84,6 +88,7 @@ export function parsePlan(value: unknown, file: string): ReapPlan {
     throw bad('"stops" must be a list of {host, id, name}');
   }
   if (p.stopIdle !== undefined && typeof p.stopIdle !== 'boolean') throw bad('"stopIdle" must be true or false');
+  if (p.home !== undefined && (typeof p.home !== 'string' || !p.home.startsWith('/'))) throw bad('"home" must be an absolute path');
   if (p.keepVolumes !== undefined && typeof p.keepVolumes !== 'boolean') throw bad('"keepVolumes" must be true or false');
   if (p.idleAfterSeconds !== undefined && !(typeof p.idleAfterSeconds === 'number' && p.idleAfterSeconds > 0)) throw bad('"idleAfterSeconds" must be a number > 0');
   for (const c of [...p.containers, ...(p.stops ?? [])]) if (!p.hosts.includes(c.host)) throw bad(`container ${c.id.slice(0, 12)} names an engine not in "hosts"`);

@@ -186,8 +186,10 @@ describe('simulator parity with the real engine', () => {
       };
     });
     // And the outcome itself is the right one.
-    assert.deepEqual(outcome.reap, { code: 0, removed: ['old'], kept: { young: 'too-recent' }, failed: [], oldAge: 120, rawFinishedAt: true });
-    assert.deepEqual(outcome.dryRun, { code: 0, removed: ['old'], kept: { young: 'too-recent' }, failed: [] });
+    // Running sandboxes are observed (idle rule) and created ones judged by the never-started rule: both reported kept.
+    const kept = { created: 'too-recent', running: 'running', young: 'too-recent' };
+    assert.deepEqual(outcome.reap, { code: 0, removed: ['old'], kept, failed: [], oldAge: 120, rawFinishedAt: true });
+    assert.deepEqual(outcome.dryRun, { code: 0, removed: ['old'], kept, failed: [] });
     assert.deepEqual(Object.keys(outcome.list.rows), ['created', 'old', 'running', 'young']);
     assert.equal(outcome.list.rows.running!.reason, 'running');
     assert.equal(outcome.list.rows.created!.reason, 'too-recent'); // the never-started rule, aged by Created
@@ -220,7 +222,7 @@ describe('simulator parity with the real engine', () => {
       return { code: res.code, removed: r.names(j.removed), kept: r.reasons(j.kept), state: await b.state(running), left: r.names((await b.remaining()).map((id) => ({ id }))) };
     });
     // reap only considers exited containers: the running one is neither touched nor reported.
-    assert.deepEqual(outcome, { code: 0, removed: ['exited'], kept: {}, state: 'running', left: ['running'] });
+    assert.deepEqual(outcome, { code: 0, removed: ['exited'], kept: { running: 'running' }, state: 'running', left: ['running'] });
   });
 
   it('two reap processes racing over the same orphans remove each exactly once, without failures', async () => {

@@ -106,6 +106,8 @@ async function applyPlanTargets(opts: ReapOptions, command: Command, ctx: Contex
     throw new UsageError(`flags disagree with plan ${file}: ${disagreements.join('; ')}; drop them or make a new plan`);
   }
   targets.selection = planSelection(plan);
+  const homeGiven = command.optsWithGlobals<{ home?: string }>().home !== undefined || globalProfile;
+  if (plan.home && !homeGiven) targets.home = { ...targets.home, home: plan.home };
   targets.endpoints = resolveEngines(plan.hosts, undefined, ctx.env, ctx.homedir);
   return plan;
 }
@@ -246,7 +248,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promi
       const doc = buildPlan({
         now: ctx.now(), asOf: policy.asOf, thresholdSeconds: policy.threshold, lifetimeSeconds: policy.lifetimeSeconds,
         hosts: engines.map((e) => e.host), selection, containers: removed, stops: stopped,
-        stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds, keepVolumes,
+        home: home.home, stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds, keepVolumes,
       });
       await fs.writeFile(opts.planOut, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600 }).catch((err: NodeJS.ErrnoException) => {
         throw new JanitorError(`cannot write plan ${opts.planOut} (${err.code ?? err.message})`, ExitCode.FAILED);
