@@ -15,6 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
+import { median, pool } from './util.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -31,20 +32,6 @@ const docker = new Docker();
 const benchId = randomBytes(4).toString('hex');
 const GOAL = 0.75;
 const benchHome = mkdtempSync(path.join(os.tmpdir(), 'hj-bench-'));
-
-export async function pool<T>(n: number, limit: number, fn: (i: number) => Promise<T>): Promise<T[]> {
-  const out: T[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < n) {
-        const i = next++;
-        out[i] = await fn(i);
-      }
-    }),
-  );
-  return out;
-}
 
 /** N containers created as hermes does (labels, --init), run to completion so they are exited. */
 async function createSet(profile: string): Promise<void> {
@@ -85,11 +72,6 @@ function time(cmd: string, args: string[]): number {
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   return ms;
 }
-
-export const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 async function main(): Promise<void> {
   const ratios: number[] = [];
@@ -140,4 +122,4 @@ async function main(): Promise<void> {
   console.log(`median of per-pair ratios reap/prune: ${median(ratios).toFixed(2)} (goal <= ${GOAL.toFixed(2)})`);
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) await main();
+await main();
