@@ -85,4 +85,12 @@ describe('reapSummaryMarkdown', () => {
     assert.match(md, /> Engine tcp:\/\/h:1 unreachable: refused/);
     assert.match(reapSummaryMarkdown({ disabled: true, reason: 'r' }), /Reaper disabled: r/);
   });
+
+  it('lists idle sandboxes stopped (or that a dry run would stop) with their idle time', () => {
+    const stopped = [{ id: 'b'.repeat(64), name: 'hermes-1', profile: 'p', state: 'exited', ageSeconds: null, host: 'h', rule: 'idle', idleSeconds: 10_800 }];
+    const md = reapSummaryMarkdown({ dryRun: false, removed: [], stopped, kept: [], failed: [], hosts: [] });
+    assert.match(md, /\*\*Stopped \(idle\):\*\* 1/);
+    assert.match(md, /\| `bbbbbbbbbbbb` \| hermes-1 \| p \| exited \| - \| h \| 3 h \|/);
+    assert.match(reapSummaryMarkdown({ dryRun: true, removed: [], stopped, kept: [], failed: [] }), /\*\*Would stop \(idle\):\*\* 1/);
+  });
 });
