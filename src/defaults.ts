@@ -14,6 +14,12 @@ export const DEFAULT_LIFETIME_SECONDS = 300;
 export const MIN_LIFETIME_SECONDS = 60;
 /** Parallel inspect/remove requests per engine. */
 export const DEFAULT_CONCURRENCY = 8;
+/**
+ * Stats and re-check requests in flight per engine. Docker answers a one-shot stats request at its stats
+ * collector's next pass (once a second while anyone is subscribed), so the samples of a sweep are asked for
+ * together, not 8 at a time: they are cheap subscriptions, answered in the same pass.
+ */
+export const STATS_CONCURRENCY = 128;
 /** Bound on a whole `reap`/`list` run. */
 export const DEFAULT_RUN_TIMEOUT_MS = 10_000;
 /** Bound on a single engine request. */

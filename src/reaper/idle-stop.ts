@@ -61,16 +61,23 @@ export async function reproveAndStop(
   engine: EngineClient,
   id: string,
   record: IdleRecord,
-  opts: { stopTimeoutSeconds: number; now: () => Date; signal?: AbortSignal },
+  opts: {
+    stopTimeoutSeconds: number; now: () => Date; signal?: AbortSignal;
+    /** Bounds for the re-check's reads and for the stop itself (a sweep shares them across containers). */
+    read?: <R>(fn: () => Promise<R>) => Promise<R>;
+    act?: <R>(fn: () => Promise<R>) => Promise<R>;
+  },
 ): Promise<StopOutcome> {
-  const fresh = await engine.inspect(id, opts.signal);
+  const read = opts.read ?? ((fn) => fn());
+  const act = opts.act ?? ((fn) => fn());
+  const fresh = await read(() => engine.inspect(id, opts.signal));
   if (!fresh) return { kind: 'gone' };
   const running = fresh.status.toLowerCase() === 'running' && fresh.running;
-  const sample = running ? await takeSample(engine, fresh, opts.now, opts.signal) : null;
-  const execIds = running ? await execsInFlight(engine, fresh.execIds, opts.signal) : fresh.execIds;
+  const sample = running ? await read(() => takeSample(engine, fresh, opts.now, opts.signal)) : null;
+  const execIds = running ? await read(() => execsInFlight(engine, fresh.execIds, opts.signal)) : fresh.execIds;
   const ok = reproved(record.last, { running, startedAt: fresh.startedAt, execIds, sample });
   if (!ok) return { kind: 'proof-failed', record: sample ? observe(record, sample) : undefined };
-  const stopped = await engine.stop(id, opts.stopTimeoutSeconds, opts.signal);
+  const stopped = await act(() => engine.stop(id, opts.stopTimeoutSeconds, opts.signal));
   return stopped ? { kind: 'stopped' } : { kind: 'proof-failed', record: undefined };
 }
 

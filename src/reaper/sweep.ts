@@ -5,7 +5,8 @@ import { type IdleKeepReason, type IdleRecord, decideStop, mergeIdleState, obser
 import { type KeepReason, type Rule, type Verdict, judge } from '../core/policy.js';
 import { type Selection, engineLabelFilters, isExcluded, isSelected } from '../core/selection.js';
 import { EngineRequestError, EngineUnreachableError, errorMessage } from '../errors.js';
-import { forEachBounded } from '../util/pool.js';
+import { forEachBounded, limiter } from '../util/pool.js';
+import { STATS_CONCURRENCY } from '../defaults.js';
 import { ANONYMOUS_VOLUME_NAME, execsInFlight, reproveAndStop, takeSample, volumesGone } from './idle-stop.js';
 
 /** One container as reported in every output. */
@@ -170,12 +171,20 @@ class IdleBook {
   readonly seen = new Set<string>();
   private previous: Record<string, IdleRecord> = {};
   readonly now: () => Date;
+  /** Running containers are judged apart from the inspect/remove workers, so their samples go out together. */
+  readonly pending: Array<Promise<void>> = [];
+  /** Stats and re-check reads (cheap; answered together by the engine's stats collector). */
+  readonly reads = limiter(STATS_CONCURRENCY);
+  /** Stops (the engine does real work): the sweep's own concurrency. */
+  readonly acts: ReturnType<typeof limiter>;
   constructor(
     readonly opts: IdleOptions,
     private readonly host: string,
     private readonly warnings: string[],
+    concurrency: number,
   ) {
     this.now = opts.now ?? (() => new Date());
+    this.acts = limiter(concurrency);
   }
 
   async load(): Promise<void> {
@@ -200,7 +209,7 @@ class IdleBook {
 
   drop(id: string): void {
     this.observed.delete(id);
-    this.forget.add(id);
+    if (Object.hasOwn(this.previous, id)) this.forget.add(id); // nothing to write for a container never recorded
   }
 
   /** Writes the observations back; with a complete sweep, first drops records of containers that no longer exist. */
@@ -232,11 +241,12 @@ class IdleBook {
 async function judgeRunning(
   engine: EngineClient, book: IdleBook, d: ContainerDetails, asOf: Date, signal: AbortSignal | undefined,
 ): Promise<{ record: IdleRecord | undefined; decision: ReturnType<typeof decideStop> }> {
-  const sample = d.status.toLowerCase() === 'running' ? await takeSample(engine, d, book.now, signal) : null;
+  const sample = d.status.toLowerCase() === 'running' ? await book.reads(() => takeSample(engine, d, book.now, signal)) : null;
   const record = sample ? observe(book.prev(d.id), sample) : undefined;
   book.record(d.id, record);
   // Finished execs (Podman keeps them listed) are only asked about when they could matter.
-  const execIds = record && record.samples >= 2 && d.execIds.length ? await execsInFlight(engine, d.execIds, signal) : d.execIds;
+  const execIds =
+    record && record.samples >= 2 && d.execIds.length ? await book.reads(() => execsInFlight(engine, d.execIds, signal)) : d.execIds;
   // Idleness is measured, never projected: an --as-of later than now does not lengthen it.
   const at = new Date(Math.min(asOf.getTime(), book.now().getTime()));
   const decision = decideStop({ enabled: book.opts.stopIdle, record, startedAt: d.startedAt, execIds }, at, book.opts.idleAfterSeconds);
@@ -286,7 +296,7 @@ export async function reap(req: ReapRequest): Promise<ReapResult> {
   const guard = new RunGuard(req.signal);
   const out: ReapResult = { removed: [], stopped: [], kept: [], failed: [], interrupted: null, warnings: [] };
   const { engine, selection, onEvent } = req;
-  const book = req.idle ? new IdleBook(req.idle, engine.host, out.warnings) : null;
+  const book = req.idle ? new IdleBook(req.idle, engine.host, out.warnings, req.concurrency) : null;
   await book?.load();
   let rows = await candidates(req, book ? ['exited', 'created', 'running'] : ['exited', 'created'], guard);
   if (req.onlyIds) rows = rows.filter((r) => req.onlyIds!.has(r.id));
@@ -322,7 +332,8 @@ export async function reap(req: ReapRequest): Promise<ReapResult> {
       const v = verdictOf(selection, details, req.asOf, req.thresholdSeconds);
       entry = entryOf(engine.host, selection, row, details, v.ageSeconds, v.rule);
       if (v.verdict === 'keep' && v.reason === 'running' && book) {
-        return stopIfIdle(req, book, guard, details, entry, out, keep, fail);
+        book.pending.push(stopIfIdle(req, book, guard, details, entry, out, keep, fail));
+        return;
       }
       if (details.status.toLowerCase() !== 'running') book?.drop(details.id);
       if (v.verdict === 'keep') return keep(entry, v.reason);
@@ -360,6 +371,7 @@ export async function reap(req: ReapRequest): Promise<ReapResult> {
     },
     () => guard.stopped,
   );
+  if (book) await Promise.all(book.pending);
   out.interrupted = guard.stopped ? guard.interrupted : null;
   await book?.save(engine, !out.interrupted && !req.onlyIds, req.signal?.aborted ? undefined : req.signal);
   return out;
@@ -391,6 +403,8 @@ async function stopIfIdle(
     const outcome = await reproveAndStop(engine, details.id, record!, {
       stopTimeoutSeconds: book.opts.stopTimeoutSeconds ?? 10,
       now: book.now,
+      read: book.reads,
+      act: book.acts,
       ...(req.signal ? { signal: req.signal } : {}),
     });
     if (outcome.kind === 'gone') {
@@ -416,7 +430,7 @@ async function stopIfIdle(
 export async function list(req: SweepRequest): Promise<ListResult> {
   const guard = new RunGuard(req.signal);
   const out: ListResult = { containers: [], failed: [], interrupted: null, warnings: [] };
-  const book = req.idle ? new IdleBook(req.idle, req.engine.host, out.warnings) : null;
+  const book = req.idle ? new IdleBook(req.idle, req.engine.host, out.warnings, req.concurrency) : null;
   await book?.load();
   const rows = await candidates(req, undefined, guard);
   req.onEvent?.({ type: 'candidates', count: rows.length });
@@ -444,29 +458,40 @@ export async function list(req: SweepRequest): Promise<ListResult> {
         reason: v.verdict === 'keep' ? v.reason : 'expired',
       };
       if (details) book?.seen.add(details.id);
+      const emit = () => {
+        out.containers.push(entry);
+        req.onEvent?.({ type: 'listed', entry });
+      };
       if (details && book && v.verdict === 'keep' && v.reason === 'running') {
-        try {
-          const { decision } = await judgeRunning(req.engine, book, details, req.asOf, req.signal);
-          entry.idleSeconds = decision.idleSeconds;
-          if (decision.stop) {
-            entry.verdict = 'stop';
-            entry.reason = 'idle';
-          } else {
-            entry.idleReason = decision.why;
-          }
-        } catch (err) {
-          if (guard.absorb(err)) return;
-          entry.idleSeconds = null;
-          entry.idleReason = 'stats-unavailable';
-        }
-      } else if (details && details.status.toLowerCase() !== 'running') {
-        book?.drop(details.id);
+        // Judged apart from the inspect workers, so the samples of the sweep go out together.
+        book.pending.push(
+          judgeRunning(req.engine, book, details, req.asOf, req.signal).then(
+            ({ decision }) => {
+              entry.idleSeconds = decision.idleSeconds;
+              if (decision.stop) {
+                entry.verdict = 'stop';
+                entry.reason = 'idle';
+              } else {
+                entry.idleReason = decision.why;
+              }
+              emit();
+            },
+            (err: unknown) => {
+              if (guard.absorb(err)) return;
+              entry.idleSeconds = null;
+              entry.idleReason = 'stats-unavailable';
+              emit();
+            },
+          ),
+        );
+        return;
       }
-      out.containers.push(entry);
-      req.onEvent?.({ type: 'listed', entry });
+      if (details && details.status.toLowerCase() !== 'running') book?.drop(details.id);
+      emit();
     },
     () => guard.stopped,
   );
+  if (book) await Promise.all(book.pending);
   out.interrupted = guard.stopped ? guard.interrupted : null;
   await book?.save(req.engine, !out.interrupted, req.signal?.aborted ? undefined : req.signal);
   return out;
