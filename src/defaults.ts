@@ -20,6 +20,8 @@ export const DEFAULT_CONCURRENCY = 8;
  * together, not 8 at a time: they are cheap subscriptions, answered in the same pass.
  */
 export const STATS_CONCURRENCY = 128;
+/** Stops in flight per engine (`docker stop` of many containers runs them all at once). */
+export const STOP_CONCURRENCY = 32;
 /** Bound on a whole `reap`/`list` run. */
 export const DEFAULT_RUN_TIMEOUT_MS = 10_000;
 /** Bound on a single engine request. */

@@ -6,7 +6,7 @@ import { type KeepReason, type Rule, type Verdict, judge } from '../core/policy.
 import { type Selection, engineLabelFilters, isExcluded, isSelected } from '../core/selection.js';
 import { EngineRequestError, EngineUnreachableError, errorMessage } from '../errors.js';
 import { forEachBounded, limiter } from '../util/pool.js';
-import { STATS_CONCURRENCY } from '../defaults.js';
+import { STATS_CONCURRENCY, STOP_CONCURRENCY } from '../defaults.js';
 import { ANONYMOUS_VOLUME_NAME, execsInFlight, reproveAndStop, takeSample, volumesGone } from './idle-stop.js';
 
 /** One container as reported in every output. */
@@ -175,7 +175,7 @@ class IdleBook {
   readonly pending: Array<Promise<void>> = [];
   /** Stats and re-check reads (cheap; answered together by the engine's stats collector). */
   readonly reads = limiter(STATS_CONCURRENCY);
-  /** Stops (the engine does real work): the sweep's own concurrency. */
+  /** Stops (each ends a container's processes): at most STOP_CONCURRENCY, or --concurrency if higher. */
   readonly acts: ReturnType<typeof limiter>;
   constructor(
     readonly opts: IdleOptions,
@@ -184,7 +184,7 @@ class IdleBook {
     concurrency: number,
   ) {
     this.now = opts.now ?? (() => new Date());
-    this.acts = limiter(concurrency);
+    this.acts = limiter(Math.max(concurrency, STOP_CONCURRENCY));
   }
 
   async load(): Promise<void> {
