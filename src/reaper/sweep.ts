@@ -1,7 +1,7 @@
 import type { ContainerDetails, ContainerSummary, EngineClient } from '../adapters/engine.js';
 import { isGoing } from '../adapters/engine.js';
 import type { StateStore } from '../adapters/state-file.js';
-import { type IdleKeepReason, type IdleRecord, decideStop, mergeIdleState, observe, parseIdleState } from '../core/idle.js';
+import { type IdleKeepReason, type IdleRecord, decideStop, idleSeconds, mergeIdleState, observe, parseIdleState } from '../core/idle.js';
 import { type KeepReason, type Rule, type Verdict, judge } from '../core/policy.js';
 import { type Selection, engineLabelFilters, isExcluded, isSelected } from '../core/selection.js';
 import { EngineRequestError, EngineUnreachableError, errorMessage } from '../errors.js';
@@ -237,6 +237,11 @@ class IdleBook {
   }
 }
 
+/** Idleness is measured, never projected: an --as-of later than now does not lengthen it. */
+function idleInstant(asOf: Date, book: IdleBook): Date {
+  return new Date(Math.min(asOf.getTime(), book.now().getTime()));
+}
+
 /** What the idle rule says of one running, selected, not excluded container (one sample taken). */
 async function judgeRunning(
   engine: EngineClient, book: IdleBook, d: ContainerDetails, asOf: Date, signal: AbortSignal | undefined,
@@ -247,9 +252,7 @@ async function judgeRunning(
   // Finished execs (Podman keeps them listed) are only asked about when they could matter.
   const execIds =
     record && record.samples >= 2 && d.execIds.length ? await book.reads(() => execsInFlight(engine, d.execIds, signal)) : d.execIds;
-  // Idleness is measured, never projected: an --as-of later than now does not lengthen it.
-  const at = new Date(Math.min(asOf.getTime(), book.now().getTime()));
-  const decision = decideStop({ enabled: book.opts.stopIdle, record, startedAt: d.startedAt, execIds }, at, book.opts.idleAfterSeconds);
+  const decision = decideStop({ enabled: book.opts.stopIdle, record, startedAt: d.startedAt, execIds }, idleInstant(asOf, book), book.opts.idleAfterSeconds);
   return { record, decision };
 }
 
@@ -383,6 +386,23 @@ async function stopIfIdle(
   keep: (e: SweepEntry, reason: KeepReason) => void, fail: (e: SweepEntry, err: unknown) => void,
 ): Promise<void> {
   const { engine } = req;
+  // A proof already gathered by earlier runs: if it suffices as of now, provided nothing happened since its last
+  // sample, the re-check's fresh sample is this run's only one (one pass of the engine's stats collector, not two).
+  const prev = book.prev(details.id);
+  if (!req.dryRun && book.opts.stopIdle && prev && prev.last.startedAt === details.startedAt && details.status.toLowerCase() === 'running') {
+    let tentative: ReturnType<typeof decideStop> | null = null;
+    try {
+      const execIds = details.execIds.length ? await book.reads(() => execsInFlight(engine, details.execIds, req.signal)) : [];
+      tentative = decideStop(
+        { enabled: true, record: { ...prev, samples: prev.samples + 1 }, startedAt: details.startedAt, execIds },
+        idleInstant(req.asOf, book),
+        book.opts.idleAfterSeconds,
+      );
+    } catch (err) {
+      if (guard.absorb(err)) return;
+    }
+    if (tentative?.stop) return reproveThenStop(req, book, guard, prev, { ...base, idleSeconds: tentative.idleSeconds }, out, keep, fail);
+  }
   let judged: Awaited<ReturnType<typeof judgeRunning>>;
   try {
     judged = await judgeRunning(engine, book, details, req.asOf, req.signal);
@@ -398,9 +418,17 @@ async function stopIfIdle(
     req.onEvent?.({ type: 'stopped', entry, dryRun: true });
     return;
   }
+  return reproveThenStop(req, book, guard, record!, entry, out, keep, fail);
+}
+
+/** The re-check right before acting (fresh inspect and sample against `record.last`), then the stop. */
+async function reproveThenStop(
+  req: ReapRequest, book: IdleBook, guard: RunGuard, record: IdleRecord, entry: StoppedEntry, out: ReapResult,
+  keep: (e: SweepEntry, reason: KeepReason) => void, fail: (e: SweepEntry, err: unknown) => void,
+): Promise<void> {
   if (guard.stopped) return;
   try {
-    const outcome = await reproveAndStop(engine, details.id, record!, {
+    const outcome = await reproveAndStop(req.engine, entry.id, record, {
       stopTimeoutSeconds: book.opts.stopTimeoutSeconds ?? 10,
       now: book.now,
       read: book.reads,
@@ -408,15 +436,14 @@ async function stopIfIdle(
       ...(req.signal ? { signal: req.signal } : {}),
     });
     if (outcome.kind === 'gone') {
-      book.drop(details.id);
+      book.drop(entry.id);
       return keep(entry, 'gone');
     }
     if (outcome.kind === 'proof-failed') {
-      book.record(details.id, outcome.record);
-      const idle = outcome.record ? (outcome.record.since === record!.since ? decision.idleSeconds : 0) : null;
-      return keep({ ...entry, idleSeconds: idle, idleReason: 'proof-failed' }, 'running');
+      book.record(entry.id, outcome.record);
+      return keep({ ...entry, idleSeconds: idleSeconds(outcome.record, idleInstant(req.asOf, book)), idleReason: 'proof-failed' }, 'running');
     }
-    book.drop(details.id);
+    book.drop(entry.id);
     const stopped = { ...entry, state: 'exited' };
     out.stopped.push(stopped);
     req.onEvent?.({ type: 'stopped', entry: stopped, dryRun: false });
