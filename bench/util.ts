@@ -55,7 +55,14 @@ export async function createSet(image: string, profile: string, count: number, k
       Cmd: kind === 'running' ? ['sleep', '3600'] : ['true'],
       name: `hermes-${profile}-${i.toString(16).padStart(4, '0')}`.slice(0, 60),
       Labels: { 'hermes-agent': '1', 'hermes-profile': profile, 'hermes-task-id': `bench-${i}` },
-      HostConfig: { Init: true, NetworkMode: 'none' },
+      HostConfig: {
+        Init: true,
+        NetworkMode: 'none',
+        // Podman here cannot run a container without explicit limits ("error setting rlimit type 7").
+        ...(process.env.HERMES_JANITOR_TEST_ENGINE === 'podman'
+          ? { Ulimits: [{ Name: 'nofile', Soft: 1024, Hard: 1024 }, { Name: 'nproc', Soft: 1024, Hard: 1024 }] }
+          : {}),
+      },
     });
     await c.start();
     if (kind === 'exited') await c.wait();
