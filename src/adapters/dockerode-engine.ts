@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { setMaxListeners } from 'node:events';
 import { addAbortSignal } from 'node:stream';
 import type Dockerode from 'dockerode';
 import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_LIST_ROW_BYTES } from '../defaults.js';
@@ -7,6 +8,9 @@ import type { ContainerDetails, ContainerSummary, EngineClient, ListQuery, Remov
 import { type EngineEndpoint, readTlsFiles } from './engine-host.js';
 import { isLive } from './engine.js';
 import { forEachArrayElement } from './json-array-stream.js';
+
+/** Run signals already allowed any number of listeners. */
+const unlimited = new WeakSet<AbortSignal>();
 
 /** API version the janitor speaks (Docker 20.10 and Podman's compat API both answer it). */
 export const API_VERSION = 'v1.41';
@@ -89,7 +93,14 @@ class DockerodeEngine implements EngineClient {
     }, limitMs);
     const onRunAbort = () => ctl.abort(signal?.reason);
     if (signal?.aborted) ctl.abort(signal.reason);
-    else signal?.addEventListener('abort', onRunAbort, { once: true });
+    else if (signal) {
+      // Up to STATS_CONCURRENCY requests wait on one run signal at once: not a leak, so no warning on stderr.
+      if (!unlimited.has(signal)) {
+        setMaxListeners(0, signal);
+        unlimited.add(signal);
+      }
+      signal.addEventListener('abort', onRunAbort, { once: true });
+    }
     try {
       return await fn(ctl.signal);
     } catch (err) {
