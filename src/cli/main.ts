@@ -67,7 +67,8 @@ function buildProgram(ctx: Context, { Command }: Commander, exitCodesHelp: strin
       writeOut: (s) => ctx.stdout.write(s),
       writeErr: (s) => ctx.stderr.write(s),
       outputError: (s, write) =>
-        write(`hermes-janitor: ${s.replace(/^error: /, '').trim()} (see 'hermes-janitor --help')\n`),
+        // One line, always: commander puts its "(Did you mean ...?)" hint on a line of its own.
+        write(`hermes-janitor: ${s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')} (see 'hermes-janitor --help')\n`),
     })
     .addHelpText('after', `\n${exitCodesHelp}`);
   return program;
