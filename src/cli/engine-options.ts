@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { type HermesConfig, loadConfig } from '../adapters/config.js';
 import { resolveEngines } from '../adapters/docker-context.js';
-import type { EngineEndpoint } from '../adapters/engine-host.js';
+import { type EngineEndpoint, whyEngine } from '../adapters/engine-host.js';
 import type { EngineClient } from '../adapters/engine.js';
 import type { Context } from '../context.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_RUN_TIMEOUT_MS, PROFILE_LABEL } from '../defaults.js';
@@ -28,6 +28,7 @@ export interface EngineCommandOptions {
   json?: boolean;
   logFormat: 'text' | 'json';
   quiet?: boolean;
+  verbose?: boolean;
 }
 
 export function addEngineOptions(cmd: Command): Command {
@@ -44,7 +45,8 @@ export function addEngineOptions(cmd: Command): Command {
     .option('--profile-label <key>', `label that holds the profile (default: ${PROFILE_LABEL})`)
     .option('--json', 'print one JSON document on stdout')
     .option('--log-format <format>', 'text (default) or json (NDJSON events on stdout)', optionParser(parseLogFormat), 'text')
-    .option('-q, --quiet', 'print nothing on success');
+    .option('-q, --quiet', 'print nothing on success')
+    .option('-v, --verbose', 'say on stderr which engine is used and why');
 }
 
 /** A repeatable `KEY[=VALUE]` option, validated as it is collected. */
@@ -104,6 +106,20 @@ export function loadHomeConfig(home: HermesHome): Promise<HermesConfig> {
 /** The run-wide `--timeout` as a signal (none for 0). */
 export function timeoutSignal(opts: EngineCommandOptions): AbortSignal | undefined {
   return opts.timeout > 0 ? AbortSignal.timeout(opts.timeout) : undefined;
+}
+
+/**
+ * Replaces an endpoint left to discovery by the engine found (exit 3 with what was tried when none answers), and
+ * with `--verbose` says on stderr which engine each endpoint is and why.
+ */
+export async function discoverTargets(targets: EngineTargets, opts: { verbose?: boolean }, ctx: Context): Promise<void> {
+  if (targets.endpoints.some((e) => e.discover)) {
+    const { discoverEndpoints } = await import('../adapters/engine-discovery.js');
+    targets.endpoints = await discoverEndpoints(targets.endpoints, { env: ctx.env, homedir: ctx.homedir });
+  }
+  if (opts.verbose) {
+    for (const e of targets.endpoints) ctx.stderr.write(`hermes-janitor: engine ${e.host}: ${whyEngine(e)}\n`);
+  }
 }
 
 /** Engine clients for the endpoints (dockerode is loaded here, never by breakers). */

@@ -4,7 +4,7 @@
  * below; anything else (another flag, a bad value, `--json`, `--help`) returns undefined and the full CLI runs.
  */
 import { stampFresh, stampPath } from '../adapters/janitor-files.js';
-import { resolveEngines } from '../adapters/docker-context.js';
+import { resolveEngines, stampKey } from '../adapters/docker-context.js';
 import type { Context } from '../context.js';
 import { resolveHermesHome } from '../core/hermes-home.js';
 import { parseDuration } from '../core/parse-args.js';
@@ -54,7 +54,7 @@ export function oncePerFastPath(argv: readonly string[], ctx: Context): number |
     });
     const endpoints = resolveEngines(values.get('--host'), one('--context'), ctx.env, ctx.homedir);
     const now = ctx.now();
-    return endpoints.every((e) => stampFresh(stampPath(home.home, e.host, selection), now, maxAgeMs)) ? 0 : undefined;
+    return endpoints.every((e) => stampFresh(stampPath(home.home, stampKey(e), selection), now, maxAgeMs)) ? 0 : undefined;
   } catch {
     return undefined; // a bad value: the full CLI reports it properly
   }

@@ -10,9 +10,9 @@ import { type ReapPlan, buildPlan, parsePlan, planDisagreements, planSelection }
 import { acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { reaperDisabled } from '../../reaper/settings.js';
 import { type KeptEntry, reap } from '../../reaper/sweep.js';
-import { resolveEngines } from '../../adapters/docker-context.js';
+import { resolveEngines, stampKey } from '../../adapters/docker-context.js';
 import {
-  type EngineCommandOptions, type EngineTargets, addEngineOptions, connectEngines, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
+  type EngineCommandOptions, type EngineTargets, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
 import { byHostAndName, eventSink, finishedAgo, hostProblems, ndjsonEvent, reapLine, startProgress, sweepEventToNdjson } from '../render-containers.js';
 import { type RunState, action, optionParser, writeJson } from '../shared.js';
@@ -98,13 +98,14 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promi
   checkCombinations(opts);
   const targets = resolveTargets(command, opts, ctx);
   const plan = opts.plan ? await applyPlanTargets(opts, command, ctx, targets) : undefined;
-  const { home, selection, endpoints } = targets;
+  const { home, selection } = targets;
+  let { endpoints } = targets;
   const hostList = () => endpoints.map((e) => ({ host: e.host, reachable: null, error: null }));
 
   // Fast path for shell start-up: fresh stamps for every engine mean nothing to do, without touching the engine.
   if (opts.oncePer !== undefined) {
     const now = ctx.now();
-    if (endpoints.every((e) => stampFresh(stampPath(home.home, e.host, selection), now, opts.oncePer!))) {
+    if (endpoints.every((e) => stampFresh(stampPath(home.home, stampKey(e), selection), now, opts.oncePer!))) {
       if (opts.json) writeJson(ctx, { skipped: 'fresh', oncePerSeconds: opts.oncePer / 1000, hosts: hostList() });
       else if (opts.logFormat === 'json') ndjsonEvent(ctx, 'skipped', { skipped: 'fresh', hosts: hostList() });
       return ExitCode.OK;
@@ -132,6 +133,8 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promi
   const policy = resolvePolicy(plan ? { ...opts, lifetime: plan.lifetimeSeconds } : opts, ctx, config);
   const dryRun = Boolean(opts.dryRun);
   const signal = timeoutSignal(opts);
+  await discoverTargets(targets, opts, ctx);
+  endpoints = targets.endpoints;
 
   // One reap per home and engine at a time (dry runs take no lock).
   const locks: HeldLock[] = [];
@@ -201,7 +204,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promi
       await Promise.all(
         across.results.map(async (r, i) => {
           if (r.interrupted) return;
-          await writeStamp(stampPath(home.home, engines[i]!.host, selection), now, engines[i]!.host, selection).catch((err) => {
+          await writeStamp(stampPath(home.home, stampKey(endpoints[i]!), selection), now, engines[i]!.host, selection).catch((err) => {
             if (!opts.quiet) ctx.stderr.write(`hermes-janitor: warning: cannot record the sweep stamp (${errorMessage(err)})\n`);
           });
         }),
