@@ -3,9 +3,9 @@ import { addAbortSignal } from 'node:stream';
 import type Dockerode from 'dockerode';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../defaults.js';
 import { EngineRequestError, EngineUnreachableError } from '../errors.js';
-import type { ContainerDetails, ContainerSummary, EngineClient, ListQuery } from './engine.js';
+import type { ContainerDetails, ContainerSummary, EngineClient, EngineStatusCalls, EngineVersion, ListQuery } from './engine.js';
 import { type EngineEndpoint, readTlsFiles } from './engine-host.js';
-import { isLive } from './engine.js';
+import { anonymousVolumeNames, isLive, parseEngineVersion } from './engine.js';
 
 /** API version the janitor speaks (Docker 20.10 and Podman's compat API both answer it). */
 export const API_VERSION = 'v1.41';
@@ -63,7 +63,7 @@ function withoutDockerEnv<T>(fn: () => T): T {
   }
 }
 
-class DockerodeEngine implements EngineClient {
+class DockerodeEngine implements EngineClient, EngineStatusCalls {
   constructor(
     private readonly docker: Dockerode,
     readonly host: string,
@@ -262,6 +262,35 @@ class DockerodeEngine implements EngineClient {
       );
       await this.body(res, what);
     });
+  }
+
+  // ---- status (read-only) ----
+
+  /** A small JSON answer (`GET path`). */
+  private async getJson(path: string, what: string, signal: AbortSignal | undefined): Promise<unknown> {
+    return this.call(what, signal, async (abortSignal) => {
+      const res = await this.dial({ path, method: 'GET', statusCodes: { 200: true, 404: 'not found', 500: 'server error' } }, abortSignal);
+      const text = await this.body(res, what);
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        throw this.malformed(what);
+      }
+    });
+  }
+
+  async version(signal?: AbortSignal): Promise<EngineVersion> {
+    return parseEngineVersion(await this.getJson('/version', 'the version', signal));
+  }
+
+  async anonymousVolumes(id: string, signal?: AbortSignal): Promise<string[] | null> {
+    try {
+      const info = (await this.getJson(`/containers/${encodeURIComponent(id)}/json`, `inspect ${id.slice(0, 12)}`, signal)) as { Mounts?: unknown } | null;
+      return anonymousVolumeNames(info?.Mounts);
+    } catch (err) {
+      if (err instanceof EngineRequestError && err.statusCode === 404) return null;
+      throw err;
+    }
   }
 }
 
