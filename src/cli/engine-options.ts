@@ -31,9 +31,10 @@ export interface EngineCommandOptions {
   verbose?: boolean;
 }
 
-export function addEngineOptions(cmd: Command): Command {
-  return cmd
-    .option('--host <url>', 'engine address, repeatable: unix:///path, tcp://host:port, ssh://user@host (default: --context, $DOCKER_HOST, $DOCKER_CONTEXT, the current docker context, else the default socket)', collect)
+/** The engine and selection options; `output: false` leaves out --log-format and --quiet (status prints one report). */
+export function addEngineOptions(cmd: Command, { output = true }: { output?: boolean } = {}): Command {
+  cmd
+    .option('--host <url>', 'engine address, repeatable: unix:///path, tcp://host:port, ssh://user@host (default: --context, $DOCKER_HOST, $DOCKER_CONTEXT, the current docker context, else the first usual Docker/Podman socket that answers)', collect)
     .option('--context <name>', 'docker context whose engine to use')
     .option('--all-profiles', 'every profile: drop the profile filter')
     .option('--lifetime <seconds>', 'terminal lifetime, whole seconds >= 0 (default: $TERMINAL_LIFETIME_SECONDS, else terminal.lifetime_seconds in config.yaml, else 300); threshold = 2 x max(lifetime, 60)', optionParser((v) => parseWholeNumber(v, '--lifetime')))
@@ -43,7 +44,9 @@ export function addEngineOptions(cmd: Command): Command {
     .option('--label <key[=value]>', 'select by this label instead of hermes-agent=1 (repeatable, all must match)', collectMatchers('--label'))
     .option('--exclude-label <key[=value]>', 'keep containers carrying this label (repeatable; reason "excluded")', collectMatchers('--exclude-label'))
     .option('--profile-label <key>', `label that holds the profile (default: ${PROFILE_LABEL})`)
-    .option('--json', 'print one JSON document on stdout')
+    .option('--json', 'print one JSON document on stdout');
+  if (!output) return cmd;
+  return cmd
     .option('--log-format <format>', 'text (default) or json (NDJSON events on stdout)', optionParser(parseLogFormat), 'text')
     .option('-q, --quiet', 'print nothing on success')
     .option('-v, --verbose', 'say on stderr which engine is used and why');
