@@ -29,6 +29,8 @@ export const ENV_LIFETIME = 'TERMINAL_LIFETIME_SECONDS';
 export const ENV_REAPER_SWITCH = 'TERMINAL_DOCKER_ORPHAN_REAPER';
 export const ENV_MAX_STOP_BLOCKS = 'HERMES_JANITOR_MAX_STOP_BLOCKS';
 export const ENV_DEBUG = 'HERMES_JANITOR_DEBUG';
+/** `reap --metrics-file` when the flag is not given. */
+export const ENV_METRICS_FILE = 'HERMES_JANITOR_METRICS_FILE';
 
 /** Name of the hermes home under the user's home directory. */
 export const DEFAULT_HOME_DIRNAME = '.hermes';

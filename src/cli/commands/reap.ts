@@ -1,4 +1,6 @@
 import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import type { Command } from 'commander';
 import { type HeldLock, acquireLock } from '../../adapters/file-lock.js';
 import { ensureJanitorDir, logFile, reapLockPath, stampFresh, stampPath, writeStamp } from '../../adapters/janitor-files.js';
@@ -9,6 +11,9 @@ import { ExitCode, JanitorError, UsageError, errorMessage } from '../../errors.j
 import { type ReapPlan, buildPlan, parsePlan, planDisagreements, planSelection } from '../../reaper/plan.js';
 import { acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { reaperDisabled } from '../../reaper/settings.js';
+import { countsByEngineAndProfile } from '../../reaper/run-metrics.js';
+import type { EngineProfileCounts } from '../../adapters/metrics.js';
+import { ENV_METRICS_FILE } from '../../defaults.js';
 import { type KeptEntry, reap } from '../../reaper/sweep.js';
 import { resolveEngines, stampKey } from '../../adapters/docker-context.js';
 import {
@@ -25,6 +30,14 @@ interface ReapOptions extends EngineCommandOptions {
   wait?: boolean;
   plan?: string;
   planOut?: string;
+  metricsFile?: string;
+}
+
+/** What a run leaves for its metrics: set once the run reaches the engine (skips, background, disabled write none). */
+interface RunRecord {
+  attempted?: boolean;
+  success?: boolean;
+  counts?: EngineProfileCounts[];
 }
 
 const HELP = `
@@ -43,18 +56,53 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .option('--wait', 'wait (within --timeout) for another reap of this home and engine instead of skipping')
     .option('--plan-out <file>', 'with --dry-run: write the exact ids it would remove, with engine, selection and policy')
     .option('--plan <file>', 'remove only the ids in this plan (engine, selection and policy come from it), each re-checked now')
+    .option('--metrics-file <path>', `at the end of every run, write a Prometheus text file there (atomically, mode 0644) for node_exporter's textfile collector (default: $${ENV_METRICS_FILE})`)
     .addHelpText('after', HELP);
   addEngineOptions(cmd).action(
     action(state, async (opts: ReapOptions, command: Command) => {
+      const metricsFile = await checkMetricsFile(opts.metricsFile ?? (ctx.env[ENV_METRICS_FILE] || undefined), opts.metricsFile ? '--metrics-file' : ENV_METRICS_FILE);
+      const started = performance.now();
+      const record: RunRecord = {};
+      let code: number | undefined;
       try {
-        return await runReap(opts, command, ctx);
+        code = await runReap(opts, command, ctx, record);
+        return code;
       } catch (err) {
         if (!opts.failOpen || err instanceof UsageError) throw err;
         if (!opts.quiet) ctx.stderr.write(`hermes-janitor: reap did not complete (${errorMessage(err)}); continuing (--fail-open)\n`);
         return ExitCode.OK;
+      } finally {
+        if (metricsFile && record.attempted) await recordMetrics(ctx, metricsFile, record, started, opts.quiet === true);
       }
     }),
   );
+}
+
+/** The metrics file's directory must exist (the file is written by rename within it): else a usage error, before any work. */
+async function checkMetricsFile(file: string | undefined, what: string): Promise<string | undefined> {
+  if (file === undefined) return undefined;
+  if (file.trim() === '') throw new UsageError(`${what} is empty: give a file path such as /var/lib/node_exporter/textfile/hermes_janitor.prom`);
+  const dir = path.dirname(path.resolve(file));
+  const st = await fs.stat(dir).catch(() => null);
+  if (!st?.isDirectory()) throw new UsageError(`${what} ${file}: directory ${dir} does not exist: create it or point at node_exporter's --collector.textfile.directory`);
+  if ((await fs.stat(file).catch(() => null))?.isDirectory()) throw new UsageError(`${what} ${file} is a directory: give a file path ending in .prom`);
+  return file;
+}
+
+/** Writes the run's metrics (prom-client loaded only here); a failure to write is a warning, never the run's exit code. */
+async function recordMetrics(ctx: Context, file: string, record: RunRecord, started: number, quiet: boolean): Promise<void> {
+  try {
+    const { metricsText, writeMetricsFile } = await import('../../adapters/metrics.js');
+    const text = await metricsText({
+      finishedAt: ctx.now(),
+      durationSeconds: (performance.now() - started) / 1000,
+      success: record.success === true,
+      counts: record.counts ?? [],
+    });
+    await writeMetricsFile(file, text);
+  } catch (err) {
+    if (!quiet) ctx.stderr.write(`hermes-janitor: warning: cannot write the metrics file ${file} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)})\n`);
+  }
 }
 
 function checkCombinations(opts: ReapOptions): void {
@@ -94,7 +142,7 @@ async function applyPlanTargets(opts: ReapOptions, command: Command, ctx: Contex
   return plan;
 }
 
-async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promise<number> {
+async function runReap(opts: ReapOptions, command: Command, ctx: Context, record: RunRecord): Promise<number> {
   checkCombinations(opts);
   const targets = resolveTargets(command, opts, ctx);
   const plan = opts.plan ? await applyPlanTargets(opts, command, ctx, targets) : undefined;
@@ -133,6 +181,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promi
   const policy = resolvePolicy(plan ? { ...opts, lifetime: plan.lifetimeSeconds } : opts, ctx, config);
   const dryRun = Boolean(opts.dryRun);
   const signal = timeoutSignal(opts);
+  record.attempted = true;
   await discoverTargets(targets, opts, ctx);
   endpoints = targets.endpoints;
 
@@ -221,6 +270,13 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promi
     }
 
     const code = sweepExitCode(across, failed.length);
+    record.success = code === ExitCode.OK;
+    record.counts = countsByEngineAndProfile(
+      // An engine that could not be reached has no counts (absent series, not zeros).
+      across.results.flatMap((result, i) => (across.hosts[i]!.reachable ? [{ host: engines[i]!.host, result }] : [])),
+      selection.profile,
+      dryRun,
+    );
     const summary = { dryRun, asOf: policy.asOf.toISOString(), thresholdSeconds: policy.threshold, profile: selection.profile };
     if (opts.json) {
       writeJson(ctx, { ...summary, removed, kept, failed, hosts: across.hosts, timedOut: across.timedOut, ...(opts.planOut ? { planOut: opts.planOut } : {}) });
