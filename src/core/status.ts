@@ -94,7 +94,8 @@ export interface AttentionInput {
   restartGuard: { tripped: boolean; count: number; max: number; windowSeconds: number } | null;
   suspendedSessions: number;
   stopHook: { stalled: boolean; blocks: number; maxBlocks: number; problem: string | null } | null;
-  toolLoopTripped: string[];
+  /** tool-loop sessions one step from a deny or block. */
+  toolLoopLooping: string[];
 }
 
 /** One line per thing that needs a user's attention; empty when all is well. */
@@ -119,7 +120,9 @@ export function attention(a: AttentionInput): string[] {
   else if (a.stopHook?.stalled) {
     out.push(`stop-hook: ${a.stopHook.blocks} consecutive block(s) without progress (cap ${a.stopHook.maxBlocks}): the run is stalled`);
   }
-  if (a.toolLoopTripped.length) out.push(`tool-loop: ${a.toolLoopTripped.length} session(s) at a threshold: ${a.toolLoopTripped.join(', ')}`);
+  if (a.toolLoopLooping.length) {
+    out.push(`tool-loop: ${a.toolLoopLooping.length} session(s) looping (the next identical call or failure trips the breaker): ${a.toolLoopLooping.join(', ')}`);
+  }
   return out;
 }
 

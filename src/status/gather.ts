@@ -82,8 +82,13 @@ export interface StatusReport {
     };
     toolLoop: {
       location: string;
-      sessions: Array<{ session: string | null; streak: number; failures: number; tripped: boolean; problem: string | null }>;
-      tripped: string[];
+      /** Identical calls in a row and the most consecutive failures of one tool, per session. */
+      sessions: Array<{ session: string | null; streak: number; failures: number; looping: boolean; problem: string | null }>;
+      /**
+       * Sessions one step from the breaker (the next identical call is denied, or the next failure blocked), judged
+       * with the default thresholds. A trip itself resets the history, so this is what the state can show.
+       */
+      looping: string[];
     };
   };
   attention: string[];
@@ -214,7 +219,7 @@ async function breakers(home: string, now: Date, env: Record<string, string | un
       session: s.session ?? null,
       streak,
       failures,
-      tripped: streak >= loop.threshold || failures >= loop.failureThreshold,
+      looping: (streak > 0 && streak >= loop.threshold - 1) || (failures > 0 && failures >= loop.failureThreshold - 1),
       problem: s.problem ?? null,
     };
   });
@@ -248,7 +253,7 @@ async function breakers(home: string, now: Date, env: Record<string, string | un
     toolLoop: {
       location: loop.location,
       sessions: loopRows,
-      tripped: loopRows.filter((r) => r.tripped).map((r) => r.session ?? '?'),
+      looping: loopRows.filter((r) => r.looping).map((r) => r.session ?? '?'),
     },
   };
 }
@@ -302,7 +307,7 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     restartGuard: { tripped: brk.restartGuard.tripped, count: brk.restartGuard.bootsInWindow, max: brk.restartGuard.max, windowSeconds: brk.restartGuard.windowSeconds },
     suspendedSessions: brk.stuckSessions.suspended.length,
     stopHook: { stalled: brk.stopHook.stalled, blocks: brk.stopHook.blocks, maxBlocks: brk.stopHook.maxBlocks, problem: brk.stopHook.problem },
-    toolLoopTripped: brk.toolLoop.tripped,
+    toolLoopLooping: brk.toolLoop.looping,
   };
   const lines = attention(facts);
   return {

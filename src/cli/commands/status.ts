@@ -138,7 +138,7 @@ export function render(r: StatusReport): string {
     );
   }
   const tl = b.toolLoop;
-  out.push(`  tool-loop: ${plural(tl.sessions.length, 'session')} on record${tl.tripped.length ? `, at a threshold: ${tl.tripped.join(', ')}` : ', none at a threshold'}`);
+  out.push(`  tool-loop: ${plural(tl.sessions.length, 'session')} on record${tl.looping.length ? `, looping: ${tl.looping.join(', ')}` : ', none looping'}`);
   if (r.attention.length === 0) out.push('Nothing needs attention.');
   else {
     out.push('Needs attention');
