@@ -8,7 +8,7 @@ bash scripts/engine.sh start docker
 bash scripts/engine.sh start podman
 
 # Test files that talk to a real engine: they run against Docker, then against Podman.
-ENGINE_SUITES=(test/integration/reap.test.ts test/integration/run-modes.test.ts)
+ENGINE_SUITES=(test/integration/reap.test.ts test/integration/run-modes.test.ts test/integration/status.test.ts test/integration/metrics.test.ts)
 
 echo "== unit and integration tests (Docker engine) =="
 node --import tsx --test test/unit/*.test.ts test/integration/*.test.ts
