@@ -193,6 +193,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
       const lockPath = reapLockPath(home.home, e.host);
       const lock = await acquireLock(lockPath, { waitMs: opts.wait ? (opts.timeout > 0 ? opts.timeout : Infinity) : 0, ...(signal ? { signal } : {}) });
       if (!lock) {
+        record.attempted = false; // another reap of this home and engine runs and writes the metrics
         await Promise.all(locks.map((l) => l.release()));
         const { lockHolder } = await import('../../adapters/file-lock.js');
         const holder = await lockHolder(lockPath);
