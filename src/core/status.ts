@@ -41,6 +41,15 @@ export interface ContainerCounts {
   anonymousVolumes: { total: number; containers: number; heldByOrphans: number };
 }
 
+/** `12 s`, `5 min`, `3 h 4 min`, `2 d 3 h`. */
+export function duration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min`;
+  if (s < 86_400) return `${Math.floor(s / 3600)} h${s % 3600 >= 60 ? ` ${Math.floor((s % 3600) / 60)} min` : ''}`;
+  return `${Math.floor(s / 86_400)} d${s % 86_400 >= 3600 ? ` ${Math.floor((s % 86_400) / 3600)} h` : ''}`;
+}
+
 const bump = (m: Record<string, number>, k: string) => {
   m[k] = (m[k] ?? 0) + 1;
 };
@@ -104,7 +113,7 @@ export function attention(a: AttentionInput): string[] {
   for (const h of a.unreachableEngines) out.push(`engine ${h} is unreachable`);
   if (a.timedOut) out.push('the engine did not answer within --timeout: the container counts are incomplete');
   if (a.orphans > 0) {
-    const age = a.oldestOrphanAgeSeconds === null ? '' : ` (oldest ${Math.round(a.oldestOrphanAgeSeconds)} s past finishing)`;
+    const age = a.oldestOrphanAgeSeconds === null ? '' : ` (the oldest finished ${duration(a.oldestOrphanAgeSeconds)} ago)`;
     out.push(`${a.orphans} container(s) past the threshold${age}: run 'hermes-janitor reap'`);
   }
   if (a.inspectFailures > 0) out.push(`${a.inspectFailures} container(s) could not be inspected`);

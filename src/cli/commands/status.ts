@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { ExitCode, errorMessage } from '../../errors.js';
+import { duration } from '../../core/status.js';
 import type { StatusReport } from '../../status/gather.js';
 import {
   type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
@@ -58,15 +59,6 @@ export function register(program: Command, ctx: Context, state: RunState): void 
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-/** `12 s`, `5 min`, `3 h 4 min`, `2 d 3 h`. */
-export function duration(seconds: number): string {
-  const s = Math.max(0, Math.round(seconds));
-  if (s < 60) return `${s} s`;
-  if (s < 3600) return `${Math.floor(s / 60)} min`;
-  if (s < 86_400) return `${Math.floor(s / 3600)} h${s % 3600 >= 60 ? ` ${Math.floor((s % 3600) / 60)} min` : ''}`;
-  return `${Math.floor(s / 86_400)} d${s % 86_400 >= 3600 ? ` ${Math.floor((s % 86_400) / 3600)} h` : ''}`;
-}
-
 function size(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
@@ -100,7 +92,7 @@ export function render(r: StatusReport): string {
         `kept ${c.kept.total}${c.kept.total ? ` (${groups(c.kept.byReason)})` : ''}`,
     );
     if (c.oldestOrphan) {
-      out.push(`  oldest orphan: ${c.oldestOrphan.name || c.oldestOrphan.id.slice(0, 12)} (${c.oldestOrphan.rule}), ${duration(c.oldestOrphan.ageSeconds)} old`);
+      out.push(`  oldest orphan: ${c.oldestOrphan.name || c.oldestOrphan.id.slice(0, 12)} (${c.oldestOrphan.rule}), finished ${duration(c.oldestOrphan.ageSeconds)} ago`);
     }
     const v = c.anonymousVolumes;
     out.push(`  anonymous volumes: ${v.total} held by ${plural(v.containers, 'container')}${v.heldByOrphans ? ` (${v.heldByOrphans} by orphans, freed by a reap)` : ''}`);
