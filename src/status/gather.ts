@@ -4,9 +4,8 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { lockHolder } from '../adapters/file-lock.js';
+import { lockState } from '../adapters/file-lock.js';
 import { janitorDir, logFile } from '../adapters/janitor-files.js';
-import { lockHolderGone } from '../adapters/lock-liveness.js';
 import type { EngineClient, EngineStatusCalls } from '../adapters/engine.js';
 import { type EngineEndpoint, whyEngine } from '../adapters/engine-host.js';
 import { loadRestartGuardSettings, restartGuardState, restartLoopStore } from '../breakers/restart-guard.js';
@@ -165,13 +164,15 @@ async function readLocks(home: string): Promise<LockStatus[]> {
   const out: LockStatus[] = [];
   for (const name of names.filter((n) => /^reap-[0-9a-f]+\.lock$/.test(n)).sort()) {
     const file = path.join(janitorDir(home), name);
-    const info = await lockHolder(file).catch(() => null);
+    // The lock module's own judgement: stale when the next reap would take it over (its holder is gone).
+    const state = await lockState(file).catch(() => null);
+    const info = state?.holder;
     out.push({
       path: file,
       pid: typeof info?.pid === 'number' ? info.pid : null,
       host: typeof info?.host === 'string' ? info.host : null,
       since: typeof info?.acquiredAt === 'string' ? info.acquiredAt : null,
-      stale: lockHolderGone(info),
+      stale: state?.stale ?? false,
     });
   }
   return out;
