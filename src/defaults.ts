@@ -46,6 +46,8 @@ export const ENV_STOP_IDLE = 'HERMES_JANITOR_STOP_IDLE';
 export const DEFAULT_STOP_TIMEOUT_SECONDS = 10;
 /** The idle-observation state, under `<home>/janitor/`. */
 export const IDLE_STATE_FILENAME = 'idle.json';
+/** `reap --metrics-file` when the flag is not given. */
+export const ENV_METRICS_FILE = 'HERMES_JANITOR_METRICS_FILE';
 
 /** Name of the hermes home under the user's home directory. */
 export const DEFAULT_HOME_DIRNAME = '.hermes';

@@ -4,9 +4,9 @@ import { addAbortSignal } from 'node:stream';
 import type Dockerode from 'dockerode';
 import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_LIST_ROW_BYTES } from '../defaults.js';
 import { EngineRequestError, EngineUnreachableError, MalformedJsonArrayError } from '../errors.js';
-import type { ContainerDetails, ContainerSummary, EngineClient, ListQuery, RemoveOptions, StatsCounters } from './engine.js';
+import type { ContainerDetails, ContainerSummary, EngineClient, EngineStatusCalls, EngineVersion, ListQuery, RemoveOptions, StatsCounters } from './engine.js';
 import { type EngineEndpoint, readTlsFiles } from './engine-host.js';
-import { isLive } from './engine.js';
+import { anonymousVolumeNames, isLive, parseEngineVersion } from './engine.js';
 import { forEachArrayElement } from './json-array-stream.js';
 
 /** Run signals already allowed any number of listeners. */
@@ -69,7 +69,7 @@ function withoutDockerEnv<T>(fn: () => T): T {
   }
 }
 
-class DockerodeEngine implements EngineClient {
+class DockerodeEngine implements EngineClient, EngineStatusCalls {
   constructor(
     private readonly docker: Dockerode,
     readonly host: string,
@@ -362,6 +362,22 @@ class DockerodeEngine implements EngineClient {
       );
       await this.body(res, what);
     });
+  }
+
+  // ---- status (read-only) ----
+
+  async version(signal?: AbortSignal): Promise<EngineVersion> {
+    return parseEngineVersion(await this.getJson('/version', 'the version', signal));
+  }
+
+  async anonymousVolumes(id: string, signal?: AbortSignal): Promise<string[] | null> {
+    try {
+      const info = (await this.getJson(`/containers/${encodeURIComponent(id)}/json`, `inspect ${id.slice(0, 12)}`, signal)) as { Mounts?: unknown } | null;
+      return anonymousVolumeNames(info?.Mounts);
+    } catch (err) {
+      if (err instanceof EngineRequestError && err.statusCode === 404) return null;
+      throw err;
+    }
   }
 }
 

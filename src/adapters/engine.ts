@@ -93,3 +93,44 @@ export function isGoing(status: string): boolean {
   const s = status.toLowerCase();
   return s === 'removing' || s === 'dead';
 }
+
+/** What `GET /version` says of an engine (for `status`). */
+export interface EngineVersion {
+  /** `Docker` or `Podman` (Podman's compatible API lists a `Podman Engine` component). */
+  kind: 'Docker' | 'Podman';
+  version: string;
+  apiVersion: string;
+}
+
+/** Reads `GET /version`'s answer; Podman is told apart by its `Podman Engine` component. */
+export function parseEngineVersion(v: unknown): EngineVersion {
+  const o = (v && typeof v === 'object' ? v : {}) as { Version?: unknown; ApiVersion?: unknown; Components?: unknown };
+  const components = Array.isArray(o.Components) ? (o.Components as Array<{ Name?: unknown }>) : [];
+  const podman = components.some((c) => typeof c?.Name === 'string' && /podman/i.test(c.Name));
+  return {
+    kind: podman ? 'Podman' : 'Docker',
+    version: typeof o.Version === 'string' ? o.Version : '',
+    apiVersion: typeof o.ApiVersion === 'string' ? o.ApiVersion : '',
+  };
+}
+
+/** Name of a volume the engine made itself (64 hex digits): Docker 20.10 and Podman 4 name anonymous volumes so. */
+const ANONYMOUS_VOLUME_NAME = /^[0-9a-f]{64}$/;
+
+/**
+ * The anonymous volumes among inspect's `Mounts`: `Type: "volume"` with an engine-made name. Neither Docker 20.10
+ * nor Podman's compatible API flags them otherwise; named volumes and binds are never counted.
+ */
+export function anonymousVolumeNames(mounts: unknown): string[] {
+  if (!Array.isArray(mounts)) return [];
+  return mounts
+    .filter((m): m is { Type: string; Name: string } => m?.Type === 'volume' && typeof m?.Name === 'string' && ANONYMOUS_VOLUME_NAME.test(m.Name))
+    .map((m) => m.Name);
+}
+
+/** Read-only calls `status` uses; engines without them report no version and no volumes. */
+export interface EngineStatusCalls {
+  version(signal?: AbortSignal): Promise<EngineVersion>;
+  /** Null when the container does not exist. */
+  anonymousVolumes(id: string, signal?: AbortSignal): Promise<string[] | null>;
+}

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { type HermesConfig, loadConfig } from '../adapters/config.js';
 import { resolveEngines } from '../adapters/docker-context.js';
-import type { EngineEndpoint } from '../adapters/engine-host.js';
+import { type EngineEndpoint, whyEngine } from '../adapters/engine-host.js';
 import type { EngineClient } from '../adapters/engine.js';
 import type { Context } from '../context.js';
 import { DEFAULT_CONCURRENCY, DEFAULT_RUN_TIMEOUT_MS, ENV_STOP_IDLE, PROFILE_LABEL } from '../defaults.js';
@@ -34,11 +34,13 @@ export interface EngineCommandOptions {
   idleAfter?: number;
   /** `--stop-idle` (true) / `--no-stop-idle` (false). */
   stopIdle?: boolean;
+  verbose?: boolean;
 }
 
-export function addEngineOptions(cmd: Command): Command {
-  return cmd
-    .option('--host <url>', 'engine address, repeatable: unix:///path, tcp://host:port, ssh://user@host (default: --context, $DOCKER_HOST, $DOCKER_CONTEXT, the current docker context, else the default socket)', collect)
+/** The engine and selection options; `output: false` leaves out --log-format and --quiet (status prints one report). */
+export function addEngineOptions(cmd: Command, { output = true }: { output?: boolean } = {}): Command {
+  cmd
+    .option('--host <url>', 'engine address, repeatable: unix:///path, tcp://host:port, ssh://user@host (default: --context, $DOCKER_HOST, $DOCKER_CONTEXT, the current docker context, else the first usual Docker/Podman socket that answers)', collect)
     .option('--context <name>', 'docker context whose engine to use')
     .option('--all-profiles', 'every profile: drop the profile filter')
     .option('--lifetime <seconds>', 'terminal lifetime, whole seconds >= 0 (default: $TERMINAL_LIFETIME_SECONDS, else terminal.lifetime_seconds in config.yaml, else 300); threshold = 2 x max(lifetime, 60)', optionParser((v) => parseWholeNumber(v, '--lifetime')))
@@ -48,12 +50,15 @@ export function addEngineOptions(cmd: Command): Command {
     .option('--label <key[=value]>', 'select by this label instead of hermes-agent=1 (repeatable, all must match)', collectMatchers('--label'))
     .option('--exclude-label <key[=value]>', 'keep containers carrying this label (repeatable; reason "excluded")', collectMatchers('--exclude-label'))
     .option('--profile-label <key>', `label that holds the profile (default: ${PROFILE_LABEL})`)
-    .option('--json', 'print one JSON document on stdout')
+    .option('--json', 'print one JSON document on stdout');
+  if (!output) return cmd;
+  return cmd
     .option('--log-format <format>', 'text (default) or json (NDJSON events on stdout)', optionParser(parseLogFormat), 'text')
     .option('-q, --quiet', 'print nothing on success')
     .option('--idle-after <duration>', 'stop a running sandbox idle at least this long (90s, 30m, 1h; default: the threshold)', optionParser((v) => parseDuration(v, '--idle-after')))
     .option('--stop-idle', 'stop idle running sandboxes (the default for the hermes selection; needed with --label)')
-    .option('--no-stop-idle', `never stop running sandboxes (also ${ENV_STOP_IDLE}=false or janitor.stop_idle: false in config.yaml)`);
+    .option('--no-stop-idle', `never stop running sandboxes (also ${ENV_STOP_IDLE}=false or janitor.stop_idle: false in config.yaml)`)
+    .option('-v, --verbose', 'say on stderr which engine is used and why');
 }
 
 /** A repeatable `KEY[=VALUE]` option, validated as it is collected. */
@@ -136,6 +141,20 @@ export function loadHomeConfig(home: HermesHome): Promise<HermesConfig> {
 /** The run-wide `--timeout` as a signal (none for 0). */
 export function timeoutSignal(opts: EngineCommandOptions): AbortSignal | undefined {
   return opts.timeout > 0 ? AbortSignal.timeout(opts.timeout) : undefined;
+}
+
+/**
+ * Replaces an endpoint left to discovery by the engine found (exit 3 with what was tried when none answers), and
+ * with `--verbose` says on stderr which engine each endpoint is and why.
+ */
+export async function discoverTargets(targets: EngineTargets, opts: { verbose?: boolean }, ctx: Context): Promise<void> {
+  if (targets.endpoints.some((e) => e.discover)) {
+    const { discoverEndpoints } = await import('../adapters/engine-discovery.js');
+    targets.endpoints = await discoverEndpoints(targets.endpoints, { env: ctx.env, homedir: ctx.homedir });
+  }
+  if (opts.verbose) {
+    for (const e of targets.endpoints) ctx.stderr.write(`hermes-janitor: engine ${e.host}: ${whyEngine(e)}\n`);
+  }
 }
 
 /** Engine clients for the endpoints (dockerode is loaded here, never by breakers). */

@@ -13,7 +13,7 @@ import { resolveLifetime, resolveStopIdle } from './settings.js';
 import { type IdleOptions, type ListResult, type ReapResult, list, reap } from './sweep.js';
 
 export interface ReaperOptions {
-  /** The engine; default: a dockerode client for `host`, else `$DOCKER_HOST` / docker context / the default socket. */
+  /** The engine; default: a dockerode client for `host`, else `$DOCKER_HOST` / docker context, else the first usual Docker/Podman socket that answers (engine discovery). */
   engine?: EngineClient;
   /** Engine address (`unix://`, `tcp://`, `ssh://`) when `engine` is not given. */
   host?: string;
@@ -91,9 +91,13 @@ export function createReaper(options: ReaperOptions = {}): Reaper {
   const getEngine = () =>
     (engine ??= options.engine
       ? Promise.resolve(options.engine)
-      : import('../adapters/dockerode-engine.js').then(({ createDockerodeEngine }) =>
-          createDockerodeEngine(resolveEngines(options.host ? [options.host] : undefined, undefined, env, os.homedir())[0]!),
-        ));
+      : (async () => {
+          // Nothing named (host, DOCKER_HOST, a docker context): the first usual Docker/Podman socket that answers.
+          const { discoverEndpoints } = await import('../adapters/engine-discovery.js');
+          const [endpoint] = await discoverEndpoints(resolveEngines(options.host ? [options.host] : undefined, undefined, env, os.homedir()), { env, homedir: os.homedir() });
+          const { createDockerodeEngine } = await import('../adapters/dockerode-engine.js');
+          return createDockerodeEngine(endpoint!);
+        })());
   let threshold: Promise<number> | undefined;
   const getThreshold = () =>
     (threshold ??= (async () => {

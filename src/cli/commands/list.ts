@@ -4,7 +4,7 @@ import { ExitCode } from '../../errors.js';
 import { acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { list } from '../../reaper/sweep.js';
 import {
-  type EngineCommandOptions, addEngineOptions, connectEngines, idleOptions, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
+  type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, idleOptions, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
 import { byHostAndName, eventSink, hostProblems, ndjsonEvent, renderTable, startProgress } from '../render-containers.js';
 import { type RunState, action, writeJson } from '../shared.js';
@@ -20,6 +20,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const targets = resolveTargets(command, opts, ctx);
       const policy = resolvePolicy(opts, ctx, await loadHomeConfig(targets.home));
       const signal = timeoutSignal(opts);
+      await discoverTargets(targets, opts, ctx);
       const engines = await connectEngines(targets.endpoints);
       const idle = await idleOptions(policy, targets.home, ctx);
       const human = !opts.json && opts.logFormat === 'text';

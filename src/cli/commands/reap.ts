@@ -1,4 +1,6 @@
 import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import type { Command } from 'commander';
 import { type HeldLock, acquireLock } from '../../adapters/file-lock.js';
 import { ensureJanitorDir, logFile, reapLockPath, stampFresh, stampPath, writeStamp } from '../../adapters/janitor-files.js';
@@ -10,10 +12,13 @@ import { ExitCode, JanitorError, UsageError, errorMessage } from '../../errors.j
 import { type ReapPlan, buildPlan, parsePlan, planDisagreements, planSelection } from '../../reaper/plan.js';
 import { acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { reaperDisabled } from '../../reaper/settings.js';
+import { countsByEngineAndProfile } from '../../reaper/run-metrics.js';
+import type { EngineProfileCounts } from '../../adapters/metrics.js';
+import { ENV_METRICS_FILE } from '../../defaults.js';
 import { type KeptEntry, reap } from '../../reaper/sweep.js';
-import { resolveEngines } from '../../adapters/docker-context.js';
+import { resolveEngines, stampKey } from '../../adapters/docker-context.js';
 import {
-  type EngineCommandOptions, type EngineTargets, addEngineOptions, connectEngines, idleOptions, loadHomeConfig, resolvePolicy, resolveTargets,
+  type EngineCommandOptions, type EngineTargets, addEngineOptions, connectEngines, discoverTargets, idleOptions, loadHomeConfig, resolvePolicy, resolveTargets,
   timeoutSignal,
 } from '../engine-options.js';
 import { byHostAndName, eventSink, hostProblems, ndjsonEvent, reapLine, startProgress, sweepEventToNdjson, whenOf } from '../render-containers.js';
@@ -29,6 +34,14 @@ interface ReapOptions extends EngineCommandOptions {
   planOut?: string;
   stopTimeout: number;
   keepVolumes?: boolean;
+  metricsFile?: string;
+}
+
+/** What a run leaves for its metrics: set once the run reaches the engine (skips, background, disabled write none). */
+interface RunRecord {
+  attempted?: boolean;
+  success?: boolean;
+  counts?: EngineProfileCounts[];
 }
 
 const HELP = `
@@ -51,18 +64,53 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .option('--plan <file>', 'remove only the ids in this plan (engine, selection and policy come from it), each re-checked now')
     .option('--stop-timeout <seconds>', 'seconds a stop waits for the sandbox to exit before the engine kills it', optionParser((v) => parseWholeNumber(v, '--stop-timeout')), DEFAULT_STOP_TIMEOUT_SECONDS)
     .option('--keep-volumes', "leave removed containers' anonymous volumes behind (default: they go with the container)")
+    .option('--metrics-file <path>', `at the end of every run, write a Prometheus text file there (atomically, mode 0644) for node_exporter's textfile collector (default: $${ENV_METRICS_FILE})`)
     .addHelpText('after', HELP);
   addEngineOptions(cmd).action(
     action(state, async (opts: ReapOptions, command: Command) => {
+      const metricsFile = await checkMetricsFile(opts.metricsFile ?? (ctx.env[ENV_METRICS_FILE] || undefined), opts.metricsFile ? '--metrics-file' : ENV_METRICS_FILE);
+      const started = performance.now();
+      const record: RunRecord = {};
+      let code: number | undefined;
       try {
-        return await runReap(opts, command, ctx);
+        code = await runReap(opts, command, ctx, record);
+        return code;
       } catch (err) {
         if (!opts.failOpen || err instanceof UsageError) throw err;
         if (!opts.quiet) ctx.stderr.write(`hermes-janitor: reap did not complete (${errorMessage(err)}); continuing (--fail-open)\n`);
         return ExitCode.OK;
+      } finally {
+        if (metricsFile && record.attempted) await recordMetrics(ctx, metricsFile, record, started, opts.quiet === true);
       }
     }),
   );
+}
+
+/** The metrics file's directory must exist (the file is written by rename within it): else a usage error, before any work. */
+async function checkMetricsFile(file: string | undefined, what: string): Promise<string | undefined> {
+  if (file === undefined) return undefined;
+  if (file.trim() === '') throw new UsageError(`${what} is empty: give a file path such as /var/lib/node_exporter/textfile/hermes_janitor.prom`);
+  const dir = path.dirname(path.resolve(file));
+  const st = await fs.stat(dir).catch(() => null);
+  if (!st?.isDirectory()) throw new UsageError(`${what} ${file}: directory ${dir} does not exist: create it or point at node_exporter's --collector.textfile.directory`);
+  if ((await fs.stat(file).catch(() => null))?.isDirectory()) throw new UsageError(`${what} ${file} is a directory: give a file path ending in .prom`);
+  return file;
+}
+
+/** Writes the run's metrics (prom-client loaded only here); a failure to write is a warning, never the run's exit code. */
+async function recordMetrics(ctx: Context, file: string, record: RunRecord, started: number, quiet: boolean): Promise<void> {
+  try {
+    const { metricsText, writeMetricsFile } = await import('../../adapters/metrics.js');
+    const text = await metricsText({
+      finishedAt: ctx.now(),
+      durationSeconds: (performance.now() - started) / 1000,
+      success: record.success === true,
+      counts: record.counts ?? [],
+    });
+    await writeMetricsFile(file, text);
+  } catch (err) {
+    if (!quiet) ctx.stderr.write(`hermes-janitor: warning: cannot write the metrics file ${file} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)})\n`);
+  }
 }
 
 function checkCombinations(opts: ReapOptions): void {
@@ -112,17 +160,18 @@ async function applyPlanTargets(opts: ReapOptions, command: Command, ctx: Contex
   return plan;
 }
 
-async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promise<number> {
+async function runReap(opts: ReapOptions, command: Command, ctx: Context, record: RunRecord): Promise<number> {
   checkCombinations(opts);
   const targets = resolveTargets(command, opts, ctx);
   const plan = opts.plan ? await applyPlanTargets(opts, command, ctx, targets) : undefined;
-  const { home, selection, endpoints } = targets;
+  const { home, selection } = targets;
+  let { endpoints } = targets;
   const hostList = () => endpoints.map((e) => ({ host: e.host, reachable: null, error: null }));
 
   // Fast path for shell start-up: fresh stamps for every engine mean nothing to do, without touching the engine.
   if (opts.oncePer !== undefined) {
     const now = ctx.now();
-    if (endpoints.every((e) => stampFresh(stampPath(home.home, e.host, selection), now, opts.oncePer!))) {
+    if (endpoints.every((e) => stampFresh(stampPath(home.home, stampKey(e), selection), now, opts.oncePer!))) {
       if (opts.json) writeJson(ctx, { skipped: 'fresh', oncePerSeconds: opts.oncePer / 1000, hosts: hostList() });
       else if (opts.logFormat === 'json') ndjsonEvent(ctx, 'skipped', { skipped: 'fresh', hosts: hostList() });
       return ExitCode.OK;
@@ -162,6 +211,9 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promi
   const keepVolumes = Boolean(opts.keepVolumes || (plan?.keepVolumes && command.getOptionValueSource('keepVolumes') !== 'cli'));
   const dryRun = Boolean(opts.dryRun);
   const signal = timeoutSignal(opts);
+  record.attempted = true;
+  await discoverTargets(targets, opts, ctx);
+  endpoints = targets.endpoints;
 
   // One reap per home and engine at a time (dry runs take no lock).
   const locks: HeldLock[] = [];
@@ -171,6 +223,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promi
       const lockPath = reapLockPath(home.home, e.host);
       const lock = await acquireLock(lockPath, { waitMs: opts.wait ? (opts.timeout > 0 ? opts.timeout : Infinity) : 0, ...(signal ? { signal } : {}) });
       if (!lock) {
+        record.attempted = false; // another reap of this home and engine runs and writes the metrics
         await Promise.all(locks.map((l) => l.release()));
         const { lockHolder } = await import('../../adapters/file-lock.js');
         const holder = await lockHolder(lockPath);
@@ -238,7 +291,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promi
       await Promise.all(
         across.results.map(async (r, i) => {
           if (r.interrupted) return;
-          await writeStamp(stampPath(home.home, engines[i]!.host, selection), now, engines[i]!.host, selection).catch((err) => {
+          await writeStamp(stampPath(home.home, stampKey(endpoints[i]!), selection), now, engines[i]!.host, selection).catch((err) => {
             if (!opts.quiet) ctx.stderr.write(`hermes-janitor: warning: cannot record the sweep stamp (${errorMessage(err)})\n`);
           });
         }),
@@ -256,6 +309,13 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context): Promi
     }
 
     const code = sweepExitCode(across, failed.length);
+    record.success = code === ExitCode.OK;
+    record.counts = countsByEngineAndProfile(
+      // An engine that could not be reached has no counts (absent series, not zeros).
+      across.results.flatMap((result, i) => (across.hosts[i]!.reachable ? [{ host: engines[i]!.host, result }] : [])),
+      selection.profile,
+      dryRun,
+    );
     const summary = {
       dryRun, asOf: policy.asOf.toISOString(), thresholdSeconds: policy.threshold, profile: selection.profile,
       stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds,
