@@ -1,106 +1,61 @@
 /**
  * `npm run bench [-- --count N --runs R --concurrency C]`
  *
- * Creates N exited hermes-labelled containers (default 300) on the local engine, times `hermes-janitor reap` as a
- * whole process, then recreates an identical set and times `docker container prune --force --filter
- * label=hermes-agent=1` on it; repeats R times (default 3) and prints both medians and the ratio.
- * Both are confined to this run's own profile label, so nothing else on the engine is touched.
+ * Paired comparison on identical engine state: each run creates TWO identical sets of N exited hermes-labelled
+ * containers (default 300) before timing anything, then times `hermes-janitor reap` (whole process) on one set and
+ * `docker container prune --force --filter label=...` on the other, alternating which goes first. It prints each
+ * pair and the median of the per-pair ratios reap/prune (goal <= 0.75). Each set has its own profile label, so
+ * neither command sees the other's set, and nothing else on the engine is touched.
  */
-import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import Docker from 'dockerode';
+import { benchArgs, benchId, createSet, median, ofProfile, paired, removeAll, repo, time } from './util.js';
 
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { values } = parseArgs({
-  options: {
-    count: { type: 'string', default: '300' },
-    runs: { type: 'string', default: '3' },
-    concurrency: { type: 'string', default: '8' },
-    image: { type: 'string', default: process.env.HERMES_JANITOR_TEST_IMAGE ?? 'hermes-janitor/busybox:test' },
-  },
-});
-const count = Number(values.count);
-const runs = Number(values.runs);
-const docker = new Docker();
-const benchId = randomBytes(4).toString('hex');
-const profile = `bench-${benchId}`;
-
-async function pool<T>(n: number, limit: number, fn: (i: number) => Promise<T>): Promise<T[]> {
-  const out: T[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < n) {
-        const i = next++;
-        out[i] = await fn(i);
-      }
-    }),
-  );
-  return out;
-}
-
-/** N containers created as hermes does (labels, --init), run to completion so they are exited. */
-async function createSet(): Promise<void> {
-  await pool(count, 12, async (i) => {
-    const c = await docker.createContainer({
-      Image: values.image,
-      Cmd: ['true'],
-      name: `hermes-${benchId}${i.toString(16).padStart(4, '0')}`.slice(0, 40),
-      Labels: { 'hermes-agent': '1', 'hermes-profile': profile, 'hermes-task-id': `bench-${i}` },
-      HostConfig: { Init: true, NetworkMode: 'none' },
-    });
-    await c.start();
-    await c.wait();
-  });
-}
-
-async function leftovers(): Promise<string[]> {
-  const rows = await docker.listContainers({ all: true, filters: JSON.stringify({ label: [`hermes-profile=${profile}`] }) });
-  return rows.map((r) => r.Id);
-}
-
-function time(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): number {
-  const start = process.hrtime.bigint();
-  const r = spawnSync(cmd, args, { cwd: repo, env, stdio: ['ignore', 'ignore', 'pipe'] });
-  const ms = Number(process.hrtime.bigint() - start) / 1e6;
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
-  return ms;
-}
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
+const args = benchArgs({ count: 300, runs: 5 });
+const GOAL = 0.75;
+const benchHome = mkdtempSync(path.join(os.tmpdir(), 'hj-bench-'));
 
 async function main(): Promise<void> {
+  const ratios: number[] = [];
   const reapMs: number[] = [];
   const pruneMs: number[] = [];
   const asOf = new Date(Date.now() + 86_400_000).toISOString();
+  const profiles: string[] = [];
   try {
-    for (let r = 1; r <= runs; r++) {
-      await createSet();
-      reapMs.push(
-        time(process.execPath, [path.join(repo, 'bin/hermes-janitor.js'), 'reap', '--quiet', '--profile', profile, '--as-of', asOf, '--concurrency', values.concurrency!, '--timeout', '0']),
+    for (let r = 1; r <= args.runs; r++) {
+      const reapProfile = `bench-${benchId}-r${r}`;
+      const pruneProfile = `bench-${benchId}-p${r}`;
+      profiles.push(reapProfile, pruneProfile);
+      // Both sets exist before either is timed: the engine holds the same containers during both commands.
+      await createSet(args.image, reapProfile, args.count, 'exited');
+      await createSet(args.image, pruneProfile, args.count, 'exited');
+      const reap = () =>
+        time(process.execPath, [
+          path.join(repo, 'bin/hermes-janitor.js'), 'reap', '--quiet', '--profile', reapProfile, '--home', benchHome,
+          '--as-of', asOf, '--concurrency', args.concurrency, '--timeout', '0',
+        ]);
+      const prune = () =>
+        time('docker', ['container', 'prune', '--force', '--filter', 'label=hermes-agent=1', '--filter', `label=hermes-profile=${pruneProfile}`]);
+      const reapFirst = r % 2 === 1;
+      const [rm, pm] = paired(reapFirst, reap, prune);
+      const leftR = (await ofProfile(reapProfile)).length;
+      const leftP = (await ofProfile(pruneProfile)).length;
+      reapMs.push(rm);
+      pruneMs.push(pm);
+      ratios.push(rm / pm);
+      console.log(
+        `pair ${r}/${args.runs} (${reapFirst ? 'reap' : 'prune'} first): reap ${(rm / 1000).toFixed(2)} s (left ${leftR}), prune ${(pm / 1000).toFixed(2)} s (left ${leftP}), ratio ${(rm / pm).toFixed(2)}`,
       );
-      const afterReap = (await leftovers()).length;
-      await createSet();
-      pruneMs.push(time('docker', ['container', 'prune', '--force', '--filter', 'label=hermes-agent=1', '--filter', `label=hermes-profile=${profile}`]));
-      const afterPrune = (await leftovers()).length;
-      console.log(`run ${r}/${runs}: reap ${(reapMs.at(-1)! / 1000).toFixed(2)} s (left ${afterReap}), prune ${(pruneMs.at(-1)! / 1000).toFixed(2)} s (left ${afterPrune})`);
     }
   } finally {
-    const ids = await leftovers();
-    await pool(ids.length, 8, (i) => docker.getContainer(ids[i]!).remove({ force: true }).catch(() => undefined));
+    for (const p of profiles) await removeAll(p);
+    rmSync(benchHome, { recursive: true, force: true });
   }
-  const mr = median(reapMs);
-  const mp = median(pruneMs);
-  console.log(`${count} exited containers, ${runs} runs, reap --concurrency ${values.concurrency}`);
-  console.log(`hermes-janitor reap (whole process): median ${(mr / 1000).toFixed(2)} s`);
-  console.log(`docker container prune:              median ${(mp / 1000).toFixed(2)} s`);
-  console.log(`ratio reap/prune: ${(mr / mp).toFixed(2)} (goal <= 1.00)`);
+  console.log(`${args.count} exited containers per set, ${args.runs} pairs, reap --concurrency ${args.concurrency}`);
+  console.log(`hermes-janitor reap (whole process): median ${(median(reapMs) / 1000).toFixed(2)} s`);
+  console.log(`docker container prune:              median ${(median(pruneMs) / 1000).toFixed(2)} s`);
+  console.log(`median of per-pair ratios reap/prune: ${median(ratios).toFixed(2)} (goal <= ${GOAL.toFixed(2)})`);
 }
 
 await main();

@@ -16,6 +16,14 @@ export const MIN_LIFETIME_SECONDS = 60;
 export const HERMES_MIN_THRESHOLD_SECONDS = 2 * MIN_LIFETIME_SECONDS;
 /** Parallel inspect/remove requests per engine. */
 export const DEFAULT_CONCURRENCY = 8;
+/**
+ * Stats and re-check requests in flight per engine. Docker answers a one-shot stats request at its stats
+ * collector's next pass (once a second while anyone is subscribed), so the samples of a sweep are asked for
+ * together, not 8 at a time: they are cheap subscriptions, answered in the same pass.
+ */
+export const STATS_CONCURRENCY = 128;
+/** Stops in flight per engine (`docker stop` of many containers runs them all at once). */
+export const STOP_CONCURRENCY = 32;
 /** Bound on a whole `reap`/`list` run. */
 export const DEFAULT_RUN_TIMEOUT_MS = 10_000;
 /** Bound on a single engine request. */
@@ -34,6 +42,14 @@ export const ENV_LIFETIME = 'TERMINAL_LIFETIME_SECONDS';
 export const ENV_REAPER_SWITCH = 'TERMINAL_DOCKER_ORPHAN_REAPER';
 export const ENV_MAX_STOP_BLOCKS = 'HERMES_JANITOR_MAX_STOP_BLOCKS';
 export const ENV_DEBUG = 'HERMES_JANITOR_DEBUG';
+/** `false`/`0`/`no` turns the idle rule (stopping idle running sandboxes) off. */
+export const ENV_STOP_IDLE = 'HERMES_JANITOR_STOP_IDLE';
+/** Seconds the engine's stop waits before its SIGKILL (`--stop-timeout`). */
+export const DEFAULT_STOP_TIMEOUT_SECONDS = 10;
+/** The idle-observation state, under `<home>/janitor/`. */
+export const IDLE_STATE_FILENAME = 'idle.json';
+/** `reap --metrics-file` when the flag is not given. */
+export const ENV_METRICS_FILE = 'HERMES_JANITOR_METRICS_FILE';
 
 /** Name of the hermes home under the user's home directory. */
 export const DEFAULT_HOME_DIRNAME = '.hermes';

@@ -121,10 +121,23 @@ export {
   type ReaperOptions,
   type SweepCallOptions,
 } from './reaper/api.js';
-export type { FailedEntry, KeptEntry, ListResult, ListedEntry, ReapResult, SweepEntry } from './reaper/sweep.js';
+export type {
+  FailedEntry, IdleOptions, KeptEntry, ListResult, ListedEntry, ReapResult, StoppedEntry, SweepEntry, SweepEvent,
+} from './reaper/sweep.js';
 /** The engine interface the reaper uses; implement it to sweep another engine (or a test double). */
-export type { ContainerDetails, ContainerSummary, EngineClient, ListQuery } from './adapters/engine.js';
+export type { ContainerDetails, ContainerSummary, EngineClient, ListQuery, RemoveOptions, StatsCounters } from './adapters/engine.js';
 /** The pure policy: `judge` a container's verdict, the threshold, FinishedAt parsing and hermes' label sanitizer. */
-export { judge, thresholdSeconds, type KeepReason, type Verdict } from './core/policy.js';
+export { judge, neverStarted, ruleOf, thresholdSeconds, type KeepReason, type Rule, type Verdict } from './core/policy.js';
+/**
+ * The idle rule, for a long-running watcher judging one container at a deadline: the pure proof (`observe`,
+ * `idleSeconds`, `decideStop`, `reproved`, `showsActivity`), the engine steps (`takeSample`, `reproveAndStop`), and
+ * the state document kept in `<home>/janitor/idle.json` (`parseIdleState`, `mergeIdleState`, `idleStatePath`).
+ */
+export {
+  decideStop, idleSeconds, mergeIdleState, observe, parseIdleState, reproved, showsActivity, IDLE_CPU_NS_PER_SECOND,
+  type IdleKeepReason, type IdleRecord, type IdleSample, type IdleState, type Recheck, type StopDecision, type StopInput,
+} from './core/idle.js';
+export { reproveAndStop, takeSample, volumesGone, type StopOutcome } from './reaper/idle-stop.js';
+export { idleStatePath } from './adapters/janitor-files.js';
 export { parseFinishedAt, type FinishedAt } from './core/finished-at.js';
 export { sanitizeLabelValue } from './core/sanitize.js';

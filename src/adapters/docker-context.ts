@@ -56,7 +56,8 @@ export function contextEndpoint(name: string, env: Record<string, string | undef
 
 /**
  * The engines to use, in the docker CLI's order: `--host` (repeatable), else `--context`, else `$DOCKER_HOST`,
- * else `$DOCKER_CONTEXT`, else `currentContext` in config.json, else the default socket.
+ * else `$DOCKER_CONTEXT`, else `currentContext` in config.json. When none names an engine, one endpoint marked
+ * `discover` (the default socket's address until discovery probes the usual sockets; see engine-discovery.ts).
  */
 export function resolveEngines(
   hosts: string[] | undefined,
@@ -64,10 +65,23 @@ export function resolveEngines(
   env: Record<string, string | undefined>,
   homedir: string,
 ): EngineEndpoint[] {
-  if (hosts?.length) return hosts.map((h) => parseEngineUrl(h, env, homedir));
-  if (context) return [contextEndpoint(context, env, homedir)];
-  if (env.DOCKER_HOST) return [parseEngineUrl(env.DOCKER_HOST, env, homedir)];
-  const named = env.DOCKER_CONTEXT || currentContext(env, homedir);
-  if (named) return [contextEndpoint(named, env, homedir)];
-  return [{ host: `unix://${DEFAULT_SOCKET}`, socketPath: DEFAULT_SOCKET }];
+  if (hosts?.length) return hosts.map((h) => ({ ...parseEngineUrl(h, env, homedir), source: '--host' }));
+  if (context) return [{ ...contextEndpoint(context, env, homedir), source: `--context ${context}` }];
+  if (env.DOCKER_HOST) return [{ ...parseEngineUrl(env.DOCKER_HOST, env, homedir), source: 'DOCKER_HOST' }];
+  if (env.DOCKER_CONTEXT) return [{ ...contextEndpoint(env.DOCKER_CONTEXT, env, homedir), source: `DOCKER_CONTEXT=${env.DOCKER_CONTEXT}` }];
+  const current = currentContext(env, homedir);
+  // `default` in config.json is what `docker context use default` leaves behind: it names no engine of its own.
+  if (current && current !== 'default') {
+    const configFile = path.join(dockerConfigDir(env, homedir), 'config.json');
+    return [{ ...contextEndpoint(current, env, homedir), source: `current docker context '${current}' (${configFile})` }];
+  }
+  return [{ host: `unix://${DEFAULT_SOCKET}`, socketPath: DEFAULT_SOCKET, discover: true, source: 'discovery' }];
+}
+
+/**
+ * The key a `--once-per` stamp is filed under: the address, or `discover:` for an engine found by discovery (so
+ * the fast path, which never probes, finds the stamp whichever socket answered).
+ */
+export function stampKey(endpoint: EngineEndpoint): string {
+  return endpoint.discover ? 'discover:' : endpoint.host;
 }

@@ -1,13 +1,20 @@
 import type { IncomingMessage } from 'node:http';
+import { setMaxListeners } from 'node:events';
 import { addAbortSignal } from 'node:stream';
 import type Dockerode from 'dockerode';
 import { StringDecoder } from 'node:string_decoder';
 import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_LIST_ROW_BYTES } from '../defaults.js';
 import { EngineRequestError, EngineUnreachableError, MalformedJsonArrayError } from '../errors.js';
-import type { ContainerDetails, ContainerSummary, EngineClient, EngineEvent, EventStream, ListQuery } from './engine.js';
+import type {
+  ContainerDetails, ContainerSummary, EngineClient, EngineEvent, EngineStatusCalls, EngineVersion, EventStream, ListQuery, RemoveOptions,
+  StatsCounters,
+} from './engine.js';
 import { type EngineEndpoint, readTlsFiles } from './engine-host.js';
-import { isLive } from './engine.js';
+import { anonymousVolumeNames, isLive, parseEngineVersion } from './engine.js';
 import { forEachArrayElement } from './json-array-stream.js';
+
+/** Run signals already allowed any number of listeners. */
+const unlimited = new WeakSet<AbortSignal>();
 
 /** API version the janitor speaks (Docker 20.10 and Podman's compat API both answer it). */
 export const API_VERSION = 'v1.41';
@@ -46,14 +53,10 @@ export async function createDockerodeEngine(
       ...(endpoint.tlsDir ? readTlsFiles(endpoint.tlsDir) : {}),
     };
   }
+  const make = (timeout: number) => withoutDockerEnv(() => new Docker({ ...options, timeout }));
   // The event stream may stay silent for hours: its client has no inactivity timeout (only its subscription is bounded).
   const { timeout: _inactivity, ...streamOptions } = options;
-  return new DockerodeEngine(
-    withoutDockerEnv(() => new Docker(options)),
-    endpoint.host,
-    requestTimeoutMs,
-    withoutDockerEnv(() => new Docker(streamOptions)),
-  );
+  return new DockerodeEngine(make(requestTimeoutMs), endpoint.host, requestTimeoutMs, make, withoutDockerEnv(() => new Docker(streamOptions)));
 }
 
 /**
@@ -72,36 +75,47 @@ function withoutDockerEnv<T>(fn: () => T): T {
   }
 }
 
-class DockerodeEngine implements EngineClient {
+class DockerodeEngine implements EngineClient, EngineStatusCalls {
   constructor(
     private readonly docker: Dockerode,
     readonly host: string,
     private readonly requestTimeoutMs: number,
+    /** A client with another inactivity timeout (a stop may be silent for its whole `t`). */
+    private readonly withTimeout: (timeoutMs: number) => Dockerode,
+    /** The event stream's client: no inactivity timeout. */
     private readonly streamDocker: Dockerode = docker,
   ) {}
 
   /** Runs one request bounded by the request timeout and the caller's signal; maps failures to typed errors. */
-  private async call<T>(what: string, signal: AbortSignal | undefined, fn: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
+  private async call<T>(what: string, signal: AbortSignal | undefined, fn: (abortSignal: AbortSignal) => Promise<T>, extraMs = 0): Promise<T> {
     // One controller per request, its timer cleared and its run-signal listener removed as soon as the request
     // settles. (AbortSignal.timeout keeps a timer and signal per request alive for the whole timeout, and
     // AbortSignal.any ties every request to the run's signal: at thousands of requests a second, a 100k sweep
     // then peaks ~100 MB higher.)
     const ctl = new AbortController();
     let timedOut = false;
+    const limitMs = this.requestTimeoutMs + extraMs;
     const timer = setTimeout(() => {
       timedOut = true;
       ctl.abort(new DOMException('request timed out', 'TimeoutError'));
-    }, this.requestTimeoutMs);
+    }, limitMs);
     const onRunAbort = () => ctl.abort(signal?.reason);
     if (signal?.aborted) ctl.abort(signal.reason);
-    else signal?.addEventListener('abort', onRunAbort, { once: true });
+    else if (signal) {
+      // Up to STATS_CONCURRENCY requests wait on one run signal at once: not a leak, so no warning on stderr.
+      if (!unlimited.has(signal)) {
+        setMaxListeners(0, signal);
+        unlimited.add(signal);
+      }
+      signal.addEventListener('abort', onRunAbort, { once: true });
+    }
     try {
       return await fn(ctl.signal);
     } catch (err) {
       if (signal?.aborted) throw signal.reason ?? err;
       if (timedOut) {
         throw new EngineUnreachableError(
-          `the engine at ${this.host} did not answer ${what} within ${this.requestTimeoutMs / 1000} s`,
+          `the engine at ${this.host} did not answer ${what} within ${limitMs / 1000} s`,
           this.host,
         );
       }
@@ -148,7 +162,7 @@ class DockerodeEngine implements EngineClient {
    * than those mapped to `true` reject with dockerode's usual error (`statusCode`, `json`).
    */
   private dial(
-    req: { path: string; method: 'GET' | 'DELETE'; options?: Record<string, unknown>; statusCodes: Record<number, true | string> },
+    req: { path: string; method: 'GET' | 'DELETE' | 'POST'; options?: Record<string, unknown>; statusCodes: Record<number, true | string> },
     abortSignal: AbortSignal,
     docker: Dockerode = this.docker,
   ): Promise<IncomingMessage> {
@@ -246,7 +260,10 @@ class DockerodeEngine implements EngineClient {
       if (err instanceof EngineRequestError && err.statusCode === 404) return null;
       throw err;
     }
-    const c = info as { Id?: unknown; Name?: unknown; State?: Record<string, unknown>; Config?: { Labels?: unknown } };
+    const c = info as {
+      Id?: unknown; Name?: unknown; Created?: unknown; State?: Record<string, unknown>; Config?: { Labels?: unknown };
+      ExecIDs?: unknown; Mounts?: unknown;
+    };
     if (!c || typeof c !== 'object' || typeof c.Id !== 'string' || !c.State || typeof c.State !== 'object') {
       throw new EngineRequestError(`inspect ${id.slice(0, 12)}: the engine answered with malformed JSON`, 502);
     }
@@ -258,23 +275,117 @@ class DockerodeEngine implements EngineClient {
       status,
       running: isLive(c.State.Running, status),
       finishedAt: typeof c.State.FinishedAt === 'string' ? c.State.FinishedAt : '',
+      startedAt: typeof c.State.StartedAt === 'string' ? c.State.StartedAt : '',
+      created: typeof c.Created === 'string' ? c.Created : '',
+      execIds: Array.isArray(c.ExecIDs) ? c.ExecIDs.filter((x): x is string => typeof x === 'string') : [],
+      volumes: Array.isArray(c.Mounts)
+        ? (c.Mounts as Array<{ Type?: unknown; Name?: unknown }>)
+            .filter((m) => m && m.Type === 'volume' && typeof m.Name === 'string' && m.Name !== '')
+            .map((m) => m.Name as string)
+        : [],
     };
   }
 
-  async remove(id: string, signal?: AbortSignal): Promise<void> {
+  /** A small JSON answer, parsed; null for the listed "not there" statuses. */
+  private async getJson(path: string, what: string, signal: AbortSignal | undefined, options?: Record<string, unknown>): Promise<unknown> {
+    try {
+      return await this.call(what, signal, async (abortSignal) => {
+        const res = await this.dial(
+          { path, method: 'GET', ...(options ? { options } : {}), statusCodes: { 200: true, 404: 'not found', 500: 'server error' } },
+          abortSignal,
+        );
+        const text = await this.body(res, what);
+        try {
+          return JSON.parse(text) as unknown;
+        } catch {
+          throw new EngineRequestError(`${what}: the engine answered with malformed JSON`, 502);
+        }
+      });
+    } catch (err) {
+      if (err instanceof EngineRequestError && err.statusCode === 404) return null;
+      throw err;
+    }
+  }
+
+  async stats(id: string, signal?: AbortSignal): Promise<StatsCounters | null> {
+    const s = (await this.getJson(`/containers/${encodeURIComponent(id)}/stats?`, `stats ${id.slice(0, 12)}`, signal, {
+      stream: false,
+      'one-shot': true,
+    })) as { cpu_stats?: { cpu_usage?: { total_usage?: unknown } }; memory_stats?: { stats?: { pgfault?: unknown } } } | null;
+    const cpu = s?.cpu_stats?.cpu_usage?.total_usage;
+    if (typeof cpu !== 'number' || !Number.isFinite(cpu) || cpu <= 0) return null;
+    const pf = s?.memory_stats?.stats?.pgfault;
+    return { cpuNs: cpu, pgfault: typeof pf === 'number' && Number.isFinite(pf) ? pf : null };
+  }
+
+  async stop(id: string, timeoutSeconds: number, signal?: AbortSignal): Promise<boolean> {
+    const what = `stop ${id.slice(0, 12)}`;
+    // The engine waits up to `t` seconds before its SIGKILL: the request may take that long.
+    try {
+      return await this.call(
+        what,
+        signal,
+        async (abortSignal) => {
+          const res = await this.dial(
+            {
+              path: `/containers/${encodeURIComponent(id)}/stop?`,
+              method: 'POST',
+              options: { t: timeoutSeconds },
+              statusCodes: { 204: true, 304: true, 404: 'no such container', 409: 'conflict', 500: 'server error' },
+            },
+            abortSignal,
+            this.withTimeout(this.requestTimeoutMs + timeoutSeconds * 1000),
+          );
+          await this.body(res, what);
+          return res.statusCode !== 304;
+        },
+        timeoutSeconds * 1000,
+      );
+    } catch (err) {
+      if (err instanceof EngineRequestError && err.statusCode === 404) return false;
+      throw err;
+    }
+  }
+
+  async execRunning(execId: string, signal?: AbortSignal): Promise<boolean> {
+    const e = (await this.getJson(`/exec/${encodeURIComponent(execId)}/json`, `inspect exec ${execId.slice(0, 12)}`, signal)) as { Running?: unknown } | null;
+    return e !== null && e.Running !== false;
+  }
+
+  async volumeExists(name: string, signal?: AbortSignal): Promise<boolean> {
+    return (await this.getJson(`/volumes/${encodeURIComponent(name)}`, `inspect volume ${name.slice(0, 12)}`, signal)) !== null;
+  }
+
+  async remove(id: string, signal?: AbortSignal, opts: RemoveOptions = {}): Promise<void> {
     const what = `remove ${id.slice(0, 12)}`;
     await this.call(what, signal, async (abortSignal) => {
       const res = await this.dial(
         {
           path: `/containers/${encodeURIComponent(id)}?`,
           method: 'DELETE',
-          options: { force: false },
+          options: { force: false, ...(opts.volumes ? { v: true } : {}) },
           statusCodes: { 204: true, 400: 'bad parameter', 404: 'no such container', 409: 'conflict', 500: 'server error' },
         },
         abortSignal,
       );
       await this.body(res, what);
     });
+  }
+
+  // ---- status (read-only) ----
+
+  async version(signal?: AbortSignal): Promise<EngineVersion> {
+    return parseEngineVersion(await this.getJson('/version', 'the version', signal));
+  }
+
+  async anonymousVolumes(id: string, signal?: AbortSignal): Promise<string[] | null> {
+    try {
+      const info = (await this.getJson(`/containers/${encodeURIComponent(id)}/json`, `inspect ${id.slice(0, 12)}`, signal)) as { Mounts?: unknown } | null;
+      return anonymousVolumeNames(info?.Mounts);
+    } catch (err) {
+      if (err instanceof EngineRequestError && err.statusCode === 404) return null;
+      throw err;
+    }
   }
 
   async events(filters: { labels: string[] }, signal?: AbortSignal): Promise<EventStream> {
@@ -337,6 +448,7 @@ class DockerodeEngine implements EngineClient {
     })();
   }
 }
+
 
 /** One line of `GET /events` (NDJSON); null for anything that is not a well-formed container event. */
 export function parseEngineEvent(line: string): EngineEvent | null {

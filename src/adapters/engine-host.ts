@@ -18,6 +18,17 @@ export interface EngineEndpoint {
   tlsVerify?: boolean;
   /** The docker context it came from, if any. */
   context?: string;
+  /** Why this engine: `--host`, `--context`, `DOCKER_HOST`, `DOCKER_CONTEXT`, `docker config currentContext`, or discovery. */
+  source?: string;
+  /** Nothing named an engine: the address is to be found by probing the usual sockets (engine-discovery.ts). */
+  discover?: boolean;
+  /** One line: why this engine was chosen (set by discovery; otherwise `source` says it). */
+  reason?: string;
+}
+
+/** Why an endpoint is the one used, for `--verbose` and `status`. */
+export function whyEngine(e: EngineEndpoint): string {
+  return e.reason ?? (e.source ? `named by ${e.source}` : 'given');
 }
 
 /**

@@ -20,6 +20,27 @@ export interface ContainerDetails {
   running: boolean;
   /** `State.FinishedAt`, raw. */
   finishedAt: string;
+  /** `State.StartedAt`, raw (Go's zero time for a container that never started). */
+  startedAt: string;
+  /** The container's `Created` time, raw (RFC 3339). */
+  created: string;
+  /** `ExecIDs` (empty when none): Docker lists running execs only, Podman finished ones too (see `execRunning`). */
+  execIds: string[];
+  /** Names of the container's mounts of type `volume` (named and anonymous alike). */
+  volumes: string[];
+}
+
+/** One answer of the one-shot stats endpoint, reduced to the counters the idle proof uses. */
+export interface StatsCounters {
+  /** `cpu_stats.cpu_usage.total_usage`: cumulative CPU nanoseconds. */
+  cpuNs: number;
+  /** `memory_stats.stats.pgfault`, or null where the engine reports none (Podman). */
+  pgfault: number | null;
+}
+
+export interface RemoveOptions {
+  /** Also remove the container's anonymous volumes (`v=1`); named volumes and binds are never removed. */
+  volumes?: boolean;
 }
 
 export interface ListQuery {
@@ -54,7 +75,24 @@ export interface EngineClient {
   /** Null when the container does not exist (404). */
   inspect(id: string, signal?: AbortSignal): Promise<ContainerDetails | null>;
   /** Removes without force; throws `EngineRequestError` with the HTTP status on refusal. */
-  remove(id: string, signal?: AbortSignal): Promise<void>;
+  remove(id: string, signal?: AbortSignal, options?: RemoveOptions): Promise<void>;
+  /**
+   * One stats sample without waiting for a second one (`stream=false&one-shot=true`). Null when the container does
+   * not exist (404) or the answer lacks the CPU counter; throws on other failures.
+   */
+  stats(id: string, signal?: AbortSignal): Promise<StatsCounters | null>;
+  /**
+   * Stops the container: SIGTERM, then SIGKILL after `timeoutSeconds` (`POST /containers/{id}/stop?t=`).
+   * Returns false when it was not running (304) or no longer exists (404).
+   */
+  stop(id: string, timeoutSeconds: number, signal?: AbortSignal): Promise<boolean>;
+  /**
+   * Whether an exec is still running (`GET /exec/{id}/json`: `Running`; false on 404). Podman keeps finished execs
+   * in a container's `ExecIDs`; Docker lists only live ones.
+   */
+  execRunning(execId: string, signal?: AbortSignal): Promise<boolean>;
+  /** Whether a volume of this name exists (`GET /volumes/{name}`: false on 404). */
+  volumeExists(name: string, signal?: AbortSignal): Promise<boolean>;
   /**
    * Subscribes to container events carrying all these `label` filters. Resolves once the engine has accepted the
    * subscription (so a sweep started afterwards misses nothing); the stream then yields events until `signal`
@@ -75,4 +113,45 @@ export function isLive(running: unknown, status: string): boolean {
 export function isGoing(status: string): boolean {
   const s = status.toLowerCase();
   return s === 'removing' || s === 'dead';
+}
+
+/** What `GET /version` says of an engine (for `status`). */
+export interface EngineVersion {
+  /** `Docker` or `Podman` (Podman's compatible API lists a `Podman Engine` component). */
+  kind: 'Docker' | 'Podman';
+  version: string;
+  apiVersion: string;
+}
+
+/** Reads `GET /version`'s answer; Podman is told apart by its `Podman Engine` component. */
+export function parseEngineVersion(v: unknown): EngineVersion {
+  const o = (v && typeof v === 'object' ? v : {}) as { Version?: unknown; ApiVersion?: unknown; Components?: unknown };
+  const components = Array.isArray(o.Components) ? (o.Components as Array<{ Name?: unknown }>) : [];
+  const podman = components.some((c) => typeof c?.Name === 'string' && /podman/i.test(c.Name));
+  return {
+    kind: podman ? 'Podman' : 'Docker',
+    version: typeof o.Version === 'string' ? o.Version : '',
+    apiVersion: typeof o.ApiVersion === 'string' ? o.ApiVersion : '',
+  };
+}
+
+/** Name of a volume the engine made itself (64 hex digits): Docker 20.10 and Podman 4 name anonymous volumes so. */
+const ANONYMOUS_VOLUME_NAME = /^[0-9a-f]{64}$/;
+
+/**
+ * The anonymous volumes among inspect's `Mounts`: `Type: "volume"` with an engine-made name. Neither Docker 20.10
+ * nor Podman's compatible API flags them otherwise; named volumes and binds are never counted.
+ */
+export function anonymousVolumeNames(mounts: unknown): string[] {
+  if (!Array.isArray(mounts)) return [];
+  return mounts
+    .filter((m): m is { Type: string; Name: string } => m?.Type === 'volume' && typeof m?.Name === 'string' && ANONYMOUS_VOLUME_NAME.test(m.Name))
+    .map((m) => m.Name);
+}
+
+/** Read-only calls `status` uses; engines without them report no version and no volumes. */
+export interface EngineStatusCalls {
+  version(signal?: AbortSignal): Promise<EngineVersion>;
+  /** Null when the container does not exist. */
+  anonymousVolumes(id: string, signal?: AbortSignal): Promise<string[] | null>;
 }

@@ -143,6 +143,26 @@ export class FileStateStore implements StateStore {
   }
 }
 
+/**
+ * A view of another store that reads through and never writes: `update` computes its result from the current state
+ * and discards the next state. For reports (`status`) that judge with the same code as a sweep but must not write.
+ */
+export class ReadOnlyStateStore implements StateStore {
+  readonly location: string;
+  constructor(private readonly inner: StateStore) {
+    this.location = inner.location;
+  }
+  read(): Promise<StateRead> {
+    return this.inner.read();
+  }
+  async update<R>(fn: (current: StateRead) => StateUpdate<R>): Promise<R> {
+    return fn(await this.inner.read()).result;
+  }
+  async remove(): Promise<void> {
+    /* read-only */
+  }
+}
+
 /** In-memory state, for library callers and tests. Holds a JSON copy, so callers never share objects. */
 export class MemoryStateStore implements StateStore {
   readonly location = 'memory:';

@@ -1,16 +1,18 @@
 import type { Command } from 'commander';
 import { type HermesConfig, loadConfig } from '../adapters/config.js';
 import { resolveEngines } from '../adapters/docker-context.js';
-import type { EngineEndpoint } from '../adapters/engine-host.js';
+import { type EngineEndpoint, whyEngine } from '../adapters/engine-host.js';
 import type { EngineClient } from '../adapters/engine.js';
 import type { Context } from '../context.js';
-import { AGENT_LABEL, DEFAULT_CONCURRENCY, HERMES_MIN_THRESHOLD_SECONDS, DEFAULT_RUN_TIMEOUT_MS, PROFILE_LABEL } from '../defaults.js';
+import { AGENT_LABEL, DEFAULT_CONCURRENCY, DEFAULT_RUN_TIMEOUT_MS, ENV_STOP_IDLE, HERMES_MIN_THRESHOLD_SECONDS, PROFILE_LABEL } from '../defaults.js';
 import { UsageError } from '../errors.js';
 import type { HermesHome } from '../core/hermes-home.js';
 import { ValueError, parseDuration, parseInstant, parseWholeNumber } from '../core/parse-args.js';
 import { thresholdSeconds } from '../core/policy.js';
 import { type Selection, parseLabelMatcher, selectionFrom } from '../core/selection.js';
-import { resolveLifetime } from '../reaper/settings.js';
+import { resolveLifetime, resolveStopIdle } from '../reaper/settings.js';
+import type { IdleOptions } from '../reaper/sweep.js';
+import { idleStatePath } from '../adapters/janitor-files.js';
 import { collect, homeFrom, optionParser } from './shared.js';
 
 /** Options shared by `list` and `reap`. */
@@ -31,11 +33,17 @@ export interface EngineCommandOptions {
   json?: boolean;
   logFormat: 'text' | 'json';
   quiet?: boolean;
+  /** Idle threshold in ms (`--idle-after`). */
+  idleAfter?: number;
+  /** `--stop-idle` (true) / `--no-stop-idle` (false). */
+  stopIdle?: boolean;
+  verbose?: boolean;
 }
 
-export function addEngineOptions(cmd: Command): Command {
-  return cmd
-    .option('--host <url>', 'engine address, repeatable: unix:///path, tcp://host:port, ssh://user@host (default: --context, $DOCKER_HOST, $DOCKER_CONTEXT, the current docker context, else the default socket)', collect)
+/** The engine and selection options; `output: false` leaves out --log-format and --quiet (status prints one report). */
+export function addEngineOptions(cmd: Command, { output = true }: { output?: boolean } = {}): Command {
+  cmd
+    .option('--host <url>', 'engine address, repeatable: unix:///path, tcp://host:port, ssh://user@host (default: --context, $DOCKER_HOST, $DOCKER_CONTEXT, the current docker context, else the first usual Docker/Podman socket that answers)', collect)
     .option('--context <name>', 'docker context whose engine to use')
     .option('--all-profiles', 'every profile: drop the profile filter')
     .option('--lifetime <seconds>', 'terminal lifetime, whole seconds >= 0 (default: $TERMINAL_LIFETIME_SECONDS, else terminal.lifetime_seconds in config.yaml, else 300); threshold = 2 x max(lifetime, 60)', optionParser((v) => parseWholeNumber(v, '--lifetime')))
@@ -47,9 +55,15 @@ export function addEngineOptions(cmd: Command): Command {
     .option('--label <key[=value]>', 'select by this label instead of hermes-agent=1 (repeatable, all must match)', collectMatchers('--label'))
     .option('--exclude-label <key[=value]>', 'keep containers carrying this label (repeatable; reason "excluded")', collectMatchers('--exclude-label'))
     .option('--profile-label <key>', `label that holds the profile (default: ${PROFILE_LABEL})`)
-    .option('--json', 'print one JSON document on stdout')
+    .option('--json', 'print one JSON document on stdout');
+  if (!output) return cmd;
+  return cmd
     .option('--log-format <format>', 'text (default) or json (NDJSON events on stdout)', optionParser(parseLogFormat), 'text')
-    .option('-q, --quiet', 'print nothing on success');
+    .option('-q, --quiet', 'print nothing on success')
+    .option('--idle-after <duration>', 'stop a running sandbox idle at least this long (90s, 30m, 1h; default: the threshold)', optionParser((v) => parseDuration(v, '--idle-after')))
+    .option('--stop-idle', 'stop idle running sandboxes (the default for the hermes selection; needed with --label)')
+    .option('--no-stop-idle', `never stop running sandboxes (also ${ENV_STOP_IDLE}=false or janitor.stop_idle: false in config.yaml)`)
+    .option('-v, --verbose', 'say on stderr which engine is used and why');
 }
 
 /** A repeatable `KEY[=VALUE]` option, validated as it is collected. */
@@ -101,6 +115,10 @@ export interface RunPolicy {
   threshold: number;
   lifetimeSeconds: number;
   asOf: Date;
+  /** Stop idle running sandboxes. */
+  stopIdle: boolean;
+  /** Idle threshold in seconds (default: the threshold). */
+  idleAfterSeconds: number;
   /** The threshold came from `--older-than`. */
   olderThan?: boolean;
 }
@@ -111,19 +129,40 @@ export function isHermesSelection(sel: Selection): boolean {
 }
 
 export function resolvePolicy(opts: EngineCommandOptions, ctx: Context, config: HermesConfig, selection: Selection): RunPolicy {
+  if (opts.olderThan !== undefined && opts.lifetime !== undefined) {
+    throw new UsageError('--older-than and --lifetime cannot be combined: --older-than replaces the threshold computed from the lifetime');
+  }
+  if (opts.olderThan === undefined && opts.forceThreshold) throw new UsageError('--force-threshold only applies with --older-than');
+  const lifetime = resolveLifetime(opts.lifetime, ctx.env, config);
+  // The idle rule keeps the computed threshold as its default: --older-than is about exited containers.
+  const computed = thresholdSeconds(lifetime.value);
+  const idle = {
+    stopIdle: resolveStopIdle(opts.stopIdle, Boolean(opts.label?.length), ctx.env, config).value,
+    idleAfterSeconds: opts.idleAfter !== undefined ? opts.idleAfter / 1000 : computed,
+  };
+  const asOf = opts.asOf ?? ctx.now();
   if (opts.olderThan !== undefined) {
-    if (opts.lifetime !== undefined) throw new UsageError('--older-than and --lifetime cannot be combined: --older-than replaces the threshold computed from the lifetime');
     const seconds = opts.olderThan / 1000;
     if (seconds < HERMES_MIN_THRESHOLD_SECONDS && !opts.forceThreshold && isHermesSelection(selection)) {
       throw new UsageError(
         `--older-than ${seconds}s is under ${HERMES_MIN_THRESHOLD_SECONDS}s with the hermes selection (hermes-agent=1), whose siblings need that margin: pass --force-threshold, or select other containers with --label`,
       );
     }
-    return { threshold: seconds, lifetimeSeconds: Math.floor(seconds / 2), asOf: opts.asOf ?? ctx.now(), olderThan: true };
+    return { threshold: seconds, lifetimeSeconds: Math.floor(seconds / 2), asOf, olderThan: true, ...idle };
   }
-  if (opts.forceThreshold) throw new UsageError('--force-threshold only applies with --older-than');
-  const lifetime = resolveLifetime(opts.lifetime, ctx.env, config);
-  return { threshold: thresholdSeconds(lifetime.value), lifetimeSeconds: lifetime.value, asOf: opts.asOf ?? ctx.now() };
+  return { threshold: computed, lifetimeSeconds: lifetime.value, asOf, ...idle };
+}
+
+/** The idle rule for a run: observations kept in `<home>/janitor/idle.json`, samples stamped with the real clock. */
+export async function idleOptions(policy: RunPolicy, home: HermesHome, ctx: Context, stopTimeoutSeconds?: number): Promise<IdleOptions> {
+  const { FileStateStore } = await import('../adapters/state-file.js');
+  return {
+    stopIdle: policy.stopIdle,
+    idleAfterSeconds: policy.idleAfterSeconds,
+    ...(stopTimeoutSeconds !== undefined ? { stopTimeoutSeconds } : {}),
+    store: new FileStateStore(idleStatePath(home.home)),
+    now: () => ctx.now(),
+  };
 }
 
 export function loadHomeConfig(home: HermesHome): Promise<HermesConfig> {
@@ -133,6 +172,20 @@ export function loadHomeConfig(home: HermesHome): Promise<HermesConfig> {
 /** The run-wide `--timeout` as a signal (none for 0). */
 export function timeoutSignal(opts: EngineCommandOptions): AbortSignal | undefined {
   return opts.timeout > 0 ? AbortSignal.timeout(opts.timeout) : undefined;
+}
+
+/**
+ * Replaces an endpoint left to discovery by the engine found (exit 3 with what was tried when none answers), and
+ * with `--verbose` says on stderr which engine each endpoint is and why.
+ */
+export async function discoverTargets(targets: EngineTargets, opts: { verbose?: boolean }, ctx: Context): Promise<void> {
+  if (targets.endpoints.some((e) => e.discover)) {
+    const { discoverEndpoints } = await import('../adapters/engine-discovery.js');
+    targets.endpoints = await discoverEndpoints(targets.endpoints, { env: ctx.env, homedir: ctx.homedir });
+  }
+  if (opts.verbose) {
+    for (const e of targets.endpoints) ctx.stderr.write(`hermes-janitor: engine ${e.host}: ${whyEngine(e)}\n`);
+  }
 }
 
 /** Engine clients for the endpoints (dockerode is loaded here, never by breakers). */

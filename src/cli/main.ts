@@ -21,6 +21,7 @@ const COMMANDS: CommandEntry[] = [
   { name: 'lifecycle-scan', summary: 'refuse scheduled commands that restart or kill the gateway', load: () => import('./commands/lifecycle-scan.js') },
   { name: 'stuck-sessions', summary: 'suspend sessions that stay active across restarts', load: () => import('./commands/stuck-sessions.js') },
   { name: 'stop-hook', summary: 'Stop hook: keep a multi-step run going, never spin forever', load: () => import('./commands/stop-hook.js') },
+  { name: 'status', summary: 'engines, containers, janitor state and breakers on one screen (read-only)', load: () => import('./commands/status.js') },
   { name: 'shell-init', summary: 'print the shell start-up snippet (bash, zsh, fish)', load: () => import('./commands/shell-init.js') },
   { name: 'tool-loop', summary: 'PreToolUse/PostToolUse hooks: stop repeated or failing tool calls', load: () => import('./commands/tool-loop.js') },
 ];
@@ -68,7 +69,8 @@ function buildProgram(ctx: Context, { Command }: Commander, exitCodesHelp: strin
       writeOut: (s) => ctx.stdout.write(s),
       writeErr: (s) => ctx.stderr.write(s),
       outputError: (s, write) =>
-        write(`hermes-janitor: ${s.replace(/^error: /, '').trim()} (see 'hermes-janitor --help')\n`),
+        // One line, always: commander puts its "(Did you mean ...?)" hint on a line of its own.
+        write(`hermes-janitor: ${s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')} (see 'hermes-janitor --help')\n`),
     })
     .addHelpText('after', `\n${exitCodesHelp}`);
   return program;

@@ -4,14 +4,14 @@
  * below; anything else (another flag, a bad value, `--json`, `--help`) returns undefined and the full CLI runs.
  */
 import { stampFresh, stampPath } from '../adapters/janitor-files.js';
-import { resolveEngines } from '../adapters/docker-context.js';
+import { resolveEngines, stampKey } from '../adapters/docker-context.js';
 import type { Context } from '../context.js';
 import { resolveHermesHome } from '../core/hermes-home.js';
 import { parseDuration } from '../core/parse-args.js';
 import { selectionFrom } from '../core/selection.js';
 
 /** Flags that take a value, and flags that do not, which the fast path accepts (others: full CLI). */
-const VALUE_FLAGS = new Set(['--once-per', '--home', '--profile', '--host', '--context', '--label', '--exclude-label', '--profile-label', '--timeout', '--concurrency', '--lifetime']);
+const VALUE_FLAGS = new Set(['--once-per', '--home', '--profile', '--host', '--context', '--label', '--exclude-label', '--profile-label', '--timeout', '--concurrency', '--lifetime', '--metrics-file']);
 const BOOLEAN_FLAGS = new Set(['--all-profiles', '--quiet', '-q', '--fail-open', '--background', '--wait']);
 const REPEATABLE = new Set(['--host', '--label', '--exclude-label']);
 
@@ -54,7 +54,7 @@ export function oncePerFastPath(argv: readonly string[], ctx: Context): number |
     });
     const endpoints = resolveEngines(values.get('--host'), one('--context'), ctx.env, ctx.homedir);
     const now = ctx.now();
-    return endpoints.every((e) => stampFresh(stampPath(home.home, e.host, selection), now, maxAgeMs)) ? 0 : undefined;
+    return endpoints.every((e) => stampFresh(stampPath(home.home, stampKey(e), selection), now, maxAgeMs)) ? 0 : undefined;
   } catch {
     return undefined; // a bad value: the full CLI reports it properly
   }

@@ -33,16 +33,32 @@ export function finishedAgo(e: SweepEntry): string {
   return rtf.format(Math.trunc(past / size), unit);
 }
 
+/** "3 hours" for a number of seconds (the largest whole unit), "-" for null. */
+export function idleFor(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined) return '-';
+  const [unit, size] = AGO_UNITS.find(([, s]) => seconds >= s) ?? ['second', 1];
+  const n = Math.trunc(seconds / size);
+  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+}
+
+/** What a reap line says of when: "finished 3 hours ago", "created 3 hours ago" (never started) or "idle 3 hours". */
+export function whenOf(e: SweepEntry): string {
+  if (e.rule === 'idle') return `idle ${idleFor(e.idleSeconds)}`;
+  if (e.rule === 'never-started') return `created ${finishedAgo(e)}`;
+  return `finished ${finishedAgo(e)}`;
+}
+
 /** The `list` table (cli-table3). */
 export async function renderTable(ctx: Context, rows: ListedEntry[], asOf: Date, showHost: boolean): Promise<string> {
   const { default: Table } = await import('cli-table3');
   const finished = await relativeFinished(rows, asOf);
-  const head = ['ID', 'NAME', 'PROFILE', 'STATE', 'FINISHED', 'VERDICT', 'REASON', ...(showHost ? ['HOST'] : [])];
+  const head = ['ID', 'NAME', 'PROFILE', 'STATE', 'FINISHED', 'IDLE', 'VERDICT', 'REASON', ...(showHost ? ['HOST'] : [])];
   const color = Boolean(ctx.stdout.isTTY) && !ctx.env.NO_COLOR;
   const table = new Table({ head, style: { head: color ? ['bold'] : [], border: color ? ['grey'] : [] } });
   for (const r of rows) {
     table.push([
-      shortId(r.id), r.name, r.profile ?? '-', r.state, finished.get(r.id) ?? '-', r.verdict, r.reason,
+      shortId(r.id), r.name, r.profile ?? '-', r.state, finished.get(r.id) ?? '-',
+      r.idleSeconds !== undefined ? idleFor(r.idleSeconds) : '', r.verdict, r.idleReason ? `${r.reason} (${r.idleReason})` : r.reason,
       ...(showHost ? [r.host] : []),
     ]);
   }
@@ -54,10 +70,12 @@ export function byHostAndName<T extends SweepEntry>(a: T, b: T): number {
   return a.host.localeCompare(b.host) || a.name.localeCompare(b.name) || a.id.localeCompare(b.id);
 }
 
-/** One human line per removed or failed container. */
-export function reapLine(kind: 'removed' | 'would remove' | 'failed', e: SweepEntry | FailedEntry, finished: string, showHost: boolean): string {
+/** One human line per removed, stopped or failed container (`when`: "finished 3 hours ago" or "idle 3 hours"). */
+export function reapLine(
+  kind: 'removed' | 'would remove' | 'stopped' | 'would stop' | 'failed', e: SweepEntry | FailedEntry, when: string, showHost: boolean,
+): string {
   const where = showHost ? ` on ${e.host}` : '';
-  const base = `${kind.padEnd(12)} ${shortId(e.id)}  ${e.name || '-'}  (profile ${e.profile ?? '-'}, finished ${finished})${where}`;
+  const base = `${kind.padEnd(12)} ${shortId(e.id)}  ${e.name || '-'}  (profile ${e.profile ?? '-'}, ${when})${where}`;
   return 'error' in e ? `${base}: ${e.error}` : base;
 }
 
@@ -75,6 +93,8 @@ export function sweepEventToNdjson(ctx: Context, ev: SweepEvent): void {
   switch (ev.type) {
     case 'removed':
       return ndjsonEvent(ctx, ev.dryRun ? 'would-remove' : 'removed', { ...ev.entry });
+    case 'stopped':
+      return ndjsonEvent(ctx, ev.dryRun ? 'would-stop' : 'stopped', { ...ev.entry });
     case 'kept':
       return ndjsonEvent(ctx, 'kept', { ...ev.entry });
     case 'failed':

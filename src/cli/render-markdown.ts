@@ -10,6 +10,7 @@ interface Row {
   host?: unknown;
   reason?: unknown;
   error?: unknown;
+  idleSeconds?: unknown;
 }
 
 /** Escapes a value for a Markdown table cell. */
@@ -26,13 +27,13 @@ function age(v: unknown): string {
   return `${Math.round(v / 86400)} d`;
 }
 
-function table(title: string, rows: Row[], extra: { head: string; key: 'reason' | 'error' } | null): string {
+function table(title: string, rows: Row[], extra: { head: string; key: 'reason' | 'error' | 'idleSeconds' } | null): string {
   if (rows.length === 0) return `**${title}:** none\n`;
   const head = ['Container', 'Name', 'Profile', 'State', 'Age', 'Engine', ...(extra ? [extra.head] : [])];
   const lines = [`**${title}:** ${rows.length}`, '', `| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
   for (const r of rows) {
     const id = typeof r.id === 'string' ? r.id.slice(0, 12) : r.id;
-    lines.push(`| \`${cell(id)}\` | ${cell(r.name)} | ${cell(r.profile)} | ${cell(r.state)} | ${age(r.ageSeconds)} | ${cell(r.host)} |${extra ? ` ${cell(r[extra.key])} |` : ''}`);
+    lines.push(`| \`${cell(id)}\` | ${cell(r.name)} | ${cell(r.profile)} | ${cell(r.state)} | ${age(r.ageSeconds)} | ${cell(r.host)} |${extra ? ` ${extra.key === 'idleSeconds' ? age(r.idleSeconds) : cell(r[extra.key])} |` : ''}`);
   }
   return `${lines.join('\n')}\n`;
 }
@@ -55,6 +56,7 @@ export function reapSummaryMarkdown(doc: unknown): string {
   for (const h of hosts.filter((x) => x.reachable === false)) out.push(`> Engine ${cell(h.host)} unreachable: ${cell(h.error)}`, '');
   if (d.timedOut === true) out.push('> The run timed out; the report covers what finished.', '');
   out.push(table(d.dryRun ? 'Would remove' : 'Removed', d.removed as Row[], null));
+  if (Array.isArray(d.stopped)) out.push(table(d.dryRun ? 'Would stop (idle)' : 'Stopped (idle)', d.stopped as Row[], { head: 'Idle', key: 'idleSeconds' }));
   out.push(table('Kept', d.kept as Row[], { head: 'Reason', key: 'reason' }));
   out.push(table('Failed', d.failed as Row[], { head: 'Error', key: 'error' }));
   return `${out.join('\n')}`;

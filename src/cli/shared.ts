@@ -2,6 +2,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import type { Context } from '../context.js';
 import { type HermesHome, resolveHermesHome } from '../core/hermes-home.js';
 import { ValueError } from '../core/parse-args.js';
+import { UsageError } from '../errors.js';
 
 /** What a command's action leaves behind for main(). */
 export interface RunState {
@@ -16,6 +17,7 @@ export interface CommandModule {
 export const EXIT_CODES_HELP = `Exit codes:
   reap/list:  0 done; 1 at least one removal failed (the rest were processed);
               2 bad usage or input; 3 engine unreachable or run timed out
+  status:     0 nothing needs attention; 1 something does; 2 usage error; 3 engine unreachable
   breakers:   0 proceed; 1 tripped (the caller should hold back); 2 usage error
               (internal and I/O errors fail open: exit 0 with a warning on stderr)`;
 
@@ -87,6 +89,27 @@ export function* jsonPieces(value: unknown): Generator<string> {
 
 export function warn(ctx: Context, message: string): void {
   ctx.stderr.write(`hermes-janitor: warning: ${message}\n`);
+}
+
+/** 'a, b or c' */
+function orList(items: string[]): string {
+  return items.length < 2 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;
+}
+
+/**
+ * A command that only groups verbs: run without one, or with an unknown one, it is a one-line usage error (exit 2)
+ * naming what was given and the verbs there are, rather than commander's whole help text.
+ */
+export function requireVerb(cmd: Command): Command {
+  return cmd.argument('[verb]').action((verb: string | undefined) => {
+    const verbs = orList(cmd.commands.map((c) => c.name()));
+    const name = cmd.name();
+    throw new UsageError(
+      verb === undefined
+        ? `'${name}' needs a verb: ${verbs} (see 'hermes-janitor ${name} --help')`
+        : `unknown ${name} verb '${verb}': use ${verbs} (see 'hermes-janitor ${name} --help')`,
+    );
+  });
 }
 
 /** Runs an action and records its exit code. */

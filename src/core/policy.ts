@@ -10,9 +10,15 @@ export type KeepReason =
   | 'gone'
   | 'excluded';
 
+/**
+ * The rule a container falls under: `exited` (aged by FinishedAt), `never-started` (status `created` with a zero
+ * StartedAt, aged by its Created time), `idle` (a running sandbox, stopped after an idleness proof), or null.
+ */
+export type Rule = 'exited' | 'never-started' | 'idle';
+
 export type Verdict =
-  | { verdict: 'reap'; ageSeconds: number }
-  | { verdict: 'keep'; reason: KeepReason; ageSeconds: number | null };
+  | { verdict: 'reap'; ageSeconds: number; rule: Rule }
+  | { verdict: 'keep'; reason: KeepReason; ageSeconds: number | null; rule: Rule | null };
 
 /** Threshold = 2 × max(lifetime, 60) seconds. */
 export function thresholdSeconds(lifetimeSeconds: number): number {
@@ -24,13 +30,41 @@ export interface VerdictInput {
   running: boolean;
   finishedAt: string;
   excluded?: boolean;
+  /** `State.Status`; `created` with a zero `startedAt` selects the never-started rule. */
+  status?: string;
+  /** `State.StartedAt`, raw. */
+  startedAt?: string;
+  /** The container's `Created` time, raw (RFC 3339). */
+  created?: string;
+}
+
+/** Status `created` and a zero (or absent) StartedAt: the container never ran. */
+export function neverStarted(input: Pick<VerdictInput, 'status' | 'startedAt' | 'running'>): boolean {
+  if (input.running || input.status?.toLowerCase() !== 'created') return false;
+  return input.startedAt === undefined || input.startedAt === '' || parseFinishedAt(input.startedAt).kind === 'zero';
+}
+
+/** The rule for a container from its state. */
+export function ruleOf(input: Pick<VerdictInput, 'status' | 'startedAt' | 'running'>): Rule | null {
+  if (neverStarted(input)) return 'never-started';
+  if (input.running) return input.status?.toLowerCase() === 'running' ? 'idle' : null;
+  return 'exited';
 }
 
 /**
  * The reap verdict for one container as of `asOf`. Never reaps an excluded, running, zero, unparseable,
  * future or too-young container; an age equal to the threshold is reaped. Exact to the nanosecond.
+ * A never-started container is aged by its Created time instead of FinishedAt.
  */
 export function judge(input: VerdictInput, asOf: Date, threshold: number): Verdict {
+  const rule = ruleOf(input);
+  const v = judgeAge(rule === 'never-started' ? { ...input, finishedAt: input.created ?? '' } : input, asOf, threshold);
+  return v.verdict === 'reap' ? { ...v, rule: rule ?? 'exited' } : { ...v, rule };
+}
+
+type AgeVerdict = { verdict: 'reap'; ageSeconds: number } | { verdict: 'keep'; reason: KeepReason; ageSeconds: number | null };
+
+function judgeAge(input: VerdictInput, asOf: Date, threshold: number): AgeVerdict {
   const parsed = parseFinishedAt(input.finishedAt);
   let ageSeconds: number | null = null;
   let ageNs: bigint | null = null;

@@ -6,11 +6,14 @@ import { DEFAULT_CONCURRENCY } from '../defaults.js';
 import { resolveHermesHome } from '../core/hermes-home.js';
 import { thresholdSeconds } from '../core/policy.js';
 import { selectionFrom } from '../core/selection.js';
-import { resolveLifetime } from './settings.js';
-import { type ListResult, type ReapResult, list, reap } from './sweep.js';
+import { idleStatePath } from '../adapters/janitor-files.js';
+import type { StateStore } from '../adapters/state-file.js';
+import { DEFAULT_STOP_TIMEOUT_SECONDS } from '../defaults.js';
+import { resolveLifetime, resolveStopIdle } from './settings.js';
+import { type IdleOptions, type ListResult, type ReapResult, list, reap } from './sweep.js';
 
 export interface ReaperOptions {
-  /** The engine; default: a dockerode client for `host`, else `$DOCKER_HOST` / docker context / the default socket. */
+  /** The engine; default: a dockerode client for `host`, else `$DOCKER_HOST` / docker context, else the first usual Docker/Podman socket that answers (engine discovery). */
   engine?: EngineClient;
   /** Engine address (`unix://`, `tcp://`, `ssh://`) when `engine` is not given. */
   host?: string;
@@ -30,8 +33,21 @@ export interface ReaperOptions {
   concurrency?: number;
   /** Environment for home, lifetime and engine resolution (default `process.env`). */
   env?: Record<string, string | undefined>;
-  /** The clock (default `() => new Date()`). */
+  /** The clock (default `() => new Date()`): ages are judged and idle samples stamped with it. */
   now?: () => Date;
+  /**
+   * Stop running sandboxes proven idle (default: on for the hermes selection, off with `labels`; off when
+   * `HERMES_JANITOR_STOP_IDLE` is false/0/no or `janitor.stop_idle: false` is in config.yaml).
+   */
+  stopIdle?: boolean;
+  /** Idle threshold in seconds (default: the reap threshold). */
+  idleAfterSeconds?: number;
+  /** Seconds a stop waits before the engine's SIGKILL (default 10). */
+  stopTimeoutSeconds?: number;
+  /** Leave removed containers' anonymous volumes behind (default: they go with the container). */
+  keepVolumes?: boolean;
+  /** Where idle observations live between calls (default: `<home>/janitor/idle.json`). */
+  idleStore?: StateStore;
 }
 
 export interface SweepCallOptions {
@@ -47,7 +63,10 @@ export interface Reaper {
   threshold(): Promise<number>;
   /** Every selected container in any state, with the verdict `reap` would reach. */
   list(options?: SweepCallOptions): Promise<ListResult & { thresholdSeconds: number; asOf: Date }>;
-  /** Removes (never forced) the exited containers older than the threshold; `dryRun` removes nothing. */
+  /**
+   * Removes (never forced, with their anonymous volumes) the exited and never-started containers older than the
+   * threshold, and stops running sandboxes proven idle; `dryRun` changes nothing.
+   */
   reap(options?: SweepCallOptions & { dryRun?: boolean }): Promise<ReapResult & { thresholdSeconds: number; asOf: Date }>;
 }
 
@@ -72,14 +91,31 @@ export function createReaper(options: ReaperOptions = {}): Reaper {
   const getEngine = () =>
     (engine ??= options.engine
       ? Promise.resolve(options.engine)
-      : import('../adapters/dockerode-engine.js').then(({ createDockerodeEngine }) =>
-          createDockerodeEngine(resolveEngines(options.host ? [options.host] : undefined, undefined, env, os.homedir())[0]!),
-        ));
+      : (async () => {
+          // Nothing named (host, DOCKER_HOST, a docker context): the first usual Docker/Podman socket that answers.
+          const { discoverEndpoints } = await import('../adapters/engine-discovery.js');
+          const [endpoint] = await discoverEndpoints(resolveEngines(options.host ? [options.host] : undefined, undefined, env, os.homedir()), { env, homedir: os.homedir() });
+          const { createDockerodeEngine } = await import('../adapters/dockerode-engine.js');
+          return createDockerodeEngine(endpoint!);
+        })());
   let threshold: Promise<number> | undefined;
   const getThreshold = () =>
     (threshold ??= (async () => {
       const lifetime = resolveLifetime(options.lifetimeSeconds, env, await loadConfig(home.home));
       return thresholdSeconds(lifetime.value);
+    })());
+  let idle: Promise<IdleOptions> | undefined;
+  const getIdle = () =>
+    (idle ??= (async () => {
+      const config = await loadConfig(home.home);
+      const { FileStateStore } = await import('../adapters/state-file.js');
+      return {
+        stopIdle: resolveStopIdle(options.stopIdle, Boolean(options.labels?.length), env, config).value,
+        idleAfterSeconds: options.idleAfterSeconds ?? (await getThreshold()),
+        stopTimeoutSeconds: options.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS,
+        store: options.idleStore ?? new FileStateStore(idleStatePath(home.home)),
+        now,
+      };
     })());
   const base = async (o: SweepCallOptions) => ({
     engine: await getEngine(),
@@ -87,6 +123,7 @@ export function createReaper(options: ReaperOptions = {}): Reaper {
     thresholdSeconds: await getThreshold(),
     asOf: o.asOf ?? now(),
     concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+    idle: await getIdle(),
     ...(o.signal ? { signal: o.signal } : {}),
   });
   return {
@@ -97,7 +134,11 @@ export function createReaper(options: ReaperOptions = {}): Reaper {
     },
     async reap(o = {}) {
       const req = await base(o);
-      return { ...(await reap({ ...req, dryRun: Boolean(o.dryRun) })), thresholdSeconds: req.thresholdSeconds, asOf: req.asOf };
+      return {
+        ...(await reap({ ...req, dryRun: Boolean(o.dryRun), keepVolumes: Boolean(options.keepVolumes) })),
+        thresholdSeconds: req.thresholdSeconds,
+        asOf: req.asOf,
+      };
     },
   };
 }

@@ -20,6 +20,14 @@ export interface ReapPlan {
   };
   /** The exact containers to remove. */
   containers: Array<{ host: string; id: string; name: string }>;
+  /** Running sandboxes the dry run found idle: stopped at apply only if their idleness is proved again then. */
+  stops?: Array<{ host: string; id: string; name: string }>;
+  /** The hermes home of the dry run (its idle observations): used at apply unless --home or --profile is given. */
+  home?: string;
+  /** The idle rule of the dry run (absent in older plans: taken from flags and defaults). */
+  stopIdle?: boolean;
+  idleAfterSeconds?: number;
+  keepVolumes?: boolean;
 }
 
 export function buildPlan(args: {
@@ -30,6 +38,11 @@ export function buildPlan(args: {
   hosts: string[];
   selection: Selection;
   containers: Array<{ host: string; id: string; name: string }>;
+  stops?: Array<{ host: string; id: string; name: string }>;
+  home?: string;
+  stopIdle?: boolean;
+  idleAfterSeconds?: number;
+  keepVolumes?: boolean;
 }): ReapPlan {
   return {
     version: 1,
@@ -45,6 +58,11 @@ export function buildPlan(args: {
       excludeLabels: args.selection.exclude.map(formatMatcher),
     },
     containers: args.containers.map(({ host, id, name }) => ({ host, id, name })),
+    stops: (args.stops ?? []).map(({ host, id, name }) => ({ host, id, name })),
+    ...(args.home !== undefined ? { home: args.home } : {}),
+    ...(args.stopIdle !== undefined ? { stopIdle: args.stopIdle } : {}),
+    ...(args.idleAfterSeconds !== undefined ? { idleAfterSeconds: args.idleAfterSeconds } : {}),
+    ...(args.keepVolumes !== undefined ? { keepVolumes: args.keepVolumes } : {}),
   };
 }
 
@@ -66,7 +84,14 @@ export function parsePlan(value: unknown, file: string): ReapPlan {
   if (!Array.isArray(p.containers) || !p.containers.every((c) => c && typeof c.id === 'string' && typeof c.host === 'string' && typeof c.name === 'string')) {
     throw bad('"containers" must be a list of {host, id, name}');
   }
-  for (const c of p.containers) if (!p.hosts.includes(c.host)) throw bad(`container ${c.id.slice(0, 12)} names an engine not in "hosts"`);
+  if (p.stops !== undefined && !(Array.isArray(p.stops) && p.stops.every((c) => c && typeof c.id === 'string' && typeof c.host === 'string' && typeof c.name === 'string'))) {
+    throw bad('"stops" must be a list of {host, id, name}');
+  }
+  if (p.stopIdle !== undefined && typeof p.stopIdle !== 'boolean') throw bad('"stopIdle" must be true or false');
+  if (p.home !== undefined && (typeof p.home !== 'string' || !p.home.startsWith('/'))) throw bad('"home" must be an absolute path');
+  if (p.keepVolumes !== undefined && typeof p.keepVolumes !== 'boolean') throw bad('"keepVolumes" must be true or false');
+  if (p.idleAfterSeconds !== undefined && !(typeof p.idleAfterSeconds === 'number' && p.idleAfterSeconds > 0)) throw bad('"idleAfterSeconds" must be a number > 0');
+  for (const c of [...p.containers, ...(p.stops ?? [])]) if (!p.hosts.includes(c.host)) throw bad(`container ${c.id.slice(0, 12)} names an engine not in "hosts"`);
   return p as ReapPlan;
 }
 
@@ -80,19 +105,47 @@ export function planSelection(plan: ReapPlan): Selection {
   };
 }
 
-/** Flags given again with `--plan` must agree with it: the disagreements, as one-line descriptions. */
-export function planDisagreements(plan: ReapPlan, given: { hosts?: string[]; selection?: Selection; thresholdSeconds?: number }): string[] {
+/** Which parts of the selection were given again (a part left out is taken from the plan). All when omitted. */
+export interface SelectionGiven {
+  labels: boolean;
+  exclude: boolean;
+  profileLabel: boolean;
+  profile: boolean;
+}
+
+/**
+ * Flags given again with `--plan` must agree with it: the disagreements, as one-line descriptions. Only what is
+ * given is compared (a flag not given again is taken from the plan).
+ */
+export function planDisagreements(
+  plan: ReapPlan,
+  given: {
+    hosts?: string[]; selection?: Selection; selectionGiven?: SelectionGiven; thresholdSeconds?: number; idleAfterSeconds?: number;
+    stopIdle?: boolean;
+  },
+): string[] {
   const out: string[] = [];
   const sameSet = (a: string[], b: string[]) => a.length === b.length && [...a].sort().join('\n') === [...b].sort().join('\n');
   if (given.hosts && !sameSet(given.hosts, plan.hosts)) out.push(`engines ${given.hosts.join(', ')} (plan: ${plan.hosts.join(', ')})`);
   if (given.selection) {
     const sel = given.selection;
+    const part = given.selectionGiven ?? { labels: true, exclude: true, profileLabel: true, profile: true };
     const labels = sel.selectors.map(formatMatcher);
-    if (!sameSet(labels, plan.selection.labels)) out.push(`labels ${labels.join(', ')} (plan: ${plan.selection.labels.join(', ')})`);
-    if (sel.profileLabel !== plan.selection.profileLabel) out.push(`profile label ${sel.profileLabel} (plan: ${plan.selection.profileLabel})`);
-    if (sel.profile !== plan.selection.profile) out.push(`profile ${sel.profile ?? 'all'} (plan: ${plan.selection.profile ?? 'all'})`);
+    if (part.labels && !sameSet(labels, plan.selection.labels)) out.push(`labels ${labels.join(', ')} (plan: ${plan.selection.labels.join(', ')})`);
+    if (part.profileLabel && sel.profileLabel !== plan.selection.profileLabel) {
+      out.push(`profile label ${sel.profileLabel} (plan: ${plan.selection.profileLabel})`);
+    }
+    if (part.profile && sel.profile !== plan.selection.profile) out.push(`profile ${sel.profile ?? 'all'} (plan: ${plan.selection.profile ?? 'all'})`);
     const ex = sel.exclude.map(formatMatcher);
-    if (!sameSet(ex, plan.selection.excludeLabels)) out.push(`exclusions ${ex.join(', ') || 'none'} (plan: ${plan.selection.excludeLabels.join(', ') || 'none'})`);
+    if (part.exclude && !sameSet(ex, plan.selection.excludeLabels)) {
+      out.push(`exclusions ${ex.join(', ') || 'none'} (plan: ${plan.selection.excludeLabels.join(', ') || 'none'})`);
+    }
+  }
+  if (given.idleAfterSeconds !== undefined && plan.idleAfterSeconds !== undefined && given.idleAfterSeconds !== plan.idleAfterSeconds) {
+    out.push(`idle threshold ${given.idleAfterSeconds} s (plan: ${plan.idleAfterSeconds} s)`);
+  }
+  if (given.stopIdle !== undefined && plan.stopIdle !== undefined && given.stopIdle !== plan.stopIdle) {
+    out.push(`${given.stopIdle ? '--stop-idle' : '--no-stop-idle'} (plan: stop idle ${plan.stopIdle ? 'on' : 'off'})`);
   }
   if (given.thresholdSeconds !== undefined && given.thresholdSeconds !== plan.thresholdSeconds) {
     out.push(`threshold ${given.thresholdSeconds} s (plan: ${plan.thresholdSeconds} s)`);

@@ -1,5 +1,5 @@
 import type { HermesConfig } from '../adapters/config.js';
-import { DEFAULT_LIFETIME_SECONDS, ENV_LIFETIME, ENV_REAPER_SWITCH } from '../defaults.js';
+import { DEFAULT_LIFETIME_SECONDS, ENV_LIFETIME, ENV_REAPER_SWITCH, ENV_STOP_IDLE } from '../defaults.js';
 import { UsageError } from '../errors.js';
 import { ValueError, parseWholeNumber } from '../core/parse-args.js';
 
@@ -53,6 +53,35 @@ export function reaperDisabled(env: Record<string, string | undefined>, config: 
   const c = cfg.get('terminal.docker_orphan_reaper');
   const off = c === false || (typeof c === 'string' && ['false', 'no', 'off', '0'].includes(c.trim().toLowerCase()));
   return off ? `terminal.docker_orphan_reaper is false in ${cfg.file}` : null;
+}
+
+/**
+ * Whether idle running sandboxes are stopped. `--stop-idle` / `--no-stop-idle` decide; else it is off when
+ * `HERMES_JANITOR_STOP_IDLE` is `false`/`0`/`no`/`off`, or `janitor.stop_idle: false` is in config.yaml, or `--label`
+ * replaced the hermes selector; else on. A value of the variable that is neither yes nor no is a usage error.
+ */
+export function resolveStopIdle(
+  flag: boolean | undefined,
+  customSelector: boolean,
+  env: Record<string, string | undefined>,
+  config: HermesConfig,
+): Resolved<boolean> {
+  if (flag !== undefined) return { value: flag, source: flag ? '--stop-idle' : '--no-stop-idle' };
+  const v = env[ENV_STOP_IDLE];
+  if (v !== undefined && v.trim() !== '') {
+    const t = v.trim().toLowerCase();
+    if (['false', '0', 'no', 'off'].includes(t)) return { value: false, source: ENV_STOP_IDLE };
+    if (!['true', '1', 'yes', 'on'].includes(t)) {
+      throw new UsageError(`${ENV_STOP_IDLE} must be true/1/yes or false/0/no, got '${v}': fix or unset ${ENV_STOP_IDLE}`);
+    }
+  }
+  const cfg = usable(config, 'pass --stop-idle or --no-stop-idle');
+  const c = cfg.get('janitor.stop_idle');
+  if (c === false || (typeof c === 'string' && ['false', 'no', 'off', '0'].includes(c.trim().toLowerCase()))) {
+    return { value: false, source: `janitor.stop_idle in ${cfg.file}` };
+  }
+  if (customSelector) return { value: false, source: '--label (add --stop-idle to stop idle containers)' };
+  return { value: true, source: 'default' };
 }
 
 /** A config file that exists but cannot be parsed is a usage error once a value is needed from it. */

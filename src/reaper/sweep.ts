@@ -1,9 +1,13 @@
 import type { ContainerDetails, ContainerSummary, EngineClient } from '../adapters/engine.js';
 import { isGoing } from '../adapters/engine.js';
-import { type KeepReason, judge } from '../core/policy.js';
+import type { StateStore } from '../adapters/state-file.js';
+import { type IdleKeepReason, type IdleRecord, decideStop, idleSeconds, mergeIdleState, observe, parseIdleState } from '../core/idle.js';
+import { type KeepReason, type Rule, type Verdict, judge } from '../core/policy.js';
 import { type Selection, engineLabelFilters, isExcluded, isSelected } from '../core/selection.js';
 import { EngineRequestError, EngineUnreachableError, errorMessage } from '../errors.js';
-import { forEachBounded } from '../util/pool.js';
+import { forEachBounded, limiter } from '../util/pool.js';
+import { STATS_CONCURRENCY, STOP_CONCURRENCY } from '../defaults.js';
+import { ANONYMOUS_VOLUME_NAME, execsInFlight, reproveAndStop, takeSample, volumesGone } from './idle-stop.js';
 
 /** One container as reported in every output. */
 export interface SweepEntry {
@@ -17,17 +21,29 @@ export interface SweepEntry {
   ageSeconds: number | null;
   /** The engine it lives on. */
   host: string;
+  /** The rule it falls under (`exited`, `never-started`, `idle`), or null (paused, restarting, gone...). */
+  rule: Rule | null;
+  /** Running containers: seconds without activity (null until two samples, or without stats). */
+  idleSeconds?: number | null;
+  /** Running containers that are not stopped: why (`observing`, `idle-too-recent`, `exec-in-flight`, ...). */
+  idleReason?: IdleKeepReason;
+  /** Removed containers: the anonymous volumes that went with them (a dry run: those that would). */
+  volumes?: string[];
 }
 export interface KeptEntry extends SweepEntry {
   reason: KeepReason;
+}
+/** A running container stopped (or, in a dry run, that would be) by the idle rule. */
+export interface StoppedEntry extends SweepEntry {
+  idleSeconds: number;
 }
 export interface FailedEntry extends SweepEntry {
   error: string;
 }
 export interface ListedEntry extends SweepEntry {
-  verdict: 'reap' | 'keep';
-  /** Why it is kept, or `expired` for a container the reaper would remove. */
-  reason: KeepReason | 'expired';
+  verdict: 'reap' | 'stop' | 'keep';
+  /** Why it is kept, `expired` for a container the reaper would remove, `idle` for one it would stop. */
+  reason: KeepReason | 'expired' | 'idle';
 }
 
 /** Why a sweep stopped before its end. */
@@ -35,6 +51,7 @@ export type Interruption = { kind: 'timeout' } | { kind: 'engine'; error: string
 
 export type SweepEvent =
   | { type: 'removed'; entry: SweepEntry; dryRun: boolean }
+  | { type: 'stopped'; entry: StoppedEntry; dryRun: boolean }
   | { type: 'kept'; entry: KeptEntry }
   | { type: 'failed'; entry: FailedEntry }
   | { type: 'listed'; entry: ListedEntry }
@@ -52,19 +69,41 @@ export interface SweepRequest {
   onEvent?: (event: SweepEvent) => void;
   /** Ask the engine for these containers only (full ids): `watch` re-checks one container at its deadline. */
   ids?: string[];
+  /** The idle rule: observe running containers (and, in `reap`, stop idle ones). Omitted: running ones are not sampled. */
+  idle?: IdleOptions;
+}
+
+/** The idle rule's settings for a sweep. */
+export interface IdleOptions {
+  /** Stop idle sandboxes (else they are only observed). */
+  stopIdle: boolean;
+  /** Idle threshold in seconds. */
+  idleAfterSeconds: number;
+  /** Seconds the engine's stop waits before its SIGKILL (default 10). */
+  stopTimeoutSeconds?: number;
+  /** Where the observations live between runs (`<home>/janitor/idle.json`); default: nothing kept. */
+  store?: StateStore;
+  /** The clock samples are stamped with (default: the real one); judging uses `asOf`. */
+  now?: () => Date;
 }
 
 export interface ReapRequest extends SweepRequest {
   dryRun: boolean;
   /** Only these ids are considered (a plan being applied); others are neither touched nor reported. */
   onlyIds?: ReadonlySet<string>;
+  /** Leave anonymous volumes behind (default: they go with their container). */
+  keepVolumes?: boolean;
 }
 
 export interface ReapResult {
   removed: SweepEntry[];
+  /** Running sandboxes stopped by the idle rule (a dry run: those that would be). */
+  stopped: StoppedEntry[];
   kept: KeptEntry[];
   failed: FailedEntry[];
   interrupted: Interruption | null;
+  /** Non-fatal problems (the idle state could not be read or written). */
+  warnings: string[];
 }
 
 export interface ListResult {
@@ -72,6 +111,7 @@ export interface ListResult {
   /** Containers that could not be inspected. */
   failed: FailedEntry[];
   interrupted: Interruption | null;
+  warnings: string[];
 }
 
 /** Tracks the first engine failure or the run's abort; stops new work once either happens. */
@@ -96,7 +136,9 @@ class RunGuard {
   }
 }
 
-function entryOf(host: string, sel: Selection, s: ContainerSummary, d: ContainerDetails | null, ageSeconds: number | null): SweepEntry {
+function entryOf(
+  host: string, sel: Selection, s: ContainerSummary, d: ContainerDetails | null, ageSeconds: number | null, rule: Rule | null = null,
+): SweepEntry {
   const labels = d?.labels ?? s.labels;
   return {
     id: d?.id ?? s.id,
@@ -106,7 +148,114 @@ function entryOf(host: string, sel: Selection, s: ContainerSummary, d: Container
     finishedAt: d?.finishedAt ?? '',
     ageSeconds,
     host,
+    rule,
   };
+}
+
+function verdictOf(sel: Selection, d: ContainerDetails, asOf: Date, threshold: number): Verdict {
+  return judge(
+    {
+      running: d.running, finishedAt: d.finishedAt, excluded: isExcluded(sel, d.labels), status: d.status,
+      startedAt: d.startedAt, created: d.created,
+    },
+    asOf,
+    threshold,
+  );
+}
+
+/**
+ * The idle observations of one engine during a sweep: loaded at the start, merged back (under the state file's
+ * lock) at the end. Records of containers that no longer run, or no longer exist, are dropped.
+ */
+class IdleBook {
+  readonly observed = new Map<string, IdleRecord>();
+  readonly forget = new Set<string>();
+  readonly seen = new Set<string>();
+  private previous: Record<string, IdleRecord> = {};
+  readonly now: () => Date;
+  /** Running containers are judged apart from the inspect/remove workers, so their samples go out together. */
+  readonly pending: Array<Promise<void>> = [];
+  /** Stats and re-check reads (cheap; answered together by the engine's stats collector). */
+  readonly reads = limiter(STATS_CONCURRENCY);
+  /** Stops (each ends a container's processes): at most STOP_CONCURRENCY, or --concurrency if higher. */
+  readonly acts: ReturnType<typeof limiter>;
+  constructor(
+    readonly opts: IdleOptions,
+    private readonly host: string,
+    private readonly warnings: string[],
+    concurrency: number,
+  ) {
+    this.now = opts.now ?? (() => new Date());
+    this.acts = limiter(Math.max(concurrency, STOP_CONCURRENCY));
+  }
+
+  async load(): Promise<void> {
+    if (!this.opts.store) return;
+    try {
+      const r = await this.opts.store.read();
+      if (r.problem) this.warnings.push(r.problem);
+      this.previous = parseIdleState(r.value).engines[this.host] ?? {};
+    } catch (err) {
+      this.warnings.push(`cannot read the idle state ${this.opts.store.location} (${errorMessage(err)}); observing afresh`);
+    }
+  }
+
+  prev(id: string): IdleRecord | undefined {
+    return this.observed.get(id) ?? this.previous[id];
+  }
+
+  record(id: string, r: IdleRecord | undefined): void {
+    if (r) this.observed.set(id, r);
+    else this.drop(id);
+  }
+
+  drop(id: string): void {
+    this.observed.delete(id);
+    if (Object.hasOwn(this.previous, id)) this.forget.add(id); // nothing to write for a container never recorded
+  }
+
+  /** Writes the observations back; with a complete sweep, first drops records of containers that no longer exist. */
+  async save(engine: EngineClient, complete: boolean, signal: AbortSignal | undefined): Promise<void> {
+    const store = this.opts.store;
+    if (!store) return;
+    if (complete) {
+      const unseen = Object.keys(this.previous).filter((id) => !this.seen.has(id));
+      for (let i = 0; i < unseen.length; i += 100) {
+        const chunk = unseen.slice(i, i + 100);
+        try {
+          const exist = new Set((await engine.list({ labels: [], ids: chunk }, signal)).map((r) => r.id));
+          for (const id of chunk) if (!exist.has(id)) this.forget.add(id);
+        } catch {
+          break; // kept for now; dropped by a later sweep
+        }
+      }
+    }
+    if (this.observed.size === 0 && this.forget.size === 0) return;
+    try {
+      await store.update((cur) => ({ next: mergeIdleState(parseIdleState(cur.value), this.host, this.observed, this.forget), result: undefined }));
+    } catch (err) {
+      this.warnings.push(`cannot record idle observations in ${store.location} (${errorMessage(err)})`);
+    }
+  }
+}
+
+/** Idleness is measured, never projected: an --as-of later than now does not lengthen it. */
+function idleInstant(asOf: Date, book: IdleBook): Date {
+  return new Date(Math.min(asOf.getTime(), book.now().getTime()));
+}
+
+/** What the idle rule says of one running, selected, not excluded container (one sample taken). */
+async function judgeRunning(
+  engine: EngineClient, book: IdleBook, d: ContainerDetails, asOf: Date, signal: AbortSignal | undefined,
+): Promise<{ record: IdleRecord | undefined; decision: ReturnType<typeof decideStop> }> {
+  const sample = d.status.toLowerCase() === 'running' ? await book.reads(() => takeSample(engine, d, book.now, signal)) : null;
+  const record = sample ? observe(book.prev(d.id), sample) : undefined;
+  book.record(d.id, record);
+  // Finished execs (Podman keeps them listed) are only asked about when they could matter.
+  const execIds =
+    record && record.samples >= 2 && d.execIds.length ? await book.reads(() => execsInFlight(engine, d.execIds, signal)) : d.execIds;
+  const decision = decideStop({ enabled: book.opts.stopIdle, record, startedAt: d.startedAt, execIds }, idleInstant(asOf, book), book.opts.idleAfterSeconds);
+  return { record, decision };
 }
 
 /**
@@ -150,9 +299,11 @@ async function candidates(req: SweepRequest, status: string[] | undefined, guard
  */
 export async function reap(req: ReapRequest): Promise<ReapResult> {
   const guard = new RunGuard(req.signal);
-  const out: ReapResult = { removed: [], kept: [], failed: [], interrupted: null };
+  const out: ReapResult = { removed: [], stopped: [], kept: [], failed: [], interrupted: null, warnings: [] };
   const { engine, selection, onEvent } = req;
-  let rows = await candidates(req, ['exited'], guard);
+  const book = req.idle ? new IdleBook(req.idle, engine.host, out.warnings, req.concurrency) : null;
+  await book?.load();
+  let rows = await candidates(req, book ? ['exited', 'created', 'running'] : ['exited', 'created'], guard);
   if (req.onlyIds) rows = rows.filter((r) => req.onlyIds!.has(r.id));
   onEvent?.({ type: 'candidates', count: rows.length });
 
@@ -182,21 +333,25 @@ export async function reap(req: ReapRequest): Promise<ReapResult> {
       }
       if (!details) return keep(entry, 'gone');
       if (!isSelected(selection, details.labels)) return; // relabelled since the list: not ours
-      const v = judge(
-        { running: details.running, finishedAt: details.finishedAt, excluded: isExcluded(selection, details.labels) },
-        req.asOf,
-        req.thresholdSeconds,
-      );
-      entry = entryOf(engine.host, selection, row, details, v.ageSeconds);
+      book?.seen.add(details.id);
+      const v = verdictOf(selection, details, req.asOf, req.thresholdSeconds);
+      entry = entryOf(engine.host, selection, row, details, v.ageSeconds, v.rule);
+      if (v.verdict === 'keep' && v.reason === 'running' && book) {
+        book.pending.push(stopIfIdle(req, book, guard, details, entry, out, keep, fail));
+        return;
+      }
+      if (details.status.toLowerCase() !== 'running') book?.drop(details.id);
       if (v.verdict === 'keep') return keep(entry, v.reason);
       if (req.dryRun) {
+        entry.volumes = req.keepVolumes ? [] : details.volumes.filter((n) => ANONYMOUS_VOLUME_NAME.test(n));
         out.removed.push(entry);
         onEvent?.({ type: 'removed', entry, dryRun: true });
         return;
       }
       if (guard.stopped) return;
       try {
-        await engine.remove(row.id, req.signal);
+        await engine.remove(row.id, req.signal, { volumes: !req.keepVolumes });
+        entry.volumes = req.keepVolumes || details.volumes.length === 0 ? [] : await volumesGone(engine, details.volumes, req.signal);
         out.removed.push(entry);
         onEvent?.({ type: 'removed', entry, dryRun: false });
       } catch (err) {
@@ -221,14 +376,91 @@ export async function reap(req: ReapRequest): Promise<ReapResult> {
     },
     () => guard.stopped,
   );
+  if (book) await Promise.all(book.pending);
   out.interrupted = guard.stopped ? guard.interrupted : null;
+  await book?.save(engine, !out.interrupted && !req.onlyIds, req.signal?.aborted ? undefined : req.signal);
   return out;
+}
+
+/** A running container under the idle rule: sampled, and stopped when the proof holds and holds again right now. */
+async function stopIfIdle(
+  req: ReapRequest, book: IdleBook, guard: RunGuard, details: ContainerDetails, base: SweepEntry, out: ReapResult,
+  keep: (e: SweepEntry, reason: KeepReason) => void, fail: (e: SweepEntry, err: unknown) => void,
+): Promise<void> {
+  const { engine } = req;
+  // A proof already gathered by earlier runs: if it suffices as of now, provided nothing happened since its last
+  // sample, the re-check's fresh sample is this run's only one (one pass of the engine's stats collector, not two).
+  const prev = book.prev(details.id);
+  if (!req.dryRun && book.opts.stopIdle && prev && prev.last.startedAt === details.startedAt && details.status.toLowerCase() === 'running') {
+    let tentative: ReturnType<typeof decideStop> | null = null;
+    try {
+      const execIds = details.execIds.length ? await book.reads(() => execsInFlight(engine, details.execIds, req.signal)) : [];
+      tentative = decideStop(
+        { enabled: true, record: { ...prev, samples: prev.samples + 1 }, startedAt: details.startedAt, execIds },
+        idleInstant(req.asOf, book),
+        book.opts.idleAfterSeconds,
+      );
+    } catch (err) {
+      if (guard.absorb(err)) return;
+    }
+    if (tentative?.stop) return reproveThenStop(req, book, guard, prev, { ...base, idleSeconds: tentative.idleSeconds }, out, keep, fail);
+  }
+  let judged: Awaited<ReturnType<typeof judgeRunning>>;
+  try {
+    judged = await judgeRunning(engine, book, details, req.asOf, req.signal);
+  } catch (err) {
+    if (guard.absorb(err)) return;
+    return keep({ ...base, idleSeconds: null, idleReason: 'stats-unavailable' }, 'running');
+  }
+  const { record, decision } = judged;
+  if (!decision.stop) return keep({ ...base, idleSeconds: decision.idleSeconds, idleReason: decision.why }, 'running');
+  const entry: StoppedEntry = { ...base, idleSeconds: decision.idleSeconds };
+  if (req.dryRun) {
+    out.stopped.push(entry);
+    req.onEvent?.({ type: 'stopped', entry, dryRun: true });
+    return;
+  }
+  return reproveThenStop(req, book, guard, record!, entry, out, keep, fail);
+}
+
+/** The re-check right before acting (fresh inspect and sample against `record.last`), then the stop. */
+async function reproveThenStop(
+  req: ReapRequest, book: IdleBook, guard: RunGuard, record: IdleRecord, entry: StoppedEntry, out: ReapResult,
+  keep: (e: SweepEntry, reason: KeepReason) => void, fail: (e: SweepEntry, err: unknown) => void,
+): Promise<void> {
+  if (guard.stopped) return;
+  try {
+    const outcome = await reproveAndStop(req.engine, entry.id, record, {
+      stopTimeoutSeconds: book.opts.stopTimeoutSeconds ?? 10,
+      now: book.now,
+      read: book.reads,
+      act: book.acts,
+      ...(req.signal ? { signal: req.signal } : {}),
+    });
+    if (outcome.kind === 'gone') {
+      book.drop(entry.id);
+      return keep(entry, 'gone');
+    }
+    if (outcome.kind === 'proof-failed') {
+      book.record(entry.id, outcome.record);
+      return keep({ ...entry, idleSeconds: idleSeconds(outcome.record, idleInstant(req.asOf, book)), idleReason: 'proof-failed' }, 'running');
+    }
+    book.drop(entry.id);
+    const stopped = { ...entry, state: 'exited' };
+    out.stopped.push(stopped);
+    req.onEvent?.({ type: 'stopped', entry: stopped, dryRun: false });
+  } catch (err) {
+    guard.absorb(err);
+    return fail(entry, err);
+  }
 }
 
 /** Every selected container in any state, with the verdict the reaper would reach. */
 export async function list(req: SweepRequest): Promise<ListResult> {
   const guard = new RunGuard(req.signal);
-  const out: ListResult = { containers: [], failed: [], interrupted: null };
+  const out: ListResult = { containers: [], failed: [], interrupted: null, warnings: [] };
+  const book = req.idle ? new IdleBook(req.idle, req.engine.host, out.warnings, req.concurrency) : null;
+  await book?.load();
   const rows = await candidates(req, undefined, guard);
   req.onEvent?.({ type: 'candidates', count: rows.length });
   await forEachBounded(
@@ -246,23 +478,50 @@ export async function list(req: SweepRequest): Promise<ListResult> {
         return;
       }
       if (details && !isSelected(req.selection, details.labels)) return;
-      const v = details
-        ? judge(
-            { running: details.running, finishedAt: details.finishedAt, excluded: isExcluded(req.selection, details.labels) },
-            req.asOf,
-            req.thresholdSeconds,
-          )
-        : ({ verdict: 'keep', reason: 'gone', ageSeconds: null } as const);
+      const v: Verdict = details
+        ? verdictOf(req.selection, details, req.asOf, req.thresholdSeconds)
+        : { verdict: 'keep', reason: 'gone', ageSeconds: null, rule: null };
       const entry: ListedEntry = {
-        ...entryOf(req.engine.host, req.selection, row, details, v.ageSeconds),
+        ...entryOf(req.engine.host, req.selection, row, details, v.ageSeconds, v.rule),
         verdict: v.verdict,
         reason: v.verdict === 'keep' ? v.reason : 'expired',
       };
-      out.containers.push(entry);
-      req.onEvent?.({ type: 'listed', entry });
+      if (details) book?.seen.add(details.id);
+      const emit = () => {
+        out.containers.push(entry);
+        req.onEvent?.({ type: 'listed', entry });
+      };
+      if (details && book && v.verdict === 'keep' && v.reason === 'running') {
+        // Judged apart from the inspect workers, so the samples of the sweep go out together.
+        book.pending.push(
+          judgeRunning(req.engine, book, details, req.asOf, req.signal).then(
+            ({ decision }) => {
+              entry.idleSeconds = decision.idleSeconds;
+              if (decision.stop) {
+                entry.verdict = 'stop';
+                entry.reason = 'idle';
+              } else {
+                entry.idleReason = decision.why;
+              }
+              emit();
+            },
+            (err: unknown) => {
+              if (guard.absorb(err)) return;
+              entry.idleSeconds = null;
+              entry.idleReason = 'stats-unavailable';
+              emit();
+            },
+          ),
+        );
+        return;
+      }
+      if (details && details.status.toLowerCase() !== 'running') book?.drop(details.id);
+      emit();
     },
     () => guard.stopped,
   );
+  if (book) await Promise.all(book.pending);
   out.interrupted = guard.stopped ? guard.interrupted : null;
+  await book?.save(req.engine, !out.interrupted, req.signal?.aborted ? undefined : req.signal);
   return out;
 }

@@ -19,3 +19,29 @@ export async function forEachBounded<T>(
   };
   await Promise.all(Array.from({ length: Math.max(1, limit) }, worker));
 }
+
+/** A semaphore: the returned function runs `fn` with at most `limit` calls in flight (FIFO). */
+export function limiter(limit: number): <R>(fn: () => Promise<R>) => Promise<R> {
+  let active = 0;
+  const queue: Array<() => void> = [];
+  const next = () => {
+    if (active >= Math.max(1, limit)) return;
+    const go = queue.shift();
+    if (go) {
+      active++;
+      go();
+    }
+  };
+  return <R>(fn: () => Promise<R>) =>
+    new Promise<R>((resolve, reject) => {
+      queue.push(() => {
+        fn()
+          .then(resolve, reject)
+          .finally(() => {
+            active--;
+            next();
+          });
+      });
+      next();
+    });
+}

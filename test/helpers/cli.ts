@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -75,4 +76,20 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
 export function tempDir(prefix = 'hj-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A usage error as documented: exit 2, nothing on stdout, and stderr exactly one line `hermes-janitor: ...` that
+ * names the offending input (each of `names`: a substring, or a pattern).
+ */
+export function assertUsageError(r: { code: number | null; stdout: string; stderr: string }, names: Array<string | RegExp>, what = ''): void {
+  const ctx = `${what ? `${what}: ` : ''}stderr ${JSON.stringify(r.stderr)}`;
+  assert.equal(r.code, 2, `exit ${r.code}; ${ctx}`);
+  assert.equal(r.stdout, '', ctx);
+  assert.match(r.stderr, /^hermes-janitor: [^\n]+\n$/, `one line; ${ctx}`);
+  assert.doesNotMatch(r.stderr, /unexpected error|\n\s+at /, ctx);
+  for (const n of names) {
+    if (typeof n === 'string') assert.ok(r.stderr.includes(n), `names ${JSON.stringify(n)}; ${ctx}`);
+    else assert.match(r.stderr, n, ctx);
+  }
 }

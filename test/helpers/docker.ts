@@ -49,6 +49,11 @@ export interface HermesContainerSpec {
   labels?: Record<string, string>;
   /** 'exited' (started, then stopped), 'running', or 'created' (never started). */
   state: 'exited' | 'running' | 'created';
+  /** Image (default the test image) and command (default `sleep 3600`). */
+  image?: string;
+  cmd?: string[];
+  /** Extra `docker run`/`create` arguments (e.g. `-v name:/path`). */
+  args?: string[];
 }
 
 /** A test run's own namespace on the shared engine: a random profile and run label, and cleanup. */
@@ -67,7 +72,10 @@ export class EngineFixture {
     labels.push('--label', `hermes-task-id=task-${randomBytes(3).toString('hex')}`);
     for (const [k, v] of Object.entries(spec.labels ?? {})) labels.push('--label', `${k}=${v}`);
     const name = `hermes-${randomBytes(4).toString('hex')}`;
-    const common = ['--init', ...RUN_EXTRA, '--name', name, ...labels, '--network', 'none', TEST_IMAGE, 'sleep', '3600'];
+    const common = [
+      '--init', ...RUN_EXTRA, '--name', name, ...labels, '--network', 'none', ...(spec.args ?? []), spec.image ?? TEST_IMAGE,
+      ...(spec.cmd ?? ['sleep', '3600']),
+    ];
     if (spec.state === 'created') return docker(['create', ...common], env);
     const id = await docker(['run', '-d', ...common], env);
     if (spec.state === 'exited') await docker(['stop', '-t', '0', id], env);
@@ -97,10 +105,37 @@ export class EngineFixture {
     return docker(['inspect', '--format', '{{.State.Status}}', id]);
   }
 
+  /** Volumes and images this run made (removed by `cleanup`). */
+  readonly volumes: string[] = [];
+  readonly images: string[] = [];
+
+  /** A named volume of this run. */
+  async volume(): Promise<string> {
+    const name = `hj-test-${this.runId}-${this.volumes.length}`;
+    await docker(['volume', 'create', '--label', `${RUN_LABEL}=${this.runId}`, name]);
+    this.volumes.push(name);
+    return name;
+  }
+
+  /** The test image with `VOLUME /data` declared (`docker import --change`, which Podman's API takes too). */
+  async volumeImage(): Promise<string> {
+    const tag = `hermes-janitor/busybox-volume:${this.runId}`;
+    const tmp = await docker(['create', TEST_IMAGE, 'true']);
+    try {
+      await exec('sh', ['-c', `docker export ${tmp} | docker import --change 'VOLUME /data' - ${tag}`], { env: process.env });
+    } finally {
+      await docker(['rm', '-f', tmp]).catch(() => undefined);
+    }
+    this.images.push(tag);
+    return tag;
+  }
+
   /** Removes everything this run created, whatever happened. */
   async cleanup(): Promise<void> {
     const ids = await this.remaining().catch(() => []);
-    if (ids.length) await docker(['rm', '-f', ...ids]).catch(() => undefined);
+    if (ids.length) await docker(['rm', '-f', '-v', ...ids]).catch(() => undefined);
+    if (this.volumes.length) await docker(['volume', 'rm', '-f', ...this.volumes]).catch(() => undefined);
+    if (this.images.length) await docker(['rmi', '-f', ...this.images]).catch(() => undefined);
   }
 }
 

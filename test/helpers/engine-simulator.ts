@@ -43,6 +43,20 @@ export interface ContainerFaults {
   /** DELETE answers with this status (e.g. 500) and the container stays. */
   removeStatus?: number;
   removeMessage?: string;
+  /** The stats endpoint answers with this status. */
+  statsStatus?: number;
+  /** The stats endpoint answers 200 with this body. */
+  statsBody?: string;
+  /** Every stats answer first adds this much CPU (a busy process), in ns. */
+  cpuPerStats?: number;
+  /** Right before its nth stats answer (1-based), the container does something (CPU and page faults grow). */
+  touchOnStats?: number;
+  /** Right after its nth inspect (1-based), an exec starts in it. */
+  execAfterInspect?: number;
+  /** Right after its nth inspect (1-based), it is restarted (a new StartedAt; it keeps running). */
+  restartOnInspect?: number;
+  /** The stop endpoint answers with this status (the container keeps running). */
+  stopStatus?: number;
   /** Removed by someone else right after it was listed: inspect and DELETE then get 404. */
   goneAfterList?: boolean;
   /** Removed by someone else right after its first inspect: the DELETE gets 404. */
@@ -84,6 +98,18 @@ export interface SimContainerSpec {
   finishedAt?: unknown;
   /** Leave `FinishedAt` out of `State` altogether. */
   omitFinishedAt?: boolean;
+  /** `State.StartedAt`, raw (default: now, or the zero time for `created`). */
+  startedAt?: string;
+  /** `Created`, as a Date (default: now). */
+  created?: Date;
+  /** Cumulative CPU nanoseconds the stats report (default 50 ms); `pgfault` null = none reported (Podman). */
+  cpuNs?: number;
+  pgfault?: number | null;
+  /** Execs listed in `ExecIDs` (running unless also in `finishedExecs`, which Podman keeps listed). */
+  execIds?: string[];
+  finishedExecs?: string[];
+  /** Volume mounts: anonymous ones go with the container on `DELETE ?v=1`, named ones stay. */
+  volumes?: Array<{ name: string; anonymous: boolean }>;
   faults?: ContainerFaults;
 }
 
@@ -116,8 +142,7 @@ export interface GlobalFaults {
   dieAfter?: number;
 }
 
-export type RequestKind = 'ping' | 'version' | 'list' | 'inspect' | 'remove' | 'events' | 'other';
-
+export type RequestKind = 'ping' | 'version' | 'list' | 'inspect' | 'remove' | 'stats' | 'stop' | 'volume' | 'exec' | 'events' | 'other';
 /** An event to put on the `GET /events` streams (see `emit`). */
 export interface SimEvent {
   id: string;
@@ -173,6 +198,8 @@ export interface SimStats {
   maxInFlight: number;
   /** Containers removed through the API. */
   removed: number;
+  /** Containers stopped through the API. */
+  stopped: number;
 }
 
 interface Rec {
@@ -186,6 +213,12 @@ interface Rec {
   created: number;
   faults: ContainerFaults | undefined;
   inspected: number;
+  cpuNs: number;
+  pgfault: number | null;
+  execIds: string[];
+  finishedExecs: Set<string>;
+  statsCalls: number;
+  volumes: Array<{ name: string; anonymous: boolean }>;
 }
 
 /** `2026-11-22T13:42:57.388521162Z`: Go's RFC3339Nano (trailing zeros of the fraction trimmed). */
@@ -220,6 +253,8 @@ export class EngineSimulator {
 
   private readonly byId = new Map<string, Rec>();
   private readonly byName = new Map<string, string>();
+  /** Volumes that exist. */
+  readonly volumeNames = new Set<string>();
   private readonly server: http.Server;
   private readonly sockets = new Set<Socket>();
   private inFlight = 0;
@@ -250,10 +285,11 @@ export class EngineSimulator {
   static emptyStats(): SimStats {
     return {
       requests: 0,
-      byKind: { ping: 0, version: 0, list: 0, inspect: 0, remove: 0, events: 0, other: 0 },
+      byKind: { ping: 0, version: 0, list: 0, inspect: 0, remove: 0, stats: 0, stop: 0, volume: 0, exec: 0, events: 0, other: 0 },
       forcedRemovals: 0,
       maxInFlight: 0,
       removed: 0,
+      stopped: 0,
     };
   }
 
@@ -326,11 +362,18 @@ export class EngineSimulator {
       finishedAt:
         'finishedAt' in spec ? spec.finishedAt : state === 'exited' || state === 'dead' ? rfc3339Nano(now) : ZERO_TIME,
       omitFinishedAt: Boolean(spec.omitFinishedAt),
-      startedAt: state === 'created' ? ZERO_TIME : rfc3339Nano(now),
-      created: Math.floor(now.getTime() / 1000),
+      startedAt: spec.startedAt ?? (state === 'created' ? ZERO_TIME : rfc3339Nano(now)),
+      created: Math.floor((spec.created ?? now).getTime() / 1000),
       faults: spec.faults,
       inspected: 0,
+      cpuNs: spec.cpuNs ?? 50_000_000,
+      pgfault: spec.pgfault === undefined ? 1000 : spec.pgfault,
+      execIds: spec.execIds ?? [],
+      finishedExecs: new Set(spec.finishedExecs ?? []),
+      statsCalls: 0,
+      volumes: spec.volumes ?? [],
     };
+    for (const v of rec.volumes) this.volumeNames.add(v.name);
     this.byId.set(id, rec);
     this.byName.set(name, id);
     if (this.subscribers.size) this.emit({ id, action: 'create' });
@@ -408,6 +451,21 @@ export class EngineSimulator {
       sub.req.socket.destroy();
     }
     this.subscribers.clear();
+  }
+
+  /** The container did something: its CPU and page-fault counters grow. */
+  touch(id: string, cpuNs = 19_000_000, pgfault = 470): void {
+    const rec = this.find(id);
+    if (!rec) throw new Error(`no container ${id}`);
+    rec.cpuNs += cpuNs;
+    if (rec.pgfault !== null) rec.pgfault += pgfault;
+  }
+
+  /** Sets the execs in flight. */
+  setExecs(id: string, execIds: string[]): void {
+    const rec = this.find(id);
+    if (!rec) throw new Error(`no container ${id}`);
+    rec.execIds = execIds;
   }
 
   /** Removes a container behind the janitor's back. */
@@ -518,15 +576,21 @@ export class EngineSimulator {
       }
     }
     const method = req.method ?? 'GET';
-    const m = /^\/containers\/([^/]+)(\/json)?$/.exec(p);
+    const m = /^\/containers\/([^/]+)(\/json|\/stats|\/stop)?$/.exec(p);
+    const vol = /^\/volumes\/([^/]+)$/.exec(p);
+    const exec = /^\/exec\/([^/]+)\/json$/.exec(p);
     const kind: RequestKind =
       p === '/_ping' ? 'ping'
         : p === '/version' ? 'version'
           : p === '/containers/json' && method === 'GET' ? 'list'
             : p === '/events' && method === 'GET' ? 'events'
-            : m && m[2] && method === 'GET' ? 'inspect'
-              : m && !m[2] && method === 'DELETE' ? 'remove'
-                : 'other';
+            : m && m[2] === '/json' && method === 'GET' ? 'inspect'
+              : m && m[2] === '/stats' && method === 'GET' ? 'stats'
+                : m && m[2] === '/stop' && method === 'POST' ? 'stop'
+                  : m && !m[2] && method === 'DELETE' ? 'remove'
+                    : vol && method === 'GET' ? 'volume'
+                      : exec && method === 'GET' ? 'exec'
+                        : 'other';
     this.stats.requests++;
     this.stats.byKind[kind]++;
     if (this.record) this.requests.push({ method, url: req.url ?? '', kind, headers: req.headers });
@@ -541,7 +605,7 @@ export class EngineSimulator {
     if (f.hang === true || f.hang === kind) return; // accepted, never answered
 
     const ref = m ? decodeURIComponent(m[1]!) : '';
-    const rec = kind === 'inspect' || kind === 'remove' ? this.findOr404(ref, kind) : undefined;
+    const rec = kind === 'inspect' || kind === 'remove' || kind === 'stats' || kind === 'stop' ? this.findOr404(ref, kind) : undefined;
     const delay = this.latency(rec ?? undefined);
     if (delay > 0) await sleep(delay);
     if (res.destroyed) return;
@@ -568,6 +632,23 @@ export class EngineSimulator {
         return this.remove(ref, rec ?? null, url, req, res);
       case 'events':
         return this.events(url, req, res);
+      case 'stats':
+        return this.statsOf(ref, rec ?? null, res);
+      case 'stop':
+        return this.stop(ref, rec ?? null, res);
+      case 'volume': {
+        const name = decodeURIComponent(vol![1]!);
+        if (!this.volumeNames.has(name)) throw new HttpError(404, `get ${name}: no such volume`);
+        return this.send(res, 200, { Name: name, Driver: 'local', Mountpoint: `/var/lib/docker/volumes/${name}/_data`, Labels: null, Options: null, Scope: 'local' });
+      }
+      case 'exec': {
+        // Execs in a container's ExecIDs run; `finishedExecs` are listed too (as Podman does) but have ended.
+        const eid = decodeURIComponent(exec![1]!);
+        for (const r of this.byId.values()) {
+          if (r.execIds.includes(eid)) return this.send(res, 200, { ID: eid, Running: !r.finishedExecs.has(eid), ExitCode: null });
+        }
+        throw new HttpError(404, `No such exec instance: ${eid}`);
+      }
       default:
         break;
     }
@@ -773,7 +854,7 @@ export class EngineSimulator {
     if (!rec.omitFinishedAt) state.FinishedAt = rec.finishedAt;
     return JSON.stringify({
       Id: rec.id,
-      Created: new Date(rec.created * 1000).toISOString().replace('.000Z', '.000000000Z'),
+      Created: new Date(rec.created * 1000).toISOString().replace('.000Z', '.123456789Z'),
       Path: 'sleep',
       Args: ['3600'],
       State: state,
@@ -789,7 +870,7 @@ export class EngineSimulator {
       MountLabel: '',
       ProcessLabel: '',
       AppArmorProfile: '',
-      ExecIDs: null,
+      ExecIDs: rec.execIds.length ? rec.execIds : null,
       HostConfig: {
         Binds: null, ContainerIDFile: '', LogConfig: { Type: 'json-file', Config: {} }, NetworkMode: 'none',
         PortBindings: {}, RestartPolicy: { Name: 'no', MaximumRetryCount: 0 }, AutoRemove: false, VolumeDriver: '',
@@ -812,7 +893,10 @@ export class EngineSimulator {
         },
         Name: 'overlay2',
       },
-      Mounts: [],
+      Mounts: rec.volumes.map((v) => ({
+        Type: 'volume', Name: v.name, Source: `/var/lib/docker/volumes/${v.name}/_data`, Destination: `/${v.name.slice(0, 8)}`,
+        Driver: 'local', Mode: v.anonymous ? '' : 'z', RW: true, Propagation: '',
+      })),
       Config: {
         Hostname: rec.id.slice(0, 12), Domainname: '', User: '', AttachStdin: false, AttachStdout: false,
         AttachStderr: false, Tty: false, OpenStdin: false, StdinOnce: false, Env: null, Cmd: ['sleep', '3600'],
@@ -839,6 +923,8 @@ export class EngineSimulator {
     }
     if (rec.inspected === 1 && f?.goneAfterInspect) this.delete(rec.id);
     if (rec.inspected === 1 && f?.restartAfterInspect) this.setState(rec.id, 'running');
+    if (f?.execAfterInspect === rec.inspected) rec.execIds = [...rec.execIds, hex(32)];
+    if (f?.restartOnInspect === rec.inspected) rec.startedAt = rfc3339Nano(new Date(this.now().getTime() + 1));
   }
 
   // ---- DELETE /containers/{id} ------------------------------------------------------------------------------
@@ -867,10 +953,44 @@ export class EngineSimulator {
       throw new HttpError(f.removeStatus, f.removeMessage ?? `container ${rec.id}: driver "overlay2" failed to remove root filesystem: unlinkat ${'/var/lib/docker/overlay2/' + rec.id}: operation not permitted`);
     }
     if (force) this.stats.forcedRemovals++;
+    if (['1', 'true', 'True'].includes(url.searchParams.get('v') ?? '')) {
+      for (const v of rec.volumes) if (v.anonymous) this.volumeNames.delete(v.name);
+    }
     this.delete(rec.id);
     this.stats.removed++;
     if (this.opts.recordRemovals) this.removals.push({ id: rec.id, atMs: Date.now() });
     if (f?.removeThenDrop) return this.drop(req);
+    this.send(res, 204, null);
+  }
+
+  // ---- GET /containers/{id}/stats, POST /containers/{id}/stop ------------------------------------------------
+
+  private statsOf(ref: string, rec: Rec | null, res: http.ServerResponse): void {
+    if (!rec) throw new HttpError(404, `No such container: ${ref}`);
+    const f = rec.faults;
+    if (f?.statsStatus) throw new HttpError(f.statsStatus, `stats of ${rec.id}: failed`);
+    if (f?.statsBody !== undefined) return this.send(res, 200, f.statsBody);
+    if (f?.cpuPerStats) rec.cpuNs += f.cpuPerStats;
+    rec.statsCalls++;
+    if (f?.touchOnStats === rec.statsCalls) this.touch(rec.id);
+    const running = rec.state === 'running';
+    this.send(res, 200, {
+      read: running ? new Date().toISOString() : '0001-01-01T00:00:00Z',
+      cpu_stats: { cpu_usage: { total_usage: running ? rec.cpuNs : 0 } },
+      memory_stats: running ? { usage: 1 << 20, ...(rec.pgfault !== null ? { stats: { pgfault: rec.pgfault } } : {}) } : {},
+    });
+  }
+
+  private stop(ref: string, rec: Rec | null, res: http.ServerResponse): void {
+    if (!rec) throw new HttpError(404, `No such container: ${ref}`);
+    if (rec.faults?.stopStatus) throw new HttpError(rec.faults.stopStatus, `cannot stop container: ${rec.id}: permission denied`);
+    if (rec.state !== 'running') return this.send(res, 304, '');
+    rec.state = 'exited';
+    rec.finishedAt = rfc3339Nano(this.now());
+    rec.execIds = [];
+    this.stats.stopped++;
+    this.emit({ id: rec.id, action: 'die' });
+    this.emit({ id: rec.id, action: 'stop' });
     this.send(res, 204, null);
   }
 }

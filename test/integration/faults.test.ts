@@ -73,7 +73,7 @@ describe('reap under engine faults (simulator)', () => {
     assert.equal(text.code, 1);
     assert.match(text.stderr, new RegExp(`^failed\\s+${short(tbad)}\\b.*HTTP 500`, 'm'));
     assert.equal(text.stdout.split('\n').filter((l) => l.startsWith('removed')).length, 2);
-    assert.match(text.stdout, /Removed 2, kept 0, failed 1 /);
+    assert.match(text.stdout, /Removed 2, stopped 0, kept 0, failed 1 /);
     assert.deepEqual(t.ids(), [tbad]);
   });
 

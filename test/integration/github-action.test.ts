@@ -4,12 +4,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { REPO, tempDir } from '../helpers/cli.js';
+import { REPO, assertUsageError, tempDir } from '../helpers/cli.js';
 import { EngineFixture, after as plus, requireEngine } from '../helpers/docker.js';
 import { reapSummaryMarkdown } from '../../src/cli/render-markdown.js';
 
 /** Runs the action's reap step as GitHub would: INPUT_* variables, GITHUB_* files. */
-function runStep(inputs: Record<string, string>, dir: string): Promise<{ code: number | null; summary: string; outputs: string }> {
+function runStep(inputs: Record<string, string>, dir: string): Promise<{ code: number | null; summary: string; outputs: string; stdout: string; stderr: string }> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: dir,
@@ -21,10 +21,14 @@ function runStep(inputs: Record<string, string>, dir: string): Promise<{ code: n
   };
   for (const [k, v] of Object.entries(inputs)) env[`INPUT_${k.toUpperCase().replace(/-/g, '_')}`] = v;
   return new Promise((resolve) => {
-    const child = spawn('bash', [path.join(REPO, 'scripts/github-action-reap.sh')], { env, stdio: 'ignore' });
+    const child = spawn('bash', [path.join(REPO, 'scripts/github-action-reap.sh')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('close', (code) => {
       const read = (f: string) => { try { return readFileSync(path.join(dir, f), 'utf8'); } catch { return ''; } };
-      resolve({ code, summary: read('summary.md'), outputs: read('output') });
+      resolve({ code, summary: read('summary.md'), outputs: read('output'), stdout, stderr });
     });
   });
 }
@@ -68,7 +72,7 @@ describe('the GitHub Action (action.yml)', () => {
     assert.ok(!(await fx.remaining()).includes(id));
 
     const bad = await runStep({ lifetime: 'abc' }, tmp.dir);
-    assert.equal(bad.code, 2);
+    assertUsageError(bad, ['--lifetime', "'abc'"]);
     assert.match(bad.outputs, /^exit-code=2$/m);
     assert.match(bad.summary, /No report/);
   });
@@ -84,5 +88,13 @@ describe('reapSummaryMarkdown', () => {
     assert.match(md, /\| `aaaaaaaaaaaa` \| n\\\|x \| p \| exited \| 2 h \| h \| boom line2 &lt;b> \|/);
     assert.match(md, /> Engine tcp:\/\/h:1 unreachable: refused/);
     assert.match(reapSummaryMarkdown({ disabled: true, reason: 'r' }), /Reaper disabled: r/);
+  });
+
+  it('lists idle sandboxes stopped (or that a dry run would stop) with their idle time', () => {
+    const stopped = [{ id: 'b'.repeat(64), name: 'hermes-1', profile: 'p', state: 'exited', ageSeconds: null, host: 'h', rule: 'idle', idleSeconds: 10_800 }];
+    const md = reapSummaryMarkdown({ dryRun: false, removed: [], stopped, kept: [], failed: [], hosts: [] });
+    assert.match(md, /\*\*Stopped \(idle\):\*\* 1/);
+    assert.match(md, /\| `bbbbbbbbbbbb` \| hermes-1 \| p \| exited \| - \| h \| 3 h \|/);
+    assert.match(reapSummaryMarkdown({ dryRun: true, removed: [], stopped, kept: [], failed: [] }), /\*\*Would stop \(idle\):\*\* 1/);
   });
 });

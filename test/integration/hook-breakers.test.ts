@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { REPO, runCli, tempDir } from '../helpers/cli.js';
+import { REPO, assertUsageError, runCli, tempDir } from '../helpers/cli.js';
 
 const tmp = tempDir('hj-hooks-');
 let n = 0;
@@ -166,9 +166,7 @@ describe('stop-hook (built CLI)', () => {
     await runCli(['stop-hook', 'arm', '--remaining', '2'], { env });
     for (const bad of ['0', '-1', 'x', '1.5']) {
       const r = await runCli(['stop-hook', '--max-blocks', bad], { env, input: stopPayload() });
-      assert.equal(r.code, 2, bad);
-      assert.equal(r.stdout, '');
-      assert.match(r.stderr, /--max-blocks must be a whole number >= 1/);
+      assertUsageError(r, [`'${bad}'`, /--max-blocks must be a whole number >= 1/], bad);
     }
     const viaEnv = { ...env, HERMES_JANITOR_MAX_STOP_BLOCKS: '1' };
     assert.equal((await runCli(['stop-hook'], { env: viaEnv, input: stopPayload() })).stdout, BLOCK(2));
@@ -196,10 +194,9 @@ describe('stop-hook (built CLI)', () => {
     assert.equal(readJson(markerFile(home)).blocks, 2);
     const json = await runCli(['stop-hook', '--json'], { env, input: '{}' });
     assert.equal(json.code, 0);
-    const bogus = await runCli(['stop-hook', 'bogus'], { env, input: stopPayload() });
-    assert.equal(bogus.code, 2);
-    assert.equal((await runCli(['stop-hook', 'arm'], { env })).code, 2, '--remaining is required');
-    assert.equal((await runCli(['--profile', '../x', 'stop-hook'], { env, input: stopPayload() })).code, 2);
+    assertUsageError(await runCli(['stop-hook', 'bogus'], { env, input: stopPayload() }), ["unknown stop-hook verb 'bogus'"]);
+    assertUsageError(await runCli(['stop-hook', 'arm'], { env }), ["required option '--remaining"], '--remaining is required');
+    assertUsageError(await runCli(['--profile', '../x', 'stop-hook'], { env, input: stopPayload() }), ["invalid profile '../x'"]);
     const help = await runCli(['stop-hook', '--help'], { env });
     assert.equal(help.code, 0);
     assert.match(help.stdout, /settings\.json/);
@@ -274,7 +271,7 @@ describe('tool-loop (built CLI)', () => {
     const status = JSON.parse((await runCli(['tool-loop', 'status', '--json', '--session', 'default'], { env })).stdout);
     assert.equal(status.sessions[0].session, 'default');
     assert.equal(status.sessions[0].state.streak, null);
-    assert.equal((await runCli(['tool-loop', 'pre', '--threshold', '1'], { env, input: noSession })).code, 2);
+    assertUsageError(await runCli(['tool-loop', 'pre', '--threshold', '1'], { env, input: noSession }), ["'1'", '--threshold must be a whole number >= 2']);
     assert.equal(sessionFiles(home).length, 2);
   });
 
@@ -364,9 +361,10 @@ describe('tool-loop (built CLI)', () => {
     assert.equal(r.count, 1);
     assert.equal(r.session, SESSION);
     assert.equal(r.state.streak.tool, 'Bash');
-    assert.equal((await runCli(['tool-loop'], { env })).code, 2);
-    assert.equal((await runCli(['tool-loop', 'pre', '--failure-threshold', '2'], { env, input: prePayload() })).code, 2);
-    assert.equal((await runCli(['tool-loop', 'post', '--failure-threshold', '0'], { env, input: prePayload() })).code, 2);
+    assertUsageError(await runCli(['tool-loop'], { env }), ["'tool-loop' needs a verb: pre, post, reset or status"]);
+    assertUsageError(await runCli(['tool-loop', 'bogus'], { env }), ["unknown tool-loop verb 'bogus'"]);
+    assertUsageError(await runCli(['tool-loop', 'pre', '--failure-threshold', '2'], { env, input: prePayload() }), ["unknown option '--failure-threshold'"]);
+    assertUsageError(await runCli(['tool-loop', 'post', '--failure-threshold', '0'], { env, input: prePayload() }), ["'0'", '--failure-threshold must be a whole number >= 1']);
   });
 
   it('counts every one of 20 concurrent calls', async () => {

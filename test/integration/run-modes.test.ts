@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { reapLockPath } from '../../src/adapters/janitor-files.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { assertUsageError, runCli, tempDir } from '../helpers/cli.js';
 import { ENGINE_HOST, ENGINE_SOCKET, EngineFixture, after as plus, requireEngine } from '../helpers/docker.js';
 
 interface Entry { id: string; host: string; reason?: string }
@@ -127,8 +127,7 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
     const late = await fx.create({ state: 'exited' });
     const lateAsOf = plus(await fx.finishedAt(late), 3600);
     const conflict = await runCli(['reap', '--plan', planFile, '--profile', 'other'], { env });
-    assert.equal(conflict.code, 2);
-    assert.match(conflict.stderr, /disagree with plan/);
+    assertUsageError(conflict, [`flags disagree with plan ${planFile}`, 'profile other (plan: ']);
     const apply = await runCli(['reap', '--json', '--plan', planFile, '--as-of', lateAsOf], { env });
     assert.equal(apply.code, 0, apply.stderr);
     const aj = JSON.parse(apply.stdout);
@@ -141,8 +140,7 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
     assert.deepEqual(JSON.parse(replay.stdout).kept.map((e: Entry) => [e.id, e.reason]), [[planned, 'gone']]);
     writeFileSync(planFile, '{"version": 1}');
     const bad = await runCli(['reap', '--plan', planFile], { env });
-    assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /is not a reap plan/);
+    assertUsageError(bad, [planFile, 'is not a reap plan']);
   });
 
   it('--label and --profile-label serve other labelling schemes; --exclude-label wins', async () => {
@@ -157,8 +155,7 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
     const ej = JSON.parse(ex.stdout);
     assert.deepEqual(ej.removed.map((e: Entry) => e.id), [ci]);
     assert.deepEqual(ej.kept.map((e: Entry) => [e.id, e.reason]), [[other, 'excluded']]);
-    const bad = await runCli(['reap', '--exclude-label', '=x'], { env });
-    assert.equal(bad.code, 2);
+    assertUsageError(await runCli(['reap', '--exclude-label', '=x'], { env }), ['--exclude-label', "'=x'"]);
   });
 
   it('two engines, one down: the other is swept, every entry carries its host, exit 3', async () => {
@@ -187,7 +184,7 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
     writeFileSync(path.join(cfg, 'config.json'), JSON.stringify({ currentContext: 'local-alias' }));
     const hostOf = async (args: string[], extra: Record<string, string> = {}) => {
       const r = await runCli(['list', '--json', '--profile', fx.profile, ...args], { env: { ...env, DOCKER_CONFIG: cfg, DOCKER_HOST: undefined, ...extra } });
-      return { code: r.code, host: r.stdout ? JSON.parse(r.stdout).hosts[0].host : null, stderr: r.stderr };
+      return { code: r.code, stdout: r.stdout, host: r.stdout ? JSON.parse(r.stdout).hosts[0].host : null, stderr: r.stderr };
     };
     assert.equal((await hostOf([])).host, `unix://${alias}`, 'currentContext');
     assert.equal((await hostOf([], { DOCKER_CONTEXT: 'down' })).host, 'tcp://127.0.0.1:9', '$DOCKER_CONTEXT over currentContext');
@@ -196,8 +193,7 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
     assert.equal((await hostOf(['--context', 'down', '--host', ENGINE_HOST])).host, ENGINE_HOST, '--host over --context');
     assert.equal((await hostOf(['--context', 'default'])).host, DEFAULT_SOCKET_HOST, 'default is the default socket');
     const unknown = await hostOf(['--context', 'nope']);
-    assert.equal(unknown.code, 2);
-    assert.match(unknown.stderr, /unknown docker context 'nope'/);
+    assertUsageError(unknown, ["unknown docker context 'nope'"]);
   });
 
   it('--log-format json prints NDJSON events with time and event names', async () => {
@@ -211,8 +207,7 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
     }
     assert.ok(events.some((e) => e.event === 'removed' && e.id === id));
     assert.equal(events.at(-1).event, 'summary');
-    const both = await runCli(['reap', '--json', '--log-format', 'json'], { env });
-    assert.equal(both.code, 2);
+    assertUsageError(await runCli(['reap', '--json', '--log-format', 'json'], { env }), ['--json', '--log-format']);
   });
 
   it('--background returns at once and writes the run to <home>/logs/janitor.log', async () => {
@@ -221,7 +216,7 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
     assert.equal(res.code, 0, res.stderr);
     const log = path.join(bgHome, 'profiles', fx.profile, 'logs', 'janitor.log');
     for (let i = 0; i < 100 && !(existsSync(log) && /Removed \d+/.test(readFileSync(log, 'utf8'))); i++) await new Promise((r) => setTimeout(r, 100));
-    assert.match(readFileSync(log, 'utf8'), /Removed 0, kept 0, failed 0/);
+    assert.match(readFileSync(log, 'utf8'), /Removed 0, stopped 0, kept 0, failed 0/);
   });
 
   it('shell-init prints a snippet for bash, zsh and fish', async () => {
@@ -232,6 +227,6 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
     }
     const bash = await runCli(['shell-init', 'bash']);
     assert.equal(spawnSync('bash', ['-n'], { input: bash.stdout }).status, 0, 'valid bash');
-    assert.equal((await runCli(['shell-init', 'tcsh'])).code, 2);
+    assertUsageError(await runCli(['shell-init', 'tcsh']), ["'tcsh'", 'bash, zsh, fish']);
   });
 });

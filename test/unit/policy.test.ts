@@ -17,7 +17,7 @@ describe('thresholdSeconds', () => {
 
 describe('judge', () => {
   it('reaps at exactly the threshold and keeps one nanosecond before it', () => {
-    assert.deepEqual(judge({ running: false, finishedAt: FIN }, at('2026-11-22T10:10:00Z'), 600), { verdict: 'reap', ageSeconds: 600 });
+    assert.deepEqual(judge({ running: false, finishedAt: FIN }, at('2026-11-22T10:10:00Z'), 600), { verdict: 'reap', ageSeconds: 600, rule: 'exited' });
     const v = judge({ running: false, finishedAt: '2026-11-22T10:00:00.000000001Z' }, at('2026-11-22T10:10:00Z'), 600);
     assert.equal(v.verdict, 'keep');
     assert.equal(v.verdict === 'keep' && v.reason, 'too-recent');
@@ -26,12 +26,12 @@ describe('judge', () => {
   it('never reaps running, zero, unparseable or future containers', () => {
     const late = at('2099-01-01T00:00:00Z');
     assert.deepEqual(judge({ running: true, finishedAt: FIN }, late, 120), {
-      verdict: 'keep', reason: 'running', ageSeconds: (late.getTime() - Date.parse(FIN)) / 1000,
+      verdict: 'keep', reason: 'running', ageSeconds: (late.getTime() - Date.parse(FIN)) / 1000, rule: null,
     });
-    assert.deepEqual(judge({ running: false, finishedAt: '0001-01-01T00:00:00Z' }, late, 120), { verdict: 'keep', reason: 'zero-finished-at', ageSeconds: null });
-    assert.deepEqual(judge({ running: false, finishedAt: 'soon' }, late, 120), { verdict: 'keep', reason: 'unparseable-finished-at', ageSeconds: null });
+    assert.deepEqual(judge({ running: false, finishedAt: '0001-01-01T00:00:00Z' }, late, 120), { verdict: 'keep', reason: 'zero-finished-at', ageSeconds: null, rule: 'exited' });
+    assert.deepEqual(judge({ running: false, finishedAt: 'soon' }, late, 120), { verdict: 'keep', reason: 'unparseable-finished-at', ageSeconds: null, rule: 'exited' });
     const future = judge({ running: false, finishedAt: FIN }, at('2026-11-22T09:59:59Z'), 120);
-    assert.deepEqual(future, { verdict: 'keep', reason: 'future-finished-at', ageSeconds: -1 });
+    assert.deepEqual(future, { verdict: 'keep', reason: 'future-finished-at', ageSeconds: -1, rule: 'exited' });
   });
 
   it('excluded wins over every other reason', () => {
@@ -46,6 +46,31 @@ describe('judge', () => {
     }
   });
 
+  it('never-started: a created container with a zero StartedAt is aged by its Created time', () => {
+    const created = '2026-11-22T10:00:00.000000001Z';
+    const base = { running: false, finishedAt: '0001-01-01T00:00:00Z', status: 'created', startedAt: '0001-01-01T00:00:00Z', created };
+    const young = judge(base, at('2026-11-22T10:01:59Z'), 120);
+    assert.deepEqual(young, { verdict: 'keep', reason: 'too-recent', ageSeconds: 118.999999999, rule: 'never-started' });
+    const old = judge(base, at('2026-11-22T10:02:00.001Z'), 120);
+    assert.equal(old.verdict, 'reap');
+    assert.equal(old.rule, 'never-started');
+    // One nanosecond short of the threshold: kept.
+    assert.equal(judge(base, at('2026-11-22T10:02:00Z'), 120).verdict, 'keep');
+    // A created container that did start once is not the never-started rule (FinishedAt zero: kept).
+    const started = judge({ ...base, startedAt: '2026-11-22T10:00:05Z' }, at('2099-01-01T00:00:00Z'), 120);
+    assert.deepEqual([started.verdict, started.rule], ['keep', 'exited']);
+    // Excluded still wins.
+    assert.equal(judge({ ...base, excluded: true }, at('2099-01-01T00:00:00Z'), 120).verdict, 'keep');
+    // A bad Created time is never reaped.
+    const bad = judge({ ...base, created: 'garbage' }, at('2099-01-01T00:00:00Z'), 120);
+    assert.deepEqual([bad.verdict, bad.verdict === 'keep' && bad.reason], ['keep', 'unparseable-finished-at']);
+  });
+
+  it('a running container falls under the idle rule', () => {
+    const v = judge({ running: true, finishedAt: '0001-01-01T00:00:00Z', status: 'running', startedAt: FIN }, at('2099-01-01T00:00:00Z'), 120);
+    assert.deepEqual([v.verdict, v.rule], ['keep', 'idle']);
+  });
+
   it('reports the age in seconds with sub-second precision', () => {
     const v = judge({ running: false, finishedAt: '2026-11-22T10:00:00.250Z' }, at('2026-11-22T10:00:10Z'), 600);
     assert.equal(v.ageSeconds, 9.75);
@@ -55,7 +80,7 @@ describe('judge', () => {
 describe('finishedAgo (reap lines)', async () => {
   const { finishedAgo } = await import('../../src/cli/render-containers.js');
   const e = (ageSeconds: number | null, finishedAt = '2026-11-22T10:00:00Z') =>
-    ({ id: 'x', name: 'n', profile: 'p', state: 'exited', finishedAt, ageSeconds, host: 'h' });
+    ({ id: 'x', name: 'n', profile: 'p', state: 'exited', finishedAt, ageSeconds, host: 'h', rule: 'exited' as const });
   it('says how long ago, in the largest whole unit', () => {
     assert.equal(finishedAgo(e(0.4)), '0 seconds ago');
     assert.equal(finishedAgo(e(59)), '59 seconds ago');

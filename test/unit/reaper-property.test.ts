@@ -240,7 +240,23 @@ describe('judge (property)', () => {
     fc.assert(
       fc.property(zeroes, clock, lifetime, (raw, asOf, life) => {
         const v = judge({ running: false, finishedAt: raw }, asOf, thresholdSeconds(life));
-        assert.deepEqual(v, { verdict: 'keep', reason: 'zero-finished-at', ageSeconds: null }, raw);
+        assert.deepEqual(v, { verdict: 'keep', reason: 'zero-finished-at', ageSeconds: null, rule: 'exited' }, raw);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('never-started: never reaps a created container younger than the threshold by its Created time, or with an unparseable one', () => {
+    fc.assert(
+      fc.property(anyFinishedAt, clock, lifetime, (created, asOf, life) => {
+        const input = { running: false, finishedAt: '0001-01-01T00:00:00Z', status: 'created', startedAt: '0001-01-01T00:00:00Z', created };
+        const v = judge(input, asOf, thresholdSeconds(life));
+        assert.equal(v.rule, 'never-started');
+        const p = parseFinishedAt(created);
+        if (p.kind !== 'time') return assert.equal(v.verdict, 'keep');
+        const ageMs = asOf.getTime() - p.epochMs;
+        if (ageMs < thresholdSeconds(life) * 1000) assert.equal(v.verdict, 'keep', created);
+        if (ageMs > thresholdSeconds(life) * 1000) assert.equal(v.verdict, 'reap', created);
       }),
       { numRuns: RUNS },
     );
@@ -252,7 +268,7 @@ describe('judge (property)', () => {
       fc.property(junk, clock, lifetime, (raw, asOf, life) => {
         fc.pre(parseFinishedAt(raw).kind === 'invalid');
         const v = judge({ running: false, finishedAt: raw }, asOf, thresholdSeconds(life));
-        assert.deepEqual(v, { verdict: 'keep', reason: 'unparseable-finished-at', ageSeconds: null });
+        assert.deepEqual(v, { verdict: 'keep', reason: 'unparseable-finished-at', ageSeconds: null, rule: 'exited' });
       }),
       { numRuns: RUNS },
     );

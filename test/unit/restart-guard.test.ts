@@ -20,7 +20,7 @@ import {
   restartGuardStatus,
   windowCutoff,
 } from '../../src/core/restart-guard.js';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { assertUsageError, runCli, tempDir } from '../helpers/cli.js';
 
 const S = (max = 3, windowSeconds = 60): RestartGuardSettings => ({ max, windowSeconds });
 
@@ -438,19 +438,18 @@ describe('restart-guard command (in process)', () => {
 
   it('rejects bad usage with exit 2', async () => {
     const home = freshHome();
-    for (const args of [
-      ['restart-guard'],
-      ['restart-guard', 'bogus'],
-      ['restart-guard', 'check-and-record', '--max', 'x'],
-      ['restart-guard', 'check-and-record', '--max', '2.5'],
-      ['restart-guard', 'check-and-record', '--window', '0'],
-      ['restart-guard', 'check-and-record', '--window', 'soon'],
-      ['restart-guard', 'check-and-record', '--nope'],
-      ['--profile', '../x', 'restart-guard', 'status'],
-      ['restart-guard', 'status', '--profile', 'A B'],
-    ]) {
-      const r = await cli(['--home', home, ...args], { now: 1000 });
-      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    for (const [args, names] of [
+      [['restart-guard'], ["'restart-guard' needs a verb: check-and-record, status or clear"]],
+      [['restart-guard', 'bogus'], ["unknown restart-guard verb 'bogus'"]],
+      [['restart-guard', 'check-and-record', '--max', 'x'], ['--max', "'x'"]],
+      [['restart-guard', 'check-and-record', '--max', '2.5'], ['--max', "'2.5'"]],
+      [['restart-guard', 'check-and-record', '--window', '0'], ['--window', "'0'"]],
+      [['restart-guard', 'check-and-record', '--window', 'soon'], ['--window', "'soon'"]],
+      [['restart-guard', 'check-and-record', '--nope'], ["unknown option '--nope' (Did you mean --home?)"]],
+      [['--profile', '../x', 'restart-guard', 'status'], ["invalid profile '../x'"]],
+      [['restart-guard', 'status', '--profile', 'A B'], ["invalid profile 'A B'"]],
+    ] as Array<[string[], string[]]>) {
+      assertUsageError(await cli(['--home', home, ...args], { now: 1000 }), names, args.join(' '));
     }
     assert.equal(existsSync(home), false, 'usage errors touch nothing');
   });

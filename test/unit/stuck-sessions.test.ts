@@ -16,7 +16,7 @@ import {
   serializeStuckSessions,
   suspend,
 } from '../../src/core/stuck-sessions.js';
-import { tempDir } from '../helpers/cli.js';
+import { assertUsageError, tempDir } from '../helpers/cli.js';
 
 const parse = (v: unknown) => parseStuckSessions(v).state;
 const doc = (s: StuckSessionsState | null) => (s === null ? null : serializeStuckSessions(s));
@@ -299,17 +299,17 @@ describe('stuck-sessions command (in process)', () => {
 
   it('rejects bad usage with exit 2', async () => {
     const home = freshHome();
-    for (const args of [
-      ['stuck-sessions'],
-      ['stuck-sessions', 'clear'],
-      ['stuck-sessions', 'record-shutdown', ''],
-      ['stuck-sessions', 'record-shutdown', 'a\nb'],
-      ['stuck-sessions', 'suspend', '--threshold', '0'],
-      ['stuck-sessions', 'suspend', '--threshold', 'x'],
-      ['stuck-sessions', 'status', '--bogus'],
-    ]) {
-      const r = await cli(['--home', home, ...args]);
-      assert.equal(r.code, 2, `${JSON.stringify(args)}: ${r.stderr}`);
+    for (const [args, names] of [
+      [['stuck-sessions'], ["'stuck-sessions' needs a verb"]],
+      [['stuck-sessions', 'bogus'], ["unknown stuck-sessions verb 'bogus'"]],
+      [['stuck-sessions', 'clear'], ["missing required argument 'keys'"]],
+      [['stuck-sessions', 'record-shutdown', ''], ['a session key must not be empty']],
+      [['stuck-sessions', 'record-shutdown', 'a\nb'], ['session key "a\\nb" contains control characters']],
+      [['stuck-sessions', 'suspend', '--threshold', '0'], ['--threshold', "'0'"]],
+      [['stuck-sessions', 'suspend', '--threshold', 'x'], ['--threshold', "'x'"]],
+      [['stuck-sessions', 'status', '--bogus'], ["unknown option '--bogus'"]],
+    ] as Array<[string[], string[]]>) {
+      assertUsageError(await cli(['--home', home, ...args]), names, JSON.stringify(args));
     }
     assert.equal(existsSync(home), false);
   });

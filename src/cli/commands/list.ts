@@ -4,7 +4,7 @@ import { ExitCode } from '../../errors.js';
 import { acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { list } from '../../reaper/sweep.js';
 import {
-  type EngineCommandOptions, addEngineOptions, connectEngines, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
+  type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, idleOptions, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
 import { byHostAndName, eventSink, hostProblems, ndjsonEvent, renderTable, startProgress } from '../render-containers.js';
 import { type RunState, action, writeJson } from '../shared.js';
@@ -13,14 +13,16 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   const cmd = program
     .command('list')
     .alias('ls')
-    .description('List labelled containers of the selected profile(s) in any state, with the verdict reap would reach.')
+    .description('List labelled containers of the selected profile(s) in any state, with the verdict reap would reach (reap, stop or keep).')
     .addHelpText('after', '\nExit codes: 0 done; 1 a container could not be inspected; 2 bad usage or input; 3 engine unreachable or timed out');
   addEngineOptions(cmd).action(
     action(state, async (opts: EngineCommandOptions, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
       const policy = resolvePolicy(opts, ctx, await loadHomeConfig(targets.home), targets.selection);
       const signal = timeoutSignal(opts);
+      await discoverTargets(targets, opts, ctx);
       const engines = await connectEngines(targets.endpoints);
+      const idle = await idleOptions(policy, targets.home, ctx);
       const human = !opts.json && opts.logFormat === 'text';
       const progress = await startProgress(ctx, human && !opts.quiet, 'Inspecting');
       const across = await acrossEngines(engines, (engine) =>
@@ -30,6 +32,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
           thresholdSeconds: policy.threshold,
           asOf: policy.asOf,
           concurrency: opts.concurrency,
+          idle,
           ...(signal ? { signal } : {}),
           onEvent: eventSink(ctx, progress, opts.logFormat),
         }),
@@ -37,21 +40,26 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       progress.stop();
       const containers = across.results.flatMap((r) => r.containers).sort(byHostAndName);
       const failed = across.results.flatMap((r) => r.failed).sort(byHostAndName);
+      const warnings = [...new Set(across.results.flatMap((r) => r.warnings))];
       const code = sweepExitCode(across, failed.length);
       const summary = {
         asOf: policy.asOf.toISOString(),
         thresholdSeconds: policy.threshold,
         profile: targets.selection.profile,
+        stopIdle: policy.stopIdle,
+        idleAfterSeconds: policy.idleAfterSeconds,
       };
       if (opts.json) {
-        writeJson(ctx, { ...summary, containers, failed, hosts: across.hosts, timedOut: across.timedOut });
+        writeJson(ctx, { ...summary, containers, failed, hosts: across.hosts, timedOut: across.timedOut, ...(warnings.length ? { warnings } : {}) });
         return code;
       }
       if (opts.logFormat === 'json') {
+        for (const w of warnings) ndjsonEvent(ctx, 'warning', { message: w });
         ndjsonEvent(ctx, 'summary', { ...summary, containers: containers.length, failed: failed.length, hosts: across.hosts, timedOut: across.timedOut });
         return code;
       }
       for (const line of hostProblems(across.hosts)) ctx.stderr.write(`hermes-janitor: ${line}\n`);
+      if (!opts.quiet) for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
       for (const f of failed) ctx.stderr.write(`hermes-janitor: cannot inspect ${f.id.slice(0, 12)} ${f.name}: ${f.error}\n`);
       if (across.timedOut) ctx.stderr.write(`hermes-janitor: timed out after --timeout ${opts.timeout / 1000}s; the list is incomplete\n`);
       if (opts.quiet && code === ExitCode.OK) return code;
@@ -62,7 +70,10 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       } else {
         ctx.stdout.write(`${await renderTable(ctx, containers, policy.asOf, engines.length > 1)}\n`);
         const reapable = containers.filter((c) => c.verdict === 'reap').length;
-        ctx.stdout.write(`${containers.length} container(s), ${reapable} to reap (threshold ${policy.threshold} s, as of ${policy.asOf.toISOString()}).\n`);
+        const stoppable = containers.filter((c) => c.verdict === 'stop').length;
+        ctx.stdout.write(
+          `${containers.length} container(s), ${reapable} to reap, ${stoppable} to stop (threshold ${policy.threshold} s, idle after ${policy.idleAfterSeconds} s${policy.stopIdle ? '' : ', stopping off'}, as of ${policy.asOf.toISOString()}).\n`,
+        );
       }
       return code;
     }),

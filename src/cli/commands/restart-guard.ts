@@ -4,7 +4,7 @@ import { type RestartGuardReport, createRestartGuard } from '../../breakers/rest
 import { type RestartGuardSettings, MAX_STORED_BOOTS } from '../../core/restart-guard.js';
 import { parseInteger, parsePositiveSeconds } from '../../core/parse-args.js';
 import { ExitCode } from '../../errors.js';
-import { type RunState, action, homeFrom, optionParser, warn, writeJson } from '../shared.js';
+import { type RunState, action, homeFrom, optionParser, requireVerb, warn, writeJson } from '../shared.js';
 
 const EXIT_HELP = `
 Exit codes:
@@ -88,8 +88,7 @@ function addSettingsOptions(cmd: Command): Command {
 }
 
 export function register(program: Command, ctx: Context, state: RunState): void {
-  const guard = program
-    .command('restart-guard')
+  const guard = requireVerb(program.command('restart-guard'))
     .description(
       'Rolling-window breaker for restart-interrupted gateway boots: run check-and-record at each boot that finds ' +
         'interrupted sessions; when it trips (exit 1), do not auto-resume them.',

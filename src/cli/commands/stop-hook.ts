@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { StopHook, StopMarker } from '../../breakers/stop-hook.js';
 import type { Context } from '../../context.js';
-import { ExitCode, errorMessage } from '../../errors.js';
+import { ExitCode, UsageError, errorMessage } from '../../errors.js';
 import { parseWholeNumber } from '../../core/parse-args.js';
 import { COUNT_FLAG_MIN, type CountFlag, maxBlocksFromEnv, resolvePathArg, runStopHook } from '../hook-input.js';
 import { type RunState, action, homeFrom, optionParser, warn, writeJson } from '../shared.js';
@@ -51,10 +51,14 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     )
     .option('--json', 'print one JSON document describing the decision and the marker')
     .addHelpText('after', HELP)
+    .argument('[verb]')
     .action(
-      action(state, async (opts: StopHookOpts, c: Command) =>
-        runStopHook(ctx, { home: homeFrom(c, ctx).home, marker: opts.marker, maxBlocks: opts.maxBlocks, json: opts.json === true }),
-      ),
+      action(state, async (verb: string | undefined, opts: StopHookOpts, c: Command) => {
+        if (verb !== undefined) {
+          throw new UsageError(`unknown stop-hook verb '${verb}': use arm, heartbeat, disarm or status, or no verb for the Stop hook itself (see 'hermes-janitor stop-hook --help')`);
+        }
+        return runStopHook(ctx, { home: homeFrom(c, ctx).home, marker: opts.marker, maxBlocks: opts.maxBlocks, json: opts.json === true });
+      }),
     );
 
   /** The breaker for a verb, and the options it was given (the parent's `--marker`/`--json` included). */

@@ -10,7 +10,7 @@ import {
 import { DEFAULT_SUSPEND_THRESHOLD } from '../../core/stuck-sessions.js';
 import { parseWholeNumber } from '../../core/parse-args.js';
 import { ExitCode, UsageError } from '../../errors.js';
-import { type RunState, action, homeFrom, optionParser, warn, writeJson } from '../shared.js';
+import { type RunState, action, homeFrom, optionParser, requireVerb, warn, writeJson } from '../shared.js';
 
 const EXIT_HELP = `
 Exit codes:
@@ -70,8 +70,7 @@ function printKeys(ctx: Context, keys: string[], line: (shown: string, key: stri
 }
 
 export function register(program: Command, ctx: Context, state: RunState): void {
-  const stuck = program
-    .command('stuck-sessions')
+  const stuck = requireVerb(program.command('stuck-sessions'))
     .description('Suspend sessions that are still active at every gateway restart, instead of replaying them forever.')
     .addHelpText('after', `${STATE_HELP}\n${EXIT_HELP}`);
 

@@ -4,7 +4,7 @@ import type { Context } from '../../context.js';
 import { ExitCode, errorMessage } from '../../errors.js';
 import { parseWholeNumber } from '../../core/parse-args.js';
 import { COUNT_FLAG_MIN, type CountFlag, runToolLoopHook } from '../hook-input.js';
-import { type RunState, action, homeFrom, optionParser, warn, writeJson } from '../shared.js';
+import { type RunState, action, homeFrom, optionParser, requireVerb, warn, writeJson } from '../shared.js';
 
 const count = (flag: CountFlag) => optionParser((raw: string) => parseWholeNumber(raw, flag, COUNT_FLAG_MIN[flag]));
 
@@ -28,8 +28,7 @@ function describe(s: ToolLoopSessionStatus): string {
 }
 
 export function register(program: Command, ctx: Context, state: RunState): void {
-  const cmd = program
-    .command('tool-loop')
+  const cmd = requireVerb(program.command('tool-loop'))
     .description('PreToolUse/PostToolUse hooks: stop repeated or failing tool calls (verbs: pre, post, reset, status)')
     .addHelpText('after', HELP);
 

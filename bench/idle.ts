@@ -1,0 +1,76 @@
+/**
+ * `npm run bench:idle [-- --count N --runs R --concurrency C]`
+ *
+ * The idle rule's cost on the real engine. Each run creates TWO identical sets of N running idle sandboxes the
+ * hermes way (`--init`, `sleep`; default N = 100), then times, as whole processes:
+ *  - the observation pass: `hermes-janitor reap` taking its first sample of every sandbox of set A, beside
+ *    `docker stats --no-stream` on the same set A (neither changes anything);
+ *  - the stop pass: `hermes-janitor reap --idle-after 2s` stopping every sandbox of set A (after the idle time;
+ *    each stop re-proved with a fresh inspect and sample), beside `docker stop` of set B.
+ * The order alternates between runs; it prints every pair and the median of the per-pair ratios (goal <= 1.0 each).
+ * Everything created is removed at the end, and the run uses its own profile labels and hermes home. The janitor
+ * runs with `--timeout 60s`: 100 stops on a loaded Podman took ~8 s, near the 10 s default.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { benchArgs, benchId, createSet, median, ofProfile, paired, removeAll, repo, time } from './util.js';
+
+const args = benchArgs({ count: 100, runs: 3 });
+const home = mkdtempSync(path.join(os.tmpdir(), 'hj-bench-idle-'));
+const IDLE_AFTER_S = 2;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function states(profile: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const r of await ofProfile(profile)) out[r.State] = (out[r.State] ?? 0) + 1;
+  return out;
+}
+
+const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
+async function main(): Promise<void> {
+  const obs: Array<[number, number]> = [];
+  const stops: Array<[number, number]> = [];
+  const profiles: string[] = [];
+  try {
+    for (let r = 1; r <= args.runs; r++) {
+      const a = `bidle-${benchId}-a${r}`;
+      const b = `bidle-${benchId}-b${r}`;
+      profiles.push(a, b);
+      const idsA = await createSet(args.image, a, args.count, 'running');
+      const idsB = await createSet(args.image, b, args.count, 'running');
+      const janitor = (extra: string[]) =>
+        time(process.execPath, [
+          path.join(repo, 'bin/hermes-janitor.js'), 'reap', '--quiet', '--home', home, '--profile', a,
+          '--concurrency', args.concurrency, '--timeout', '60s', ...extra,
+        ]);
+      const stats = () => time('docker', ['stats', '--no-stream', ...idsA]);
+      const observe = () => janitor(['--idle-after', `${IDLE_AFTER_S}s`]);
+      const first = r % 2 === 1;
+      const o = paired(first, observe, stats);
+      obs.push(o);
+      await sleep(IDLE_AFTER_S * 1000 + 500);
+      const stopJ = () => janitor(['--idle-after', `${IDLE_AFTER_S}s`]);
+      const stopD = () => time('docker', ['stop', ...idsB]);
+      const s = paired(first, stopJ, stopD);
+      stops.push(s);
+      const sa = await states(a);
+      const sb = await states(b);
+      console.log(
+        `run ${r}/${args.runs} (${first ? 'janitor' : 'docker'} first): observe ${fmt(o[0])} vs docker stats ${fmt(o[1])} (${(o[0] / o[1]).toFixed(2)}x); ` +
+          `stop ${fmt(s[0])} vs docker stop ${fmt(s[1])} (${(s[0] / s[1]).toFixed(2)}x); set A ${JSON.stringify(sa)}, set B ${JSON.stringify(sb)}`,
+      );
+      if ((sa.exited ?? 0) !== args.count) console.log(`  warning: the janitor stopped ${sa.exited ?? 0} of ${args.count}`);
+    }
+  } finally {
+    for (const p of profiles) await removeAll(p);
+    rmSync(home, { recursive: true, force: true });
+  }
+  const ratio = (xs: Array<[number, number]>) => median(xs.map(([j, d]) => j / d));
+  console.log(`${args.count} idle running sandboxes per set, ${args.runs} runs, reap --concurrency ${args.concurrency}`);
+  console.log(`observation pass: janitor median ${fmt(median(obs.map((x) => x[0])))}, docker stats --no-stream median ${fmt(median(obs.map((x) => x[1])))}, median ratio ${ratio(obs).toFixed(2)} (goal <= 1.00)`);
+  console.log(`stop pass:        janitor median ${fmt(median(stops.map((x) => x[0])))}, docker stop median ${fmt(median(stops.map((x) => x[1])))}, median ratio ${ratio(stops).toFixed(2)} (goal <= 1.00)`);
+}
+
+await main();

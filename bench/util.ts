@@ -1,0 +1,103 @@
+/** Helpers shared by the engine benchmarks. */
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import Docker from 'dockerode';
+
+
+/** Runs `fn(0..n-1)` with at most `limit` in flight; results in order. */
+export async function pool<T>(n: number, limit: number, fn: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < n) {
+        const i = next++;
+        out[i] = await fn(i);
+      }
+    }),
+  );
+  return out;
+}
+
+export const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const docker = new Docker();
+export const benchId = randomBytes(4).toString('hex');
+
+/** `--count N --runs R --concurrency C --image I`, with per-benchmark defaults for count and runs. */
+export function benchArgs(defaults: { count: number; runs: number }) {
+  const { values } = parseArgs({
+    options: {
+      count: { type: 'string', default: String(defaults.count) },
+      runs: { type: 'string', default: String(defaults.runs) },
+      concurrency: { type: 'string', default: '8' },
+      image: { type: 'string', default: process.env.HERMES_JANITOR_TEST_IMAGE ?? 'hermes-janitor/busybox:test' },
+    },
+  });
+  return { count: Number(values.count), runs: Number(values.runs), concurrency: values.concurrency!, image: values.image! };
+}
+
+/**
+ * N containers of one profile, created the hermes way (labels, `--init`, no network), 6 at a time: `sleep`ers left
+ * running, or (`exited`) run to completion. Returns their ids.
+ */
+export async function createSet(image: string, profile: string, count: number, kind: 'running' | 'exited'): Promise<string[]> {
+  return pool(count, 6, async (i) => {
+    const c = await docker.createContainer({
+      Image: image,
+      Cmd: kind === 'running' ? ['sleep', '3600'] : ['true'],
+      name: `hermes-${profile}-${i.toString(16).padStart(4, '0')}`.slice(0, 60),
+      Labels: { 'hermes-agent': '1', 'hermes-profile': profile, 'hermes-task-id': `bench-${i}` },
+      HostConfig: {
+        Init: true,
+        NetworkMode: 'none',
+        // Podman here cannot run a container without explicit limits ("error setting rlimit type 7").
+        ...(process.env.HERMES_JANITOR_TEST_ENGINE === 'podman'
+          ? { Ulimits: [{ Name: 'nofile', Soft: 1024, Hard: 1024 }, { Name: 'nproc', Soft: 1024, Hard: 1024 }] }
+          : {}),
+      },
+    });
+    await c.start();
+    if (kind === 'exited') await c.wait();
+    return c.id;
+  });
+}
+
+/** Containers of one profile, in any state. */
+export async function ofProfile(profile: string): Promise<Array<{ Id: string; State: string }>> {
+  return docker.listContainers({ all: true, filters: JSON.stringify({ label: [`hermes-profile=${profile}`] }) });
+}
+
+/** Removes every container of the profile (forced, with anonymous volumes). */
+export async function removeAll(profile: string): Promise<void> {
+  const rows = await ofProfile(profile);
+  await pool(rows.length, 6, (i) => docker.getContainer(rows[i]!.Id).remove({ force: true, v: true }).catch(() => undefined));
+}
+
+/** Wall time of a whole process in ms; NODE_EXTRA_CA_CERTS (~40 ms per node start) unset for both sides alike. */
+export function time(cmd: string, args: string[]): number {
+  const env = { ...process.env };
+  delete env.NODE_EXTRA_CA_CERTS;
+  const start = process.hrtime.bigint();
+  const r = spawnSync(cmd, args, { cwd: repo, env, stdio: ['ignore', 'ignore', 'pipe'], timeout: 300_000 });
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  if (r.status !== 0) throw new Error(`${cmd} ${args.slice(0, 3).join(' ')} ... exited ${r.status}: ${r.stderr}`);
+  return ms;
+}
+
+/** Times `a` and `b`, `a` first when `aFirst`; returns [a, b]. */
+export function paired(aFirst: boolean, a: () => number, b: () => number): [number, number] {
+  if (aFirst) {
+    const x = a();
+    return [x, b()];
+  }
+  const y = b();
+  return [a(), y];
+}

@@ -1,0 +1,119 @@
+/**
+ * Prometheus metrics of reap runs: the metric families (one definition, shared by `reap --metrics-file` and any
+ * long-running service), filled from a run's results, and an atomic writer for node_exporter's textfile
+ * collector. prom-client is loaded only when this module's functions run, never on a fast path.
+ */
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { Registry } from 'prom-client';
+
+/** Counts of one engine and profile in one run. */
+export interface EngineProfileCounts {
+  host: string;
+  profile: string;
+  removed: number;
+  stopped: number;
+  kept: number;
+  failed: number;
+  /** Containers past their threshold still present after the run. */
+  orphans: number;
+}
+
+/** What one run reports. */
+export interface RunMetrics {
+  /** When the run ended. */
+  finishedAt: Date;
+  durationSeconds: number;
+  /** The run completed with no failure, every engine reachable, no timeout. */
+  success: boolean;
+  /** Per engine and profile; empty when the run ended before reaching an engine. */
+  counts: EngineProfileCounts[];
+}
+
+export const METRIC_FAMILIES = {
+  lastRunTimestamp: {
+    name: 'hermes_janitor_last_run_timestamp_seconds',
+    help: 'When the last hermes-janitor reap run ended, as seconds since the Unix epoch.',
+  },
+  lastRunDuration: { name: 'hermes_janitor_last_run_duration_seconds', help: 'How long the last reap run took, in seconds.' },
+  lastRunSuccess: {
+    name: 'hermes_janitor_last_run_success',
+    help: '1 when the last reap run completed with no failed removal, every engine reachable and no timeout; else 0.',
+  },
+  removed: { name: 'hermes_janitor_containers_removed', help: 'Containers removed by the last reap run, per engine and profile.' },
+  stopped: { name: 'hermes_janitor_containers_stopped', help: 'Containers stopped by the last reap run, per engine and profile.' },
+  kept: { name: 'hermes_janitor_containers_kept', help: 'Containers the last reap run looked at and kept, per engine and profile.' },
+  failed: { name: 'hermes_janitor_containers_failed', help: 'Containers whose removal or stop failed in the last reap run, per engine and profile.' },
+  orphans: {
+    name: 'hermes_janitor_orphans',
+    help: 'Containers past their threshold still present after the last reap run, per engine and profile.',
+  },
+} as const;
+
+const LABELS = ['host', 'profile'] as const;
+
+/** A registry of its own, with no default (process) metrics. */
+export async function newMetricsRegistry(): Promise<Registry> {
+  const { Registry } = await import('prom-client');
+  return new Registry();
+}
+
+/**
+ * Sets the families in `registry` from a run (creating them on first use; every label set of the previous run is
+ * dropped, so an engine or profile that went away leaves no stale series).
+ */
+export async function fillRegistry(registry: Registry, run: RunMetrics): Promise<void> {
+  const { Gauge } = await import('prom-client');
+  const gauge = (def: { name: string; help: string }, labelled: boolean) => {
+    const existing = registry.getSingleMetric(def.name) as InstanceType<typeof Gauge> | undefined;
+    const g = existing ?? new Gauge({ name: def.name, help: def.help, labelNames: labelled ? [...LABELS] : [], registers: [registry] });
+    g.reset();
+    return g;
+  };
+  const f = METRIC_FAMILIES;
+  gauge(f.lastRunTimestamp, false).set(run.finishedAt.getTime() / 1000);
+  gauge(f.lastRunDuration, false).set(run.durationSeconds);
+  gauge(f.lastRunSuccess, false).set(run.success ? 1 : 0);
+  const per = [
+    [gauge(f.removed, true), 'removed'],
+    [gauge(f.stopped, true), 'stopped'],
+    [gauge(f.kept, true), 'kept'],
+    [gauge(f.failed, true), 'failed'],
+    [gauge(f.orphans, true), 'orphans'],
+  ] as const;
+  for (const c of run.counts) {
+    for (const [g, key] of per) g.set({ host: c.host, profile: c.profile }, c[key]);
+  }
+}
+
+/** The text exposition of one run. */
+export async function metricsText(run: RunMetrics): Promise<string> {
+  const registry = await newMetricsRegistry();
+  await fillRegistry(registry, run);
+  return registry.metrics();
+}
+
+/**
+ * Writes `text` to `file` atomically: a temporary file in the same directory (named `.<name>.<random>.tmp`, which
+ * node_exporter's textfile collector ignores), fsync, mode 0644 (node_exporter often runs as another user), rename.
+ * A reader sees the old file or the new one, never a part.
+ */
+export async function writeMetricsFile(file: string, text: string): Promise<void> {
+  const dir = path.dirname(path.resolve(file));
+  const tmp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await fs.open(tmp, 'wx', 0o644);
+  try {
+    try {
+      await handle.writeFile(text, 'utf8');
+      await handle.chmod(0o644); // whatever the umask
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.rename(tmp, file);
+  } catch (err) {
+    await fs.unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+}

@@ -1,0 +1,148 @@
+import type { Command } from 'commander';
+import type { Context } from '../../context.js';
+import { ExitCode, errorMessage } from '../../errors.js';
+import { duration } from '../../core/status.js';
+import type { StatusReport } from '../../status/gather.js';
+import {
+  type EngineCommandOptions, addEngineOptions, connectEngines, idleOptions, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
+} from '../engine-options.js';
+import { type RunState, action, writeJson } from '../shared.js';
+
+const HELP = `
+Read-only: writes nothing, takes no lock.
+Exit codes: 0 nothing needs attention; 1 something does (containers past the threshold, a tripped breaker,
+            a stale reap lock); 2 bad usage; 3 an engine is unreachable (or did not answer within --timeout)`;
+
+export function register(program: Command, ctx: Context, state: RunState): void {
+  const cmd = program
+    .command('status')
+    .description('One screen: engines, containers by verdict, janitor state, breakers; exit 1 when something needs attention.')
+    .addHelpText('after', HELP);
+  addEngineOptions(cmd, { output: false }).action(
+    action(state, async (opts: EngineCommandOptions, command: Command) => {
+      const targets = resolveTargets(command, opts, ctx);
+      const policy = resolvePolicy(opts, ctx, await loadHomeConfig(targets.home), targets.selection);
+      const signal = timeoutSignal(opts);
+      let discoveryError: string | undefined;
+      try {
+        await discoverTargets(targets, {}, ctx);
+      } catch (err) {
+        const { NoEngineFoundError } = await import('../../adapters/engine-discovery.js');
+        if (!(err instanceof NoEngineFoundError)) throw err;
+        discoveryError = errorMessage(err);
+      }
+      const { maxBlocksFromEnv } = await import('../hook-input.js');
+      const warnings: string[] = [];
+      const maxStopBlocks = await maxBlocksFromEnv(ctx.env, warnings);
+      const { gatherStatus } = await import('../../status/gather.js');
+      const report = await gatherStatus({
+        home: targets.home.home,
+        selection: targets.selection,
+        endpoints: targets.endpoints,
+        ...(discoveryError ? { discoveryError } : {}),
+        connect: connectEngines,
+        thresholdSeconds: policy.threshold,
+        asOf: policy.asOf,
+        now: ctx.now(),
+        concurrency: opts.concurrency,
+        ...(signal ? { signal } : {}),
+        env: ctx.env,
+        ...(maxStopBlocks !== undefined ? { maxStopBlocks } : {}),
+        idle: await readOnlyIdle(policy, targets.home, ctx),
+      });
+      for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
+      if (opts.json) writeJson(ctx, report);
+      else ctx.stdout.write(render(report));
+      return report.exitCode === 0 ? ExitCode.OK : report.exitCode === 1 ? ExitCode.FAILED : ExitCode.ENGINE;
+    }),
+  );
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+function size(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+const groups = (m: Record<string, number>) =>
+  Object.entries(m)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+
+/** The text report: one section per part, then what needs attention. */
+export function render(r: StatusReport): string {
+  const out: string[] = [];
+  out.push('Engines');
+  for (const e of r.engines) {
+    const what = e.reachable ? `reachable, ${e.kind ?? 'engine'} ${e.version ?? '?'}${e.apiVersion ? ` (API ${e.apiVersion})` : ''}` : 'UNREACHABLE';
+    out.push(`  ${e.host ?? '(none found)'}: ${what}`);
+    out.push(`    chosen: ${e.chosenBy}`);
+    if (e.error) out.push(`    error: ${e.error}`);
+  }
+  const scope = r.profile === null ? 'all profiles' : `profile ${r.profile}`;
+  out.push(`Containers (${scope}, threshold ${r.thresholdSeconds} s)`);
+  const c = r.containers;
+  if (!c) out.push('  unknown: no engine answered');
+  else {
+    out.push(
+      `  ${plural(c.total, 'container')}: would remove ${c.wouldRemove.total}${c.wouldRemove.total ? ` (${groups(c.wouldRemove.byRule)})` : ''}, ` +
+        `would stop ${c.wouldStop.total}${c.wouldStop.total ? ` (${groups(c.wouldStop.byRule)})` : ''}, ` +
+        `kept ${c.kept.total}${c.kept.total ? ` (${groups(c.kept.byReason)})` : ''}`,
+    );
+    if (c.oldestOrphan) {
+      out.push(`  oldest orphan: ${c.oldestOrphan.name || c.oldestOrphan.id.slice(0, 12)} (${c.oldestOrphan.rule}), finished ${duration(c.oldestOrphan.ageSeconds)} ago`);
+    }
+    const v = c.anonymousVolumes;
+    out.push(`  anonymous volumes: ${v.total} held by ${plural(v.containers, 'container')}${v.heldByOrphans ? ` (${v.heldByOrphans} by orphans, freed by a reap)` : ''}`);
+    if (c.failed) out.push(`  ${plural(c.failed, 'container')} could not be inspected`);
+  }
+  out.push('Janitor');
+  if (r.janitor.sweeps.length === 0) out.push('  last sweep: none recorded');
+  for (const s of r.janitor.sweeps) {
+    out.push(`  last sweep on ${s.host} (${s.profile === null ? 'all profiles' : `profile ${s.profile}`}): ${s.completedAt}${s.ageSeconds !== null ? `, ${duration(s.ageSeconds)} ago` : ''}`);
+  }
+  if (r.janitor.locks.length === 0) out.push('  reap lock: none held');
+  for (const l of r.janitor.locks) {
+    out.push(`  reap lock: pid ${l.pid ?? '?'} on ${l.host ?? '?'} since ${l.since ?? '?'}${l.stale ? ' (STALE: holder gone)' : ''}`);
+  }
+  const log = r.janitor.log;
+  out.push(`  log: ${log.path} ${log.exists ? `(${size(log.sizeBytes)})` : '(none yet)'}`);
+  if (log.lastRun) out.push(`    last background run: ${log.lastRun.startedAt} ${log.lastRun.completed ? 'completed' : 'no summary line'}`);
+  const b = r.breakers;
+  out.push('Breakers');
+  out.push(
+    `  restart-guard: ${plural(b.restartGuard.bootsInWindow, 'boot')} in the last ${b.restartGuard.windowSeconds} s (max ${b.restartGuard.max}): ` +
+      `${b.restartGuard.tripped ? 'TRIPPED' : 'ok'}${b.restartGuard.problem ? ` (${b.restartGuard.problem})` : ''}`,
+  );
+  out.push(
+    `  stuck-sessions: ${plural(b.stuckSessions.sessions, 'session')} counted, ` +
+      `${b.stuckSessions.suspended.length ? `${b.stuckSessions.suspended.length} to suspend: ${b.stuckSessions.suspended.join(', ')}` : 'none to suspend'} ` +
+      `(threshold ${b.stuckSessions.threshold})`,
+  );
+  const sh = b.stopHook;
+  if (sh.problem) out.push(`  stop-hook: marker unusable: ${sh.problem}`);
+  else if (!sh.armed) out.push('  stop-hook: not armed');
+  else {
+    out.push(
+      `  stop-hook: armed, ${sh.remaining} remaining, owner ${sh.owner ?? '(any session)'}, ${sh.blocks}/${sh.maxBlocks} blocks${sh.stalled ? ' (STALLED)' : ''}`,
+    );
+  }
+  const tl = b.toolLoop;
+  out.push(`  tool-loop: ${plural(tl.sessions.length, 'session')} on record${tl.looping.length ? `, looping: ${tl.looping.join(', ')}` : ', none looping'}`);
+  if (r.attention.length === 0) out.push('Nothing needs attention.');
+  else {
+    out.push('Needs attention');
+    for (const line of r.attention) out.push(`  - ${line}`);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+/** The idle rule as `reap` would judge it, reading the observations `reap` and `list` recorded without writing. */
+async function readOnlyIdle(...args: Parameters<typeof idleOptions>) {
+  const idle = await idleOptions(...args);
+  const { ReadOnlyStateStore } = await import('../../adapters/state-file.js');
+  return { ...idle, ...(idle.store ? { store: new ReadOnlyStateStore(idle.store) } : {}) };
+}

@@ -1,0 +1,182 @@
+/**
+ * The idleness proof for running sandboxes (pure: every function takes its inputs and the clock).
+ *
+ * A sample is one answer of the engine's one-shot stats for one container. Two samples show activity when the
+ * cgroup's page-fault count grew, or its CPU time grew by more than 1 ms per second elapsed (a busy process; the
+ * init process alone, tini, uses about 0.06 ms a second), or, where the engine reports no page-fault count, its CPU
+ * time grew at all (Podman's init, catatonit, never wakes). A new `StartedAt` (a restart) counts as activity too.
+ */
+
+/** One observation of a running container. */
+export interface IdleSample {
+  /** `State.StartedAt`, raw: a new value means the container was restarted. */
+  startedAt: string;
+  /** Cumulative CPU nanoseconds of the container's cgroup (`cpu_stats.cpu_usage.total_usage`). */
+  cpuNs: number;
+  /** The cgroup's page-fault count (`memory_stats.stats.pgfault`), or null where the engine reports none. */
+  pgfault: number | null;
+  /** When the sample was taken (ISO 8601). */
+  at: string;
+}
+
+/** What is kept per container between runs (`<home>/janitor/idle.json`). */
+export interface IdleRecord {
+  /** The last sample. */
+  last: IdleSample;
+  /** The time of the first sample, or of the last sample that showed activity (ISO 8601). */
+  since: string;
+  /** How many samples were taken since `since` (1 = only the first: no proof yet). */
+  samples: number;
+}
+
+/** CPU a quiet container may use per second elapsed without counting as active (1 ms). */
+export const IDLE_CPU_NS_PER_SECOND = 1_000_000;
+/**
+ * The least CPU allowance, whatever the interval: the re-check right before a stop compares two samples taken
+ * milliseconds apart, and a single wake of the init process (~0.06 ms) must not make that look like use. Any
+ * command (one `docker exec <id> true` costs ~19 ms) is far above it.
+ */
+export const IDLE_CPU_MIN_ALLOWANCE_NS = 1_000_000;
+
+const ms = (iso: string): number => Date.parse(iso);
+
+/** True when `next` shows activity since `prev` (or a restart). */
+export function showsActivity(prev: IdleSample, next: IdleSample): boolean {
+  if (prev.startedAt !== next.startedAt) return true;
+  const cpuDelta = next.cpuNs - prev.cpuNs;
+  if (cpuDelta < 0) return true; // a counter that went back: a new cgroup, treat as a restart
+  if (prev.pgfault === null || next.pgfault === null) return cpuDelta > 0;
+  if (next.pgfault !== prev.pgfault) return true;
+  const elapsedS = Math.max(0, ms(next.at) - ms(prev.at)) / 1000;
+  return cpuDelta > Math.max(IDLE_CPU_MIN_ALLOWANCE_NS, IDLE_CPU_NS_PER_SECOND * elapsedS);
+}
+
+/** The record after taking `sample`: `since` moves to the sample when it shows activity (or is the first). */
+export function observe(prev: IdleRecord | undefined, sample: IdleSample): IdleRecord {
+  if (!prev || showsActivity(prev.last, sample)) return { last: sample, since: sample.at, samples: 1 };
+  return { last: sample, since: prev.since, samples: prev.samples + 1 };
+}
+
+/** Seconds idle as of `asOf`: null until two samples exist (no proof yet), never negative. */
+export function idleSeconds(record: IdleRecord | undefined, asOf: Date): number | null {
+  if (!record || record.samples < 2) return null;
+  return Math.max(0, (asOf.getTime() - ms(record.since)) / 1000);
+}
+
+/** Why a running container is not (yet) stopped, or `stop`. */
+export type StopDecision =
+  | { stop: true; idleSeconds: number }
+  | { stop: false; why: IdleKeepReason; idleSeconds: number | null };
+
+export type IdleKeepReason =
+  /** The idle rule is off (`--no-stop-idle`, `HERMES_JANITOR_STOP_IDLE`, `janitor.stop_idle`, `--label`). */
+  | 'stop-idle-off'
+  /** The engine gave no usable stats sample. */
+  | 'stats-unavailable'
+  /** Only one sample so far (or activity just seen): no proof yet. */
+  | 'observing'
+  /** Idle for less than the idle threshold. */
+  | 'idle-too-recent'
+  /** Started less than the idle threshold ago. */
+  | 'started-recently'
+  /** A `docker exec` is in flight. */
+  | 'exec-in-flight'
+  /** The fresh sample right before stopping showed activity, a restart, or the container no longer runs. */
+  | 'proof-failed';
+
+export interface StopInput {
+  /** The idle rule is on for this run. */
+  enabled: boolean;
+  /** The container's record after this run's sample, or undefined when stats were unavailable. */
+  record: IdleRecord | undefined;
+  /** `State.StartedAt`, raw. */
+  startedAt: string;
+  /** `ExecIDs` of the inspect. */
+  execIds: readonly string[];
+}
+
+/**
+ * The stop decision as of `asOf` with idle threshold `idleAfterSeconds`: all of idle for at least the threshold,
+ * started at least that long ago, and no exec in flight. (The fresh re-check right before the stop is `reproved`.)
+ */
+export function decideStop(input: StopInput, asOf: Date, idleAfterSeconds: number): StopDecision {
+  const idle = idleSeconds(input.record, asOf);
+  if (!input.record) return { stop: false, why: 'stats-unavailable', idleSeconds: null };
+  if (!input.enabled) return { stop: false, why: 'stop-idle-off', idleSeconds: idle };
+  if (idle === null) return { stop: false, why: 'observing', idleSeconds: idle };
+  if (idle < idleAfterSeconds) return { stop: false, why: 'idle-too-recent', idleSeconds: idle };
+  const started = ms(input.startedAt);
+  if (!Number.isFinite(started) || (asOf.getTime() - started) / 1000 < idleAfterSeconds) {
+    return { stop: false, why: 'started-recently', idleSeconds: idle };
+  }
+  if (input.execIds.length > 0) return { stop: false, why: 'exec-in-flight', idleSeconds: idle };
+  return { stop: true, idleSeconds: idle };
+}
+
+/** What the re-check right before a stop found. */
+export interface Recheck {
+  /** Still running (`State.Status` is `running`). */
+  running: boolean;
+  startedAt: string;
+  execIds: readonly string[];
+  /** A fresh sample, or null when the engine gave none. */
+  sample: IdleSample | null;
+}
+
+/** The proof re-checked right before acting: still running, same start, no exec, no activity since `last`. */
+export function reproved(last: IdleSample, now: Recheck): boolean {
+  return (
+    now.running &&
+    now.startedAt === last.startedAt &&
+    now.execIds.length === 0 &&
+    now.sample !== null &&
+    !showsActivity(last, now.sample)
+  );
+}
+
+/** The idle-observation state document: per engine, per container id. */
+export interface IdleState {
+  version: 1;
+  engines: Record<string, Record<string, IdleRecord>>;
+}
+
+const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+const isStr = (v: unknown): v is string => typeof v === 'string';
+
+function validSample(v: unknown): v is IdleSample {
+  const s = v as Partial<IdleSample> | null;
+  return Boolean(s) && isStr(s!.startedAt) && isNum(s!.cpuNs) && (s!.pgfault === null || isNum(s!.pgfault)) && isStr(s!.at) && Number.isFinite(ms(s!.at!));
+}
+
+/** Reads a state document leniently: anything malformed (the whole file or one record) counts as absent. */
+export function parseIdleState(value: unknown): IdleState {
+  const out: IdleState = { version: 1, engines: {} };
+  const v = value as Partial<IdleState> | null;
+  if (!v || typeof v !== 'object' || v.version !== 1 || !v.engines || typeof v.engines !== 'object') return out;
+  for (const [host, recs] of Object.entries(v.engines)) {
+    if (!recs || typeof recs !== 'object') continue;
+    const kept: Record<string, IdleRecord> = {};
+    for (const [id, r] of Object.entries(recs as Record<string, unknown>)) {
+      const rec = r as Partial<IdleRecord> | null;
+      if (rec && validSample(rec.last) && isStr(rec.since) && Number.isFinite(ms(rec.since)) && isNum(rec.samples) && rec.samples >= 1) {
+        kept[id] = { last: rec.last, since: rec.since, samples: rec.samples };
+      }
+    }
+    out.engines[host] = kept;
+  }
+  return out;
+}
+
+/**
+ * Merges one engine's sweep into the state: `observed` records replace theirs, `forget` ids are dropped (containers
+ * that no longer exist, or no longer run).
+ */
+export function mergeIdleState(current: IdleState, host: string, observed: ReadonlyMap<string, IdleRecord>, forget: Iterable<string>): IdleState {
+  const recs = { ...(current.engines[host] ?? {}) };
+  for (const id of forget) delete recs[id];
+  for (const [id, r] of observed) recs[id] = r;
+  const engines = { ...current.engines };
+  if (Object.keys(recs).length) engines[host] = recs;
+  else delete engines[host];
+  return { version: 1, engines };
+}

@@ -1,0 +1,142 @@
+/**
+ * `status`, the pure part: container counts by verdict and rule from a `list` sweep, and what needs attention.
+ * Verdicts and rules are taken as the sweep reports them, so new ones (stop, idle, never-started) are counted too.
+ */
+
+/** What status needs of one `list` entry (`rule`, `idleSeconds` are optional: older sweeps have none). */
+export interface StatusEntry {
+  id: string;
+  name: string;
+  host: string;
+  verdict: string;
+  reason: string;
+  rule?: string | null;
+  ageSeconds: number | null;
+  idleSeconds?: number | null;
+}
+
+export interface OrphanRef {
+  id: string;
+  name: string;
+  host: string;
+  verdict: string;
+  rule: string;
+  ageSeconds: number;
+}
+
+export interface ContainerCounts {
+  total: number;
+  /** Count per verdict (`reap`, `stop`, `keep`, ...). */
+  byVerdict: Record<string, number>;
+  /** Containers the reaper would remove, per rule (`exited` when the sweep names none). */
+  wouldRemove: { total: number; byRule: Record<string, number> };
+  /** Containers the reaper would stop, per rule. */
+  wouldStop: { total: number; byRule: Record<string, number> };
+  /** Containers kept, per reason. */
+  kept: { total: number; byReason: Record<string, number> };
+  /** Containers past their threshold (any verdict but keep). */
+  orphans: number;
+  oldestOrphan: OrphanRef | null;
+  /** Anonymous volumes held by the listed containers, and by the orphans among them (freed by a reap). */
+  anonymousVolumes: { total: number; containers: number; heldByOrphans: number };
+}
+
+/** `12 s`, `5 min`, `3 h 4 min`, `2 d 3 h`. */
+export function duration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min`;
+  if (s < 86_400) return `${Math.floor(s / 3600)} h${s % 3600 >= 60 ? ` ${Math.floor((s % 3600) / 60)} min` : ''}`;
+  return `${Math.floor(s / 86_400)} d${s % 86_400 >= 3600 ? ` ${Math.floor((s % 86_400) / 3600)} h` : ''}`;
+}
+
+const bump = (m: Record<string, number>, k: string) => {
+  m[k] = (m[k] ?? 0) + 1;
+};
+
+/** The rule an entry was judged by; sweeps that name none judge exited containers only. */
+export const ruleOf = (e: { rule?: string | null }): string => e.rule ?? 'exited';
+
+/** Counts for `status`; `volumes` maps a container id to its anonymous volumes (absent: unknown, counted 0). */
+export function countContainers(entries: readonly StatusEntry[], volumes: ReadonlyMap<string, readonly string[]>): ContainerCounts {
+  const out: ContainerCounts = {
+    total: entries.length,
+    byVerdict: {},
+    wouldRemove: { total: 0, byRule: {} },
+    wouldStop: { total: 0, byRule: {} },
+    kept: { total: 0, byReason: {} },
+    orphans: 0,
+    oldestOrphan: null,
+    anonymousVolumes: { total: 0, containers: 0, heldByOrphans: 0 },
+  };
+  for (const e of entries) {
+    bump(out.byVerdict, e.verdict);
+    const vols = volumes.get(e.id)?.length ?? 0;
+    out.anonymousVolumes.total += vols;
+    if (vols > 0) out.anonymousVolumes.containers++;
+    if (e.verdict === 'keep') {
+      out.kept.total++;
+      bump(out.kept.byReason, e.reason);
+      continue;
+    }
+    out.orphans++;
+    out.anonymousVolumes.heldByOrphans += vols;
+    const group = e.verdict === 'stop' ? out.wouldStop : out.wouldRemove;
+    group.total++;
+    bump(group.byRule, ruleOf(e));
+    const age = e.ageSeconds ?? e.idleSeconds ?? null;
+    if (age !== null && (out.oldestOrphan === null || age > out.oldestOrphan.ageSeconds)) {
+      out.oldestOrphan = { id: e.id, name: e.name, host: e.host, verdict: e.verdict, rule: ruleOf(e), ageSeconds: age };
+    }
+  }
+  return out;
+}
+
+/** The facts `attention` judges, gathered by the status adapter. */
+export interface AttentionInput {
+  unreachableEngines: string[];
+  orphans: number;
+  oldestOrphanAgeSeconds: number | null;
+  inspectFailures: number;
+  timedOut: boolean;
+  staleLocks: Array<{ path: string; pid: number | null }>;
+  restartGuard: { tripped: boolean; count: number; max: number; windowSeconds: number } | null;
+  suspendedSessions: number;
+  stopHook: { stalled: boolean; blocks: number; maxBlocks: number; problem: string | null } | null;
+  /** tool-loop sessions one step from a deny or block. */
+  toolLoopLooping: string[];
+}
+
+/** One line per thing that needs a user's attention; empty when all is well. */
+export function attention(a: AttentionInput): string[] {
+  const out: string[] = [];
+  for (const h of a.unreachableEngines) out.push(`engine ${h} is unreachable`);
+  if (a.timedOut) out.push('the engine did not answer within --timeout: the container counts are incomplete');
+  if (a.orphans > 0) {
+    const age = a.oldestOrphanAgeSeconds === null ? '' : ` (the oldest finished ${duration(a.oldestOrphanAgeSeconds)} ago)`;
+    out.push(`${a.orphans} container(s) past the threshold${age}: run 'hermes-janitor reap'`);
+  }
+  if (a.inspectFailures > 0) out.push(`${a.inspectFailures} container(s) could not be inspected`);
+  for (const l of a.staleLocks) out.push(`stale reap lock ${l.path} (pid ${l.pid ?? '?'} is gone): the next reap takes it over`);
+  if (a.restartGuard?.tripped) {
+    out.push(
+      `restart-guard tripped: ${a.restartGuard.count} boot(s) in ${a.restartGuard.windowSeconds} s (max ${a.restartGuard.max}); ` +
+        "'hermes-janitor restart-guard clear' once the cause is fixed",
+    );
+  }
+  if (a.suspendedSessions > 0) out.push(`stuck-sessions: ${a.suspendedSessions} session(s) will be suspended at the next gateway start`);
+  if (a.stopHook?.problem) out.push(`stop-hook marker unusable: ${a.stopHook.problem}`);
+  else if (a.stopHook?.stalled) {
+    out.push(`stop-hook: ${a.stopHook.blocks} consecutive block(s) without progress (cap ${a.stopHook.maxBlocks}): the run is stalled`);
+  }
+  if (a.toolLoopLooping.length) {
+    out.push(`tool-loop: ${a.toolLoopLooping.length} session(s) looping (the next identical call or failure trips the breaker): ${a.toolLoopLooping.join(', ')}`);
+  }
+  return out;
+}
+
+/** 3 when an engine is unreachable (or timed out), else 1 when anything needs attention, else 0. */
+export function statusExitCode(a: AttentionInput, lines: readonly string[]): 0 | 1 | 3 {
+  if (a.unreachableEngines.length > 0 || a.timedOut) return 3;
+  return lines.length > 0 ? 1 : 0;
+}

@@ -1,0 +1,332 @@
+/**
+ * `status`: gathers engines, containers, janitor state and breakers into one report. Read-only: it never writes
+ * a file, never takes a lock, never creates a directory.
+ */
+import type { IdleOptions } from '../reaper/sweep.js';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { lockState } from '../adapters/file-lock.js';
+import { janitorDir, logFile } from '../adapters/janitor-files.js';
+import type { EngineClient, EngineStatusCalls } from '../adapters/engine.js';
+import { type EngineEndpoint, whyEngine } from '../adapters/engine-host.js';
+import { loadRestartGuardSettings, restartGuardState, restartLoopStore } from '../breakers/restart-guard.js';
+import { createStopHook } from '../breakers/stop-hook.js';
+import { stuckSessionsStatus, stuckSessionsStore } from '../breakers/stuck-sessions.js';
+import { createToolLoop } from '../breakers/tool-loop.js';
+import { type AttentionInput, type ContainerCounts, attention, countContainers, statusExitCode } from '../core/status.js';
+import { DEFAULT_SUSPEND_THRESHOLD } from '../core/stuck-sessions.js';
+import type { Selection } from '../core/selection.js';
+import { errorMessage } from '../errors.js';
+import { acrossEngines } from '../reaper/run.js';
+import { type ListedEntry, list } from '../reaper/sweep.js';
+import { forEachBounded } from '../util/pool.js';
+
+export interface EngineStatus {
+  /** The address (null when discovery found none). */
+  host: string | null;
+  /** Why this engine: how it was named, or what discovery tried. */
+  chosenBy: string;
+  reachable: boolean;
+  /** `Docker` or `Podman`; null when unreachable. */
+  kind: string | null;
+  version: string | null;
+  apiVersion: string | null;
+  error: string | null;
+}
+
+export interface SweepStamp {
+  host: string;
+  profile: string | null;
+  completedAt: string;
+  ageSeconds: number | null;
+  file: string;
+}
+
+export interface LockStatus {
+  path: string;
+  pid: number | null;
+  host: string | null;
+  since: string | null;
+  /** Holder gone (same host, pid not running). */
+  stale: boolean;
+}
+
+export interface LogStatus {
+  path: string;
+  exists: boolean;
+  sizeBytes: number;
+  /** The last `--background` run recorded in the log. */
+  lastRun: { startedAt: string; command: string; completed: boolean } | null;
+}
+
+export interface StatusReport {
+  home: string;
+  profile: string | null;
+  asOf: string;
+  thresholdSeconds: number;
+  engines: EngineStatus[];
+  containers: (ContainerCounts & { failed: number; timedOut: boolean }) | null;
+  janitor: { sweeps: SweepStamp[]; locks: LockStatus[]; log: LogStatus };
+  breakers: {
+    restartGuard: { location: string; bootsInWindow: number; max: number; windowSeconds: number; tripped: boolean; problem: string | null };
+    stuckSessions: { location: string; threshold: number; sessions: number; suspended: string[]; problem: string | null };
+    stopHook: {
+      location: string;
+      armed: boolean;
+      owner: string | null;
+      remaining: number | null;
+      blocks: number;
+      maxBlocks: number;
+      stalled: boolean;
+      problem: string | null;
+    };
+    toolLoop: {
+      location: string;
+      /** Identical calls in a row and the most consecutive failures of one tool, per session. */
+      sessions: Array<{ session: string | null; streak: number; failures: number; looping: boolean; problem: string | null }>;
+      /**
+       * Sessions one step from the breaker (the next identical call is denied, or the next failure blocked), judged
+       * with the default thresholds. A trip itself resets the history, so this is what the state can show.
+       */
+      looping: string[];
+    };
+  };
+  attention: string[];
+  exitCode: 0 | 1 | 3;
+}
+
+export interface StatusRequest {
+  home: string;
+  selection: Selection;
+  /** Endpoints after discovery; `discoveryError` when discovery found none. */
+  endpoints: EngineEndpoint[];
+  discoveryError?: string;
+  connect: (endpoints: EngineEndpoint[]) => Promise<EngineClient[]>;
+  thresholdSeconds: number;
+  asOf: Date;
+  now: Date;
+  concurrency: number;
+  signal?: AbortSignal;
+  env: Record<string, string | undefined>;
+  maxStopBlocks?: number;
+  /** The idle rule as `reap` would apply it; its store must not write (status never writes). */
+  idle?: IdleOptions;
+}
+
+const hasStatusCalls = (e: EngineClient): e is EngineClient & EngineStatusCalls =>
+  typeof (e as Partial<EngineStatusCalls>).version === 'function' && typeof (e as Partial<EngineStatusCalls>).anonymousVolumes === 'function';
+
+async function engineStatus(engine: EngineClient, endpoint: EngineEndpoint, signal: AbortSignal | undefined): Promise<EngineStatus> {
+  const base = { host: engine.host, chosenBy: whyEngine(endpoint) };
+  try {
+    await engine.ping(signal);
+    const v = hasStatusCalls(engine) ? await engine.version(signal) : null;
+    return { ...base, reachable: true, kind: v?.kind ?? null, version: v?.version || null, apiVersion: v?.apiVersion || null, error: null };
+  } catch (err) {
+    return { ...base, reachable: false, kind: null, version: null, apiVersion: null, error: errorMessage(err) };
+  }
+}
+
+async function readStamps(home: string, now: Date): Promise<SweepStamp[]> {
+  const dir = path.join(janitorDir(home), 'stamps');
+  let names: string[];
+  try {
+    names = await fs.readdir(dir);
+  } catch {
+    return [];
+  }
+  const out: SweepStamp[] = [];
+  for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
+    const file = path.join(dir, name);
+    try {
+      const v = JSON.parse(await fs.readFile(file, 'utf8')) as { completedAt?: unknown; host?: unknown; selection?: unknown };
+      if (typeof v.completedAt !== 'string' || typeof v.host !== 'string') continue;
+      let profile: string | null = null;
+      try {
+        const sel = JSON.parse(String(v.selection)) as { profile?: unknown };
+        profile = typeof sel.profile === 'string' ? sel.profile : null;
+      } catch {
+        /* no selection recorded */
+      }
+      const at = Date.parse(v.completedAt);
+      out.push({ host: v.host, profile, completedAt: v.completedAt, ageSeconds: Number.isFinite(at) ? Math.round((now.getTime() - at) / 1000) : null, file });
+    } catch {
+      /* unreadable stamp: not a sweep */
+    }
+  }
+  return out.sort((a, b) => a.host.localeCompare(b.host) || b.completedAt.localeCompare(a.completedAt));
+}
+
+async function readLocks(home: string): Promise<LockStatus[]> {
+  let names: string[];
+  try {
+    names = await fs.readdir(janitorDir(home));
+  } catch {
+    return [];
+  }
+  const out: LockStatus[] = [];
+  for (const name of names.filter((n) => /^reap-[0-9a-f]+\.lock$/.test(n)).sort()) {
+    const file = path.join(janitorDir(home), name);
+    // The lock module's own judgement: stale when the next reap would take it over (its holder is gone).
+    const state = await lockState(file).catch(() => null);
+    const info = state?.holder;
+    out.push({
+      path: file,
+      pid: typeof info?.pid === 'number' ? info.pid : null,
+      host: typeof info?.host === 'string' ? info.host : null,
+      since: typeof info?.acquiredAt === 'string' ? info.acquiredAt : null,
+      stale: state?.stale ?? false,
+    });
+  }
+  return out;
+}
+
+/** The log's size and its last `--background` run (its tail only: the log is capped at 1 MiB anyway). */
+async function readLog(home: string): Promise<LogStatus> {
+  const file = logFile(home);
+  let handle: fs.FileHandle | undefined;
+  try {
+    handle = await fs.open(file, 'r');
+    const { size } = await handle.stat();
+    const len = Math.min(size, 64 * 1024);
+    const buf = Buffer.alloc(len);
+    await handle.read(buf, 0, len, size - len);
+    const lines = buf.toString('utf8').split('\n');
+    let lastRun: LogStatus['lastRun'] = null;
+    for (let i = lines.length - 1; i >= 0; i--) {
+      const m = /^--- (\S+) hermes-janitor (.*)$/.exec(lines[i]!);
+      if (!m) continue;
+      const after = lines.slice(i + 1);
+      lastRun = { startedAt: m[1]!, command: m[2]!, completed: after.some((l) => /^(Removed|Would remove) \d+, kept \d+, failed \d+/.test(l)) };
+      break;
+    }
+    return { path: file, exists: true, sizeBytes: size, lastRun };
+  } catch {
+    return { path: file, exists: false, sizeBytes: 0, lastRun: null };
+  } finally {
+    await handle?.close();
+  }
+}
+
+async function breakers(home: string, now: Date, env: Record<string, string | undefined>, maxStopBlocks: number | undefined): Promise<StatusReport['breakers']> {
+  const { settings } = await loadRestartGuardSettings(home);
+  const rg = await restartGuardState(restartLoopStore(home), () => now, settings);
+  const stuck = await stuckSessionsStatus(stuckSessionsStore(home), DEFAULT_SUSPEND_THRESHOLD);
+  const stop = createStopHook({ home, env, ...(maxStopBlocks !== undefined ? { maxBlocks: maxStopBlocks } : {}) });
+  const st = await stop.status().catch((err: unknown) => ({ location: stop.location, armed: false, maxBlocks: stop.maxBlocks, problem: errorMessage(err), marker: undefined }));
+  const loop = createToolLoop({ home, env, now: () => now });
+  const sessions = await loop.status().catch(() => []);
+  const loopRows = sessions.map((s) => {
+    const streak = s.state?.streak?.count ?? 0;
+    const failures = Math.max(0, ...(s.state?.failures ?? []).map((f) => f.count));
+    return {
+      session: s.session ?? null,
+      streak,
+      failures,
+      looping: (streak > 0 && streak >= loop.threshold - 1) || (failures > 0 && failures >= loop.failureThreshold - 1),
+      problem: s.problem ?? null,
+    };
+  });
+  const blocks = st.marker?.blocks ?? 0;
+  return {
+    restartGuard: {
+      location: rg.location,
+      bootsInWindow: rg.verdict?.count ?? 0,
+      max: settings.max,
+      windowSeconds: settings.windowSeconds,
+      tripped: rg.tripped,
+      problem: rg.problem ?? rg.error ?? null,
+    },
+    stuckSessions: {
+      location: stuck.location,
+      threshold: DEFAULT_SUSPEND_THRESHOLD,
+      sessions: Object.keys(stuck.counts).length,
+      suspended: stuck.atThreshold,
+      problem: stuck.error ?? (stuck.warnings[0] || null),
+    },
+    stopHook: {
+      location: st.location,
+      armed: st.armed,
+      owner: st.marker?.ownerSession ?? null,
+      remaining: st.marker?.remaining ?? null,
+      blocks,
+      maxBlocks: st.maxBlocks,
+      stalled: st.armed && blocks >= st.maxBlocks,
+      problem: st.problem ?? null,
+    },
+    toolLoop: {
+      location: loop.location,
+      sessions: loopRows,
+      looping: loopRows.filter((r) => r.looping).map((r) => r.session ?? '?'),
+    },
+  };
+}
+
+/** The whole report; never throws for an unreachable engine (it is reported, exit 3). */
+export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
+  const engines: EngineStatus[] = [];
+  let containers: StatusReport['containers'] = null;
+  const connected = req.discoveryError ? [] : await req.connect(req.endpoints);
+  if (req.discoveryError) {
+    engines.push({ host: null, chosenBy: 'discovery', reachable: false, kind: null, version: null, apiVersion: null, error: req.discoveryError });
+  }
+  engines.push(...(await Promise.all(connected.map((e, i) => engineStatus(e, req.endpoints[i]!, req.signal)))));
+  const live = connected.filter((_, i) => engines[engines.length - connected.length + i]!.reachable);
+  if (live.length > 0) {
+    const across = await acrossEngines(live, (engine) =>
+      list({
+        engine, selection: req.selection, thresholdSeconds: req.thresholdSeconds, asOf: req.asOf, concurrency: req.concurrency,
+        ...(req.signal ? { signal: req.signal } : {}), ...(req.idle ? { idle: req.idle } : {}),
+      }),
+    );
+    for (const h of across.hosts.filter((x) => !x.reachable)) {
+      const e = engines.find((x) => x.host === h.host);
+      if (e) Object.assign(e, { reachable: false, error: h.error });
+    }
+    const entries: ListedEntry[] = across.results.flatMap((r) => r.containers);
+    const volumes = new Map<string, string[]>();
+    const byHost = new Map(live.map((e) => [e.host, e]));
+    await forEachBounded(entries, req.concurrency, async (entry) => {
+      const engine = byHost.get(entry.host);
+      if (!engine || !hasStatusCalls(engine)) return;
+      const v = await engine.anonymousVolumes(entry.id, req.signal).catch(() => null);
+      if (v) volumes.set(entry.id, v);
+    }, () => req.signal?.aborted === true);
+    containers = {
+      ...countContainers(entries, volumes),
+      failed: across.results.reduce((n, r) => n + r.failed.length, 0),
+      timedOut: across.timedOut,
+    };
+  }
+  const [sweeps, locks, log, brk] = await Promise.all([
+    readStamps(req.home, req.now),
+    readLocks(req.home),
+    readLog(req.home),
+    breakers(req.home, req.now, req.env, req.maxStopBlocks),
+  ]);
+  const facts: AttentionInput = {
+    unreachableEngines: engines.filter((e) => !e.reachable).map((e) => e.host ?? '(none found)'),
+    orphans: containers?.orphans ?? 0,
+    oldestOrphanAgeSeconds: containers?.oldestOrphan?.ageSeconds ?? null,
+    inspectFailures: containers?.failed ?? 0,
+    timedOut: containers?.timedOut ?? false,
+    staleLocks: locks.filter((l) => l.stale).map((l) => ({ path: l.path, pid: l.pid })),
+    restartGuard: { tripped: brk.restartGuard.tripped, count: brk.restartGuard.bootsInWindow, max: brk.restartGuard.max, windowSeconds: brk.restartGuard.windowSeconds },
+    suspendedSessions: brk.stuckSessions.suspended.length,
+    stopHook: { stalled: brk.stopHook.stalled, blocks: brk.stopHook.blocks, maxBlocks: brk.stopHook.maxBlocks, problem: brk.stopHook.problem },
+    toolLoopLooping: brk.toolLoop.looping,
+  };
+  const lines = attention(facts);
+  return {
+    home: req.home,
+    profile: req.selection.profile,
+    asOf: req.asOf.toISOString(),
+    thresholdSeconds: req.thresholdSeconds,
+    engines,
+    containers,
+    janitor: { sweeps, locks, log },
+    breakers: brk,
+    attention: lines,
+    exitCode: statusExitCode(facts, lines),
+  };
+}

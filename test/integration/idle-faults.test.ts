@@ -1,0 +1,148 @@
+/**
+ * The idle rule under engine faults and races (simulator; the real-engine behaviour is in idle-volumes.test.ts).
+ * The library's reaper runs with its own clock, so "idle for an hour" takes no waiting.
+ */
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { createReaper } from '../../src/reaper/api.js';
+import { MemoryStateStore } from '../../src/adapters/state-file.js';
+import { runCli, tempDir } from '../helpers/cli.js';
+import { type ContainerFaults, EngineSimulator, type SimContainerSpec, rfc3339Nano } from '../helpers/engine-simulator.js';
+
+const PROFILE = 'idle-faults';
+const LABELS = { 'hermes-agent': '1', 'hermes-profile': PROFILE };
+const HOUR = 3600;
+
+describe('idle rule under faults (simulator)', () => {
+  const home = tempDir('hj-idle-faults-');
+  const sims: EngineSimulator[] = [];
+  after(async () => {
+    await Promise.all(sims.map((s) => s.close()));
+    home.cleanup();
+  });
+
+  /** A sandbox started two hours ago, idle unless a fault says otherwise. */
+  const sandbox = (faults?: ContainerFaults, extra: Partial<SimContainerSpec> = {}): SimContainerSpec => ({
+    labels: LABELS,
+    state: 'running',
+    startedAt: rfc3339Nano(new Date(Date.now() - 2 * HOUR * 1000)),
+    ...(faults ? { faults } : {}),
+    ...extra,
+  });
+
+  async function setup(containers: SimContainerSpec[]) {
+    const sim = await EngineSimulator.start({ containers });
+    sims.push(sim);
+    let clock = new Date();
+    const store = new MemoryStateStore();
+    const reaper = createReaper({
+      host: sim.host, profile: PROFILE, home: home.dir, env: {}, now: () => clock, idleAfterSeconds: HOUR, idleStore: store,
+    });
+    const advance = (s: number) => (clock = new Date(clock.getTime() + s * 1000));
+    return { sim, reaper, advance, store };
+  }
+
+  it('an idle sandbox is stopped after an hour of observed idleness, not before', async () => {
+    const { sim, reaper, advance } = await setup([sandbox()]);
+    const [id] = sim.ids();
+    const first = await reaper.reap();
+    assert.deepEqual(first.stopped, []);
+    assert.equal(first.kept[0]?.idleReason, 'observing');
+    advance(HOUR - 1);
+    const early = await reaper.reap();
+    assert.deepEqual([early.stopped.length, early.kept[0]?.idleReason], [0, 'idle-too-recent']);
+    advance(1);
+    const dry = await reaper.reap({ dryRun: true });
+    assert.deepEqual(dry.stopped.map((e) => e.id), [id]);
+    assert.equal(sim.get(id!)?.state, 'running', 'a dry run stops nothing');
+    const res = await reaper.reap();
+    assert.deepEqual(res.stopped.map((e) => [e.id, e.rule, e.idleSeconds]), [[id, 'idle', HOUR]]);
+    assert.equal(sim.get(id!)?.state, 'exited');
+    assert.equal(sim.stats.forcedRemovals, 0);
+  });
+
+  it('stats that fail or lack the CPU counter never stop: idleSeconds null, no failure', async () => {
+    const { sim, reaper, advance } = await setup([
+      sandbox({ statsStatus: 500 }),
+      sandbox({ statsBody: '{"read":"2026-01-01T00:00:00Z","cpu_stats":{},"memory_stats":{}}' }),
+      sandbox({ statsBody: '{not json' }),
+    ]);
+    for (let i = 0; i < 3; i++) {
+      const r = await reaper.reap();
+      assert.deepEqual(r.stopped, []);
+      assert.deepEqual(r.failed, []);
+      for (const k of r.kept) assert.deepEqual([k.reason, k.idleSeconds, k.idleReason], ['running', null, 'stats-unavailable']);
+      advance(2 * HOUR);
+    }
+    assert.equal(sim.stats.byKind.stop, 0);
+    assert.ok(sim.ids().every((id) => sim.get(id)?.state === 'running'));
+  });
+
+  it('the proof re-checked right before the stop fails: activity, an exec, or a restart since the sample; nothing is stopped', async () => {
+    // Stats call 1: the first run's sample; 2: the second run's, which is the re-check's fresh sample (the proof
+    // of the earlier runs suffices as of now, if nothing happened since). Inspect 2 is the second run's, 3 the re-check's.
+    const { sim, reaper, advance, store } = await setup([
+      sandbox({ touchOnStats: 2 }),
+      sandbox({ execAfterInspect: 2 }),
+      sandbox({ restartOnInspect: 2 }),
+    ]);
+    const [touched, exec, restarted] = sim.ids() as [string, string, string];
+    await reaper.reap();
+    advance(HOUR + 5);
+    const r = await reaper.reap();
+    assert.deepEqual(r.stopped, [], JSON.stringify(r.kept));
+    assert.deepEqual(r.failed, []);
+    for (const id of [touched, exec, restarted]) {
+      const k = r.kept.find((e) => e.id === id);
+      assert.equal(k?.idleReason, 'proof-failed', `${id.slice(0, 12)}: ${JSON.stringify(k)}`);
+      assert.equal(sim.get(id)?.state, 'running');
+    }
+    assert.equal(sim.stats.byKind.stop, 0);
+    // The activity found by the re-check resets the proof: the next run starts observing afresh.
+    const doc = store.snapshot() as { engines: Record<string, Record<string, { since: string }>> };
+    const rec = Object.values(doc.engines)[0]![touched]!;
+    assert.ok(Date.parse(rec.since) > Date.now() + HOUR * 1000 - 60_000, 'since moved to the re-check');
+  });
+
+  it('a finished exec still listed (as Podman does) does not block; a running one does', async () => {
+    const { sim, reaper, advance } = await setup([
+      sandbox(undefined, { execIds: ['e-done'], finishedExecs: ['e-done'] }),
+      sandbox(undefined, { execIds: ['e-live'] }),
+    ]);
+    const [done, live] = sim.ids() as [string, string];
+    await reaper.reap();
+    advance(HOUR);
+    const r = await reaper.reap();
+    assert.deepEqual(r.stopped.map((e) => e.id), [done]);
+    assert.equal(r.kept.find((e) => e.id === live)?.idleReason, 'exec-in-flight');
+  });
+
+  it('a busy process is never idle', async () => {
+    const { reaper, advance } = await setup([sandbox({ cpuPerStats: 5 * HOUR * 1_000_000 })]);
+    for (let i = 0; i < 3; i++) {
+      const r = await reaper.reap();
+      assert.deepEqual(r.stopped, []);
+      advance(HOUR);
+    }
+  });
+
+  it('a failed stop is a failure: exit 1, reported, the rest carries on', async () => {
+    const sim = await EngineSimulator.start({ containers: [sandbox({ stopStatus: 500 }), sandbox()] });
+    sims.push(sim);
+    const env = { HOME: home.dir, HERMES_HOME: path.join(home.dir, 'cli') };
+    const args = ['reap', '--json', '--host', sim.host, '--profile', PROFILE, '--idle-after', '1s'];
+    assert.equal((await runCli(args, { env })).code, 0);
+    await new Promise((r) => setTimeout(r, 1200));
+    const res = await runCli(args, { env });
+    assert.equal(res.code, 1, res.stderr);
+    const out = JSON.parse(res.stdout) as { stopped: Array<{ id: string }>; failed: Array<{ id: string; error: string }> };
+    const [bad, good] = sim.ids() as [string, string];
+    assert.deepEqual(out.stopped.map((e) => e.id), [good]);
+    assert.deepEqual(out.failed.map((e) => e.id), [bad]);
+    assert.match(out.failed[0]!.error, /HTTP 500/);
+    const text = await runCli(['reap', '--host', sim.host, '--profile', PROFILE, '--idle-after', '1s'], { env });
+    assert.equal(text.code, 1);
+    assert.match(text.stderr, /failed\s+\w{12}\s+\S+\s+\(profile idle-faults, idle \d+ seconds?\): stop/);
+  });
+});

@@ -1,0 +1,186 @@
+/**
+ * The idle rule, the never-started rule and anonymous volumes against the real engine (Docker, and Podman through
+ * its Docker-compatible API: see scripts/test.sh). Sandboxes are made the hermes way (`--init`, a long sleep).
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { runCli, tempDir } from '../helpers/cli.js';
+import { ENGINE_KIND, EngineFixture, after as plus, docker, requireEngine } from '../helpers/docker.js';
+
+interface Entry {
+  id: string; name: string; state: string; rule: string | null; idleSeconds?: number | null; idleReason?: string;
+  reason?: string; verdict?: string; volumes?: string[]; ageSeconds: number | null;
+}
+interface ReapJson { dryRun: boolean; removed: Entry[]; stopped: Entry[]; kept: Entry[]; failed: Array<Entry & { error: string }> }
+interface ListJson { containers: Entry[]; stopIdle: boolean; idleAfterSeconds: number }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const byId = (entries: Entry[], id: string) => entries.find((e) => e.id === id);
+const IDLE = '2s';
+const WAIT_MS = 2600;
+
+describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGINE_KIND})`, () => {
+  const fx = new EngineFixture();
+  const home = tempDir('hj-home-');
+  const hermesHome = path.join(home.dir, 'hermes');
+  const env = { HOME: home.dir, HERMES_HOME: hermesHome };
+  const sel = ['--profile', fx.profile];
+  /** `--profile NAME` makes `<root>/profiles/NAME` the home (hermes' rule): its janitor files live there. */
+  const profileHome = path.join(hermesHome, 'profiles', fx.profile);
+
+  before(requireEngine);
+  after(async () => {
+    await fx.cleanup();
+    home.cleanup();
+  });
+
+  it('stops an idle sandbox after two observations, keeps busy, exec-in-flight and restarted ones; the exited rule removes it later', async () => {
+    const [idle, busy, withExec, restarted] = await Promise.all([
+      fx.create({ state: 'running' }),
+      // A process that keeps using CPU (a few ms every half second) and faulting pages.
+      fx.create({ state: 'running', cmd: ['sh', '-c', 'while true; do i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done; sleep 0.5; done'] }),
+      fx.create({ state: 'running' }),
+      fx.create({ state: 'running' }),
+    ]);
+    // An exec in flight since before the first observation (idle itself: a sleeping process).
+    await docker(['exec', '-d', withExec, 'sleep', '60']);
+    await sleep(300);
+
+    const first = await runCli(['list', '--json', ...sel, '--idle-after', IDLE], { env });
+    assert.equal(first.code, 0, first.stderr);
+    for (const e of (JSON.parse(first.stdout) as ListJson).containers) {
+      assert.equal(e.rule, 'idle');
+      assert.equal(e.idleSeconds, null, 'one sample is no proof');
+      assert.equal(e.verdict, 'keep');
+    }
+    const state = path.join(profileHome, 'janitor', 'idle.json');
+    assert.equal(statSync(state).mode & 0o777, 0o600);
+
+    await docker(['restart', '-t', '0', restarted]);
+    await sleep(WAIT_MS);
+
+    const dry = await runCli(['reap', '--dry-run', ...sel, '--idle-after', IDLE], { env });
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.stdout, new RegExp(`would stop\\s+${idle.slice(0, 12)}\\s+\\S+\\s+\\(profile ${fx.profile}, idle \\d+ seconds\\)`));
+    assert.match(dry.stdout, /Would remove 0, would stop 1, kept 3, failed 0/);
+    assert.equal(await fx.state(idle), 'running', 'a dry run stops nothing');
+
+    const res = await runCli(['reap', '--json', ...sel, '--idle-after', IDLE], { env });
+    assert.equal(res.code, 0, res.stderr);
+    const out = JSON.parse(res.stdout) as ReapJson;
+    assert.deepEqual(out.stopped.map((e) => e.id), [idle]);
+    const s = out.stopped[0]!;
+    assert.equal(s.rule, 'idle');
+    assert.ok(typeof s.idleSeconds === 'number' && s.idleSeconds >= 2, `idleSeconds ${s.idleSeconds}`);
+    assert.equal(await fx.state(idle), 'exited');
+    for (const [id, why] of [[busy, /observing|idle-too-recent/], [withExec, /exec-in-flight/], [restarted, /observing|idle-too-recent/]] as const) {
+      const k = byId(out.kept, id);
+      assert.ok(k, `${id.slice(0, 12)} reported kept`);
+      assert.equal(k.reason, 'running');
+      assert.match(k.idleReason ?? '', why, `${id.slice(0, 12)}: ${JSON.stringify(k)}`);
+      assert.ok('idleSeconds' in k, 'running kept entries carry idleSeconds');
+      assert.equal(await fx.state(id), 'running');
+    }
+
+    // hermes would `docker start` it again; if not, the exited rule removes it 2 x lifetime after the stop.
+    const finished = await fx.finishedAt(idle);
+    const later = await runCli(['reap', '--json', ...sel, '--lifetime', '0', '--as-of', plus(finished, 121), '--no-stop-idle'], { env });
+    assert.equal(later.code, 0, later.stderr);
+    const lj = JSON.parse(later.stdout) as ReapJson;
+    assert.deepEqual(lj.removed.map((e) => [e.id, e.rule]), [[idle, 'exited']]);
+    assert.deepEqual(lj.stopped, []);
+    const recorded = JSON.parse(readFileSync(state, 'utf8')) as { engines: Record<string, Record<string, unknown>> };
+    const ids = Object.values(recorded.engines).flatMap((r) => Object.keys(r));
+    assert.ok(!ids.includes(idle), 'records of containers that are gone are dropped');
+    assert.ok(ids.includes(busy));
+    await docker(['rm', '-f', busy, withExec, restarted]);
+  });
+
+  it('every switch keeps an idle sandbox running; --label needs --stop-idle', async () => {
+    const id = await fx.create({ state: 'running', labels: { 'hj-idle-switch': fx.runId } });
+    const list = async (args: string[], extraEnv: Record<string, string> = {}) => {
+      const r = await runCli(['list', '--json', '--idle-after', IDLE, ...args], { env: { ...env, ...extraEnv } });
+      assert.equal(r.code, 0, r.stderr);
+      return byId((JSON.parse(r.stdout) as ListJson).containers, id)!;
+    };
+    await list(sel);
+    await sleep(WAIT_MS);
+    assert.equal((await list(sel)).verdict, 'stop');
+    const off = async (args: string[], extraEnv: Record<string, string> = {}) => {
+      const e = await list(args, extraEnv);
+      assert.deepEqual([e.verdict, e.idleReason], ['keep', 'stop-idle-off'], args.join(' ') + JSON.stringify(extraEnv));
+    };
+    await off([...sel, '--no-stop-idle']);
+    await off(sel, { HERMES_JANITOR_STOP_IDLE: 'false' });
+    await off(sel, { HERMES_JANITOR_STOP_IDLE: '0' });
+    await off([...sel, '--label', `hj-idle-switch=${fx.runId}`]);
+    assert.equal((await list([...sel, '--label', `hj-idle-switch=${fx.runId}`, '--stop-idle'])).verdict, 'stop');
+    mkdirSync(profileHome, { recursive: true });
+    writeFileSync(path.join(profileHome, 'config.yaml'), 'janitor:\n  stop_idle: false\n');
+    try {
+      await off(sel);
+      const r = await runCli(['reap', '--json', ...sel, '--idle-after', IDLE], { env });
+      assert.equal(r.code, 0, r.stderr);
+      assert.deepEqual((JSON.parse(r.stdout) as ReapJson).stopped, []);
+    } finally {
+      writeFileSync(path.join(profileHome, 'config.yaml'), '');
+    }
+    const bad = await runCli(['list', ...sel], { env: { ...env, HERMES_JANITOR_STOP_IDLE: 'maybe' } });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /HERMES_JANITOR_STOP_IDLE/);
+    const disabled = await runCli(['reap', '--json', ...sel, '--idle-after', IDLE], { env: { ...env, TERMINAL_DOCKER_ORPHAN_REAPER: 'false' } });
+    assert.equal(disabled.code, 0);
+    assert.equal(await fx.state(id), 'running', 'the disable switch turns off everything');
+    // And on: stopped.
+    const on = await runCli(['reap', '--json', ...sel, '--idle-after', IDLE], { env });
+    assert.deepEqual((JSON.parse(on.stdout) as ReapJson).stopped.map((e) => e.id), [id], on.stdout);
+    await docker(['rm', '-f', id]);
+  });
+
+  it('removes an old never-started container by its Created time and keeps a young one', async () => {
+    const old = await fx.create({ state: 'created' });
+    const created = await docker(['inspect', '--format', '{{.Created}}', old]);
+    await sleep(1200);
+    const young = await fx.create({ state: 'created' });
+    const asOf = plus(created, 120);
+    const res = await runCli(['reap', '--json', ...sel, '--lifetime', '0', '--as-of', asOf, '--no-stop-idle'], { env });
+    assert.equal(res.code, 0, res.stderr);
+    const out = JSON.parse(res.stdout) as ReapJson;
+    assert.deepEqual(out.removed.map((e) => [e.id, e.rule]), [[old, 'never-started']]);
+    const y = byId(out.kept, young)!;
+    assert.deepEqual([y.reason, y.rule], ['too-recent', 'never-started']);
+    assert.deepEqual(await fx.remaining().then((ids) => ids.filter((i) => i === old || i === young)), [young]);
+  });
+
+  it('an anonymous volume goes with its container, a named one stays; --keep-volumes keeps both', async () => {
+    const image = await fx.volumeImage();
+    const named = await fx.volume();
+    const anon = async (id: string) =>
+      (JSON.parse(await docker(['inspect', '--format', '{{json .Mounts}}', id])) as Array<{ Name: string; Destination: string }>)
+        .filter((m) => m.Destination === '/data').map((m) => m.Name);
+    const b = await fx.create({ state: 'exited', image });
+    const [anonB] = await anon(b);
+    assert.ok(anonB);
+    const kept = await runCli(
+      ['reap', '--json', ...sel, '--lifetime', '0', '--as-of', plus(await fx.finishedAt(b), 121), '--keep-volumes', '--no-stop-idle'],
+      { env },
+    );
+    assert.equal(kept.code, 0, kept.stderr);
+    const kj = JSON.parse(kept.stdout) as ReapJson;
+    assert.deepEqual(byId(kj.removed, b)?.volumes, []);
+    assert.ok(await docker(['volume', 'inspect', '--format', '{{.Name}}', anonB]), '--keep-volumes leaves the anonymous volume');
+    await docker(['volume', 'rm', anonB]);
+
+    const a = await fx.create({ state: 'exited', image, args: ['-v', `${named}:/named`] });
+    const [anonA] = await anon(a);
+    assert.ok(anonA);
+    const res = await runCli(['reap', '--json', ...sel, '--lifetime', '0', '--as-of', plus(await fx.finishedAt(a), 121), '--no-stop-idle'], { env });
+    assert.equal(res.code, 0, res.stderr);
+    const out = JSON.parse(res.stdout) as ReapJson;
+    assert.deepEqual(byId(out.removed, a)?.volumes, [anonA], 'the removed entry lists the anonymous volume that went');
+    await assert.rejects(docker(['volume', 'inspect', anonA]), 'the anonymous volume is gone');
+    assert.equal(await docker(['volume', 'inspect', '--format', '{{.Name}}', named]), named, 'the named volume survives');
+  });
+});

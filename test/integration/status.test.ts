@@ -1,0 +1,224 @@
+/**
+ * `hermes-janitor status` against the real engine (Docker, and Podman via scripts/test.sh): exit 0 on a clean
+ * home, 1 for expired orphans and for each tripped breaker or a stale lock, 3 with the engine down, 2 on usage
+ * errors; and never a write (every file of the home byte-identical before and after).
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { reapLockPath } from '../../src/adapters/janitor-files.js';
+import { runCli, tempDir } from '../helpers/cli.js';
+import { ENGINE_HOST, ENGINE_KIND, EngineFixture, docker, requireEngine } from '../helpers/docker.js';
+
+/** Every path under `dir` with its mode and a digest of its bytes (directories too). */
+function snapshot(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const p = path.join(d, name);
+      const st = statSync(p);
+      if (st.isDirectory()) {
+        out.set(p, `dir ${st.mode}`);
+        walk(p);
+      } else out.set(p, `${st.mode} ${createHash('sha256').update(readFileSync(p)).digest('hex')}`);
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+interface Status {
+  engines: Array<{ host: string | null; chosenBy: string; reachable: boolean; kind: string | null; version: string | null }>;
+  containers: {
+    total: number;
+    wouldRemove: { total: number; byRule: Record<string, number> };
+    kept: { total: number; byReason: Record<string, number> };
+    orphans: number;
+    oldestOrphan: { id: string; ageSeconds: number } | null;
+    anonymousVolumes: { total: number; containers: number; heldByOrphans: number };
+  } | null;
+  janitor: { sweeps: Array<{ host: string }>; locks: Array<{ pid: number | null; stale: boolean }>; log: { path: string } };
+  breakers: {
+    restartGuard: { tripped: boolean; bootsInWindow: number };
+    stuckSessions: { suspended: string[] };
+    stopHook: { armed: boolean; blocks: number; stalled: boolean; owner: string | null };
+    toolLoop: { looping: string[]; sessions: Array<{ session: string; streak: number }> };
+  };
+  attention: string[];
+  exitCode: number;
+}
+
+describe(`status (built CLI, ${ENGINE_KIND})`, () => {
+  const fx = new EngineFixture();
+  const dirs: Array<() => void> = [];
+  before(requireEngine);
+  after(() => fx.cleanup());
+  afterEach(() => {
+    for (const c of dirs.splice(0)) c();
+  });
+
+  function home(): { dir: string; env: Record<string, string> } {
+    const t = tempDir('hj-status-');
+    dirs.push(t.cleanup);
+    const dir = path.join(t.dir, 'hermes');
+    mkdirSync(dir);
+    return { dir, env: { HERMES_HOME: dir, HOME: t.dir, DOCKER_HOST: ENGINE_HOST } };
+  }
+
+  /** Runs status (with --json unless told) and checks the home is byte-identical afterwards. */
+  async function status(h: { dir: string; env: Record<string, string> }, extra: string[] = [], json = true) {
+    const before = snapshot(h.dir);
+    const r = await runCli(['status', '--profile-label', 'hermes-profile', ...(json ? ['--json'] : []), ...extra], { env: h.env });
+    assert.deepEqual(snapshot(h.dir), before, 'status wrote to the home');
+    return { ...r, report: json && r.stdout ? (JSON.parse(r.stdout) as Status) : undefined };
+  }
+
+  it('a clean home with only young and running containers: exit 0, engine kind and version, counts, nothing to attend', async () => {
+    const h = home();
+    // A home with breaker state that is not tripped: one boot, one counted session.
+    mkdirSync(path.join(h.dir, 'gateway'));
+    writeFileSync(path.join(h.dir, 'gateway', 'restart_loop.json'), JSON.stringify({ boots: [Date.now() / 1000] }));
+    writeFileSync(path.join(h.dir, '.restart_failure_counts'), JSON.stringify({ 'agent:x': 1 }));
+    await fx.create({ state: 'running', profile: 'default' });
+    await fx.create({ state: 'exited', profile: 'default' });
+    const r = await status(h, ['--label', `hermes-janitor-test-run=${fx.runId}`]);
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    const s = r.report!;
+    assert.equal(s.engines.length, 1);
+    assert.equal(s.engines[0]!.reachable, true);
+    assert.equal(s.engines[0]!.kind, ENGINE_KIND === 'podman' ? 'Podman' : 'Docker');
+    assert.ok(s.engines[0]!.version, 'an engine version');
+    assert.match(s.engines[0]!.chosenBy, /DOCKER_HOST/);
+    assert.equal(s.containers!.total, 2);
+    assert.deepEqual(s.containers!.kept.byReason, { running: 1, 'too-recent': 1 });
+    assert.equal(s.containers!.orphans, 0);
+    assert.equal(s.breakers.restartGuard.bootsInWindow, 1);
+    assert.equal(s.breakers.restartGuard.tripped, false);
+    assert.deepEqual(s.attention, []);
+    const text = await status(h, ['--label', `hermes-janitor-test-run=${fx.runId}`], false);
+    assert.equal(text.code, 0);
+    assert.match(text.stdout, /^Engines\n/);
+    assert.match(text.stdout, /Nothing needs attention\./);
+  });
+
+  it('expired orphans: exit 1, counted by rule with the oldest orphan and the anonymous volumes it holds', async () => {
+    const h = home();
+    const profile = fx.profile;
+    const id = await fx.create({ state: 'exited', profile });
+    // One more, holding an anonymous volume (docker run -v /data).
+    const withVolume = await docker([
+      'run', '-d', '--label', `hermes-janitor-test-run=${fx.runId}`, '--label', 'hermes-agent=1', '--label', `hermes-profile=${profile}`,
+      ...(ENGINE_KIND === 'podman' ? ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'] : []),
+      '-v', '/data', '--network', 'none', 'hermes-janitor/busybox:test', 'true',
+    ]);
+    await docker(['wait', withVolume]);
+    const asOf = new Date(Date.now() + 3600_000).toISOString();
+    const r = await status(h, ['--profile', profile, '--as-of', asOf]);
+    // --profile selects <root>/profiles/<name> as home; the root stays untouched (checked by status()).
+    assert.equal(r.code, 1, r.stderr + r.stdout);
+    const c = r.report!.containers!;
+    assert.equal(c.total, 2);
+    assert.deepEqual(c.wouldRemove.byRule, { exited: 2 });
+    assert.equal(c.orphans, 2);
+    assert.ok([id, withVolume].includes(c.oldestOrphan!.id));
+    assert.ok(c.oldestOrphan!.ageSeconds >= 3000);
+    assert.deepEqual(c.anonymousVolumes, { total: 1, containers: 1, heldByOrphans: 1 });
+    assert.ok(r.report!.attention.some((l) => /2 container\(s\) past the threshold/.test(l)), r.report!.attention.join('\n'));
+    assert.deepEqual(await fx.remaining().then((ids) => ids.filter((x) => x === id || x === withVolume).length), 2, 'status removed nothing');
+  });
+
+  describe('each breaker tripped: exit 1', () => {
+    const label = () => ['--label', `hermes-janitor-test-run=${fx.runId}-none`];
+
+    it('restart-guard (three restart-interrupted boots)', async () => {
+      const h = home();
+      for (let i = 0; i < 3; i++) await runCli(['restart-guard', 'check-and-record'], { env: h.env });
+      const r = await status(h, label());
+      assert.equal(r.code, 1, r.stdout);
+      assert.equal(r.report!.breakers.restartGuard.tripped, true);
+      assert.ok(r.report!.attention.some((l) => l.startsWith('restart-guard tripped')));
+    });
+
+    it('stuck-sessions (a session active across three restarts)', async () => {
+      const h = home();
+      for (let i = 0; i < 3; i++) assert.equal((await runCli(['stuck-sessions', 'record-shutdown', 'agent:main:dm:7'], { env: h.env })).code, 0);
+      const r = await status(h, label());
+      assert.equal(r.code, 1, r.stdout);
+      assert.deepEqual(r.report!.breakers.stuckSessions.suspended, ['agent:main:dm:7']);
+    });
+
+    it('stop-hook (five blocks without progress)', async () => {
+      const h = home();
+      assert.equal((await runCli(['stop-hook', 'arm', '--remaining', '4', '--owner', 's1'], { env: h.env })).code, 0);
+      const ok = await status(h, label());
+      assert.equal(ok.code, 0, 'armed but not stalled needs no attention');
+      assert.equal(ok.report!.breakers.stopHook.armed, true);
+      const payload = JSON.stringify({ session_id: 's1', hook_event_name: 'Stop', stop_hook_active: true });
+      for (let i = 0; i < 5; i++) await runCli(['stop-hook'], { env: h.env, input: payload });
+      const r = await status(h, label());
+      assert.equal(r.code, 1, r.stdout);
+      assert.deepEqual(
+        { blocks: r.report!.breakers.stopHook.blocks, stalled: r.report!.breakers.stopHook.stalled, owner: r.report!.breakers.stopHook.owner },
+        { blocks: 5, stalled: true, owner: 's1' },
+      );
+    });
+
+    it('tool-loop (the same call four times: the next one is denied)', async () => {
+      const h = home();
+      const payload = JSON.stringify({ session_id: 'loop-1', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'make' } });
+      for (let i = 0; i < 3; i++) await runCli(['tool-loop', 'pre'], { env: h.env, input: payload });
+      const calm = await status(h, label());
+      assert.equal(calm.code, 0, 'three identical calls are not yet a loop');
+      assert.deepEqual(calm.report!.breakers.toolLoop.sessions.map((s) => [s.session, s.streak]), [['loop-1', 3]]);
+      await runCli(['tool-loop', 'pre'], { env: h.env, input: payload });
+      const r = await status(h, label());
+      assert.equal(r.code, 1, r.stdout);
+      assert.deepEqual(r.report!.breakers.toolLoop.looping, ['loop-1']);
+    });
+
+    it('a stale reap lock (its holder pid is gone)', async () => {
+      const h = home();
+      mkdirSync(path.join(h.dir, 'janitor'), { mode: 0o700 });
+      // A pid that cannot be running: above the kernel's pid_max.
+      const pidMax = Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8'));
+      writeFileSync(
+        reapLockPath(h.dir, ENGINE_HOST),
+        JSON.stringify({ pid: pidMax + 1, host: os.hostname(), acquiredAt: '2026-01-01T00:00:00.000Z', token: 'x' }),
+      );
+      const r = await status(h, label());
+      assert.equal(r.code, 1, r.stdout);
+      assert.deepEqual(r.report!.janitor.locks.map((l) => [l.pid, l.stale]), [[pidMax + 1, true]]);
+      // A lock held by a live process is reported, not a problem.
+      writeFileSync(reapLockPath(h.dir, ENGINE_HOST), JSON.stringify({ pid: process.pid, host: os.hostname(), acquiredAt: new Date().toISOString(), token: 'y' }));
+      const held = await status(h, label());
+      assert.equal(held.code, 0, held.stdout);
+      assert.deepEqual(held.report!.janitor.locks.map((l) => [l.pid, l.stale]), [[process.pid, false]]);
+    });
+  });
+
+  it('the engine down (an address nothing listens on): exit 3, the rest still reported', async () => {
+    const h = home();
+    const sock = path.join(path.dirname(h.dir), 'nothing.sock');
+    const r = await status(h, ['--host', `unix://${sock}`]);
+    assert.equal(r.code, 3, r.stderr);
+    assert.equal(r.report!.engines[0]!.reachable, false);
+    assert.equal(r.report!.containers, null);
+    assert.equal(r.report!.breakers.restartGuard.tripped, false);
+    const text = await status(h, ['--host', `unix://${sock}`], false);
+    assert.equal(text.code, 3);
+    assert.match(text.stdout, /UNREACHABLE/);
+  });
+
+  it('usage errors: exit 2 with one line, nothing written', async () => {
+    const h = home();
+    for (const args of [['--bogus'], ['--timeout', 'soon'], ['--host', 'ftp://x'], ['--log-format', 'json']]) {
+      const r = await status(h, args, false);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      assert.doesNotMatch(r.stderr, /\n\s+at /);
+    }
+  });
+});

@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  type IdleRecord, type IdleSample, decideStop, idleSeconds, mergeIdleState, observe, parseIdleState, reproved, showsActivity,
+} from '../../src/core/idle.js';
+
+const START = '2026-11-22T09:00:00.123456789Z';
+const t = (s: number) => new Date(Date.parse('2026-11-22T10:00:00Z') + s * 1000);
+const sample = (s: number, cpuNs: number, pgfault: number | null = 1000, startedAt = START): IdleSample => ({
+  startedAt, cpuNs, pgfault, at: t(s).toISOString(),
+});
+
+describe('showsActivity (measured: tini ~0.06 ms CPU/s, no faults; one exec ~19 ms CPU, ~470 faults)', () => {
+  it('an idle init process over 10 s is not activity', () => {
+    assert.equal(showsActivity(sample(0, 50e6), sample(10, 50e6 + 600_000)), false);
+  });
+  it('page faults, a busy process, or a restart are activity', () => {
+    assert.equal(showsActivity(sample(0, 50e6), sample(10, 50e6, 1001)), true);
+    assert.equal(showsActivity(sample(0, 50e6), sample(10, 50e6 + 10_000_001)), true); // > 1 ms per second
+    assert.equal(showsActivity(sample(0, 50e6), sample(10, 50e6 + 9_999_999)), false);
+    assert.equal(showsActivity(sample(0, 50e6), sample(10, 50e6, 1000, '2026-11-22T09:59:00Z')), true);
+    assert.equal(showsActivity(sample(0, 50e6), sample(10, 40e6)), true); // counter went back
+  });
+  it('without a page-fault count (Podman), any CPU growth is activity', () => {
+    assert.equal(showsActivity(sample(0, 50e6, null), sample(10, 50e6, null)), false);
+    assert.equal(showsActivity(sample(0, 50e6, null), sample(10, 50e6 + 1, null)), true);
+  });
+  it('two samples milliseconds apart tolerate one init wake but never an exec', () => {
+    const a = sample(0, 50e6);
+    const b = { ...sample(0, 50e6 + 60_000), at: new Date(t(0).getTime() + 20).toISOString() };
+    assert.equal(showsActivity(a, b), false);
+    assert.equal(showsActivity(a, { ...b, cpuNs: 50e6 + 19e6 }), true);
+  });
+});
+
+describe('observe and idleSeconds', () => {
+  it('needs two samples; since stays at the first while idle and moves on activity', () => {
+    let r = observe(undefined, sample(0, 50e6));
+    assert.equal(idleSeconds(r, t(5)), null);
+    r = observe(r, sample(5, 50e6));
+    assert.equal(idleSeconds(r, t(5)), 5);
+    assert.equal(idleSeconds(r, t(65)), 65);
+    r = observe(r, sample(70, 90e6, 1470)); // an exec
+    assert.equal(r.since, t(70).toISOString());
+    assert.equal(idleSeconds(r, t(80)), null); // activity resets the proof
+    r = observe(r, sample(80, 90e6, 1470));
+    assert.equal(idleSeconds(r, t(80)), 10);
+  });
+  it('a restart resets since', () => {
+    let r = observe(observe(undefined, sample(0, 50e6)), sample(5, 50e6));
+    r = observe(r, sample(9, 1e6, 10, '2026-11-22T10:00:08Z'));
+    assert.equal(r.samples, 1);
+    assert.equal(r.since, t(9).toISOString());
+  });
+  it('never negative (an as-of before since)', () => {
+    const r = observe(observe(undefined, sample(0, 50e6)), sample(5, 50e6));
+    assert.equal(idleSeconds(r, t(-100)), 0);
+  });
+});
+
+describe('decideStop', () => {
+  const idleRec = (since: number, at: number): IdleRecord => ({ last: sample(at, 50e6), since: t(since).toISOString(), samples: 2 });
+  const base = { enabled: true, startedAt: START, execIds: [] as string[] };
+  it('stops at exactly the idle threshold', () => {
+    assert.deepEqual(decideStop({ ...base, record: idleRec(0, 100) }, t(600), 600), { stop: true, idleSeconds: 600 });
+    assert.deepEqual(decideStop({ ...base, record: idleRec(0, 100) }, t(599.999), 600).stop, false);
+  });
+  it('each condition alone keeps it running', () => {
+    const rec = idleRec(0, 100);
+    const why = (input: Parameters<typeof decideStop>[0], at = t(7200)) => {
+      const d = decideStop(input, at, 600);
+      return d.stop ? 'stop' : d.why;
+    };
+    assert.equal(why({ ...base, record: rec }), 'stop');
+    assert.equal(why({ ...base, record: rec, enabled: false }), 'stop-idle-off');
+    assert.equal(why({ ...base, record: undefined }), 'stats-unavailable');
+    assert.equal(why({ ...base, record: { ...rec, samples: 1 } }), 'observing');
+    assert.equal(why({ ...base, record: rec }, t(300)), 'idle-too-recent');
+    assert.equal(why({ ...base, record: rec, startedAt: t(7000).toISOString() }), 'started-recently');
+    assert.equal(why({ ...base, record: rec, startedAt: 'garbage' }), 'started-recently');
+    assert.equal(why({ ...base, record: rec, execIds: ['abc'] }), 'exec-in-flight');
+  });
+});
+
+describe('reproved (the re-check right before a stop)', () => {
+  const last = sample(100, 50e6);
+  const ok = { running: true, startedAt: START, execIds: [] as string[], sample: sample(100.05, 50e6) };
+  it('holds only when it still runs, same start, no exec, no activity', () => {
+    assert.equal(reproved(last, ok), true);
+    assert.equal(reproved(last, { ...ok, running: false }), false);
+    assert.equal(reproved(last, { ...ok, startedAt: '2026-11-22T10:01:00Z' }), false);
+    assert.equal(reproved(last, { ...ok, execIds: ['e1'] }), false);
+    assert.equal(reproved(last, { ...ok, sample: null }), false);
+    assert.equal(reproved(last, { ...ok, sample: sample(100.05, 50e6, 1470) }), false);
+  });
+});
+
+describe('idle state document', () => {
+  it('drops malformed records and whole malformed files', () => {
+    assert.deepEqual(parseIdleState('garbage'), { version: 1, engines: {} });
+    assert.deepEqual(parseIdleState({ version: 2, engines: {} }), { version: 1, engines: {} });
+    const good: IdleRecord = { last: sample(0, 1), since: t(0).toISOString(), samples: 1 };
+    const doc = parseIdleState({ version: 1, engines: { h: { a: good, b: { last: { cpuNs: 'x' } }, c: null } } });
+    assert.deepEqual(doc, { version: 1, engines: { h: { a: good } } });
+  });
+  it('merges one engine, forgetting ids and leaving other engines alone', () => {
+    const r: IdleRecord = { last: sample(0, 1), since: t(0).toISOString(), samples: 1 };
+    const cur = { version: 1 as const, engines: { h1: { a: r, b: r }, h2: { x: r } } };
+    const next = mergeIdleState(cur, 'h1', new Map([['c', r]]), ['a', 'b']);
+    assert.deepEqual(next, { version: 1, engines: { h1: { c: r }, h2: { x: r } } });
+    assert.deepEqual(mergeIdleState(next, 'h1', new Map(), ['c']).engines, { h2: { x: r } });
+  });
+});
