@@ -4,7 +4,7 @@ import { resolveEngines } from '../adapters/docker-context.js';
 import { type EngineEndpoint, whyEngine } from '../adapters/engine-host.js';
 import type { EngineClient } from '../adapters/engine.js';
 import type { Context } from '../context.js';
-import { AGENT_LABEL, DEFAULT_CONCURRENCY, DEFAULT_RUN_TIMEOUT_MS, ENV_STOP_IDLE, HERMES_MIN_THRESHOLD_SECONDS, PROFILE_LABEL } from '../defaults.js';
+import { AGENT_LABEL, DEFAULT_CONCURRENCY, DEFAULT_RUN_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_STOP_IDLE, HERMES_MIN_THRESHOLD_SECONDS, PROFILE_LABEL } from '../defaults.js';
 import { UsageError } from '../errors.js';
 import type { HermesHome } from '../core/hermes-home.js';
 import { ValueError, parseDuration, parseInstant, parseWholeNumber } from '../core/parse-args.js';
@@ -64,6 +64,20 @@ export function addEngineOptions(cmd: Command, { output = true }: { output?: boo
     .option('--stop-idle', 'stop idle running sandboxes (the default for the hermes selection; needed with --label)')
     .option('--no-stop-idle', `never stop running sandboxes (also ${ENV_STOP_IDLE}=false or janitor.stop_idle: false in config.yaml)`)
     .option('-v, --verbose', 'say on stderr which engine is used and why');
+}
+
+/** What `reap` and `watch` do to what they act on (`addActionOptions`). */
+export interface ActionOptions {
+  /** Seconds a stop waits before the engine's SIGKILL. */
+  stopTimeout: number;
+  keepVolumes?: boolean;
+}
+
+/** Options of the commands that act (`reap`, `watch`): how a stop ends a sandbox, and anonymous volumes. */
+export function addActionOptions(cmd: Command): Command {
+  return cmd
+    .option('--stop-timeout <seconds>', 'seconds a stop waits for the sandbox to exit before the engine kills it', optionParser((v) => parseWholeNumber(v, '--stop-timeout')), DEFAULT_STOP_TIMEOUT_SECONDS)
+    .option('--keep-volumes', "leave removed containers' anonymous volumes behind (default: they go with the container)");
 }
 
 /** A repeatable `KEY[=VALUE]` option, validated as it is collected. */

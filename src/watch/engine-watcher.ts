@@ -5,10 +5,14 @@
  */
 import type { EngineClient, EngineEvent } from '../adapters/engine.js';
 import { engineLabelFilters, type Selection } from '../core/selection.js';
+import type { EngineProfileCounts } from '../adapters/metrics.js';
 import { errorMessage } from '../errors.js';
-import { type KeptEntry, type ReapResult, type SweepEntry, type FailedEntry, reap } from '../reaper/sweep.js';
+import { countsByEngineAndProfile } from '../reaper/run-metrics.js';
+import {
+  type FailedEntry, type IdleOptions, type KeptEntry, type ReapResult, type StoppedEntry, type SweepEntry, reap,
+} from '../reaper/sweep.js';
 import { type Sleep, backoffMs, realSleep } from './backoff.js';
-import { type TrackerState, applyEvent, deadlineOfKept, newTracker, seedFromSweep } from './tracker.js';
+import { type IdleTracking, type TrackerState, applyEvent, deadlineOfKept, newTracker, seedFromSweep } from './tracker.js';
 
 export type EngineState = 'connecting' | 'connected' | 'disconnected';
 
@@ -16,11 +20,26 @@ export type EngineState = 'connecting' | 'connected' | 'disconnected';
 export type WatchEvent =
   | { type: 'engine'; host: string; state: EngineState; error?: string; retryInMs?: number }
   | { type: 'removed'; host: string; entry: SweepEntry; dryRun: boolean; trigger: 'sweep' | 'deadline' }
+  | { type: 'stopped'; host: string; entry: StoppedEntry; dryRun: boolean; trigger: 'sweep' | 'deadline' }
   | { type: 'failed'; host: string; entry: FailedEntry; trigger: 'sweep' | 'deadline' }
   | { type: 'kept'; host: string; entry: KeptEntry; trigger: 'sweep' | 'deadline' }
-  | { type: 'sweep'; host: string; removed: number; kept: number; failed: number; tracked: number; durationMs: number; interrupted: boolean }
-  | { type: 'deadline-check'; host: string; removed: number; kept: number; failed: number; durationMs: number; interrupted: boolean }
+  | ({ type: 'sweep'; tracked: number } & RunSummary)
+  | ({ type: 'deadline-check' } & RunSummary)
   | { type: 'event'; host: string; event: EngineEvent };
+
+/** The end of one run (a full sweep or a deadline check) on one engine. */
+export interface RunSummary {
+  host: string;
+  removed: number;
+  stopped: number;
+  kept: number;
+  failed: number;
+  durationMs: number;
+  interrupted: boolean;
+  warnings: string[];
+  /** Per profile, as `reap --metrics-file` counts a run. */
+  counts: EngineProfileCounts[];
+}
 
 /** What the policy needs for one engine. */
 export interface WatchPolicy {
@@ -30,6 +49,31 @@ export interface WatchPolicy {
   dryRun: boolean;
   /** Bound on each full sweep (0: none). */
   sweepTimeoutMs: number;
+  /** The idle rule, as `reap` runs it (omitted: running containers are neither sampled nor stopped). */
+  idle?: IdleOptions;
+  /** Leave removed containers' anonymous volumes behind. */
+  keepVolumes?: boolean;
+}
+
+/** The idle rule as the tracker needs it: null unless idle sandboxes are stopped. */
+export function idleTracking(policy: WatchPolicy): IdleTracking | null {
+  return policy.idle?.stopIdle ? { idleAfterSeconds: policy.idle.idleAfterSeconds } : null;
+}
+
+/** The request of every run of `watch` (full sweep or deadline check): the very one `reap` makes. */
+function reapRequest(engine: EngineClient, policy: WatchPolicy, asOf: Date, signal: AbortSignal, onEvent: Parameters<typeof reap>[0]['onEvent']) {
+  return {
+    engine,
+    selection: policy.selection,
+    thresholdSeconds: policy.thresholdSeconds,
+    asOf,
+    concurrency: policy.concurrency,
+    dryRun: policy.dryRun,
+    signal,
+    ...(policy.idle ? { idle: policy.idle } : {}),
+    ...(policy.keepVolumes ? { keepVolumes: true } : {}),
+    ...(onEvent ? { onEvent } : {}),
+  };
 }
 
 export interface WatcherDeps {
@@ -58,18 +102,7 @@ export function recheckDue(
   signal: AbortSignal,
   onEvent: Parameters<typeof reap>[0]['onEvent'],
 ): Promise<ReapResult> {
-  return reap({
-    engine,
-    selection: policy.selection,
-    thresholdSeconds: policy.thresholdSeconds,
-    asOf,
-    concurrency: policy.concurrency,
-    dryRun: policy.dryRun,
-    ids,
-    onlyIds: new Set(ids),
-    signal,
-    ...(onEvent ? { onEvent } : {}),
-  });
+  return reap({ ...reapRequest(engine, policy, asOf, signal, onEvent), ids, onlyIds: new Set(ids) });
 }
 
 export class EngineWatcher {
@@ -80,6 +113,7 @@ export class EngineWatcher {
   private readonly heartbeatMs: number;
   private readonly batchSize: number;
   private readonly retryFailedMs: number;
+  private readonly idle: IdleTracking | null;
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private checking: Promise<void> | null = null;
@@ -99,6 +133,7 @@ export class EngineWatcher {
     this.heartbeatMs = deps.heartbeatMs ?? 30_000;
     this.batchSize = deps.batchSize ?? 100;
     this.retryFailedMs = deps.retryFailedMs ?? DEFAULT_RETRY_FAILED_MS;
+    this.idle = idleTracking(policy);
   }
 
   get host(): string {
@@ -166,29 +201,27 @@ export class EngineWatcher {
     for await (const ev of stream) {
       if (signal.aborted) return;
       this.report({ type: 'event', host: this.host, event: ev });
-      const t = applyEvent(this.tracker, ev, this.policy.thresholdSeconds, this.clock);
-      if (t.kind === 'scheduled' || t.kind === 'cancelled' || t.kind === 'forgotten') this.arm();
+      const t = applyEvent(this.tracker, ev, this.policy.thresholdSeconds, this.clock, this.idle);
+      if (t.kind !== 'ignored' && (t.kind !== 'activity' || t.recheckAt !== undefined)) this.arm();
     }
   }
 
   private async sweep(signal: AbortSignal): Promise<void> {
     const started = this.clock();
     const bounded = this.policy.sweepTimeoutMs > 0 ? AbortSignal.any([signal, AbortSignal.timeout(this.policy.sweepTimeoutMs)]) : signal;
-    const r = await reap({
-      engine: this.engine,
-      selection: this.policy.selection,
-      thresholdSeconds: this.policy.thresholdSeconds,
-      asOf: new Date(started),
-      concurrency: this.policy.concurrency,
-      dryRun: this.policy.dryRun,
-      signal: AbortSignal.any([bounded, this.hardSignal]),
-      onEvent: (ev) => this.onSweepEvent(ev, 'sweep', started),
-    });
-    this.report({
-      type: 'sweep', host: this.host, removed: r.removed.length, kept: r.kept.length, failed: r.failed.length,
-      tracked: this.tracked, durationMs: this.clock() - started, interrupted: r.interrupted !== null,
-    });
+    const r = await reap(
+      reapRequest(this.engine, this.policy, new Date(started), AbortSignal.any([bounded, this.hardSignal]), (ev) => this.onSweepEvent(ev, 'sweep', started)),
+    );
+    this.report({ type: 'sweep', tracked: this.tracked, ...this.summary(r, started) });
     if (r.interrupted?.kind === 'engine') throw new Error(r.interrupted.error);
+  }
+
+  private summary(r: ReapResult, startedMs: number): RunSummary {
+    return {
+      host: this.host, removed: r.removed.length, stopped: r.stopped.length, kept: r.kept.length, failed: r.failed.length,
+      durationMs: this.clock() - startedMs, interrupted: r.interrupted !== null, warnings: r.warnings,
+      counts: countsByEngineAndProfile([{ host: this.host, result: r }], this.policy.selection.profile, this.policy.dryRun),
+    };
   }
 
   private onSweepEvent(ev: Parameters<NonNullable<Parameters<typeof reap>[0]['onEvent']>>[0], trigger: 'sweep' | 'deadline', startedMs: number): void {
@@ -202,8 +235,16 @@ export class EngineWatcher {
         this.report({ type: 'failed', host: this.host, entry: ev.entry, trigger });
         return;
       }
+      case 'stopped': {
+        // Stopped: its `die` event brings the exit deadline; until then, one as of now (its FinishedAt is about
+        // now). A dry run looks again one idle threshold later.
+        const after = this.policy.dryRun ? (this.policy.idle?.idleAfterSeconds ?? 0) : this.policy.thresholdSeconds;
+        seedFromSweep(this.tracker, ev.entry.id, this.clock() + after * 1000, startedMs);
+        this.report({ type: 'stopped', host: this.host, entry: ev.entry, dryRun: ev.dryRun, trigger });
+        return;
+      }
       case 'kept': {
-        const at = deadlineOfKept(ev.entry, this.policy.thresholdSeconds);
+        const at = deadlineOfKept(ev.entry, this.policy.thresholdSeconds, { asOfMs: startedMs, idle: this.idle });
         if (at !== null) seedFromSweep(this.tracker, ev.entry.id, at, startedMs);
         else if (trigger === 'deadline') this.tracker.deadlines.delete(ev.entry.id);
         if (trigger === 'deadline') this.report({ type: 'kept', host: this.host, entry: ev.entry, trigger });
@@ -247,7 +288,7 @@ export class EngineWatcher {
       const due = this.tracker.deadlines.popDue(now, this.batchSize);
       if (due.length === 0) return;
       const ids = due.map((d) => d.id);
-      const started = this.clock();
+      const started = now;
       let r: ReapResult;
       try {
         r = await recheckDue(this.engine, this.policy, ids, new Date(now), AbortSignal.any([conn.signal, this.hardSignal]), (ev) =>
@@ -259,10 +300,7 @@ export class EngineWatcher {
         conn.abort(err instanceof Error ? err : new Error(String(err)));
         return;
       }
-      this.report({
-        type: 'deadline-check', host: this.host, removed: r.removed.length, kept: r.kept.length, failed: r.failed.length,
-        durationMs: this.clock() - started, interrupted: r.interrupted !== null,
-      });
+      this.report({ type: 'deadline-check', ...this.summary(r, started) });
       if (r.interrupted) {
         // Not re-checked: the resync after reconnecting covers them.
         if (r.interrupted.kind === 'engine') conn.abort(new Error(r.interrupted.error));

@@ -3,6 +3,10 @@
  * A container that exits (or is created) gets a deadline (its time + threshold); one that starts again loses it;
  * `destroy` forgets it; exec activity is recorded for the idle rule. Events older than the last one applied to a
  * container (out of order) are ignored; a duplicate changes nothing.
+ *
+ * With the idle rule on, a running container's deadline is its next idle check instead: soon after it starts and
+ * after each exec ends (a fresh sample then moves its proof's `since` to the activity), and at since + idle
+ * threshold after a check that kept it. The check itself is the sweep's, so the CPU-counter proof decides.
  */
 import type { EngineEvent } from '../adapters/engine.js';
 import { parseFinishedAt } from '../core/finished-at.js';
@@ -24,16 +28,32 @@ export type Transition =
   | { kind: 'scheduled'; id: string; at: number }
   | { kind: 'cancelled'; id: string }
   | { kind: 'forgotten'; id: string }
-  | { kind: 'activity'; id: string; at: number }
+  /** Exec activity; `recheckAt`: the idle check it scheduled (idle rule on). */
+  | { kind: 'activity'; id: string; at: number; recheckAt?: number }
   | { kind: 'ignored'; id: string; why: 'out-of-order' | 'not-tracked-action' };
+
+/** The idle rule as the tracker needs it; absent or null when running containers are never stopped. */
+export interface IdleTracking {
+  idleAfterSeconds: number;
+}
+
+/**
+ * How long after a start or an exec's end its idle check comes: long enough for the activity to be over (and
+ * for a burst of execs to share one check), short enough that the proof's `since` is close to it.
+ */
+export const IDLE_SETTLE_MS = 1000;
 
 const EXIT = new Set(['die', 'died', 'stop']);
 const START = new Set(['start', 'restart', 'unpause']);
 const GONE = new Set(['destroy', 'remove']);
-const EXEC = new Set(['exec_create', 'exec_start', 'exec_die', 'exec_died']);
+/** An exec begins (Podman's compatible API says `exec`), or ends. */
+const EXEC_BEGIN = new Set(['exec_create', 'exec_start', 'exec']);
+const EXEC_END = new Set(['exec_die', 'exec_died']);
 
 /** Applies one event; `now` stands in for an event without a time. */
-export function applyEvent(state: TrackerState, ev: EngineEvent, thresholdSeconds: number, now: () => number): Transition {
+export function applyEvent(
+  state: TrackerState, ev: EngineEvent, thresholdSeconds: number, now: () => number, idle?: IdleTracking | null,
+): Transition {
   const t = Number.isFinite(ev.timeMs) ? ev.timeMs : now();
   const last = state.lastEventMs.get(ev.id);
   if (last !== undefined && t < last) return { kind: 'ignored', id: ev.id, why: 'out-of-order' };
@@ -44,38 +64,80 @@ export function applyEvent(state: TrackerState, ev: EngineEvent, thresholdSecond
     state.lastActivityMs.delete(ev.id);
     return { kind: 'forgotten', id: ev.id };
   }
-  if (EXEC.has(a)) {
+  if (EXEC_BEGIN.has(a) || EXEC_END.has(a)) {
     state.lastEventMs.set(ev.id, t);
     state.lastActivityMs.set(ev.id, t);
-    return { kind: 'activity', id: ev.id, at: t };
+    if (!idle) return { kind: 'activity', id: ev.id, at: t };
+    // An exec in flight keeps it running: its end brings the check forward; until then, a check at the threshold.
+    const recheckAt = Math.ceil(t) + (EXEC_END.has(a) ? IDLE_SETTLE_MS : idle.idleAfterSeconds * 1000);
+    state.deadlines.set(ev.id, recheckAt);
+    return { kind: 'activity', id: ev.id, at: t, recheckAt };
   }
   if (START.has(a)) {
     state.lastEventMs.set(ev.id, t);
-    state.deadlines.delete(ev.id);
-    return { kind: 'cancelled', id: ev.id };
+    if (!idle) {
+      state.deadlines.delete(ev.id);
+      return { kind: 'cancelled', id: ev.id };
+    }
+    // Its exit deadline is gone; its first idle sample comes right after the start.
+    const at = Math.ceil(t) + IDLE_SETTLE_MS;
+    state.deadlines.set(ev.id, at);
+    return { kind: 'scheduled', id: ev.id, at };
   }
   if (EXIT.has(a) || a === 'create') {
     state.lastEventMs.set(ev.id, t);
     const at = Math.ceil(t) + thresholdSeconds * 1000;
     const cur = state.deadlines.get(ev.id);
-    // `stop` follows `die`: the earlier deadline stands.
-    if (cur !== undefined && cur <= at && a !== 'create') return { kind: 'scheduled', id: ev.id, at: cur };
+    // `stop` follows `die`: the earlier deadline stands. (`die` always sets its own: an idle check may be pending.)
+    if (cur !== undefined && cur <= at && a === 'stop') return { kind: 'scheduled', id: ev.id, at: cur };
     state.deadlines.set(ev.id, at);
     return { kind: 'scheduled', id: ev.id, at };
   }
   return { kind: 'ignored', id: ev.id, why: 'not-tracked-action' };
 }
 
+/** What a kept verdict says about when to look again (the fields of a sweep's kept entry that matter). */
+export interface KeptVerdict {
+  reason: string;
+  finishedAt: string;
+  rule?: string | null;
+  /** Age as of the sweep's `asOf` (never-started: since Created). */
+  ageSeconds?: number | null;
+  idleSeconds?: number | null;
+  idleReason?: string;
+}
+
+/** When the sweep judged (`asOfMs`), and the idle rule (null: running containers are not stopped). */
+export interface KeptContext {
+  asOfMs: number;
+  idle?: IdleTracking | null;
+}
+
 /**
- * The deadline of a container a sweep (or a deadline check) kept because it is too young: its FinishedAt plus
- * the threshold, rounded up to the next millisecond; null when it has none to wait for. The one place a kept
- * verdict becomes a deadline (rules judged by another time, such as Created, extend it here).
+ * The deadline of a container a sweep (or a deadline check) kept; null when it has none to wait for. The one
+ * place a kept verdict becomes a deadline:
+ * - exited, too young: FinishedAt + threshold, rounded up to the next millisecond;
+ * - never-started, too young: Created + threshold (from its age as of the sweep);
+ * - running, with the idle rule on: when its proof could first hold (since + idle threshold, from its idle
+ *   seconds as of the sweep), or one idle threshold later when there is no proof yet (one sample, activity just
+ *   seen, no stats, an exec in flight). Never sooner than `IDLE_SETTLE_MS` after the sweep, so a container the
+ *   proof keeps refusing is not re-checked in a loop.
  */
-export function deadlineOfKept(kept: { reason: string; finishedAt: string }, thresholdSeconds: number): number | null {
-  if (kept.reason !== 'too-recent') return null;
-  const p = parseFinishedAt(kept.finishedAt);
-  if (p.kind !== 'time') return null;
-  return p.epochMs + (p.subMsNanos > 0 ? 1 : 0) + thresholdSeconds * 1000;
+export function deadlineOfKept(kept: KeptVerdict, thresholdSeconds: number, ctx?: KeptContext): number | null {
+  if (kept.reason === 'too-recent') {
+    if (kept.rule === 'never-started') {
+      if (!ctx || typeof kept.ageSeconds !== 'number') return null;
+      return ctx.asOfMs + Math.ceil((thresholdSeconds - kept.ageSeconds) * 1000);
+    }
+    const p = parseFinishedAt(kept.finishedAt);
+    if (p.kind !== 'time') return null;
+    return p.epochMs + (p.subMsNanos > 0 ? 1 : 0) + thresholdSeconds * 1000;
+  }
+  if (kept.reason !== 'running' || kept.rule !== 'idle' || !ctx?.idle || kept.idleReason === 'stop-idle-off') return null;
+  const afterMs = ctx.idle.idleAfterSeconds * 1000;
+  const proven = typeof kept.idleSeconds === 'number' && kept.idleReason !== 'exec-in-flight';
+  const at = ctx.asOfMs + (proven ? Math.ceil(afterMs - kept.idleSeconds! * 1000) : afterMs);
+  return Math.max(at, ctx.asOfMs + IDLE_SETTLE_MS);
 }
 
 /** Seeds a deadline found by a sweep that started at `sweepStartMs`, unless an event since then knows better. */

@@ -85,7 +85,7 @@ describe(`watch on the real engine (${ENGINE_KIND})`, () => {
     const stop = await w.stop('SIGTERM');
     assert.equal(stop.code, 0, w.stderr);
     assert.ok(stop.ms < 5000, `SIGTERM took ${stop.ms} ms`);
-    assert.equal(w.events('stopped').length, 1);
+    assert.equal(w.events('shutdown').length, 1);
     await docker(['rm', '-f', restarted]);
   });
 

@@ -5,7 +5,7 @@ import { parseEngineEvent } from '../../src/adapters/dockerode-engine.js';
 import type { EngineEvent } from '../../src/adapters/engine.js';
 import { backoffMs } from '../../src/watch/backoff.js';
 import { DeadlineQueue } from '../../src/watch/deadline-queue.js';
-import { applyEvent, deadlineOfKept, newTracker, seedFromSweep } from '../../src/watch/tracker.js';
+import { IDLE_SETTLE_MS, applyEvent, deadlineOfKept, newTracker, seedFromSweep } from '../../src/watch/tracker.js';
 
 const ev = (id: string, action: string, timeMs: number): EngineEvent => ({ id, action, timeMs, attributes: {} });
 
@@ -109,6 +109,41 @@ describe('tracker transitions', () => {
     assert.equal(deadlineOfKept({ reason: 'too-recent', finishedAt: '2026-01-01T00:00:00Z' }, 3), Date.UTC(2026, 0, 1) + 3000);
     assert.equal(deadlineOfKept({ reason: 'running', finishedAt: '2026-01-01T00:00:00Z' }, 3), null);
     assert.equal(deadlineOfKept({ reason: 'too-recent', finishedAt: '0001-01-01T00:00:00Z' }, 3), null);
+  });
+});
+
+describe('tracker with the idle rule on', () => {
+  const T = 3;
+  const idle = { idleAfterSeconds: 10 };
+  const now = () => 5_000_000;
+  it('a start schedules the first idle sample right after it; an exec postpones, its end brings the check forward', () => {
+    const s = newTracker();
+    applyEvent(s, ev('a', 'die', 1000), T, now, idle);
+    assert.deepEqual(applyEvent(s, ev('a', 'start', 2000), T, now, idle), { kind: 'scheduled', id: 'a', at: 2000 + IDLE_SETTLE_MS });
+    assert.deepEqual(applyEvent(s, ev('a', 'exec_start', 2500), T, now, idle), { kind: 'activity', id: 'a', at: 2500, recheckAt: 12_500 });
+    assert.equal(s.deadlines.get('a'), 12_500, 'while an exec runs: one check an idle threshold later at the latest');
+    assert.deepEqual(applyEvent(s, ev('a', 'exec_die', 4000), T, now, idle), { kind: 'activity', id: 'a', at: 4000, recheckAt: 4000 + IDLE_SETTLE_MS });
+    assert.deepEqual(applyEvent(s, ev('a', 'exec_died', 4100), T, now, idle).kind, 'activity', "Podman's exec end");
+    assert.deepEqual(applyEvent(s, ev('a', 'die', 6000), T, now, idle), { kind: 'scheduled', id: 'a', at: 9000 }, 'an exit replaces the idle check');
+  });
+});
+
+describe('deadlineOfKept, other rules', () => {
+  const asOfMs = 1_000_000;
+  const idle = { idleAfterSeconds: 10 };
+  it('never-started: Created + threshold, from its age as of the sweep', () => {
+    assert.equal(deadlineOfKept({ reason: 'too-recent', finishedAt: '0001-01-01T00:00:00Z', rule: 'never-started', ageSeconds: 1.25 }, 3, { asOfMs }), asOfMs + 1750);
+    assert.equal(deadlineOfKept({ reason: 'too-recent', finishedAt: '0001-01-01T00:00:00Z', rule: 'never-started', ageSeconds: null }, 3, { asOfMs }), null);
+  });
+  it('running: since + idle threshold when there is a proof, else one idle threshold later; never within the settle time; none with the rule off', () => {
+    const running = { reason: 'running', finishedAt: '0001-01-01T00:00:00Z', rule: 'idle' };
+    assert.equal(deadlineOfKept({ ...running, idleSeconds: 4, idleReason: 'idle-too-recent' }, 3, { asOfMs, idle }), asOfMs + 6000);
+    assert.equal(deadlineOfKept({ ...running, idleSeconds: null, idleReason: 'observing' }, 3, { asOfMs, idle }), asOfMs + 10_000);
+    assert.equal(deadlineOfKept({ ...running, idleSeconds: 30, idleReason: 'exec-in-flight' }, 3, { asOfMs, idle }), asOfMs + 10_000);
+    assert.equal(deadlineOfKept({ ...running, idleSeconds: 30, idleReason: 'proof-failed' }, 3, { asOfMs, idle }), asOfMs + IDLE_SETTLE_MS);
+    assert.equal(deadlineOfKept({ ...running, idleSeconds: 4, idleReason: 'idle-too-recent' }, 3, { asOfMs, idle: null }), null);
+    assert.equal(deadlineOfKept({ ...running, idleSeconds: 4, idleReason: 'stop-idle-off' }, 3, { asOfMs, idle }), null);
+    assert.equal(deadlineOfKept({ reason: 'running', finishedAt: '', rule: null }, 3, { asOfMs, idle }), null, 'paused, restarting');
   });
 });
 

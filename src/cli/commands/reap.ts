@@ -6,7 +6,6 @@ import { type HeldLock, acquireLock } from '../../adapters/file-lock.js';
 import { ensureJanitorDir, logFile, reapLockPath, stampFresh, stampPath, writeStamp } from '../../adapters/janitor-files.js';
 import type { Context } from '../../context.js';
 import { parseDuration, parseWholeNumber } from '../../core/parse-args.js';
-import { DEFAULT_STOP_TIMEOUT_SECONDS } from '../../defaults.js';
 import { thresholdSeconds } from '../../core/policy.js';
 import { ExitCode, JanitorError, UsageError, errorMessage } from '../../errors.js';
 import { type ReapPlan, buildPlan, parsePlan, planDisagreements, planSelection } from '../../reaper/plan.js';
@@ -18,13 +17,13 @@ import { ENV_METRICS_FILE } from '../../defaults.js';
 import { type KeptEntry, reap } from '../../reaper/sweep.js';
 import { resolveEngines, stampKey } from '../../adapters/docker-context.js';
 import {
-  type EngineCommandOptions, type EngineTargets, addEngineOptions, connectEngines, discoverTargets, idleOptions, loadHomeConfig, resolvePolicy, resolveTargets,
+  type ActionOptions, type EngineCommandOptions, type EngineTargets, addActionOptions, addEngineOptions, connectEngines, discoverTargets, idleOptions, loadHomeConfig, resolvePolicy, resolveTargets,
   timeoutSignal,
 } from '../engine-options.js';
 import { byHostAndName, eventSink, hostProblems, ndjsonEvent, reapLine, startProgress, sweepEventToNdjson, whenOf } from '../render-containers.js';
 import { type RunState, action, optionParser, writeJson } from '../shared.js';
 
-interface ReapOptions extends EngineCommandOptions {
+interface ReapOptions extends EngineCommandOptions, ActionOptions {
   dryRun?: boolean;
   oncePer?: number;
   failOpen?: boolean;
@@ -32,8 +31,6 @@ interface ReapOptions extends EngineCommandOptions {
   wait?: boolean;
   plan?: string;
   planOut?: string;
-  stopTimeout: number;
-  keepVolumes?: boolean;
   metricsFile?: string;
 }
 
@@ -62,11 +59,9 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .option('--wait', 'wait (within --timeout) for another reap of this home and engine instead of skipping')
     .option('--plan-out <file>', 'with --dry-run: write the exact ids it would remove, with engine, selection and policy')
     .option('--plan <file>', 'remove only the ids in this plan (engine, selection and policy come from it), each re-checked now')
-    .option('--stop-timeout <seconds>', 'seconds a stop waits for the sandbox to exit before the engine kills it', optionParser((v) => parseWholeNumber(v, '--stop-timeout')), DEFAULT_STOP_TIMEOUT_SECONDS)
-    .option('--keep-volumes', "leave removed containers' anonymous volumes behind (default: they go with the container)")
     .option('--metrics-file <path>', `at the end of every run, write a Prometheus text file there (atomically, mode 0644) for node_exporter's textfile collector (default: $${ENV_METRICS_FILE})`)
     .addHelpText('after', HELP);
-  addEngineOptions(cmd).action(
+  addEngineOptions(addActionOptions(cmd)).action(
     action(state, async (opts: ReapOptions, command: Command) => {
       const metricsFile = await checkMetricsFile(opts.metricsFile ?? (ctx.env[ENV_METRICS_FILE] || undefined), opts.metricsFile ? '--metrics-file' : ENV_METRICS_FILE);
       const started = performance.now();

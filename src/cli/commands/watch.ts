@@ -5,29 +5,34 @@ import type { Context } from '../../context.js';
 import { ExitCode, UsageError, errorMessage } from '../../errors.js';
 import { reaperDisabled } from '../../reaper/settings.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
-import { type EngineCommandOptions, addEngineOptions, connectEngines, loadHomeConfig, resolvePolicy, resolveTargets } from '../engine-options.js';
-import { finishedAgo, ndjsonEvent, reapLine } from '../render-containers.js';
+import {
+  type ActionOptions, type EngineCommandOptions, addActionOptions, addEngineOptions, connectEngines, discoverTargets, idleOptions, loadHomeConfig,
+  resolvePolicy, resolveTargets,
+} from '../engine-options.js';
+import { ndjsonEvent, reapLine, whenOf } from '../render-containers.js';
 import { type RunState, action, optionParser } from '../shared.js';
 
-interface WatchOptions extends EngineCommandOptions {
+interface WatchOptions extends EngineCommandOptions, ActionOptions {
   dryRun?: boolean;
   metricsListen?: { host: string | undefined; port: number };
 }
 
 const HELP = `
 Runs until SIGTERM or SIGINT (then exits 0 within 5 s). A full sweep at start and after every reconnect, then
-the engine's event stream: each exited container is re-checked and removed at its deadline (FinishedAt + threshold).
+the engine's event stream: each exited or never-started container is re-checked and removed at its deadline
+(FinishedAt or Created + threshold), and each running sandbox is re-sampled when its idleness could first reach
+--idle-after (and right after each exec ends), then stopped once the proof holds, re-checked right before.
 It holds the reap lock of this home for each engine while it runs (a reap meanwhile answers "skipped": "locked").
 Exit codes: 0 stopped by a signal (or the reaper is disabled); 2 bad usage or input; 1 an unexpected error`;
 
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = program
     .command('watch')
-    .description('Run as a service: follow the engine event stream and remove each orphan at its deadline.')
+    .description('Run as a service: follow the engine event stream, remove each orphan at its deadline and stop sandboxes proven idle.')
     .option('-n, --dry-run', 'remove nothing; log what would be removed')
     .option('--metrics-listen <host:port>', 'serve Prometheus metrics on /metrics and health on /healthz (200 while every engine is connected)', optionParser(parseListenOption))
     .addHelpText('after', HELP);
-  addEngineOptions(cmd).action(action(state, (opts: WatchOptions, command: Command) => runWatch(opts, command, ctx)));
+  addEngineOptions(addActionOptions(cmd)).action(action(state, (opts: WatchOptions, command: Command) => runWatch(opts, command, ctx)));
 }
 
 function parseListenOption(v: string): { host: string | undefined; port: number } {
@@ -50,7 +55,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   if (opts.json) throw new UsageError('watch streams its output: use --log-format json for NDJSON instead of --json');
   if (opts.asOf) throw new UsageError('--as-of does not apply to watch: it judges ages as of each moment it acts');
   const targets = resolveTargets(command, opts, ctx);
-  const { home, selection, endpoints } = targets;
+  const { home, selection } = targets;
   const config = await loadHomeConfig(home);
   const policy = resolvePolicy(opts, ctx, config, selection);
   const json = opts.logFormat === 'json';
@@ -71,6 +76,8 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   // --timeout bounds each full sweep in watch, and only when given.
   const sweepTimeoutMs = command.getOptionValueSource('timeout') === 'cli' ? opts.timeout : 0;
   const dryRun = Boolean(opts.dryRun);
+  await discoverTargets(targets, opts, ctx);
+  const { endpoints } = targets;
 
   // Stop on SIGTERM/SIGINT: no new work at once, in-flight requests get a grace period.
   const stopping = new AbortController();
@@ -121,32 +128,56 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
       metrics?.observe(ev);
       logEvent(ev);
     };
-    const service = new WatchService(engines, { selection, thresholdSeconds: policy.threshold, concurrency: opts.concurrency, dryRun, sweepTimeoutMs }, report);
+    const idle = await idleOptions(policy, home, ctx, opts.stopTimeout);
+    const service = new WatchService(
+      engines,
+      { selection, thresholdSeconds: policy.threshold, concurrency: opts.concurrency, dryRun, sweepTimeoutMs, idle, keepVolumes: Boolean(opts.keepVolumes) },
+      report,
+    );
+    const warned = new Set<string>();
 
     function logEvent(ev: WatchEvent): void {
       if (opts.quiet && ev.type !== 'failed' && ev.type !== 'engine') return;
+      if ((ev.type === 'sweep' || ev.type === 'deadline-check') && !opts.quiet) {
+        // A warning (idle.json unreadable or unwritable) once per text, not at every deadline.
+        for (const w of ev.warnings) {
+          if (warned.has(w)) continue;
+          warned.add(w);
+          if (json) ndjsonEvent(ctx, 'warning', { message: w });
+          else ctx.stderr.write(`${ctx.now().toISOString()} warning: ${w}\n`);
+        }
+      }
+      // A running sandbox kept at an idle check is not news (a busy one is checked after every exec).
+      if (ev.type === 'kept' && ev.entry.reason === 'running') return;
       if (json) {
         switch (ev.type) {
           case 'event':
             return;
           case 'removed':
             return ndjsonEvent(ctx, ev.dryRun ? 'would-remove' : 'removed', { ...ev.entry, trigger: ev.trigger });
+          case 'stopped':
+            return ndjsonEvent(ctx, ev.dryRun ? 'would-stop' : 'stopped', { ...ev.entry, trigger: ev.trigger });
           case 'failed':
           case 'kept':
             return ndjsonEvent(ctx, ev.type, { ...ev.entry, trigger: ev.trigger });
           case 'engine':
             return ndjsonEvent(ctx, 'engine', { host: ev.host, state: ev.state, error: ev.error ?? null, ...(ev.retryInMs !== undefined ? { retryInSeconds: ev.retryInMs / 1000 } : {}) });
           case 'sweep':
-            return ndjsonEvent(ctx, 'sweep', { host: ev.host, removed: ev.removed, kept: ev.kept, failed: ev.failed, tracked: ev.tracked, durationSeconds: ev.durationMs / 1000, interrupted: ev.interrupted });
+            return ndjsonEvent(ctx, 'sweep', {
+              host: ev.host, removed: ev.removed, stopped: ev.stopped, kept: ev.kept, failed: ev.failed, tracked: ev.tracked,
+              durationSeconds: ev.durationMs / 1000, interrupted: ev.interrupted, ...(ev.warnings.length ? { warnings: ev.warnings } : {}),
+            });
           case 'deadline-check':
             return;
         }
       }
       switch (ev.type) {
         case 'removed':
-          return out(reapLine(ev.dryRun ? 'would remove' : 'removed', ev.entry, finishedAgo(ev.entry), showHost));
+          return out(reapLine(ev.dryRun ? 'would remove' : 'removed', ev.entry, whenOf(ev.entry), showHost));
+        case 'stopped':
+          return out(reapLine(ev.dryRun ? 'would stop' : 'stopped', ev.entry, whenOf(ev.entry), showHost));
         case 'failed':
-          ctx.stderr.write(`${ctx.now().toISOString()} ${reapLine('failed', ev.entry, finishedAgo(ev.entry), showHost)}\n`);
+          ctx.stderr.write(`${ctx.now().toISOString()} ${reapLine('failed', ev.entry, whenOf(ev.entry), showHost)}\n`);
           return;
         case 'engine':
           if (ev.state === 'connected') return line(`engine ${ev.host}: connected`);
@@ -155,7 +186,9 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
           }
           return;
         case 'sweep':
-          return out(`swept ${ev.host}: removed ${ev.removed}, kept ${ev.kept}, failed ${ev.failed}; ${ev.tracked} awaiting their deadline (${(ev.durationMs / 1000).toFixed(2)} s)`);
+          return out(
+            `swept ${ev.host}: removed ${ev.removed}, stopped ${ev.stopped}, kept ${ev.kept}, failed ${ev.failed}; ${ev.tracked} awaiting their deadline or idle check (${(ev.durationMs / 1000).toFixed(2)} s)`,
+          );
         default:
           return;
       }
@@ -176,15 +209,19 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
     }
     const scope = selection.profile === null ? 'all profiles' : `profile ${selection.profile}`;
     if (json) {
-      ndjsonEvent(ctx, 'started', { hosts: engines.map((e) => e.host), thresholdSeconds: policy.threshold, profile: selection.profile, dryRun, pid: process.pid });
+      ndjsonEvent(ctx, 'started', {
+        hosts: engines.map((e) => e.host), thresholdSeconds: policy.threshold, profile: selection.profile, dryRun,
+        stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds, pid: process.pid,
+      });
     } else {
-      out(`watching ${engines.map((e) => e.host).join(', ')} (threshold ${policy.threshold} s, ${scope}${dryRun ? ', dry run' : ''})`);
+      const idleText = policy.stopIdle ? `stops sandboxes idle ${policy.idleAfterSeconds} s` : 'idle sandboxes not stopped';
+      out(`watching ${engines.map((e) => e.host).join(', ')} (threshold ${policy.threshold} s, ${idleText}, ${scope}${dryRun ? ', dry run' : ''})`);
     }
     const done = service.run();
     if (!stopping.signal.aborted) await new Promise<void>((r) => stopping.signal.addEventListener('abort', () => r(), { once: true }));
     await service.stop();
     await done;
-    if (json) ndjsonEvent(ctx, 'stopped', { tracked: service.tracked });
+    if (json) ndjsonEvent(ctx, 'shutdown', { tracked: service.tracked });
     else out(`stopped (${service.tracked} container(s) were awaiting their deadline)`);
     return ExitCode.OK;
   } finally {
