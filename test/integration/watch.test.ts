@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { ENGINE_KIND, RUN_EXTRA, RUN_LABEL, TEST_IMAGE, docker, requireEngine } from '../helpers/docker.js';
@@ -108,9 +109,63 @@ describe(`watch on the real engine (${ENGINE_KIND})`, () => {
     }
     assert.match(text, new RegExp(`^hermes_janitor_removed_total\\{host="[^"]+",profile="${profile}"\\} 1$`, 'm'));
     assert.match(text, /^hermes_janitor_events_total\{host="[^"]+",action="die"\} [1-9]/m);
+    assert.match(text, new RegExp(`^hermes_janitor_containers_stopped\\{host="[^"]+",profile="${profile}"\\} 0$`, 'm'), 'stopped carries series');
+    // The families shared with `reap --metrics-file` have the very same HELP and TYPE lines.
+    const file = `${home.dir}/reap.prom`;
+    const r = await runCli(['reap', '--dry-run', '--home', home.dir, '--profile', profile, '--metrics-file', file]);
+    assert.equal(r.code, 0, r.stderr);
+    const header = (t: string) => t.split('\n').filter((l) => /^# (HELP|TYPE) /.test(l));
+    const reapHeader = header(readFileSync(file, 'utf8'));
+    assert.ok(reapHeader.length >= 16, reapHeader.join('\n'));
+    const watchHeader = new Set(header(text));
+    for (const l of reapHeader) assert.ok(watchHeader.has(l), `watch lacks: ${l}`);
     assert.equal((await fetch(`${url}/nope`)).status, 404);
     const stop = await w.stop('SIGINT');
     assert.equal(stop.code, 0, w.stderr);
+  });
+});
+
+describe(`watch and the idle rule on the real engine (${ENGINE_KIND})`, () => {
+  it('with a short --idle-after it stops an idle --init sleeper, never one kept busy by execs', async () => {
+    const idleHome = tempDir('hj-watch-idle-');
+    const idleProfile = `wi-${runId}`;
+    const runIn = (cmd: string[]) =>
+      docker([
+        'run', '-d', '--init', ...RUN_EXTRA, '--label', `${RUN_LABEL}=${runId}`, '--label', 'hermes-agent=1',
+        '--label', `hermes-profile=${idleProfile}`, '--network', 'none', TEST_IMAGE, ...cmd,
+      ]);
+    let busyLoop = true;
+    try {
+      const w = WatchProcess.start(['--home', idleHome.dir, '--profile', idleProfile, '--idle-after', '3s', '--stop-timeout', '1']);
+      watches.push(w);
+      await w.waitFor('connected', connected);
+      const idle = await runIn(['sleep', '3600']);
+      const busy = await runIn(['sleep', '3600']);
+      // The busy one runs a command every 0.7 s, as hermes does (every command is a `docker exec`).
+      const execs = (async () => {
+        while (busyLoop) {
+          await docker(['exec', busy, 'true']).catch(() => undefined);
+          await new Promise((r) => setTimeout(r, 700));
+        }
+      })();
+      const stoppedIds = () => new Set(w.events('stopped').map((l) => l.id as string));
+      await w.waitFor('the idle sandbox stopped', () => stoppedIds().has(idle), 30_000);
+      const ev = w.events('stopped').find((l) => l.id === idle)!;
+      assert.equal(ev.rule, 'idle');
+      assert.ok((ev.idleSeconds as number) >= 3, `idle ${String(ev.idleSeconds)} s`);
+      assert.equal(await docker(['inspect', '--format', '{{.State.Running}}', idle]), 'false');
+      // Several idle thresholds with execs: the busy one runs on.
+      await new Promise((r) => setTimeout(r, 8000));
+      busyLoop = false;
+      await execs;
+      assert.ok(!stoppedIds().has(busy), `busy sandbox stopped: ${JSON.stringify(w.events('stopped'))}`);
+      assert.equal(await docker(['inspect', '--format', '{{.State.Running}}', busy]), 'true');
+      const stop = await w.stop('SIGTERM');
+      assert.equal(stop.code, 0, w.stderr);
+    } finally {
+      busyLoop = false;
+      idleHome.cleanup();
+    }
   });
 });
 
