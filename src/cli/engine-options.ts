@@ -60,7 +60,7 @@ export function addEngineOptions(cmd: Command, { output = true }: { output?: boo
   return cmd
     .option('--log-format <format>', 'text (default) or json (NDJSON events on stdout)', optionParser(parseLogFormat), 'text')
     .option('-q, --quiet', 'print nothing on success')
-    .option('--idle-after <duration>', 'stop a running sandbox idle at least this long (90s, 30m, 1h; default: the threshold)', optionParser((v) => parseDuration(v, '--idle-after')))
+    .option('--idle-after <duration>', 'stop a running sandbox idle at least this long (90s, 30m, 1h; default: the threshold computed from the lifetime, also with --older-than)', optionParser((v) => parseDuration(v, '--idle-after')))
     .option('--stop-idle', 'stop idle running sandboxes (the default for the hermes selection; needed with --label)')
     .option('--no-stop-idle', `never stop running sandboxes (also ${ENV_STOP_IDLE}=false or janitor.stop_idle: false in config.yaml)`)
     .option('-v, --verbose', 'say on stderr which engine is used and why');

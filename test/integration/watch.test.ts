@@ -181,7 +181,9 @@ describe('--older-than and watch usage errors (no engine needed)', () => {
   it('a custom --label selection takes a short --older-than without --force-threshold', async () => {
     const r = await runCli(['list', '--json', '--home', home.dir, '--label', `ci-${runId}=1`, '--older-than', '5s']);
     assert.equal(r.code, 0, r.stderr);
-    assert.equal((JSON.parse(r.stdout) as { thresholdSeconds: number }).thresholdSeconds, 5);
+    const doc = JSON.parse(r.stdout) as { thresholdSeconds: number; idleAfterSeconds: number };
+    assert.equal(doc.thresholdSeconds, 5);
+    assert.equal(doc.idleAfterSeconds, 600, '--older-than leaves the idle threshold to the lifetime');
   });
   it('rejects fractions of a second, --lifetime with --older-than, and --json for watch', async () => {
     for (const args of [
