@@ -80,5 +80,22 @@ describe('watch against the simulator: event stream faults', () => {
     assert.equal(sim.removals.length, 0);
     assert.equal((await w.stop()).code, 0);
   });
-});
 
+  it('a never-started container found by the first sweep is removed at Created + threshold, not before (rule never-started)', async () => {
+    const sim = await EngineSimulator.start({ recordRemovals: true });
+    cleanups.push(() => sim.close());
+    const created = new Date();
+    const id = sim.add({ labels: LABELS, state: 'created', created });
+    const w = WatchProcess.start(['--host', sim.host, '--home', home.dir, '--label', 'ci-job=1', '--all-profiles', '--older-than', '4s']);
+    cleanups.push(() => w.kill());
+    await w.waitFor('removed', (ls) => ls.some((l) => l.event === 'removed' && l.id === id), 10_000);
+    const ev = w.events('removed').find((l) => l.id === id)!;
+    assert.equal(ev.rule, 'never-started');
+    assert.equal(ev.trigger, 'deadline', 'kept by the sweep, removed at its deadline');
+    // The simulator's Created is its whole second plus .123456789: the deadline is that + 4 s.
+    const deadline = Math.floor(created.getTime() / 1000) * 1000 + 123 + 4000;
+    const at = sim.removals.find((r) => r.id === id)!.atMs;
+    assert.ok(at >= deadline && at < deadline + 1500, `removed ${at - deadline} ms after its deadline`);
+    assert.equal((await w.stop()).code, 0);
+  });
+});
