@@ -70,12 +70,15 @@ export function byHostAndName<T extends SweepEntry>(a: T, b: T): number {
   return a.host.localeCompare(b.host) || a.name.localeCompare(b.name) || a.id.localeCompare(b.id);
 }
 
-/** One human line per removed, stopped or failed container (`when`: "finished 3 hours ago" or "idle 3 hours"). */
+/**
+ * One human line per removed, stopped or failed container: `stopped <id> <name> (profile p, idle 3 hours)`; a dry run
+ * says `Would remove` / `Would stop` (`when`: "finished 3 hours ago" or "idle 3 hours").
+ */
 export function reapLine(
-  kind: 'removed' | 'would remove' | 'stopped' | 'would stop' | 'failed', e: SweepEntry | FailedEntry, when: string, showHost: boolean,
+  kind: 'removed' | 'Would remove' | 'stopped' | 'Would stop' | 'failed', e: SweepEntry | FailedEntry, when: string, showHost: boolean,
 ): string {
   const where = showHost ? ` on ${e.host}` : '';
-  const base = `${kind.padEnd(12)} ${shortId(e.id)}  ${e.name || '-'}  (profile ${e.profile ?? '-'}, ${when})${where}`;
+  const base = `${kind} ${shortId(e.id)} ${e.name || '-'} (profile ${e.profile ?? '-'}, ${when})${where}`;
   return 'error' in e ? `${base}: ${e.error}` : base;
 }
 

@@ -63,7 +63,7 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
 
     const dry = await runCli(['reap', '--dry-run', ...sel, '--idle-after', IDLE], { env });
     assert.equal(dry.code, 0, dry.stderr);
-    assert.match(dry.stdout, new RegExp(`would stop\\s+${idle.slice(0, 12)}\\s+\\S+\\s+\\(profile ${fx.profile}, idle \\d+ seconds\\)`));
+    assert.match(dry.stdout, new RegExp(`^Would stop ${idle.slice(0, 12)} \\S+ \\(profile ${fx.profile}, idle \\d+ seconds\\)$`, 'm'));
     assert.match(dry.stdout, /Would remove 0, would stop 1, kept 3, failed 0/);
     assert.equal(await fx.state(idle), 'running', 'a dry run stops nothing');
 

@@ -348,8 +348,8 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     // What was removed before an engine went away mid-sweep is still reported.
     const anything = removed.length + stopped.length + kept.length + failed.length > 0;
     if (!opts.quiet && (anything || !across.hosts.every((h) => !h.reachable))) {
-      for (const r of removed) ctx.stdout.write(`${reapLine(dryRun ? 'would remove' : 'removed', r, whenOf(r), showHost)}\n`);
-      for (const r of stopped) ctx.stdout.write(`${reapLine(dryRun ? 'would stop' : 'stopped', r, whenOf(r), showHost)}\n`);
+      for (const r of removed) ctx.stdout.write(`${reapLine(dryRun ? 'Would remove' : 'removed', r, whenOf(r), showHost)}\n`);
+      for (const r of stopped) ctx.stdout.write(`${reapLine(dryRun ? 'Would stop' : 'stopped', r, whenOf(r), showHost)}\n`);
       const scope = selection.profile === null ? 'all profiles' : `profile ${selection.profile}`;
       ctx.stdout.write(
         `${dryRun ? 'Would remove' : 'Removed'} ${removed.length}, ${dryRun ? 'would stop' : 'stopped'} ${stopped.length}, kept ${kept.length}, failed ${failed.length} (threshold ${policy.threshold} s, ${scope}${dryRun ? ', dry run' : ''}).\n`,
