@@ -173,9 +173,9 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
       }
       switch (ev.type) {
         case 'removed':
-          return out(reapLine(ev.dryRun ? 'would remove' : 'removed', ev.entry, whenOf(ev.entry), showHost));
+          return out(reapLine(ev.dryRun ? 'Would remove' : 'removed', ev.entry, whenOf(ev.entry), showHost));
         case 'stopped':
-          return out(reapLine(ev.dryRun ? 'would stop' : 'stopped', ev.entry, whenOf(ev.entry), showHost));
+          return out(reapLine(ev.dryRun ? 'Would stop' : 'stopped', ev.entry, whenOf(ev.entry), showHost));
         case 'failed':
           ctx.stderr.write(`${ctx.now().toISOString()} ${reapLine('failed', ev.entry, whenOf(ev.entry), showHost)}\n`);
           return;
