@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { setMaxListeners } from 'node:events';
 import { addAbortSignal } from 'node:stream';
-import type Dockerode from 'dockerode';
+import type Modem from 'docker-modem';
 import { StringDecoder } from 'node:string_decoder';
 import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_LIST_ROW_BYTES } from '../defaults.js';
 import { EngineRequestError, EngineUnreachableError, MalformedJsonArrayError } from '../errors.js';
@@ -36,10 +36,15 @@ export async function createDockerodeEngine(
   endpoint: EngineEndpoint,
   opts: DockerodeEngineOptions = {},
 ): Promise<EngineClient> {
-  const { default: Docker } = await import('dockerode');
+  // dockerode's own transport, docker-modem: the janitor only ever used its `dial`. Loading dockerode itself also
+  // loads its BuildKit/gRPC and tar stacks (about 14 MB of resident memory and several ms of start-up).
+  const { default: ModemClass } = await import('docker-modem');
+  const Docker = function (o: Modem.ConstructorOptions): Client {
+    return { modem: new ModemClass(o) };
+  };
   const requestTimeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-  const base: Dockerode.DockerOptions = { version: API_VERSION, timeout: requestTimeoutMs };
-  let options: Dockerode.DockerOptions;
+  const base: Modem.ConstructorOptions = { version: API_VERSION, timeout: requestTimeoutMs };
+  let options: Modem.ConstructorOptions;
   if (endpoint.socketPath) {
     options = { ...base, socketPath: endpoint.socketPath };
   } else {
@@ -53,10 +58,10 @@ export async function createDockerodeEngine(
       ...(endpoint.tlsDir ? readTlsFiles(endpoint.tlsDir) : {}),
     };
   }
-  const make = (timeout: number) => withoutDockerEnv(() => new Docker({ ...options, timeout }));
+  const make = (timeout: number) => withoutDockerEnv(() => Docker({ ...options, timeout }));
   // The event stream may stay silent for hours: its client has no inactivity timeout (only its subscription is bounded).
   const { timeout: _inactivity, ...streamOptions } = options;
-  return new DockerodeEngine(make(requestTimeoutMs), endpoint.host, requestTimeoutMs, make, withoutDockerEnv(() => new Docker(streamOptions)));
+  return new DockerodeEngine(make(requestTimeoutMs), endpoint.host, requestTimeoutMs, make, withoutDockerEnv(() => Docker(streamOptions)));
 }
 
 /**
@@ -75,15 +80,20 @@ function withoutDockerEnv<T>(fn: () => T): T {
   }
 }
 
+/** One engine connection: a docker-modem with its options (request timeout, TLS, socket). */
+interface Client {
+  modem: Modem;
+}
+
 class DockerodeEngine implements EngineClient, EngineStatusCalls {
   constructor(
-    private readonly docker: Dockerode,
+    private readonly docker: Client,
     readonly host: string,
     private readonly requestTimeoutMs: number,
     /** A client with another inactivity timeout (a stop may be silent for its whole `t`). */
-    private readonly withTimeout: (timeoutMs: number) => Dockerode,
+    private readonly withTimeout: (timeoutMs: number) => Client,
     /** The event stream's client: no inactivity timeout. */
-    private readonly streamDocker: Dockerode = docker,
+    private readonly streamDocker: Client = docker,
   ) {}
 
   /** Runs one request bounded by the request timeout and the caller's signal; maps failures to typed errors. */
@@ -157,14 +167,14 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls {
   }
 
   /**
-   * One request through dockerode's modem with the response as a stream (so a large answer is never buffered
+   * One request through the modem with the response as a stream (so a large answer is never buffered
    * whole, and a connection cut mid-body is an error rather than a promise that never settles). Statuses other
    * than those mapped to `true` reject with dockerode's usual error (`statusCode`, `json`).
    */
   private dial(
     req: { path: string; method: 'GET' | 'DELETE' | 'POST'; options?: Record<string, unknown>; statusCodes: Record<number, true | string> },
     abortSignal: AbortSignal,
-    docker: Dockerode = this.docker,
+    docker: Client = this.docker,
   ): Promise<IncomingMessage> {
     const modem = docker.modem as { dial(o: object, cb: (err: unknown, res: unknown) => void): void };
     return new Promise((resolve, reject) => {
@@ -194,7 +204,10 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls {
   }
 
   async ping(signal?: AbortSignal): Promise<void> {
-    await this.call('ping', signal, (abortSignal) => (this.docker.ping as (o: object) => Promise<unknown>).call(this.docker, { abortSignal }));
+    await this.call('ping', signal, async (abortSignal) => {
+      const res = await this.dial({ path: '/_ping', method: 'GET', statusCodes: { 200: true, 500: 'server error' } }, abortSignal);
+      await this.body(res, 'ping');
+    });
   }
 
   async list(query: ListQuery, signal?: AbortSignal): Promise<ContainerSummary[]> {
