@@ -135,8 +135,11 @@ export function parseEngineVersion(v: unknown): EngineVersion {
   };
 }
 
-/** Name of a volume the engine made itself (64 hex digits): Docker 20.10 and Podman 4 name anonymous volumes so. */
-const ANONYMOUS_VOLUME_NAME = /^[0-9a-f]{64}$/;
+/**
+ * Name of a volume the engine made itself (64 hex digits): Docker 20.10 and Podman 4 name anonymous volumes so. Used to
+ * predict and to report (dry runs, status); what a removal freed is verified against the engine.
+ */
+export const ANONYMOUS_VOLUME_NAME = /^[0-9a-f]{64}$/;
 
 /**
  * The anonymous volumes among inspect's `Mounts`: `Type: "volume"` with an engine-made name. Neither Docker 20.10

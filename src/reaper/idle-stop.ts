@@ -81,8 +81,6 @@ export async function reproveAndStop(
   return stopped ? { kind: 'stopped' } : { kind: 'proof-failed', record: undefined };
 }
 
-/** How both engines name an anonymous volume: 64 hex digits. Used only to predict (dry runs); removal is verified. */
-export const ANONYMOUS_VOLUME_NAME = /^[0-9a-f]{64}$/;
 
 /**
  * Which of the container's volumes went with it, verified after its removal: those the engine no longer knows

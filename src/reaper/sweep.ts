@@ -1,5 +1,5 @@
 import type { ContainerDetails, ContainerSummary, EngineClient } from '../adapters/engine.js';
-import { isGoing } from '../adapters/engine.js';
+import { ANONYMOUS_VOLUME_NAME, isGoing } from '../adapters/engine.js';
 import type { StateStore } from '../adapters/state-file.js';
 import { type IdleKeepReason, type IdleRecord, decideStop, idleSeconds, mergeIdleState, observe, parseIdleState } from '../core/idle.js';
 import { type KeepReason, type Rule, type Verdict, judge } from '../core/policy.js';
@@ -7,7 +7,7 @@ import { type Selection, engineLabelFilters, isExcluded, isSelected } from '../c
 import { EngineRequestError, EngineUnreachableError, errorMessage } from '../errors.js';
 import { forEachBounded, limiter } from '../util/pool.js';
 import { STATS_CONCURRENCY, STOP_CONCURRENCY } from '../defaults.js';
-import { ANONYMOUS_VOLUME_NAME, execsInFlight, reproveAndStop, takeSample, volumesGone } from './idle-stop.js';
+import { execsInFlight, reproveAndStop, takeSample, volumesGone } from './idle-stop.js';
 
 /** One container as reported in every output. */
 export interface SweepEntry {
