@@ -8,6 +8,9 @@ import { fileURLToPath } from 'node:url';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { acquireLock } = await import(path.join(repo, 'dist', 'adapters', 'file-lock.js'));
+// The marker names its owner as the lock does (pid + start time + boot): pids wrap (32,768 here), and a killed
+// owner's pid may already belong to another process.
+const { liveness, selfIdentity } = await import(path.join(repo, 'dist', 'adapters', 'process-identity.js'));
 const [mode, dir, deadlineArg, staleArg] = process.argv.slice(2);
 const deadline = Number(deadlineArg);
 const staleMs = Number(staleArg);
@@ -16,35 +19,30 @@ const marker = path.join(dir, 'critical');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const out = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
 
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return e.code === 'EPERM';
-  }
-}
-
 /** Enters the critical section: returns false (and reports) if someone else is in it. */
 function enter() {
   for (;;) {
     try {
       const fd = fs.openSync(marker, 'wx');
-      fs.writeSync(fd, String(process.pid));
+      fs.writeSync(fd, JSON.stringify(selfIdentity()));
       fs.closeSync(fd);
       return true;
     } catch (e) {
       if (e.code !== 'EEXIST') throw e;
     }
-    let owner = NaN;
+    let owner = null;
+    let age = 0;
     try {
-      owner = Number(fs.readFileSync(marker, 'utf8'));
-    } catch {
-      continue; // it just left
+      age = Date.now() - fs.statSync(marker).mtimeMs;
+      owner = JSON.parse(fs.readFileSync(marker, 'utf8'));
+    } catch (e) {
+      if (e.code === 'ENOENT') continue; // it just left
+      if (age < 1000) continue; // being written
+      owner = { pid: 0 }; // empty for a second: its writer was killed between creating and writing it
     }
-    if (Number.isInteger(owner) && owner > 0 && !alive(owner)) {
+    if (owner.pid === 0 || liveness(owner) === 'dead') {
       // A holder killed inside its critical section: its lock was rightly taken over.
-      out({ killedInside: owner });
+      out({ killedInside: owner.pid });
       try {
         fs.unlinkSync(marker);
       } catch {
@@ -52,7 +50,7 @@ function enter() {
       }
       continue;
     }
-    out({ overlap: true, with: owner });
+    out({ overlap: true, with: owner?.pid });
     return false;
   }
 }
