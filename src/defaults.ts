@@ -44,6 +44,8 @@ export const ENV_MAX_STOP_BLOCKS = 'HERMES_JANITOR_MAX_STOP_BLOCKS';
 export const ENV_DEBUG = 'HERMES_JANITOR_DEBUG';
 /** `false`/`0`/`no` turns the idle rule (stopping idle running sandboxes) off. */
 export const ENV_STOP_IDLE = 'HERMES_JANITOR_STOP_IDLE';
+/** `false`/`0`/`no`/`off`: the re-check before a stop always asks the engine's stats, never reads the cgroup here. */
+export const ENV_CGROUP_SAMPLES = 'HERMES_JANITOR_CGROUP_SAMPLES';
 /** Seconds the engine's stop waits before its SIGKILL (`--stop-timeout`). */
 export const DEFAULT_STOP_TIMEOUT_SECONDS = 10;
 /** The idle-observation state, under `<home>/janitor/`. */

@@ -291,6 +291,7 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls {
       startedAt: typeof c.State.StartedAt === 'string' ? c.State.StartedAt : '',
       created: typeof c.Created === 'string' ? c.Created : '',
       execIds: Array.isArray(c.ExecIDs) ? c.ExecIDs.filter((x): x is string => typeof x === 'string') : [],
+      pid: typeof c.State.Pid === 'number' && Number.isSafeInteger(c.State.Pid) && c.State.Pid > 0 ? c.State.Pid : 0,
       volumes: Array.isArray(c.Mounts)
         ? (c.Mounts as Array<{ Type?: unknown; Name?: unknown }>)
             .filter((m) => m && m.Type === 'volume' && typeof m.Name === 'string' && m.Name !== '')

@@ -10,7 +10,7 @@ import type { HermesHome } from '../core/hermes-home.js';
 import { ValueError, parseDuration, parseInstant, parseWholeNumber } from '../core/parse-args.js';
 import { thresholdSeconds } from '../core/policy.js';
 import { type Selection, parseLabelMatcher, selectionFrom } from '../core/selection.js';
-import { resolveLifetime, resolveStopIdle } from '../reaper/settings.js';
+import { cgroupSamplesEnabled, resolveLifetime, resolveStopIdle } from '../reaper/settings.js';
 import type { IdleOptions } from '../reaper/sweep.js';
 import { idleStatePath } from '../adapters/janitor-files.js';
 import { collect, homeFrom, optionParser } from './shared.js';
@@ -170,12 +170,14 @@ export function resolvePolicy(opts: EngineCommandOptions, ctx: Context, config: 
 /** The idle rule for a run: observations kept in `<home>/janitor/idle.json`, samples stamped with the real clock. */
 export async function idleOptions(policy: RunPolicy, home: HermesHome, ctx: Context, stopTimeoutSeconds?: number): Promise<IdleOptions> {
   const { FileStateStore } = await import('../adapters/state-file.js');
+  const local = cgroupSamplesEnabled(ctx.env) ? (await import('../adapters/cgroup-counters.js')).readCgroupCounters : null;
   return {
     stopIdle: policy.stopIdle,
     idleAfterSeconds: policy.idleAfterSeconds,
     ...(stopTimeoutSeconds !== undefined ? { stopTimeoutSeconds } : {}),
     store: new FileStateStore(idleStatePath(home.home)),
     now: () => ctx.now(),
+    ...(local ? { localCounters: (id: string, pid: number) => local(id, pid) } : {}),
   };
 }
 

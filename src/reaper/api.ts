@@ -9,7 +9,7 @@ import { selectionFrom } from '../core/selection.js';
 import { idleStatePath } from '../adapters/janitor-files.js';
 import type { StateStore } from '../adapters/state-file.js';
 import { DEFAULT_STOP_TIMEOUT_SECONDS } from '../defaults.js';
-import { resolveLifetime, resolveStopIdle } from './settings.js';
+import { cgroupSamplesEnabled, resolveLifetime, resolveStopIdle } from './settings.js';
 import { type IdleOptions, type ListResult, type ReapResult, list, reap } from './sweep.js';
 
 export interface ReaperOptions {
@@ -115,6 +115,7 @@ export function createReaper(options: ReaperOptions = {}): Reaper {
         stopTimeoutSeconds: options.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS,
         store: options.idleStore ?? new FileStateStore(idleStatePath(home.home)),
         now,
+        ...(cgroupSamplesEnabled(env) ? { localCounters: (await import('../adapters/cgroup-counters.js')).readCgroupCounters } : {}),
       };
     })());
   const base = async (o: SweepCallOptions) => ({

@@ -2,7 +2,7 @@
  * The engine side of the idle rule: taking a sample, re-proving idleness right before a stop, and the stop itself.
  * The decisions are pure (`core/idle.ts`); a long-running watcher calls these with its own clock and records.
  */
-import type { ContainerDetails, EngineClient } from '../adapters/engine.js';
+import type { ContainerDetails, EngineClient, StatsCounters } from '../adapters/engine.js';
 import { type IdleRecord, type IdleSample, observe, reproved } from '../core/idle.js';
 import { EngineRequestError } from '../errors.js';
 
@@ -44,6 +44,20 @@ export async function execsInFlight(engine: EngineClient, execIds: readonly stri
   return out;
 }
 
+/**
+ * Reads a running container's counters on this host without the engine (`adapters/cgroup-counters.ts`), or null
+ * when it cannot prove the cgroup is that container's.
+ */
+export type LocalCounters = (id: string, pid: number) => StatsCounters | null;
+
+/** A sample from the container's cgroup on this host, or null where `local` cannot read it. */
+function localSample(
+  details: Pick<ContainerDetails, 'id' | 'startedAt' | 'pid'>, now: () => Date, local: LocalCounters | undefined,
+): IdleSample | null {
+  const c = local?.(details.id, details.pid);
+  return c ? { startedAt: details.startedAt, cpuNs: c.cpuNs, pgfault: c.pgfault, at: now().toISOString() } : null;
+}
+
 export type StopOutcome =
   /** Stopped; the record should be dropped. */
   | { kind: 'stopped' }
@@ -54,8 +68,13 @@ export type StopOutcome =
 
 /**
  * Re-checks the proof right before acting and stops only if it holds: a fresh inspect (still running, same
- * StartedAt, no exec in flight) and a fresh one-shot sample showing no activity since `record.last`. The stop is
- * the engine's stop with `stopTimeoutSeconds` before its SIGKILL. Engine errors on the stop itself are thrown.
+ * StartedAt, no exec in flight) and a fresh sample showing no activity since `record.last`, then the engine's stop
+ * with `stopTimeoutSeconds` before its SIGKILL. Engine errors on the stop itself are thrown.
+ *
+ * The final inspect, and the sample where the container's cgroup can be read on this host (`localCounters`), are
+ * taken inside the stop's own slot (`act`), so nothing is re-checked seconds before a queued stop. Where only the
+ * engine's one-shot stats can give a sample, the samples of a sweep are first asked for together (`read`: Docker
+ * answers them in one pass of its stats collector), and the slot re-inspects right before the stop.
  */
 export async function reproveAndStop(
   engine: EngineClient,
@@ -66,21 +85,40 @@ export async function reproveAndStop(
     /** Bounds for the re-check's reads and for the stop itself (a sweep shares them across containers). */
     read?: <R>(fn: () => Promise<R>) => Promise<R>;
     act?: <R>(fn: () => Promise<R>) => Promise<R>;
+    /** Counters read on this host for the fresh sample (else the engine's stats). */
+    localCounters?: LocalCounters;
+    /** `State.Pid` from the caller's inspect: lets a sweep see whether the cgroup can be read before queueing. */
+    pid?: number;
   },
 ): Promise<StopOutcome> {
   const read = opts.read ?? ((fn) => fn());
   const act = opts.act ?? ((fn) => fn());
-  const fresh = await read(() => engine.inspect(id, opts.signal));
-  if (!fresh) return { kind: 'gone' };
-  const running = fresh.status.toLowerCase() === 'running' && fresh.running;
-  const sample = running ? await read(() => takeSample(engine, fresh, opts.now, opts.signal)) : null;
-  const execIds = running ? await read(() => execsInFlight(engine, fresh.execIds, opts.signal)) : fresh.execIds;
-  const ok = reproved(record.last, { running, startedAt: fresh.startedAt, execIds, sample });
-  if (!ok) return { kind: 'proof-failed', record: sample ? observe(record, sample) : undefined };
-  const stopped = await act(() => engine.stop(id, opts.stopTimeoutSeconds, opts.signal));
-  return stopped ? { kind: 'stopped' } : { kind: 'proof-failed', record: undefined };
+  const { signal, now, localCounters: local } = opts;
+  const isRunning = (d: ContainerDetails) => d.status.toLowerCase() === 'running' && d.running;
+  const failed = (sample: IdleSample | null): StopOutcome => ({ kind: 'proof-failed', record: sample ? observe(record, sample) : undefined });
+  let engineSample: IdleSample | null | undefined;
+  if (!(local && opts.pid && local(id, opts.pid))) {
+    // No cgroup to read here: the engine's sample, asked for together with the sweep's others.
+    const first = await read(() => engine.inspect(id, signal));
+    if (!first) return { kind: 'gone' };
+    const running = isRunning(first);
+    engineSample = running ? await read(() => takeSample(engine, first, now, signal)) : null;
+    const execIds = running ? await read(() => execsInFlight(engine, first.execIds, signal)) : first.execIds;
+    if (!reproved(record.last, { running, startedAt: first.startedAt, execIds, sample: engineSample })) return failed(engineSample);
+  }
+  return act(async () => {
+    const fresh = await engine.inspect(id, signal);
+    if (!fresh) return { kind: 'gone' };
+    const running = isRunning(fresh);
+    // The cgroup read now where it can be; else the engine's sample just taken (or, when the cgroup stopped being
+    // readable since, one now).
+    const sample = running ? (localSample(fresh, now, local) ?? engineSample ?? (await takeSample(engine, fresh, now, signal))) : null;
+    const execIds = running ? await execsInFlight(engine, fresh.execIds, signal) : fresh.execIds;
+    if (!reproved(record.last, { running, startedAt: fresh.startedAt, execIds, sample })) return failed(sample);
+    const stopped = await engine.stop(id, opts.stopTimeoutSeconds, signal);
+    return stopped ? { kind: 'stopped' } : { kind: 'proof-failed', record: undefined };
+  });
 }
-
 
 /**
  * Which of the container's volumes went with it, verified after its removal: those the engine no longer knows

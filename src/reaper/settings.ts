@@ -1,5 +1,5 @@
 import type { HermesConfig } from '../adapters/config.js';
-import { DEFAULT_LIFETIME_SECONDS, ENV_LIFETIME, ENV_REAPER_SWITCH, ENV_STOP_IDLE } from '../defaults.js';
+import { DEFAULT_LIFETIME_SECONDS, ENV_CGROUP_SAMPLES, ENV_LIFETIME, ENV_REAPER_SWITCH, ENV_STOP_IDLE } from '../defaults.js';
 import { UsageError } from '../errors.js';
 import { ValueError, parseWholeNumber } from '../core/parse-args.js';
 
@@ -82,6 +82,19 @@ export function resolveStopIdle(
   }
   if (customSelector) return { value: false, source: '--label (add --stop-idle to stop idle containers)' };
   return { value: true, source: 'default' };
+}
+
+/**
+ * Whether the re-check right before a stop may read the container's cgroup on this host (on unless
+ * `HERMES_JANITOR_CGROUP_SAMPLES` is `false`/`0`/`no`/`off`; another value that is not yes is a usage error).
+ */
+export function cgroupSamplesEnabled(env: Record<string, string | undefined>): boolean {
+  const v = env[ENV_CGROUP_SAMPLES];
+  if (v === undefined || v.trim() === '') return true;
+  const t = v.trim().toLowerCase();
+  if (['false', '0', 'no', 'off'].includes(t)) return false;
+  if (['true', '1', 'yes', 'on'].includes(t)) return true;
+  throw new UsageError(`${ENV_CGROUP_SAMPLES} must be true/1/yes or false/0/no, got '${v}': fix or unset ${ENV_CGROUP_SAMPLES}`);
 }
 
 /** A config file that exists but cannot be parsed is a usage error once a value is needed from it. */

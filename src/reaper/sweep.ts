@@ -7,7 +7,7 @@ import { type Selection, engineLabelFilters, isExcluded, isSelected } from '../c
 import { EngineRequestError, EngineUnreachableError, errorMessage } from '../errors.js';
 import { forEachBounded, limiter } from '../util/pool.js';
 import { STATS_CONCURRENCY, STOP_CONCURRENCY } from '../defaults.js';
-import { execsInFlight, reproveAndStop, takeSample, volumesGone } from './idle-stop.js';
+import { type LocalCounters, execsInFlight, reproveAndStop, takeSample, volumesGone } from './idle-stop.js';
 
 /** One container as reported in every output. */
 export interface SweepEntry {
@@ -85,6 +85,11 @@ export interface IdleOptions {
   store?: StateStore;
   /** The clock samples are stamped with (default: the real one); judging uses `asOf`. */
   now?: () => Date;
+  /**
+   * The re-check right before a stop reads the container's cgroup on this host with this, where it can prove the
+   * cgroup is the container's; else (and when omitted) it asks the engine's one-shot stats.
+   */
+  localCounters?: LocalCounters;
 }
 
 export interface ReapRequest extends SweepRequest {
@@ -403,7 +408,7 @@ async function stopIfIdle(
     } catch (err) {
       if (guard.absorb(err)) return;
     }
-    if (tentative?.stop) return reproveThenStop(req, book, guard, prev, { ...base, idleSeconds: tentative.idleSeconds }, out, keep, fail);
+    if (tentative?.stop) return reproveThenStop(req, book, guard, prev, details.pid, { ...base, idleSeconds: tentative.idleSeconds }, out, keep, fail);
   }
   let judged: Awaited<ReturnType<typeof judgeRunning>>;
   try {
@@ -420,12 +425,12 @@ async function stopIfIdle(
     req.onEvent?.({ type: 'stopped', entry, dryRun: true });
     return;
   }
-  return reproveThenStop(req, book, guard, record!, entry, out, keep, fail);
+  return reproveThenStop(req, book, guard, record!, details.pid, entry, out, keep, fail);
 }
 
-/** The re-check right before acting (fresh inspect and sample against `record.last`), then the stop. */
+/** The re-check right before acting (fresh inspect and sample against `record.last`), then the stop (`reproveAndStop`). */
 async function reproveThenStop(
-  req: ReapRequest, book: IdleBook, guard: RunGuard, record: IdleRecord, entry: StoppedEntry, out: ReapResult,
+  req: ReapRequest, book: IdleBook, guard: RunGuard, record: IdleRecord, pid: number, entry: StoppedEntry, out: ReapResult,
   keep: (e: SweepEntry, reason: KeepReason) => void, fail: (e: SweepEntry, err: unknown) => void,
 ): Promise<void> {
   if (guard.stopped) return;
@@ -435,6 +440,7 @@ async function reproveThenStop(
       now: book.now,
       read: book.reads,
       act: book.acts,
+      ...(book.opts.localCounters ? { localCounters: book.opts.localCounters, pid } : {}),
       ...(req.signal ? { signal: req.signal } : {}),
     });
     if (outcome.kind === 'gone') {

@@ -4,10 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runCli, tempDir } from '../helpers/cli.js';
-import { ENGINE_KIND, EngineFixture, after as plus, docker, requireEngine } from '../helpers/docker.js';
+import { ENGINE_KIND, ENGINE_SOCKET, EngineFixture, after as plus, docker, requireEngine } from '../helpers/docker.js';
+import { EngineProxy } from '../helpers/engine-proxy.js';
+import { readCgroupCounters } from '../../src/adapters/cgroup-counters.js';
 
 interface Entry {
   id: string; name: string; state: string; rule: string | null; idleSeconds?: number | null; idleReason?: string;
@@ -182,5 +185,93 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
     assert.deepEqual(byId(out.removed, a)?.volumes, [anonA], 'the removed entry lists the anonymous volume that went');
     await assert.rejects(docker(['volume', 'inspect', anonA]), 'the anonymous volume is gone');
     assert.equal(await docker(['volume', 'inspect', '--format', '{{.Name}}', named]), named, 'the named volume survives');
+  });
+
+  describe('the re-check right before a stop', () => {
+    it("reads the same counters from the container's cgroup on this host as the engine's one-shot stats", async () => {
+      const id = await fx.create({ state: 'running' });
+      await sleep(300);
+      const pid = Number(await docker(['inspect', '--format', '{{.State.Pid}}', id]));
+      const viaEngine = await new Promise<{ cpu_stats: { cpu_usage: { total_usage: number } }; memory_stats: { stats?: { pgfault?: number } } }>(
+        (resolve, reject) => {
+          http
+            .get({ socketPath: ENGINE_SOCKET, path: `/containers/${id}/stats?stream=false&one-shot=true` }, (res) => {
+              let body = '';
+              res.on('data', (c: Buffer) => (body += c.toString()));
+              res.on('end', () => resolve(JSON.parse(body)));
+            })
+            .on('error', reject);
+        },
+      );
+      const here = readCgroupCounters(id, pid);
+      assert.ok(here, `the cgroup of ${id.slice(0, 12)} (pid ${pid}) is readable here`);
+      const engineCpu = viaEngine.cpu_stats.cpu_usage.total_usage;
+      // Read just after the engine's: the same counter, at most the init process's wake-ups (~0.06 ms a second) later.
+      assert.ok(here.cpuNs >= engineCpu && here.cpuNs - engineCpu < 1_000_000, `cgroup ${here.cpuNs} ns, engine ${engineCpu} ns`);
+      const enginePgfault = viaEngine.memory_stats.stats?.pgfault;
+      if (typeof enginePgfault === 'number') assert.equal(here.pgfault, enginePgfault);
+      else assert.equal(ENGINE_KIND, 'podman', 'only Podman reports no page-fault count');
+      assert.equal(readCgroupCounters(id, process.pid), null, 'a pid whose cgroup is not the container is refused');
+      await docker(['rm', '-f', id]);
+    });
+
+    it('catches activity since the last sample, from the cgroup and (HERMES_JANITOR_CGROUP_SAMPLES=false) from the engine', async () => {
+      const id = await fx.create({ state: 'running' });
+      const reap = async (extraEnv: Record<string, string> = {}) => {
+        const r = await runCli(['reap', '--json', ...sel, '--idle-after', IDLE], { env: { ...env, ...extraEnv } });
+        assert.equal(r.code, 0, r.stderr);
+        return JSON.parse(r.stdout) as ReapJson;
+      };
+      await reap(); // the first sample
+      for (const extraEnv of [{}, { HERMES_JANITOR_CGROUP_SAMPLES: 'false' }] as Array<Record<string, string>>) {
+        await sleep(WAIT_MS); // idle long enough by the samples on record...
+        await docker(['exec', id, 'true']); // ...but a command ran since the last one
+        const out = await reap(extraEnv);
+        assert.deepEqual(out.stopped, [], JSON.stringify(extraEnv));
+        assert.equal(byId(out.kept, id)?.idleReason, 'proof-failed', JSON.stringify(out.kept));
+        assert.equal(await fx.state(id), 'running');
+      }
+      await sleep(WAIT_MS);
+      assert.deepEqual((await reap({ HERMES_JANITOR_CGROUP_SAMPLES: 'false' })).stopped.map((e) => e.id), [id], 'idle again: stopped');
+      assert.equal(await fx.state(id), 'exited');
+      const bad = await runCli(['reap', ...sel], { env: { ...env, HERMES_JANITOR_CGROUP_SAMPLES: 'maybe' } });
+      assert.equal(bad.code, 2);
+      assert.match(bad.stderr, /^hermes-janitor: HERMES_JANITOR_CGROUP_SAMPLES must be .*got 'maybe'.*\n$/);
+      await docker(['rm', '-f', id]);
+    });
+
+    it("needs no engine stats where the cgroup is readable; without it, stats refused at that moment stop nothing", async () => {
+      const proxy = await EngineProxy.start(home.dir);
+      try {
+        const id = await fx.create({ state: 'running' });
+        const reap = async (extraEnv: Record<string, string> = {}) => {
+          const r = await runCli(['reap', '--json', '--host', proxy.host, ...sel, '--idle-after', IDLE], { env: { ...env, ...extraEnv } });
+          assert.equal(r.code, 0, r.stderr);
+          return JSON.parse(r.stdout) as ReapJson;
+        };
+        await reap(); // the first sample, from the engine through the proxy
+        await sleep(WAIT_MS);
+        proxy.refuse = /\/stats$/;
+        let mark = proxy.seen.length;
+        const off = await reap({ HERMES_JANITOR_CGROUP_SAMPLES: 'false' });
+        assert.ok(proxy.since(mark).some((p) => /\/stats\?/.test(p)), 'the re-check asked the engine');
+        assert.deepEqual(off.stopped, []);
+        assert.equal(byId(off.kept, id)?.idleReason, 'proof-failed');
+        assert.equal(await fx.state(id), 'running', 'no sample, no stop');
+
+        proxy.refuse = null;
+        await reap(); // a proof on record again (the failed re-check dropped it)
+        await sleep(WAIT_MS);
+        proxy.refuse = /\/stats$/;
+        mark = proxy.seen.length;
+        const on = await reap();
+        assert.deepEqual(on.stopped.map((e) => e.id), [id], JSON.stringify(on));
+        assert.deepEqual(proxy.since(mark).filter((p) => /\/stats\?/.test(p)), [], 'the fresh sample came from the cgroup');
+        assert.equal(await fx.state(id), 'exited');
+        await docker(['rm', '-f', id]);
+      } finally {
+        await proxy.close();
+      }
+    });
   });
 });
