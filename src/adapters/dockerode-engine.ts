@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { setMaxListeners } from 'node:events';
 import { addAbortSignal } from 'node:stream';
 import type Modem from 'docker-modem';
+import { createRequire } from 'node:module';
 import { StringDecoder } from 'node:string_decoder';
 import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_LIST_ROW_BYTES } from '../defaults.js';
 import { EngineRequestError, EngineUnreachableError, MalformedJsonArrayError } from '../errors.js';
@@ -31,6 +32,30 @@ export interface DockerodeEngineOptions {
   requestTimeoutMs?: number;
 }
 
+/**
+ * docker-modem, with ssh2 loaded only when an `ssh://` engine is used. docker-modem requires ssh2 as it loads
+ * (`require('ssh2').Client`, for its ssh transport), which takes ~33 ms of every full run's start-up here, while
+ * the engine is nearly always a local socket. A stand-in takes ssh2's place in the require cache; its `Client`
+ * loads the real ssh2 and returns the real client the first time one is made.
+ */
+async function importModem(): Promise<typeof Modem> {
+  const req = createRequire(import.meta.url);
+  const sshPath = createRequire(req.resolve('docker-modem')).resolve('ssh2');
+  if (!req.cache[sshPath]) {
+    const real = () => {
+      delete req.cache[sshPath];
+      return req(sshPath) as { Client: new (...args: unknown[]) => object };
+    };
+    let loaded: ReturnType<typeof real> | undefined;
+    function Client(...args: unknown[]): object {
+      loaded ??= real();
+      return new loaded.Client(...args);
+    }
+    req.cache[sshPath] = { id: sshPath, filename: sshPath, loaded: true, exports: { Client }, children: [], paths: [] } as unknown as NodeJS.Module;
+  }
+  return (await import('docker-modem')).default;
+}
+
 /** The janitor's engine client over dockerode. dockerode itself is loaded only here, lazily. */
 export async function createDockerodeEngine(
   endpoint: EngineEndpoint,
@@ -38,7 +63,10 @@ export async function createDockerodeEngine(
 ): Promise<EngineClient> {
   // dockerode's own transport, docker-modem: the janitor only ever used its `dial`. Loading dockerode itself also
   // loads its BuildKit/gRPC and tar stacks (about 14 MB of resident memory and several ms of start-up).
-  const { default: ModemClass } = await import('docker-modem');
+  const ModemClass = await importModem();
+  // docker-modem hands Node an `ssh:` URL that Node's url.parse calls invalid (DEP0170, two lines on stderr per run):
+  // a dependency's internals the user can do nothing about, so deprecations are not printed for ssh:// engines.
+  if (endpoint.protocol === 'ssh') process.noDeprecation = true;
   const Docker = function (o: Modem.ConstructorOptions): Client {
     return { modem: new ModemClass(o) };
   };

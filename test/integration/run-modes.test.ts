@@ -111,6 +111,12 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
     assert.equal(quiet.stderr, '');
   });
 
+  it('an ssh:// engine that refuses the connection: exit 3 and one stderr line (ssh2 is loaded on first use)', async () => {
+    const res = await runCli(['reap', '--timeout', '5s', '--host', 'ssh://nobody@127.0.0.1:1'], { env, killAfterMs: 20_000 });
+    assert.equal(res.code, 3, res.stderr);
+    assert.match(res.stderr, /^hermes-janitor: engine ssh:\/\/nobody@127\.0\.0\.1:1 unreachable: cannot reach the engine at .* \(ECONNREFUSED\).*\n$/);
+  });
+
   it('plan, then apply: only planned ids are removed, each re-checked; a later container is untouched', async () => {
     const planned = await fx.create({ state: 'exited' });
     const keepMe = await fx.create({ state: 'exited', labels: { 'hj-keep': 'yes' } });
