@@ -11,7 +11,7 @@ import type {
   StatsCounters,
 } from './engine.js';
 import { type EngineEndpoint, readTlsFiles } from './engine-host.js';
-import { anonymousVolumeNames, isLive, parseEngineVersion } from './engine.js';
+import { isLive, parseEngineVersion } from './engine.js';
 import { forEachArrayElement } from './json-array-stream.js';
 
 /** Run signals already allowed any number of listeners. */
@@ -418,16 +418,6 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls {
 
   async version(signal?: AbortSignal): Promise<EngineVersion> {
     return parseEngineVersion(await this.getJson('/version', 'the version', signal));
-  }
-
-  async anonymousVolumes(id: string, signal?: AbortSignal): Promise<string[] | null> {
-    try {
-      const info = (await this.getJson(`/containers/${encodeURIComponent(id)}/json`, `inspect ${id.slice(0, 12)}`, signal)) as { Mounts?: unknown } | null;
-      return anonymousVolumeNames(info?.Mounts);
-    } catch (err) {
-      if (err instanceof EngineRequestError && err.statusCode === 404) return null;
-      throw err;
-    }
   }
 
   async events(filters: { labels: string[] }, signal?: AbortSignal): Promise<EventStream> {

@@ -139,24 +139,20 @@ export function parseEngineVersion(v: unknown): EngineVersion {
 
 /**
  * Name of a volume the engine made itself (64 hex digits): Docker 20.10 and Podman 4 name anonymous volumes so. Used to
- * predict and to report (dry runs, status); what a removal freed is verified against the engine.
+ * predict and to report (dry runs, list, status); what a removal freed is verified against the engine.
  */
 export const ANONYMOUS_VOLUME_NAME = /^[0-9a-f]{64}$/;
 
 /**
- * The anonymous volumes among inspect's `Mounts`: `Type: "volume"` with an engine-made name. Neither Docker 20.10
- * nor Podman's compatible API flags them otherwise; named volumes and binds are never counted.
+ * The anonymous volumes among a container's volume mounts (`ContainerDetails.volumes`: inspect's `Mounts` of
+ * `Type: "volume"`, so never a bind). Neither Docker 20.10 nor Podman's compatible API flags them otherwise: the
+ * engine-made name tells them from named volumes.
  */
-export function anonymousVolumeNames(mounts: unknown): string[] {
-  if (!Array.isArray(mounts)) return [];
-  return mounts
-    .filter((m): m is { Type: string; Name: string } => m?.Type === 'volume' && typeof m?.Name === 'string' && ANONYMOUS_VOLUME_NAME.test(m.Name))
-    .map((m) => m.Name);
+export function anonymousVolumes(volumeMounts: readonly string[]): string[] {
+  return volumeMounts.filter((n) => ANONYMOUS_VOLUME_NAME.test(n));
 }
 
-/** Read-only calls `status` uses; engines without them report no version and no volumes. */
+/** Read-only calls `status` uses; engines without them report no version. */
 export interface EngineStatusCalls {
   version(signal?: AbortSignal): Promise<EngineVersion>;
-  /** Null when the container does not exist. */
-  anonymousVolumes(id: string, signal?: AbortSignal): Promise<string[] | null>;
 }

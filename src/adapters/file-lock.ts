@@ -208,9 +208,7 @@ function guardAbandoned(found: Found, now: number): boolean {
 
 /** Reads who holds a lock, if anyone (with `refreshedAt`, the time of its last refresh). */
 export async function lockHolder(lockPath: string): Promise<LockRecord | null> {
-  const found = readLock(lockPath);
-  if (!found) return null;
-  return { ...(found.record ?? {}), refreshedAt: new Date(found.mtimeMs).toISOString() };
+  return (await lockState(lockPath))?.holder ?? null;
 }
 
 /** What `status` says of a lock: its holder, and whether it is stale (taken over by the next taker). */

@@ -13,7 +13,7 @@ import { type Selection, parseLabelMatcher, selectionFrom } from '../core/select
 import { cgroupSamplesEnabled, resolveLifetime, resolveStopIdle } from '../reaper/settings.js';
 import type { IdleOptions } from '../reaper/sweep.js';
 import { idleStatePath } from '../adapters/janitor-files.js';
-import { collect, homeFrom, optionParser } from './shared.js';
+import { collect, homeFrom, optionParser, optionsOnly } from './shared.js';
 
 /** Options shared by `list` and `reap`. */
 export interface EngineCommandOptions {
@@ -42,7 +42,7 @@ export interface EngineCommandOptions {
 
 /** The engine and selection options; `output: false` leaves out --log-format and --quiet (status prints one report). */
 export function addEngineOptions(cmd: Command, { output = true }: { output?: boolean } = {}): Command {
-  cmd
+  optionsOnly(cmd)
     .option('--host <url>', 'engine address, repeatable: unix:///path, tcp://host:port, ssh://user@host (default: --context, $DOCKER_HOST, $DOCKER_CONTEXT, the current docker context, else the first usual Docker/Podman socket that answers)', collect)
     .option('--context <name>', 'docker context whose engine to use')
     .option('--all-profiles', 'every profile: drop the profile filter')

@@ -112,6 +112,23 @@ export function requireVerb(cmd: Command): Command {
   });
 }
 
+/**
+ * A command that takes options only: a stray word (`reap extra`, or an option's value split off from it) is a
+ * one-line usage error (exit 2) that names it, instead of commander's "Expected 0 arguments but got 1".
+ */
+export function optionsOnly(cmd: Command): Command {
+  return cmd.allowExcessArguments(true).hook('preAction', (_cmd, actionCmd) => {
+    const extra = actionCmd.args;
+    if (extra.length === 0) return;
+    // Control characters would break the one line.
+    const quoted = extra.map((a) => `'${a.replace(/[\u0000-\u001f\u007f]/g, '?')}'`).join(', ');
+    const name = actionCmd.name();
+    throw new UsageError(
+      `unexpected argument${extra.length > 1 ? 's' : ''} ${quoted} for ${name}: it takes options only; remove ${extra.length > 1 ? 'them' : 'it'} or put the value right after its option (see 'hermes-janitor ${name} --help')`,
+    );
+  });
+}
+
 /** Runs an action and records its exit code. */
 export function action<A extends unknown[]>(state: RunState, fn: (...args: A) => Promise<number>) {
   return async (...args: A): Promise<void> => {

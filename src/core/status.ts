@@ -3,7 +3,7 @@
  * Verdicts and rules are taken as the sweep reports them, so new ones (stop, idle, never-started) are counted too.
  */
 
-/** What status needs of one `list` entry (`rule`, `idleSeconds` are optional: older sweeps have none). */
+/** What status needs of one `list` entry (`rule`, `idleSeconds` are optional: older sweeps have none; `volumes`: the anonymous ones it holds, absent when none). */
 export interface StatusEntry {
   id: string;
   name: string;
@@ -13,6 +13,7 @@ export interface StatusEntry {
   rule?: string | null;
   ageSeconds: number | null;
   idleSeconds?: number | null;
+  volumes?: readonly string[];
 }
 
 export interface OrphanRef {
@@ -57,8 +58,8 @@ const bump = (m: Record<string, number>, k: string) => {
 /** The rule an entry was judged by; sweeps that name none judge exited containers only. */
 export const ruleOf = (e: { rule?: string | null }): string => e.rule ?? 'exited';
 
-/** Counts for `status`; `volumes` maps a container id to its anonymous volumes (absent: unknown, counted 0). */
-export function countContainers(entries: readonly StatusEntry[], volumes: ReadonlyMap<string, readonly string[]>): ContainerCounts {
+/** Counts for `status`. */
+export function countContainers(entries: readonly StatusEntry[]): ContainerCounts {
   const out: ContainerCounts = {
     total: entries.length,
     byVerdict: {},
@@ -71,7 +72,7 @@ export function countContainers(entries: readonly StatusEntry[], volumes: Readon
   };
   for (const e of entries) {
     bump(out.byVerdict, e.verdict);
-    const vols = volumes.get(e.id)?.length ?? 0;
+    const vols = e.volumes?.length ?? 0;
     out.anonymousVolumes.total += vols;
     if (vols > 0) out.anonymousVolumes.containers++;
     if (e.verdict === 'keep') {

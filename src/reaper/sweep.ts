@@ -1,5 +1,5 @@
 import type { ContainerDetails, ContainerSummary, EngineClient } from '../adapters/engine.js';
-import { ANONYMOUS_VOLUME_NAME, isGoing } from '../adapters/engine.js';
+import { anonymousVolumes, isGoing } from '../adapters/engine.js';
 import type { StateStore } from '../adapters/state-file.js';
 import { type IdleKeepReason, type IdleRecord, decideStop, idleSeconds, mergeIdleState, observe, parseIdleState } from '../core/idle.js';
 import { type KeepReason, type Rule, type Verdict, judge } from '../core/policy.js';
@@ -27,7 +27,10 @@ export interface SweepEntry {
   idleSeconds?: number | null;
   /** Running containers that are not stopped: why (`observing`, `idle-too-recent`, `exec-in-flight`, ...). */
   idleReason?: IdleKeepReason;
-  /** Removed containers: the anonymous volumes that went with them (a dry run: those that would). */
+  /**
+   * Removed containers: the anonymous volumes that went with them (a dry run: those that would). Listed
+   * containers: the anonymous volumes they hold, present only when they hold some (status counts these).
+   */
   volumes?: string[];
 }
 export interface KeptEntry extends SweepEntry {
@@ -348,7 +351,7 @@ export async function reap(req: ReapRequest): Promise<ReapResult> {
       if (details.status.toLowerCase() !== 'running') book?.drop(details.id);
       if (v.verdict === 'keep') return keep(entry, v.reason);
       if (req.dryRun) {
-        entry.volumes = req.keepVolumes ? [] : details.volumes.filter((n) => ANONYMOUS_VOLUME_NAME.test(n));
+        entry.volumes = req.keepVolumes ? [] : anonymousVolumes(details.volumes);
         out.removed.push(entry);
         onEvent?.({ type: 'removed', entry, dryRun: true });
         return;
@@ -492,6 +495,9 @@ export async function list(req: SweepRequest): Promise<ListResult> {
         verdict: v.verdict,
         reason: v.verdict === 'keep' ? v.reason : 'expired',
       };
+      // Taken from this inspect, so status needs no second one per container.
+      const held = details ? anonymousVolumes(details.volumes) : [];
+      if (held.length > 0) entry.volumes = held;
       if (details) book?.seen.add(details.id);
       const emit = () => {
         out.containers.push(entry);

@@ -19,7 +19,6 @@ import type { Selection } from '../core/selection.js';
 import { errorMessage } from '../errors.js';
 import { acrossEngines } from '../reaper/run.js';
 import { type ListedEntry, list } from '../reaper/sweep.js';
-import { forEachBounded } from '../util/pool.js';
 
 export interface EngineStatus {
   /** The address (null when discovery found none). */
@@ -114,7 +113,7 @@ export interface StatusRequest {
 }
 
 const hasStatusCalls = (e: EngineClient): e is EngineClient & EngineStatusCalls =>
-  typeof (e as Partial<EngineStatusCalls>).version === 'function' && typeof (e as Partial<EngineStatusCalls>).anonymousVolumes === 'function';
+  typeof (e as Partial<EngineStatusCalls>).version === 'function';
 
 async function engineStatus(engine: EngineClient, endpoint: EngineEndpoint, signal: AbortSignal | undefined): Promise<EngineStatus> {
   const base = { host: engine.host, chosenBy: whyEngine(endpoint) };
@@ -284,16 +283,8 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
       if (e) Object.assign(e, { reachable: false, error: h.error });
     }
     const entries: ListedEntry[] = across.results.flatMap((r) => r.containers);
-    const volumes = new Map<string, string[]>();
-    const byHost = new Map(live.map((e) => [e.host, e]));
-    await forEachBounded(entries, req.concurrency, async (entry) => {
-      const engine = byHost.get(entry.host);
-      if (!engine || !hasStatusCalls(engine)) return;
-      const v = await engine.anonymousVolumes(entry.id, req.signal).catch(() => null);
-      if (v) volumes.set(entry.id, v);
-    }, () => req.signal?.aborted === true);
     containers = {
-      ...countContainers(entries, volumes),
+      ...countContainers(entries),
       failed: across.results.reduce((n, r) => n + r.failed.length, 0),
       timedOut: across.timedOut,
     };

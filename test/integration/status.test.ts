@@ -108,13 +108,17 @@ describe(`status (built CLI, ${ENGINE_KIND})`, () => {
     const h = home();
     const profile = fx.profile;
     const id = await fx.create({ state: 'exited', profile });
-    // One more, holding an anonymous volume (docker run -v /data).
+    // One more, holding an anonymous volume (docker run -v /data) and a named one (never counted).
+    const named = await fx.volume();
     const withVolume = await docker([
       'run', '-d', '--label', `hermes-janitor-test-run=${fx.runId}`, '--label', 'hermes-agent=1', '--label', `hermes-profile=${profile}`,
       ...(ENGINE_KIND === 'podman' ? ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'] : []),
-      '-v', '/data', '--network', 'none', 'hermes-janitor/busybox:test', 'true',
+      '-v', '/data', '-v', `${named}:/named`, '--network', 'none', 'hermes-janitor/busybox:test', 'true',
     ]);
     await docker(['wait', withVolume]);
+    const anon = (JSON.parse(await docker(['inspect', '--format', '{{json .Mounts}}', withVolume])) as Array<{ Name: string; Destination: string }>)
+      .filter((m) => m.Destination === '/data').map((m) => m.Name);
+    assert.equal(anon.length, 1);
     const asOf = new Date(Date.now() + 3600_000).toISOString();
     const r = await status(h, ['--profile', profile, '--as-of', asOf]);
     // --profile selects <root>/profiles/<name> as home; the root stays untouched (checked by status()).
@@ -126,6 +130,12 @@ describe(`status (built CLI, ${ENGINE_KIND})`, () => {
     assert.ok([id, withVolume].includes(c.oldestOrphan!.id));
     assert.ok(c.oldestOrphan!.ageSeconds >= 3000);
     assert.deepEqual(c.anonymousVolumes, { total: 1, containers: 1, heldByOrphans: 1 });
+    // The counts come from the list sweep: `list --json` names the anonymous volume, and no key where there is none.
+    const listed = await runCli(['list', '--json', '--profile', profile, '--profile-label', 'hermes-profile', '--as-of', asOf], { env: h.env });
+    assert.equal(listed.code, 0, listed.stderr);
+    const byId = new Map((JSON.parse(listed.stdout) as { containers: Array<{ id: string; volumes?: string[] }> }).containers.map((e) => [e.id, e]));
+    assert.deepEqual(byId.get(withVolume)?.volumes, anon);
+    assert.ok(byId.has(id) && !('volumes' in byId.get(id)!), 'no volumes key for a container without anonymous volumes');
     assert.ok(r.report!.attention.some((l) => /2 container\(s\) past the threshold/.test(l)), r.report!.attention.join('\n'));
     assert.deepEqual(await fx.remaining().then((ids) => ids.filter((x) => x === id || x === withVolume).length), 2, 'status removed nothing');
   });

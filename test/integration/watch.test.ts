@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { runCli, tempDir } from '../helpers/cli.js';
+import { assertUsageError, runCli, tempDir } from '../helpers/cli.js';
 import { ENGINE_KIND, RUN_EXTRA, RUN_LABEL, TEST_IMAGE, docker, requireEngine } from '../helpers/docker.js';
 import { WatchProcess, type WatchLine } from '../helpers/watch-process.js';
 
@@ -178,6 +178,14 @@ describe('--older-than and watch usage errors (no engine needed)', () => {
       assert.equal(r.stderr.trim().split('\n').length, 1);
     });
   }
+  it('a stray positional argument: exit 2 with one line naming it and the fix, before any engine contact', async () => {
+    for (const cmd of ['reap', 'list', 'status', 'watch']) {
+      const r = await runCli([cmd, 'extra', '--home', home.dir, '--host', 'unix:///nonexistent.sock']);
+      assertUsageError(r, [`unexpected argument 'extra' for ${cmd}: it takes options only`, `see 'hermes-janitor ${cmd} --help'`], cmd);
+    }
+    // Several: every one named, also those after `--`; the alias `ls` is named as list.
+    assertUsageError(await runCli(['ls', 'a', '--', '--b', '--home', home.dir]), [/unexpected arguments 'a', '--b', '--home', '[^']+' for list:/]);
+  });
   it('a custom --label selection takes a short --older-than without --force-threshold', async () => {
     const r = await runCli(['list', '--json', '--home', home.dir, '--label', `ci-${runId}=1`, '--older-than', '5s']);
     assert.equal(r.code, 0, r.stderr);

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { resolveEngines, stampKey } from '../../src/adapters/docker-context.js';
 import { discoveryCandidates, hermesContainerCli } from '../../src/adapters/engine-discovery.js';
-import { anonymousVolumeNames, parseEngineVersion } from '../../src/adapters/engine.js';
+import { anonymousVolumes, parseEngineVersion } from '../../src/adapters/engine.js';
 import { fillRegistry, metricsText, newMetricsRegistry } from '../../src/adapters/metrics.js';
 import { type AttentionInput, attention, countContainers, statusExitCode } from '../../src/core/status.js';
 import { countsByEngineAndProfile } from '../../src/reaper/run-metrics.js';
@@ -19,14 +19,13 @@ describe('status counts', () => {
   it('groups by verdict, by rule (exited when the sweep names none) and by keep reason; the oldest orphan and volumes', () => {
     const c = countContainers(
       [
-        entry('a', 'reap', 'expired', { ageSeconds: 700 }),
+        entry('a', 'reap', 'expired', { ageSeconds: 700, volumes: ['v1', 'v2'] }),
         entry('b', 'reap', 'expired', { rule: 'never-started', ageSeconds: 5000 }),
         entry('c', 'stop', 'idle', { rule: 'idle', ageSeconds: null, idleSeconds: 9000 }),
-        entry('d', 'keep', 'running'),
+        entry('d', 'keep', 'running', { volumes: ['v3'] }),
         entry('e', 'keep', 'too-recent'),
-        entry('f', 'keep', 'running'),
+        entry('f', 'keep', 'running', { volumes: [] }),
       ],
-      new Map([['a', ['v1', 'v2']], ['d', ['v3']]]),
     );
     assert.deepEqual(c.byVerdict, { reap: 2, stop: 1, keep: 3 });
     assert.deepEqual(c.wouldRemove, { total: 2, byRule: { exited: 1, 'never-started': 1 } });
@@ -67,17 +66,10 @@ describe('status counts', () => {
 });
 
 describe('engine adapter parsing', () => {
-  it('anonymous volumes: Type volume with an engine-made 64-hex name; named volumes and binds are not', () => {
+  it('anonymous volumes: the volume mounts with an engine-made 64-hex name; named volumes are not', () => {
     const anon = 'a883910111bacca90280500108e650bae966de5d12d2df448cdec2dbf1b77a2b';
-    assert.deepEqual(
-      anonymousVolumeNames([
-        { Type: 'volume', Name: 'hjvol', Destination: '/named' },
-        { Type: 'bind', Source: '/tmp', Destination: '/b' },
-        { Type: 'volume', Name: anon, Destination: '/anon' },
-      ]),
-      [anon],
-    );
-    assert.deepEqual(anonymousVolumeNames(null), []);
+    assert.deepEqual(anonymousVolumes(['hjvol', anon, anon.slice(1), anon.toUpperCase(), `${anon}0`]), [anon]);
+    assert.deepEqual(anonymousVolumes([]), []);
   });
   it('Docker or Podman from /version', () => {
     assert.deepEqual(parseEngineVersion({ Version: '20.10.24', ApiVersion: '1.41', Components: [{ Name: 'Engine' }] }), { kind: 'Docker', version: '20.10.24', apiVersion: '1.41' });
