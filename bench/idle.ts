@@ -6,7 +6,8 @@
  *  - the observation pass: `hermes-janitor reap` taking its first sample of every sandbox of set A, beside
  *    `docker stats --no-stream` on the same set A (neither changes anything);
  *  - the stop pass: `hermes-janitor reap --idle-after 2s` stopping every sandbox of set A (after the idle time;
- *    each stop re-proved with a fresh inspect and sample), beside `docker stop` of set B.
+ *    each stop re-proved with a fresh inspect and sample: from the container's cgroup on this host, or the
+ *    engine's stats with `HERMES_JANITOR_CGROUP_SAMPLES=false` in the environment), beside `docker stop` of set B.
  * The order alternates between runs; it prints every pair and the median of the per-pair ratios (goal <= 1.0 each).
  * Everything created is removed at the end, and the run uses its own profile labels and hermes home. The janitor
  * runs with `--timeout 60s`: 100 stops on a loaded Podman took ~8 s, near the 10 s default.
