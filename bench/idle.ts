@@ -8,7 +8,8 @@
  *  - the stop pass: `hermes-janitor reap --idle-after 2s` stopping every sandbox of set A (after the idle time;
  *    each stop re-proved with a fresh inspect and sample: from the container's cgroup on this host, or the
  *    engine's stats with `HERMES_JANITOR_CGROUP_SAMPLES=false` in the environment), beside `docker stop` of set B.
- * The order alternates between runs; it prints every pair and the median of the per-pair ratios (goal <= 1.0 each).
+ * The order alternates between runs (default 4, so each side goes first equally often), the engine gets 3 s of quiet
+ * before each timed pass; it prints every pair and the median of the per-pair ratios (goal <= 1.0 each).
  * Everything created is removed at the end, and the run uses its own profile labels and hermes home. The janitor
  * runs with `--timeout 60s`: 100 stops on a loaded Podman took ~8 s, near the 10 s default.
  */
@@ -17,10 +18,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { benchArgs, benchId, createSet, median, ofProfile, paired, removeAll, repo, time } from './util.js';
 
-const args = benchArgs({ count: 100, runs: 3 });
+// An even number of runs: each side goes first equally often.
+const args = benchArgs({ count: 100, runs: 4 });
+/** Quiet time for the engine before each timed pass (its after-work of the previous one: exits, cleanups). */
+const SETTLE_MS = 3000;
 const home = mkdtempSync(path.join(os.tmpdir(), 'hj-bench-idle-'));
 const IDLE_AFTER_S = 2;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function states(profile: string): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
@@ -49,12 +52,12 @@ async function main(): Promise<void> {
       const stats = () => time('docker', ['stats', '--no-stream', ...idsA]);
       const observe = () => janitor(['--idle-after', `${IDLE_AFTER_S}s`]);
       const first = r % 2 === 1;
-      const o = paired(first, observe, stats);
+      const o = paired(first, observe, stats, SETTLE_MS);
       obs.push(o);
-      await sleep(IDLE_AFTER_S * 1000 + 500);
+      // (The settle time before the stop pass also makes the sandboxes idle for longer than --idle-after.)
       const stopJ = () => janitor(['--idle-after', `${IDLE_AFTER_S}s`]);
       const stopD = () => time('docker', ['stop', ...idsB]);
-      const s = paired(first, stopJ, stopD);
+      const s = paired(first, stopJ, stopD, SETTLE_MS);
       stops.push(s);
       const sa = await states(a);
       const sb = await states(b);

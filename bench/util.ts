@@ -92,12 +92,22 @@ export function time(cmd: string, args: string[]): number {
   return ms;
 }
 
-/** Times `a` and `b`, `a` first when `aFirst`; returns [a, b]. */
-export function paired(aFirst: boolean, a: () => number, b: () => number): [number, number] {
+/** Blocks for `ms` (the timed sides are synchronous child processes). */
+const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/**
+ * Times `a` and `b`, `a` first when `aFirst`; returns [a, b]. With `settleMs`, the engine gets that long before
+ * each side, so neither inherits the other's (or the set-up's) aftermath.
+ */
+export function paired(aFirst: boolean, a: () => number, b: () => number, settleMs = 0): [number, number] {
+  const run = (f: () => number) => {
+    if (settleMs > 0) pause(settleMs);
+    return f();
+  };
   if (aFirst) {
-    const x = a();
-    return [x, b()];
+    const x = run(a);
+    return [x, run(b)];
   }
-  const y = b();
-  return [a(), y];
+  const y = run(b);
+  return [run(a), y];
 }
