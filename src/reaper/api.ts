@@ -48,6 +48,11 @@ export interface ReaperOptions {
   keepVolumes?: boolean;
   /** Where idle observations live between calls (default: `<home>/janitor/idle.json`). */
   idleStore?: StateStore;
+  /**
+   * The re-check right before a stop may read the container's cgroup on this host (default: yes, unless
+   * `HERMES_JANITOR_CGROUP_SAMPLES` is false/0/no); false: always the engine's one-shot stats.
+   */
+  cgroupSamples?: boolean;
 }
 
 export interface SweepCallOptions {
@@ -115,7 +120,7 @@ export function createReaper(options: ReaperOptions = {}): Reaper {
         stopTimeoutSeconds: options.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS,
         store: options.idleStore ?? new FileStateStore(idleStatePath(home.home)),
         now,
-        ...(cgroupSamplesEnabled(env) ? { localCounters: (await import('../adapters/cgroup-counters.js')).readCgroupCounters } : {}),
+        ...((options.cgroupSamples ?? cgroupSamplesEnabled(env)) ? { localCounters: (await import('../adapters/cgroup-counters.js')).readCgroupCounters } : {}),
       };
     })());
   const base = async (o: SweepCallOptions) => ({

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { tempDir } from '../helpers/cli.js';
 import { EngineFixture, after as plus, requireEngine } from '../helpers/docker.js';
+import { EngineProxy } from '../helpers/engine-proxy.js';
 
 // The package as a user imports it (self-reference through package.json "exports": the built dist/).
 const lib = await import('hermes-janitor');
@@ -29,6 +31,33 @@ describe('library API (import from "hermes-janitor")', () => {
     const real = await reaper.reap({ asOf });
     assert.deepEqual(real.removed.map((e) => e.id), [id]);
     assert.ok(!(await fx.remaining()).includes(id));
+  });
+
+  it("createReaper's stop re-check reads the cgroup here, or only the engine's stats with cgroupSamples: false", async () => {
+    const dir = tempDir('hj-lib-');
+    const proxy = await EngineProxy.start(dir.dir);
+    try {
+      const id = await fx.create({ state: 'running' });
+      let now = Date.now() + 120_000; // as if started two minutes ago
+      const store = new lib.MemoryStateStore();
+      const make = (cgroupSamples?: boolean) =>
+        lib.createReaper({
+          profile: fx.profile, idleAfterSeconds: 60, idleStore: store, now: () => new Date(now), env: { DOCKER_HOST: proxy.host },
+          ...(cgroupSamples === undefined ? {} : { cgroupSamples }),
+        });
+      for (const [reaper, stopped] of [[make(false), []], [make(), [id]]] as const) {
+        proxy.refuse = null;
+        await reaper.reap(); // a first sample, from the engine
+        now += 120_000;
+        proxy.refuse = /\/stats$/; // the engine gives no sample at the stop pass
+        const res = await reaper.reap();
+        assert.deepEqual(res.stopped.map((e) => e.id), stopped, JSON.stringify(res.kept));
+      }
+      assert.equal(await fx.state(id), 'exited');
+    } finally {
+      await proxy.close();
+      dir.cleanup();
+    }
   });
 
   it('breakers run on an in-memory store with an injected clock', async () => {
