@@ -119,6 +119,12 @@ export class EngineWatcher {
   private checking: Promise<void> | null = null;
   private connection: AbortController | null = null;
   private stopping = false;
+  /**
+   * Dry run: the idle period (start of its proof, ms) each container's would-stop was said for. A dry run stops
+   * nothing, so the same sandbox is found idle again at every idle re-check; the log says it once per idle period,
+   * and again only once activity or a restart reset the proof (a new start of idleness).
+   */
+  private readonly wouldStopSaid = new Map<string, number>();
 
   constructor(
     readonly engine: EngineClient,
@@ -202,6 +208,7 @@ export class EngineWatcher {
       if (signal.aborted) return;
       this.report({ type: 'event', host: this.host, event: ev });
       const t = applyEvent(this.tracker, ev, this.policy.thresholdSeconds, this.clock, this.idle);
+      if (t.kind === 'forgotten') this.wouldStopSaid.delete(t.id);
       if (t.kind !== 'ignored' && (t.kind !== 'activity' || t.recheckAt !== undefined)) this.arm();
     }
   }
@@ -228,6 +235,7 @@ export class EngineWatcher {
     switch (ev.type) {
       case 'removed':
         this.tracker.deadlines.delete(ev.entry.id);
+        this.wouldStopSaid.delete(ev.entry.id);
         this.report({ type: 'removed', host: this.host, entry: ev.entry, dryRun: ev.dryRun, trigger });
         return;
       case 'failed': {
@@ -240,6 +248,13 @@ export class EngineWatcher {
         // now). A dry run looks again one idle threshold later.
         const after = this.policy.dryRun ? (this.policy.idle?.idleAfterSeconds ?? 0) : this.policy.thresholdSeconds;
         seedFromSweep(this.tracker, ev.entry.id, this.clock() + after * 1000, startedMs);
+        if (ev.dryRun) {
+          // Idle seconds are as of the run's asOf (startedMs): their difference is the proof's `since`, to the ms.
+          const since = Math.round(startedMs - ev.entry.idleSeconds * 1000);
+          const said = this.wouldStopSaid.get(ev.entry.id) === since;
+          this.wouldStopSaid.set(ev.entry.id, since);
+          if (said) return;
+        }
         this.report({ type: 'stopped', host: this.host, entry: ev.entry, dryRun: ev.dryRun, trigger });
         return;
       }

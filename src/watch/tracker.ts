@@ -70,7 +70,7 @@ export function applyEvent(
     if (!idle) return { kind: 'activity', id: ev.id, at: t };
     // An exec in flight keeps it running: its end brings the check forward; until then, a check at the threshold.
     const recheckAt = Math.ceil(t) + (EXEC_END.has(a) ? IDLE_SETTLE_MS : idle.idleAfterSeconds * 1000);
-    state.deadlines.set(ev.id, recheckAt);
+    schedule(state, ev.id, recheckAt);
     return { kind: 'activity', id: ev.id, at: t, recheckAt };
   }
   if (START.has(a)) {
@@ -81,7 +81,7 @@ export function applyEvent(
     }
     // Its exit deadline is gone; its first idle sample comes right after the start.
     const at = Math.ceil(t) + IDLE_SETTLE_MS;
-    state.deadlines.set(ev.id, at);
+    schedule(state, ev.id, at);
     return { kind: 'scheduled', id: ev.id, at };
   }
   if (EXIT.has(a) || a === 'create') {
@@ -90,10 +90,27 @@ export function applyEvent(
     const cur = state.deadlines.get(ev.id);
     // `stop` follows `die`: the earlier deadline stands. (`die` always sets its own: an idle check may be pending.)
     if (cur !== undefined && cur <= at && a === 'stop') return { kind: 'scheduled', id: ev.id, at: cur };
-    state.deadlines.set(ev.id, at);
+    schedule(state, ev.id, at);
     return { kind: 'scheduled', id: ev.id, at };
   }
   return { kind: 'ignored', id: ev.id, why: 'not-tracked-action' };
+}
+
+/**
+ * Sets the deadline of a container whose event time was just recorded under `id`. A Map keeps the key it was
+ * first given: an id first seen in a `start` event and scheduled by its `die` would be held twice (two equal
+ * 64-character strings, one per event); re-keying the event time by this event's string makes the map and the
+ * queue share one (about 8 MB fewer at 100k tracked containers).
+ */
+function schedule(state: TrackerState, id: string, at: number): void {
+  if (!state.deadlines.has(id)) {
+    const t = state.lastEventMs.get(id);
+    if (t !== undefined) {
+      state.lastEventMs.delete(id);
+      state.lastEventMs.set(id, t);
+    }
+  }
+  state.deadlines.set(id, at);
 }
 
 /** What a kept verdict says about when to look again (the fields of a sweep's kept entry that matter). */

@@ -1,6 +1,8 @@
 /**
  * `watch` at scale against the engine simulator: 100k tracked containers (HJ_WATCH_SCALE_N to change) with random
- * deadlines, all removed, in deadline order, never early, with the watch process's peak RSS reported (goal < 256 MB, not reliably met; a leak fails the 512 MB bound).
+ * deadlines, all removed, in deadline order, never early, and the watch process's peak RSS under 256 MB (the goal).
+ * The peak is set by garbage the deadline batches promote between full collections, not by live data: `watch`
+ * caps the old generation's growth between them (src/watch/heap.ts); five runs peaked at 136-140 MB.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -80,9 +82,7 @@ describe(`watch with ${N} tracked containers (simulator)`, () => {
     );
     assert.equal(early, 0, 'never removed before its deadline');
     assert.equal(inversions, 0, 'in deadline order');
-    // The goal (< 256 MB) is a resource figure that swings with garbage collection (216-306 MB measured at 100k):
-    // it is reported here and by `npm run bench:watch`, as timing goals are. This bound catches a leak (memory
-    // growing per container or per event), not a collector that runs late.
-    assert.ok(rss < 512, `peak RSS ${rss} MB`);
+    // The issue's goal. Without the growth cap V8 let promoted garbage reach up to 4x the live size (216-306 MB).
+    assert.ok(rss < 256, `peak RSS ${rss.toFixed(0)} MB (goal < 256 MB)`);
   });
 });

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { tempDir } from '../helpers/cli.js';
-import { EngineSimulator } from '../helpers/engine-simulator.js';
+import { EngineSimulator, rfc3339Nano } from '../helpers/engine-simulator.js';
 import { WatchProcess, type WatchLine } from '../helpers/watch-process.js';
 
 const home = tempDir('hj-watch-sim-');
@@ -96,6 +96,34 @@ describe('watch against the simulator: event stream faults', () => {
     const deadline = Math.floor(created.getTime() / 1000) * 1000 + 123 + 4000;
     const at = sim.removals.find((r) => r.id === id)!.atMs;
     assert.ok(at >= deadline && at < deadline + 1500, `removed ${at - deadline} ms after its deadline`);
+    assert.equal((await w.stop()).code, 0);
+  });
+});
+
+describe('watch --dry-run and the idle rule (simulator)', () => {
+  it('says would-stop once per idle period, not at every idle re-check; again after activity reset the proof', async () => {
+    const sim = await EngineSimulator.start({});
+    cleanups.push(() => sim.close());
+    const profile = 'watch-dry-idle';
+    const id = sim.add({
+      labels: { 'hermes-agent': '1', 'hermes-profile': profile }, state: 'running',
+      startedAt: rfc3339Nano(new Date(Date.now() - 3600_000)),
+    });
+    const w = WatchProcess.start(['--host', sim.host, '--home', home.dir, '--profile', profile, '--idle-after', '1s', '--dry-run']);
+    cleanups.push(() => w.kill());
+    const wouldStop = () => w.events('would-stop').filter((l) => l.id === id);
+    await w.waitFor('would-stop', () => wouldStop().length > 0, 10_000);
+    // A dry run stops nothing: it is found idle again at each re-check (one per idle threshold, 1 s here).
+    await sleep(3500);
+    assert.equal(wouldStop().length, 1, 'said once while the same idle period goes on');
+    sim.touch(id); // activity: the next sample resets the proof
+    await w.waitFor('would-stop after the activity', () => wouldStop().length > 1, 10_000);
+    const [first, second] = wouldStop() as [WatchLine, WatchLine];
+    assert.ok(Date.parse(second.time) - Date.parse(first.time) >= 3000);
+    assert.ok((second.idleSeconds as number) < 3, `a new idle period: idle ${String(second.idleSeconds)} s`);
+    await sleep(2500);
+    assert.equal(wouldStop().length, 2);
+    assert.equal(sim.get(id)?.state, 'running', 'a dry run stops nothing');
     assert.equal((await w.stop()).code, 0);
   });
 });
