@@ -99,15 +99,21 @@ const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(
  * Times `a` and `b`, `a` first when `aFirst`; returns [a, b]. With `settleMs`, the engine gets that long before
  * each side, so neither inherits the other's (or the set-up's) aftermath.
  */
-export function paired(aFirst: boolean, a: () => number, b: () => number, settleMs = 0): [number, number] {
+export function paired(
+  aFirst: boolean, a: () => number, b: () => number, settleMs = 0,
+  /** Runs (untimed) between the two sides, told which went first: e.g. undo what the first did to the engine. */
+  between?: (aWentFirst: boolean) => void,
+): [number, number] {
   const run = (f: () => number) => {
     if (settleMs > 0) pause(settleMs);
     return f();
   };
   if (aFirst) {
     const x = run(a);
+    between?.(true);
     return [x, run(b)];
   }
   const y = run(b);
+  between?.(false);
   return [run(a), y];
 }
