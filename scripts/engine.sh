@@ -57,6 +57,11 @@ start_daemon() {
     if [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then
       say "dockerd (pid $(cat "$PIDFILE")) is starting; waiting"
     else
+      # dockerd refuses to start over the pid file of one that was killed (SIGKILL leaves it behind).
+      if [ -f /var/run/docker.pid ] && ! kill -0 "$(cat /var/run/docker.pid)" 2>/dev/null; then
+        say "removing the stale /var/run/docker.pid of a dockerd that is gone"
+        rm -f /var/run/docker.pid
+      fi
       say "starting dockerd (log: $LOG)"
       setsid dockerd --host "unix://$SOCK" >"$LOG" 2>&1 < /dev/null &
       echo $! > "$PIDFILE"
