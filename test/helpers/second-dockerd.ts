@@ -1,7 +1,7 @@
 /**
  * A private Docker engine for tests that must kill or restart the engine, or change its swarm state: its own
- * socket, data-root, exec-root and pid file under a fresh directory, so the shared engine (which other test runs
- * use at the same time) is never touched. `cleanup()` removes its containers, leaves its swarm, stops it, ends
+ * socket, data-root, exec-root and pid file under a fresh directory, and its own network namespace, so the shared
+ * engine (which other test runs use at the same time) and the host's network are never touched. `cleanup()` removes its containers, leaves its swarm, stops it, ends
  * whatever it started (by pid), unmounts what it left and removes the directory.
  */
 import { spawn } from 'node:child_process';
@@ -50,11 +50,16 @@ export class SecondDockerd {
   async up(): Promise<void> {
     const d = this.dir;
     const log = openSync(path.join(d, 'dockerd.log'), 'a');
+    // In a network namespace of its own: a dockerd in the host's removes the host's docker0 when started with
+    // `--bridge none` (the shared engine's containers then cannot use the default network), and its own bridges
+    // (its docker0, Swarm's docker_gwbridge) would be left on the host. Here they go with the namespace. The socket
+    // is a file, so it is reached as before; Swarm advertises 127.0.0.1. unshare and sh exec, so the pid is dockerd's.
     const child = spawn(
-      'dockerd',
+      'unshare',
       [
+        '--net', '--', 'sh', '-c', 'ip link set lo up && exec dockerd "$@"', 'dockerd',
         '--host', this.host, '--data-root', path.join(d, 'data'), '--exec-root', path.join(d, 'exec'),
-        '--pidfile', path.join(d, 'dockerd.pid'), '--bridge', 'none', '--iptables=false', '--ip6tables=false',
+        '--pidfile', path.join(d, 'dockerd.pid'), '--iptables=false', '--ip6tables=false',
       ],
       { detached: true, stdio: ['ignore', log, log] },
     );

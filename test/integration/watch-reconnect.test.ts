@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { tempDir } from '../helpers/cli.js';
-import { TEST_IMAGE } from '../helpers/docker.js';
+import { TEST_IMAGE, docker } from '../helpers/docker.js';
 import { SecondDockerd } from '../helpers/second-dockerd.js';
 import { WatchProcess, type WatchLine } from '../helpers/watch-process.js';
 
@@ -62,5 +62,8 @@ describe('watch across an engine restart (a private dockerd)', () => {
     assert.match(metrics, /^hermes_janitor_reconnects_total\{host="[^"]+"\} 1$/m);
     const stop = await w.stop('SIGTERM');
     assert.equal(stop.code, 0, w.stderr);
+    // The private engine, started twice, left the host's network alone: the shared engine still runs a container
+    // on its default bridge (a private dockerd in the host's network namespace removed docker0).
+    await docker(['run', '--rm', TEST_IMAGE, 'true']);
   });
 });
