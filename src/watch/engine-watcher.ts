@@ -12,7 +12,7 @@ import {
   type FailedEntry, type IdleOptions, type KeptEntry, type ReapResult, type StoppedEntry, type SweepEntry, reap,
 } from '../reaper/sweep.js';
 import { type Sleep, backoffMs, realSleep } from './backoff.js';
-import { type IdleTracking, type TrackerState, applyEvent, deadlineOfKept, newTracker, seedFromSweep } from './tracker.js';
+import { type IdleTracking, type TrackerState, applyEvent, deadlineOfKept, forgetFromSweep, newTracker, seedFromSweep } from './tracker.js';
 
 export type EngineState = 'connecting' | 'connected' | 'disconnected';
 
@@ -261,7 +261,7 @@ export class EngineWatcher {
       case 'kept': {
         const at = deadlineOfKept(ev.entry, this.policy.thresholdSeconds, { asOfMs: startedMs, idle: this.idle });
         if (at !== null) seedFromSweep(this.tracker, ev.entry.id, at, startedMs);
-        else if (trigger === 'deadline') this.tracker.deadlines.delete(ev.entry.id);
+        else if (trigger === 'deadline') forgetFromSweep(this.tracker, ev.entry.id, startedMs);
         if (trigger === 'deadline') this.report({ type: 'kept', host: this.host, entry: ev.entry, trigger });
         return;
       }

@@ -141,7 +141,10 @@ export interface KeptContext {
  *   proof keeps refusing is not re-checked in a loop.
  */
 export function deadlineOfKept(kept: KeptVerdict, thresholdSeconds: number, ctx?: KeptContext): number | null {
-  if (kept.reason === 'too-recent') {
+  // `future-finished-at`: it finished after the run's as-of instant, which is taken before the inspect, so a
+  // container that exits while it is being re-checked looks finished in the future. Its deadline is that of any
+  // exited container (and a FinishedAt that is truly ahead of the clock gets the same, as `reap` would judge it).
+  if (kept.reason === 'too-recent' || (kept.reason === 'future-finished-at' && kept.rule === 'exited')) {
     if (kept.rule === 'never-started') {
       if (!ctx || typeof kept.ageSeconds !== 'number') return null;
       return ctx.asOfMs + Math.ceil((thresholdSeconds - kept.ageSeconds) * 1000);
@@ -155,6 +158,16 @@ export function deadlineOfKept(kept: KeptVerdict, thresholdSeconds: number, ctx?
   const proven = typeof kept.idleSeconds === 'number' && kept.idleReason !== 'exec-in-flight';
   const at = ctx.asOfMs + (proven ? Math.ceil(afterMs - kept.idleSeconds! * 1000) : afterMs);
   return Math.max(at, ctx.asOfMs + IDLE_SETTLE_MS);
+}
+
+/**
+ * Drops the deadline of a container a sweep (started at `sweepStartMs`) found nothing more to do about, unless an
+ * event since then knows better (a `die` during the re-check brings its own deadline).
+ */
+export function forgetFromSweep(state: TrackerState, id: string, sweepStartMs: number): boolean {
+  const last = state.lastEventMs.get(id);
+  if (last !== undefined && last >= sweepStartMs) return false;
+  return state.deadlines.delete(id);
 }
 
 /** Seeds a deadline found by a sweep that started at `sweepStartMs`, unless an event since then knows better. */

@@ -5,7 +5,7 @@ import { parseEngineEvent } from '../../src/adapters/dockerode-engine.js';
 import type { EngineEvent } from '../../src/adapters/engine.js';
 import { backoffMs } from '../../src/watch/backoff.js';
 import { DeadlineQueue } from '../../src/watch/deadline-queue.js';
-import { IDLE_SETTLE_MS, applyEvent, deadlineOfKept, newTracker, seedFromSweep } from '../../src/watch/tracker.js';
+import { IDLE_SETTLE_MS, applyEvent, deadlineOfKept, forgetFromSweep, newTracker, seedFromSweep } from '../../src/watch/tracker.js';
 
 const ev = (id: string, action: string, timeMs: number): EngineEvent => ({ id, action, timeMs, attributes: {} });
 
@@ -109,6 +109,20 @@ describe('tracker transitions', () => {
     assert.equal(deadlineOfKept({ reason: 'too-recent', finishedAt: '2026-01-01T00:00:00Z' }, 3), Date.UTC(2026, 0, 1) + 3000);
     assert.equal(deadlineOfKept({ reason: 'running', finishedAt: '2026-01-01T00:00:00Z' }, 3), null);
     assert.equal(deadlineOfKept({ reason: 'too-recent', finishedAt: '0001-01-01T00:00:00Z' }, 3), null);
+  });
+
+  it('a container that exits while it is re-checked (FinishedAt after the as-of instant) keeps its exit deadline', () => {
+    // Seen on Docker: a `sleep 0.5` sandbox re-checked at its idle check exits between the as-of instant and the
+    // inspect, so it is kept `future-finished-at`. It must still be removed at FinishedAt + threshold.
+    const kept = { reason: 'future-finished-at', rule: 'exited', finishedAt: '2026-01-01T00:00:00.5Z', ageSeconds: -0.005 };
+    assert.equal(deadlineOfKept(kept, 3, { asOfMs: Date.UTC(2026, 0, 1) + 495 }), Date.UTC(2026, 0, 1) + 3500);
+    // And its `die` event, applied while the re-check ran, is not undone by a kept verdict with nothing to schedule.
+    const s = newTracker();
+    applyEvent(s, ev('a', 'die', 2000), T, now);
+    assert.equal(forgetFromSweep(s, 'a', 1500), false);
+    assert.equal(s.deadlines.get('a'), 5000);
+    assert.equal(forgetFromSweep(s, 'a', 2500), true, 'an event before the re-check started: the verdict decides');
+    assert.equal(s.deadlines.has('a'), false);
   });
 });
 
