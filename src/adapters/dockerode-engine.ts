@@ -468,7 +468,6 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls {
         }
       } catch (err) {
         if (signal?.aborted) return;
-        if ((err as { name?: unknown })?.name === 'AbortError' && signal?.aborted) return;
         throw new EngineUnreachableError(`the engine at ${host} closed ${what}`, host);
       } finally {
         signal?.removeEventListener('abort', onAbort);

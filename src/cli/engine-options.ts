@@ -177,7 +177,7 @@ export async function idleOptions(policy: RunPolicy, home: HermesHome, ctx: Cont
     ...(stopTimeoutSeconds !== undefined ? { stopTimeoutSeconds } : {}),
     store: new FileStateStore(idleStatePath(home.home)),
     now: () => ctx.now(),
-    ...(local ? { localCounters: (id: string, pid: number) => local(id, pid) } : {}),
+    ...(local ? { localCounters: local } : {}),
   };
 }
 

@@ -67,14 +67,7 @@ export function resolveStopIdle(
   config: HermesConfig,
 ): Resolved<boolean> {
   if (flag !== undefined) return { value: flag, source: flag ? '--stop-idle' : '--no-stop-idle' };
-  const v = env[ENV_STOP_IDLE];
-  if (v !== undefined && v.trim() !== '') {
-    const t = v.trim().toLowerCase();
-    if (['false', '0', 'no', 'off'].includes(t)) return { value: false, source: ENV_STOP_IDLE };
-    if (!['true', '1', 'yes', 'on'].includes(t)) {
-      throw new UsageError(`${ENV_STOP_IDLE} must be true/1/yes or false/0/no, got '${v}': fix or unset ${ENV_STOP_IDLE}`);
-    }
-  }
+  if (envSwitch(env, ENV_STOP_IDLE) === false) return { value: false, source: ENV_STOP_IDLE };
   const cfg = usable(config, 'pass --stop-idle or --no-stop-idle');
   const c = cfg.get('janitor.stop_idle');
   if (c === false || (typeof c === 'string' && ['false', 'no', 'off', '0'].includes(c.trim().toLowerCase()))) {
@@ -89,12 +82,20 @@ export function resolveStopIdle(
  * `HERMES_JANITOR_CGROUP_SAMPLES` is `false`/`0`/`no`/`off`; another value that is not yes is a usage error).
  */
 export function cgroupSamplesEnabled(env: Record<string, string | undefined>): boolean {
-  const v = env[ENV_CGROUP_SAMPLES];
-  if (v === undefined || v.trim() === '') return true;
+  return envSwitch(env, ENV_CGROUP_SAMPLES) ?? true;
+}
+
+/**
+ * A yes/no environment variable: true (`true`/`1`/`yes`/`on`), false (`false`/`0`/`no`/`off`), or undefined when
+ * unset or empty; any other value is a usage error naming the variable.
+ */
+function envSwitch(env: Record<string, string | undefined>, name: string): boolean | undefined {
+  const v = env[name];
+  if (v === undefined || v.trim() === '') return undefined;
   const t = v.trim().toLowerCase();
   if (['false', '0', 'no', 'off'].includes(t)) return false;
   if (['true', '1', 'yes', 'on'].includes(t)) return true;
-  throw new UsageError(`${ENV_CGROUP_SAMPLES} must be true/1/yes or false/0/no, got '${v}': fix or unset ${ENV_CGROUP_SAMPLES}`);
+  throw new UsageError(`${name} must be true/1/yes or false/0/no, got '${v}': fix or unset ${name}`);
 }
 
 /** A config file that exists but cannot be parsed is a usage error once a value is needed from it. */
