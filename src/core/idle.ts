@@ -17,6 +17,11 @@ export interface IdleSample {
   pgfault: number | null;
   /** When the sample was taken (ISO 8601). */
   at: string;
+  /**
+   * `State.Pid` (the container's init process) when the sample was taken, where known: lets the next run see from
+   * that process's cgroup, before any inspect, whether the re-check can read the container's cgroup on this host.
+   */
+  pid?: number;
 }
 
 /** What is kept per container between runs (`<home>/janitor/idle.json`). */
@@ -159,7 +164,9 @@ export function parseIdleState(value: unknown): IdleState {
     for (const [id, r] of Object.entries(recs as Record<string, unknown>)) {
       const rec = r as Partial<IdleRecord> | null;
       if (rec && validSample(rec.last) && isStr(rec.since) && Number.isFinite(ms(rec.since)) && isNum(rec.samples) && rec.samples >= 1) {
-        kept[id] = { last: rec.last, since: rec.since, samples: rec.samples };
+        const { startedAt, cpuNs, pgfault, at, pid } = rec.last;
+        const last: IdleSample = { startedAt, cpuNs, pgfault, at, ...(Number.isSafeInteger(pid) && pid! > 0 ? { pid } : {}) };
+        kept[id] = { last, since: rec.since, samples: rec.samples };
       }
     }
     out.engines[host] = kept;

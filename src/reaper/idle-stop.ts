@@ -13,14 +13,14 @@ import { EngineRequestError } from '../errors.js';
  */
 export async function takeSample(
   engine: EngineClient,
-  details: Pick<ContainerDetails, 'id' | 'startedAt'>,
+  details: Pick<ContainerDetails, 'id' | 'startedAt'> & Partial<Pick<ContainerDetails, 'pid'>>,
   now: () => Date,
   signal?: AbortSignal,
 ): Promise<IdleSample | null> {
   try {
     const c = await engine.stats(details.id, signal);
     if (!c) return null;
-    return { startedAt: details.startedAt, cpuNs: c.cpuNs, pgfault: c.pgfault, at: now().toISOString() };
+    return sampleOf(details, c, now);
   } catch (err) {
     if (err instanceof EngineRequestError) return null;
     throw err;
@@ -50,12 +50,19 @@ export async function execsInFlight(engine: EngineClient, execIds: readonly stri
  */
 export type LocalCounters = (id: string, pid: number) => StatsCounters | null;
 
+function sampleOf(
+  details: Pick<ContainerDetails, 'startedAt'> & Partial<Pick<ContainerDetails, 'pid'>>, c: StatsCounters, now: () => Date,
+): IdleSample {
+  const pid = details.pid;
+  return { startedAt: details.startedAt, cpuNs: c.cpuNs, pgfault: c.pgfault, at: now().toISOString(), ...(pid && pid > 0 ? { pid } : {}) };
+}
+
 /** A sample from the container's cgroup on this host, or null where `local` cannot read it. */
 function localSample(
   details: Pick<ContainerDetails, 'id' | 'startedAt' | 'pid'>, now: () => Date, local: LocalCounters | undefined,
 ): IdleSample | null {
   const c = local?.(details.id, details.pid);
-  return c ? { startedAt: details.startedAt, cpuNs: c.cpuNs, pgfault: c.pgfault, at: now().toISOString() } : null;
+  return c ? sampleOf(details, c, now) : null;
 }
 
 export type StopOutcome =
@@ -64,7 +71,12 @@ export type StopOutcome =
   /** The fresh re-check failed: not stopped. `record` is the record after the fresh sample (when one was taken). */
   | { kind: 'proof-failed'; record: IdleRecord | undefined }
   /** The container no longer exists. */
-  | { kind: 'gone' };
+  | { kind: 'gone' }
+  /**
+   * Only with `candidate`: the in-slot inspect (`details`) did not show a container to re-prove from `record` as is,
+   * or its cgroup could not be read here. Nothing was done; the caller judges it from `details` as usual.
+   */
+  | { kind: 'declined'; details: ContainerDetails };
 
 /**
  * Re-checks the proof right before acting and stops only if it holds: a fresh inspect (still running, same
@@ -87,8 +99,18 @@ export async function reproveAndStop(
     act?: <R>(fn: () => Promise<R>) => Promise<R>;
     /** Counters read on this host for the fresh sample (else the engine's stats). */
     localCounters?: LocalCounters;
-    /** `State.Pid` from the caller's inspect: lets a sweep see whether the cgroup can be read before queueing. */
-    pid?: number;
+    /**
+     * The caller's own inspect, just taken (a sweep's): its `State.Pid` shows before queueing whether the cgroup can
+     * be read here, and where it cannot, the engine's sample follows it instead of another inspect.
+     */
+    inspected?: ContainerDetails;
+    /**
+     * For a caller that has not inspected the container (a sweep whose earlier runs already proved it idle): the
+     * in-slot inspect is then the only one, and this says whether it shows a running container to re-prove from
+     * `record` (the caller's own checks: selection, verdict, the stop decision with the execs still in flight). Needs `localCounters`: when it declines, or
+     * the cgroup cannot be read, the outcome is `declined` and nothing was done.
+     */
+    candidate?: (fresh: ContainerDetails, execsInFlight: readonly string[]) => boolean;
   },
 ): Promise<StopOutcome> {
   const read = opts.read ?? ((fn) => fn());
@@ -97,13 +119,30 @@ export async function reproveAndStop(
   const isRunning = (d: ContainerDetails) => d.status.toLowerCase() === 'running' && d.running;
   const failed = (sample: IdleSample | null): StopOutcome => ({ kind: 'proof-failed', record: sample ? observe(record, sample) : undefined });
   let engineSample: IdleSample | null | undefined;
-  if (!(local && opts.pid && local(id, opts.pid))) {
+  if (opts.candidate) {
+    const accept = opts.candidate;
+    return act(async () => {
+      const fresh = await engine.inspect(id, signal);
+      if (!fresh) return { kind: 'gone' };
+      if (!isRunning(fresh)) return { kind: 'declined', details: fresh };
+      const execIds = fresh.execIds.length ? await execsInFlight(engine, fresh.execIds, signal) : [];
+      if (!accept(fresh, execIds)) return { kind: 'declined', details: fresh };
+      const sample = localSample(fresh, now, local);
+      if (!sample) return { kind: 'declined', details: fresh };
+      if (!reproved(record.last, { running: true, startedAt: fresh.startedAt, execIds, sample })) return failed(sample);
+      const stopped = await engine.stop(id, opts.stopTimeoutSeconds, signal);
+      return stopped ? { kind: 'stopped' } : { kind: 'proof-failed', record: undefined };
+    });
+  }
+  const pid = opts.inspected?.pid;
+  if (!(local && pid && local(id, pid))) {
     // No cgroup to read here: the engine's sample, asked for together with the sweep's others.
-    const first = await read(() => engine.inspect(id, signal));
+    const first = opts.inspected ?? (await read(() => engine.inspect(id, signal)));
     if (!first) return { kind: 'gone' };
     const running = isRunning(first);
     engineSample = running ? await read(() => takeSample(engine, first, now, signal)) : null;
-    const execIds = running ? await read(() => execsInFlight(engine, first.execIds, signal)) : first.execIds;
+    // (A caller that inspected has checked its execs; the slot checks them again right before the stop.)
+    const execIds = running && !opts.inspected ? await read(() => execsInFlight(engine, first.execIds, signal)) : [];
     if (!reproved(record.last, { running, startedAt: first.startedAt, execIds, sample: engineSample })) return failed(engineSample);
   }
   return act(async () => {

@@ -7,7 +7,7 @@ import { type Selection, engineLabelFilters, isExcluded, isSelected } from '../c
 import { EngineRequestError, EngineUnreachableError, errorMessage } from '../errors.js';
 import { forEachBounded, limiter } from '../util/pool.js';
 import { STATS_CONCURRENCY, STOP_CONCURRENCY } from '../defaults.js';
-import { type LocalCounters, execsInFlight, reproveAndStop, takeSample, volumesGone } from './idle-stop.js';
+import { type LocalCounters, type StopOutcome, execsInFlight, reproveAndStop, takeSample, volumesGone } from './idle-stop.js';
 
 /** One container as reported in every output. */
 export interface SweepEntry {
@@ -326,68 +326,149 @@ export async function reap(req: ReapRequest): Promise<ReapResult> {
     onEvent?.({ type: 'failed', entry: f });
   };
 
+  /** One container as inspected: judged, and removed, stopped or kept. */
+  const judgeRow = async (row: ContainerSummary, details: ContainerDetails | null): Promise<void> => {
+    let entry = entryOf(engine.host, selection, row, null, null);
+    if (!details) return keep(entry, 'gone');
+    if (!isSelected(selection, details.labels)) return; // relabelled since the list: not ours
+    book?.seen.add(details.id);
+    const v = verdictOf(selection, details, req.asOf, req.thresholdSeconds);
+    entry = entryOf(engine.host, selection, row, details, v.ageSeconds, v.rule);
+    if (v.verdict === 'keep' && v.reason === 'running' && book) {
+      book.pending.push(stopIfIdle(req, book, guard, details, entry, out, keep, fail));
+      return;
+    }
+    if (details.status.toLowerCase() !== 'running') book?.drop(details.id);
+    if (v.verdict === 'keep') return keep(entry, v.reason);
+    if (req.dryRun) {
+      entry.volumes = req.keepVolumes ? [] : anonymousVolumes(details.volumes);
+      out.removed.push(entry);
+      onEvent?.({ type: 'removed', entry, dryRun: true });
+      return;
+    }
+    if (guard.stopped) return;
+    try {
+      await engine.remove(row.id, req.signal, { volumes: !req.keepVolumes });
+      entry.volumes = req.keepVolumes || details.volumes.length === 0 ? [] : await volumesGone(engine, details.volumes, req.signal);
+      out.removed.push(entry);
+      onEvent?.({ type: 'removed', entry, dryRun: false });
+    } catch (err) {
+      if (err instanceof EngineRequestError && err.statusCode === 404) return keep(entry, 'gone');
+      if (err instanceof EngineRequestError && err.statusCode === 409) {
+        // Removal already in progress, or it runs again: decide from its state, never from the message.
+        let again: ContainerDetails | null;
+        try {
+          again = await engine.inspect(row.id, req.signal);
+        } catch (err2) {
+          guard.absorb(err2);
+          return fail(entry, err);
+        }
+        if (!again || isGoing(again.status)) return keep(entry, 'gone');
+        if (again.running) return keep({ ...entry, state: again.status }, 'running');
+        return fail(entry, err);
+      }
+      // The DELETE may or may not have reached the engine: never report it removed.
+      guard.absorb(err);
+      return fail(entry, err);
+    }
+  };
+  /** Inspects one listed container, then judges it. */
+  const inspectAndJudge = async (row: ContainerSummary): Promise<void> => {
+    let details: ContainerDetails | null;
+    try {
+      details = await engine.inspect(row.id, req.signal);
+    } catch (err) {
+      if (guard.absorb(err)) return;
+      const entry = entryOf(engine.host, selection, row, null, null);
+      if (err instanceof EngineRequestError && (await vanished(engine, row.id, req.signal))) return keep(entry, 'gone');
+      return fail(entry, err);
+    }
+    return judgeRow(row, details);
+  };
+
   await forEachBounded(
     consume(rows),
     req.concurrency,
     async (row) => {
-      let entry = entryOf(engine.host, selection, row, null, null);
-      let details: ContainerDetails | null;
-      try {
-        details = await engine.inspect(row.id, req.signal);
-      } catch (err) {
-        if (guard.absorb(err)) return;
-        if (err instanceof EngineRequestError && (await vanished(engine, row.id, req.signal))) return keep(entry, 'gone');
-        return fail(entry, err);
-      }
-      if (!details) return keep(entry, 'gone');
-      if (!isSelected(selection, details.labels)) return; // relabelled since the list: not ours
-      book?.seen.add(details.id);
-      const v = verdictOf(selection, details, req.asOf, req.thresholdSeconds);
-      entry = entryOf(engine.host, selection, row, details, v.ageSeconds, v.rule);
-      if (v.verdict === 'keep' && v.reason === 'running' && book) {
-        book.pending.push(stopIfIdle(req, book, guard, details, entry, out, keep, fail));
+      if (book && provenBefore(req, book, row)) {
+        // Its stop slot's inspect is its only one (and judges it as usual when it shows anything else).
+        book.pending.push(stopProvenBefore(req, book, guard, row, out, keep, fail, judgeRow, inspectAndJudge));
         return;
       }
-      if (details.status.toLowerCase() !== 'running') book?.drop(details.id);
-      if (v.verdict === 'keep') return keep(entry, v.reason);
-      if (req.dryRun) {
-        entry.volumes = req.keepVolumes ? [] : anonymousVolumes(details.volumes);
-        out.removed.push(entry);
-        onEvent?.({ type: 'removed', entry, dryRun: true });
-        return;
-      }
-      if (guard.stopped) return;
-      try {
-        await engine.remove(row.id, req.signal, { volumes: !req.keepVolumes });
-        entry.volumes = req.keepVolumes || details.volumes.length === 0 ? [] : await volumesGone(engine, details.volumes, req.signal);
-        out.removed.push(entry);
-        onEvent?.({ type: 'removed', entry, dryRun: false });
-      } catch (err) {
-        if (err instanceof EngineRequestError && err.statusCode === 404) return keep(entry, 'gone');
-        if (err instanceof EngineRequestError && err.statusCode === 409) {
-          // Removal already in progress, or it runs again: decide from its state, never from the message.
-          let again: ContainerDetails | null;
-          try {
-            again = await engine.inspect(row.id, req.signal);
-          } catch (err2) {
-            guard.absorb(err2);
-            return fail(entry, err);
-          }
-          if (!again || isGoing(again.status)) return keep(entry, 'gone');
-          if (again.running) return keep({ ...entry, state: again.status }, 'running');
-          return fail(entry, err);
-        }
-        // The DELETE may or may not have reached the engine: never report it removed.
-        guard.absorb(err);
-        return fail(entry, err);
-      }
+      return inspectAndJudge(row);
     },
     () => guard.stopped,
   );
-  if (book) await Promise.all(book.pending);
+  // Drained until empty: a container its stop slot declined is judged as usual, which queues more.
+  while (book?.pending.length) await Promise.all(book.pending.splice(0));
   out.interrupted = guard.stopped ? guard.interrupted : null;
   await book?.save(engine, !out.interrupted && !req.onlyIds, req.signal?.aborted ? undefined : req.signal);
   return out;
+}
+
+/**
+ * A listed running container whose idleness earlier runs already proved, as of now, provided nothing happened since
+ * their last sample: it can go straight to its stop slot, whose inspect and fresh sample from its cgroup on this
+ * host are the re-check right before the stop. Only where that cgroup can be read here (`localCounters`, tried on
+ * the init process of the last sample); a dry run, or the rule off, judges every container the usual way.
+ */
+function provenBefore(req: ReapRequest, book: IdleBook, row: ContainerSummary): boolean {
+  if (req.dryRun || !book.opts.stopIdle || !book.opts.localCounters || row.state.toLowerCase() !== 'running') return false;
+  if (isExcluded(req.selection, row.labels)) return false;
+  const prev = book.prev(row.id);
+  // Its init process as last sampled still in its cgroup, readable here (else the re-check would need the engine).
+  if (!prev?.last.pid || !book.opts.localCounters(row.id, prev.last.pid)) return false;
+  return tentativeStop(book, prev, prev.last.startedAt, [], req.asOf).stop;
+}
+
+/** The stop decision for `prev` if a sample taken now shows nothing since its last one. */
+function tentativeStop(book: IdleBook, prev: IdleRecord, startedAt: string, execIds: readonly string[], asOf: Date): ReturnType<typeof decideStop> {
+  return decideStop(
+    { enabled: true, record: { ...prev, samples: prev.samples + 1 }, startedAt, execIds },
+    idleInstant(asOf, book),
+    book.opts.idleAfterSeconds,
+  );
+}
+
+/**
+ * `provenBefore` containers: inspected in their stop slot, stopped when that inspect still shows the same running,
+ * selected container with its proof holding and its cgroup shows no activity since the last sample. Anything else
+ * that inspect shows is judged as usual (`judgeRow`, no second inspect); an inspect that fails is retried the
+ * usual way (`inspectAndJudge`).
+ */
+async function stopProvenBefore(
+  req: ReapRequest, book: IdleBook, guard: RunGuard, row: ContainerSummary, out: ReapResult,
+  keep: (e: SweepEntry, reason: KeepReason) => void, fail: (e: SweepEntry, err: unknown) => void,
+  judgeRow: (row: ContainerSummary, details: ContainerDetails | null) => Promise<void>,
+  inspectAndJudge: (row: ContainerSummary) => Promise<void>,
+): Promise<void> {
+  if (guard.stopped) return;
+  const prev = book.prev(row.id)!;
+  let entry: StoppedEntry | undefined;
+  const candidate = (d: ContainerDetails, execIds: readonly string[]): boolean => {
+    if (!isSelected(req.selection, d.labels) || d.startedAt !== prev.last.startedAt) return false;
+    const v = verdictOf(req.selection, d, req.asOf, req.thresholdSeconds);
+    if (v.verdict !== 'keep' || v.reason !== 'running') return false;
+    const decision = tentativeStop(book, prev, d.startedAt, execIds, req.asOf);
+    if (!decision.stop) return false;
+    book.seen.add(d.id);
+    entry = { ...entryOf(req.engine.host, req.selection, row, d, v.ageSeconds, v.rule), idleSeconds: decision.idleSeconds };
+    return true;
+  };
+  let outcome: StopOutcome;
+  try {
+    outcome = await reproveAndStop(req.engine, row.id, prev, { ...stopOptions(req, book), candidate });
+  } catch (err) {
+    if (!entry) return inspectAndJudge(row); // the inspect failed: the usual way decides (gone, failed, run over)
+    guard.absorb(err);
+    return fail(entry, err);
+  }
+  if (outcome.kind === 'declined') return judgeRow(row, outcome.details);
+  if (outcome.kind === 'gone') {
+    book.drop(row.id);
+    return keep(entryOf(req.engine.host, req.selection, row, null, null), 'gone');
+  }
+  settleStop(req, book, outcome, entry!, out, keep);
 }
 
 /** A running container under the idle rule: sampled, and stopped when the proof holds and holds again right now. */
@@ -411,7 +492,7 @@ async function stopIfIdle(
     } catch (err) {
       if (guard.absorb(err)) return;
     }
-    if (tentative?.stop) return reproveThenStop(req, book, guard, prev, details.pid, { ...base, idleSeconds: tentative.idleSeconds }, out, keep, fail);
+    if (tentative?.stop) return reproveThenStop(req, book, guard, prev, details, { ...base, idleSeconds: tentative.idleSeconds }, out, keep, fail);
   }
   let judged: Awaited<ReturnType<typeof judgeRunning>>;
   try {
@@ -428,36 +509,49 @@ async function stopIfIdle(
     req.onEvent?.({ type: 'stopped', entry, dryRun: true });
     return;
   }
-  return reproveThenStop(req, book, guard, record!, details.pid, entry, out, keep, fail);
+  return reproveThenStop(req, book, guard, record!, details, entry, out, keep, fail);
+}
+
+/** The options of a sweep's re-checks and stops. */
+function stopOptions(req: ReapRequest, book: IdleBook) {
+  return {
+    stopTimeoutSeconds: book.opts.stopTimeoutSeconds ?? 10,
+    now: book.now,
+    read: book.reads,
+    act: book.acts,
+    ...(book.opts.localCounters ? { localCounters: book.opts.localCounters } : {}),
+    ...(req.signal ? { signal: req.signal } : {}),
+  };
+}
+
+/** Reports a stop's outcome (other than `gone` and `declined`) and updates the container's record. */
+function settleStop(
+  req: ReapRequest, book: IdleBook, outcome: StopOutcome, entry: StoppedEntry, out: ReapResult,
+  keep: (e: SweepEntry, reason: KeepReason) => void,
+): void {
+  if (outcome.kind === 'proof-failed') {
+    book.record(entry.id, outcome.record);
+    return keep({ ...entry, idleSeconds: idleSeconds(outcome.record, idleInstant(req.asOf, book)), idleReason: 'proof-failed' }, 'running');
+  }
+  book.drop(entry.id);
+  const stopped = { ...entry, state: 'exited' };
+  out.stopped.push(stopped);
+  req.onEvent?.({ type: 'stopped', entry: stopped, dryRun: false });
 }
 
 /** The re-check right before acting (fresh inspect and sample against `record.last`), then the stop (`reproveAndStop`). */
 async function reproveThenStop(
-  req: ReapRequest, book: IdleBook, guard: RunGuard, record: IdleRecord, pid: number, entry: StoppedEntry, out: ReapResult,
+  req: ReapRequest, book: IdleBook, guard: RunGuard, record: IdleRecord, inspected: ContainerDetails, entry: StoppedEntry, out: ReapResult,
   keep: (e: SweepEntry, reason: KeepReason) => void, fail: (e: SweepEntry, err: unknown) => void,
 ): Promise<void> {
   if (guard.stopped) return;
   try {
-    const outcome = await reproveAndStop(req.engine, entry.id, record, {
-      stopTimeoutSeconds: book.opts.stopTimeoutSeconds ?? 10,
-      now: book.now,
-      read: book.reads,
-      act: book.acts,
-      ...(book.opts.localCounters ? { localCounters: book.opts.localCounters, pid } : {}),
-      ...(req.signal ? { signal: req.signal } : {}),
-    });
-    if (outcome.kind === 'gone') {
+    const outcome = await reproveAndStop(req.engine, entry.id, record, { ...stopOptions(req, book), inspected });
+    if (outcome.kind === 'gone' || outcome.kind === 'declined' /* only with a candidate check */) {
       book.drop(entry.id);
       return keep(entry, 'gone');
     }
-    if (outcome.kind === 'proof-failed') {
-      book.record(entry.id, outcome.record);
-      return keep({ ...entry, idleSeconds: idleSeconds(outcome.record, idleInstant(req.asOf, book)), idleReason: 'proof-failed' }, 'running');
-    }
-    book.drop(entry.id);
-    const stopped = { ...entry, state: 'exited' };
-    out.stopped.push(stopped);
-    req.onEvent?.({ type: 'stopped', entry: stopped, dryRun: false });
+    settleStop(req, book, outcome, entry, out, keep);
   } catch (err) {
     guard.absorb(err);
     return fail(entry, err);

@@ -461,6 +461,22 @@ export class EngineSimulator {
     if (rec.pgfault !== null) rec.pgfault += pgfault;
   }
 
+  /**
+   * What the container's cgroup would read on the engine's host (CPU ns, page faults), as the janitor's local
+   * counter reader sees it: null unless it runs. Its init process is always pid 4242 (`State.Pid`).
+   */
+  counters(id: string): { cpuNs: number; pgfault: number | null } | null {
+    const rec = this.find(id);
+    return rec && rec.state === 'running' ? { cpuNs: rec.cpuNs, pgfault: rec.pgfault } : null;
+  }
+
+  private readonly nextListHooks: Array<() => void> = [];
+
+  /** Runs `fn` right after the next container list is answered (e.g. someone removes a container then). */
+  afterNextList(fn: () => void): void {
+    this.nextListHooks.push(fn);
+  }
+
   /** Sets the execs in flight. */
   setExecs(id: string, execIds: string[]): void {
     const rec = this.find(id);
@@ -807,6 +823,7 @@ export class EngineSimulator {
     }
     res.end(`${buf}]\n`);
     for (const fn of after) fn();
+    for (const fn of this.nextListHooks.splice(0)) fn();
   }
 
   // ---- GET /events ------------------------------------------------------------------------------------------

@@ -5,8 +5,13 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
+import os from 'node:os';
 import { createReaper } from '../../src/reaper/api.js';
+import { reap as sweepReap } from '../../src/reaper/sweep.js';
+import { createDockerodeEngine } from '../../src/adapters/dockerode-engine.js';
+import { parseEngineUrl } from '../../src/adapters/engine-host.js';
 import { MemoryStateStore } from '../../src/adapters/state-file.js';
+import { defaultSelection } from '../../src/core/selection.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { type ContainerFaults, EngineSimulator, type SimContainerSpec, rfc3339Nano } from '../helpers/engine-simulator.js';
 
@@ -116,6 +121,94 @@ describe('idle rule under faults (simulator)', () => {
     const r = await reaper.reap();
     assert.deepEqual(r.stopped.map((e) => e.id), [done]);
     assert.equal(r.kept.find((e) => e.id === live)?.idleReason, 'exec-in-flight');
+  });
+
+  describe("proven idle by earlier runs, cgroup readable here: the stop slot's inspect is the run's only one", () => {
+    /**
+     * The sweep as `reap` runs it, with the cgroup reader of a janitor on the engine's host: the simulator's counters
+     * for its init pid (4242), none for `unreadable` containers.
+     */
+    async function fastSetup(containers: SimContainerSpec[]) {
+      const sim = await EngineSimulator.start({ containers, record: true });
+      sims.push(sim);
+      const engine = await createDockerodeEngine(parseEngineUrl(sim.host, {}, os.homedir()));
+      const store = new MemoryStateStore();
+      const unreadable = new Set<string>();
+      let clock = new Date();
+      const run = () =>
+        sweepReap({
+          engine, selection: defaultSelection(PROFILE), thresholdSeconds: 600, asOf: clock, concurrency: 8, dryRun: false,
+          idle: {
+            stopIdle: true, idleAfterSeconds: HOUR, store, now: () => clock,
+            localCounters: (id, pid) => (pid === 4242 && !unreadable.has(id) ? sim.counters(id) : null),
+          },
+        });
+      /** Two observations half an hour apart on record; then an hour and a minute since the first. */
+      const proven = async () => {
+        await run();
+        clock = new Date(clock.getTime() + (HOUR / 2) * 1000);
+        const second = await run();
+        assert.deepEqual(second.stopped, [], 'idle for half the threshold: kept');
+        clock = new Date(clock.getTime() + (HOUR / 2 + 60) * 1000);
+      };
+      /** Requests of the last pass about container `id`, by kind. */
+      const requestsOf = (id: string, from: number) =>
+        sim.requests.slice(from).filter((r) => r.url.includes(id)).map((r) => r.kind);
+      return { sim, run, proven, unreadable, requestsOf };
+    }
+
+    it('stops it with one inspect and no stats request; the proof and the stop happen together', async () => {
+      const { sim, run, proven, requestsOf } = await fastSetup([sandbox()]);
+      const [id] = sim.ids() as [string];
+      await proven();
+      const mark = sim.requests.length;
+      const r = await run();
+      assert.deepEqual(r.stopped.map((e) => [e.id, e.rule, e.idleSeconds]), [[id, 'idle', HOUR + 60]]);
+      assert.deepEqual(requestsOf(id, mark), ['inspect', 'stop']);
+      assert.equal(sim.get(id)?.state, 'exited');
+    });
+
+    it('anything else its inspect shows is judged as usual from that inspect: a restart, an exec, activity, gone', async () => {
+      const { sim, run, proven, requestsOf } = await fastSetup([
+        sandbox(), sandbox(), sandbox(), sandbox(), sandbox(),
+      ]);
+      const [restarted, withExec, touched, gone, idle] = sim.ids() as [string, string, string, string, string];
+      await proven();
+      sim.setState(restarted, 'exited');
+      sim.setState(restarted, 'running'); // a new StartedAt, the same init pid (as the simulator has it)
+      sim.setExecs(withExec, ['e-live']);
+      sim.touch(touched);
+      sim.afterNextList(() => sim.delete(gone)); // removed by someone else between the list and its stop slot
+      const mark = sim.requests.length;
+      const r = await run();
+      assert.deepEqual(r.stopped.map((e) => e.id), [idle]);
+      const why = (id: string) => r.kept.find((e) => e.id === id);
+      assert.equal(why(restarted)?.idleReason, 'observing');
+      assert.equal(why(withExec)?.idleReason, 'exec-in-flight');
+      assert.equal(why(touched)?.idleReason, 'proof-failed');
+      assert.equal(why(gone)?.reason, 'gone');
+      for (const id of [restarted, withExec, touched]) {
+        assert.equal(sim.get(id)?.state, 'running', id);
+        const kinds = requestsOf(id, mark);
+        assert.equal(kinds.filter((k) => k === 'inspect').length, 1, `${id}: ${kinds.join(' ')}`);
+        assert.ok(!kinds.includes('stop'), `${id}: ${kinds.join(' ')}`);
+      }
+    });
+
+    it('a cgroup it cannot read here, or a failed stop, goes the usual way', async () => {
+      const { sim, run, proven, unreadable, requestsOf } = await fastSetup([sandbox(), sandbox({ stopStatus: 500 })]);
+      const [elsewhere, refused] = sim.ids() as [string, string];
+      await proven();
+      unreadable.add(elsewhere);
+      const mark = sim.requests.length;
+      const r = await run();
+      // The engine's stats give the fresh sample: the sweep's inspect, its stats, the re-check's inspect, the stop.
+      assert.deepEqual(r.stopped.map((e) => e.id), [elsewhere]);
+      assert.deepEqual(requestsOf(elsewhere, mark), ['inspect', 'stats', 'inspect', 'stop']);
+      assert.deepEqual(r.failed.map((e) => [e.id, e.rule]), [[refused, 'idle']]);
+      assert.match(r.failed[0]!.error, /HTTP 500/);
+      assert.equal(sim.get(refused)?.state, 'running');
+    });
   });
 
   it('a busy process is never idle', async () => {

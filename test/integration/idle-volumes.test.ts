@@ -261,12 +261,20 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
 
         proxy.refuse = null;
         await reap(); // a proof on record again (the failed re-check dropped it)
+        const pid = Number(await docker(['inspect', '--format', '{{.State.Pid}}', id]));
+        const recorded = JSON.parse(readFileSync(path.join(profileHome, 'janitor', 'idle.json'), 'utf8')) as {
+          engines: Record<string, Record<string, { last: { pid?: number } }>>;
+        };
+        assert.equal(recorded.engines[proxy.host]?.[id]?.last.pid, pid, 'the sample records the init process it was taken with');
         await sleep(WAIT_MS);
         proxy.refuse = /\/stats$/;
         mark = proxy.seen.length;
         const on = await reap();
         assert.deepEqual(on.stopped.map((e) => e.id), [id], JSON.stringify(on));
         assert.deepEqual(proxy.since(mark).filter((p) => /\/stats\?/.test(p)), [], 'the fresh sample came from the cgroup');
+        // Proven idle by the runs before: its stop slot's inspect is the pass's only one, right before the stop.
+        const calls = proxy.since(mark).filter((p) => p.includes(id)).map((p) => p.split('?')[0]!.slice(p.indexOf(id) + id.length));
+        assert.deepEqual(calls, ['/json', '/stop'], proxy.since(mark).join('\n'));
         assert.equal(await fx.state(id), 'exited');
         await docker(['rm', '-f', id]);
       } finally {

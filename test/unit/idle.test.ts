@@ -103,6 +103,13 @@ describe('idle state document', () => {
     const doc = parseIdleState({ version: 1, engines: { h: { a: good, b: { last: { cpuNs: 'x' } }, c: null } } });
     assert.deepEqual(doc, { version: 1, engines: { h: { a: good } } });
   });
+  it("keeps a sample's init pid when it is one, and the record without it when it is not", () => {
+    const withPid: IdleRecord = { last: { ...sample(0, 1), pid: 4242 }, since: t(0).toISOString(), samples: 2 };
+    const bad = (pid: unknown) => ({ ...withPid, last: { ...withPid.last, pid } });
+    const doc = parseIdleState({ version: 1, engines: { h: { a: withPid, b: bad(-1), c: bad('4242'), d: bad(1.5), e: bad(0) } } });
+    const without = { ...withPid, last: sample(0, 1) };
+    assert.deepEqual(doc.engines.h, { a: withPid, b: without, c: without, d: without, e: without });
+  });
   it('merges one engine, forgetting ids and leaving other engines alone', () => {
     const r: IdleRecord = { last: sample(0, 1), since: t(0).toISOString(), samples: 1 };
     const cur = { version: 1 as const, engines: { h1: { a: r, b: r }, h2: { x: r } } };
