@@ -15,11 +15,10 @@
  * Everything created is removed at the end, and the run uses its own profile labels and hermes home. The janitor
  * runs with `--timeout 60s`: 100 stops on a loaded Podman took ~8 s, near the 10 s default.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { benchArgs, benchId, createSet, median, paired, removeAll, repo, time } from './util.js';
+import { benchArgs, benchId, countIn, createSet, median, paired, removeAll, repo, startAgain, time } from './util.js';
 
 // An even number of runs: each side goes first equally often.
 const args = benchArgs({ count: 100, runs: 4 });
@@ -27,18 +26,6 @@ const args = benchArgs({ count: 100, runs: 4 });
 const SETTLE_MS = 3000;
 const home = mkdtempSync(path.join(os.tmpdir(), 'hj-bench-idle-'));
 const IDLE_AFTER_S = 2;
-
-/** How many containers of the profile have exited. */
-function exitedIn(profile: string): number {
-  const r = spawnSync('docker', ['ps', '-aq', '--filter', `label=hermes-profile=${profile}`, '--filter', 'status=exited'], { encoding: 'utf8' });
-  return r.stdout.split('\n').filter(Boolean).length;
-}
-
-/** `docker start` of a set (untimed; fails the run if any does not start). */
-function restart(ids: string[]): void {
-  const r = spawnSync('docker', ['start', ...ids], { stdio: ['ignore', 'ignore', 'pipe'] });
-  if (r.status !== 0) throw new Error(`docker start failed: ${r.stderr}`);
-}
 
 const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
@@ -67,7 +54,7 @@ async function main(): Promise<void> {
       let stoppedByJanitor = 0;
       const stopJ = () => {
         const ms = janitor(['--idle-after', `${IDLE_AFTER_S}s`]);
-        stoppedByJanitor = exitedIn(a); // counted after the timing, before any restart
+        stoppedByJanitor = countIn(a, 'exited'); // counted after the timing, before any restart
         return ms;
       };
       const stopD = () => time('docker', ['stop', ...idsB]);
@@ -75,7 +62,7 @@ async function main(): Promise<void> {
       // changes how fast the engine stops them (measured with docker stop alone: the second of two 100-container
       // stops ran 0.1-1.1 s faster once the first had halved the running count, and as fast as the first when that
       // set was started again in between). So the first pass's set is started again before the second is timed.
-      const s = paired(first, stopJ, stopD, SETTLE_MS, (janitorFirst) => restart(janitorFirst ? idsA : idsB));
+      const s = paired(first, stopJ, stopD, SETTLE_MS, (janitorFirst) => startAgain(janitorFirst ? idsA : idsB));
       stops.push(s);
       console.log(
         `run ${r}/${args.runs} (${first ? 'janitor' : 'docker'} first): observe ${fmt(o[0])} vs docker stats ${fmt(o[1])} (${(o[0] / o[1]).toFixed(2)}x); ` +

@@ -11,16 +11,14 @@
  * It prints each round, then each variant's median wall time and its ratio to `docker stop`'s. Default 4 rounds.
  * Heavy on the engine (4 x 100 stops and starts per round): Docker 20.10 here has wedged after about a thousand.
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { benchArgs, benchId, createSet, median, removeAll, repo, time } from './util.js';
+import { benchArgs, benchId, countIn, createSet, median, pause, removeAll, repo, startAgain, time } from './util.js';
 
 const args = benchArgs({ count: 100, runs: 4 });
 const SETTLE_MS = 3000;
 const home = mkdtempSync(path.join(os.tmpdir(), 'hj-bench-floor-'));
-const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 async function main(): Promise<void> {
   const profile = `bfloor-${benchId}`;
@@ -45,10 +43,9 @@ async function main(): Promise<void> {
         variants[name]!.prepare?.();
         pause(SETTLE_MS);
         times[name]!.push(variants[name]!.run());
-        const left = spawnSync('docker', ['ps', '-q', '--filter', `label=hermes-profile=${profile}`], { encoding: 'utf8' }).stdout.trim();
-        if (left) throw new Error(`${name} left ${left.split('\n').length} sandboxes running: its time is not comparable`);
-        const started = spawnSync('docker', ['start', ...ids], { stdio: ['ignore', 'ignore', 'pipe'] });
-        if (started.status !== 0) throw new Error(`docker start failed: ${started.stderr}`);
+        const left = countIn(profile, 'running');
+        if (left) throw new Error(`${name} left ${left} sandboxes running: its time is not comparable`);
+        startAgain(ids);
       }
       console.log(`round ${r + 1}/${args.runs}: ${order.map((n) => `${n} ${(times[n]![r]! / 1000).toFixed(2)} s`).join(', ')}`);
     }

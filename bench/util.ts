@@ -93,7 +93,7 @@ export function time(cmd: string, args: string[]): number {
 }
 
 /** Blocks for `ms` (the timed sides are synchronous child processes). */
-const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+export const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 /**
  * Times `a` and `b`, `a` first when `aFirst`; returns [a, b]. With `settleMs`, the engine gets that long before
@@ -116,4 +116,16 @@ export function paired(
   const y = run(b);
   between?.(false);
   return [run(a), y];
+}
+
+/** `docker start` of a set (untimed; fails the run if any does not start). */
+export function startAgain(ids: string[]): void {
+  const r = spawnSync('docker', ['start', ...ids], { stdio: ['ignore', 'ignore', 'pipe'] });
+  if (r.status !== 0) throw new Error(`docker start failed: ${r.stderr}`);
+}
+
+/** How many containers of the profile are in `status` right now (`docker ps`, after a timed pass). */
+export function countIn(profile: string, status: 'running' | 'exited'): number {
+  const r = spawnSync('docker', ['ps', '-aq', '--filter', `label=hermes-profile=${profile}`, '--filter', `status=${status}`], { encoding: 'utf8' });
+  return r.stdout.split('\n').filter(Boolean).length;
 }

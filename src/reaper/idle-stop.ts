@@ -3,7 +3,7 @@
  * The decisions are pure (`core/idle.ts`); a long-running watcher calls these with its own clock and records.
  */
 import type { ContainerDetails, EngineClient, StatsCounters } from '../adapters/engine.js';
-import { type IdleRecord, type IdleSample, observe, reproved } from '../core/idle.js';
+import { type IdleRecord, type IdleSample, type Recheck, observe, reproved } from '../core/idle.js';
 import { EngineRequestError } from '../errors.js';
 
 /**
@@ -118,6 +118,12 @@ export async function reproveAndStop(
   const { signal, now, localCounters: local } = opts;
   const isRunning = (d: ContainerDetails) => d.status.toLowerCase() === 'running' && d.running;
   const failed = (sample: IdleSample | null): StopOutcome => ({ kind: 'proof-failed', record: sample ? observe(record, sample) : undefined });
+  /** The last step inside the slot: the stop, when what was just re-checked still proves the container idle. */
+  const stopIfReproved = async (check: Recheck): Promise<StopOutcome> => {
+    if (!reproved(record.last, check)) return failed(check.sample);
+    const stopped = await engine.stop(id, opts.stopTimeoutSeconds, signal);
+    return stopped ? { kind: 'stopped' } : { kind: 'proof-failed', record: undefined };
+  };
   let engineSample: IdleSample | null | undefined;
   if (opts.candidate) {
     const accept = opts.candidate;
@@ -129,9 +135,7 @@ export async function reproveAndStop(
       if (!accept(fresh, execIds)) return { kind: 'declined', details: fresh };
       const sample = localSample(fresh, now, local);
       if (!sample) return { kind: 'declined', details: fresh };
-      if (!reproved(record.last, { running: true, startedAt: fresh.startedAt, execIds, sample })) return failed(sample);
-      const stopped = await engine.stop(id, opts.stopTimeoutSeconds, signal);
-      return stopped ? { kind: 'stopped' } : { kind: 'proof-failed', record: undefined };
+      return stopIfReproved({ running: true, startedAt: fresh.startedAt, execIds, sample });
     });
   }
   const pid = opts.inspected?.pid;
@@ -153,9 +157,7 @@ export async function reproveAndStop(
     // readable since, one now).
     const sample = running ? (localSample(fresh, now, local) ?? engineSample ?? (await takeSample(engine, fresh, now, signal))) : null;
     const execIds = running ? await execsInFlight(engine, fresh.execIds, signal) : fresh.execIds;
-    if (!reproved(record.last, { running, startedAt: fresh.startedAt, execIds, sample })) return failed(sample);
-    const stopped = await engine.stop(id, opts.stopTimeoutSeconds, signal);
-    return stopped ? { kind: 'stopped' } : { kind: 'proof-failed', record: undefined };
+    return stopIfReproved({ running, startedAt: fresh.startedAt, execIds, sample });
   });
 }
 

@@ -484,11 +484,7 @@ async function stopIfIdle(
     let tentative: ReturnType<typeof decideStop> | null = null;
     try {
       const execIds = details.execIds.length ? await book.reads(() => execsInFlight(engine, details.execIds, req.signal)) : [];
-      tentative = decideStop(
-        { enabled: true, record: { ...prev, samples: prev.samples + 1 }, startedAt: details.startedAt, execIds },
-        idleInstant(req.asOf, book),
-        book.opts.idleAfterSeconds,
-      );
+      tentative = tentativeStop(book, prev, details.startedAt, execIds, req.asOf);
     } catch (err) {
       if (guard.absorb(err)) return;
     }

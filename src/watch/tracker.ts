@@ -165,15 +165,19 @@ export function deadlineOfKept(kept: KeptVerdict, thresholdSeconds: number, ctx?
  * event since then knows better (a `die` during the re-check brings its own deadline).
  */
 export function forgetFromSweep(state: TrackerState, id: string, sweepStartMs: number): boolean {
-  const last = state.lastEventMs.get(id);
-  if (last !== undefined && last >= sweepStartMs) return false;
+  if (eventSince(state, id, sweepStartMs)) return false;
   return state.deadlines.delete(id);
 }
 
 /** Seeds a deadline found by a sweep that started at `sweepStartMs`, unless an event since then knows better. */
 export function seedFromSweep(state: TrackerState, id: string, at: number, sweepStartMs: number): boolean {
-  const last = state.lastEventMs.get(id);
-  if (last !== undefined && last >= sweepStartMs) return false;
+  if (eventSince(state, id, sweepStartMs)) return false;
   state.deadlines.set(id, at);
   return true;
+}
+
+/** An event about `id` was applied at or after `sinceMs` (it then knows better than a sweep begun at `sinceMs`). */
+function eventSince(state: TrackerState, id: string, sinceMs: number): boolean {
+  const last = state.lastEventMs.get(id);
+  return last !== undefined && last >= sinceMs;
 }
