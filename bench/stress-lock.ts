@@ -9,7 +9,7 @@
  * has passed, as for the next write). Prints the figures, then one JSON line; exits 1 if anything failed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +32,7 @@ if (!(seconds > 0) || !(procs > 0) || !(staleMs > 0)) {
   process.exit(2);
 }
 const { acquireLock, removeLeftovers, LEFTOVER_AGE_MS } = (await import(path.join(repo, 'dist', 'adapters', 'file-lock.js'))) as typeof import('../src/adapters/file-lock.js');
+const { liveness } = (await import(path.join(repo, 'dist', 'adapters', 'process-identity.js'))) as typeof import('../src/adapters/process-identity.js');
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'hj-lock-stress-'));
 const deadline = Date.now() + seconds * 1000;
@@ -98,6 +99,21 @@ await Promise.all([...loops.map(exited), ...diers]);
 // One more taker finds the last dead holder's lock, takes it over, and releases it: nothing may remain.
 const last = await acquireLock(path.join(dir, 'stress.lock'), { waitMs: 5000, staleMs });
 if (!last) timeouts++;
+// The critical-section marker is the workers' file, not the lock's: a dying process SIGKILLed inside its critical
+// section after the others stopped leaves it, and the last taker clears it as a worker would (bench/lock-worker.mjs).
+const marker = path.join(dir, 'critical');
+if (last && existsSync(marker)) {
+  let owner: { pid?: number } = { pid: 0 }; // empty: killed between creating and writing it
+  try {
+    owner = JSON.parse(readFileSync(marker, 'utf8')) as { pid?: number };
+  } catch {
+    /* empty or torn */
+  }
+  if (owner.pid === 0 || liveness(owner) === 'dead') {
+    killedInside++;
+    rmSync(marker, { force: true });
+  } else overlaps++;
+}
 await last?.release();
 const tempsOfKilled = readdirSync(dir).filter((n) => n.endsWith('.tmp')).length;
 removeLeftovers(dir, Date.now() + LEFTOVER_AGE_MS + 1000); // as the next write a minute later would
