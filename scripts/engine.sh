@@ -82,23 +82,65 @@ start_podman() {
     apt-get install -y -qq --no-install-recommends podman catatonit busybox-static >/dev/null
   fi
   command -v docker >/dev/null 2>&1 || die "the docker CLI is needed to talk to Podman's Docker API: install docker.io"
-  if ! podman_up; then
-    mkdir -p "$(dirname "$PODMAN_SOCK")"
-    if [ -f "$PODMAN_PIDFILE" ] && kill -0 "$(cat "$PODMAN_PIDFILE")" 2>/dev/null; then
-      say "podman service (pid $(cat "$PODMAN_PIDFILE")) is starting; waiting"
-    else
-      rm -f "$PODMAN_SOCK"
-      say "starting podman system service on unix://$PODMAN_SOCK (log: $PODMAN_LOG)"
-      setsid podman system service --time=0 "unix://$PODMAN_SOCK" >"$PODMAN_LOG" 2>&1 < /dev/null &
-      echo $! > "$PODMAN_PIDFILE"
-    fi
-    wait_until podman_up podman "$PODMAN_LOG"
-  fi
+  start_podman_service
   say "podman up: $(DOCKER_HOST="unix://$PODMAN_SOCK" docker version --format 'server {{.Server.Version}}, API {{.Server.APIVersion}}')"
   if ! podman image exists "$IMAGE"; then
     make_rootfs | podman import - "$IMAGE" >/dev/null
     say "imported test image $IMAGE into podman"
   fi
+  # A service can answer pings and still fail every start through the API ("write child: broken pipe", seen after a
+  # long-lived service outlived restarts of dockerd). One it started is restarted once; otherwise it is an error.
+  local err
+  if ! err=$(podman_runs 2>&1 | tr '\n' ' '; exit "${PIPESTATUS[0]}"); then
+    if [ -f "$PODMAN_PIDFILE" ] && kill -0 "$(cat "$PODMAN_PIDFILE")" 2>/dev/null; then
+      say "podman service answers but cannot run a container ($err); restarting it"
+      stop_podman
+      start_podman_service
+      err=$(podman_runs 2>&1 | tr '\n' ' '; exit "${PIPESTATUS[0]}") || die "podman service cannot run a container after a restart: $err (log: $PODMAN_LOG)"
+    else
+      die "the podman service on unix://$PODMAN_SOCK cannot run a container: $err (restart it, or stop it and run: scripts/engine.sh start podman)"
+    fi
+  fi
+}
+
+start_podman_service() {
+  if podman_up; then return 0; fi
+  mkdir -p "$(dirname "$PODMAN_SOCK")"
+  if [ -f "$PODMAN_PIDFILE" ] && kill -0 "$(cat "$PODMAN_PIDFILE")" 2>/dev/null; then
+    say "podman service (pid $(cat "$PODMAN_PIDFILE")) is starting; waiting"
+  else
+    rm -f "$PODMAN_SOCK"
+    say "starting podman system service on unix://$PODMAN_SOCK (log: $PODMAN_LOG)"
+    setsid podman system service --time=0 "unix://$PODMAN_SOCK" >"$PODMAN_LOG" 2>&1 < /dev/null &
+    echo $! > "$PODMAN_PIDFILE"
+  fi
+  wait_until podman_up podman "$PODMAN_LOG"
+}
+
+# Stops the service this script started (its pid file), waiting up to $WAIT seconds for it to go.
+stop_podman() {
+  local pid i=0
+  if [ -f "$PODMAN_PIDFILE" ] && pid=$(cat "$PODMAN_PIDFILE") && kill -0 "$pid" 2>/dev/null; then
+    kill "$pid"
+    while kill -0 "$pid" 2>/dev/null && [ "$i" -lt $((WAIT * 4)) ]; do sleep 0.25; i=$((i + 1)); done
+    kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null
+    rm -f "$PODMAN_PIDFILE" "$PODMAN_SOCK"
+    say "stopped podman service"
+  else
+    say "no podman service started by this script is running"
+  fi
+}
+
+# Creates, starts, waits for and removes one container through the service's Docker API. This machine's podman
+# cannot raise the default rlimits (no CAP_SYS_RESOURCE), hence the explicit ones, as the tests use (RUN_EXTRA).
+podman_runs() {
+  local id
+  id=$(DOCKER_HOST="unix://$PODMAN_SOCK" timeout 30 docker create --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 "$IMAGE" true) || return 1
+  DOCKER_HOST="unix://$PODMAN_SOCK" timeout 30 docker start "$id" >/dev/null &&
+    DOCKER_HOST="unix://$PODMAN_SOCK" timeout 30 docker wait "$id" >/dev/null
+  local rc=$?
+  DOCKER_HOST="unix://$PODMAN_SOCK" timeout 30 docker rm -f "$id" >/dev/null 2>&1 || true
+  return $rc
 }
 
 # A tarball of a directory holding /bin/busybox and its applet links, on stdout.
@@ -134,11 +176,7 @@ case "${1:-}:$ENGINE" in
     if podman_up; then echo "podman: up on unix://$PODMAN_SOCK"; else echo "podman: down"; exit 1; fi
     ;;
   stop:podman)
-    if [ -f "$PODMAN_PIDFILE" ] && kill -0 "$(cat "$PODMAN_PIDFILE")" 2>/dev/null; then
-      kill "$(cat "$PODMAN_PIDFILE")"; rm -f "$PODMAN_PIDFILE"; say "stopped podman service"
-    else
-      say "no podman service started by this script is running"
-    fi
+    stop_podman
     ;;
   status:docker)
     if engine_up; then
