@@ -31,6 +31,13 @@ describe('showsActivity (measured: tini ~0.06 ms CPU/s, no faults; one exec ~19 
     assert.equal(showsActivity(a, b), false);
     assert.equal(showsActivity(a, { ...b, cpuNs: 50e6 + 19e6 }), true);
   });
+  it('samples a second or two apart allow 2 ms: a busy host once charged an idle tini 1.18 ms in one second', () => {
+    const a = sample(0, 50e6);
+    assert.equal(showsActivity(a, sample(1, 50e6 + 1_180_000)), false);
+    assert.equal(showsActivity(a, sample(1.5, 50e6 + 2_000_000)), false);
+    assert.equal(showsActivity(a, sample(1.5, 50e6 + 2_000_001)), true);
+    assert.equal(showsActivity(a, sample(3, 50e6 + 3_000_001)), true); // from 2 s on, 1 ms per second
+  });
 });
 
 describe('observe and idleSeconds', () => {
