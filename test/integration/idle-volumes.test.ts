@@ -73,7 +73,7 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
     const res = await runCli(['reap', '--json', ...sel, '--idle-after', IDLE], { env });
     assert.equal(res.code, 0, res.stderr);
     const out = JSON.parse(res.stdout) as ReapJson;
-    assert.deepEqual(out.stopped.map((e) => e.id), [idle]);
+    assert.deepEqual(out.stopped.map((e) => e.id), [idle], res.stdout);
     const s = out.stopped[0]!;
     assert.equal(s.rule, 'idle');
     assert.ok(typeof s.idleSeconds === 'number' && s.idleSeconds >= 2, `idleSeconds ${s.idleSeconds}`);
@@ -108,9 +108,13 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
       assert.equal(r.code, 0, r.stderr);
       return byId((JSON.parse(r.stdout) as ListJson).containers, id)!;
     };
+    const stops = async (args: string[]) => {
+      const e = await list(args);
+      assert.equal(e.verdict, 'stop', `${args.join(' ')}: ${JSON.stringify(e)}`);
+    };
     await list(sel);
     await sleep(WAIT_MS);
-    assert.equal((await list(sel)).verdict, 'stop');
+    await stops(sel);
     const off = async (args: string[], extraEnv: Record<string, string> = {}) => {
       const e = await list(args, extraEnv);
       assert.deepEqual([e.verdict, e.idleReason], ['keep', 'stop-idle-off'], args.join(' ') + JSON.stringify(extraEnv));
@@ -119,7 +123,7 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
     await off(sel, { HERMES_JANITOR_STOP_IDLE: 'false' });
     await off(sel, { HERMES_JANITOR_STOP_IDLE: '0' });
     await off([...sel, '--label', `hj-idle-switch=${fx.runId}`]);
-    assert.equal((await list([...sel, '--label', `hj-idle-switch=${fx.runId}`, '--stop-idle'])).verdict, 'stop');
+    await stops([...sel, '--label', `hj-idle-switch=${fx.runId}`, '--stop-idle']);
     mkdirSync(profileHome, { recursive: true });
     writeFileSync(path.join(profileHome, 'config.yaml'), 'janitor:\n  stop_idle: false\n');
     try {
