@@ -130,10 +130,15 @@ export class EngineFixture {
     return tag;
   }
 
-  /** Removes everything this run created, whatever happened. */
-  async cleanup(): Promise<void> {
+  /** Removes this run's containers, whatever happened (between tests: a failed one leaves none to the next). */
+  async removeContainers(): Promise<void> {
     const ids = await this.remaining().catch(() => []);
     if (ids.length) await docker(['rm', '-f', '-v', ...ids]).catch(() => undefined);
+  }
+
+  /** Removes everything this run created, whatever happened. */
+  async cleanup(): Promise<void> {
+    await this.removeContainers();
     if (this.volumes.length) await docker(['volume', 'rm', '-f', ...this.volumes]).catch(() => undefined);
     if (this.images.length) await docker(['rmi', '-f', ...this.images]).catch(() => undefined);
   }
