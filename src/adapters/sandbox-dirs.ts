@@ -9,14 +9,17 @@
  * is `lstat`ed, never `stat`ed, so a symlink is measured and removed as a link.
  */
 import { randomBytes } from 'node:crypto';
-import { constants, promises as fs, type Stats } from 'node:fs';
+import { accessSync, constants, promises as fs, lstatSync, readdirSync, type Stats } from 'node:fs';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import path from 'node:path';
 import { type Refusal, type SandboxRoot, claimName, isClaimed, parseMountInfo, rootProblem, taskDirsParent } from '../core/sandbox-dirs.js';
 import { UsageError } from '../errors.js';
 import { forEachBounded } from '../util/pool.js';
 
-/** Entries of one directory worked on at once (the libuv pool runs 4 file system calls at a time anyway). */
+/** Entries of one directory removed at once (unlinks overlap in the libuv pool). */
 const PER_DIR_CONCURRENCY = 8;
+/** Entries measured between two turns of the event loop. */
+const SCAN_SLICE = 512;
 
 const codeOf = (err: unknown): string => String((err as { code?: unknown })?.code ?? (err as Error)?.message ?? err);
 const isGone = (err: unknown) => codeOf(err) === 'ENOENT';
@@ -156,13 +159,12 @@ function account(scan: TaskDirScan, st: Stats): void {
 }
 
 /** Can this process remove `name` from directory `dir` (write and search on it; the sticky bit's owner rule)? */
-async function removable(dir: string, dirSt: Stats, child: Stats | null, name: string, uid: number | null): Promise<Refusal | null> {
-  const owner = { path: dir, uid: dirSt.uid };
+function removable(dir: string, dirSt: Stats, child: Stats | null, name: string, uid: number | null): Refusal | null {
   try {
-    await fs.access(dir, constants.W_OK | constants.X_OK);
+    accessSync(dir, constants.W_OK | constants.X_OK);
   } catch (err) {
     if (isGone(err)) return null; // removed meanwhile (another run): the removal finds it gone
-    return { path: path.join(dir, name), code: codeOf(err), op: 'remove', owner };
+    return { path: path.join(dir, name), code: codeOf(err), op: 'remove', owner: { path: dir, uid: dirSt.uid } };
   }
   const sticky = (dirSt.mode & 0o1000) !== 0;
   if (sticky && child && uid !== null && uid !== 0 && child.uid !== uid && dirSt.uid !== uid) {
@@ -171,42 +173,52 @@ async function removable(dir: string, dirSt: Stats, child: Stats | null, name: s
   return null;
 }
 
-/** Keeps the first refusal found (checks run concurrently: a later "removable" never clears it). */
+/** Keeps the first refusal found. */
 function noteRefusal(scan: TaskDirScan, r: Refusal | null): void {
   if (r && !scan.refused) scan.refused = r;
 }
 
-async function walkDir(w: Walk, dir: string, st: Stats): Promise<void> {
-  let names: string[];
-  try {
-    names = await fs.readdir(dir);
-  } catch (err) {
-    if (!isGone(err)) w.scan.unreadable.push({ path: dir, code: codeOf(err), op: 'read', owner: { path: dir, uid: st.uid } });
-    return;
-  }
-  if (w.checkRemovable && names.length > 0) noteRefusal(w.scan, await removable(dir, st, null, names[0]!, w.uid));
-  await forEachBounded(
-    names,
-    PER_DIR_CONCURRENCY,
-    async (name) => {
+/**
+ * Depth first, with synchronous `lstat`/`readdir` in slices of `SCAN_SLICE` entries, yielding to the event loop
+ * between slices (and checking the signal there). Measured on 50,000 files: about 2x faster than one promise per
+ * `lstat` (the libuv pool's round trip costs more than the system call), and `watch` is never blocked for long.
+ */
+async function walkTree(w: Walk, top: string, topSt: Stats): Promise<void> {
+  const stack: Array<{ dir: string; st: Stats }> = [{ dir: top, st: topSt }];
+  let slice = 0;
+  while (stack.length > 0) {
+    const { dir, st } = stack.pop()!;
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch (err) {
+      if (!isGone(err)) w.scan.unreadable.push({ path: dir, code: codeOf(err), op: 'read', owner: { path: dir, uid: st.uid } });
+      continue;
+    }
+    if (w.checkRemovable && names.length > 0) noteRefusal(w.scan, removable(dir, st, null, names[0]!, w.uid));
+    for (const name of names) {
+      if (++slice >= SCAN_SLICE) {
+        slice = 0;
+        await yieldToLoop();
+        w.signal?.throwIfAborted();
+      }
       const p = path.join(dir, name);
       let cst: Stats;
       try {
-        cst = await fs.lstat(p);
+        cst = lstatSync(p);
       } catch (err) {
         if (!isGone(err)) w.scan.unreadable.push({ path: p, code: codeOf(err), op: 'read', owner: { path: dir, uid: st.uid } });
-        return;
+        continue;
       }
-      if (w.checkRemovable && (st.mode & 0o1000) !== 0) noteRefusal(w.scan, await removable(dir, st, cst, name, w.uid));
+      if (w.checkRemovable && (st.mode & 0o1000) !== 0) noteRefusal(w.scan, removable(dir, st, cst, name, w.uid));
       if (cst.isDirectory() && crossesInto(w, p, cst)) {
         w.scan.mounts.push(p);
-        return;
+        continue;
       }
       account(w.scan, cst);
-      if (cst.isDirectory()) await walkDir(w, p, cst);
-    },
-    () => Boolean(w.signal?.aborted),
-  );
+      if (cst.isDirectory()) stack.push({ dir: p, st: cst });
+    }
+  }
 }
 
 /**
@@ -239,9 +251,9 @@ export async function scanTaskDir(
   if (w.checkRemovable) {
     const parent = path.dirname(dir);
     const pst = await fs.lstat(parent);
-    noteRefusal(scan, await removable(parent, pst, st, path.basename(dir), w.uid));
+    noteRefusal(scan, removable(parent, pst, st, path.basename(dir), w.uid));
   }
-  await walkDir(w, dir, st);
+  await walkTree(w, dir, st);
   opts.signal?.throwIfAborted();
   return scan;
 }

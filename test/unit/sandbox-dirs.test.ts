@@ -16,6 +16,7 @@ import {
 } from '../../src/core/sandbox-dirs.js';
 import { UsageError } from '../../src/errors.js';
 import { removeUnusedSandboxDirs } from '../../src/reaper/sandbox-dirs.js';
+import { surveySandboxDirs } from '../../src/status/sandbox-dirs.js';
 import { tempDir } from '../helpers/cli.js';
 import { EngineSimulator } from '../helpers/engine-simulator.js';
 import { ageTree, du, makeTaskDir, sanitizeTaskIdForPath } from '../helpers/sandbox-dirs.js';
@@ -192,6 +193,23 @@ describe('task directories on disk (real files)', () => {
     const parentDev = (await place(r)).parentDev;
     const [a, b] = await Promise.all([removeTaskDir(t.dir, parentDev), removeTaskDir(t.dir, parentDev)]);
     assert.deepEqual([a.status, b.status].sort(), ['gone', 'removed']);
+  });
+
+  it('status: unused is unknown (null) without an answering engine, 0 with no task directories; a --timeout cut is reported, never a partial size', async () => {
+    const r = root();
+    const empty = await surveySandboxDirs(r, [], ['unix:///down.sock']);
+    assert.deepEqual(empty.summary, { root: r.root, count: 0, bytes: 0, unused: 0, unusedBytes: 0, oldestUnusedChange: null });
+    const t = makeTaskDir(r.root, 'big');
+    for (let i = 0; i < 600; i++) writeFileSync(path.join(t.workspace, `f${i}`), '');
+    const down = await surveySandboxDirs(r, [], ['unix:///down.sock']);
+    assert.equal(down.summary.count, 1);
+    assert.equal(down.summary.bytes, du([t.dir]));
+    assert.equal(down.summary.unused, null);
+    assert.match(down.detail.usageUnknown!, /down\.sock did not answer/);
+    const cut = await surveySandboxDirs(r, [], [], AbortSignal.abort());
+    assert.equal(cut.summary.count, null);
+    assert.match(cut.detail.error!, /cut short/);
+    await assert.rejects(scanTaskDir(t.dir, await place(r), { signal: AbortSignal.abort() }));
   });
 
   it('a sandbox root or docker directory that is a file is bad input, one line naming it; a missing one has no task directories', async () => {
