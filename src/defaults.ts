@@ -56,3 +56,12 @@ export const ENV_METRICS_FILE = 'HERMES_JANITOR_METRICS_FILE';
 /** Name of the hermes home under the user's home directory. */
 export const DEFAULT_HOME_DIRNAME = '.hermes';
 export const CONFIG_FILENAME = 'config.yaml';
+
+/** hermes' sandbox root when set (persistent sandboxes' host directories); else `<home>/sandboxes`. */
+export const ENV_TERMINAL_SANDBOX_DIR = 'TERMINAL_SANDBOX_DIR';
+/** The sandbox root's name under a hermes home. */
+export const SANDBOX_ROOT_DIRNAME = 'sandboxes';
+/** The directory under the sandbox root holding one directory per Docker task (`<root>/docker/<task dir>`). */
+export const SANDBOX_DOCKER_DIRNAME = 'docker';
+/** Prefix of the name a task directory is renamed to while the janitor removes it (claimed by one run only). */
+export const SANDBOX_REMOVING_PREFIX = '.hermes-janitor-removing.';

@@ -7,7 +7,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_LIST_ROW_BYTES } from '../defaults.js';
 import { EngineRequestError, EngineUnreachableError, MalformedJsonArrayError } from '../errors.js';
 import type {
-  ContainerDetails, ContainerSummary, EngineClient, EngineEvent, EngineStatusCalls, EngineVersion, EventStream, ListQuery, RemoveOptions,
+  ContainerDetails, ContainerMounts, ContainerSummary, EngineClient, EngineEvent, EngineStatusCalls, EngineVersion, EventStream, ListQuery, RemoveOptions,
   StatsCounters,
 } from './engine.js';
 import { type EngineEndpoint, readTlsFiles } from './engine-host.js';
@@ -264,6 +264,37 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls {
           name: typeof names[0] === 'string' ? names[0].replace(/^\//, '') : '',
           labels: stringRecord(row.Labels),
           state: typeof row.State === 'string' ? row.State : '',
+        });
+      };
+      try {
+        await forEachArrayElement(res, onRow, MAX_LIST_ROW_BYTES);
+      } catch (err) {
+        if (err instanceof EngineUnreachableError) throw err;
+        if (err instanceof MalformedJsonArrayError) throw this.malformed(what, err.message);
+        throw this.cutOff(err, what);
+      }
+      return out;
+    });
+  }
+
+  async listMounts(signal?: AbortSignal): Promise<ContainerMounts[]> {
+    const what = 'the list of all containers';
+    return this.call(what, signal, async (abortSignal) => {
+      const res = await this.dial(
+        { path: '/containers/json?', method: 'GET', options: { all: true }, statusCodes: { 200: true, 400: 'bad parameter', 500: 'server error' } },
+        abortSignal,
+      );
+      const out: ContainerMounts[] = [];
+      const onRow = (value: unknown) => {
+        const row = value as { Id?: unknown; Names?: unknown; State?: unknown; Mounts?: unknown } | null;
+        if (!row || typeof row !== 'object' || typeof row.Id !== 'string') throw this.malformed(what, 'a row without an Id');
+        const names = Array.isArray(row.Names) ? (row.Names as unknown[]) : [];
+        const mounts = Array.isArray(row.Mounts) ? (row.Mounts as Array<{ Source?: unknown } | null>) : [];
+        out.push({
+          id: row.Id,
+          name: typeof names[0] === 'string' ? names[0].replace(/^\//, '') : '',
+          state: typeof row.State === 'string' ? row.State : '',
+          sources: mounts.map((m) => m?.Source).filter((s): s is string => typeof s === 'string' && s !== ''),
         });
       };
       try {

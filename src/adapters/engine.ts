@@ -45,6 +45,20 @@ export interface RemoveOptions {
   volumes?: boolean;
 }
 
+/** One container's mounts as `GET /containers/json?all=1` lists them (Docker 20.10 and Podman 4.3 alike). */
+export interface ContainerMounts {
+  id: string;
+  name: string;
+  /** The list's `State` (`created`, `running`, `exited`, ...). */
+  state: string;
+  /**
+   * `Mounts[].Source` of every mount that has one: a bind mount's host path as given to `-v`/`--mount` (cleaned,
+   * symlinks not resolved), a volume's data directory. tmpfs mounts are not listed; Docker lists an anonymous
+   * volume with an empty `Source` (left out).
+   */
+  sources: string[];
+}
+
 export interface ListQuery {
   /** `label` filters (`key` or `key=value`), ANDed by the engine. */
   labels: string[];
@@ -93,6 +107,11 @@ export interface EngineClient {
    * in a container's `ExecIDs`; Docker lists only live ones.
    */
   execRunning(execId: string, signal?: AbortSignal): Promise<boolean>;
+  /**
+   * Every container the engine knows, in any state and with any labels (`GET /containers/json?all=1`, no filter),
+   * with its mount sources: whether a host directory is in use.
+   */
+  listMounts(signal?: AbortSignal): Promise<ContainerMounts[]>;
   /** Whether a volume of this name exists (`GET /volumes/{name}`: false on 404). */
   volumeExists(name: string, signal?: AbortSignal): Promise<boolean>;
   /**

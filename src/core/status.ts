@@ -106,6 +106,8 @@ export interface AttentionInput {
   stopHook: { stalled: boolean; blocks: number; maxBlocks: number; problem: string | null } | null;
   /** tool-loop sessions one step from a deny or block. */
   toolLoopLooping: string[];
+  /** The sandbox root cannot be used (not a directory, unreadable), or measuring it was cut short. */
+  sandboxDirsProblem?: string | null;
 }
 
 /** One line per thing that needs a user's attention; empty when all is well. */
@@ -130,6 +132,7 @@ export function attention(a: AttentionInput): string[] {
   else if (a.stopHook?.stalled) {
     out.push(`stop-hook: ${a.stopHook.blocks} consecutive block(s) without progress (cap ${a.stopHook.maxBlocks}): the run is stalled`);
   }
+  if (a.sandboxDirsProblem) out.push(`sandbox directories: ${a.sandboxDirsProblem}`);
   if (a.toolLoopLooping.length) {
     out.push(`tool-loop: ${a.toolLoopLooping.length} session(s) looping (the next identical call or failure trips the breaker): ${a.toolLoopLooping.join(', ')}`);
   }

@@ -15,10 +15,12 @@ import { stuckSessionsStatus, stuckSessionsStore } from '../breakers/stuck-sessi
 import { createToolLoop } from '../breakers/tool-loop.js';
 import { type AttentionInput, type ContainerCounts, attention, countContainers, statusExitCode } from '../core/status.js';
 import { DEFAULT_SUSPEND_THRESHOLD } from '../core/stuck-sessions.js';
+import type { SandboxDirsSummary, SandboxRoot } from '../core/sandbox-dirs.js';
 import type { Selection } from '../core/selection.js';
 import { errorMessage } from '../errors.js';
 import { acrossEngines } from '../reaper/run.js';
 import { type ListedEntry, list } from '../reaper/sweep.js';
+import { type SandboxDirsDetail, surveySandboxDirs } from './sandbox-dirs.js';
 
 export interface EngineStatus {
   /** The address (null when discovery found none). */
@@ -66,6 +68,10 @@ export interface StatusReport {
   engines: EngineStatus[];
   containers: (ContainerCounts & { failed: number; timedOut: boolean }) | null;
   janitor: { sweeps: SweepStamp[]; locks: LockStatus[]; log: LogStatus };
+  /** The home's sandbox root (`$TERMINAL_SANDBOX_DIR`, else `<home>/sandboxes`): its task directories, measured. */
+  sandboxDirs: SandboxDirsSummary;
+  /** More on the same: where the root came from, what could not be read or was not entered, why usage is unknown. */
+  sandboxDirsDetail: SandboxDirsDetail;
   breakers: {
     restartGuard: { location: string; bootsInWindow: number; max: number; windowSeconds: number; tripped: boolean; problem: string | null };
     stuckSessions: { location: string; threshold: number; sessions: number; suspended: string[]; problem: string | null };
@@ -110,6 +116,8 @@ export interface StatusRequest {
   maxStopBlocks?: number;
   /** The idle rule as `reap` would apply it; its store must not write (status never writes). */
   idle?: IdleOptions;
+  /** The home's sandbox root (`core/sandbox-dirs.ts` `sandboxRoot`). */
+  sandboxRoot: SandboxRoot;
 }
 
 const hasStatusCalls = (e: EngineClient): e is EngineClient & EngineStatusCalls =>
@@ -289,14 +297,16 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
       timedOut: across.timedOut,
     };
   }
-  const [sweeps, locks, log, brk] = await Promise.all([
+  const unreachable = engines.filter((e) => !e.reachable).map((e) => e.host ?? '(none found)');
+  const [sandboxes, sweeps, locks, log, brk] = await Promise.all([
+    surveySandboxDirs(req.sandboxRoot, live.filter((e) => !unreachable.includes(e.host)), unreachable, req.signal),
     readStamps(req.home, req.now),
     readLocks(req.home),
     readLog(req.home),
     breakers(req.home, req.now, req.env, req.maxStopBlocks),
   ]);
   const facts: AttentionInput = {
-    unreachableEngines: engines.filter((e) => !e.reachable).map((e) => e.host ?? '(none found)'),
+    unreachableEngines: unreachable,
     orphans: containers?.orphans ?? 0,
     oldestOrphanAgeSeconds: containers?.oldestOrphan?.ageSeconds ?? null,
     inspectFailures: containers?.failed ?? 0,
@@ -306,6 +316,7 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     suspendedSessions: brk.stuckSessions.suspended.length,
     stopHook: { stalled: brk.stopHook.stalled, blocks: brk.stopHook.blocks, maxBlocks: brk.stopHook.maxBlocks, problem: brk.stopHook.problem },
     toolLoopLooping: brk.toolLoop.looping,
+    sandboxDirsProblem: sandboxes.detail.error,
   };
   const lines = attention(facts);
   return {
@@ -316,6 +327,8 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     engines,
     containers,
     janitor: { sweeps, locks, log },
+    sandboxDirs: sandboxes.summary,
+    sandboxDirsDetail: sandboxes.detail,
     breakers: brk,
     attention: lines,
     exitCode: statusExitCode(facts, lines),

@@ -110,6 +110,8 @@ export interface SimContainerSpec {
   finishedExecs?: string[];
   /** Volume mounts: anonymous ones go with the container on `DELETE ?v=1`, named ones stay. */
   volumes?: Array<{ name: string; anonymous: boolean }>;
+  /** Bind mounts (`-v /host/path:/dest`): listed and inspected with `Type: "bind"` and `Source` as given. */
+  binds?: Array<{ source: string; destination: string }>;
   faults?: ContainerFaults;
 }
 
@@ -219,6 +221,7 @@ interface Rec {
   finishedExecs: Set<string>;
   statsCalls: number;
   volumes: Array<{ name: string; anonymous: boolean }>;
+  binds: Array<{ source: string; destination: string }>;
 }
 
 /** `2026-11-22T13:42:57.388521162Z`: Go's RFC3339Nano (trailing zeros of the fraction trimmed). */
@@ -372,6 +375,7 @@ export class EngineSimulator {
       finishedExecs: new Set(spec.finishedExecs ?? []),
       statsCalls: 0,
       volumes: spec.volumes ?? [],
+      binds: spec.binds ?? [],
     };
     for (const v of rec.volumes) this.volumeNames.add(v.name);
     this.byId.set(id, rec);
@@ -764,8 +768,19 @@ export class EngineSimulator {
           },
         },
       },
-      Mounts: [],
+      // Docker 20.10's list: an anonymous volume has no Source; binds as given.
+      Mounts: [
+        ...rec.volumes.map((v) => ({
+          Type: 'volume', Name: v.name, Source: v.anonymous ? '' : `/var/lib/docker/volumes/${v.name}/_data`, Destination: `/${v.name.slice(0, 8)}`,
+          Driver: 'local', Mode: v.anonymous ? '' : 'z', RW: true, Propagation: '',
+        })),
+        ...this.bindMounts(rec),
+      ],
     });
+  }
+
+  private bindMounts(rec: Rec): unknown[] {
+    return rec.binds.map((b) => ({ Type: 'bind', Source: b.source, Destination: b.destination, Mode: '', RW: true, Propagation: 'rprivate' }));
   }
 
   private async list(url: URL, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -889,7 +904,7 @@ export class EngineSimulator {
       AppArmorProfile: '',
       ExecIDs: rec.execIds.length ? rec.execIds : null,
       HostConfig: {
-        Binds: null, ContainerIDFile: '', LogConfig: { Type: 'json-file', Config: {} }, NetworkMode: 'none',
+        Binds: rec.binds.length ? rec.binds.map((b) => `${b.source}:${b.destination}`) : null, ContainerIDFile: '', LogConfig: { Type: 'json-file', Config: {} }, NetworkMode: 'none',
         PortBindings: {}, RestartPolicy: { Name: 'no', MaximumRetryCount: 0 }, AutoRemove: false, VolumeDriver: '',
         VolumesFrom: null, CapAdd: null, CapDrop: null, CgroupnsMode: 'host', Dns: [], DnsOptions: [], DnsSearch: [],
         ExtraHosts: null, GroupAdd: null, IpcMode: 'private', Cgroup: '', Links: null, OomScoreAdj: 0, PidMode: '',
@@ -910,10 +925,13 @@ export class EngineSimulator {
         },
         Name: 'overlay2',
       },
-      Mounts: rec.volumes.map((v) => ({
-        Type: 'volume', Name: v.name, Source: `/var/lib/docker/volumes/${v.name}/_data`, Destination: `/${v.name.slice(0, 8)}`,
-        Driver: 'local', Mode: v.anonymous ? '' : 'z', RW: true, Propagation: '',
-      })),
+      Mounts: [
+        ...rec.volumes.map((v) => ({
+          Type: 'volume', Name: v.name, Source: `/var/lib/docker/volumes/${v.name}/_data`, Destination: `/${v.name.slice(0, 8)}`,
+          Driver: 'local', Mode: v.anonymous ? '' : 'z', RW: true, Propagation: '',
+        })),
+        ...this.bindMounts(rec),
+      ],
       Config: {
         Hostname: rec.id.slice(0, 12), Domainname: '', User: '', AttachStdin: false, AttachStdout: false,
         AttachStderr: false, Tty: false, OpenStdin: false, StdinOnce: false, Env: null, Cmd: ['sleep', '3600'],

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { ExitCode, errorMessage } from '../../errors.js';
 import { duration } from '../../core/status.js';
+import { sandboxRoot } from '../../core/sandbox-dirs.js';
 import type { StatusReport } from '../../status/gather.js';
 import {
   type EngineCommandOptions, addEngineOptions, connectEngines, idleOptions, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
@@ -49,10 +50,11 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         env: ctx.env,
         ...(maxStopBlocks !== undefined ? { maxStopBlocks } : {}),
         idle: await readOnlyIdle(policy, targets.home, ctx),
+        sandboxRoot: sandboxRoot(targets.home.home, ctx.env, ctx.cwd),
       });
       for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
       if (opts.json) writeJson(ctx, report);
-      else ctx.stdout.write(render(report));
+      else ctx.stdout.write(render(report, await relativeAges(report, ctx.now())));
       return report.exitCode === 0 ? ExitCode.OK : report.exitCode === 1 ? ExitCode.FAILED : ExitCode.ENGINE;
     }),
   );
@@ -63,7 +65,40 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 function size(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+  return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
+}
+
+/** Ages a person reads, relative to now ("41 days ago"), by luxon, loaded only when there is one to show. */
+interface RelativeAges {
+  oldestUnusedChange: string | null;
+}
+
+async function relativeAges(r: StatusReport, now: Date): Promise<RelativeAges> {
+  const at = r.sandboxDirs.oldestUnusedChange;
+  if (at === null) return { oldestUnusedChange: null };
+  const { DateTime } = await import('luxon');
+  // Days, not "1 month ago": how long a directory sat unchanged is what decides its removal.
+  return { oldestUnusedChange: DateTime.fromISO(at).toRelative({ base: DateTime.fromJSDate(now), unit: ['days', 'hours', 'minutes', 'seconds'] }) };
+}
+
+/** The sandboxes section: the home's task directories, how many no container uses, and what could not be measured. */
+function renderSandboxes(r: StatusReport, ages: RelativeAges): string[] {
+  const s = r.sandboxDirs;
+  const d = r.sandboxDirsDetail;
+  const out = [`Sandboxes (${s.root}${d.from === 'TERMINAL_SANDBOX_DIR' ? ', from TERMINAL_SANDBOX_DIR' : ''})`];
+  if (d.error || s.count === null || s.bytes === null) return [...out, `  unknown: ${d.error ?? 'not measured'}`];
+  out.push(`  ${s.count} task ${s.count === 1 ? 'directory' : 'directories'}, ${size(s.bytes)} on disk`);
+  if (s.unused === null || s.unusedBytes === null) out.push(`  used by no container: unknown (${d.usageUnknown ?? 'no engine answered'})`);
+  else if (s.count > 0) {
+    const oldest = s.oldestUnusedChange ? `; the oldest last changed ${ages.oldestUnusedChange ?? s.oldestUnusedChange}` : '';
+    out.push(`  used by no container: ${s.unused} (${size(s.unusedBytes)})${oldest}`);
+  }
+  if (d.unreadable.length) {
+    out.push(`  could not read ${plural(d.unreadable.length, 'path')} (sizes are at least the ones shown): ${d.unreadable.slice(0, 3).map((u) => `${u.path} (${u.error})`).join(', ')}${d.unreadable.length > 3 ? ', ...' : ''}`);
+  }
+  if (d.notEntered.length) out.push(`  other filesystems inside, not entered: ${d.notEntered.slice(0, 3).join(', ')}${d.notEntered.length > 3 ? ', ...' : ''}`);
+  return out;
 }
 
 const groups = (m: Record<string, number>) =>
@@ -73,7 +108,7 @@ const groups = (m: Record<string, number>) =>
     .join(', ');
 
 /** The text report: one section per part, then what needs attention. */
-export function render(r: StatusReport): string {
+export function render(r: StatusReport, ages: RelativeAges = { oldestUnusedChange: null }): string {
   const out: string[] = [];
   out.push('Engines');
   for (const e of r.engines) {
@@ -111,6 +146,7 @@ export function render(r: StatusReport): string {
   const log = r.janitor.log;
   out.push(`  log: ${log.path} ${log.exists ? `(${size(log.sizeBytes)})` : '(none yet)'}`);
   if (log.lastRun) out.push(`    last background run: ${log.lastRun.startedAt} ${log.lastRun.completed ? 'completed' : 'no summary line'}`);
+  out.push(...renderSandboxes(r, ages));
   const b = r.breakers;
   out.push('Breakers');
   out.push(

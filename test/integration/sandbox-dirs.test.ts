@@ -1,0 +1,297 @@
+/**
+ * hermes' sandbox directories on the real engine (Docker, and Podman via DOCKER_HOST): task directories made the
+ * way hermes makes them and bind-mounted the way it mounts them; `status` counts and sizes them against
+ * `du -sxB1`; the removal pass removes only what no container uses and nothing changed in. Safety on real
+ * files: symlinks, a tmpfs and a bind mount inside, root-owned files with the pass run as nobody (setpriv), an
+ * immutable file (half-removed, reported so), an engine that does not answer, two passes at once.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { createDockerodeEngine } from '../../src/adapters/dockerode-engine.js';
+import { listTaskDirs, removeTaskDir } from '../../src/adapters/sandbox-dirs.js';
+import { type SandboxRoot, parseMountInfo } from '../../src/core/sandbox-dirs.js';
+import { type SandboxDirsResult, removeUnusedSandboxDirs } from '../../src/reaper/sandbox-dirs.js';
+import { NOBODY, REPO, hasSetpriv, runCli, tempDir } from '../helpers/cli.js';
+import { ENGINE_HOST, ENGINE_KIND, ENGINE_SOCKET, EngineFixture, requireEngine } from '../helpers/docker.js';
+import { EngineSimulator } from '../helpers/engine-simulator.js';
+import { ageTree, du, makeTaskDir } from '../helpers/sandbox-dirs.js';
+
+const DAY = 86_400_000;
+const TEN_MIN = 600_000;
+const daysAgo = (n: number) => new Date(Date.now() - n * DAY);
+
+interface StatusJson {
+  sandboxDirs: { root: string; count: number | null; bytes: number | null; unused: number | null; unusedBytes: number | null; oldestUnusedChange: string | null };
+  sandboxDirsDetail: { from: string; used: number | null; unreadable: Array<{ path: string; error: string }>; notEntered: string[]; usageUnknown: string | null; error: string | null };
+  attention: string[];
+  exitCode: number;
+}
+
+/** Runs the built pass in a process of its own (test/helpers/sandbox-pass.mjs), as nobody with `unprivileged`. */
+function runPass(
+  opts: { roots: SandboxRoot[]; olderThanMs: number; hosts?: Array<{ host: string; socketPath: string; answered?: boolean }> },
+  unprivileged = false,
+): Promise<SandboxDirsResult & { error?: string }> {
+  const args = [path.join(REPO, 'test/helpers/sandbox-pass.mjs'), JSON.stringify({ hosts: [{ host: ENGINE_HOST, socketPath: ENGINE_SOCKET }], ...opts })];
+  const [cmd, argv] = unprivileged
+    ? ['setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', process.execPath, ...args]]
+    : [process.execPath, args];
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.on('error', reject);
+    child.on('close', () => {
+      try {
+        resolve(JSON.parse(out) as SandboxDirsResult);
+      } catch {
+        reject(new Error(`pass printed ${JSON.stringify(out)}`));
+      }
+    });
+  });
+}
+
+describe(`sandbox directories (${ENGINE_KIND})`, () => {
+  const fx = new EngineFixture();
+  const cleanups: Array<() => void> = [];
+  before(requireEngine);
+  after(() => fx.cleanup());
+  afterEach(async () => {
+    await fx.removeContainers();
+    for (const c of cleanups.splice(0).reverse()) {
+      try {
+        c();
+      } catch (err) {
+        process.stderr.write(`cleanup: ${(err as Error).message}\n`);
+      }
+    }
+  });
+
+  /** A hermes home (readable by nobody) whose sandbox root is `<home>/sandboxes`. */
+  function home(): { dir: string; root: SandboxRoot; env: Record<string, string> } {
+    const t = tempDir('hj-sbx-it-');
+    cleanups.push(t.cleanup);
+    chmodSync(t.dir, 0o755);
+    const dir = path.join(t.dir, 'hermes');
+    mkdirSync(path.join(dir, 'sandboxes', 'docker'), { recursive: true });
+    return { dir, root: { root: path.join(dir, 'sandboxes'), from: 'home' }, env: { HERMES_HOME: dir, HOME: t.dir, DOCKER_HOST: ENGINE_HOST } };
+  }
+
+  async function status(h: { env: Record<string, string> }, extra: Record<string, string> = {}): Promise<StatusJson & { code: number | null; stderr: string }> {
+    const r = await runCli(['status', '--json'], { env: { ...h.env, ...extra } });
+    return { ...(JSON.parse(r.stdout) as StatusJson), code: r.code, stderr: r.stderr };
+  }
+
+  const pass = async (root: SandboxRoot, olderThanMs = TEN_MIN) =>
+    removeUnusedSandboxDirs({
+      roots: [root], engines: [{ engine: await createDockerodeEngine({ host: ENGINE_HOST, socketPath: ENGINE_SOCKET }), answered: true }],
+      olderThanMs, dryRun: false, now: () => new Date(),
+    });
+
+  /**
+   * Mounts a filesystem for the test and unmounts it afterwards, whatever happens: every mount under `under`, found
+   * in the mount table (a removal renames the task directory, and the mount moves with it).
+   */
+  function mountFs(args: string[], target: string, under: string): void {
+    mkdirSync(target, { recursive: true });
+    execFileSync('mount', [...args, target]);
+    cleanups.push(() => {
+      const inside = parseMountInfo(readFileSync('/proc/self/mountinfo', 'utf8')).filter((m) => m.startsWith(`${under}/`));
+      for (const m of inside.sort().reverse()) execFileSync('umount', ['-l', m]);
+    });
+  }
+
+  it('four task directories (running sandbox, exited container of another label, changed a minute ago, old): status sizes them as du -sxB1; the pass removes only the old unused one', async () => {
+    const h = home();
+    const running = makeTaskDir(h.root.root, 'agent:main:telegram:42');
+    const exited = makeTaskDir(h.root.root, 'cron_nightly-report');
+    const recent = makeTaskDir(h.root.root, 'subagent-7');
+    const old = makeTaskDir(h.root.root, 'old-task', 200);
+    const sandbox = await fx.create({ state: 'running', args: ['-v', `${running.home}:/root`, '-v', `${running.workspace}:/workspace`] });
+    await fx.create({ state: 'exited', agent: null, profile: null, labels: { 'com.example.other': '1' }, args: ['-v', `${exited.workspace}:/workspace`] });
+    for (const t of [running, exited, recent]) ageTree(t.dir, daysAgo(40));
+    ageTree(old.dir, daysAgo(41));
+    const aMinuteAgo = new Date(Date.now() - 60_000);
+    utimesSync(path.join(recent.workspace, 'repo', 'src', 'main.py'), aMinuteAgo, aMinuteAgo);
+
+    const s = await status(h);
+    assert.deepEqual(s.sandboxDirs, {
+      root: h.root.root,
+      count: 4,
+      bytes: du([running.dir, exited.dir, recent.dir, old.dir]),
+      unused: 2,
+      unusedBytes: du([recent.dir, old.dir]),
+      oldestUnusedChange: s.sandboxDirs.oldestUnusedChange,
+    });
+    assert.ok(Math.abs(Date.parse(s.sandboxDirs.oldestUnusedChange!) - daysAgo(41).getTime()) < 5_000, s.sandboxDirs.oldestUnusedChange!);
+    assert.equal(s.sandboxDirsDetail.used, 2);
+    const text = await runCli(['status'], { env: h.env });
+    assert.match(text.stdout, /\nSandboxes \(.*\/hermes\/sandboxes\)\n {2}4 task directories, [\d.]+ KiB on disk\n {2}used by no container: 2 \([\d.]+ KiB\); the oldest last changed 41 days ago\n/);
+
+    const res = await pass(h.root);
+    assert.deepEqual(res.removed.map((r) => r.path), [old.dir]);
+    assert.equal(res.removed[0]!.bytes, s.sandboxDirs.unusedBytes! - du([recent.dir]));
+    const kept = Object.fromEntries(res.kept.map((k) => [k.path, k]));
+    assert.equal(kept[running.dir]?.reason, 'in-use');
+    assert.match(kept[running.dir]!.detail, /\(running\)/);
+    assert.equal(kept[exited.dir]?.reason, 'in-use');
+    assert.match(kept[exited.dir]!.detail, /\(exited\)/);
+    assert.equal(kept[recent.dir]?.reason, 'changed-recently');
+    assert.deepEqual(res.failed, []);
+    assert.deepEqual(readdirSync(path.join(h.root.root, 'docker')).sort(), [running.dir, exited.dir, recent.dir].map((d) => path.basename(d)).sort());
+    assert.equal(readFileSync(path.join(running.home, '.bash_history'), 'utf8'), 'ls\n');
+    assert.ok(sandbox);
+    const after = await status(h);
+    assert.equal(after.sandboxDirs.count, 3);
+    assert.equal(after.sandboxDirs.unused, 1);
+  });
+
+  it('a symlink inside pointing at a file outside is removed as a link: the file survives', async () => {
+    const h = home();
+    const t = makeTaskDir(h.root.root, 'with-link');
+    const outside = path.join(h.dir, 'precious.txt');
+    writeFileSync(outside, 'keep');
+    symlinkSync(outside, path.join(t.workspace, 'link'));
+    symlinkSync(path.dirname(outside), path.join(t.home, 'link-to-home'));
+    ageTree(t.dir, daysAgo(3));
+    const res = await pass(h.root);
+    assert.deepEqual(res.removed.map((r) => r.path), [t.dir]);
+    assert.equal(existsSync(t.dir), false);
+    assert.equal(readFileSync(outside, 'utf8'), 'keep');
+    assert.ok(existsSync(path.join(h.dir, 'sandboxes')));
+  });
+
+  it('a tmpfs and a bind mount inside task directories are never entered: kept and reported; status does not count them', async () => {
+    const h = home();
+    const withTmpfs = makeTaskDir(h.root.root, 'with-tmpfs');
+    const withBind = makeTaskDir(h.root.root, 'with-bind');
+    const project = path.join(h.dir, 'project');
+    mkdirSync(project);
+    writeFileSync(path.join(project, 'src.py'), 'precious');
+    mountFs(['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs'], path.join(withTmpfs.workspace, 'scratch'), h.dir);
+    writeFileSync(path.join(withTmpfs.workspace, 'scratch', 'in-tmpfs'), Buffer.alloc(1024 * 1024, 1));
+    mountFs(['--bind', project], path.join(withBind.workspace, 'project'), h.dir);
+    ageTree(withTmpfs.dir, daysAgo(3));
+    ageTree(withBind.dir, daysAgo(3));
+
+    const s = await status(h);
+    assert.equal(s.sandboxDirs.count, 2);
+    // du -x does not enter the tmpfs but does enter the bind mount (same filesystem); the janitor enters neither.
+    assert.equal(s.sandboxDirs.bytes, du([withTmpfs.dir, withBind.dir]) - du([project]), 'neither mount counted');
+    assert.deepEqual(s.sandboxDirsDetail.notEntered, [path.join(withBind.workspace, 'project'), path.join(withTmpfs.workspace, 'scratch')]);
+
+    const res = await pass(h.root);
+    assert.deepEqual(res.removed, []);
+    assert.deepEqual(res.kept.map((k) => [k.path, k.reason]), [[withBind.dir, 'mount-inside'], [withTmpfs.dir, 'mount-inside']]);
+    assert.match(res.kept[1]!.detail, /scratch: not entered/);
+    assert.ok(existsSync(path.join(withTmpfs.workspace, 'scratch', 'in-tmpfs')));
+    assert.equal(readFileSync(path.join(project, 'src.py'), 'utf8'), 'precious');
+    // The removal itself never enters one either (a mount that appears after the pass measured the directory).
+    const outcome = await removeTaskDir(withTmpfs.dir, (await listTaskDirs(h.root)).parentDev!);
+    assert.equal(outcome.status, 'failed');
+    assert.ok(outcome.status === 'failed' && /scratch$/.test(outcome.refusal.path), JSON.stringify(outcome));
+    assert.equal(readFileSync(path.join(outcome.status === 'failed' ? outcome.leftAt : '', 'workspace', 'scratch', 'in-tmpfs')).length, 1024 * 1024);
+  });
+
+  it('root-owned files, the pass run as nobody (setpriv): a failure naming the first file refused and the fix, nothing removed', { skip: process.getuid?.() !== 0 || !hasSetpriv() ? 'needs root and setpriv' : false }, async () => {
+    const h = home();
+    const built = makeTaskDir(h.root.root, 'root-built-here');
+    const build = path.join(built.workspace, 'build');
+    mkdirSync(build);
+    writeFileSync(path.join(build, 'out.o'), 'x');
+    const ssh = makeTaskDir(h.root.root, 'root-ssh-here');
+    const sshDir = path.join(ssh.home, '.ssh');
+    mkdirSync(sshDir, { mode: 0o700 });
+    writeFileSync(path.join(sshDir, 'id_ed25519'), 'secret');
+    // The task directories are the user's (here nobody); the container, running as root, wrote build/ and .ssh/.
+    execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, h.root.root]);
+    for (const p of [build, path.join(build, 'out.o'), sshDir, path.join(sshDir, 'id_ed25519')]) chownSync(p, 0, 0);
+    ageTree(h.root.root, daysAgo(3));
+    const before = execFileSync('find', [h.root.root], { encoding: 'utf8' });
+    // nobody cannot open the shared engine's socket: an engine simulator it can reach, with no container, answers
+    // for "every engine answered, none uses it", so that the permissions are what decides.
+    const sim = await EngineSimulator.start();
+    cleanups.push(() => void sim.close());
+    chmodSync(sim.socketPath!, 0o666);
+    const res = await runPass({ roots: [h.root], olderThanMs: TEN_MIN, hosts: [{ host: sim.host, socketPath: sim.socketPath! }] }, true);
+    assert.equal(res.error, undefined);
+    assert.deepEqual(res.removed, [], 'nothing reported as removed');
+    assert.deepEqual(res.kept, []);
+    assert.deepEqual(res.failed.map((f) => [f.path, f.partial]), [[built.dir, false], [ssh.dir, false]]);
+    assert.equal(
+      res.failed[0]!.error,
+      `cannot remove ${built.dir}: ${build}/out.o: permission denied (${build} belongs to uid 0; this run is uid ${NOBODY}): run it as root, or as the owner; nothing was removed`,
+    );
+    assert.match(res.failed[1]!.error, new RegExp(`^cannot remove ${ssh.dir}: ${sshDir}: cannot be read \\(EACCES\\).*run it as root, or as the owner; nothing was removed$`));
+    assert.equal(execFileSync('find', [h.root.root], { encoding: 'utf8' }), before, 'every file still there');
+    // As root, the same directories go.
+    const asRoot = await runPass({ roots: [h.root], olderThanMs: TEN_MIN, hosts: [{ host: sim.host, socketPath: sim.socketPath! }] });
+    assert.deepEqual(asRoot.removed.map((r) => r.path), [built.dir, ssh.dir]);
+  });
+
+  it('a file that cannot be removed half-way (immutable): the directory is a failure marked partial, never reported as removed', { skip: process.getuid?.() !== 0 ? 'needs root (chattr)' : false }, async () => {
+    const h = home();
+    const t = makeTaskDir(h.root.root, 'immutable-inside');
+    const zz = path.join(t.workspace, 'zz');
+    mkdirSync(zz);
+    writeFileSync(path.join(zz, 'pinned'), 'x');
+    ageTree(t.dir, daysAgo(3));
+    execFileSync('chattr', ['+i', path.join(zz, 'pinned')]);
+    cleanups.push(() => execFileSync('chattr', ['-R', '-i', h.root.root]));
+    const res = await pass(h.root);
+    assert.deepEqual(res.removed, []);
+    assert.equal(res.failed.length, 1);
+    assert.equal(res.failed[0]!.partial, true);
+    assert.match(res.failed[0]!.error, /^cannot remove .*immutable-inside: .*\/zz\/pinned: permission denied .*PARTLY REMOVED, what is left is at .*\/docker\/\.hermes-janitor-removing\.[0-9a-f]{8}\.immutable-inside$/);
+    const left = readdirSync(path.join(h.root.root, 'docker'));
+    assert.equal(left.length, 1);
+    assert.ok(existsSync(path.join(h.root.root, 'docker', left[0]!, 'workspace', 'zz', 'pinned')));
+  });
+
+  it('an engine that does not answer the re-check (a second, unreachable one): nothing is removed', async () => {
+    const h = home();
+    const t = makeTaskDir(h.root.root, 'old-but-unknown');
+    ageTree(t.dir, daysAgo(3));
+    const real = await createDockerodeEngine({ host: ENGINE_HOST, socketPath: ENGINE_SOCKET });
+    const gone = await createDockerodeEngine({ host: 'unix:///run/hermes-janitor/no-such.sock', socketPath: '/run/hermes-janitor/no-such.sock' });
+    const res = await removeUnusedSandboxDirs({
+      roots: [h.root], engines: [{ engine: real, answered: true }, { engine: gone, answered: true }], olderThanMs: TEN_MIN, dryRun: false, now: () => new Date(),
+    });
+    assert.deepEqual(res.removed, []);
+    assert.deepEqual(res.kept.map((k) => k.reason), ['engine-unanswered']);
+    assert.match(res.kept[0]!.detail, /no-such\.sock/);
+    assert.ok(existsSync(t.dir));
+  });
+
+  it('two passes at once (two processes): each directory is removed once', async () => {
+    const h = home();
+    const dirs = Array.from({ length: 6 }, (_, i) => makeTaskDir(h.root.root, `task-${i}`, 400).dir);
+    ageTree(h.root.root, daysAgo(3));
+    const [a, b] = await Promise.all([runPass({ roots: [h.root], olderThanMs: TEN_MIN }), runPass({ roots: [h.root], olderThanMs: TEN_MIN })]);
+    const removed = [...a.removed, ...b.removed].map((r) => r.path).sort();
+    assert.deepEqual(removed, dirs.sort());
+    assert.deepEqual([...a.failed, ...b.failed], []);
+    // The other run finds a directory gone, or (listed after it was claimed) being removed.
+    assert.ok([...a.kept, ...b.kept].every((k) => k.reason === 'gone' || k.reason === 'being-removed'), JSON.stringify([a.kept, b.kept]));
+    assert.deepEqual(readdirSync(path.join(h.root.root, 'docker')), []);
+  });
+
+  it('status: a sandbox root that is a file is reported (exit 1, one attention line), the rest of the report still there', async () => {
+    const h = home();
+    const file = path.join(h.dir, 'not-a-dir');
+    writeFileSync(file, '');
+    const s = await status(h, { TERMINAL_SANDBOX_DIR: file });
+    assert.equal(s.code, 1, s.stderr);
+    assert.deepEqual(s.sandboxDirs, { root: file, count: null, bytes: null, unused: null, unusedBytes: null, oldestUnusedChange: null });
+    assert.equal(s.sandboxDirsDetail.from, 'TERMINAL_SANDBOX_DIR');
+    assert.deepEqual(s.attention, [
+      `sandbox directories: sandbox root ${file} (from TERMINAL_SANDBOX_DIR) is not a directory: point TERMINAL_SANDBOX_DIR at a directory, or unset it`,
+    ]);
+    assert.equal(s.stderr, '');
+    const text = await runCli(['status'], { env: { ...h.env, TERMINAL_SANDBOX_DIR: file } });
+    assert.match(text.stdout, /\nSandboxes \(.*, from TERMINAL_SANDBOX_DIR\)\n {2}unknown: sandbox root .* is not a directory: point TERMINAL_SANDBOX_DIR/);
+  });
+});
