@@ -82,6 +82,17 @@ function pgfaultOf(memoryStat: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
+/** `pids.current` of a cgroup directory (v1 pids controller or v2), or null where it cannot be read. */
+function pidsIn(dir: string | null): number | null {
+  if (!dir) return null;
+  try {
+    const n = Number(readFileSync(path.join(dir, 'pids.current'), 'utf8').trim());
+    return Number.isSafeInteger(n) && n > 0 ? n : null;
+  } catch {
+    return null; // no pids controller there
+  }
+}
+
 /**
  * The counters of running container `id` whose init process is `pid` (its `State.Pid`), read from its cgroup; null
  * when they cannot be read here or the cgroup cannot be shown to be that container's.
@@ -109,7 +120,10 @@ export function readCgroupCounters(id: string, pid: number, roots: CgroupRoots =
       const cpuNs = Number(readFileSync(path.join(cpuDir, 'cpuacct.usage'), 'utf8').trim());
       if (!Number.isSafeInteger(cpuNs) || cpuNs <= 0) return null;
       const memDir = memPath === undefined ? null : dirOf(mounts, (m) => !m.v2 && m.controllers.has('memory'), memPath);
-      return { cpuNs, pgfault: memDir ? pgfaultOf(readFileSync(path.join(memDir, 'memory.stat'), 'utf8')) : null };
+      const pidsPath = entry('pids');
+      const pidsDir =
+        pidsPath === undefined || !namesContainer(pidsPath, id) ? null : dirOf(mounts, (m) => !m.v2 && m.controllers.has('pids'), pidsPath);
+      return { cpuNs, pgfault: memDir ? pgfaultOf(readFileSync(path.join(memDir, 'memory.stat'), 'utf8')) : null, pids: pidsIn(pidsDir) };
     }
     if (unified === undefined || !namesContainer(unified, id)) return null;
     const dir = dirOf(mounts, (m) => m.v2, unified);
@@ -123,7 +137,7 @@ export function readCgroupCounters(id: string, pid: number, roots: CgroupRoots =
     } catch {
       /* memory controller not enabled there: CPU only */
     }
-    return { cpuNs, pgfault };
+    return { cpuNs, pgfault, pids: pidsIn(dir) };
   } catch {
     return null;
   }

@@ -334,7 +334,7 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls {
     }
     const c = info as {
       Id?: unknown; Name?: unknown; Created?: unknown; State?: Record<string, unknown>; Config?: { Labels?: unknown };
-      ExecIDs?: unknown; Mounts?: unknown;
+      ExecIDs?: unknown; Mounts?: unknown; HostConfig?: { Init?: unknown } | null;
     };
     if (!c || typeof c !== 'object' || typeof c.Id !== 'string' || !c.State || typeof c.State !== 'object') {
       throw new EngineRequestError(`inspect ${id.slice(0, 12)}: the engine answered with malformed JSON`, 502);
@@ -351,6 +351,7 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls {
       created: typeof c.Created === 'string' ? c.Created : '',
       execIds: Array.isArray(c.ExecIDs) ? c.ExecIDs.filter((x): x is string => typeof x === 'string') : [],
       pid: typeof c.State.Pid === 'number' && Number.isSafeInteger(c.State.Pid) && c.State.Pid > 0 ? c.State.Pid : 0,
+      init: c.HostConfig?.Init === true,
       volumes: Array.isArray(c.Mounts)
         ? (c.Mounts as Array<{ Type?: unknown; Name?: unknown }>)
             .filter((m) => m && m.Type === 'volume' && typeof m.Name === 'string' && m.Name !== '')
@@ -384,11 +385,20 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls {
     const s = (await this.getJson(`/containers/${encodeURIComponent(id)}/stats?`, `stats ${id.slice(0, 12)}`, signal, {
       stream: false,
       'one-shot': true,
-    })) as { cpu_stats?: { cpu_usage?: { total_usage?: unknown } }; memory_stats?: { stats?: { pgfault?: unknown } } } | null;
+    })) as {
+      cpu_stats?: { cpu_usage?: { total_usage?: unknown } }; memory_stats?: { stats?: { pgfault?: unknown } };
+      pids_stats?: { current?: unknown };
+    } | null;
     const cpu = s?.cpu_stats?.cpu_usage?.total_usage;
     if (typeof cpu !== 'number' || !Number.isFinite(cpu) || cpu <= 0) return null;
     const pf = s?.memory_stats?.stats?.pgfault;
-    return { cpuNs: cpu, pgfault: typeof pf === 'number' && Number.isFinite(pf) ? pf : null };
+    const pids = s?.pids_stats?.current;
+    return {
+      cpuNs: cpu,
+      pgfault: typeof pf === 'number' && Number.isFinite(pf) ? pf : null,
+      // Docker and Podman say 0 where the pids controller gives nothing: a running container holds at least one.
+      pids: typeof pids === 'number' && Number.isSafeInteger(pids) && pids > 0 ? pids : null,
+    };
   }
 
   async stop(id: string, timeoutSeconds: number, signal?: AbortSignal): Promise<boolean> {

@@ -28,6 +28,11 @@ export interface ContainerDetails {
   execIds: string[];
   /** `State.Pid`: the init process on the engine's host (0 when not running). */
   pid: number;
+  /**
+   * `HostConfig.Init`: the engine put an init process (tini, catatonit) in front of the container's command, so an
+   * idle container holds two processes, not one.
+   */
+  init: boolean;
   /** Names of the container's mounts of type `volume` (named and anonymous alike). */
   volumes: string[];
 }
@@ -38,6 +43,11 @@ export interface StatsCounters {
   cpuNs: number;
   /** `memory_stats.stats.pgfault`, or null where the engine reports none (Podman). */
   pgfault: number | null;
+  /**
+   * `pids_stats.current`: how many processes (zombies included) the container's cgroup holds, or null where the
+   * engine reports none.
+   */
+  pids: number | null;
 }
 
 export interface RemoveOptions {

@@ -105,6 +105,13 @@ export interface SimContainerSpec {
   /** Cumulative CPU nanoseconds the stats report (default 50 ms); `pgfault` null = none reported (Podman). */
   cpuNs?: number;
   pgfault?: number | null;
+  /** `HostConfig.Init` (default true: hermes runs its sandboxes with `--init`). */
+  init?: boolean;
+  /**
+   * Processes in the container's cgroup (`pids_stats.current`, and the local cgroup reading's `pids`). Default: the
+   * init and the command alone (2 with init, 1 without); null = the engine reports no count.
+   */
+  pids?: number | null;
   /** Execs listed in `ExecIDs` (running unless also in `finishedExecs`, which Podman keeps listed). */
   execIds?: string[];
   finishedExecs?: string[];
@@ -217,6 +224,8 @@ interface Rec {
   inspected: number;
   cpuNs: number;
   pgfault: number | null;
+  init: boolean;
+  pids: number | null;
   execIds: string[];
   finishedExecs: Set<string>;
   statsCalls: number;
@@ -371,6 +380,8 @@ export class EngineSimulator {
       inspected: 0,
       cpuNs: spec.cpuNs ?? 50_000_000,
       pgfault: spec.pgfault === undefined ? 1000 : spec.pgfault,
+      init: spec.init ?? true,
+      pids: spec.pids === undefined ? ((spec.init ?? true) ? 2 : 1) : spec.pids,
       execIds: spec.execIds ?? [],
       finishedExecs: new Set(spec.finishedExecs ?? []),
       statsCalls: 0,
@@ -466,12 +477,22 @@ export class EngineSimulator {
   }
 
   /**
-   * What the container's cgroup would read on the engine's host (CPU ns, page faults), as the janitor's local
-   * counter reader sees it: null unless it runs. Its init process is always pid 4242 (`State.Pid`).
+   * How many processes the container holds from now on (a background job left behind: more than its init and its
+   * command); null = the engine reports no count.
    */
-  counters(id: string): { cpuNs: number; pgfault: number | null } | null {
+  setPids(id: string, pids: number | null): void {
     const rec = this.find(id);
-    return rec && rec.state === 'running' ? { cpuNs: rec.cpuNs, pgfault: rec.pgfault } : null;
+    if (!rec) throw new Error(`no container ${id}`);
+    rec.pids = pids;
+  }
+
+  /**
+   * What the container's cgroup would read on the engine's host (CPU ns, page faults, processes), as the janitor's
+   * local counter reader sees it: null unless it runs. Its init process is always pid 4242 (`State.Pid`).
+   */
+  counters(id: string): { cpuNs: number; pgfault: number | null; pids: number | null } | null {
+    const rec = this.find(id);
+    return rec && rec.state === 'running' ? { cpuNs: rec.cpuNs, pgfault: rec.pgfault, pids: rec.pids } : null;
   }
 
   private readonly nextListHooks: Array<() => void> = [];
@@ -914,7 +935,7 @@ export class EngineSimulator {
         OomKillDisable: false, PidsLimit: null, Ulimits: [],
         MaskedPaths: ['/proc/asound', '/proc/acpi', '/proc/kcore', '/proc/keys', '/proc/latency_stats', '/proc/timer_list', '/proc/timer_stats', '/proc/sched_debug', '/proc/scsi', '/sys/firmware'],
         ReadonlyPaths: ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'],
-        Init: true,
+        Init: rec.init ? true : null,
       },
       GraphDriver: {
         Data: {
@@ -1013,6 +1034,7 @@ export class EngineSimulator {
       read: running ? new Date().toISOString() : '0001-01-01T00:00:00Z',
       cpu_stats: { cpu_usage: { total_usage: running ? rec.cpuNs : 0 } },
       memory_stats: running ? { usage: 1 << 20, ...(rec.pgfault !== null ? { stats: { pgfault: rec.pgfault } } : {}) } : {},
+      pids_stats: running && rec.pids !== null ? { current: rec.pids } : {},
     });
   }
 

@@ -45,7 +45,7 @@ const v1 = (cg: string, extra: Partial<Record<'cpu' | 'mem', string>> = {}) =>
 
 describe('readCgroupCounters', () => {
   it('cgroup v1 (Docker with cgroupfs): cpuacct.usage and memory.stat pgfault', () => {
-    assert.deepEqual(readCgroupCounters(ID, PID, v1(`/docker/${ID}`)), { cpuNs: 26816675, pgfault: 1078 });
+    assert.deepEqual(readCgroupCounters(ID, PID, v1(`/docker/${ID}`)), { cpuNs: 26816675, pgfault: 1078, pids: null });
   });
 
   it('cgroup v1 with cpu,cpuacct co-mounted and the systemd driver', () => {
@@ -55,7 +55,7 @@ describe('readCgroupCounters', () => {
       cgroup: `5:memory:${cg}\n3:cpu,cpuacct:${cg}\n`,
       files: { [`sys/fs/cgroup/cpu,cpuacct${cg}/cpuacct.usage`]: '500\n', [`sys/fs/cgroup/memory${cg}/memory.stat`]: MEMORY_STAT },
     });
-    assert.deepEqual(readCgroupCounters(ID, PID, roots), { cpuNs: 500, pgfault: 1078 });
+    assert.deepEqual(readCgroupCounters(ID, PID, roots), { cpuNs: 500, pgfault: 1078, pids: null });
   });
 
   it('a mount that shows a sub-tree: paths are taken relative to its root', () => {
@@ -64,16 +64,16 @@ describe('readCgroupCounters', () => {
       cgroup: `4:memory:/docker/${ID}\n2:cpuacct:/docker/${ID}\n`,
       files: { [`cg/cpuacct/${ID}/cpuacct.usage`]: '77\n', [`cg/memory/${ID}/memory.stat`]: MEMORY_STAT },
     });
-    assert.deepEqual(readCgroupCounters(ID, PID, roots), { cpuNs: 77, pgfault: 1078 });
+    assert.deepEqual(readCgroupCounters(ID, PID, roots), { cpuNs: 77, pgfault: 1078, pids: null });
   });
 
   it('cgroup v2 (Podman, systemd): cpu.stat usage_usec in nanoseconds; no memory.stat: CPU only', () => {
     const cg = `/machine.slice/libpod-${ID}.scope`;
     const files = { [`sys/fs/cgroup${cg}/cpu.stat`]: 'usage_usec 36259\nuser_usec 20000\nsystem_usec 16259\n' };
     const withMem = host({ mounts: [['/', 'sys/fs/cgroup', 'cgroup2', 'rw,nsdelegate']], cgroup: `0::${cg}\n`, files: { ...files, [`sys/fs/cgroup${cg}/memory.stat`]: 'anon 0\npgfault 1394\n' } });
-    assert.deepEqual(readCgroupCounters(ID, PID, withMem), { cpuNs: 36259000, pgfault: 1394 });
+    assert.deepEqual(readCgroupCounters(ID, PID, withMem), { cpuNs: 36259000, pgfault: 1394, pids: null });
     const noMem = host({ mounts: [['/', 'sys/fs/cgroup', 'cgroup2', 'rw']], cgroup: `0::${cg}\n`, files });
-    assert.deepEqual(readCgroupCounters(ID, PID, noMem), { cpuNs: 36259000, pgfault: null });
+    assert.deepEqual(readCgroupCounters(ID, PID, noMem), { cpuNs: 36259000, pgfault: null, pids: null });
   });
 
   it('hybrid hosts read the v1 controllers, never the unified tree (whose CPU count the engine does not report there)', () => {
@@ -87,7 +87,7 @@ describe('readCgroupCounters', () => {
         [`sys/fs/cgroup/unified${cg}/cpu.stat`]: 'usage_usec 999\n',
       },
     });
-    assert.deepEqual(readCgroupCounters(ID, PID, roots), { cpuNs: 123456, pgfault: 1078 });
+    assert.deepEqual(readCgroupCounters(ID, PID, roots), { cpuNs: 123456, pgfault: 1078, pids: null });
   });
 
   it('null whenever the cgroup cannot be shown to be the container', () => {
@@ -110,7 +110,33 @@ describe('readCgroupCounters', () => {
     assert.equal(readCgroupCounters(ID, PID, v1(`/docker/${ID}`, { cpu: '0\n' })), null);
   });
 
+  it('the process count: v1 pids controller pids.current (zombies included), v2 pids.current; absent or bad: null', () => {
+    const cg = `/docker/${ID}`;
+    const withPids = (pidsCg: string, count: string) =>
+      host({
+        mounts: [['/', 'sys/fs/cgroup/cpuacct', 'cgroup', 'rw,cpuacct'], ['/', 'sys/fs/cgroup/memory', 'cgroup', 'rw,memory'], ['/', 'sys/fs/cgroup/pids', 'cgroup', 'rw,pids']],
+        cgroup: `8:pids:${pidsCg}\n4:memory:${cg}\n2:cpuacct:${cg}\n`,
+        files: {
+          [`sys/fs/cgroup/cpuacct${cg}/cpuacct.usage`]: '500\n',
+          [`sys/fs/cgroup/memory${cg}/memory.stat`]: MEMORY_STAT,
+          [`sys/fs/cgroup/pids${pidsCg}/pids.current`]: count,
+        },
+      });
+    assert.deepEqual(readCgroupCounters(ID, PID, withPids(cg, '4\n')), { cpuNs: 500, pgfault: 1078, pids: 4 });
+    // Another cgroup's pids (a reused pid, a mislabelled tree) never count for this container; nor does garbage.
+    assert.deepEqual(readCgroupCounters(ID, PID, withPids(`/docker/${OTHER}`, '2\n')), { cpuNs: 500, pgfault: 1078, pids: null });
+    assert.deepEqual(readCgroupCounters(ID, PID, withPids(cg, 'max\n')), { cpuNs: 500, pgfault: 1078, pids: null });
+    assert.deepEqual(readCgroupCounters(ID, PID, withPids(cg, '0\n')), { cpuNs: 500, pgfault: 1078, pids: null });
+    const v2cg = `/machine.slice/libpod-${ID}.scope`;
+    const v2 = host({
+      mounts: [['/', 'sys/fs/cgroup', 'cgroup2', 'rw']],
+      cgroup: `0::${v2cg}\n`,
+      files: { [`sys/fs/cgroup${v2cg}/cpu.stat`]: 'usage_usec 10\n', [`sys/fs/cgroup${v2cg}/pids.current`]: '3\n' },
+    });
+    assert.deepEqual(readCgroupCounters(ID, PID, v2), { cpuNs: 10000, pgfault: null, pids: 3 });
+  });
+
   it('a memory.stat without pgfault gives CPU only', () => {
-    assert.deepEqual(readCgroupCounters(ID, PID, v1(`/docker/${ID}`, { mem: 'cache 0\n' })), { cpuNs: 26816675, pgfault: null });
+    assert.deepEqual(readCgroupCounters(ID, PID, v1(`/docker/${ID}`, { mem: 'cache 0\n' })), { cpuNs: 26816675, pgfault: null, pids: null });
   });
 });
