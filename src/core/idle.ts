@@ -5,6 +5,12 @@
  * cgroup's page-fault count grew, or its CPU time grew by more than 1 ms per second elapsed (a busy process; the
  * init process alone, tini, uses about 0.06 ms a second), or, where the engine reports no page-fault count, its CPU
  * time grew at all (Podman's init, catatonit, never wakes). A new `StartedAt` (a restart) counts as activity too.
+ *
+ * A container is **in use** while its cgroup holds more processes than its init and its own command (2 with
+ * `HostConfig.Init`, else 1; or the run's `--idle-max-processes`): hermes' background jobs are processes left behind
+ * by one short `docker exec`, often quiet for hours (a server waiting for connections), so no counter moves. A sample
+ * that shows the container in use, or gives no process count, starts no proof: the proof starts at the first sample
+ * that is neither.
  */
 
 /** One observation of a running container. */
@@ -22,6 +28,11 @@ export interface IdleSample {
    * that process's cgroup, before any inspect, whether the re-check can read the container's cgroup on this host.
    */
   pid?: number;
+  /**
+   * Processes in the container's cgroup, zombies included (`pids_stats.current`, or the cgroup's `pids.current`);
+   * absent where neither gave a count (and in records written before the count was kept).
+   */
+  pids?: number;
 }
 
 /** What is kept per container between runs (`<home>/janitor/idle.json`). */
@@ -30,8 +41,34 @@ export interface IdleRecord {
   last: IdleSample;
   /** The time of the first sample, or of the last sample that showed activity (ISO 8601). */
   since: string;
-  /** How many samples were taken since `since` (1 = only the first: no proof yet). */
+  /**
+   * How many samples count toward the proof since `since` (1 = only the first: no proof yet). 0: none, because the
+   * last sample showed the container in use or gave no process count (`since` is then that sample's time).
+   */
   samples: number;
+}
+
+/** The processes of an idle container with an init (tini, catatonit) in front of its command: the two of them. */
+export const IDLE_PROCESSES_WITH_INIT = 2;
+/** The processes of an idle container without an init: its command alone. */
+export const IDLE_PROCESSES_WITHOUT_INIT = 1;
+
+/**
+ * The most processes a container may hold and still be idle: `maxProcesses` (`--idle-max-processes`) when given, else
+ * its init and its command (2 when `HostConfig.Init` is true, else 1).
+ */
+export function processLimit(init: boolean, maxProcesses?: number): number {
+  if (maxProcesses !== undefined) return maxProcesses;
+  return init ? IDLE_PROCESSES_WITH_INIT : IDLE_PROCESSES_WITHOUT_INIT;
+}
+
+/**
+ * What a sample says of the container's processes under `limit`: `quiet` (no more than its init and its command),
+ * `in-use` (more: a process of its own, such as a background job), or `unknown` (no count: never idle).
+ */
+export function occupancy(sample: Pick<IdleSample, 'pids'>, limit: number): 'quiet' | 'in-use' | 'unknown' {
+  if (sample.pids === undefined) return 'unknown';
+  return sample.pids > limit ? 'in-use' : 'quiet';
 }
 
 /** CPU a quiet container may use per second elapsed without counting as active (1 ms). */
@@ -59,9 +96,14 @@ export function showsActivity(prev: IdleSample, next: IdleSample): boolean {
   return cpuDelta > Math.max(IDLE_CPU_MIN_ALLOWANCE_NS, IDLE_CPU_NS_PER_SECOND * elapsedS);
 }
 
-/** The record after taking `sample`: `since` moves to the sample when it shows activity (or is the first). */
-export function observe(prev: IdleRecord | undefined, sample: IdleSample): IdleRecord {
-  if (!prev || showsActivity(prev.last, sample)) return { last: sample, since: sample.at, samples: 1 };
+/**
+ * The record after taking `sample` from a container that may hold `limit` processes and be idle (`processLimit`;
+ * default 2, hermes' `--init` sandboxes): no proof while it is in use or its count is unknown (`samples: 0`); the
+ * proof starts at the first sample that is neither, and again after activity.
+ */
+export function observe(prev: IdleRecord | undefined, sample: IdleSample, limit: number = IDLE_PROCESSES_WITH_INIT): IdleRecord {
+  if (occupancy(sample, limit) !== 'quiet') return { last: sample, since: sample.at, samples: 0 };
+  if (!prev || prev.samples === 0 || showsActivity(prev.last, sample)) return { last: sample, since: sample.at, samples: 1 };
   return { last: sample, since: prev.since, samples: prev.samples + 1 };
 }
 
@@ -81,6 +123,10 @@ export type IdleKeepReason =
   | 'stop-idle-off'
   /** The engine gave no usable stats sample. */
   | 'stats-unavailable'
+  /** Neither the engine's stats nor the container's cgroup gave a process count: never stopped. */
+  | 'processes-unknown'
+  /** More processes than its init and its command (a background job): in use, never stopped. */
+  | 'in-use'
   /** Only one sample so far (or activity just seen): no proof yet. */
   | 'observing'
   /** Idle for less than the idle threshold. */
@@ -101,6 +147,8 @@ export interface StopInput {
   startedAt: string;
   /** `ExecIDs` of the inspect. */
   execIds: readonly string[];
+  /** The most processes it may hold and still be idle (`processLimit`; default 2). */
+  processLimit?: number;
 }
 
 /**
@@ -110,6 +158,10 @@ export interface StopInput {
 export function decideStop(input: StopInput, asOf: Date, idleAfterSeconds: number): StopDecision {
   const idle = idleSeconds(input.record, asOf);
   if (!input.record) return { stop: false, why: 'stats-unavailable', idleSeconds: null };
+  const processes = occupancy(input.record.last, input.processLimit ?? IDLE_PROCESSES_WITH_INIT);
+  if (processes === 'unknown') return { stop: false, why: 'processes-unknown', idleSeconds: idle };
+  // An exec in flight is a process too: say so when one is (hermes is running a command right now).
+  if (processes === 'in-use') return { stop: false, why: input.execIds.length > 0 ? 'exec-in-flight' : 'in-use', idleSeconds: idle };
   if (!input.enabled) return { stop: false, why: 'stop-idle-off', idleSeconds: idle };
   if (idle === null) return { stop: false, why: 'observing', idleSeconds: idle };
   if (idle < idleAfterSeconds) return { stop: false, why: 'idle-too-recent', idleSeconds: idle };
@@ -129,15 +181,21 @@ export interface Recheck {
   execIds: readonly string[];
   /** A fresh sample, or null when the engine gave none. */
   sample: IdleSample | null;
+  /** The most processes it may hold and still be idle (`processLimit`; default 2). */
+  processLimit?: number;
 }
 
-/** The proof re-checked right before acting: still running, same start, no exec, no activity since `last`. */
+/**
+ * The proof re-checked right before acting: still running, same start, no exec, no activity since `last`, and no
+ * more processes than an idle container holds (a background job started since `last` prevents the stop).
+ */
 export function reproved(last: IdleSample, now: Recheck): boolean {
   return (
     now.running &&
     now.startedAt === last.startedAt &&
     now.execIds.length === 0 &&
     now.sample !== null &&
+    occupancy(now.sample, now.processLimit ?? IDLE_PROCESSES_WITH_INIT) === 'quiet' &&
     !showsActivity(last, now.sample)
   );
 }
@@ -166,10 +224,14 @@ export function parseIdleState(value: unknown): IdleState {
     const kept: Record<string, IdleRecord> = {};
     for (const [id, r] of Object.entries(recs as Record<string, unknown>)) {
       const rec = r as Partial<IdleRecord> | null;
-      if (rec && validSample(rec.last) && isStr(rec.since) && Number.isFinite(ms(rec.since)) && isNum(rec.samples) && rec.samples >= 1) {
-        const { startedAt, cpuNs, pgfault, at, pid } = rec.last;
-        const last: IdleSample = { startedAt, cpuNs, pgfault, at, ...(Number.isSafeInteger(pid) && pid! > 0 ? { pid } : {}) };
-        kept[id] = { last, since: rec.since, samples: rec.samples };
+      if (rec && validSample(rec.last) && isStr(rec.since) && Number.isFinite(ms(rec.since)) && Number.isSafeInteger(rec.samples) && rec.samples! >= 0) {
+        const { startedAt, cpuNs, pgfault, at, pid, pids } = rec.last;
+        const last: IdleSample = {
+          startedAt, cpuNs, pgfault, at,
+          ...(Number.isSafeInteger(pid) && pid! > 0 ? { pid } : {}),
+          ...(Number.isSafeInteger(pids) && pids! > 0 ? { pids } : {}),
+        };
+        kept[id] = { last, since: rec.since, samples: rec.samples! };
       }
     }
     out.engines[host] = kept;

@@ -1,14 +1,21 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  type IdleRecord, type IdleSample, decideStop, idleSeconds, mergeIdleState, observe, parseIdleState, reproved, showsActivity,
+  type IdleRecord, type IdleSample, decideStop, idleSeconds, mergeIdleState, observe, occupancy, parseIdleState, processLimit, reproved,
+  showsActivity,
 } from '../../src/core/idle.js';
 
 const START = '2026-11-22T09:00:00.123456789Z';
 const t = (s: number) => new Date(Date.parse('2026-11-22T10:00:00Z') + s * 1000);
-const sample = (s: number, cpuNs: number, pgfault: number | null = 1000, startedAt = START): IdleSample => ({
-  startedAt, cpuNs, pgfault, at: t(s).toISOString(),
+/** A sample of a quiet `--init` sandbox (tini and `sleep infinity`: 2 processes) unless `pids` says otherwise. */
+const sample = (s: number, cpuNs: number, pgfault: number | null = 1000, startedAt = START, pids: number | undefined = 2): IdleSample => ({
+  startedAt, cpuNs, pgfault, at: t(s).toISOString(), ...(pids !== undefined ? { pids } : {}),
 });
+/** The same sample holding `pids` processes (undefined: no count). */
+const withPids = (x: IdleSample, pids: number | undefined): IdleSample => {
+  const { pids: _, ...rest } = x;
+  return pids === undefined ? rest : { ...rest, pids };
+};
 
 describe('showsActivity (measured: tini ~0.06 ms CPU/s, no faults; one exec ~19 ms CPU, ~470 faults)', () => {
   it('an idle init process over 10 s is not activity', () => {
@@ -65,6 +72,47 @@ describe('observe and idleSeconds', () => {
   });
 });
 
+describe('the process rule (hermes background jobs: a quiet job holds processes, not CPU)', () => {
+  it('the limit is the init and the command: 2 with HostConfig.Init, 1 without, or --idle-max-processes', () => {
+    assert.equal(processLimit(true), 2);
+    assert.equal(processLimit(false), 1);
+    assert.equal(processLimit(true, 5), 5);
+    assert.equal(processLimit(false, 5), 5);
+  });
+  it('more processes than the limit is in use (zombies count: the cgroup counts them); no count is unknown', () => {
+    assert.equal(occupancy({ pids: 2 }, 2), 'quiet');
+    assert.equal(occupancy({ pids: 4 }, 2), 'in-use'); // measured: a bare --init sandbox 2, with a job left behind 4
+    assert.equal(occupancy({ pids: 2 }, 1), 'in-use'); // no init: sleep plus a job
+    assert.equal(occupancy({ pids: 1 }, 1), 'quiet');
+    assert.equal(occupancy({}, 2), 'unknown');
+  });
+  it('no proof starts while it is in use or the count is unknown; it starts at the first quiet sample', () => {
+    let r = observe(undefined, withPids(sample(0, 50e6), 4), 2);
+    assert.deepEqual([r.samples, r.since], [0, t(0).toISOString()]);
+    r = observe(r, withPids(sample(600, 50e6), 4), 2); // flat counters for 10 minutes: still in use
+    assert.deepEqual([r.samples, r.since, idleSeconds(r, t(600))], [0, t(600).toISOString(), null]);
+    r = observe(r, sample(700, 50e6), 2); // the job ended; its counters did not move
+    assert.deepEqual([r.samples, r.since, idleSeconds(r, t(700))], [1, t(700).toISOString(), null]);
+    r = observe(r, sample(800, 50e6), 2);
+    assert.equal(idleSeconds(r, t(800)), 100); // measured from the first sample that was not in use
+    const unknown = observe(r, withPids(sample(900, 50e6), undefined), 2);
+    assert.deepEqual([unknown.samples, idleSeconds(unknown, t(900))], [0, null]);
+  });
+  it('the default limit is that of hermes sandboxes (2); a container without init passes its own', () => {
+    assert.equal(observe(undefined, withPids(sample(0, 50e6), 3)).samples, 0);
+    assert.equal(observe(undefined, withPids(sample(0, 50e6), 2), processLimit(false)).samples, 0);
+    assert.equal(observe(undefined, withPids(sample(0, 50e6), 1), processLimit(false)).samples, 1);
+  });
+  it('records written before the count was kept stay valid: the proof goes on with a counted sample', () => {
+    const old: IdleRecord = { last: withPids(sample(0, 50e6), undefined), since: t(0).toISOString(), samples: 3 };
+    const r = observe(old, sample(600, 50e6), 2);
+    assert.deepEqual([r.samples, r.since], [4, t(0).toISOString()]);
+    // But it is never stopped on the old record alone: its own sample has no count.
+    const d = decideStop({ enabled: true, startedAt: START, execIds: [], record: old, processLimit: 2 }, t(7200), 600);
+    assert.deepEqual(d, { stop: false, why: 'processes-unknown', idleSeconds: 7200 });
+  });
+});
+
 describe('decideStop', () => {
   const idleRec = (since: number, at: number): IdleRecord => ({ last: sample(at, 50e6), since: t(since).toISOString(), samples: 2 });
   const base = { enabled: true, startedAt: START, execIds: [] as string[] };
@@ -86,6 +134,17 @@ describe('decideStop', () => {
     assert.equal(why({ ...base, record: rec, startedAt: t(7000).toISOString() }), 'started-recently');
     assert.equal(why({ ...base, record: rec, startedAt: 'garbage' }), 'started-recently');
     assert.equal(why({ ...base, record: rec, execIds: ['abc'] }), 'exec-in-flight');
+    assert.equal(why({ ...base, record: { ...rec, last: withPids(rec.last, 4) } }), 'in-use');
+    assert.equal(why({ ...base, record: { ...rec, last: withPids(rec.last, undefined) } }), 'processes-unknown');
+    assert.equal(why({ ...base, record: { ...rec, last: withPids(rec.last, 4) }, processLimit: 4 }), 'stop');
+    assert.equal(why({ ...base, record: rec, processLimit: 1 }), 'in-use'); // no init: sleep + one more
+    // The extra processes of a sandbox with an exec in flight are (at least) that exec's: it says so.
+    assert.equal(why({ ...base, record: { ...rec, last: withPids(rec.last, 3) }, execIds: ['e1'] }), 'exec-in-flight');
+  });
+  it('in use and unknown counts win over the switch being off (the entry says what the sandbox is doing)', () => {
+    const rec = { ...idleRec(0, 100), last: withPids(sample(100, 50e6), 4) };
+    const d = decideStop({ ...base, enabled: false, record: rec }, t(7200), 600);
+    assert.equal(d.stop ? 'stop' : d.why, 'in-use');
   });
 });
 
@@ -99,6 +158,12 @@ describe('reproved (the re-check right before a stop)', () => {
     assert.equal(reproved(last, { ...ok, execIds: ['e1'] }), false);
     assert.equal(reproved(last, { ...ok, sample: null }), false);
     assert.equal(reproved(last, { ...ok, sample: sample(100.05, 50e6, 1470) }), false);
+  });
+  it('a background job started since the last sample (more processes, counters flat) prevents the stop', () => {
+    assert.equal(reproved(last, { ...ok, sample: withPids(ok.sample, 3) }), false);
+    assert.equal(reproved(last, { ...ok, sample: withPids(ok.sample, undefined) }), false);
+    assert.equal(reproved(last, { ...ok, sample: withPids(ok.sample, 3), processLimit: 3 }), true);
+    assert.equal(reproved(withPids(last, 1), { ...ok, sample: withPids(ok.sample, 2), processLimit: 1 }), false);
   });
 });
 
@@ -116,6 +181,13 @@ describe('idle state document', () => {
     const doc = parseIdleState({ version: 1, engines: { h: { a: withPid, b: bad(-1), c: bad('4242'), d: bad(1.5), e: bad(0) } } });
     const without = { ...withPid, last: sample(0, 1) };
     assert.deepEqual(doc.engines.h, { a: withPid, b: without, c: without, d: without, e: without });
+  });
+  it("keeps a sample's process count when it is one, drops it when not; keeps records of a proof not started", () => {
+    const counted: IdleRecord = { last: withPids(sample(0, 1), 4), since: t(0).toISOString(), samples: 0 };
+    const bad = (pids: unknown) => ({ ...counted, last: { ...counted.last, pids } });
+    const doc = parseIdleState({ version: 1, engines: { h: { a: counted, b: bad(0), c: bad('4'), d: bad(2.5), e: { ...counted, samples: -1 } } } });
+    const without = { ...counted, last: withPids(counted.last, undefined) };
+    assert.deepEqual(doc.engines.h, { a: counted, b: without, c: without, d: without });
   });
   it('merges one engine, forgetting ids and leaving other engines alone', () => {
     const r: IdleRecord = { last: sample(0, 1), since: t(0).toISOString(), samples: 1 };
