@@ -130,11 +130,14 @@ export type { ContainerDetails, ContainerSummary, EngineClient, ListQuery, Remov
 export { judge, neverStarted, ruleOf, thresholdSeconds, type KeepReason, type Rule, type Verdict } from './core/policy.js';
 /**
  * The idle rule, for a long-running watcher judging one container at a deadline: the pure proof (`observe`,
- * `idleSeconds`, `decideStop`, `reproved`, `showsActivity`), the engine steps (`takeSample`, `reproveAndStop`), and
- * the state document kept in `<home>/janitor/idle.json` (`parseIdleState`, `mergeIdleState`, `idleStatePath`).
+ * `idleSeconds`, `decideStop`, `reproved`, `showsActivity`; `processLimit` and `occupancy` for the in-use rule: a
+ * container holding more processes than its init and its command is in use), the engine steps (`takeSample`,
+ * `reproveAndStop`), and the state document kept in `<home>/janitor/idle.json` (`parseIdleState`, `mergeIdleState`,
+ * `idleStatePath`).
  */
 export {
-  decideStop, idleSeconds, mergeIdleState, observe, parseIdleState, reproved, showsActivity, IDLE_CPU_NS_PER_SECOND,
+  decideStop, idleSeconds, mergeIdleState, observe, occupancy, parseIdleState, processLimit, reproved, showsActivity,
+  IDLE_CPU_NS_PER_SECOND, IDLE_PROCESSES_WITH_INIT, IDLE_PROCESSES_WITHOUT_INIT,
   type IdleKeepReason, type IdleRecord, type IdleSample, type IdleState, type Recheck, type StopDecision, type StopInput,
 } from './core/idle.js';
 export { reproveAndStop, takeSample, volumesGone, type StopOutcome } from './reaper/idle-stop.js';

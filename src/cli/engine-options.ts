@@ -10,7 +10,7 @@ import type { HermesHome } from '../core/hermes-home.js';
 import { ValueError, parseDuration, parseInstant, parseWholeNumber } from '../core/parse-args.js';
 import { thresholdSeconds } from '../core/policy.js';
 import { type Selection, parseLabelMatcher, selectionFrom } from '../core/selection.js';
-import { cgroupSamplesEnabled, resolveLifetime, resolveStopIdle } from '../reaper/settings.js';
+import { cgroupSamplesEnabled, resolveIdleMaxProcesses, resolveLifetime, resolveStopIdle } from '../reaper/settings.js';
 import type { IdleOptions } from '../reaper/sweep.js';
 import { idleStatePath } from '../adapters/janitor-files.js';
 import { collect, homeFrom, optionParser, optionsOnly } from './shared.js';
@@ -37,6 +37,8 @@ export interface EngineCommandOptions {
   idleAfter?: number;
   /** `--stop-idle` (true) / `--no-stop-idle` (false). */
   stopIdle?: boolean;
+  /** `--idle-max-processes`: the most processes an idle container may hold. */
+  idleMaxProcesses?: number;
   verbose?: boolean;
 }
 
@@ -63,6 +65,7 @@ export function addEngineOptions(cmd: Command, { output = true }: { output?: boo
     .option('--idle-after <duration>', 'stop a running sandbox idle at least this long (90s, 30m, 1h; default: the threshold computed from the lifetime, also with --older-than)', optionParser((v) => parseDuration(v, '--idle-after')))
     .option('--stop-idle', 'stop idle running sandboxes (the default for the hermes selection; needed with --label)')
     .option('--no-stop-idle', `never stop running sandboxes (also ${ENV_STOP_IDLE}=false or janitor.stop_idle: false in config.yaml)`)
+    .option('--idle-max-processes <n>', 'the most processes a running container may hold and still be idle, >= 1 (default: its init and its command, 2 with --init, else 1; also janitor.idle_max_processes in config.yaml); more is in use (a background job) and never stopped', optionParser((v) => parseWholeNumber(v, '--idle-max-processes', 1)))
     .option('-v, --verbose', 'say on stderr which engine is used and why');
 }
 
@@ -135,6 +138,8 @@ export interface RunPolicy {
   idleAfterSeconds: number;
   /** The threshold came from `--older-than`. */
   olderThan?: boolean;
+  /** The most processes an idle container may hold (undefined: its init and its command). */
+  idleMaxProcesses?: number;
 }
 
 /** A selection that takes hermes' own containers (its `hermes-agent` label). */
@@ -150,9 +155,11 @@ export function resolvePolicy(opts: EngineCommandOptions, ctx: Context, config: 
   const lifetime = resolveLifetime(opts.lifetime, ctx.env, config);
   // The idle rule keeps the computed threshold as its default: --older-than is about exited containers.
   const computed = thresholdSeconds(lifetime.value);
+  const maxProcesses = resolveIdleMaxProcesses(opts.idleMaxProcesses, config).value;
   const idle = {
     stopIdle: resolveStopIdle(opts.stopIdle, Boolean(opts.label?.length), ctx.env, config).value,
     idleAfterSeconds: opts.idleAfter !== undefined ? opts.idleAfter / 1000 : computed,
+    ...(maxProcesses !== undefined ? { idleMaxProcesses: maxProcesses } : {}),
   };
   const asOf = opts.asOf ?? ctx.now();
   if (opts.olderThan !== undefined) {
@@ -175,6 +182,7 @@ export async function idleOptions(policy: RunPolicy, home: HermesHome, ctx: Cont
     stopIdle: policy.stopIdle,
     idleAfterSeconds: policy.idleAfterSeconds,
     ...(stopTimeoutSeconds !== undefined ? { stopTimeoutSeconds } : {}),
+    ...(policy.idleMaxProcesses !== undefined ? { maxProcesses: policy.idleMaxProcesses } : {}),
     store: new FileStateStore(idleStatePath(home.home)),
     now: () => ctx.now(),
     ...(local ? { localCounters: local } : {}),

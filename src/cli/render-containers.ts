@@ -58,11 +58,18 @@ export async function renderTable(ctx: Context, rows: ListedEntry[], asOf: Date,
   for (const r of rows) {
     table.push([
       shortId(r.id), r.name, r.profile ?? '-', r.state, finished.get(r.id) ?? '-',
-      r.idleSeconds !== undefined ? idleFor(r.idleSeconds) : '', r.verdict, r.idleReason ? `${r.reason} (${r.idleReason})` : r.reason,
+      r.idleSeconds !== undefined ? idleFor(r.idleSeconds) : '', r.verdict, reasonCell(r),
       ...(showHost ? [r.host] : []),
     ]);
   }
   return table.toString();
+}
+
+/** The REASON cell: `running (idle-too-recent)`, `running (in-use: 4 processes)`. */
+function reasonCell(r: ListedEntry): string {
+  if (!r.idleReason) return r.reason;
+  if (r.idleReason === 'in-use' && typeof r.processes === 'number') return `${r.reason} (in-use: ${r.processes} processes)`;
+  return `${r.reason} (${r.idleReason})`;
 }
 
 /** Sorts for stable output: by host, then name, then id. */
@@ -75,7 +82,7 @@ export function byHostAndName<T extends SweepEntry>(a: T, b: T): number {
  * says `Would remove` / `Would stop` (`when`: "finished 3 hours ago" or "idle 3 hours").
  */
 export function reapLine(
-  kind: 'removed' | 'Would remove' | 'stopped' | 'Would stop' | 'failed', e: SweepEntry | FailedEntry, when: string, showHost: boolean,
+  kind: 'removed' | 'Would remove' | 'stopped' | 'Would stop' | 'failed' | 'kept', e: SweepEntry | FailedEntry, when: string, showHost: boolean,
 ): string {
   const where = showHost ? ` on ${e.host}` : '';
   const base = `${kind} ${shortId(e.id)} ${e.name || '-'} (profile ${e.profile ?? '-'}, ${when})${where}`;

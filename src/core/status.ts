@@ -13,6 +13,8 @@ export interface StatusEntry {
   rule?: string | null;
   ageSeconds: number | null;
   idleSeconds?: number | null;
+  /** Running entries: why the idle rule keeps it (`in-use`, `observing`, ...). */
+  idleReason?: string;
   volumes?: readonly string[];
 }
 
@@ -35,6 +37,8 @@ export interface ContainerCounts {
   wouldStop: { total: number; byRule: Record<string, number> };
   /** Containers kept, per reason. */
   kept: { total: number; byReason: Record<string, number> };
+  /** Running sandboxes kept because they hold a process of their own (`idleReason: "in-use"`): never stopped. */
+  inUse: number;
   /** Containers past their threshold (any verdict but keep). */
   orphans: number;
   oldestOrphan: OrphanRef | null;
@@ -66,6 +70,7 @@ export function countContainers(entries: readonly StatusEntry[]): ContainerCount
     wouldRemove: { total: 0, byRule: {} },
     wouldStop: { total: 0, byRule: {} },
     kept: { total: 0, byReason: {} },
+    inUse: 0,
     orphans: 0,
     oldestOrphan: null,
     anonymousVolumes: { total: 0, containers: 0, heldByOrphans: 0 },
@@ -78,6 +83,7 @@ export function countContainers(entries: readonly StatusEntry[]): ContainerCount
     if (e.verdict === 'keep') {
       out.kept.total++;
       bump(out.kept.byReason, e.reason);
+      if (e.idleReason === 'in-use') out.inUse++;
       continue;
     }
     out.orphans++;

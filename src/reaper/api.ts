@@ -9,7 +9,7 @@ import { selectionFrom } from '../core/selection.js';
 import { idleStatePath } from '../adapters/janitor-files.js';
 import type { StateStore } from '../adapters/state-file.js';
 import { DEFAULT_STOP_TIMEOUT_SECONDS } from '../defaults.js';
-import { cgroupSamplesEnabled, resolveLifetime, resolveStopIdle } from './settings.js';
+import { cgroupSamplesEnabled, resolveIdleMaxProcesses, resolveLifetime, resolveStopIdle } from './settings.js';
 import { type IdleOptions, type ListResult, type ReapResult, list, reap } from './sweep.js';
 
 export interface ReaperOptions {
@@ -44,6 +44,11 @@ export interface ReaperOptions {
   idleAfterSeconds?: number;
   /** Seconds a stop waits before the engine's SIGKILL (default 10). */
   stopTimeoutSeconds?: number;
+  /**
+   * The most processes a running container may hold and still be idle (default: `janitor.idle_max_processes` in
+   * config.yaml, else its init and its command: 2 with `HostConfig.Init`, else 1). More: in use, never stopped.
+   */
+  idleMaxProcesses?: number;
   /** Leave removed containers' anonymous volumes behind (default: they go with the container). */
   keepVolumes?: boolean;
   /** Where idle observations live between calls (default: `<home>/janitor/idle.json`). */
@@ -114,7 +119,9 @@ export function createReaper(options: ReaperOptions = {}): Reaper {
     (idle ??= (async () => {
       const config = await loadConfig(home.home);
       const { FileStateStore } = await import('../adapters/state-file.js');
+      const maxProcesses = resolveIdleMaxProcesses(options.idleMaxProcesses, config, 'idleMaxProcesses').value;
       return {
+        ...(maxProcesses !== undefined ? { maxProcesses } : {}),
         stopIdle: resolveStopIdle(options.stopIdle, Boolean(options.labels?.length), env, config).value,
         idleAfterSeconds: options.idleAfterSeconds ?? (await getThreshold()),
         stopTimeoutSeconds: options.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS,

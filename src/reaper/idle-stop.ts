@@ -3,7 +3,7 @@
  * The decisions are pure (`core/idle.ts`); a long-running watcher calls these with its own clock and records.
  */
 import type { ContainerDetails, EngineClient, StatsCounters } from '../adapters/engine.js';
-import { type IdleRecord, type IdleSample, type Recheck, observe, reproved } from '../core/idle.js';
+import { type IdleRecord, type IdleSample, type Recheck, observe, occupancy, processLimit, reproved } from '../core/idle.js';
 import { EngineRequestError } from '../errors.js';
 
 /**
@@ -53,23 +53,42 @@ export type LocalCounters = (id: string, pid: number) => StatsCounters | null;
 function sampleOf(
   details: Pick<ContainerDetails, 'startedAt'> & Partial<Pick<ContainerDetails, 'pid'>>, c: StatsCounters, now: () => Date,
 ): IdleSample {
-  const pid = details.pid;
-  return { startedAt: details.startedAt, cpuNs: c.cpuNs, pgfault: c.pgfault, at: now().toISOString(), ...(pid && pid > 0 ? { pid } : {}) };
+  const { pid } = details;
+  const pids = c.pids;
+  return {
+    startedAt: details.startedAt, cpuNs: c.cpuNs, pgfault: c.pgfault, at: now().toISOString(),
+    ...(pid && pid > 0 ? { pid } : {}),
+    ...(pids !== null && pids !== undefined ? { pids } : {}),
+  };
+}
+
+/**
+ * The container's counters read on this host, when they are complete enough to stand for the engine's: a cgroup
+ * whose process count cannot be read here (no pids controller) leaves the sample to the engine.
+ */
+export function readLocally(local: LocalCounters | undefined, id: string, pid: number | undefined): StatsCounters | null {
+  if (!local || !pid) return null;
+  const c = local(id, pid);
+  return c && c.pids !== null && c.pids !== undefined ? c : null;
 }
 
 /** A sample from the container's cgroup on this host, or null where `local` cannot read it. */
 function localSample(
   details: Pick<ContainerDetails, 'id' | 'startedAt' | 'pid'>, now: () => Date, local: LocalCounters | undefined,
 ): IdleSample | null {
-  const c = local?.(details.id, details.pid);
+  const c = readLocally(local, details.id, details.pid);
   return c ? sampleOf(details, c, now) : null;
 }
 
 export type StopOutcome =
-  /** Stopped; the record should be dropped. */
-  | { kind: 'stopped' }
-  /** The fresh re-check failed: not stopped. `record` is the record after the fresh sample (when one was taken). */
-  | { kind: 'proof-failed'; record: IdleRecord | undefined }
+  /** Stopped; the record should be dropped. `sample` is the fresh one the stop was re-proved with. */
+  | { kind: 'stopped'; sample: IdleSample }
+  /**
+   * The fresh re-check failed: not stopped. `record` is the record after the fresh sample (when one was taken);
+   * `why` is `in-use` when that sample showed more processes than an idle container holds (a background job started
+   * since the last sample), `processes-unknown` when it gave no count, else `proof-failed`.
+   */
+  | { kind: 'proof-failed'; record: IdleRecord | undefined; why: 'proof-failed' | 'in-use' | 'processes-unknown' }
   /** The container no longer exists. */
   | { kind: 'gone' }
   /**
@@ -99,6 +118,8 @@ export async function reproveAndStop(
     act?: <R>(fn: () => Promise<R>) => Promise<R>;
     /** Counters read on this host for the fresh sample (else the engine's stats). */
     localCounters?: LocalCounters;
+    /** `--idle-max-processes`: the most processes an idle container may hold (default: its init and its command). */
+    maxProcesses?: number;
     /**
      * The caller's own inspect, just taken (a sweep's): its `State.Pid` shows before queueing whether the cgroup can
      * be read here, and where it cannot, the engine's sample follows it instead of another inspect.
@@ -117,12 +138,17 @@ export async function reproveAndStop(
   const act = opts.act ?? ((fn) => fn());
   const { signal, now, localCounters: local } = opts;
   const isRunning = (d: ContainerDetails) => d.status.toLowerCase() === 'running' && d.running;
-  const failed = (sample: IdleSample | null): StopOutcome => ({ kind: 'proof-failed', record: sample ? observe(record, sample) : undefined });
+  const limitOf = (d: ContainerDetails) => processLimit(d.init, opts.maxProcesses);
+  const failed = (sample: IdleSample | null, limit: number): StopOutcome => {
+    const busy = sample ? occupancy(sample, limit) : 'quiet';
+    const why = busy === 'in-use' ? 'in-use' : busy === 'unknown' ? 'processes-unknown' : 'proof-failed';
+    return { kind: 'proof-failed', record: sample ? observe(record, sample, limit) : undefined, why };
+  };
   /** The last step inside the slot: the stop, when what was just re-checked still proves the container idle. */
-  const stopIfReproved = async (check: Recheck): Promise<StopOutcome> => {
-    if (!reproved(record.last, check)) return failed(check.sample);
+  const stopIfReproved = async (check: Recheck & { processLimit: number }): Promise<StopOutcome> => {
+    if (!reproved(record.last, check)) return failed(check.sample, check.processLimit);
     const stopped = await engine.stop(id, opts.stopTimeoutSeconds, signal);
-    return stopped ? { kind: 'stopped' } : { kind: 'proof-failed', record: undefined };
+    return stopped ? { kind: 'stopped', sample: check.sample! } : { kind: 'proof-failed', record: undefined, why: 'proof-failed' };
   };
   let engineSample: IdleSample | null | undefined;
   if (opts.candidate) {
@@ -135,11 +161,10 @@ export async function reproveAndStop(
       if (!accept(fresh, execIds)) return { kind: 'declined', details: fresh };
       const sample = localSample(fresh, now, local);
       if (!sample) return { kind: 'declined', details: fresh };
-      return stopIfReproved({ running: true, startedAt: fresh.startedAt, execIds, sample });
+      return stopIfReproved({ running: true, startedAt: fresh.startedAt, execIds, sample, processLimit: limitOf(fresh) });
     });
   }
-  const pid = opts.inspected?.pid;
-  if (!(local && pid && local(id, pid))) {
+  if (!readLocally(local, id, opts.inspected?.pid)) {
     // No cgroup to read here: the engine's sample, asked for together with the sweep's others.
     const first = opts.inspected ?? (await read(() => engine.inspect(id, signal)));
     if (!first) return { kind: 'gone' };
@@ -147,7 +172,8 @@ export async function reproveAndStop(
     engineSample = running ? await read(() => takeSample(engine, first, now, signal)) : null;
     // (A caller that inspected has checked its execs; the slot checks them again right before the stop.)
     const execIds = running && !opts.inspected ? await read(() => execsInFlight(engine, first.execIds, signal)) : [];
-    if (!reproved(record.last, { running, startedAt: first.startedAt, execIds, sample: engineSample })) return failed(engineSample);
+    const check = { running, startedAt: first.startedAt, execIds, sample: engineSample, processLimit: limitOf(first) };
+    if (!reproved(record.last, check)) return failed(engineSample, check.processLimit);
   }
   return act(async () => {
     const fresh = await engine.inspect(id, signal);
@@ -157,7 +183,7 @@ export async function reproveAndStop(
     // readable since, one now).
     const sample = running ? (localSample(fresh, now, local) ?? engineSample ?? (await takeSample(engine, fresh, now, signal))) : null;
     const execIds = running ? await execsInFlight(engine, fresh.execIds, signal) : fresh.execIds;
-    return stopIfReproved({ running, startedAt: fresh.startedAt, execIds, sample });
+    return stopIfReproved({ running, startedAt: fresh.startedAt, execIds, sample, processLimit: limitOf(fresh) });
   });
 }
 

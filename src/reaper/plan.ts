@@ -27,6 +27,8 @@ export interface ReapPlan {
   /** The idle rule of the dry run (absent in older plans: taken from flags and defaults). */
   stopIdle?: boolean;
   idleAfterSeconds?: number;
+  /** `--idle-max-processes` of the dry run (absent: the rule's own, its init and its command). */
+  idleMaxProcesses?: number;
   keepVolumes?: boolean;
 }
 
@@ -42,6 +44,7 @@ export function buildPlan(args: {
   home?: string;
   stopIdle?: boolean;
   idleAfterSeconds?: number;
+  idleMaxProcesses?: number;
   keepVolumes?: boolean;
 }): ReapPlan {
   return {
@@ -62,6 +65,7 @@ export function buildPlan(args: {
     ...(args.home !== undefined ? { home: args.home } : {}),
     ...(args.stopIdle !== undefined ? { stopIdle: args.stopIdle } : {}),
     ...(args.idleAfterSeconds !== undefined ? { idleAfterSeconds: args.idleAfterSeconds } : {}),
+    ...(args.idleMaxProcesses !== undefined ? { idleMaxProcesses: args.idleMaxProcesses } : {}),
     ...(args.keepVolumes !== undefined ? { keepVolumes: args.keepVolumes } : {}),
   };
 }
@@ -91,6 +95,7 @@ export function parsePlan(value: unknown, file: string): ReapPlan {
   if (p.home !== undefined && (typeof p.home !== 'string' || !p.home.startsWith('/'))) throw bad('"home" must be an absolute path');
   if (p.keepVolumes !== undefined && typeof p.keepVolumes !== 'boolean') throw bad('"keepVolumes" must be true or false');
   if (p.idleAfterSeconds !== undefined && !(typeof p.idleAfterSeconds === 'number' && p.idleAfterSeconds > 0)) throw bad('"idleAfterSeconds" must be a number > 0');
+  if (p.idleMaxProcesses !== undefined && !(Number.isSafeInteger(p.idleMaxProcesses) && p.idleMaxProcesses >= 1)) throw bad('"idleMaxProcesses" must be a whole number >= 1');
   for (const c of [...p.containers, ...(p.stops ?? [])]) if (!p.hosts.includes(c.host)) throw bad(`container ${c.id.slice(0, 12)} names an engine not in "hosts"`);
   return p as ReapPlan;
 }
@@ -121,7 +126,7 @@ export function planDisagreements(
   plan: ReapPlan,
   given: {
     hosts?: string[]; selection?: Selection; selectionGiven?: SelectionGiven; thresholdSeconds?: number; idleAfterSeconds?: number;
-    stopIdle?: boolean;
+    stopIdle?: boolean; idleMaxProcesses?: number;
   },
 ): string[] {
   const out: string[] = [];
@@ -143,6 +148,9 @@ export function planDisagreements(
   }
   if (given.idleAfterSeconds !== undefined && plan.idleAfterSeconds !== undefined && given.idleAfterSeconds !== plan.idleAfterSeconds) {
     out.push(`idle threshold ${given.idleAfterSeconds} s (plan: ${plan.idleAfterSeconds} s)`);
+  }
+  if (given.idleMaxProcesses !== undefined && plan.idleMaxProcesses !== undefined && given.idleMaxProcesses !== plan.idleMaxProcesses) {
+    out.push(`--idle-max-processes ${given.idleMaxProcesses} (plan: ${plan.idleMaxProcesses})`);
   }
   if (given.stopIdle !== undefined && plan.stopIdle !== undefined && given.stopIdle !== plan.stopIdle) {
     out.push(`${given.stopIdle ? '--stop-idle' : '--no-stop-idle'} (plan: stop idle ${plan.stopIdle ? 'on' : 'off'})`);

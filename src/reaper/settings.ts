@@ -78,6 +78,30 @@ export function resolveStopIdle(
 }
 
 /**
+ * The most processes a running container may hold and still be idle: `--idle-max-processes` (or the library's
+ * `idleMaxProcesses`), else `janitor.idle_max_processes` in config.yaml, else undefined (the rule's own: its init and
+ * its command). A config value that is not a whole number >= 1 is a usage error naming the file.
+ */
+export function resolveIdleMaxProcesses(
+  flag: number | undefined, config: HermesConfig, flagName = '--idle-max-processes',
+): Resolved<number | undefined> {
+  if (flag !== undefined) {
+    if (!Number.isSafeInteger(flag) || flag < 1) throw new UsageError(`${flagName} must be a whole number >= 1, got '${flag}'`);
+    return { value: flag, source: flagName };
+  }
+  const cfg = usable(config, 'pass --idle-max-processes');
+  const raw = cfg.get('janitor.idle_max_processes');
+  if (raw === undefined || raw === null) return { value: undefined, source: 'default (init and command)' };
+  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) {
+    throw new UsageError(
+      `janitor.idle_max_processes in ${cfg.file} must be a whole number >= 1, got '${String(raw)}': fix the file or pass --idle-max-processes`,
+    );
+  }
+  return { value: n, source: `janitor.idle_max_processes in ${cfg.file}` };
+}
+
+/**
  * Whether the re-check right before a stop may read the container's cgroup on this host (on unless
  * `HERMES_JANITOR_CGROUP_SAMPLES` is `false`/`0`/`no`/`off`; another value that is not yes is a usage error).
  */

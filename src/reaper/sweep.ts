@@ -1,13 +1,15 @@
 import type { ContainerDetails, ContainerSummary, EngineClient } from '../adapters/engine.js';
 import { anonymousVolumes, isGoing } from '../adapters/engine.js';
 import type { StateStore } from '../adapters/state-file.js';
-import { type IdleKeepReason, type IdleRecord, decideStop, idleSeconds, mergeIdleState, observe, parseIdleState } from '../core/idle.js';
+import {
+  type IdleKeepReason, type IdleRecord, decideStop, idleSeconds, mergeIdleState, observe, parseIdleState, processLimit,
+} from '../core/idle.js';
 import { type KeepReason, type Rule, type Verdict, judge } from '../core/policy.js';
 import { type Selection, engineLabelFilters, isExcluded, isSelected } from '../core/selection.js';
 import { EngineRequestError, EngineUnreachableError, errorMessage } from '../errors.js';
 import { forEachBounded, limiter } from '../util/pool.js';
-import { STATS_CONCURRENCY, STOP_CONCURRENCY } from '../defaults.js';
-import { type LocalCounters, type StopOutcome, execsInFlight, reproveAndStop, takeSample, volumesGone } from './idle-stop.js';
+import { DEFAULT_STOP_TIMEOUT_SECONDS, STATS_CONCURRENCY, STOP_CONCURRENCY } from '../defaults.js';
+import { type LocalCounters, type StopOutcome, execsInFlight, readLocally, reproveAndStop, takeSample, volumesGone } from './idle-stop.js';
 
 /** One container as reported in every output. */
 export interface SweepEntry {
@@ -25,8 +27,13 @@ export interface SweepEntry {
   rule: Rule | null;
   /** Running containers: seconds without activity (null until two samples, or without stats). */
   idleSeconds?: number | null;
-  /** Running containers that are not stopped: why (`observing`, `idle-too-recent`, `exec-in-flight`, ...). */
+  /** Running containers that are not stopped: why (`observing`, `idle-too-recent`, `in-use`, `exec-in-flight`, ...). */
   idleReason?: IdleKeepReason;
+  /**
+   * Running containers under the idle rule: the processes their cgroup held at this run's sample (null where neither
+   * the engine nor the cgroup gave a count). More than its init and its command: `in-use`.
+   */
+  processes?: number | null;
   /**
    * Removed containers: the anonymous volumes that went with them (a dry run: those that would). Listed
    * containers: the anonymous volumes they hold, present only when they hold some (status counts these).
@@ -93,6 +100,11 @@ export interface IdleOptions {
    * cgroup is the container's; else (and when omitted) it asks the engine's one-shot stats.
    */
   localCounters?: LocalCounters;
+  /**
+   * The most processes a container may hold and still be idle (`--idle-max-processes`); default: its init and its
+   * command (2 with `HostConfig.Init`, else 1).
+   */
+  maxProcesses?: number;
 }
 
 export interface ReapRequest extends SweepRequest {
@@ -212,6 +224,11 @@ class IdleBook {
     return this.observed.get(id) ?? this.previous[id];
   }
 
+  /** The most processes `d` may hold and still be idle. */
+  limitOf(d: Pick<ContainerDetails, 'init'>): number {
+    return processLimit(d.init, this.opts.maxProcesses);
+  }
+
   record(id: string, r: IdleRecord | undefined): void {
     if (r) this.observed.set(id, r);
     else this.drop(id);
@@ -257,12 +274,18 @@ async function judgeRunning(
   engine: EngineClient, book: IdleBook, d: ContainerDetails, asOf: Date, signal: AbortSignal | undefined,
 ): Promise<{ record: IdleRecord | undefined; decision: ReturnType<typeof decideStop> }> {
   const sample = d.status.toLowerCase() === 'running' ? await book.reads(() => takeSample(engine, d, book.now, signal)) : null;
-  const record = sample ? observe(book.prev(d.id), sample) : undefined;
+  const limit = book.limitOf(d);
+  const record = sample ? observe(book.prev(d.id), sample, limit) : undefined;
   book.record(d.id, record);
-  // Finished execs (Podman keeps them listed) are only asked about when they could matter.
-  const execIds =
-    record && record.samples >= 2 && d.execIds.length ? await book.reads(() => execsInFlight(engine, d.execIds, signal)) : d.execIds;
-  const decision = decideStop({ enabled: book.opts.stopIdle, record, startedAt: d.startedAt, execIds }, idleInstant(asOf, book), book.opts.idleAfterSeconds);
+  // Finished execs (Podman keeps them listed) are only asked about when they could matter: a proof that could
+  // hold, or processes beyond the init and the command that an exec in flight would explain.
+  const asked = record && (record.samples >= 2 || (record.samples === 0 && record.last.pids !== undefined));
+  const execIds = asked && d.execIds.length ? await book.reads(() => execsInFlight(engine, d.execIds, signal)) : d.execIds;
+  const decision = decideStop(
+    { enabled: book.opts.stopIdle, record, startedAt: d.startedAt, execIds, processLimit: limit },
+    idleInstant(asOf, book),
+    book.opts.idleAfterSeconds,
+  );
   return { record, decision };
 }
 
@@ -417,14 +440,21 @@ function provenBefore(req: ReapRequest, book: IdleBook, row: ContainerSummary): 
   if (isExcluded(req.selection, row.labels)) return false;
   const prev = book.prev(row.id);
   // Its init process as last sampled still in its cgroup, readable here (else the re-check would need the engine).
-  if (!prev?.last.pid || !book.opts.localCounters(row.id, prev.last.pid)) return false;
-  return tentativeStop(book, prev, prev.last.startedAt, [], req.asOf).stop;
+  if (!prev?.last.pid || !readLocally(book.opts.localCounters, row.id, prev.last.pid)) return false;
+  // (Whether it has an init is known at the slot's inspect, which decides again with its own limit.)
+  return tentativeStop(book, prev, { startedAt: prev.last.startedAt, execIds: [], limit: Infinity }, req.asOf).stop;
 }
 
-/** The stop decision for `prev` if a sample taken now shows nothing since its last one. */
-function tentativeStop(book: IdleBook, prev: IdleRecord, startedAt: string, execIds: readonly string[], asOf: Date): ReturnType<typeof decideStop> {
+/**
+ * The stop decision for `prev` if a sample taken now shows nothing since its last one (a proof not started, because
+ * its last sample was in use or had no count, stays unstarted).
+ */
+function tentativeStop(
+  book: IdleBook, prev: IdleRecord, now: { startedAt: string; execIds: readonly string[]; limit: number }, asOf: Date,
+): ReturnType<typeof decideStop> {
+  const samples = prev.samples === 0 ? 0 : prev.samples + 1;
   return decideStop(
-    { enabled: true, record: { ...prev, samples: prev.samples + 1 }, startedAt, execIds },
+    { enabled: true, record: { ...prev, samples }, startedAt: now.startedAt, execIds: now.execIds, processLimit: now.limit },
     idleInstant(asOf, book),
     book.opts.idleAfterSeconds,
   );
@@ -449,7 +479,7 @@ async function stopProvenBefore(
     if (!isSelected(req.selection, d.labels) || d.startedAt !== prev.last.startedAt) return false;
     const v = verdictOf(req.selection, d, req.asOf, req.thresholdSeconds);
     if (v.verdict !== 'keep' || v.reason !== 'running') return false;
-    const decision = tentativeStop(book, prev, d.startedAt, execIds, req.asOf);
+    const decision = tentativeStop(book, prev, { startedAt: d.startedAt, execIds, limit: book.limitOf(d) }, req.asOf);
     if (!decision.stop) return false;
     book.seen.add(d.id);
     entry = { ...entryOf(req.engine.host, req.selection, row, d, v.ageSeconds, v.rule), idleSeconds: decision.idleSeconds };
@@ -484,7 +514,7 @@ async function stopIfIdle(
     let tentative: ReturnType<typeof decideStop> | null = null;
     try {
       const execIds = details.execIds.length ? await book.reads(() => execsInFlight(engine, details.execIds, req.signal)) : [];
-      tentative = tentativeStop(book, prev, details.startedAt, execIds, req.asOf);
+      tentative = tentativeStop(book, prev, { startedAt: details.startedAt, execIds, limit: book.limitOf(details) }, req.asOf);
     } catch (err) {
       if (guard.absorb(err)) return;
     }
@@ -495,11 +525,12 @@ async function stopIfIdle(
     judged = await judgeRunning(engine, book, details, req.asOf, req.signal);
   } catch (err) {
     if (guard.absorb(err)) return;
-    return keep({ ...base, idleSeconds: null, idleReason: 'stats-unavailable' }, 'running');
+    return keep({ ...base, idleSeconds: null, idleReason: 'stats-unavailable', processes: null }, 'running');
   }
   const { record, decision } = judged;
-  if (!decision.stop) return keep({ ...base, idleSeconds: decision.idleSeconds, idleReason: decision.why }, 'running');
-  const entry: StoppedEntry = { ...base, idleSeconds: decision.idleSeconds };
+  const processes = record ? (record.last.pids ?? null) : null;
+  if (!decision.stop) return keep({ ...base, idleSeconds: decision.idleSeconds, idleReason: decision.why, processes }, 'running');
+  const entry: StoppedEntry = { ...base, idleSeconds: decision.idleSeconds, processes };
   if (req.dryRun) {
     out.stopped.push(entry);
     req.onEvent?.({ type: 'stopped', entry, dryRun: true });
@@ -511,7 +542,8 @@ async function stopIfIdle(
 /** The options of a sweep's re-checks and stops. */
 function stopOptions(req: ReapRequest, book: IdleBook) {
   return {
-    stopTimeoutSeconds: book.opts.stopTimeoutSeconds ?? 10,
+    stopTimeoutSeconds: book.opts.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS,
+    ...(book.opts.maxProcesses !== undefined ? { maxProcesses: book.opts.maxProcesses } : {}),
     now: book.now,
     read: book.reads,
     act: book.acts,
@@ -522,15 +554,16 @@ function stopOptions(req: ReapRequest, book: IdleBook) {
 
 /** Reports a stop's outcome (other than `gone` and `declined`) and updates the container's record. */
 function settleStop(
-  req: ReapRequest, book: IdleBook, outcome: StopOutcome, entry: StoppedEntry, out: ReapResult,
+  req: ReapRequest, book: IdleBook, outcome: Extract<StopOutcome, { kind: 'stopped' | 'proof-failed' }>, entry: StoppedEntry, out: ReapResult,
   keep: (e: SweepEntry, reason: KeepReason) => void,
 ): void {
   if (outcome.kind === 'proof-failed') {
     book.record(entry.id, outcome.record);
-    return keep({ ...entry, idleSeconds: idleSeconds(outcome.record, idleInstant(req.asOf, book)), idleReason: 'proof-failed' }, 'running');
+    const processes = outcome.record ? (outcome.record.last.pids ?? null) : (entry.processes ?? null);
+    return keep({ ...entry, idleSeconds: idleSeconds(outcome.record, idleInstant(req.asOf, book)), idleReason: outcome.why, processes }, 'running');
   }
   book.drop(entry.id);
-  const stopped = { ...entry, state: 'exited' };
+  const stopped = { ...entry, state: 'exited', processes: outcome.sample.pids ?? null };
   out.stopped.push(stopped);
   req.onEvent?.({ type: 'stopped', entry: stopped, dryRun: false });
 }
@@ -597,8 +630,9 @@ export async function list(req: SweepRequest): Promise<ListResult> {
         // Judged apart from the inspect workers, so the samples of the sweep go out together.
         book.pending.push(
           judgeRunning(req.engine, book, details, req.asOf, req.signal).then(
-            ({ decision }) => {
+            ({ record, decision }) => {
               entry.idleSeconds = decision.idleSeconds;
+              entry.processes = record ? (record.last.pids ?? null) : null;
               if (decision.stop) {
                 entry.verdict = 'stop';
                 entry.reason = 'idle';
@@ -611,6 +645,7 @@ export async function list(req: SweepRequest): Promise<ListResult> {
               if (guard.absorb(err)) return;
               entry.idleSeconds = null;
               entry.idleReason = 'stats-unavailable';
+              entry.processes = null;
               emit();
             },
           ),

@@ -147,6 +147,7 @@ async function applyPlanTargets(opts: ReapOptions, command: Command, ctx: Contex
     ...(opts.lifetime !== undefined ? { thresholdSeconds: thresholdSeconds(opts.lifetime) } : {}),
     ...(opts.idleAfter !== undefined ? { idleAfterSeconds: opts.idleAfter / 1000 } : {}),
     ...(opts.stopIdle !== undefined ? { stopIdle: opts.stopIdle } : {}),
+    ...(opts.idleMaxProcesses !== undefined ? { idleMaxProcesses: opts.idleMaxProcesses } : {}),
   });
   if (disagreements.length) {
     throw new UsageError(`flags disagree with plan ${file}: ${disagreements.join('; ')}; drop them or make a new plan`);
@@ -201,6 +202,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
           lifetime: plan.lifetimeSeconds,
           ...(plan.idleAfterSeconds !== undefined ? { idleAfter: plan.idleAfterSeconds * 1000 } : {}),
           ...(plan.stopIdle !== undefined && opts.stopIdle === undefined ? { stopIdle: plan.stopIdle } : {}),
+          ...(plan.idleMaxProcesses !== undefined ? { idleMaxProcesses: plan.idleMaxProcesses } : {}),
         }
       : opts,
     ctx,
@@ -301,6 +303,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
         now: ctx.now(), asOf: policy.asOf, thresholdSeconds: policy.threshold, lifetimeSeconds: policy.lifetimeSeconds,
         hosts: engines.map((e) => e.host), selection, containers: removed, stops: stopped,
         home: home.home, stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds, keepVolumes,
+        ...(policy.idleMaxProcesses !== undefined ? { idleMaxProcesses: policy.idleMaxProcesses } : {}),
       });
       await fs.writeFile(opts.planOut, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600 }).catch((err: NodeJS.ErrnoException) => {
         throw new JanitorError(`cannot write plan ${opts.planOut} (${err.code ?? err.message})`, ExitCode.FAILED);

@@ -60,7 +60,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   );
 }
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+const plural = (n: number, word: string, many = `${word}s`) => `${n} ${n === 1 ? word : many}`;
 
 function size(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
@@ -127,6 +127,7 @@ export function render(r: StatusReport, ages: RelativeAges = { oldestUnusedChang
         `would stop ${c.wouldStop.total}${c.wouldStop.total ? ` (${groups(c.wouldStop.byRule)})` : ''}, ` +
         `kept ${c.kept.total}${c.kept.total ? ` (${groups(c.kept.byReason)})` : ''}`,
     );
+    if (c.inUse) out.push(`  in use: ${plural(c.inUse, 'running sandbox', 'running sandboxes')} holding a process of their own (never stopped)`);
     if (c.oldestOrphan) {
       out.push(`  oldest orphan: ${c.oldestOrphan.name || c.oldestOrphan.id.slice(0, 12)} (${c.oldestOrphan.rule}), finished ${duration(c.oldestOrphan.ageSeconds)} ago`);
     }

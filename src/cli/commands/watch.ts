@@ -136,6 +136,17 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
       report,
     );
     const warned = new Set<string>();
+    /** Sandboxes last reported in use, with their process count: said once, again when the count changes. */
+    const inUseSaid = new Map<string, number | null | undefined>();
+    const inUseNews = (e: { id: string; idleReason?: string; processes?: number | null }): boolean => {
+      if (e.idleReason !== 'in-use') {
+        inUseSaid.delete(e.id);
+        return false;
+      }
+      if (inUseSaid.has(e.id) && inUseSaid.get(e.id) === e.processes) return false;
+      inUseSaid.set(e.id, e.processes);
+      return true;
+    };
 
     function logEvent(ev: WatchEvent): void {
       if (opts.quiet && ev.type !== 'failed' && ev.type !== 'engine') return;
@@ -148,8 +159,9 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
           else ctx.stderr.write(`${ctx.now().toISOString()} warning: ${w}\n`);
         }
       }
-      // A running sandbox kept at an idle check is not news (a busy one is checked after every exec).
-      if (ev.type === 'kept' && ev.entry.reason === 'running') return;
+      // A running sandbox kept at an idle check is not news (a busy one is checked after every exec), except the
+      // first time it is kept in use (a process of its own) with that many processes.
+      if (ev.type === 'kept' && ev.entry.reason === 'running' && !inUseNews(ev.entry)) return;
       if (json) {
         switch (ev.type) {
           case 'event':
@@ -179,6 +191,9 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
           return out(reapLine(ev.dryRun ? 'Would stop' : 'stopped', ev.entry, whenOf(ev.entry), showHost));
         case 'failed':
           ctx.stderr.write(`${ctx.now().toISOString()} ${reapLine('failed', ev.entry, whenOf(ev.entry), showHost)}\n`);
+          return;
+        case 'kept':
+          if (ev.entry.idleReason === 'in-use') return out(reapLine('kept', ev.entry, `in use: ${ev.entry.processes} processes`, showHost));
           return;
         case 'engine':
           if (ev.state === 'connected') return line(`engine ${ev.host}: connected`);
