@@ -54,6 +54,8 @@ export interface HermesContainerSpec {
   cmd?: string[];
   /** Extra `docker run`/`create` arguments (e.g. `-v name:/path`). */
   args?: string[];
+  /** Run with `--init` (default true, as hermes does; false as its s6-overlay images and snap-Docker mode run). */
+  init?: boolean;
 }
 
 /** A test run's own namespace on the shared engine: a random profile and run label, and cleanup. */
@@ -73,7 +75,7 @@ export class EngineFixture {
     for (const [k, v] of Object.entries(spec.labels ?? {})) labels.push('--label', `${k}=${v}`);
     const name = `hermes-${randomBytes(4).toString('hex')}`;
     const common = [
-      '--init', ...RUN_EXTRA, '--name', name, ...labels, '--network', 'none', ...(spec.args ?? []), spec.image ?? TEST_IMAGE,
+      ...(spec.init === false ? [] : ['--init']), ...RUN_EXTRA, '--name', name, ...labels, '--network', 'none', ...(spec.args ?? []), spec.image ?? TEST_IMAGE,
       ...(spec.cmd ?? ['sleep', '3600']),
     ];
     if (spec.state === 'created') return docker(['create', ...common], env);

@@ -77,6 +77,7 @@ describe('idle rule under faults (simulator)', () => {
       const r = await reaper.reap();
       assert.deepEqual(r.stopped, []);
       assert.deepEqual(r.failed, []);
+      assert.equal(r.kept.length, 3, JSON.stringify(r));
       for (const k of r.kept) assert.deepEqual([k.reason, k.idleSeconds, k.idleReason], ['running', null, 'stats-unavailable']);
       advance(2 * HOUR);
     }
@@ -208,6 +209,113 @@ describe('idle rule under faults (simulator)', () => {
       assert.deepEqual(r.failed.map((e) => [e.id, e.rule]), [[refused, 'idle']]);
       assert.match(r.failed[0]!.error, /HTTP 500/);
       assert.equal(sim.get(refused)?.state, 'running');
+    });
+  });
+
+  describe('processes of its own (a background job): in use, never stopped', () => {
+    it('in use while it holds more than its init and its command; the proof starts when the job ends', async () => {
+      const { sim, reaper, advance } = await setup([sandbox(undefined, { pids: 4 }), sandbox()]);
+      const [job, bare] = sim.ids() as [string, string];
+      for (let i = 0; i < 3; i++) {
+        const r = await reaper.reap();
+        const k = r.kept.find((e) => e.id === job);
+        assert.deepEqual([k?.idleReason, k?.processes, k?.idleSeconds], ['in-use', 4, null], JSON.stringify(r.kept));
+        assert.deepEqual(r.stopped.map((e) => e.id), i === 1 ? [bare] : []);
+        advance(2 * HOUR);
+      }
+      sim.setPids(job, 2); // the job ended
+      advance(5 * HOUR);
+      const quiet = await reaper.reap();
+      assert.deepEqual([quiet.stopped.length, quiet.kept[0]?.idleReason], [0, 'observing'], 'an hour of flat counters with the job does not count');
+      advance(HOUR - 1);
+      assert.equal((await reaper.reap()).kept[0]?.idleReason, 'idle-too-recent');
+      advance(1);
+      assert.deepEqual((await reaper.reap()).stopped.map((e) => [e.id, e.idleSeconds, e.processes]), [[job, HOUR, 2]]);
+      assert.equal(sim.stats.byKind.stop, 2);
+    });
+
+    it('an engine that reports no process count never stops (processes-unknown), however idle', async () => {
+      const { sim, reaper, advance } = await setup([sandbox(undefined, { pids: null })]);
+      for (let i = 0; i < 3; i++) {
+        const r = await reaper.reap();
+        assert.deepEqual(r.stopped, []);
+        assert.equal(r.kept.length, 1);
+        assert.deepEqual([r.kept[0]!.idleReason, r.kept[0]!.processes, r.kept[0]!.idleSeconds], ['processes-unknown', null, null]);
+        advance(2 * HOUR);
+      }
+      assert.equal(sim.stats.byKind.stop, 0);
+    });
+
+    it('without an init its command alone is idle; one more process (a zombie counts) is in use', async () => {
+      const { sim, reaper, advance } = await setup([sandbox(undefined, { init: false }), sandbox(undefined, { init: false, pids: 2 })]);
+      const [alone, withZombie] = sim.ids() as [string, string];
+      await reaper.reap();
+      advance(HOUR);
+      const r = await reaper.reap();
+      assert.deepEqual(r.stopped.map((e) => [e.id, e.processes]), [[alone, 1]]);
+      assert.deepEqual([r.kept[0]?.id, r.kept[0]?.idleReason, r.kept[0]?.processes], [withZombie, 'in-use', 2]);
+    });
+
+    it('idleMaxProcesses lets a container hold more and still be idle; more than that is in use', async () => {
+      const sim = await EngineSimulator.start({ containers: [sandbox(undefined, { pids: 5 }), sandbox(undefined, { pids: 6 })] });
+      sims.push(sim);
+      let clock = new Date();
+      const reaper = createReaper({
+        host: sim.host, profile: PROFILE, home: home.dir, env: {}, now: () => clock, idleAfterSeconds: HOUR,
+        idleStore: new MemoryStateStore(), idleMaxProcesses: 5,
+      });
+      const [five, six] = sim.ids() as [string, string];
+      await reaper.reap();
+      clock = new Date(clock.getTime() + HOUR * 1000);
+      const r = await reaper.reap();
+      assert.deepEqual(r.stopped.map((e) => e.id), [five]);
+      assert.deepEqual([r.kept[0]?.id, r.kept[0]?.idleReason], [six, 'in-use']);
+      await assert.rejects(createReaper({ host: sim.host, home: home.dir, env: {}, idleMaxProcesses: 0 }).reap(), /^UsageError: idleMaxProcesses must be a whole number >= 1, got '0'$/);
+    });
+
+    it('records written before the count was kept stay valid: the proof on record is used, re-checked with a count', async () => {
+      const { sim, reaper, advance, store } = await setup([sandbox()]);
+      const [id] = sim.ids() as [string];
+      const first = await reaper.reap();
+      assert.equal(first.kept[0]?.idleReason, 'observing');
+      // As an earlier janitor wrote it: no `pids`.
+      const doc = store.snapshot() as { engines: Record<string, Record<string, { last: Record<string, unknown> }>> };
+      for (const recs of Object.values(doc.engines)) for (const r of Object.values(recs)) delete r.last.pids;
+      await store.update(() => ({ next: doc, result: undefined }));
+      advance(HOUR);
+      const r = await reaper.reap();
+      assert.deepEqual(r.stopped.map((e) => [e.id, e.idleSeconds, e.processes]), [[id, HOUR, 2]]);
+    });
+
+    it('a job started after the last sample prevents the stop: from the cgroup, and from the engine', async () => {
+      for (const readable of [true, false]) {
+        const sim = await EngineSimulator.start({ containers: [sandbox()], record: true });
+        sims.push(sim);
+        const engine = await createDockerodeEngine(parseEngineUrl(sim.host, {}, os.homedir()));
+        const store = new MemoryStateStore();
+        let clock = new Date();
+        const run = () =>
+          sweepReap({
+            engine, selection: defaultSelection(PROFILE), thresholdSeconds: 600, asOf: clock, concurrency: 8, dryRun: false,
+            idle: {
+              stopIdle: true, idleAfterSeconds: HOUR, store, now: () => clock,
+              ...(readable ? { localCounters: (_id: string, pid: number) => (pid === 4242 ? sim.counters(_id) : null) } : {}),
+            },
+          });
+        const [id] = sim.ids() as [string];
+        await run();
+        clock = new Date(clock.getTime() + (HOUR + 60) * 1000);
+        // Between the last sample and the stop pass: one more process, and no counter moved.
+        sim.afterNextList(() => sim.setPids(id, 3));
+        const mark = sim.requests.length;
+        const r = await run();
+        assert.deepEqual(r.stopped, [], `cgroup readable: ${readable}`);
+        assert.deepEqual([r.kept[0]?.idleReason, r.kept[0]?.processes], ['in-use', 3], `cgroup readable: ${readable}`);
+        assert.equal(sim.get(id)?.state, 'running');
+        const kinds = sim.requests.slice(mark).filter((q) => q.url.includes(id)).map((q) => q.kind);
+        // The cgroup path re-checks in the stop slot without the engine's stats; the engine path asks for them.
+        assert.deepEqual(kinds, readable ? ['inspect'] : ['inspect', 'stats'], kinds.join(' '));
+      }
     });
   });
 

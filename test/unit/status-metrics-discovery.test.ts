@@ -22,7 +22,7 @@ describe('status counts', () => {
         entry('a', 'reap', 'expired', { ageSeconds: 700, volumes: ['v1', 'v2'] }),
         entry('b', 'reap', 'expired', { rule: 'never-started', ageSeconds: 5000 }),
         entry('c', 'stop', 'idle', { rule: 'idle', ageSeconds: null, idleSeconds: 9000 }),
-        entry('d', 'keep', 'running', { volumes: ['v3'] }),
+        entry('d', 'keep', 'running', { volumes: ['v3'], idleReason: 'in-use', processes: 4 }),
         entry('e', 'keep', 'too-recent'),
         entry('f', 'keep', 'running', { volumes: [] }),
       ],
@@ -31,6 +31,7 @@ describe('status counts', () => {
     assert.deepEqual(c.wouldRemove, { total: 2, byRule: { exited: 1, 'never-started': 1 } });
     assert.deepEqual(c.wouldStop, { total: 1, byRule: { idle: 1 } });
     assert.deepEqual(c.kept, { total: 3, byReason: { running: 2, 'too-recent': 1 } });
+    assert.equal(c.inUse, 1, 'running sandboxes kept in use (a process of their own)');
     assert.equal(c.orphans, 3);
     assert.equal(c.oldestOrphan?.id, 'c');
     assert.equal(c.oldestOrphan?.ageSeconds, 9000);
