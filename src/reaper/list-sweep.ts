@@ -1,0 +1,94 @@
+/** One `list` of one engine: every selected container in any state, with the verdict `reap` would reach. */
+import type { ContainerDetails, ContainerSummary } from '../adapters/engine.js';
+import { anonymousVolumes } from '../adapters/engine.js';
+import type { Verdict } from '../core/policy.js';
+import { isSelected } from '../core/selection.js';
+import { errorMessage } from '../errors.js';
+import { forEachBounded } from '../util/pool.js';
+import { IdleBook } from './idle-book.js';
+import { RunGuard } from './run-guard.js';
+import { candidates, consume, entryOf, verdictOf } from './sweep-rows.js';
+import type { ListResult, ListedEntry, SweepRequest } from './sweep.js';
+
+export class ListSweep {
+  private readonly guard: RunGuard;
+  private readonly out: ListResult = { containers: [], failed: [], interrupted: null, warnings: [] };
+  private readonly book: IdleBook | null;
+
+  constructor(private readonly req: SweepRequest) {
+    this.guard = new RunGuard(req.signal);
+    this.book = req.idle ? new IdleBook(req.idle, req.engine.host, this.out.warnings, req.concurrency) : null;
+  }
+
+  async run(): Promise<ListResult> {
+    const { req, book, guard, out } = this;
+    await book?.load();
+    const rows = await candidates(req, undefined, guard);
+    req.onEvent?.({ type: 'candidates', count: rows.length });
+    await forEachBounded(consume(rows), req.concurrency, (row) => this.take(row), () => guard.stopped);
+    if (book) await Promise.all(book.pending);
+    out.interrupted = guard.stopped ? guard.interrupted : null;
+    await book?.save(req.engine, !out.interrupted, req.signal?.aborted ? undefined : req.signal);
+    return out;
+  }
+
+  private emit(entry: ListedEntry): void {
+    this.out.containers.push(entry);
+    this.req.onEvent?.({ type: 'listed', entry });
+  }
+
+  private async take(row: ContainerSummary): Promise<void> {
+    const { req, book } = this;
+    let details: ContainerDetails | null;
+    try {
+      details = await req.engine.inspect(row.id, req.signal);
+    } catch (err) {
+      if (this.guard.absorb(err)) return;
+      const f = { ...entryOf(req.engine.host, req.selection, row, null, null), error: errorMessage(err) };
+      this.out.failed.push(f);
+      req.onEvent?.({ type: 'failed', entry: f });
+      return;
+    }
+    if (details && !isSelected(req.selection, details.labels)) return;
+    const v: Verdict = details
+      ? verdictOf(req.selection, details, req.asOf, req.thresholdSeconds)
+      : { verdict: 'keep', reason: 'gone', ageSeconds: null, rule: null };
+    const entry: ListedEntry = {
+      ...entryOf(req.engine.host, req.selection, row, details, v.ageSeconds, v.rule),
+      verdict: v.verdict,
+      reason: v.verdict === 'keep' ? v.reason : 'expired',
+    };
+    // Taken from this inspect, so status needs no second one per container.
+    const held = details ? anonymousVolumes(details.volumes) : [];
+    if (held.length > 0) entry.volumes = held;
+    if (details) book?.seen.add(details.id);
+    if (details && book && v.verdict === 'keep' && v.reason === 'running') {
+      // Judged apart from the inspect workers, so the samples of the sweep go out together.
+      book.pending.push(this.judgeIdle(book, details, entry));
+      return;
+    }
+    if (details && details.status.toLowerCase() !== 'running') book?.drop(details.id);
+    this.emit(entry);
+  }
+
+  /** A running container's idle verdict (`stop` when `reap` would stop it now), from this run's sample. */
+  private async judgeIdle(book: IdleBook, details: ContainerDetails, entry: ListedEntry): Promise<void> {
+    try {
+      const { record, decision } = await book.judgeRunning(this.req.engine, details, this.req.asOf, this.req.signal);
+      entry.idleSeconds = decision.idleSeconds;
+      entry.processes = record ? (record.last.pids ?? null) : null;
+      if (decision.stop) {
+        entry.verdict = 'stop';
+        entry.reason = 'idle';
+      } else {
+        entry.idleReason = decision.why;
+      }
+    } catch (err) {
+      if (this.guard.absorb(err)) return;
+      entry.idleSeconds = null;
+      entry.idleReason = 'stats-unavailable';
+      entry.processes = null;
+    }
+    this.emit(entry);
+  }
+}

@@ -1,0 +1,271 @@
+/**
+ * One `reap` of one engine, as one object: lists the selection's candidates, inspects each, removes (never forced)
+ * those the policy reaps, and stops running sandboxes proven idle, re-proved right before each stop. Carries on past
+ * any single failure; a 404, or a 409 on a container being removed, counts as `gone`.
+ */
+import type { ContainerDetails, ContainerSummary } from '../adapters/engine.js';
+import { anonymousVolumes, isGoing } from '../adapters/engine.js';
+import { type IdleRecord, idleSeconds } from '../core/idle.js';
+import type { KeepReason } from '../core/policy.js';
+import { isExcluded, isSelected } from '../core/selection.js';
+import { DEFAULT_STOP_TIMEOUT_SECONDS } from '../defaults.js';
+import { EngineRequestError, errorMessage } from '../errors.js';
+import { forEachBounded } from '../util/pool.js';
+import { IdleBook } from './idle-book.js';
+import { type StopOutcome, execsInFlight, readLocally, reproveAndStop, volumesGone } from './idle-stop.js';
+import { RunGuard } from './run-guard.js';
+import { candidates, consume, entryOf, vanished, verdictOf } from './sweep-rows.js';
+import type { ReapRequest, ReapResult, StoppedEntry, SweepEntry } from './sweep.js';
+
+type Settled = Extract<StopOutcome, { kind: 'stopped' | 'proof-failed' }>;
+
+export class ReapSweep {
+  private readonly guard: RunGuard;
+  private readonly out: ReapResult = { removed: [], stopped: [], kept: [], failed: [], interrupted: null, warnings: [] };
+  /** The idle observations (null when the idle rule is not applied: running containers are then not even listed). */
+  private readonly book: IdleBook | null;
+
+  constructor(private readonly req: ReapRequest) {
+    this.guard = new RunGuard(req.signal);
+    this.book = req.idle ? new IdleBook(req.idle, req.engine.host, this.out.warnings, req.concurrency) : null;
+  }
+
+  async run(): Promise<ReapResult> {
+    const { req, book, guard, out } = this;
+    await book?.load();
+    let rows = await candidates(req, book ? ['exited', 'created', 'running'] : ['exited', 'created'], guard);
+    if (req.onlyIds) rows = rows.filter((r) => req.onlyIds!.has(r.id));
+    req.onEvent?.({ type: 'candidates', count: rows.length });
+    await forEachBounded(consume(rows), req.concurrency, (row) => this.take(row), () => guard.stopped);
+    // Drained until empty: a container its stop slot declined is judged as usual, which queues more.
+    while (book?.pending.length) await Promise.all(book.pending.splice(0));
+    out.interrupted = guard.stopped ? guard.interrupted : null;
+    await book?.save(req.engine, !out.interrupted && !req.onlyIds, req.signal?.aborted ? undefined : req.signal);
+    return out;
+  }
+
+  private take(row: ContainerSummary): Promise<void> {
+    if (this.book && this.provenBefore(this.book, row)) {
+      // Its stop slot's inspect is its only one (and judges it as usual when it shows anything else).
+      this.book.pending.push(this.stopProvenBefore(this.book, row));
+      return Promise.resolve();
+    }
+    return this.inspectAndJudge(row);
+  }
+
+  private keep(e: SweepEntry, reason: KeepReason): void {
+    const k = { ...e, reason };
+    this.out.kept.push(k);
+    this.req.onEvent?.({ type: 'kept', entry: k });
+  }
+
+  private fail(e: SweepEntry, err: unknown): void {
+    const f = { ...e, error: errorMessage(err) };
+    this.out.failed.push(f);
+    this.req.onEvent?.({ type: 'failed', entry: f });
+  }
+
+  private entry(row: ContainerSummary, d: ContainerDetails | null = null, ageSeconds: number | null = null, rule: SweepEntry['rule'] = null) {
+    return entryOf(this.req.engine.host, this.req.selection, row, d, ageSeconds, rule);
+  }
+
+  /** Inspects one listed container, then judges it. */
+  private async inspectAndJudge(row: ContainerSummary): Promise<void> {
+    let details: ContainerDetails | null;
+    try {
+      details = await this.req.engine.inspect(row.id, this.req.signal);
+    } catch (err) {
+      if (this.guard.absorb(err)) return;
+      if (err instanceof EngineRequestError && (await vanished(this.req.engine, row.id, this.req.signal))) return this.keep(this.entry(row), 'gone');
+      return this.fail(this.entry(row), err);
+    }
+    return this.judgeRow(row, details);
+  }
+
+  /** One container as inspected: judged, and removed, stopped or kept. */
+  private async judgeRow(row: ContainerSummary, details: ContainerDetails | null): Promise<void> {
+    const { req, book } = this;
+    if (!details) return this.keep(this.entry(row), 'gone');
+    if (!isSelected(req.selection, details.labels)) return; // relabelled since the list: not ours
+    book?.seen.add(details.id);
+    const v = verdictOf(req.selection, details, req.asOf, req.thresholdSeconds);
+    const entry = this.entry(row, details, v.ageSeconds, v.rule);
+    if (v.verdict === 'keep' && v.reason === 'running' && book) {
+      book.pending.push(this.stopIfIdle(book, details, entry));
+      return;
+    }
+    if (details.status.toLowerCase() !== 'running') book?.drop(details.id);
+    if (v.verdict === 'keep') return this.keep(entry, v.reason);
+    if (req.dryRun) {
+      entry.volumes = req.keepVolumes ? [] : anonymousVolumes(details.volumes);
+      this.out.removed.push(entry);
+      req.onEvent?.({ type: 'removed', entry, dryRun: true });
+      return;
+    }
+    if (this.guard.stopped) return;
+    return this.remove(row, details, entry);
+  }
+
+  /** The removal (never forced, anonymous volumes with it unless kept), and what its refusals mean. */
+  private async remove(row: ContainerSummary, details: ContainerDetails, entry: SweepEntry): Promise<void> {
+    const { req } = this;
+    try {
+      await req.engine.remove(row.id, req.signal, { volumes: !req.keepVolumes });
+      entry.volumes = req.keepVolumes || details.volumes.length === 0 ? [] : await volumesGone(req.engine, details.volumes, req.signal);
+      this.out.removed.push(entry);
+      req.onEvent?.({ type: 'removed', entry, dryRun: false });
+    } catch (err) {
+      if (err instanceof EngineRequestError && err.statusCode === 404) return this.keep(entry, 'gone');
+      if (err instanceof EngineRequestError && err.statusCode === 409) return this.settleConflict(row, entry, err);
+      // The DELETE may or may not have reached the engine: never report it removed.
+      this.guard.absorb(err);
+      return this.fail(entry, err);
+    }
+  }
+
+  /** Removal already in progress, or it runs again: decided from its state, never from the message. */
+  private async settleConflict(row: ContainerSummary, entry: SweepEntry, err: unknown): Promise<void> {
+    let again: ContainerDetails | null;
+    try {
+      again = await this.req.engine.inspect(row.id, this.req.signal);
+    } catch (err2) {
+      this.guard.absorb(err2);
+      return this.fail(entry, err);
+    }
+    if (!again || isGoing(again.status)) return this.keep(entry, 'gone');
+    if (again.running) return this.keep({ ...entry, state: again.status }, 'running');
+    return this.fail(entry, err);
+  }
+
+  /**
+   * A listed running container whose idleness earlier runs already proved, as of now, provided nothing happened
+   * since their last sample: it can go straight to its stop slot, whose inspect and fresh sample from its cgroup on
+   * this host are the re-check right before the stop. Only where that cgroup can be read here (`localCounters`,
+   * tried on the init process of the last sample); a dry run, or the rule off, judges every container the usual way.
+   */
+  private provenBefore(book: IdleBook, row: ContainerSummary): boolean {
+    const { req } = this;
+    if (req.dryRun || !book.opts.stopIdle || !book.opts.localCounters || row.state.toLowerCase() !== 'running') return false;
+    if (isExcluded(req.selection, row.labels)) return false;
+    const prev = book.prev(row.id);
+    // Its init process as last sampled still in its cgroup, readable here (else the re-check would need the engine).
+    if (!prev?.last.pid || !readLocally(book.opts.localCounters, row.id, prev.last.pid)) return false;
+    // (Whether it has an init is known at the slot's inspect, which decides again with its own limit.)
+    return book.tentativeStop(prev, { startedAt: prev.last.startedAt, execIds: [], limit: Infinity }, req.asOf).stop;
+  }
+
+  /**
+   * `provenBefore` containers: inspected in their stop slot, stopped when that inspect still shows the same running,
+   * selected container with its proof holding and its cgroup shows no activity since the last sample. Anything else
+   * that inspect shows is judged as usual (`judgeRow`, no second inspect); an inspect that fails is retried the
+   * usual way (`inspectAndJudge`).
+   */
+  private async stopProvenBefore(book: IdleBook, row: ContainerSummary): Promise<void> {
+    const { req } = this;
+    if (this.guard.stopped) return;
+    const prev = book.prev(row.id)!;
+    let entry: StoppedEntry | undefined;
+    const candidate = (d: ContainerDetails, execIds: readonly string[]): boolean => {
+      if (!isSelected(req.selection, d.labels) || d.startedAt !== prev.last.startedAt) return false;
+      const v = verdictOf(req.selection, d, req.asOf, req.thresholdSeconds);
+      if (v.verdict !== 'keep' || v.reason !== 'running') return false;
+      const decision = book.tentativeStop(prev, { startedAt: d.startedAt, execIds, limit: book.limitOf(d) }, req.asOf);
+      if (!decision.stop) return false;
+      book.seen.add(d.id);
+      entry = { ...this.entry(row, d, v.ageSeconds, v.rule), idleSeconds: decision.idleSeconds };
+      return true;
+    };
+    let outcome: StopOutcome;
+    try {
+      outcome = await reproveAndStop(req.engine, row.id, prev, { ...this.stopOptions(book), candidate });
+    } catch (err) {
+      if (!entry) return this.inspectAndJudge(row); // the inspect failed: the usual way decides (gone, failed, run over)
+      this.guard.absorb(err);
+      return this.fail(entry, err);
+    }
+    if (outcome.kind === 'declined') return this.judgeRow(row, outcome.details);
+    if (outcome.kind === 'gone') {
+      book.drop(row.id);
+      return this.keep(this.entry(row), 'gone');
+    }
+    this.settleStop(book, outcome, entry!);
+  }
+
+  /** A running container under the idle rule: sampled, and stopped when the proof holds and holds again right now. */
+  private async stopIfIdle(book: IdleBook, details: ContainerDetails, base: SweepEntry): Promise<void> {
+    const { req } = this;
+    // A proof already gathered by earlier runs: if it suffices as of now, provided nothing happened since its last
+    // sample, the re-check's fresh sample is this run's only one (one pass of the engine's stats collector, not two).
+    const prev = book.prev(details.id);
+    if (!req.dryRun && book.opts.stopIdle && prev && prev.last.startedAt === details.startedAt && details.status.toLowerCase() === 'running') {
+      let tentative: ReturnType<IdleBook['tentativeStop']> | null = null;
+      try {
+        const execIds = details.execIds.length ? await book.reads(() => execsInFlight(req.engine, details.execIds, req.signal)) : [];
+        tentative = book.tentativeStop(prev, { startedAt: details.startedAt, execIds, limit: book.limitOf(details) }, req.asOf);
+      } catch (err) {
+        if (this.guard.absorb(err)) return;
+      }
+      if (tentative?.stop) return this.reproveThenStop(book, prev, details, { ...base, idleSeconds: tentative.idleSeconds });
+    }
+    let judged: Awaited<ReturnType<IdleBook['judgeRunning']>>;
+    try {
+      judged = await book.judgeRunning(req.engine, details, req.asOf, req.signal);
+    } catch (err) {
+      if (this.guard.absorb(err)) return;
+      return this.keep({ ...base, idleSeconds: null, idleReason: 'stats-unavailable', processes: null }, 'running');
+    }
+    const { record, decision } = judged;
+    const processes = record ? (record.last.pids ?? null) : null;
+    if (!decision.stop) return this.keep({ ...base, idleSeconds: decision.idleSeconds, idleReason: decision.why, processes }, 'running');
+    const entry: StoppedEntry = { ...base, idleSeconds: decision.idleSeconds, processes };
+    if (req.dryRun) {
+      this.out.stopped.push(entry);
+      req.onEvent?.({ type: 'stopped', entry, dryRun: true });
+      return;
+    }
+    return this.reproveThenStop(book, record!, details, entry);
+  }
+
+  /** The options of this sweep's re-checks and stops. */
+  private stopOptions(book: IdleBook) {
+    return {
+      stopTimeoutSeconds: book.opts.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS,
+      ...(book.opts.maxProcesses !== undefined ? { maxProcesses: book.opts.maxProcesses } : {}),
+      now: book.now,
+      read: book.reads,
+      act: book.acts,
+      ...(book.opts.localCounters ? { localCounters: book.opts.localCounters } : {}),
+      ...(this.req.signal ? { signal: this.req.signal } : {}),
+    };
+  }
+
+  /** Reports a stop's outcome (other than `gone` and `declined`) and updates the container's record. */
+  private settleStop(book: IdleBook, outcome: Settled, entry: StoppedEntry): void {
+    if (outcome.kind === 'proof-failed') {
+      book.record(entry.id, outcome.record);
+      const processes = outcome.record ? (outcome.record.last.pids ?? null) : (entry.processes ?? null);
+      const idle = idleSeconds(outcome.record, book.idleInstant(this.req.asOf));
+      return this.keep({ ...entry, idleSeconds: idle, idleReason: outcome.why, processes }, 'running');
+    }
+    book.drop(entry.id);
+    const stopped = { ...entry, state: 'exited', processes: outcome.sample.pids ?? null };
+    this.out.stopped.push(stopped);
+    this.req.onEvent?.({ type: 'stopped', entry: stopped, dryRun: false });
+  }
+
+  /** The re-check right before acting (fresh inspect and sample against `record.last`), then the stop (`reproveAndStop`). */
+  private async reproveThenStop(book: IdleBook, record: IdleRecord, inspected: ContainerDetails, entry: StoppedEntry): Promise<void> {
+    if (this.guard.stopped) return;
+    try {
+      const outcome = await reproveAndStop(this.req.engine, entry.id, record, { ...this.stopOptions(book), inspected });
+      if (outcome.kind === 'gone' || outcome.kind === 'declined' /* only with a candidate check */) {
+        book.drop(entry.id);
+        return this.keep(entry, 'gone');
+      }
+      this.settleStop(book, outcome, entry);
+    } catch (err) {
+      this.guard.absorb(err);
+      return this.fail(entry, err);
+    }
+  }
+}
