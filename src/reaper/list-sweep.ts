@@ -44,7 +44,7 @@ export class ListSweep {
       details = await req.engine.inspect(row.id, req.signal);
     } catch (err) {
       if (this.guard.absorb(err)) return;
-      const f = { ...entryOf(req.engine.host, req.selection, row, null, null), error: errorMessage(err) };
+      const f = { ...entryOf({ host: req.engine.host, selection: req.selection, row }), error: errorMessage(err) };
       this.out.failed.push(f);
       req.onEvent?.({ type: 'failed', entry: f });
       return;
@@ -54,7 +54,7 @@ export class ListSweep {
       ? verdictOf(req.selection, details, req.asOf, req.thresholdSeconds)
       : { verdict: 'keep', reason: 'gone', ageSeconds: null, rule: null };
     const entry: ListedEntry = {
-      ...entryOf(req.engine.host, req.selection, row, details, v.ageSeconds, v.rule),
+      ...entryOf({ host: req.engine.host, selection: req.selection, row }, details, v),
       verdict: v.verdict,
       reason: v.verdict === 'keep' ? v.reason : 'expired',
     };

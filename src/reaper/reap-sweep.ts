@@ -6,7 +6,7 @@
 import type { ContainerDetails, ContainerSummary } from '../adapters/engine.js';
 import { anonymousVolumes, isGoing } from '../adapters/engine.js';
 import { type IdleRecord, idleSeconds } from '../core/idle.js';
-import type { KeepReason } from '../core/policy.js';
+import type { KeepReason, Verdict } from '../core/policy.js';
 import { isExcluded, isSelected } from '../core/selection.js';
 import { DEFAULT_STOP_TIMEOUT_SECONDS } from '../defaults.js';
 import { EngineRequestError, errorMessage } from '../errors.js';
@@ -65,8 +65,8 @@ export class ReapSweep {
     this.req.onEvent?.({ type: 'failed', entry: f });
   }
 
-  private entry(row: ContainerSummary, d: ContainerDetails | null = null, ageSeconds: number | null = null, rule: SweepEntry['rule'] = null) {
-    return entryOf(this.req.engine.host, this.req.selection, row, d, ageSeconds, rule);
+  private entry(row: ContainerSummary, d: ContainerDetails | null = null, verdict: Pick<Verdict, 'ageSeconds' | 'rule'> | null = null) {
+    return entryOf({ host: this.req.engine.host, selection: this.req.selection, row }, d, verdict);
   }
 
   /** Inspects one listed container, then judges it. */
@@ -89,7 +89,7 @@ export class ReapSweep {
     if (!isSelected(req.selection, details.labels)) return; // relabelled since the list: not ours
     book?.seen.add(details.id);
     const v = verdictOf(req.selection, details, req.asOf, req.thresholdSeconds);
-    const entry = this.entry(row, details, v.ageSeconds, v.rule);
+    const entry = this.entry(row, details, v);
     if (v.verdict === 'keep' && v.reason === 'running' && book) {
       book.pending.push(this.stopIfIdle(book, details, entry));
       return;
@@ -172,7 +172,7 @@ export class ReapSweep {
       const decision = book.tentativeStop(prev, { startedAt: d.startedAt, execIds, limit: book.limitOf(d) }, req.asOf);
       if (!decision.stop) return false;
       book.seen.add(d.id);
-      entry = { ...this.entry(row, d, v.ageSeconds, v.rule), idleSeconds: decision.idleSeconds };
+      entry = { ...this.entry(row, d, v), idleSeconds: decision.idleSeconds };
       return true;
     };
     let outcome: StopOutcome;

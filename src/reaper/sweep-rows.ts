@@ -8,9 +8,22 @@ import { type Selection, engineLabelFilters, isExcluded, isSelected } from '../c
 import type { RunGuard } from './run-guard.js';
 import type { SweepEntry, SweepRequest } from './sweep.js';
 
+/** Where an entry comes from: the engine, the selection, and the row; with its inspect and verdict when there is one. */
+export interface EntrySource {
+  host: string;
+  selection: Selection;
+  row: ContainerSummary;
+}
+
+/**
+ * The entry reported for a row: from its inspect (`d`) and verdict (age and rule) when it was inspected, else from the
+ * list's row alone.
+ */
 export function entryOf(
-  host: string, sel: Selection, s: ContainerSummary, d: ContainerDetails | null, ageSeconds: number | null, rule: Rule | null = null,
+  { host, selection: sel, row: s }: EntrySource, d: ContainerDetails | null = null, verdict: Pick<Verdict, 'ageSeconds' | 'rule'> | null = null,
 ): SweepEntry {
+  const ageSeconds = verdict?.ageSeconds ?? null;
+  const rule: Rule | null = verdict?.rule ?? null;
   const labels = d?.labels ?? s.labels;
   return {
     id: d?.id ?? s.id,

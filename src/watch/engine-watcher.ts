@@ -61,7 +61,14 @@ export function idleTracking(policy: WatchPolicy): IdleTracking | null {
 }
 
 /** The request of every run of `watch` (full sweep or deadline check): the very one `reap` makes. */
-function reapRequest(engine: EngineClient, policy: WatchPolicy, asOf: Date, signal: AbortSignal, onEvent: Parameters<typeof reap>[0]['onEvent']) {
+/** One sweep's own part of a request: its instant, its signal, and where its events go. */
+interface SweepRun {
+  asOf: Date;
+  signal: AbortSignal;
+  onEvent?: Parameters<typeof reap>[0]['onEvent'];
+}
+
+function reapRequest(engine: EngineClient, policy: WatchPolicy, { asOf, signal, onEvent }: SweepRun) {
   return {
     engine,
     selection: policy.selection,
@@ -94,15 +101,8 @@ const DEFAULT_RETRY_FAILED_MS = 60_000;
  * The action at a deadline: re-inspects these containers and removes only what the policy still allows. It is
  * the very sweep `reap` runs, narrowed to these ids, so every rule `reap` has applies here unchanged.
  */
-export function recheckDue(
-  engine: EngineClient,
-  policy: WatchPolicy,
-  ids: string[],
-  asOf: Date,
-  signal: AbortSignal,
-  onEvent: Parameters<typeof reap>[0]['onEvent'],
-): Promise<ReapResult> {
-  return reap({ ...reapRequest(engine, policy, asOf, signal, onEvent), ids, onlyIds: new Set(ids) });
+export function recheckDue(engine: EngineClient, policy: WatchPolicy, ids: string[], run: SweepRun): Promise<ReapResult> {
+  return reap({ ...reapRequest(engine, policy, run), ids, onlyIds: new Set(ids) });
 }
 
 export class EngineWatcher {
@@ -217,7 +217,11 @@ export class EngineWatcher {
     const started = this.clock();
     const bounded = this.policy.sweepTimeoutMs > 0 ? AbortSignal.any([signal, AbortSignal.timeout(this.policy.sweepTimeoutMs)]) : signal;
     const r = await reap(
-      reapRequest(this.engine, this.policy, new Date(started), AbortSignal.any([bounded, this.hardSignal]), (ev) => this.onSweepEvent(ev, 'sweep', started)),
+      reapRequest(this.engine, this.policy, {
+        asOf: new Date(started),
+        signal: AbortSignal.any([bounded, this.hardSignal]),
+        onEvent: (ev) => this.onSweepEvent(ev, 'sweep', started),
+      }),
     );
     this.report({ type: 'sweep', tracked: this.tracked, ...this.summary(r, started) });
     if (r.interrupted?.kind === 'engine') throw new Error(r.interrupted.error);
@@ -306,9 +310,11 @@ export class EngineWatcher {
       const started = now;
       let r: ReapResult;
       try {
-        r = await recheckDue(this.engine, this.policy, ids, new Date(now), AbortSignal.any([conn.signal, this.hardSignal]), (ev) =>
-          this.onSweepEvent(ev, 'deadline', started),
-        );
+        r = await recheckDue(this.engine, this.policy, ids, {
+          asOf: new Date(now),
+          signal: AbortSignal.any([conn.signal, this.hardSignal]),
+          onEvent: (ev) => this.onSweepEvent(ev, 'deadline', started),
+        });
       } catch (err) {
         // Unexpected: keep them for the next sweep, and start over.
         for (const d of due) this.tracker.deadlines.set(d.id, d.at);
