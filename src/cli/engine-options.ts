@@ -4,15 +4,12 @@ import { resolveEngines } from '../adapters/docker-context.js';
 import { type EngineEndpoint, whyEngine } from '../adapters/engine-host.js';
 import type { EngineClient } from '../adapters/engine.js';
 import type { Context } from '../context.js';
-import { AGENT_LABEL, DEFAULT_CONCURRENCY, DEFAULT_RUN_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_STOP_IDLE, HERMES_MIN_THRESHOLD_SECONDS, PROFILE_LABEL } from '../defaults.js';
+import { DEFAULT_CONCURRENCY, DEFAULT_RUN_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_STOP_IDLE, PROFILE_LABEL } from '../defaults.js';
 import { UsageError } from '../errors.js';
 import type { HermesHome } from '../core/hermes-home.js';
 import { ValueError, parseDuration, parseInstant, parseWholeNumber } from '../core/parse-args.js';
-import { thresholdSeconds } from '../core/policy.js';
 import { type Selection, parseLabelMatcher, selectionFrom } from '../core/selection.js';
-import { cgroupSamplesEnabled, resolveIdleMaxProcesses, resolveLifetime, resolveStopIdle } from '../reaper/settings.js';
-import type { IdleOptions } from '../reaper/sweep.js';
-import { idleStatePath } from '../adapters/janitor-files.js';
+import { type RunSettings, resolveRunSettings } from '../reaper/settings.js';
 import { collect, homeFrom, optionParser, optionsOnly } from './shared.js';
 
 /** Options shared by `list` and `reap`. */
@@ -127,66 +124,33 @@ export function resolveTargets(cmd: Command, opts: EngineCommandOptions, ctx: Co
   return { home, selection, endpoints };
 }
 
-/** The age policy for a run: threshold from lifetime (flag, environment, config.yaml), and the judging instant. */
-export interface RunPolicy {
-  threshold: number;
-  lifetimeSeconds: number;
-  asOf: Date;
-  /** Stop idle running sandboxes. */
-  stopIdle: boolean;
-  /** Idle threshold in seconds (default: the threshold). */
-  idleAfterSeconds: number;
-  /** The threshold came from `--older-than`. */
-  olderThan?: boolean;
-  /** The most processes an idle container may hold (undefined: its init and its command). */
-  idleMaxProcesses?: number;
-}
+/** A run's settings (`resolveRunSettings`: the same function `createReaper` calls) and the instant it judges at. */
+export type RunPolicy = RunSettings & { asOf: Date };
 
-/** A selection that takes hermes' own containers (its `hermes-agent` label). */
-export function isHermesSelection(sel: Selection): boolean {
-  return sel.selectors.some((m) => m.key === AGENT_LABEL);
-}
-
-export function resolvePolicy(opts: EngineCommandOptions, ctx: Context, config: HermesConfig, selection: Selection): RunPolicy {
+/**
+ * The run's settings from its flags, the environment and config.yaml, resolved once and carried down as one value;
+ * `--older-than` and `--lifetime` are exclusive, and `--force-threshold` needs `--older-than`.
+ */
+export async function resolvePolicy(
+  opts: EngineCommandOptions & Partial<ActionOptions>, ctx: Context, config: HermesConfig, targets: Pick<EngineTargets, 'home' | 'selection'>,
+): Promise<RunPolicy> {
   if (opts.olderThan !== undefined && opts.lifetime !== undefined) {
     throw new UsageError('--older-than and --lifetime cannot be combined: --older-than replaces the threshold computed from the lifetime');
   }
   if (opts.olderThan === undefined && opts.forceThreshold) throw new UsageError('--force-threshold only applies with --older-than');
-  const lifetime = resolveLifetime(opts.lifetime, ctx.env, config);
-  // The idle rule keeps the computed threshold as its default: --older-than is about exited containers.
-  const computed = thresholdSeconds(lifetime.value);
-  const maxProcesses = resolveIdleMaxProcesses(opts.idleMaxProcesses, config).value;
-  const idle = {
-    stopIdle: resolveStopIdle(opts.stopIdle, Boolean(opts.label?.length), ctx.env, config).value,
-    idleAfterSeconds: opts.idleAfter !== undefined ? opts.idleAfter / 1000 : computed,
-    ...(maxProcesses !== undefined ? { idleMaxProcesses: maxProcesses } : {}),
-  };
-  const asOf = opts.asOf ?? ctx.now();
-  if (opts.olderThan !== undefined) {
-    const seconds = opts.olderThan / 1000;
-    if (seconds < HERMES_MIN_THRESHOLD_SECONDS && !opts.forceThreshold && isHermesSelection(selection)) {
-      throw new UsageError(
-        `--older-than ${seconds}s is under ${HERMES_MIN_THRESHOLD_SECONDS}s with the hermes selection (hermes-agent=1), whose siblings need that margin: pass --force-threshold, or select other containers with --label`,
-      );
-    }
-    return { threshold: seconds, lifetimeSeconds: Math.floor(seconds / 2), asOf, olderThan: true, ...idle };
-  }
-  return { threshold: computed, lifetimeSeconds: lifetime.value, asOf, ...idle };
-}
-
-/** The idle rule for a run: observations kept in `<home>/janitor/idle.json`, samples stamped with the real clock. */
-export async function idleOptions(policy: RunPolicy, home: HermesHome, ctx: Context, stopTimeoutSeconds?: number): Promise<IdleOptions> {
-  const { FileStateStore } = await import('../adapters/state-file.js');
-  const local = cgroupSamplesEnabled(ctx.env) ? (await import('../adapters/cgroup-counters.js')).readCgroupCounters : null;
-  return {
-    stopIdle: policy.stopIdle,
-    idleAfterSeconds: policy.idleAfterSeconds,
-    ...(stopTimeoutSeconds !== undefined ? { stopTimeoutSeconds } : {}),
-    ...(policy.idleMaxProcesses !== undefined ? { maxProcesses: policy.idleMaxProcesses } : {}),
-    store: new FileStateStore(idleStatePath(home.home)),
-    now: () => ctx.now(),
-    ...(local ? { localCounters: local } : {}),
-  };
+  const settings = await resolveRunSettings(
+    {
+      lifetimeSeconds: opts.lifetime,
+      olderThanSeconds: opts.olderThan === undefined ? undefined : opts.olderThan / 1000,
+      forceThreshold: opts.forceThreshold,
+      stopIdle: opts.stopIdle,
+      idleAfterSeconds: opts.idleAfter === undefined ? undefined : opts.idleAfter / 1000,
+      idleMaxProcesses: opts.idleMaxProcesses,
+      stopTimeoutSeconds: opts.stopTimeout,
+    },
+    { env: ctx.env, config, home: targets.home.home, now: () => ctx.now(), selection: targets.selection, selectorGiven: Boolean(opts.label?.length) },
+  );
+  return { ...settings, asOf: opts.asOf ?? ctx.now() };
 }
 
 export function loadHomeConfig(home: HermesHome): Promise<HermesConfig> {

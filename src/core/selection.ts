@@ -28,6 +28,11 @@ export function defaultSelection(profile: string | null): Selection {
   };
 }
 
+/** A selection that takes hermes' own containers (its `hermes-agent` label): hermes' siblings need their margin. */
+export function isHermesSelection(sel: Selection): boolean {
+  return sel.selectors.some((m) => m.key === AGENT_LABEL);
+}
+
 /** How a caller describes a selection (the flags `--label`, `--exclude-label`, `--profile-label`). */
 export interface SelectionSpec {
   /** Profile to select, or null for every profile. */

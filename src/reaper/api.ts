@@ -4,13 +4,10 @@ import { resolveEngines } from '../adapters/docker-context.js';
 import type { EngineClient } from '../adapters/engine.js';
 import { DEFAULT_CONCURRENCY } from '../defaults.js';
 import { resolveHermesHome } from '../core/hermes-home.js';
-import { thresholdSeconds } from '../core/policy.js';
 import { selectionFrom } from '../core/selection.js';
-import { idleStatePath } from '../adapters/janitor-files.js';
 import type { StateStore } from '../adapters/state-file.js';
-import { DEFAULT_STOP_TIMEOUT_SECONDS } from '../defaults.js';
-import { cgroupSamplesEnabled, resolveIdleMaxProcesses, resolveLifetime, resolveStopIdle } from './settings.js';
-import { type IdleOptions, type ListResult, type ReapResult, list, reap } from './sweep.js';
+import { type RunSettings, resolveRunSettings } from './settings.js';
+import { type ListResult, type ReapResult, list, reap } from './sweep.js';
 
 export interface ReaperOptions {
   /** The engine; default: a dockerode client for `host`, else `$DOCKER_HOST` / docker context, else the first usual Docker/Podman socket that answers (engine discovery). */
@@ -108,35 +105,29 @@ export function createReaper(options: ReaperOptions = {}): Reaper {
           const { createDockerodeEngine } = await import('../adapters/dockerode-engine.js');
           return createDockerodeEngine(endpoint!);
         })());
-  let threshold: Promise<number> | undefined;
-  const getThreshold = () =>
-    (threshold ??= (async () => {
-      const lifetime = resolveLifetime(options.lifetimeSeconds, env, await loadConfig(home.home));
-      return thresholdSeconds(lifetime.value);
-    })());
-  let idle: Promise<IdleOptions> | undefined;
-  const getIdle = () =>
-    (idle ??= (async () => {
-      const config = await loadConfig(home.home);
-      const { FileStateStore } = await import('../adapters/state-file.js');
-      const maxProcesses = resolveIdleMaxProcesses(options.idleMaxProcesses, config, 'idleMaxProcesses').value;
-      return {
-        ...(maxProcesses !== undefined ? { maxProcesses } : {}),
-        stopIdle: resolveStopIdle(options.stopIdle, Boolean(options.labels?.length), env, config).value,
-        idleAfterSeconds: options.idleAfterSeconds ?? (await getThreshold()),
-        stopTimeoutSeconds: options.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS,
-        store: options.idleStore ?? new FileStateStore(idleStatePath(home.home)),
-        now,
-        ...((options.cgroupSamples ?? cgroupSamplesEnabled(env)) ? { localCounters: (await import('../adapters/cgroup-counters.js')).readCgroupCounters } : {}),
-      };
-    })());
+  let settings: Promise<RunSettings> | undefined;
+  const getSettings = () =>
+    (settings ??= (async () =>
+      resolveRunSettings(
+        {
+          lifetimeSeconds: options.lifetimeSeconds,
+          stopIdle: options.stopIdle,
+          idleAfterSeconds: options.idleAfterSeconds,
+          idleMaxProcesses: options.idleMaxProcesses,
+          stopTimeoutSeconds: options.stopTimeoutSeconds,
+          cgroupSamples: options.cgroupSamples,
+          idleStore: options.idleStore,
+        },
+        { env, config: await loadConfig(home.home), home: home.home, now, selection, selectorGiven: Boolean(options.labels?.length), naming: 'options' },
+      ))());
+  const getThreshold = async () => (await getSettings()).thresholdSeconds;
   const base = async (o: SweepCallOptions) => ({
     engine: await getEngine(),
     selection,
     thresholdSeconds: await getThreshold(),
     asOf: o.asOf ?? now(),
     concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
-    idle: await getIdle(),
+    idle: (await getSettings()).idle,
     ...(o.signal ? { signal: o.signal } : {}),
   });
   return {

@@ -1,7 +1,109 @@
+/**
+ * A run's settings, resolved once from what the caller gave (flags, or the library's options), the environment and
+ * `config.yaml`: the command line and `createReaper` both call `resolveRunSettings`.
+ */
 import type { HermesConfig } from '../adapters/config.js';
-import { DEFAULT_LIFETIME_SECONDS, ENV_CGROUP_SAMPLES, ENV_LIFETIME, ENV_REAPER_SWITCH, ENV_STOP_IDLE } from '../defaults.js';
+import { idleStatePath } from '../adapters/janitor-files.js';
+import type { StateStore } from '../adapters/state-file.js';
+import {
+  DEFAULT_LIFETIME_SECONDS, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_CGROUP_SAMPLES, ENV_LIFETIME, ENV_REAPER_SWITCH, ENV_STOP_IDLE,
+  HERMES_MIN_THRESHOLD_SECONDS,
+} from '../defaults.js';
 import { UsageError } from '../errors.js';
 import { ValueError, parseWholeNumber } from '../core/parse-args.js';
+import { thresholdSeconds } from '../core/policy.js';
+import { type Selection, isHermesSelection } from '../core/selection.js';
+import type { IdleOptions } from './sweep.js';
+
+/** What a run was given (undefined: not given): flags on the command line, options in the library. */
+export interface RunInputs {
+  lifetimeSeconds?: number | undefined;
+  /** `--older-than`, in seconds: replaces the threshold computed from the lifetime (the idle threshold keeps it). */
+  olderThanSeconds?: number | undefined;
+  /** Allow `olderThanSeconds` under 120 s with the hermes selection. */
+  forceThreshold?: boolean | undefined;
+  stopIdle?: boolean | undefined;
+  idleAfterSeconds?: number | undefined;
+  idleMaxProcesses?: number | undefined;
+  stopTimeoutSeconds?: number | undefined;
+  /** False: the stop re-check always asks the engine's stats (default: `HERMES_JANITOR_CGROUP_SAMPLES`, else yes). */
+  cgroupSamples?: boolean | undefined;
+  /** Where idle observations live (default `<home>/janitor/idle.json`). */
+  idleStore?: StateStore | undefined;
+}
+
+/** Where a run's settings are resolved: its environment, config.yaml, hermes home, clock and selection. */
+export interface RunContext {
+  env: Record<string, string | undefined>;
+  config: HermesConfig;
+  /** The hermes home (idle observations under `<home>/janitor/`). */
+  home: string;
+  now: () => Date;
+  selection: Selection;
+  /** The selector labels were given (`--label`, `labels`): the idle rule is then off unless asked for. */
+  selectorGiven: boolean;
+  /** How messages name the inputs: command-line flags (default) or the library's option names. */
+  naming?: 'flags' | 'options';
+}
+
+/** Everything a sweep needs that is not the engine: the thresholds and the idle rule. */
+export interface RunSettings {
+  thresholdSeconds: number;
+  /** The lifetime the threshold came from (half an `--older-than` threshold). */
+  lifetimeSeconds: number;
+  /** The threshold came from `--older-than`. */
+  olderThan: boolean;
+  stopIdle: boolean;
+  idleAfterSeconds: number;
+  /** The most processes an idle container may hold (undefined: its init and its command). */
+  idleMaxProcesses?: number;
+  stopTimeoutSeconds: number;
+  /** The idle rule as a sweep takes it (the same values, plus the store, the clock and the cgroup reader). */
+  idle: IdleOptions;
+}
+
+const FLAG_NAMES = { lifetime: '--lifetime', maxProcesses: '--idle-max-processes' };
+const OPTION_NAMES = { lifetime: 'lifetimeSeconds', maxProcesses: 'idleMaxProcesses' };
+
+/**
+ * The run's settings from its inputs: the threshold (from `--older-than`, else 2 x max(lifetime, 60) with the
+ * lifetime from the input, `$TERMINAL_LIFETIME_SECONDS`, `terminal.lifetime_seconds` or 300), the idle rule (switch,
+ * threshold, process limit, stop timeout) and where its observations live. Bad values are usage errors naming
+ * their source. The state store and the cgroup reader are loaded here, not at start-up.
+ */
+export async function resolveRunSettings(inputs: RunInputs, where: RunContext): Promise<RunSettings> {
+  const names = where.naming === 'options' ? OPTION_NAMES : FLAG_NAMES;
+  const lifetime = resolveLifetime(inputs.lifetimeSeconds, where.env, where.config, names.lifetime);
+  // The idle rule keeps the computed threshold as its default: --older-than is about exited containers.
+  const computed = thresholdSeconds(lifetime.value);
+  let threshold = computed;
+  let lifetimeSeconds = lifetime.value;
+  if (inputs.olderThanSeconds !== undefined) {
+    const seconds = inputs.olderThanSeconds;
+    if (seconds < HERMES_MIN_THRESHOLD_SECONDS && !inputs.forceThreshold && isHermesSelection(where.selection)) {
+      throw new UsageError(
+        `--older-than ${seconds}s is under ${HERMES_MIN_THRESHOLD_SECONDS}s with the hermes selection (hermes-agent=1), whose siblings need that margin: pass --force-threshold, or select other containers with --label`,
+      );
+    }
+    threshold = seconds;
+    lifetimeSeconds = Math.floor(seconds / 2);
+  }
+  const stopIdle = resolveStopIdle(inputs.stopIdle, where.selectorGiven, where.env, where.config).value;
+  const idleAfterSeconds = inputs.idleAfterSeconds ?? computed;
+  const idleMaxProcesses = resolveIdleMaxProcesses(inputs.idleMaxProcesses, where.config, names.maxProcesses).value;
+  const stopTimeoutSeconds = inputs.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS;
+  const cgroup = inputs.cgroupSamples ?? cgroupSamplesEnabled(where.env);
+  const store = inputs.idleStore ?? new (await import('../adapters/state-file.js')).FileStateStore(idleStatePath(where.home));
+  const idle: IdleOptions = {
+    stopIdle, idleAfterSeconds, stopTimeoutSeconds, store, now: where.now,
+    ...(idleMaxProcesses !== undefined ? { maxProcesses: idleMaxProcesses } : {}),
+    ...(cgroup ? { localCounters: (await import('../adapters/cgroup-counters.js')).readCgroupCounters } : {}),
+  };
+  return {
+    thresholdSeconds: threshold, lifetimeSeconds, olderThan: inputs.olderThanSeconds !== undefined, stopIdle, idleAfterSeconds,
+    ...(idleMaxProcesses !== undefined ? { idleMaxProcesses } : {}), stopTimeoutSeconds, idle,
+  };
+}
 
 /** Where a setting came from, for messages. */
 export interface Resolved<T> {
@@ -17,8 +119,12 @@ export function resolveLifetime(
   flag: number | undefined,
   env: Record<string, string | undefined>,
   config: HermesConfig,
+  flagName = '--lifetime',
 ): Resolved<number> {
-  if (flag !== undefined) return { value: flag, source: '--lifetime' };
+  if (flag !== undefined) {
+    if (!Number.isSafeInteger(flag) || flag < 0) throw new UsageError(`${flagName} must be a whole number of seconds >= 0, got '${flag}'`);
+    return { value: flag, source: flagName };
+  }
   const fromEnv = env[ENV_LIFETIME];
   if (fromEnv !== undefined && fromEnv.trim() !== '') {
     try {
@@ -27,13 +133,13 @@ export function resolveLifetime(
       throw new UsageError(`${(err as ValueError).message}: fix or unset ${ENV_LIFETIME}`);
     }
   }
-  const cfg = usable(config, 'pass --lifetime');
+  const cfg = usable(config, `pass ${flagName}`);
   const raw = cfg.get('terminal.lifetime_seconds');
   if (raw === undefined || raw === null) return { value: DEFAULT_LIFETIME_SECONDS, source: 'default' };
   const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isSafeInteger(n) || n < 0) {
     throw new UsageError(
-      `terminal.lifetime_seconds in ${cfg.file} must be a whole number of seconds >= 0, got '${String(raw)}': fix the file or pass --lifetime`,
+      `terminal.lifetime_seconds in ${cfg.file} must be a whole number of seconds >= 0, got '${String(raw)}': fix the file or pass ${flagName}`,
     );
   }
   return { value: n, source: cfg.file };

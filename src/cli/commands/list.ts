@@ -4,7 +4,7 @@ import { ExitCode } from '../../errors.js';
 import { acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { list } from '../../reaper/sweep.js';
 import {
-  type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, idleOptions, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
+  type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
 import { byHostAndName, eventSink, hostProblems, ndjsonEvent, renderTable, startProgress } from '../render-containers.js';
 import { type RunState, action, writeJson } from '../shared.js';
@@ -18,21 +18,20 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   addEngineOptions(cmd).action(
     action(state, async (opts: EngineCommandOptions, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
-      const policy = resolvePolicy(opts, ctx, await loadHomeConfig(targets.home), targets.selection);
+      const policy = await resolvePolicy(opts, ctx, await loadHomeConfig(targets.home), targets);
       const signal = timeoutSignal(opts);
       await discoverTargets(targets, opts, ctx);
       const engines = await connectEngines(targets.endpoints);
-      const idle = await idleOptions(policy, targets.home, ctx);
       const human = !opts.json && opts.logFormat === 'text';
       const progress = await startProgress(ctx, human && !opts.quiet, 'Inspecting');
       const across = await acrossEngines(engines, (engine) =>
         list({
           engine,
           selection: targets.selection,
-          thresholdSeconds: policy.threshold,
+          thresholdSeconds: policy.thresholdSeconds,
           asOf: policy.asOf,
           concurrency: opts.concurrency,
-          idle,
+          idle: policy.idle,
           ...(signal ? { signal } : {}),
           onEvent: eventSink(ctx, progress, opts.logFormat),
         }),
@@ -44,7 +43,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const code = sweepExitCode(across, failed.length);
       const summary = {
         asOf: policy.asOf.toISOString(),
-        thresholdSeconds: policy.threshold,
+        thresholdSeconds: policy.thresholdSeconds,
         profile: targets.selection.profile,
         stopIdle: policy.stopIdle,
         idleAfterSeconds: policy.idleAfterSeconds,
@@ -72,7 +71,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         const reapable = containers.filter((c) => c.verdict === 'reap').length;
         const stoppable = containers.filter((c) => c.verdict === 'stop').length;
         ctx.stdout.write(
-          `${containers.length} container(s), ${reapable} to reap, ${stoppable} to stop (threshold ${policy.threshold} s, idle after ${policy.idleAfterSeconds} s${policy.stopIdle ? '' : ', stopping off'}, as of ${policy.asOf.toISOString()}).\n`,
+          `${containers.length} container(s), ${reapable} to reap, ${stoppable} to stop (threshold ${policy.thresholdSeconds} s, idle after ${policy.idleAfterSeconds} s${policy.stopIdle ? '' : ', stopping off'}, as of ${policy.asOf.toISOString()}).\n`,
         );
       }
       return code;

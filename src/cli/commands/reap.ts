@@ -17,7 +17,7 @@ import { ENV_METRICS_FILE } from '../../defaults.js';
 import { type KeptEntry, reap } from '../../reaper/sweep.js';
 import { resolveEngines, stampKey } from '../../adapters/docker-context.js';
 import {
-  type ActionOptions, type EngineCommandOptions, type EngineTargets, addActionOptions, addEngineOptions, connectEngines, discoverTargets, idleOptions, loadHomeConfig, resolvePolicy, resolveTargets,
+  type ActionOptions, type EngineCommandOptions, type EngineTargets, addActionOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets,
   timeoutSignal,
 } from '../engine-options.js';
 import { byHostAndName, eventSink, hostProblems, ndjsonEvent, reapLine, startProgress, sweepEventToNdjson, whenOf } from '../render-containers.js';
@@ -195,7 +195,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     else if (!opts.quiet) ctx.stderr.write(`hermes-janitor: ${reason}; nothing done\n`);
     return ExitCode.OK;
   }
-  const policy = resolvePolicy(
+  const policy = await resolvePolicy(
     plan
       ? {
           ...opts,
@@ -207,7 +207,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
       : opts,
     ctx,
     config,
-    selection,
+    targets,
   );
   const keepVolumes = Boolean(opts.keepVolumes || (plan?.keepVolumes && command.getOptionValueSource('keepVolumes') !== 'cli'));
   const dryRun = Boolean(opts.dryRun);
@@ -245,19 +245,18 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
 
   try {
     const engines = await connectEngines(endpoints);
-    const idle = await idleOptions(policy, home, ctx, opts.stopTimeout);
     const human = !opts.json && opts.logFormat === 'text';
     const progress = await startProgress(ctx, human && !opts.quiet, dryRun ? 'Checking' : 'Reaping');
     const across = await acrossEngines(engines, (engine) =>
       reap({
         engine,
         selection,
-        thresholdSeconds: policy.threshold,
+        thresholdSeconds: policy.thresholdSeconds,
         asOf: policy.asOf,
         concurrency: opts.concurrency,
         dryRun,
         keepVolumes,
-        idle,
+        idle: policy.idle,
         ...(plan ? { onlyIds: new Set([...plan.containers, ...(plan.stops ?? [])].filter((c) => c.host === engine.host).map((c) => c.id)) } : {}),
         ...(signal ? { signal } : {}),
         onEvent: eventSink(ctx, progress, opts.logFormat),
@@ -300,7 +299,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     }
     if (opts.planOut) {
       const doc = buildPlan({
-        now: ctx.now(), asOf: policy.asOf, thresholdSeconds: policy.threshold, lifetimeSeconds: policy.lifetimeSeconds,
+        now: ctx.now(), asOf: policy.asOf, thresholdSeconds: policy.thresholdSeconds, lifetimeSeconds: policy.lifetimeSeconds,
         hosts: engines.map((e) => e.host), selection, containers: removed, stops: stopped,
         home: home.home, stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds, keepVolumes,
         ...(policy.idleMaxProcesses !== undefined ? { idleMaxProcesses: policy.idleMaxProcesses } : {}),
@@ -319,7 +318,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
       dryRun,
     );
     const summary = {
-      dryRun, asOf: policy.asOf.toISOString(), thresholdSeconds: policy.threshold, profile: selection.profile,
+      dryRun, asOf: policy.asOf.toISOString(), thresholdSeconds: policy.thresholdSeconds, profile: selection.profile,
       stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds,
     };
     if (opts.json) {
@@ -355,7 +354,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
       for (const r of stopped) ctx.stdout.write(`${reapLine(dryRun ? 'Would stop' : 'stopped', r, whenOf(r), showHost)}\n`);
       const scope = selection.profile === null ? 'all profiles' : `profile ${selection.profile}`;
       ctx.stdout.write(
-        `${dryRun ? 'Would remove' : 'Removed'} ${removed.length}, ${dryRun ? 'would stop' : 'stopped'} ${stopped.length}, kept ${kept.length}, failed ${failed.length} (threshold ${policy.threshold} s, ${scope}${dryRun ? ', dry run' : ''}).\n`,
+        `${dryRun ? 'Would remove' : 'Removed'} ${removed.length}, ${dryRun ? 'would stop' : 'stopped'} ${stopped.length}, kept ${kept.length}, failed ${failed.length} (threshold ${policy.thresholdSeconds} s, ${scope}${dryRun ? ', dry run' : ''}).\n`,
       );
     }
     const firstProblem = problems[0] ?? (failed[0] ? `${failed.length} removal(s) or stop(s) failed, first: ${failed[0].id.slice(0, 12)}: ${failed[0].error}` : null);

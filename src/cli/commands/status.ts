@@ -1,11 +1,12 @@
 import type { Command } from 'commander';
+import type { IdleOptions } from '../../reaper/sweep.js';
 import type { Context } from '../../context.js';
 import { ExitCode, errorMessage } from '../../errors.js';
 import { duration } from '../../core/status.js';
 import { sandboxRoot } from '../../core/sandbox-dirs.js';
 import type { StatusReport } from '../../status/gather.js';
 import {
-  type EngineCommandOptions, addEngineOptions, connectEngines, idleOptions, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
+  type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
 import { type RunState, action, writeJson } from '../shared.js';
 
@@ -22,7 +23,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   addEngineOptions(cmd, { output: false }).action(
     action(state, async (opts: EngineCommandOptions, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
-      const policy = resolvePolicy(opts, ctx, await loadHomeConfig(targets.home), targets.selection);
+      const policy = await resolvePolicy(opts, ctx, await loadHomeConfig(targets.home), targets);
       const signal = timeoutSignal(opts);
       let discoveryError: string | undefined;
       try {
@@ -42,14 +43,14 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         endpoints: targets.endpoints,
         ...(discoveryError ? { discoveryError } : {}),
         connect: connectEngines,
-        thresholdSeconds: policy.threshold,
+        thresholdSeconds: policy.thresholdSeconds,
         asOf: policy.asOf,
         now: ctx.now(),
         concurrency: opts.concurrency,
         ...(signal ? { signal } : {}),
         env: ctx.env,
         ...(maxStopBlocks !== undefined ? { maxStopBlocks } : {}),
-        idle: await readOnlyIdle(policy, targets.home, ctx),
+        idle: await readOnlyIdle(policy.idle),
         sandboxRoot: sandboxRoot(targets.home.home, ctx.env, ctx.cwd),
       });
       for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
@@ -178,8 +179,7 @@ export function render(r: StatusReport, ages: RelativeAges = { oldestUnusedChang
 }
 
 /** The idle rule as `reap` would judge it, reading the observations `reap` and `list` recorded without writing. */
-async function readOnlyIdle(...args: Parameters<typeof idleOptions>) {
-  const idle = await idleOptions(...args);
+async function readOnlyIdle(idle: IdleOptions): Promise<IdleOptions> {
   const { ReadOnlyStateStore } = await import('../../adapters/state-file.js');
   return { ...idle, ...(idle.store ? { store: new ReadOnlyStateStore(idle.store) } : {}) };
 }

@@ -6,7 +6,7 @@ import { ExitCode, UsageError, errorMessage } from '../../errors.js';
 import { reaperDisabled } from '../../reaper/settings.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
 import {
-  type ActionOptions, type EngineCommandOptions, addActionOptions, addEngineOptions, connectEngines, discoverTargets, idleOptions, loadHomeConfig,
+  type ActionOptions, type EngineCommandOptions, addActionOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig,
   resolvePolicy, resolveTargets,
 } from '../engine-options.js';
 import { ndjsonEvent, reapLine, whenOf } from '../render-containers.js';
@@ -58,7 +58,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   const targets = resolveTargets(command, opts, ctx);
   const { home, selection } = targets;
   const config = await loadHomeConfig(home);
-  const policy = resolvePolicy(opts, ctx, config, selection);
+  const policy = await resolvePolicy(opts, ctx, config, targets);
   const json = opts.logFormat === 'json';
   const line = (text: string): void => {
     ctx.stdout.write(`${ctx.now().toISOString()} ${text}\n`);
@@ -129,10 +129,9 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
       metrics?.observe(ev);
       logEvent(ev);
     };
-    const idle = await idleOptions(policy, home, ctx, opts.stopTimeout);
     const service = new WatchService(
       engines,
-      { selection, thresholdSeconds: policy.threshold, concurrency: opts.concurrency, dryRun, sweepTimeoutMs, idle, keepVolumes: Boolean(opts.keepVolumes) },
+      { selection, thresholdSeconds: policy.thresholdSeconds, concurrency: opts.concurrency, dryRun, sweepTimeoutMs, idle: policy.idle, keepVolumes: Boolean(opts.keepVolumes) },
       report,
     );
     const warned = new Set<string>();
@@ -226,12 +225,12 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
     const scope = selection.profile === null ? 'all profiles' : `profile ${selection.profile}`;
     if (json) {
       ndjsonEvent(ctx, 'started', {
-        hosts: engines.map((e) => e.host), thresholdSeconds: policy.threshold, profile: selection.profile, dryRun,
+        hosts: engines.map((e) => e.host), thresholdSeconds: policy.thresholdSeconds, profile: selection.profile, dryRun,
         stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds, pid: process.pid,
       });
     } else {
       const idleText = policy.stopIdle ? `stops sandboxes idle ${policy.idleAfterSeconds} s` : 'idle sandboxes not stopped';
-      out(`watching ${engines.map((e) => e.host).join(', ')} (threshold ${policy.threshold} s, ${idleText}, ${scope}${dryRun ? ', dry run' : ''})`);
+      out(`watching ${engines.map((e) => e.host).join(', ')} (threshold ${policy.thresholdSeconds} s, ${idleText}, ${scope}${dryRun ? ', dry run' : ''})`);
     }
     const done = service.run();
     if (!stopping.signal.aborted) await new Promise<void>((r) => stopping.signal.addEventListener('abort', () => r(), { once: true }));
