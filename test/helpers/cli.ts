@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +29,8 @@ export interface CliOptions {
    * groups), so file permissions apply; otherwise as the current (already unprivileged) user.
    */
   unprivileged?: boolean;
+  /** Another entry than the repository's bin/ (e.g. `fastPathOnly()`'s). */
+  bin?: string;
 }
 
 /** The uid and gid `unprivileged` runs use when the tests run as root. */
@@ -47,7 +49,7 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
   for (const [k, v] of Object.entries(opts.env ?? {})) if (v !== undefined) env[k] = v;
   if (!('HOME' in env)) env.HOME = os.tmpdir();
   let command = process.execPath;
-  let argv = [BIN, ...args];
+  let argv = [opts.bin ?? BIN, ...args];
   if (opts.unprivileged && process.getuid?.() === 0) {
     if (!hasSetpriv()) {
       throw new Error('running as root and setpriv (util-linux) is missing: install util-linux, or run the tests as an unprivileged user');
@@ -70,6 +72,18 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
     child.stdin.on('error', () => undefined);
     child.stdin.end(opts.input);
   });
+}
+
+/**
+ * The built entry with nothing but the bundled fast path beside it (`bin/hermes-janitor.js`, `dist/fast-path.cjs`):
+ * what it answers, the fast path answered; anything else fails with "cannot load the built CLI" (exit 1).
+ */
+export function fastPathOnly(): { bin: string; cleanup: () => void } {
+  const t = tempDir('hj-fast-only-');
+  mkdirSync(path.join(t.dir, 'bin'));
+  mkdirSync(path.join(t.dir, 'dist'));
+  for (const f of ['bin/hermes-janitor.js', 'bin/package.json', 'dist/fast-path.cjs']) copyFileSync(path.join(REPO, f), path.join(t.dir, f));
+  return { bin: path.join(t.dir, 'bin', 'hermes-janitor.js'), cleanup: t.cleanup };
 }
 
 /** A temporary directory removed by the returned function. */

@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BIN, REPO, type CliResult, runCli, tempDir } from '../helpers/cli.js';
+import { failUnderCi, skipUnless } from '../helpers/preconditions.js';
 
 const PODMAN_SOCK = process.env.PODMAN_SOCK ?? '/run/hermes-janitor/podman.sock';
 const DOCKER_SOCK = '/var/run/docker.sock';
@@ -41,9 +42,10 @@ function deadSocket(file: string): void {
   assert.equal(r.status, 0, String(r.stderr));
 }
 
-describe('engine discovery (real Docker and Podman)', { skip: !canUnshare && 'needs root and unshare -m' }, () => {
+describe('engine discovery (real Docker and Podman)', { skip: skipUnless(!canUnshare && 'needs root and unshare -m') }, () => {
   const dirs: Array<() => void> = [];
   before(() => {
+    failUnderCi(!canUnshare && 'needs root and unshare -m');
     assert.ok(existsSync(PODMAN_SOCK), `no Podman test socket at ${PODMAN_SOCK}: run 'bash scripts/engine.sh start podman'`);
     assert.ok(existsSync(DOCKER_SOCK), 'no Docker socket: run bash scripts/engine.sh start docker');
   });

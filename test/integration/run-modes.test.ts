@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { reapLockPath } from '../../src/adapters/janitor-files.js';
-import { assertUsageError, runCli, tempDir } from '../helpers/cli.js';
+import { assertUsageError, fastPathOnly, runCli, tempDir } from '../helpers/cli.js';
 import { ENGINE_HOST, ENGINE_SOCKET, EngineFixture, after as plus, requireEngine } from '../helpers/docker.js';
 
 interface Entry { id: string; host: string; reason?: string }
@@ -35,6 +35,19 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
     assert.equal(first.code, 0, first.stderr);
     assert.match(first.stdout, /Removed 0/);
     rmSync(sock); // the engine is now unreachable at that address
+    // The shell start-up form: answered by the bundled fast path alone (the full CLI is not even there to load).
+    const fastOnly = fastPathOnly();
+    try {
+      const plain = await runCli(['reap', '--once-per', '1h', '--host', host, '--profile', fx.profile, '--quiet'], { env, bin: fastOnly.bin });
+      assert.deepEqual([plain.code, plain.stdout, plain.stderr], [0, '', '']);
+      // A selection without a stamp is the full CLI's to run: without it there, the entry says it cannot load it.
+      const unstamped = await runCli(['reap', '--once-per', '1h', '--host', host, '--profile', `${fx.profile}-none`, '--quiet'], { env, bin: fastOnly.bin });
+      assert.equal(unstamped.code, 1, unstamped.stderr);
+      assert.match(unstamped.stderr, /cannot load the built CLI/);
+    } finally {
+      fastOnly.cleanup();
+    }
+    // The full CLI agrees, in every output form.
     const fresh = await runCli(['reap', '--once-per', '1h', '--host', host, '--profile', fx.profile, '--json'], { env });
     assert.equal(fresh.code, 0, fresh.stderr);
     assert.equal(JSON.parse(fresh.stdout).skipped, 'fresh');

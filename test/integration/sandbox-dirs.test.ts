@@ -18,6 +18,7 @@ import { NOBODY, REPO, hasSetpriv, runCli, tempDir } from '../helpers/cli.js';
 import { ENGINE_HOST, ENGINE_KIND, ENGINE_SOCKET, EngineFixture, requireEngine } from '../helpers/docker.js';
 import { EngineSimulator } from '../helpers/engine-simulator.js';
 import { ageTree, du, makeTaskDir } from '../helpers/sandbox-dirs.js';
+import { unmet } from '../helpers/preconditions.js';
 
 const DAY = 86_400_000;
 const TEN_MIN = 600_000;
@@ -196,7 +197,8 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
     assert.equal(readFileSync(path.join(outcome.status === 'failed' ? outcome.leftAt : '', 'workspace', 'scratch', 'in-tmpfs')).length, 1024 * 1024);
   });
 
-  it('root-owned files, the pass run as nobody (setpriv): a failure naming the first file refused and the fix, nothing removed', { skip: process.getuid?.() !== 0 || !hasSetpriv() ? 'needs root and setpriv' : false }, async () => {
+  it('root-owned files, the pass run as nobody (setpriv): a failure naming the first file refused and the fix, nothing removed', async (t) => {
+    if (unmet(t, process.getuid?.() !== 0 || !hasSetpriv() ? 'needs root and setpriv' : false)) return;
     const h = home();
     const built = makeTaskDir(h.root.root, 'root-built-here');
     const build = path.join(built.workspace, 'build');
@@ -232,7 +234,8 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
     assert.deepEqual(asRoot.removed.map((r) => r.path), [built.dir, ssh.dir]);
   });
 
-  it('a file that cannot be removed half-way (immutable): the directory is a failure marked partial, never reported as removed', { skip: process.getuid?.() !== 0 ? 'needs root (chattr)' : false }, async () => {
+  it('a file that cannot be removed half-way (immutable): the directory is a failure marked partial, never reported as removed', async (ctx) => {
+    if (unmet(ctx, process.getuid?.() !== 0 ? 'needs root (chattr)' : false)) return;
     const h = home();
     const t = makeTaskDir(h.root.root, 'immutable-inside');
     const zz = path.join(t.workspace, 'zz');

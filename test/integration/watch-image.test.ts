@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { REPO, tempDir } from '../helpers/cli.js';
 import { TEST_IMAGE } from '../helpers/docker.js';
 import { SecondDockerd } from '../helpers/second-dockerd.js';
+import { unmet } from '../helpers/preconditions.js';
 
 const exec = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -56,10 +57,7 @@ after(async () => {
 
 describe('the container image', () => {
   it('builds from a locally imported base and reaps through the mounted socket; then as a Swarm global service', { timeout: 600_000 }, async (t) => {
-    if (!engine) {
-      console.log(`# image test cannot run here: ${unavailable}`);
-      return t.skip(unavailable);
-    }
+    if (!engine) return void unmet(t, `the image test cannot run here: ${unavailable}`);
     const d = engine;
     const root = tempDir('hj-rootfs-');
     try {

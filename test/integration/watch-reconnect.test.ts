@@ -8,6 +8,7 @@ import { tempDir } from '../helpers/cli.js';
 import { TEST_IMAGE, docker } from '../helpers/docker.js';
 import { SecondDockerd } from '../helpers/second-dockerd.js';
 import { WatchProcess, type WatchLine } from '../helpers/watch-process.js';
+import { unmet } from '../helpers/preconditions.js';
 
 const home = tempDir('hj-watch-rc-');
 let engine: SecondDockerd | undefined;
@@ -29,11 +30,7 @@ const engineStates = (lines: WatchLine[]) => lines.filter((l) => l.event === 'en
 
 describe('watch across an engine restart (a private dockerd)', () => {
   it('reconnects with backoff, logs each change of state once, resyncs and removes what expired while away', async (t) => {
-    if (!engine) {
-      t.diagnostic(`SKIPPED: ${unavailable}`);
-      console.log(`# engine-restart test cannot run here: ${unavailable}`);
-      return t.skip(unavailable);
-    }
+    if (!engine) return void unmet(t, `the engine-restart test cannot run here: ${unavailable}`);
     const d = engine;
     const labels = ['--label', 'hermes-agent=1', '--label', 'hermes-profile=default'];
     const runSleeper = () => d.docker(['run', '-d', '--init', ...labels, '--network', 'none', TEST_IMAGE, 'sleep', '3600']);
