@@ -14,14 +14,14 @@ interface CommandEntry {
 }
 
 const COMMANDS: CommandEntry[] = [
-  { name: 'list', aliases: ['ls'], summary: 'list labelled containers with their reap verdicts', load: () => import('./commands/list.js') },
-  { name: 'reap', summary: 'remove exited orphan containers older than the threshold', load: () => import('./commands/reap.js') },
-  { name: 'watch', summary: 'run as a service: remove each orphan at its deadline, following engine events', load: () => import('./commands/watch.js') },
+  { name: 'list', aliases: ['ls'], summary: 'list labelled containers with the verdict reap would reach (reap, stop or keep)', load: () => import('./commands/list.js') },
+  { name: 'reap', summary: 'remove exited and never-started orphans older than the threshold; stop sandboxes proven idle', load: () => import('./commands/reap.js') },
+  { name: 'watch', summary: 'run as a service: remove each orphan at its deadline and stop each idle sandbox, following engine events', load: () => import('./commands/watch.js') },
   { name: 'restart-guard', summary: 'rolling-window breaker for restart-interrupted gateway boots', load: () => import('./commands/restart-guard.js') },
   { name: 'lifecycle-scan', summary: 'refuse scheduled commands that restart or kill the gateway', load: () => import('./commands/lifecycle-scan.js') },
   { name: 'stuck-sessions', summary: 'suspend sessions that stay active across restarts', load: () => import('./commands/stuck-sessions.js') },
   { name: 'stop-hook', summary: 'Stop hook: keep a multi-step run going, never spin forever', load: () => import('./commands/stop-hook.js') },
-  { name: 'status', summary: 'engines, containers, janitor state and breakers on one screen (read-only)', load: () => import('./commands/status.js') },
+  { name: 'status', summary: 'engines, containers, janitor state, sandbox directories and breakers on one screen (read-only)', load: () => import('./commands/status.js') },
   { name: 'shell-init', summary: 'print the shell start-up snippet (bash, zsh, fish)', load: () => import('./commands/shell-init.js') },
   { name: 'tool-loop', summary: 'PreToolUse/PostToolUse hooks: stop repeated or failing tool calls', load: () => import('./commands/tool-loop.js') },
 ];

@@ -15,7 +15,7 @@ export interface CommandModule {
 }
 
 export const EXIT_CODES_HELP = `Exit codes:
-  reap/list:  0 done; 1 at least one removal failed (the rest were processed);
+  reap/list:  0 done; 1 at least one removal or stop failed (the rest were processed);
               2 bad usage or input; 3 engine unreachable or run timed out
   status:     0 nothing needs attention; 1 something does; 2 usage error; 3 engine unreachable
   breakers:   0 proceed; 1 tripped (the caller should hold back); 2 usage error

@@ -238,6 +238,19 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
     assert.match(readFileSync(log, 'utf8'), /Removed 0, stopped 0, kept 0, failed 0/);
   });
 
+  it('--help says what each engine command does now: all three rules of reap and watch, list verdicts, status sections', async () => {
+    const top = await runCli(['--help'], { env });
+    assert.equal(top.code, 0, top.stderr);
+    const flat = top.stdout.replace(/\s+/g, ' ');
+    assert.match(flat, / reap remove exited and never-started orphans older than the threshold; stop sandboxes proven idle /);
+    assert.match(flat, / watch run as a service: remove each orphan at its deadline and stop each idle sandbox/);
+    assert.match(flat, / list\|ls list labelled containers with the verdict reap would reach \(reap, stop or keep\)/);
+    assert.match(flat, / status engines, containers, janitor state, sandbox directories and breakers/);
+    assert.match(flat, /1 at least one removal or stop failed/);
+    const reap = await runCli(['reap', '--help'], { env });
+    assert.match(reap.stdout.replace(/\s+/g, ' '), /--idle-max-processes <n> the most processes a running container may hold and still be idle/);
+  });
+
   it('shell-init prints a snippet for bash, zsh and fish', async () => {
     for (const shell of ['bash', 'zsh', 'fish']) {
       const res = await runCli(['shell-init', shell]);
