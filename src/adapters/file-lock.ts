@@ -41,6 +41,8 @@ export interface LockOptions {
   refreshMs?: number;
   /** Aborts the wait. */
   signal?: AbortSignal;
+  /** How often a waiting taker tries again (default: every 2-10 ms, jittered; a long-running service: 1000). */
+  pollMs?: number;
 }
 
 export interface HeldLock {
@@ -267,8 +269,21 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
     const held = tryAcquireLock(lockPath, opts);
     if (held) return held;
     if (opts.signal?.aborted || Date.now() >= deadline) return null;
-    await sleep(2 + Math.random() * 8);
+    await abortableSleep(Math.min(opts.pollMs ?? 2 + Math.random() * 8, Math.max(0, deadline - Date.now())), opts.signal);
   }
+}
+
+/** Sleeps `ms`, or less when `signal` aborts. */
+function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** One synchronous try at a lock, without waiting: the lock, or null when a live holder has it. */

@@ -94,36 +94,6 @@ export function hostProblems(hosts: HostOutcome[]): string[] {
   return hosts.filter((h) => !h.reachable).map((h) => `engine ${h.host} unreachable: ${h.error ?? 'unknown error'}`);
 }
 
-/** NDJSON events (`--log-format json`): one line per decision, each with an ISO-8601 time. */
-export function ndjsonEvent(ctx: Context, event: string, fields: Record<string, unknown>): void {
-  ctx.stdout.write(`${JSON.stringify({ time: ctx.now().toISOString(), event, ...fields })}\n`);
-}
-
-export function sweepEventToNdjson(ctx: Context, ev: SweepEvent): void {
-  switch (ev.type) {
-    case 'removed':
-      return ndjsonEvent(ctx, ev.dryRun ? 'would-remove' : 'removed', { ...ev.entry });
-    case 'stopped':
-      return ndjsonEvent(ctx, ev.dryRun ? 'would-stop' : 'stopped', { ...ev.entry });
-    case 'kept':
-      return ndjsonEvent(ctx, 'kept', { ...ev.entry });
-    case 'failed':
-      return ndjsonEvent(ctx, 'failed', { ...ev.entry });
-    case 'listed':
-      return ndjsonEvent(ctx, 'container', { ...ev.entry });
-    case 'candidates':
-      return;
-  }
-}
-
-/** Where sweep events go: the spinner, and NDJSON lines with `--log-format json`. */
-export function eventSink(ctx: Context, progress: Progress, logFormat: 'text' | 'json'): (ev: SweepEvent) => void {
-  return (ev) => {
-    progress.tick(ev);
-    if (logFormat === 'json') sweepEventToNdjson(ctx, ev);
-  };
-}
-
 /** A spinner on stderr, only when it is a terminal and output is for humans. */
 export interface Progress {
   tick(ev: SweepEvent): void;

@@ -6,7 +6,8 @@ import { list } from '../../reaper/sweep.js';
 import {
   type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
-import { byHostAndName, eventSink, hostProblems, ndjsonEvent, renderTable, startProgress } from '../render-containers.js';
+import { byHostAndName, hostProblems, renderTable, startProgress } from '../render-containers.js';
+import { ndjsonEvent, sweepEventToNdjson } from '../report/ndjson-reporter.js';
 import { type RunState, action, writeJson } from '../shared.js';
 
 export function register(program: Command, ctx: Context, state: RunState): void {
@@ -33,7 +34,10 @@ export function register(program: Command, ctx: Context, state: RunState): void 
           concurrency: opts.concurrency,
           idle: policy.idle,
           ...(signal ? { signal } : {}),
-          onEvent: eventSink(ctx, progress, opts.logFormat),
+          onEvent: (ev) => {
+            progress.tick(ev);
+            if (opts.logFormat === 'json') sweepEventToNdjson(ctx, ev);
+          },
         }),
       );
       progress.stop();

@@ -2,26 +2,29 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Command } from 'commander';
-import { type HeldLock, acquireLock } from '../../adapters/file-lock.js';
-import { ensureJanitorDir, logFile, reapLockPath, stampFresh, stampPath, writeStamp } from '../../adapters/janitor-files.js';
+import type { HeldLock } from '../../adapters/file-lock.js';
+import { logFile, stampFresh, stampPath, writeStamp } from '../../adapters/janitor-files.js';
 import type { Context } from '../../context.js';
-import { parseDuration, parseWholeNumber } from '../../core/parse-args.js';
+import { parseDuration } from '../../core/parse-args.js';
 import { thresholdSeconds } from '../../core/policy.js';
 import { ExitCode, JanitorError, UsageError, errorMessage } from '../../errors.js';
 import { type ReapPlan, buildPlan, parsePlan, planDisagreements, planSelection } from '../../reaper/plan.js';
-import { acrossEngines, sweepExitCode } from '../../reaper/run.js';
+import { type AcrossEngines, acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { reaperDisabled } from '../../reaper/settings.js';
 import { countsByEngineAndProfile } from '../../reaper/run-metrics.js';
 import type { EngineProfileCounts } from '../../adapters/metrics.js';
 import { ENV_METRICS_FILE } from '../../defaults.js';
-import { type KeptEntry, reap } from '../../reaper/sweep.js';
+import { type KeptEntry, type ReapResult, type SweepEntry, reap } from '../../reaper/sweep.js';
 import { resolveEngines, stampKey } from '../../adapters/docker-context.js';
 import {
-  type ActionOptions, type EngineCommandOptions, type EngineTargets, addActionOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets,
-  timeoutSignal,
+  type ActionOptions, type EngineCommandOptions, type EngineTargets, type RunPolicy, addActionOptions, addEngineOptions, connectEngines, discoverTargets,
+  loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
-import { byHostAndName, eventSink, hostProblems, ndjsonEvent, reapLine, startProgress, sweepEventToNdjson, whenOf } from '../render-containers.js';
-import { type RunState, action, optionParser, writeJson } from '../shared.js';
+import { takeReapLocks } from '../reap-locks.js';
+import { byHostAndName } from '../render-containers.js';
+import { type ReapReport, type Reporter, chooseReporter } from '../report/reporter.js';
+import { reapProblems } from '../report/text-reporter.js';
+import { type RunState, action, optionParser } from '../shared.js';
 
 interface ReapOptions extends EngineCommandOptions, ActionOptions {
   dryRun?: boolean;
@@ -159,214 +162,167 @@ async function applyPlanTargets(opts: ReapOptions, command: Command, ctx: Contex
   return plan;
 }
 
+/** What a reap run works on, once its flags are parsed and its settings resolved. */
+interface ReapRun {
+  opts: ReapOptions;
+  ctx: Context;
+  targets: EngineTargets;
+  plan: ReapPlan | undefined;
+  policy: RunPolicy;
+  keepVolumes: boolean;
+  dryRun: boolean;
+  signal: AbortSignal | undefined;
+  reporter: Reporter;
+}
+
 async function runReap(opts: ReapOptions, command: Command, ctx: Context, record: RunRecord): Promise<number> {
   checkCombinations(opts);
+  const reporter = await chooseReporter(ctx, opts);
   const targets = resolveTargets(command, opts, ctx);
   const plan = opts.plan ? await applyPlanTargets(opts, command, ctx, targets) : undefined;
   const { home, selection } = targets;
-  let { endpoints } = targets;
-  const hostList = () => endpoints.map((e) => ({ host: e.host, reachable: null, error: null }));
+  const hostList = () => targets.endpoints.map((e) => ({ host: e.host, reachable: null, error: null }));
 
   // Fast path for shell start-up: fresh stamps for every engine mean nothing to do, without touching the engine.
-  if (opts.oncePer !== undefined) {
-    const now = ctx.now();
-    if (endpoints.every((e) => stampFresh(stampPath(home.home, stampKey(e), selection), now, opts.oncePer!))) {
-      if (opts.json) writeJson(ctx, { skipped: 'fresh', oncePerSeconds: opts.oncePer / 1000, hosts: hostList() });
-      else if (opts.logFormat === 'json') ndjsonEvent(ctx, 'skipped', { skipped: 'fresh', hosts: hostList() });
-      return ExitCode.OK;
-    }
-  }
-
-  if (opts.background) {
-    const { detachToLog } = await import('../../adapters/background.js');
-    const args = ctx.argv.filter((a) => a !== '--background');
-    const pid = await detachToLog(args, logFile(home.home), ctx.env, ctx.now());
-    if (!opts.quiet && !opts.json) ctx.stderr.write(`hermes-janitor: reaping in the background (pid ${pid}); log: ${logFile(home.home)}\n`);
-    if (opts.json) writeJson(ctx, { background: true, pid: pid ?? null, log: logFile(home.home) });
+  if (opts.oncePer !== undefined && targets.endpoints.every((e) => stampFresh(stampPath(home.home, stampKey(e), selection), ctx.now(), opts.oncePer!))) {
+    reporter.notice({ kind: 'skipped-fresh', oncePerSeconds: opts.oncePer / 1000, hosts: hostList() });
     return ExitCode.OK;
   }
-
+  if (opts.background) {
+    const { detachToLog } = await import('../../adapters/background.js');
+    const pid = await detachToLog(ctx.argv.filter((a) => a !== '--background'), logFile(home.home), ctx.env, ctx.now());
+    reporter.notice({ kind: 'background', pid: pid ?? null, log: logFile(home.home) });
+    return ExitCode.OK;
+  }
   const config = await loadHomeConfig(home);
   const disabled = reaperDisabled(ctx.env, config);
   if (disabled) {
-    const reason = `reaper disabled by ${disabled}`;
-    if (opts.json) writeJson(ctx, { disabled: true, reason });
-    else if (opts.logFormat === 'json') ndjsonEvent(ctx, 'disabled', { disabled: true, reason });
-    else if (!opts.quiet) ctx.stderr.write(`hermes-janitor: ${reason}; nothing done\n`);
+    reporter.notice({ kind: 'disabled', reason: `reaper disabled by ${disabled}`, what: 'nothing done' });
     return ExitCode.OK;
   }
-  const policy = await resolvePolicy(
-    plan
-      ? {
-          ...opts,
-          lifetime: plan.lifetimeSeconds,
-          ...(plan.idleAfterSeconds !== undefined ? { idleAfter: plan.idleAfterSeconds * 1000 } : {}),
-          ...(plan.stopIdle !== undefined && opts.stopIdle === undefined ? { stopIdle: plan.stopIdle } : {}),
-          ...(plan.idleMaxProcesses !== undefined ? { idleMaxProcesses: plan.idleMaxProcesses } : {}),
-        }
-      : opts,
-    ctx,
-    config,
-    targets,
-  );
+  const policy = await resolvePolicy(plan ? withPlan(opts, plan) : opts, ctx, config, targets);
   const keepVolumes = Boolean(opts.keepVolumes || (plan?.keepVolumes && command.getOptionValueSource('keepVolumes') !== 'cli'));
-  const dryRun = Boolean(opts.dryRun);
-  const signal = timeoutSignal(opts);
+  const run: ReapRun = { opts, ctx, targets, plan, policy, keepVolumes, dryRun: Boolean(opts.dryRun), signal: timeoutSignal(opts), reporter };
   record.attempted = true;
   await discoverTargets(targets, opts, ctx);
-  endpoints = targets.endpoints;
 
   // One reap per home and engine at a time (dry runs take no lock).
-  const locks: HeldLock[] = [];
-  if (!dryRun) {
-    await ensureJanitorDir(home.home);
-    for (const e of endpoints) {
-      const lockPath = reapLockPath(home.home, e.host);
-      const lock = await acquireLock(lockPath, { waitMs: opts.wait ? (opts.timeout > 0 ? opts.timeout : Infinity) : 0, ...(signal ? { signal } : {}) });
-      if (!lock) {
-        record.attempted = false; // another reap of this home and engine runs and writes the metrics
-        await Promise.all(locks.map((l) => l.release()));
-        const { lockHolder } = await import('../../adapters/file-lock.js');
-        const holder = await lockHolder(lockPath);
-        const who = holder ? `pid ${holder.pid} on ${holder.host} since ${holder.acquiredAt}` : 'another process';
-        if (opts.wait && signal?.aborted) {
-          if (opts.json) writeJson(ctx, { skipped: 'locked', timedOut: true, holder, hosts: hostList() });
-          else if (!(opts.quiet && opts.failOpen)) ctx.stderr.write(`hermes-janitor: timed out waiting for another reap of ${e.host} (${who})\n`);
-          return opts.failOpen ? ExitCode.OK : ExitCode.ENGINE;
-        }
-        if (opts.json) writeJson(ctx, { skipped: 'locked', holder, hosts: hostList() });
-        else if (opts.logFormat === 'json') ndjsonEvent(ctx, 'skipped', { skipped: 'locked', holder });
-        else if (!opts.quiet) ctx.stderr.write(`hermes-janitor: another reap is running for this home on ${e.host} (${who}); skipped\n`);
-        return ExitCode.OK;
-      }
-      locks.push(lock);
+  let locks: HeldLock[] = [];
+  if (!run.dryRun) {
+    const waitMs = opts.wait ? (opts.timeout > 0 ? opts.timeout : Infinity) : 0;
+    const taken = await takeReapLocks(home.home, targets.endpoints.map((e) => e.host), { waitMs, signal: run.signal });
+    if ('held' in taken) {
+      record.attempted = false; // another reap of this home and engine runs and writes the metrics
+      const { host, holder, timedOut } = taken.held;
+      reporter.notice({ kind: 'locked', host, holder, timedOut, hosts: hostList(), failOpen: Boolean(opts.failOpen) });
+      return timedOut && !opts.failOpen ? ExitCode.ENGINE : ExitCode.OK;
     }
+    locks = taken.locks;
   }
-
   try {
-    const engines = await connectEngines(endpoints);
-    const human = !opts.json && opts.logFormat === 'text';
-    const progress = await startProgress(ctx, human && !opts.quiet, dryRun ? 'Checking' : 'Reaping');
-    const across = await acrossEngines(engines, (engine) =>
-      reap({
-        engine,
-        selection,
-        thresholdSeconds: policy.thresholdSeconds,
-        asOf: policy.asOf,
-        concurrency: opts.concurrency,
-        dryRun,
-        keepVolumes,
-        idle: policy.idle,
-        ...(plan ? { onlyIds: new Set([...plan.containers, ...(plan.stops ?? [])].filter((c) => c.host === engine.host).map((c) => c.id)) } : {}),
-        ...(signal ? { signal } : {}),
-        onEvent: eventSink(ctx, progress, opts.logFormat),
-      }),
-    );
-    progress.stop();
-
-    const removed = across.results.flatMap((r) => r.removed).sort(byHostAndName);
-    const stopped = across.results.flatMap((r) => r.stopped).sort(byHostAndName);
-    const warnings = [...new Set(across.results.flatMap((r) => r.warnings))];
-    const kept = across.results.flatMap((r) => r.kept);
-    const failed = across.results.flatMap((r) => r.failed).sort(byHostAndName);
-    if (plan) {
-      // Planned containers the engine no longer lists have gone (or stopped being removable candidates).
-      const seen = new Set([...removed, ...stopped, ...kept, ...failed].map((e) => e.id));
-      across.results.forEach((r, i) => {
-        if (r.interrupted) return;
-        for (const c of [...plan.containers, ...(plan.stops ?? [])].filter((x) => x.host === engines[i]!.host && !seen.has(x.id))) {
-          const k: KeptEntry = {
-            id: c.id, name: c.name, profile: selection.profile, state: 'gone', finishedAt: '', ageSeconds: null, host: c.host, rule: null, reason: 'gone',
-          };
-          kept.push(k);
-          if (opts.logFormat === 'json') sweepEventToNdjson(ctx, { type: 'kept', entry: k });
-        }
-      });
-    }
-    kept.sort(byHostAndName);
-
-    // Stamp every engine whose sweep ran to its end (failures included), unless dry run or plan.
-    if (!dryRun && !plan) {
-      const now = ctx.now();
-      await Promise.all(
-        across.results.map(async (r, i) => {
-          if (r.interrupted) return;
-          await writeStamp(stampPath(home.home, stampKey(endpoints[i]!), selection), now, engines[i]!.host, selection).catch((err) => {
-            if (!opts.quiet) ctx.stderr.write(`hermes-janitor: warning: cannot record the sweep stamp (${errorMessage(err)})\n`);
-          });
-        }),
-      );
-    }
-    if (opts.planOut) {
-      const doc = buildPlan({
-        now: ctx.now(), asOf: policy.asOf, thresholdSeconds: policy.thresholdSeconds, lifetimeSeconds: policy.lifetimeSeconds,
-        hosts: engines.map((e) => e.host), selection, containers: removed, stops: stopped,
-        home: home.home, stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds, keepVolumes,
-        ...(policy.idleMaxProcesses !== undefined ? { idleMaxProcesses: policy.idleMaxProcesses } : {}),
-      });
-      await fs.writeFile(opts.planOut, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600 }).catch((err: NodeJS.ErrnoException) => {
-        throw new JanitorError(`cannot write plan ${opts.planOut} (${err.code ?? err.message})`, ExitCode.FAILED);
-      });
-    }
-
-    const code = sweepExitCode(across, failed.length);
-    record.success = code === ExitCode.OK;
-    record.counts = countsByEngineAndProfile(
-      // An engine that could not be reached has no counts (absent series, not zeros).
-      across.results.flatMap((result, i) => (across.hosts[i]!.reachable ? [{ host: engines[i]!.host, result }] : [])),
-      selection.profile,
-      dryRun,
-    );
-    const summary = {
-      dryRun, asOf: policy.asOf.toISOString(), thresholdSeconds: policy.thresholdSeconds, profile: selection.profile,
-      stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds,
-    };
-    if (opts.json) {
-      writeJson(ctx, {
-        ...summary, removed, stopped, kept, failed, hosts: across.hosts, timedOut: across.timedOut,
-        ...(opts.planOut ? { planOut: opts.planOut } : {}), ...(warnings.length ? { warnings } : {}),
-      });
-      return failOpen(opts, ctx, code, null);
-    }
-    if (opts.logFormat === 'json') {
-      for (const w of warnings) ndjsonEvent(ctx, 'warning', { message: w });
-      ndjsonEvent(ctx, 'summary', {
-        ...summary, removed: removed.length, stopped: stopped.length, kept: kept.length, failed: failed.length, hosts: across.hosts,
-        timedOut: across.timedOut,
-      });
-      return failOpen(opts, ctx, code, null);
-    }
-    if (!opts.quiet) for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
-    const showHost = engines.length > 1;
-    // With --quiet only failures are printed: no relative times (luxon) for 100k removed containers.
-    const problems = [
-      ...hostProblems(across.hosts),
-      ...(across.timedOut ? [`timed out after --timeout ${opts.timeout / 1000}s; stopped early`] : []),
-    ];
-    if (!opts.failOpen) {
-      for (const line of problems) ctx.stderr.write(`hermes-janitor: ${line}\n`);
-      for (const f of failed) ctx.stderr.write(`${reapLine('failed', f, whenOf(f), showHost)}\n`);
-    }
-    // What was removed before an engine went away mid-sweep is still reported.
-    const anything = removed.length + stopped.length + kept.length + failed.length > 0;
-    if (!opts.quiet && (anything || !across.hosts.every((h) => !h.reachable))) {
-      for (const r of removed) ctx.stdout.write(`${reapLine(dryRun ? 'Would remove' : 'removed', r, whenOf(r), showHost)}\n`);
-      for (const r of stopped) ctx.stdout.write(`${reapLine(dryRun ? 'Would stop' : 'stopped', r, whenOf(r), showHost)}\n`);
-      const scope = selection.profile === null ? 'all profiles' : `profile ${selection.profile}`;
-      ctx.stdout.write(
-        `${dryRun ? 'Would remove' : 'Removed'} ${removed.length}, ${dryRun ? 'would stop' : 'stopped'} ${stopped.length}, kept ${kept.length}, failed ${failed.length} (threshold ${policy.thresholdSeconds} s, ${scope}${dryRun ? ', dry run' : ''}).\n`,
-      );
-    }
-    const firstProblem = problems[0] ?? (failed[0] ? `${failed.length} removal(s) or stop(s) failed, first: ${failed[0].id.slice(0, 12)}: ${failed[0].error}` : null);
-    return failOpen(opts, ctx, code, firstProblem);
+    return await sweepAndReport(run, record);
   } finally {
     await Promise.all(locks.map((l) => l.release()));
   }
 }
 
-/** With --fail-open, failures and engine problems exit 0 with at most one line on stderr (none with --quiet). */
-function failOpen(opts: ReapOptions, ctx: Context, code: number, problem: string | null): number {
+/** The policy's inputs from a plan: what its dry run used, unless the flag is given again (then it must agree). */
+function withPlan(opts: ReapOptions, plan: ReapPlan): ReapOptions {
+  return {
+    ...opts,
+    lifetime: plan.lifetimeSeconds,
+    ...(plan.idleAfterSeconds !== undefined ? { idleAfter: plan.idleAfterSeconds * 1000 } : {}),
+    ...(plan.stopIdle !== undefined && opts.stopIdle === undefined ? { stopIdle: plan.stopIdle } : {}),
+    ...(plan.idleMaxProcesses !== undefined ? { idleMaxProcesses: plan.idleMaxProcesses } : {}),
+  };
+}
+
+/** The sweep of every engine, what follows it (stamps, the plan file, metrics), and the report. */
+async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> {
+  const { opts, targets, plan, policy, dryRun, reporter } = run;
+  const engines = await connectEngines(targets.endpoints);
+  await reporter.sweepStarting(dryRun ? 'Checking' : 'Reaping');
+  const across = await acrossEngines(engines, (engine) =>
+    reap({
+      engine, selection: targets.selection, thresholdSeconds: policy.thresholdSeconds, asOf: policy.asOf, concurrency: opts.concurrency,
+      dryRun, keepVolumes: run.keepVolumes, idle: policy.idle,
+      ...(plan ? { onlyIds: new Set(planned(plan).filter((c) => c.host === engine.host).map((c) => c.id)) } : {}),
+      ...(run.signal ? { signal: run.signal } : {}),
+      onEvent: (ev) => reporter.sweepEvent(ev),
+    }),
+  );
+  const removed = across.results.flatMap((r) => r.removed).sort(byHostAndName);
+  const stopped = across.results.flatMap((r) => r.stopped).sort(byHostAndName);
+  const failed = across.results.flatMap((r) => r.failed).sort(byHostAndName);
+  const kept = across.results.flatMap((r) => r.kept);
+  if (plan) kept.push(...plannedButGone(run, across, [removed, stopped, kept, failed].flat()));
+  kept.sort(byHostAndName);
+  await recordSweep(run, across);
+  if (opts.planOut) await writePlan(run, engines.map((e) => e.host), { removed, stopped });
+
+  const code = sweepExitCode(across, failed.length);
+  record.success = code === ExitCode.OK;
+  // An engine that could not be reached has no counts (absent series, not zeros).
+  const reached = across.results.flatMap((result, i) => (across.hosts[i]!.reachable ? [{ host: engines[i]!.host, result }] : []));
+  record.counts = countsByEngineAndProfile(reached, targets.selection.profile, dryRun);
+  const report: ReapReport = {
+    dryRun, asOf: policy.asOf, thresholdSeconds: policy.thresholdSeconds, profile: targets.selection.profile, stopIdle: policy.stopIdle,
+    idleAfterSeconds: policy.idleAfterSeconds, removed, stopped, kept, failed, hosts: across.hosts, timedOut: across.timedOut,
+    timeoutSeconds: opts.timeout / 1000, warnings: [...new Set(across.results.flatMap((r) => r.warnings))],
+    ...(opts.planOut ? { planOut: opts.planOut } : {}), failOpen: Boolean(opts.failOpen),
+  };
+  await reporter.reapResult(report);
   if (!opts.failOpen || code === ExitCode.OK) return code;
-  if (!opts.quiet && problem && !opts.json && opts.logFormat === 'text') ctx.stderr.write(`hermes-janitor: ${problem} (--fail-open: exit 0)\n`);
+  const firstFailure = failed[0] ? `${failed.length} removal(s) or stop(s) failed, first: ${failed[0].id.slice(0, 12)}: ${failed[0].error}` : null;
+  reporter.failOpen(reapProblems(report)[0] ?? firstFailure);
   return ExitCode.OK;
+}
+
+const planned = (plan: ReapPlan) => [...plan.containers, ...(plan.stops ?? [])];
+
+/** Planned containers the engine no longer lists have gone (or stopped being removable candidates). */
+function plannedButGone(run: ReapRun, across: AcrossEngines<ReapResult>, reported: SweepEntry[]): KeptEntry[] {
+  const seen = new Set(reported.map((e) => e.id));
+  const out: KeptEntry[] = [];
+  across.results.forEach((r, i) => {
+    if (r.interrupted) return;
+    const host = across.hosts[i]!.host;
+    for (const c of planned(run.plan!).filter((x) => x.host === host && !seen.has(x.id))) {
+      const k: KeptEntry = {
+        id: c.id, name: c.name, profile: run.targets.selection.profile, state: 'gone', finishedAt: '', ageSeconds: null, host: c.host, rule: null, reason: 'gone',
+      };
+      out.push(k);
+      run.reporter.sweepEvent({ type: 'kept', entry: k });
+    }
+  });
+  return out;
+}
+
+/** Stamps every engine whose sweep ran to its end (failures included), unless a dry run or a plan. */
+async function recordSweep(run: ReapRun, across: AcrossEngines<ReapResult>): Promise<void> {
+  if (run.dryRun || run.plan) return;
+  const { home, selection, endpoints } = run.targets;
+  const now = run.ctx.now();
+  await Promise.all(
+    across.results.map(async (r, i) => {
+      if (r.interrupted) return;
+      await writeStamp(stampPath(home.home, stampKey(endpoints[i]!), selection), now, across.hosts[i]!.host, selection).catch((err) => {
+        if (!run.opts.quiet) run.ctx.stderr.write(`hermes-janitor: warning: cannot record the sweep stamp (${errorMessage(err)})\n`);
+      });
+    }),
+  );
+}
+
+/** `--plan-out FILE`: the exact ids the dry run would remove and stop, with engine, selection and policy. */
+async function writePlan(run: ReapRun, hosts: string[], found: { removed: SweepEntry[]; stopped: SweepEntry[] }): Promise<void> {
+  const { policy, targets } = run;
+  const doc = buildPlan({
+    now: run.ctx.now(), asOf: policy.asOf, thresholdSeconds: policy.thresholdSeconds, lifetimeSeconds: policy.lifetimeSeconds,
+    hosts, selection: targets.selection, containers: found.removed, stops: found.stopped,
+    home: targets.home.home, stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds, keepVolumes: run.keepVolumes,
+    ...(policy.idleMaxProcesses !== undefined ? { idleMaxProcesses: policy.idleMaxProcesses } : {}),
+  });
+  await fs.writeFile(run.opts.planOut!, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600 }).catch((err: NodeJS.ErrnoException) => {
+    throw new JanitorError(`cannot write plan ${run.opts.planOut} (${err.code ?? err.message})`, ExitCode.FAILED);
+  });
 }

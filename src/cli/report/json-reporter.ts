@@ -1,0 +1,40 @@
+/** `--json`: exactly one JSON document on stdout, whatever happened (`reap`; `watch` refuses `--json`). */
+import type { Context } from '../../context.js';
+import { writeJson } from '../shared.js';
+import type { Notice, ReapReport, Reporter } from './reporter.js';
+
+export class JsonReporter implements Reporter {
+  constructor(private readonly ctx: Context) {}
+
+  async sweepStarting(): Promise<void> {}
+
+  sweepEvent(): void {}
+
+  notice(n: Notice): void {
+    switch (n.kind) {
+      case 'skipped-fresh':
+        return writeJson(this.ctx, { skipped: 'fresh', oncePerSeconds: n.oncePerSeconds, hosts: n.hosts });
+      case 'background':
+        return writeJson(this.ctx, { background: true, pid: n.pid, log: n.log });
+      case 'disabled':
+        return writeJson(this.ctx, { disabled: true, reason: n.reason });
+      case 'locked':
+        return writeJson(this.ctx, { skipped: 'locked', ...(n.timedOut ? { timedOut: true } : {}), holder: n.holder, hosts: n.hosts });
+      default:
+        return; // watch's notices: watch has no --json
+    }
+  }
+
+  async reapResult(r: ReapReport): Promise<void> {
+    writeJson(this.ctx, {
+      dryRun: r.dryRun, asOf: r.asOf.toISOString(), thresholdSeconds: r.thresholdSeconds, profile: r.profile,
+      stopIdle: r.stopIdle, idleAfterSeconds: r.idleAfterSeconds,
+      removed: r.removed, stopped: r.stopped, kept: r.kept, failed: r.failed, hosts: r.hosts, timedOut: r.timedOut,
+      ...(r.planOut ? { planOut: r.planOut } : {}), ...(r.warnings.length ? { warnings: r.warnings } : {}),
+    });
+  }
+
+  watchEvent(): void {}
+
+  failOpen(): void {}
+}

@@ -1,0 +1,112 @@
+/**
+ * `--log-format json`: one JSON object per line on stdout, each with an ISO-8601 `time` and an `event`, for
+ * journald and log shippers. `watch --quiet` keeps only failures and changes of engine state.
+ */
+import type { Context } from '../../context.js';
+import type { SweepEvent } from '../../reaper/sweep.js';
+import type { WatchEvent } from '../../watch/engine-watcher.js';
+import type { Notice, ReapReport, Reporter } from './reporter.js';
+import { WatchNews } from './watch-news.js';
+
+/** One NDJSON line. */
+export function ndjsonEvent(ctx: Context, event: string, fields: Record<string, unknown>): void {
+  ctx.stdout.write(`${JSON.stringify({ time: ctx.now().toISOString(), event, ...fields })}\n`);
+}
+
+/** The line of a sweep's decision (`list` says `container` for each). */
+export function sweepEventToNdjson(ctx: Context, ev: SweepEvent, extra: Record<string, unknown> = {}): void {
+  switch (ev.type) {
+    case 'removed':
+      return ndjsonEvent(ctx, ev.dryRun ? 'would-remove' : 'removed', { ...ev.entry, ...extra });
+    case 'stopped':
+      return ndjsonEvent(ctx, ev.dryRun ? 'would-stop' : 'stopped', { ...ev.entry, ...extra });
+    case 'kept':
+    case 'failed':
+      return ndjsonEvent(ctx, ev.type, { ...ev.entry, ...extra });
+    case 'listed':
+      return ndjsonEvent(ctx, 'container', { ...ev.entry, ...extra });
+    case 'candidates':
+      return;
+  }
+}
+
+export class NdjsonReporter implements Reporter {
+  private readonly news = new WatchNews();
+  constructor(private readonly ctx: Context, private readonly quiet: boolean) {}
+
+  private emit(event: string, fields: Record<string, unknown>): void {
+    ndjsonEvent(this.ctx, event, fields);
+  }
+
+  async sweepStarting(): Promise<void> {}
+
+  sweepEvent(ev: SweepEvent): void {
+    sweepEventToNdjson(this.ctx, ev);
+  }
+
+  notice(n: Notice): void {
+    switch (n.kind) {
+      case 'skipped-fresh':
+        return this.emit('skipped', { skipped: 'fresh', hosts: n.hosts });
+      case 'background':
+        if (!this.quiet) this.ctx.stderr.write(`hermes-janitor: reaping in the background (pid ${n.pid}); log: ${n.log}\n`);
+        return;
+      case 'disabled':
+        return this.emit('disabled', { disabled: true, reason: n.reason });
+      case 'locked':
+        return this.emit('skipped', { skipped: 'locked', ...(n.timedOut ? { timedOut: true } : {}), holder: n.holder });
+      case 'waiting-for-lock':
+        return this.emit('waiting-for-lock', { host: n.host, holder: n.holder });
+      case 'metrics':
+        return this.emit('metrics', { url: n.url });
+      case 'started': {
+        const { kind: _, ...fields } = n;
+        return this.emit('started', fields);
+      }
+      case 'stopping':
+        return this.emit('stopping', { signal: n.signal });
+      case 'shutdown':
+        return this.emit('shutdown', { tracked: n.tracked });
+    }
+  }
+
+  async reapResult(r: ReapReport): Promise<void> {
+    for (const w of r.warnings) this.emit('warning', { message: w });
+    this.emit('summary', {
+      dryRun: r.dryRun, asOf: r.asOf.toISOString(), thresholdSeconds: r.thresholdSeconds, profile: r.profile,
+      stopIdle: r.stopIdle, idleAfterSeconds: r.idleAfterSeconds,
+      removed: r.removed.length, stopped: r.stopped.length, kept: r.kept.length, failed: r.failed.length, hosts: r.hosts,
+      timedOut: r.timedOut,
+    });
+  }
+
+  watchEvent(ev: WatchEvent): void {
+    if (this.quiet && ev.type !== 'failed' && ev.type !== 'engine') return;
+    switch (ev.type) {
+      case 'sweep':
+        for (const w of this.news.freshWarnings(ev.warnings)) this.emit('warning', { message: w });
+        return this.emit('sweep', {
+          host: ev.host, removed: ev.removed, stopped: ev.stopped, kept: ev.kept, failed: ev.failed, tracked: ev.tracked,
+          durationSeconds: ev.durationMs / 1000, interrupted: ev.interrupted, ...(ev.warnings.length ? { warnings: ev.warnings } : {}),
+        });
+      case 'deadline-check':
+        for (const w of this.news.freshWarnings(ev.warnings)) this.emit('warning', { message: w });
+        return;
+      case 'kept':
+        if (!this.news.keptIsNews(ev)) return;
+        return sweepEventToNdjson(this.ctx, ev, { trigger: ev.trigger });
+      case 'removed':
+      case 'stopped':
+      case 'failed':
+        return sweepEventToNdjson(this.ctx, ev, { trigger: ev.trigger });
+      case 'engine':
+        return this.emit('engine', {
+          host: ev.host, state: ev.state, error: ev.error ?? null, ...(ev.retryInMs !== undefined ? { retryInSeconds: ev.retryInMs / 1000 } : {}),
+        });
+      case 'event':
+        return;
+    }
+  }
+
+  failOpen(): void {}
+}

@@ -1,0 +1,87 @@
+/**
+ * What the engine commands (`reap`, `watch`) tell their caller, and the one place the output format is chosen:
+ * text (for people), quiet (failures only), JSON (`--json`: one document) or NDJSON (`--log-format json`: one line
+ * per event). The commands parse, run and hand what happened to the reporter; the reporter alone writes.
+ */
+import type { LockRecord } from '../../adapters/file-lock.js';
+import type { Context } from '../../context.js';
+import type { HostOutcome } from '../../reaper/run.js';
+import type { FailedEntry, KeptEntry, StoppedEntry, SweepEntry, SweepEvent } from '../../reaper/sweep.js';
+import type { WatchEvent } from '../../watch/engine-watcher.js';
+
+/** An engine a run did not contact: whether it is reachable is not known (`reachable: null`). */
+export type NamedHost = { host: string; reachable: null; error: null };
+
+/** Something a run says that is not a container's verdict. */
+export type Notice =
+  /** `reap --once-per`: every stamp is fresh; nothing was done. */
+  | { kind: 'skipped-fresh'; oncePerSeconds: number; hosts: NamedHost[] }
+  /** `reap --background`: the run goes on in a detached process. */
+  | { kind: 'background'; pid: number | null; log: string }
+  /** The reaper switch is off (`what`: `nothing done`, `not watching`). */
+  | { kind: 'disabled'; reason: string; what: string }
+  /** `reap`: another run holds the reap lock of this home and engine (`timedOut`: `--wait` ran out). */
+  | { kind: 'locked'; host: string; holder: LockRecord | null; timedOut: boolean; hosts: NamedHost[]; failOpen: boolean }
+  /** `watch`: waits for the reap lock another run holds. */
+  | { kind: 'waiting-for-lock'; host: string; holder: LockRecord | null }
+  | { kind: 'metrics'; url: string }
+  | {
+      kind: 'started'; hosts: string[]; thresholdSeconds: number; profile: string | null; dryRun: boolean; stopIdle: boolean;
+      idleAfterSeconds: number; pid: number;
+    }
+  | { kind: 'stopping'; signal: NodeJS.Signals }
+  | { kind: 'shutdown'; tracked: number };
+
+/** The end of a `reap`: what it did, under which policy. */
+export interface ReapReport {
+  dryRun: boolean;
+  asOf: Date;
+  thresholdSeconds: number;
+  profile: string | null;
+  stopIdle: boolean;
+  idleAfterSeconds: number;
+  removed: SweepEntry[];
+  stopped: StoppedEntry[];
+  kept: KeptEntry[];
+  failed: FailedEntry[];
+  hosts: HostOutcome[];
+  timedOut: boolean;
+  /** `--timeout`, in seconds (for the "timed out" line). */
+  timeoutSeconds: number;
+  warnings: string[];
+  planOut?: string;
+  /** `--fail-open`: problems do not change the exit code, and text says the first one only. */
+  failOpen: boolean;
+}
+
+export interface Reporter {
+  /** A sweep begins (the spinner, for people at a terminal). */
+  sweepStarting(verb: string): Promise<void>;
+  /** A decision of a running sweep, as it is made. */
+  sweepEvent(ev: SweepEvent): void;
+  notice(n: Notice): void;
+  /** The end of a `reap`. */
+  reapResult(r: ReapReport): Promise<void>;
+  /** One of `watch`'s events, as it happens. */
+  watchEvent(ev: WatchEvent): void;
+  /** With `--fail-open`, the problem that left the exit code at 0 (text says it; the other formats carry it). */
+  failOpen(problem: string | null): void;
+}
+
+export type OutputFormat = 'text' | 'quiet' | 'json' | 'ndjson';
+
+/** The output format from the flags: `--json`, else `--log-format json`, else `--quiet`, else text. */
+export function outputFormat(opts: { json?: boolean | undefined; logFormat: 'text' | 'json'; quiet?: boolean | undefined }): OutputFormat {
+  if (opts.json) return 'json';
+  if (opts.logFormat === 'json') return 'ndjson';
+  return opts.quiet ? 'quiet' : 'text';
+}
+
+/** The reporter for the flags, chosen once per run. */
+export async function chooseReporter(ctx: Context, opts: { json?: boolean; logFormat: 'text' | 'json'; quiet?: boolean }): Promise<Reporter> {
+  const format = outputFormat(opts);
+  if (format === 'json') return new (await import('./json-reporter.js')).JsonReporter(ctx);
+  if (format === 'ndjson') return new (await import('./ndjson-reporter.js')).NdjsonReporter(ctx, Boolean(opts.quiet));
+  const { TextReporter } = await import('./text-reporter.js');
+  return new TextReporter(ctx, format === 'quiet');
+}

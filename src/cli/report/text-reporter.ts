@@ -1,0 +1,140 @@
+/**
+ * Output for people: one line per removed, stopped or failed container and a summary (`reap`), one timestamped
+ * line per action (`watch`), problems on stderr, and a spinner on stderr while a sweep runs at a terminal. Quiet
+ * (`--quiet`) keeps only failures, problems and changes of engine state.
+ */
+import type { Context } from '../../context.js';
+import type { SweepEntry, SweepEvent } from '../../reaper/sweep.js';
+import type { WatchEvent } from '../../watch/engine-watcher.js';
+import { holderText } from '../reap-locks.js';
+import { type Progress, hostProblems, reapLine, startProgress, whenOf } from '../render-containers.js';
+import type { Notice, ReapReport, Reporter } from './reporter.js';
+import { WatchNews } from './watch-news.js';
+
+export class TextReporter implements Reporter {
+  private progress: Progress | null = null;
+  private readonly news = new WatchNews();
+  /** Show each entry's engine (a run over several engines). */
+  private showHost = false;
+
+  constructor(private readonly ctx: Context, private readonly quiet: boolean) {}
+
+  /** A line on stderr, prefixed as every message of the CLI is. */
+  private say(text: string): void {
+    this.ctx.stderr.write(`hermes-janitor: ${text}\n`);
+  }
+
+  /** A timestamped line on stdout (watch); `always` also with --quiet. */
+  private line(text: string, always = false): void {
+    if (this.quiet && !always) return;
+    this.ctx.stdout.write(`${this.ctx.now().toISOString()} ${text}\n`);
+  }
+
+  private when(e: SweepEntry): string {
+    return whenOf(e);
+  }
+
+  async sweepStarting(verb: string): Promise<void> {
+    this.progress = await startProgress(this.ctx, !this.quiet, verb);
+  }
+
+  sweepEvent(ev: SweepEvent): void {
+    this.progress?.tick(ev);
+  }
+
+  notice(n: Notice): void {
+    switch (n.kind) {
+      case 'skipped-fresh':
+        return;
+      case 'background':
+        if (!this.quiet) this.say(`reaping in the background (pid ${n.pid}); log: ${n.log}`);
+        return;
+      case 'disabled':
+        if (!this.quiet) this.say(`${n.reason}; ${n.what}`);
+        return;
+      case 'locked':
+        if (n.timedOut && !(this.quiet && n.failOpen)) this.say(`timed out waiting for another reap of ${n.host} (${holderText(n.holder)})`);
+        else if (!this.quiet) this.say(`another reap is running for this home on ${n.host} (${holderText(n.holder)}); skipped`);
+        return;
+      case 'waiting-for-lock':
+        return this.line(`waiting for the reap lock of ${n.host}, held by ${holderText(n.holder)}`);
+      case 'metrics':
+        return this.line(`metrics on ${n.url}/metrics, health on ${n.url}/healthz`);
+      case 'started': {
+        this.showHost = n.hosts.length > 1;
+        const scope = n.profile === null ? 'all profiles' : `profile ${n.profile}`;
+        const idle = n.stopIdle ? `stops sandboxes idle ${n.idleAfterSeconds} s` : 'idle sandboxes not stopped';
+        return this.line(`watching ${n.hosts.join(', ')} (threshold ${n.thresholdSeconds} s, ${idle}, ${scope}${n.dryRun ? ', dry run' : ''})`);
+      }
+      case 'stopping':
+        return this.line(`stopping (${n.signal})`);
+      case 'shutdown':
+        return this.line(`stopped (${n.tracked} container(s) were awaiting their deadline)`);
+    }
+  }
+
+  async reapResult(r: ReapReport): Promise<void> {
+    this.progress?.stop();
+    const { ctx } = this;
+    const showHost = r.hosts.length > 1;
+    if (!this.quiet) for (const w of r.warnings) this.say(`warning: ${w}`);
+    if (!r.failOpen) {
+      for (const p of reapProblems(r)) this.say(p);
+      for (const f of r.failed) ctx.stderr.write(`${reapLine('failed', f, this.when(f), showHost)}\n`);
+    }
+    if (this.quiet) return;
+    // What was removed before an engine went away mid-sweep is still reported.
+    const anything = r.removed.length + r.stopped.length + r.kept.length + r.failed.length > 0;
+    if (!anything && r.hosts.every((h) => !h.reachable)) return;
+    for (const e of r.removed) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would remove' : 'removed', e, this.when(e), showHost)}\n`);
+    for (const e of r.stopped) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would stop' : 'stopped', e, this.when(e), showHost)}\n`);
+    const scope = r.profile === null ? 'all profiles' : `profile ${r.profile}`;
+    ctx.stdout.write(
+      `${r.dryRun ? 'Would remove' : 'Removed'} ${r.removed.length}, ${r.dryRun ? 'would stop' : 'stopped'} ${r.stopped.length}, ` +
+        `kept ${r.kept.length}, failed ${r.failed.length} (threshold ${r.thresholdSeconds} s, ${scope}${r.dryRun ? ', dry run' : ''}).\n`,
+    );
+  }
+
+  watchEvent(ev: WatchEvent): void {
+    switch (ev.type) {
+      case 'sweep':
+      case 'deadline-check':
+        if (!this.quiet) for (const w of this.news.freshWarnings(ev.warnings)) this.ctx.stderr.write(`${this.ctx.now().toISOString()} warning: ${w}\n`);
+        if (ev.type === 'sweep') {
+          this.line(
+            `swept ${ev.host}: removed ${ev.removed}, stopped ${ev.stopped}, kept ${ev.kept}, failed ${ev.failed}; ` +
+              `${ev.tracked} awaiting their deadline or idle check (${(ev.durationMs / 1000).toFixed(2)} s)`,
+          );
+        }
+        return;
+      case 'removed':
+        return this.line(reapLine(ev.dryRun ? 'Would remove' : 'removed', ev.entry, this.when(ev.entry), this.showHost));
+      case 'stopped':
+        return this.line(reapLine(ev.dryRun ? 'Would stop' : 'stopped', ev.entry, this.when(ev.entry), this.showHost));
+      case 'failed':
+        this.ctx.stderr.write(`${this.ctx.now().toISOString()} ${reapLine('failed', ev.entry, this.when(ev.entry), this.showHost)}\n`);
+        return;
+      case 'kept':
+        if (this.quiet || !this.news.keptIsNews(ev) || ev.entry.idleReason !== 'in-use') return;
+        return this.line(reapLine('kept', ev.entry, `in use: ${ev.entry.processes} processes`, this.showHost));
+      case 'engine':
+        if (ev.state === 'connected') return this.line(`engine ${ev.host}: connected`, true);
+        if (ev.state === 'disconnected') {
+          const retry = (ev.retryInMs ?? 0) / 1000;
+          return this.line(`engine ${ev.host}: disconnected (${ev.error ?? 'unknown error'}); retrying in ${retry}s and then with backoff up to 30s`, true);
+        }
+        return;
+      case 'event':
+        return;
+    }
+  }
+
+  failOpen(problem: string | null): void {
+    if (!this.quiet && problem) this.say(`${problem} (--fail-open: exit 0)`);
+  }
+}
+
+/** The run-wide problems of a reap: engines that could not be reached, a run cut off by `--timeout`. */
+export function reapProblems(r: Pick<ReapReport, 'hosts' | 'timedOut' | 'timeoutSeconds'>): string[] {
+  return [...hostProblems(r.hosts), ...(r.timedOut ? [`timed out after --timeout ${r.timeoutSeconds}s; stopped early`] : [])];
+}
