@@ -3,6 +3,7 @@ import type { Context } from '../context.js';
 import { type HermesHome, resolveHermesHome } from '../core/hermes-home.js';
 import { ValueError } from '../core/parse-args.js';
 import { UsageError } from '../errors.js';
+import { type OptionDecl, commanderFlags } from './option-table.js';
 
 /** What a command's action leaves behind for main(). */
 export interface RunState {
@@ -31,6 +32,15 @@ export function optionParser<T>(parse: (raw: string) => T): (raw: string) => T {
       throw err;
     }
   };
+}
+
+/** Registers declared options (see option-table.ts) on a command, with their value parsers. */
+export function addOptions(cmd: Command, decls: readonly OptionDecl[]): Command {
+  for (const d of decls) {
+    if (d.parse) cmd.option(commanderFlags(d), d.description, optionParser(d.parse));
+    else cmd.option(commanderFlags(d), d.description);
+  }
+  return cmd;
 }
 
 /** Appends to a repeatable option's list. */

@@ -31,7 +31,7 @@ const DENY = (tool: string, n: number) =>
   `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: `${tool} called ${n} times in a row with identical arguments; try a different approach` } })}\n`;
 
 before(() => {
-  assert.ok(existsSync(path.join(REPO, 'dist', 'cli', 'hook-input.js')), "the CLI is not built: run 'npm run build' (or 'npx tsc -p tsconfig.json') first");
+  assert.ok(existsSync(path.join(REPO, 'dist', 'fast-path.cjs')), "the CLI is not built: run 'npm run build' (or 'npx tsc -p tsconfig.json') first");
 });
 after(tmp.cleanup);
 

@@ -2,11 +2,9 @@ import type { Command } from 'commander';
 import type { ToolLoopSessionStatus } from '../../breakers/tool-loop.js';
 import type { Context } from '../../context.js';
 import { ExitCode, errorMessage } from '../../errors.js';
-import { parseWholeNumber } from '../../core/parse-args.js';
-import { COUNT_FLAG_MIN, type CountFlag, runToolLoopHook } from '../hook-input.js';
-import { type RunState, action, homeFrom, optionParser, requireVerb, warn, writeJson } from '../shared.js';
-
-const count = (flag: CountFlag) => optionParser((raw: string) => parseWholeNumber(raw, flag, COUNT_FLAG_MIN[flag]));
+import { TOOL_LOOP_POST_OPTIONS, TOOL_LOOP_PRE_OPTIONS } from '../hook-options.js';
+import { runToolLoopHook } from '../run-tool-loop-hook.js';
+import { type RunState, action, addOptions, homeFrom, requireVerb, warn, writeJson } from '../shared.js';
 
 const HELP = `
 pre and post are hooks: they read the hook JSON on stdin, always exit 0 and print
@@ -34,23 +32,17 @@ export function register(program: Command, ctx: Context, state: RunState): void 
 
   const dirOf = async (c: Command) => (await import('../../breakers/tool-loop.js')).defaultToolLoopDir(homeFrom(c, ctx).home);
 
-  cmd
-    .command('pre')
-    .description('PreToolUse hook: deny the call that would make --threshold identical calls in a row')
-    .option('--threshold <n>', 'identical consecutive calls that are denied, an integer >= 2 (default 5)', count('--threshold'))
-    .option('--json', 'print one JSON document describing the decision and the history')
+  addOptions(cmd.command('pre').description('PreToolUse hook: deny the call that would make --threshold identical calls in a row'), TOOL_LOOP_PRE_OPTIONS)
     .action(
       action(state, async (o: { threshold?: number; json?: boolean }, c: Command) =>
         runToolLoopHook(ctx, { event: 'pre', home: homeFrom(c, ctx).home, threshold: o.threshold, json: o.json === true }),
       ),
     );
 
-  cmd
-    .command('post')
-    .description('PostToolUse hook: tell the model to change strategy after --failure-threshold failures of a tool in a row')
-    .option('--failure-threshold <n>', 'consecutive failures of one tool that are reported, an integer >= 1 (default 5)', count('--failure-threshold'))
-    .option('--json', 'print one JSON document describing the decision and the history')
-    .action(
+  addOptions(
+    cmd.command('post').description('PostToolUse hook: tell the model to change strategy after --failure-threshold failures of a tool in a row'),
+    TOOL_LOOP_POST_OPTIONS,
+  ).action(
       action(state, async (o: { failureThreshold?: number; json?: boolean }, c: Command) =>
         runToolLoopHook(ctx, { event: 'post', home: homeFrom(c, ctx).home, failureThreshold: o.failureThreshold, json: o.json === true }),
       ),
