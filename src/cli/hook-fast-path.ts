@@ -17,15 +17,25 @@ export interface FastPathOptions {
 }
 
 type Options = Map<string, unknown>;
+/** An option's parsed value (typed by its declaration in hook-options.ts). */
+const get = <T>(o: Options, flag: string) => o.get(flag) as T | undefined;
 type Runner = (ctx: Context, home: string, o: Options, stdinFd: number | undefined) => Promise<number>;
 
 const RUNNERS: Record<HookFormName, Runner> = {
   'stop-hook': (ctx, home, o, stdinFd) =>
-    runStopHook(ctx, { home, marker: o.get('--marker') as string | undefined, maxBlocks: o.get('--max-blocks') as number | undefined, json: o.has('--json'), stdinFd }),
+    runStopHook(ctx, { home, marker: get(o, '--marker'), maxBlocks: get(o, '--max-blocks'), dialect: get(o, '--dialect'), json: o.has('--json'), stdinFd }),
   'tool-loop pre': (ctx, home, o, stdinFd) =>
-    runToolLoopHook(ctx, { event: 'pre', home, threshold: o.get('--threshold') as number | undefined, json: o.has('--json'), stdinFd }),
+    runToolLoopHook(ctx, {
+      event: 'pre',
+      home,
+      threshold: get(o, '--threshold'),
+      cycleThreshold: get(o, '--cycle-threshold'),
+      dialect: get(o, '--dialect'),
+      json: o.has('--json'),
+      stdinFd,
+    }),
   'tool-loop post': (ctx, home, o, stdinFd) =>
-    runToolLoopHook(ctx, { event: 'post', home, failureThreshold: o.get('--failure-threshold') as number | undefined, json: o.has('--json'), stdinFd }),
+    runToolLoopHook(ctx, { event: 'post', home, failureThreshold: get(o, '--failure-threshold'), dialect: get(o, '--dialect'), json: o.has('--json'), stdinFd }),
 };
 
 /** Runs a plain hook invocation without commander; undefined (nothing read) when argv is not one. */

@@ -25,7 +25,7 @@ const COMMANDS: CommandEntry[] = [
   { name: 'stop-hook', summary: 'Stop hook: keep a multi-step run going, never spin forever', load: () => import('./commands/stop-hook.js') },
   { name: 'status', summary: 'engines, containers, janitor state and breakers on one screen (read-only)', load: () => import('./commands/status.js') },
   { name: 'shell-init', summary: 'print the shell start-up snippet (bash, zsh, fish)', load: () => import('./commands/shell-init.js') },
-  { name: 'tool-loop', summary: 'PreToolUse/PostToolUse hooks: stop repeated or failing tool calls', load: () => import('./commands/tool-loop.js') },
+  { name: 'tool-loop', summary: 'tool-call hooks: stop repeated, cycling or failing tool calls', load: () => import('./commands/tool-loop.js') },
 ];
 
 /** The first word of argv that is not an option: the subcommand to load. */

@@ -3,6 +3,7 @@
  * answer. Always exits 0 (fail open) and keeps stdout for the harness. Loaded by the fast path: no commander here.
  */
 import type { Context } from '../context.js';
+import type { Dialect } from '../core/hook-dialects.js';
 import { ENV_MAX_STOP_BLOCKS } from '../defaults.js';
 import { ExitCode, errorMessage } from '../errors.js';
 import { hookWarn, writeLine } from './hook-stdio.js';
@@ -16,8 +17,10 @@ export interface StopHookRun {
   home: string;
   /** `--marker` */
   marker?: string;
-  /** `--max-blocks`; else `$HERMES_JANITOR_MAX_STOP_BLOCKS`; else 5. */
+  /** `--max-blocks`; else `$HERMES_JANITOR_MAX_STOP_BLOCKS`; else the dialect's default (see `defaultMaxBlocks`). */
   maxBlocks?: number;
+  /** `--dialect`; else recognised from the input. */
+  dialect?: Dialect;
   /** `--json` */
   json?: boolean;
   /** Read the input from this file descriptor rather than `ctx.stdin` (see {@link readHookInputFd}). */
@@ -39,18 +42,15 @@ export async function maxBlocksFromEnv(env: Context['env'], warnings: string[]):
   }
 }
 
-/** The Stop hook: reads the input, decides, prints the answer. Always returns 0. */
+/** The Stop hook: reads the input, decides, prints the answer in the input's dialect. Always returns 0. */
 export async function runStopHook(ctx: Context, run: StopHookRun): Promise<number> {
   const warnings: string[] = [];
   try {
     const reading = readInput(ctx, run.stdinFd); // meanwhile, the breaker loads
-    const { createStopHook, defaultMarkerPath, DEFAULT_MAX_BLOCKS, HARNESS_BLOCK_CAP } = await import('../breakers/stop-hook.js');
-    const maxBlocks = run.maxBlocks ?? (await maxBlocksFromEnv(ctx.env, warnings)) ?? DEFAULT_MAX_BLOCKS;
-    if (maxBlocks >= HARNESS_BLOCK_CAP) {
-      warnings.push(`max blocks ${maxBlocks} is not below the harness's own cap of about ${HARNESS_BLOCK_CAP}; it may end the turn first`);
-    }
+    const { createStopHook, defaultMarkerPath } = await import('../breakers/stop-hook.js');
+    const maxBlocks = run.maxBlocks ?? (await maxBlocksFromEnv(ctx.env, warnings));
     const marker = run.marker !== undefined ? resolvePathArg(ctx, run.marker) : defaultMarkerPath(run.home);
-    const hook = createStopHook({ marker, maxBlocks, now: () => ctx.now() });
+    const hook = createStopHook({ marker, maxBlocks, dialect: run.dialect, now: () => ctx.now() });
     const input = await reading;
     const result =
       input.problem !== undefined
@@ -58,15 +58,15 @@ export async function runStopHook(ctx: Context, run: StopHookRun): Promise<numbe
         : await hook.decide(input.payload as Parameters<typeof hook.decide>[0]);
     warnings.push(...result.warnings);
     for (const w of warnings) hookWarn(ctx, `stop-hook: ${w}`);
+    const r = result as Partial<Awaited<ReturnType<typeof hook.decide>>>;
     if (run.json) {
-      const state = 'marker' in result ? (result.marker ?? null) : null;
-      writeLine(ctx, { hook: 'stop', action: result.action, why: result.why, output: ('output' in result && result.output) || null, marker, state, maxBlocks, warnings }, true);
-    } else if ('output' in result && result.output) {
-      writeLine(ctx, result.output, false);
+      const doc = { hook: 'stop', action: result.action, why: result.why, output: r.output ?? null, marker, state: r.marker ?? null };
+      writeLine(ctx, { ...doc, maxBlocks: r.maxBlocks ?? hook.maxBlocks, dialect: r.dialect ?? null, warnings }, true);
+    } else if (r.output) {
+      writeLine(ctx, r.output, false);
     }
   } catch (err) {
     hookWarn(ctx, `stop-hook: internal error: ${errorMessage(err)}; allowing the stop`);
   }
   return ExitCode.OK;
 }
-

@@ -20,7 +20,10 @@ export const EXIT_CODES_HELP = `Exit codes:
               2 bad usage or input; 3 engine unreachable or run timed out
   status:     0 nothing needs attention; 1 something does; 2 usage error; 3 engine unreachable
   breakers:   0 proceed; 1 tripped (the caller should hold back); 2 usage error
-              (internal and I/O errors fail open: exit 0 with a warning on stderr)`;
+              (internal and I/O errors fail open: exit 0 with a warning on stderr)
+  hooks:      0 (the answer, if any, on stdout); 2 usage error, or the answer itself where
+              the agent's only channel is exit 2 with the text on stderr (tool-loop post
+              for Copilot CLI's postToolUseFailure)`;
 
 /** Wraps a pure value parser as a commander option parser (one-line "invalid argument" errors, exit 2). */
 export function optionParser<T>(parse: (raw: string) => T): (raw: string) => T {

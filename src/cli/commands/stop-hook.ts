@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { StopHook, StopMarker } from '../../breakers/stop-hook.js';
 import type { Context } from '../../context.js';
+import type { Dialect } from '../../core/hook-dialects.js';
 import { ExitCode, UsageError, errorMessage } from '../../errors.js';
 import { STOP_HOOK_OPTIONS, countParser } from '../hook-options.js';
 import { resolvePathArg } from '../path-arg.js';
@@ -12,16 +13,20 @@ const remaining = optionParser(countParser('--remaining'));
 interface StopHookOpts {
   marker?: string;
   maxBlocks?: number;
+  dialect?: Dialect;
   json?: boolean;
 }
 
 const HELP = `
-With no verb this is the Stop hook: it reads the hook JSON on stdin and prints
-{"decision": "block", "reason": ...} while a run marker says items remain, until
---max-blocks stops in a row pass with no progress (no heartbeat, 'remaining' not
-lower); then it lets the session stop with a systemMessage. It always exits 0 and
-lets the session stop on any problem (no marker, a bystander session, bad input,
-a marker it cannot save).
+With no verb this is the Stop hook: it reads the hook JSON on stdin and tells the
+agent to keep going ({"decision": "block", "reason": ...} for Claude Code) while a
+run marker says items remain, until --max-blocks stops in a row pass with no
+progress (no heartbeat, 'remaining' not lower); then it lets the session stop, with
+a systemMessage where the agent takes one. It always exits 0 and lets the session
+stop on any problem (no marker, a bystander session, bad input, a marker it
+cannot save). It speaks each agent's dialect (claude, codex, gemini, qwen, copilot,
+cursor, hermes), recognised from the input or given with --dialect; see the README
+for each agent's configuration.
 
 .claude/settings.json:
   {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "hermes-janitor stop-hook"}]}]}}
@@ -57,7 +62,7 @@ function opener(ctx: Context): Open {
     const { createStopHook, defaultMarkerPath } = await import('../../breakers/stop-hook.js');
     const marker = opts.marker !== undefined ? resolvePathArg(ctx, opts.marker) : defaultMarkerPath(home);
     for (const w of warnings) warn(ctx, `stop-hook: ${w}`);
-    return { hook: createStopHook({ marker, maxBlocks, now: () => ctx.now() }), opts };
+    return { hook: createStopHook({ marker, maxBlocks, dialect: opts.dialect, now: () => ctx.now() }), opts };
   };
 }
 
@@ -144,7 +149,8 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         if (verb !== undefined) {
           throw new UsageError(`unknown stop-hook verb '${verb}': use arm, heartbeat, disarm or status, or no verb for the Stop hook itself (see 'hermes-janitor stop-hook --help')`);
         }
-        return runStopHook(ctx, { home: homeFrom(c, ctx).home, marker: opts.marker, maxBlocks: opts.maxBlocks, json: opts.json === true });
+        const { marker, maxBlocks, dialect } = opts;
+        return runStopHook(ctx, { home: homeFrom(c, ctx).home, marker, maxBlocks, dialect, json: opts.json === true });
       }),
     );
   const open = opener(ctx);
