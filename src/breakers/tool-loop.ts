@@ -51,7 +51,9 @@ export interface ToolLoopStore {
 
 /**
  * Histories as files `<dir>/<sanitized id>-<hash>.json` (mode 0600, directory 0700): the session id is reduced to
- * `[A-Za-z0-9_-]` and suffixed with 16 hex digits of its SHA-256, so no id can name a path outside `dir`.
+ * `[A-Za-z0-9_-]` and suffixed with 16 hex digits of its SHA-256, so no id can name a path outside `dir`. Writes are
+ * atomic (a killed hook never leaves a torn file) but not flushed to disk: a history is a counter that a power loss
+ * may set back by one call, and flushing would cost every tool call a disk sync.
  */
 export class FileToolLoopStore implements ToolLoopStore {
   readonly location: string;
@@ -59,7 +61,7 @@ export class FileToolLoopStore implements ToolLoopStore {
     this.location = dir;
   }
   session(sessionId: string): StateStore {
-    return new FileStateStore(path.join(this.dir, sessionFileName(sessionId)));
+    return new FileStateStore(path.join(this.dir, sessionFileName(sessionId)), { durable: false });
   }
   async sessions(): Promise<StateStore[]> {
     let names: string[];
@@ -70,10 +72,10 @@ export class FileToolLoopStore implements ToolLoopStore {
       if (code === 'ENOENT' || code === 'ENOTDIR') return [];
       throw err;
     }
-    return names.filter((n) => SESSION_FILE_PATTERN.test(n)).sort().map((n) => new FileStateStore(path.join(this.dir, n)));
+    return names.filter((n) => SESSION_FILE_PATTERN.test(n)).sort().map((n) => new FileStateStore(path.join(this.dir, n), { durable: false }));
   }
   sweepRecord(): StateStore {
-    return new FileStateStore(path.join(this.dir, '.sweep.json'));
+    return new FileStateStore(path.join(this.dir, '.sweep.json'), { durable: false });
   }
 }
 

@@ -377,6 +377,15 @@ describe('tool-loop (built CLI)', () => {
   });
 });
 
+describe('start-up (built CLI)', () => {
+  it("loads the bundle with V8's code cache the build made for it (not rejected by this Node.js)", async () => {
+    const { loadFastPath } = (await import(path.join(REPO, 'bin', 'fast-path-loader.cjs'))) as { loadFastPath: () => { script: { cachedDataRejected?: boolean }; exports: Record<string, unknown> } };
+    const { script, exports } = loadFastPath();
+    assert.equal(script.cachedDataRejected, false);
+    assert.equal(typeof exports.runFastPath, 'function');
+  });
+});
+
 describe('hook dialects (built CLI)', () => {
   const fixture = (dialect: string, event: string) => FIXTURES.find((f) => f.dialect === dialect && f.reading.event === event)!;
   /** The i-th of several calls: the same input, its own call id where the dialect sends one. */
