@@ -46,12 +46,14 @@ const session = '9b2f6c1e-4d1a-4b8e-a7a2-3f7d2c1b0e55';
 interface Case {
   name: string;
   args: string[];
-  input?: string;
+  /** The hook input (a function: a fresh one per run, e.g. a new tool-call id). */
+  input?: string | (() => string);
   /** Run before each timed run (not timed). */
   prepare?: () => void;
 }
 
 const cli = (...args: string[]) => [BIN, ...args];
+let callNo = 0;
 const arm = () => {
   spawnSync(process.execPath, cli('stop-hook', 'arm', '--remaining', '7', '--owner', session), { env });
 };
@@ -72,6 +74,28 @@ const cases: Case[] = [
     }),
   },
   {
+    // A failure is counted once per call id, so each run reports a new call (every fifth one blocks).
+    name: 'tool-loop post (failure)',
+    args: cli('tool-loop', 'post'),
+    input: () =>
+      JSON.stringify({
+        session_id: session,
+        transcript_path: `${home}/transcript.jsonl`,
+        cwd: REPO,
+        hook_event_name: 'PostToolUseFailure',
+        tool_name: 'Bash',
+        tool_input: { command: 'npm test', description: 'Run the tests' },
+        tool_use_id: `toolu_${++callNo}`,
+        error: 'Command exited with code 1',
+      }),
+  },
+  {
+    // Another dialect: recognised from the input, answered in its shape (Copilot CLI's camelCase preToolUse).
+    name: 'tool-loop pre (copilot)',
+    args: cli('tool-loop', 'pre'),
+    input: JSON.stringify({ sessionId: session, timestamp: 1767225600000, cwd: REPO, toolName: 'bash', toolArgs: '{"command":"npm test"}' }),
+  },
+  {
     name: 'stop-hook (armed run: blocks)',
     args: cli('stop-hook'),
     input: JSON.stringify({ session_id: session, transcript_path: `${home}/transcript.jsonl`, cwd: REPO, hook_event_name: 'Stop', stop_hook_active: false }),
@@ -87,7 +111,8 @@ const cases: Case[] = [
 function timeOnce(c: Case): number {
   c.prepare?.();
   const start = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, c.args, { env, input: c.input ?? '', encoding: 'utf8' });
+  const input = typeof c.input === 'function' ? c.input() : (c.input ?? '');
+  const r = spawnSync(process.execPath, c.args, { env, input, encoding: 'utf8' });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   if (r.status !== 0) throw new Error(`${c.name} exited ${r.status}: ${r.stderr}`);
   return ms;

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 'use strict';
 // Thin entry. CommonJS on purpose (bin/package.json): hooks run on every tool call and shell start-up files on
-// every prompt, and a CommonJS entry plus one bundled file (dist/fast-path.cjs) starts much faster than the
-// ES module graph. When no fast path applies, the CLI proper (dist/cli/main.js) runs and decides the exit code.
+// every prompt, and a CommonJS entry plus one bundled file (dist/fast-path.cjs, loaded with its V8 code cache by
+// fast-path-loader.cjs) starts much faster than the ES module graph. When no fast path applies, the CLI proper
+// (dist/cli/main.js) runs and decides the exit code.
 const argv = process.argv.slice(2);
 
 function missingBuild(err) {
@@ -13,7 +14,7 @@ function missingBuild(err) {
 (async () => {
   let fast;
   try {
-    fast = require('../dist/fast-path.cjs');
+    fast = require('./fast-path-loader.cjs').loadFastPath().exports;
   } catch (err) {
     missingBuild(err);
   }

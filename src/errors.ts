@@ -7,6 +7,8 @@ export const ExitCode = {
   TRIPPED: 1,
   /** Bad usage or input. */
   USAGE: 2,
+  /** A hook's answer where the agent's only channel is exit 2 with the text on stderr (a decision, not an error). */
+  HOOK_ANSWER: 2,
   /** Engine unreachable, or the run timed out. */
   ENGINE: 3,
 } as const;

@@ -33,12 +33,20 @@ export { type HermesHome, type HomeInputs, resolveHermesHome } from './core/herm
 
 // ---- Agent loop breakers (hooks) ----------------------------------------------------------------------------
 
+/**
+ * The hook dialects the breakers speak (claude, codex, gemini, qwen, copilot, cursor, hermes): each decision is the
+ * same whatever the dialect; the input is read, and the answer written, in the agent's own shape.
+ */
+export { DIALECTS, type Dialect, recognizeDialect } from './core/hook-dialects.js';
+
 export {
   /** Stop-hook breaker: keeps a multi-step run going while items remain, but never spins forever. */
   createStopHook,
   /** `<home>/stop-hook/marker.json`. */
   defaultMarkerPath,
   DEFAULT_MAX_BLOCKS,
+  /** The default cap for a dialect: 5, or one below the host's own cap when that is lower (Cursor 4, hermes 2). */
+  defaultMaxBlocks,
   type StopHook,
   type StopHookInput,
   type StopHookOptions,
@@ -64,6 +72,7 @@ export {
   callSignature,
   /** Whether a tool response counts as a failure. */
   isFailure,
+  DEFAULT_CYCLE_THRESHOLD,
   DEFAULT_FAILURE_THRESHOLD,
   DEFAULT_REPEAT_THRESHOLD,
   SESSION_TTL_MS,

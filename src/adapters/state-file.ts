@@ -44,12 +44,19 @@ export class StateLockTimeout extends Error {
 export interface FileStateStoreOptions {
   /** How long an update waits for another process's update (default 5 s). */
   lockWaitMs?: number;
+  /**
+   * Flush each write to disk before it takes the state file's name (default true). False keeps writes atomic
+   * against a killed process but not against a power loss (the last update may be lost; the file is never torn
+   * by a crash of the writer): for state that is only a counter, where a hook's start-up time matters more.
+   */
+  durable?: boolean;
 }
 
 /** A state file: mode 0600, directories 0700, atomic writes, never following a symlink at its path. */
 export class FileStateStore implements StateStore {
   readonly location: string;
   private readonly lockWaitMs: number;
+  private readonly durable: boolean;
 
   constructor(
     readonly file: string,
@@ -57,6 +64,7 @@ export class FileStateStore implements StateStore {
   ) {
     this.location = file;
     this.lockWaitMs = opts.lockWaitMs ?? 5000;
+    this.durable = opts.durable ?? true;
   }
 
   // Synchronous I/O inside the async methods: a state file is small and local, and each thread-pool round trip
@@ -127,7 +135,7 @@ export class FileStateStore implements StateStore {
       try {
         fs.writeFileSync(fd, `${JSON.stringify(value)}\n`);
         // On disk before it takes the state file's name: a crash never leaves an empty or torn state file.
-        fs.fsyncSync(fd);
+        if (this.durable) fs.fsyncSync(fd);
       } finally {
         fs.closeSync(fd);
       }

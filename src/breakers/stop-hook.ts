@@ -4,22 +4,30 @@
  */
 import path from 'node:path';
 import { FileStateStore, type StateStore } from '../adapters/state-file.js';
+import { type HookAnswer, keepGoingAnswer, stopMessageAnswer } from '../core/hook-answers.js';
+import { type Dialect, dialectOf } from '../core/hook-dialects.js';
+import { readStop } from '../core/hook-readings.js';
 import {
   DEFAULT_MAX_BLOCKS,
+  type StopDecision,
+  type StopInput,
   type StopMarker,
   armMarker,
+  capWarning,
   decideStop,
+  defaultMaxBlocks,
   heartbeatMarker,
   parseMarker,
-  parseStopInput,
-  stopHookOutput,
 } from '../core/stop-hook.js';
 import { errorMessage } from '../errors.js';
 import { libraryHome } from './home.js';
 
-export { DEFAULT_MAX_BLOCKS, HARNESS_BLOCK_CAP, type StopMarker } from '../core/stop-hook.js';
+export { DEFAULT_MAX_BLOCKS, HARNESS_BLOCK_CAP, defaultMaxBlocks, type StopMarker } from '../core/stop-hook.js';
 
-/** The Stop hook's input, as Claude Code sends it. Every field is validated at run time. */
+/**
+ * A stop hook's input, in any dialect (Claude Code's `Stop` shown; Codex `Stop`, Gemini `AfterAgent`, Qwen `Stop`,
+ * Copilot `agentStop`, Cursor `stop`, hermes `pre_verify` too). Every field is validated at run time.
+ */
 export interface StopHookInput {
   session_id?: string;
   transcript_path?: string;
@@ -30,8 +38,11 @@ export interface StopHookInput {
   [field: string]: unknown;
 }
 
-/** What to print for the harness: a block, a message that lets the session stop, or nothing. */
-export type StopHookOutput = { decision: 'block'; reason: string } | { systemMessage: string };
+/**
+ * What to print for the harness, in its dialect's shape: a block (`{"decision": "block", "reason"}` for Claude
+ * Code), a message that lets the session stop (`{"systemMessage"}`), or nothing.
+ */
+export type StopHookOutput = Record<string, unknown>;
 
 /** Why a stop was decided the way it was. */
 export type StopHookWhy =
@@ -55,6 +66,10 @@ export interface StopHookResult {
   output?: StopHookOutput;
   /** The marker after the decision (as saved), or as read when it was left alone; undefined when there is none. */
   marker?: StopMarker;
+  /** The dialect the input was read in (undefined when none explains it). */
+  dialect?: Dialect;
+  /** The cap the decision used. */
+  maxBlocks?: number;
   /** One-line warnings (for stderr); empty when all went well. */
   warnings: string[];
 }
@@ -82,8 +97,13 @@ export interface StopHookOptions {
   profile?: string;
   /** Environment for the home resolution. Default: `process.env`. */
   env?: Record<string, string | undefined>;
-  /** Consecutive blocks without progress before a stop is let through (an integer >= 1; default 5). */
+  /**
+   * Consecutive blocks without progress before a stop is let through (an integer >= 1). Default: 5, or one below the
+   * host's own cap when that is lower (Cursor 4, hermes 2; see `defaultMaxBlocks`).
+   */
   maxBlocks?: number;
+  /** The dialect of the hook input. Default: recognised from each input. */
+  dialect?: Dialect;
   /** The clock. The stop-hook's rules do not depend on time; accepted so every breaker takes the same options. */
   now?: () => Date;
 }
@@ -92,6 +112,7 @@ export interface StopHookOptions {
 export interface StopHook {
   /** Where the marker lives (a path, or `memory:`). */
   readonly location: string;
+  /** The cap: as given, else the given dialect's default, else 5 (each decision reports the one it used). */
   readonly maxBlocks: number;
   /** Decides one stop. Never throws: any failure lets the session stop (fail open) with a warning. */
   decide(input: StopHookInput): Promise<StopHookResult>;
@@ -113,9 +134,123 @@ export function defaultMarkerPath(home: string): string {
   return path.join(home, 'stop-hook', 'marker.json');
 }
 
+/** A result with its answer: JSON on stdout, or exit 2 with text on stderr. */
+function withAnswer(result: StopHookResult, answer: HookAnswer | undefined): StopHookResult {
+  if (answer && 'stdout' in answer) result.output = answer.stdout;
+  return result;
+}
+
 function checkCount(value: number, what: string, min: number): number {
   if (!Number.isSafeInteger(value) || value < min) throw new RangeError(`${what} must be an integer >= ${min}, got ${value}`);
   return value;
+}
+
+/** A breaker's settings: where the marker lives, the cap given (if any) and the dialect given (if any). */
+interface HookSettings {
+  store: StateStore;
+  maxBlocks?: number;
+  dialect?: Dialect;
+}
+
+/** What deciding one stop works on: the input read in its dialect, the cap, and what the result starts from. */
+interface Stop {
+  dialect: Dialect;
+  input: StopInput;
+  limit: number;
+  base: { dialect: Dialect; maxBlocks: number; warnings: string[] };
+}
+
+async function readMarker(store: StateStore): Promise<{ marker?: StopMarker; problem?: string }> {
+  const read = await store.read();
+  if (read.value === undefined) return read.problem ? { problem: read.problem } : {};
+  const parsed = parseMarker(read.value);
+  return parsed.ok ? { marker: parsed.value } : { problem: `${parsed.problem} (${store.location})` };
+}
+
+/** The answer to print for a decision, in the input's dialect. */
+function answerFor(dialect: Dialect, decision: StopDecision): HookAnswer | undefined {
+  if (decision.action === 'block') return keepGoingAnswer(dialect, decision.reason);
+  if (decision.action === 'release') return stopMessageAnswer(dialect, decision.message);
+  return undefined;
+}
+
+/** Reads the input in its dialect, with the cap that applies; a result when the stop is not decided (bad input). */
+function readInput(s: HookSettings, payload: StopHookInput): Stop | StopHookResult {
+  const chosen = dialectOf(payload, s.dialect);
+  if ('problem' in chosen) return { action: 'allow', why: 'malformed-input', warnings: [`${chosen.problem}; allowing the stop`] };
+  const dialect = chosen.dialect;
+  const read = readStop(payload, dialect);
+  if (!read.ok) return { action: 'allow', why: 'malformed-input', dialect, warnings: [`${read.problem}; allowing the stop`] };
+  const limit = s.maxBlocks ?? defaultMaxBlocks(dialect);
+  const warning = s.maxBlocks === undefined ? undefined : capWarning(dialect, s.maxBlocks);
+  return { dialect, input: read.value, limit, base: { dialect, maxBlocks: limit, warnings: warning ? [warning] : [] } };
+}
+
+/** Decides again under the lock (concurrent stops and heartbeats are never lost) and saves the marker. */
+function decideAndSave(s: HookSettings, stop: Stop): Promise<StopHookResult> {
+  const { dialect, input, limit, base } = stop;
+  return s.store.update((current) => {
+    const parsed = current.value === undefined ? undefined : parseMarker(current.value);
+    const marker = parsed?.ok ? parsed.value : undefined;
+    const decision = decideStop(marker, input, limit);
+    if (decision.action === 'allow') {
+      return { next: current.value, result: { action: 'allow', why: decision.why, marker, ...base } as StopHookResult };
+    }
+    const result: StopHookResult = { action: decision.action, why: decision.why, marker: decision.next, ...base };
+    return { next: decision.next, result: withAnswer(result, answerFor(dialect, decision)) };
+  });
+}
+
+/** The marker could not be saved: the session may stop, and says so where its agent shows a message. */
+function saveFailed(store: StateStore, stop: Stop, seen: StopMarker | undefined, err: unknown): StopHookResult {
+  const why = errorMessage(err);
+  const message =
+    `hermes-janitor stop-hook: could not save the run marker ${store.location} (${why}), so the session may stop ` +
+    `rather than risk being held forever; ${seen?.remaining ?? 0} items remain. Fix the marker's directory, then ask the agent to continue.`;
+  const result: StopHookResult = { action: 'allow', why: 'save-failed', marker: seen, ...stop.base };
+  result.warnings = [...stop.base.warnings, `cannot save the run marker ${store.location}: ${why}; allowing the stop`];
+  return withAnswer(result, stopMessageAnswer(stop.dialect, message));
+}
+
+async function decide(s: HookSettings, payload: StopHookInput): Promise<StopHookResult> {
+  const stop = readInput(s, payload);
+  if (!('input' in stop)) return stop;
+  const { base } = stop;
+  let seen: { marker?: StopMarker; problem?: string };
+  try {
+    seen = await readMarker(s.store);
+  } catch (err) {
+    base.warnings.push(`cannot read the run marker ${s.store.location}: ${errorMessage(err)}; allowing the stop`);
+    return { action: 'allow', why: 'unusable-marker', ...base };
+  }
+  if (seen.problem) return { action: 'allow', why: 'unusable-marker', ...base, warnings: [...base.warnings, `${seen.problem}; allowing the stop`] };
+  // A first, lock-free look: a stop that changes nothing (no run, finished, a bystander) never touches the disk.
+  const first = decideStop(seen.marker, stop.input, stop.limit);
+  if (first.action === 'allow') return { action: 'allow', why: first.why, marker: seen.marker, ...base };
+  try {
+    return await decideAndSave(s, stop);
+  } catch (err) {
+    return saveFailed(s.store, stop, seen.marker, err);
+  }
+}
+
+async function heartbeat(store: StateStore, remaining?: number): Promise<StopMarker | undefined> {
+  if (remaining !== undefined) checkCount(remaining, 'remaining', 0);
+  const before = await readMarker(store);
+  if (!before.marker) return undefined;
+  return store.update((current) => {
+    const parsed = current.value === undefined ? undefined : parseMarker(current.value);
+    if (!parsed?.ok) return { next: current.value, result: undefined };
+    const next = heartbeatMarker(parsed.value, remaining);
+    return { next, result: next };
+  });
+}
+
+async function disarm(store: StateStore): Promise<boolean> {
+  const before = await store.read().catch(() => ({ value: undefined, problem: 'unreadable' }));
+  if (before.value === undefined && before.problem === undefined) return false;
+  // Under the lock, so a Stop hook deciding at this moment cannot write the marker back afterwards.
+  return store.update((current) => ({ next: undefined, result: current.value !== undefined || current.problem !== undefined }));
 }
 
 /**
@@ -128,71 +263,20 @@ function checkCount(value: number, what: string, min: number): number {
  * // output: { decision: 'block', reason: '3 items remain: continue with the next one' }
  */
 export function createStopHook(options: StopHookOptions = {}): StopHook {
-  const maxBlocks = checkCount(options.maxBlocks ?? DEFAULT_MAX_BLOCKS, 'maxBlocks', 1);
-  const store =
-    options.store ??
-    new FileStateStore(
-      options.marker ??
-        defaultMarkerPath(
-          libraryHome(options),
-        ),
-    );
-
-  async function readMarker(): Promise<{ marker?: StopMarker; problem?: string }> {
-    const read = await store.read();
-    if (read.value === undefined) return read.problem ? { problem: read.problem } : {};
-    const parsed = parseMarker(read.value);
-    return parsed.ok ? { marker: parsed.value } : { problem: `${parsed.problem} (${store.location})` };
-  }
-
-  async function decide(payload: StopHookInput): Promise<StopHookResult> {
-    const input = parseStopInput(payload);
-    if (!input.ok) return { action: 'allow', why: 'malformed-input', warnings: [`${input.problem}; allowing the stop`] };
-    let seen: { marker?: StopMarker; problem?: string };
-    try {
-      seen = await readMarker();
-    } catch (err) {
-      return { action: 'allow', why: 'unusable-marker', warnings: [`cannot read the run marker ${store.location}: ${errorMessage(err)}; allowing the stop`] };
-    }
-    if (seen.problem) return { action: 'allow', why: 'unusable-marker', warnings: [`${seen.problem}; allowing the stop`] };
-    // A first, lock-free look: a stop that changes nothing (no run, finished, a bystander) never touches the disk.
-    const first = decideStop(seen.marker, input.value, maxBlocks);
-    if (first.action === 'allow') return { action: 'allow', why: first.why, marker: seen.marker, warnings: [] };
-    try {
-      // Decide again on what is read under the lock, so concurrent stops and heartbeats are never lost.
-      return await store.update((current) => {
-        const parsed = current.value === undefined ? undefined : parseMarker(current.value);
-        const marker = parsed?.ok ? parsed.value : undefined;
-        const decision = decideStop(marker, input.value, maxBlocks);
-        if (decision.action === 'allow') {
-          return { next: current.value, result: { action: 'allow', why: decision.why, marker, warnings: [] } as StopHookResult };
-        }
-        const output = stopHookOutput(decision);
-        return { next: decision.next, result: { action: decision.action, why: decision.why, output, marker: decision.next, warnings: [] } as StopHookResult };
-      });
-    } catch (err) {
-      const why = errorMessage(err);
-      const remaining = seen.marker?.remaining ?? 0;
-      return {
-        action: 'allow',
-        why: 'save-failed',
-        output: {
-          systemMessage:
-            `hermes-janitor stop-hook: could not save the run marker ${store.location} (${why}), so the session may stop ` +
-            `rather than risk being held forever; ${remaining} items remain. Fix the marker's directory, then ask the agent to continue.`,
-        },
-        marker: seen.marker,
-        warnings: [`cannot save the run marker ${store.location}: ${why}; allowing the stop`],
-      };
-    }
-  }
-
+  const s: HookSettings = {
+    store: options.store ?? new FileStateStore(options.marker ?? defaultMarkerPath(libraryHome(options))),
+    maxBlocks: options.maxBlocks === undefined ? undefined : checkCount(options.maxBlocks, 'maxBlocks', 1),
+    dialect: options.dialect,
+  };
+  const { store } = s;
+  /** The cap shown without an input: as given, else the given dialect's default, else Claude-style input's. */
+  const shownMaxBlocks = s.maxBlocks ?? (s.dialect ? defaultMaxBlocks(s.dialect) : DEFAULT_MAX_BLOCKS);
   return {
     location: store.location,
-    maxBlocks,
+    maxBlocks: shownMaxBlocks,
     async decide(input) {
       try {
-        return await decide(input);
+        return await decide(s, input);
       } catch (err) {
         return { action: 'allow', why: 'internal-error', warnings: [`internal error: ${errorMessage(err)}; allowing the stop`] };
       }
@@ -202,26 +286,11 @@ export function createStopHook(options: StopHookOptions = {}): StopHook {
       await store.update(() => ({ next: marker, result: undefined }));
       return marker;
     },
-    async heartbeat({ remaining } = {}) {
-      if (remaining !== undefined) checkCount(remaining, 'remaining', 0);
-      const before = await readMarker();
-      if (!before.marker) return undefined;
-      return store.update((current) => {
-        const parsed = current.value === undefined ? undefined : parseMarker(current.value);
-        if (!parsed?.ok) return { next: current.value, result: undefined };
-        const next = heartbeatMarker(parsed.value, remaining);
-        return { next, result: next };
-      });
-    },
-    async disarm() {
-      const before = await store.read().catch(() => ({ value: undefined, problem: 'unreadable' }));
-      if (before.value === undefined && before.problem === undefined) return false;
-      // Under the lock, so a Stop hook deciding at this moment cannot write the marker back afterwards.
-      return store.update((current) => ({ next: undefined, result: current.value !== undefined || current.problem !== undefined }));
-    },
+    heartbeat: ({ remaining } = {}) => heartbeat(store, remaining),
+    disarm: () => disarm(store),
     async status() {
-      const seen = await readMarker();
-      const status: StopHookStatus = { location: store.location, armed: (seen.marker?.remaining ?? 0) > 0, maxBlocks };
+      const seen = await readMarker(store);
+      const status: StopHookStatus = { location: store.location, armed: (seen.marker?.remaining ?? 0) > 0, maxBlocks: shownMaxBlocks };
       if (seen.marker) status.marker = seen.marker;
       if (seen.problem) status.problem = seen.problem;
       return status;

@@ -5,18 +5,20 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { FileStateStore, MemoryStateStore, type StateStore } from '../adapters/state-file.js';
+import { type HookAnswer, denyAnswer, failingAnswer } from '../core/hook-answers.js';
+import { type Dialect, dialectOf } from '../core/hook-dialects.js';
+import { type ToolCallReading, readToolCall } from '../core/hook-readings.js';
 import {
+  DEFAULT_CYCLE_THRESHOLD,
   DEFAULT_FAILURE_THRESHOLD,
   DEFAULT_REPEAT_THRESHOLD,
+  DEFAULT_SESSION,
   SESSION_FILE_PATTERN,
   type ToolLoopState,
-  blockOutput,
   callSignature,
   decidePost,
   decidePre,
-  denyOutput,
   isExpired,
-  parseToolCall,
   parseToolLoopState,
   sessionFileName,
   sweepDue,
@@ -25,6 +27,7 @@ import { errorMessage } from '../errors.js';
 import { libraryHome } from './home.js';
 
 export {
+  DEFAULT_CYCLE_THRESHOLD,
   DEFAULT_FAILURE_THRESHOLD,
   DEFAULT_REPEAT_THRESHOLD,
   SESSION_TTL_MS,
@@ -48,7 +51,9 @@ export interface ToolLoopStore {
 
 /**
  * Histories as files `<dir>/<sanitized id>-<hash>.json` (mode 0600, directory 0700): the session id is reduced to
- * `[A-Za-z0-9_-]` and suffixed with 16 hex digits of its SHA-256, so no id can name a path outside `dir`.
+ * `[A-Za-z0-9_-]` and suffixed with 16 hex digits of its SHA-256, so no id can name a path outside `dir`. Writes are
+ * atomic (a killed hook never leaves a torn file) but not flushed to disk: a history is a counter that a power loss
+ * may set back by one call, and flushing would cost every tool call a disk sync.
  */
 export class FileToolLoopStore implements ToolLoopStore {
   readonly location: string;
@@ -56,7 +61,7 @@ export class FileToolLoopStore implements ToolLoopStore {
     this.location = dir;
   }
   session(sessionId: string): StateStore {
-    return new FileStateStore(path.join(this.dir, sessionFileName(sessionId)));
+    return new FileStateStore(path.join(this.dir, sessionFileName(sessionId)), { durable: false });
   }
   async sessions(): Promise<StateStore[]> {
     let names: string[];
@@ -67,10 +72,10 @@ export class FileToolLoopStore implements ToolLoopStore {
       if (code === 'ENOENT' || code === 'ENOTDIR') return [];
       throw err;
     }
-    return names.filter((n) => SESSION_FILE_PATTERN.test(n)).sort().map((n) => new FileStateStore(path.join(this.dir, n)));
+    return names.filter((n) => SESSION_FILE_PATTERN.test(n)).sort().map((n) => new FileStateStore(path.join(this.dir, n), { durable: false }));
   }
   sweepRecord(): StateStore {
-    return new FileStateStore(path.join(this.dir, '.sweep.json'));
+    return new FileStateStore(path.join(this.dir, '.sweep.json'), { durable: false });
   }
 }
 
@@ -94,11 +99,14 @@ export class MemoryToolLoopStore implements ToolLoopStore {
   }
 }
 
-/** A PreToolUse/PostToolUse payload as Claude Code sends it. Every field is validated at run time. */
+/**
+ * A tool hook's input, in any dialect (Claude Code's `PreToolUse` / `PostToolUse` / `PostToolUseFailure` shown;
+ * see hook-readings.ts for the others). Every field is validated at run time.
+ */
 export interface ToolHookInput {
   /** Missing or empty: the session `default`. */
   session_id?: string;
-  tool_name: string;
+  tool_name?: string;
   tool_input?: unknown;
   /** PostToolUse only. */
   tool_response?: unknown;
@@ -106,10 +114,26 @@ export interface ToolHookInput {
   [field: string]: unknown;
 }
 
-/** What to print for the harness. */
-export type ToolLoopOutput = ReturnType<typeof denyOutput> | ReturnType<typeof blockOutput>;
+/**
+ * What to print for the harness, in its dialect's shape (for Claude Code a PreToolUse deny is
+ * `{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", ...}}`).
+ */
+export type ToolLoopOutput = Record<string, unknown>;
 
-export type ToolLoopWhy = 'counted' | 'repeated' | 'failing' | 'malformed-input' | 'state-error' | 'internal-error';
+/**
+ * `repeated`: identical calls in a row; `cycle`: a repeating sequence of calls; `failing`: a tool failing in a row;
+ * `other-event`: an event this hook does not count (let through); `duplicate`: a call id already counted.
+ */
+export type ToolLoopWhy =
+  | 'counted'
+  | 'repeated'
+  | 'cycle'
+  | 'failing'
+  | 'other-event'
+  | 'duplicate'
+  | 'malformed-input'
+  | 'state-error'
+  | 'internal-error';
 
 /** The outcome of one PreToolUse or PostToolUse call. */
 export interface ToolLoopResult {
@@ -118,6 +142,10 @@ export interface ToolLoopResult {
   why: ToolLoopWhy;
   /** The JSON to print on stdout, or undefined to print nothing. */
   output?: ToolLoopOutput;
+  /** When the dialect's only answer is exit 2 with a text on stderr (Copilot CLI's postToolUseFailure). */
+  exit?: { code: 2; stderr: string };
+  /** The dialect the input was read in (undefined when none explains it). */
+  dialect?: Dialect;
   /** The session the call was counted in. */
   session?: string;
   /** PreToolUse: identical calls in a row including this one; PostToolUse: the tool's consecutive failures. */
@@ -150,6 +178,10 @@ export interface ToolLoopOptions {
   env?: Record<string, string | undefined>;
   /** The n-th consecutive identical call is denied (an integer >= 2; default 5). */
   threshold?: number;
+  /** The call that would repeat a sequence of 2 to 4 calls the n-th time in a row is denied (an integer >= 2; default 3). */
+  cycleThreshold?: number;
+  /** The dialect of the hook inputs. Default: recognised from each input. */
+  dialect?: Dialect;
   /** The n-th consecutive failure of a tool is reported (an integer >= 1; default 5). */
   failureThreshold?: number;
   /** The clock (history times and the 24 h expiry). Default: `() => new Date()`. */
@@ -160,6 +192,7 @@ export interface ToolLoopOptions {
 export interface ToolLoop {
   readonly location: string;
   readonly threshold: number;
+  readonly cycleThreshold: number;
   readonly failureThreshold: number;
   /** PreToolUse. Never throws: any failure allows the call (fail open) with a warning. */
   pre(input: ToolHookInput): Promise<ToolLoopResult>;
@@ -178,9 +211,177 @@ export function defaultToolLoopDir(home: string): string {
   return path.join(home, 'tool-loop');
 }
 
+/** Puts an answer on a result: JSON on stdout, or exit 2 with text on stderr. */
+function withAnswer(result: ToolLoopResult, answer: HookAnswer | undefined): void {
+  if (!answer) return;
+  if ('stdout' in answer) result.output = answer.stdout;
+  else result.exit = { code: answer.exitCode, stderr: answer.stderr };
+}
+
 function checkCount(value: number, what: string, min: number): number {
   if (!Number.isSafeInteger(value) || value < min) throw new RangeError(`${what} must be an integer >= ${min}, got ${value}`);
   return value;
+}
+
+/** A breaker's settings: where histories live, its thresholds, its dialect and its clock. */
+interface LoopSettings {
+  store: ToolLoopStore;
+  threshold: number;
+  cycleThreshold: number;
+  failureThreshold: number;
+  dialect?: Dialect;
+  now: () => Date;
+}
+
+/** A call to count: the input as read, its signature (before a call) and the time. */
+interface Counted {
+  dialect: Dialect;
+  call: ToolCallReading;
+  signature?: string;
+  nowMs: number;
+}
+
+/** Expired, or unusable (a history nobody can use again). */
+function isStale(value: unknown, nowMs: number): boolean {
+  if (value === undefined) return true;
+  const v = value as Partial<ToolLoopState> | null;
+  return typeof v?.updatedAt !== 'string' || isExpired(v.updatedAt, nowMs);
+}
+
+/** Deletes expired and unusable histories; reads each first so live ones are never rewritten. */
+async function sweepStale(store: ToolLoopStore, nowMs: number): Promise<number> {
+  let deleted = 0;
+  for (const s of await store.sessions()) {
+    const read = await s.read().catch(() => undefined);
+    if (!read || !isStale(read.value, nowMs)) continue;
+    const gone = await s.update((cur) =>
+      isStale(cur.value, nowMs) ? { next: undefined, result: cur.value !== undefined || cur.problem !== undefined } : { next: cur.value, result: false },
+    );
+    if (gone) deleted++;
+  }
+  return deleted;
+}
+
+/** The hourly sweep, on the back of a hook call; its own failures are only warnings. */
+async function maybeSweep(store: ToolLoopStore, nowMs: number, warnings: string[]): Promise<void> {
+  try {
+    const record = store.sweepRecord();
+    const last = await record.read();
+    if (!sweepDue((last.value as { lastSweep?: unknown } | undefined)?.lastSweep, nowMs)) return;
+    const due = await record.update((cur) => {
+      const again = sweepDue((cur.value as { lastSweep?: unknown } | undefined)?.lastSweep, nowMs);
+      return { next: again ? { lastSweep: new Date(nowMs).toISOString() } : cur.value, result: again };
+    });
+    if (due) await sweepStale(store, nowMs);
+  } catch (err) {
+    warnings.push(`cannot remove expired tool-loop histories in ${store.location}: ${errorMessage(err)}`);
+  }
+}
+
+/**
+ * Reads the input in its dialect, with the call's signature before it runs; a result when the call is not
+ * counted (no dialect explains it, it is malformed, or it is another event than the hook's).
+ */
+function readCall(s: LoopSettings, event: 'pre' | 'post', payload: ToolHookInput): Counted | ToolLoopResult {
+  const chosen = dialectOf(payload, s.dialect);
+  if ('problem' in chosen) return { action: 'allow', why: 'malformed-input', warnings: [`${chosen.problem}; the call is not counted`] };
+  const dialect = chosen.dialect;
+  const parsed = readToolCall(payload, dialect, event);
+  if (!parsed.ok) return { action: 'allow', why: 'malformed-input', dialect, warnings: [`${parsed.problem}; the call is not counted`] };
+  if (parsed.value.role !== event) return { action: 'allow', why: 'other-event', dialect, warnings: [] };
+  const call = { ...parsed.value, session: parsed.value.session || DEFAULT_SESSION };
+  let signature: string | undefined;
+  try {
+    if (event === 'pre') signature = callSignature(call.tool, call.input);
+  } catch (err) {
+    return { action: 'allow', why: 'malformed-input', dialect, session: call.session, warnings: [`cannot fingerprint tool_input (${errorMessage(err)}); the call is not counted`] };
+  }
+  const nowMs = s.now().getTime();
+  if (!Number.isFinite(nowMs)) throw new RangeError('the clock returned an invalid date');
+  return { dialect, call, signature, nowMs };
+}
+
+/** The decision on one call, on its session's history (read under the lock), with its answer. */
+function decideOn(s: LoopSettings, event: 'pre' | 'post', c: Counted, history: ToolLoopState): { next: ToolLoopState; result: ToolLoopResult } {
+  const { dialect, call, nowMs } = c;
+  const base = { dialect, session: call.session };
+  if (event === 'pre') {
+    const { decision, next } = decidePre(history, { tool: call.tool, signature: c.signature }, s, nowMs);
+    const why: ToolLoopWhy = decision.action === 'allow' ? 'counted' : decision.cycle ? 'cycle' : 'repeated';
+    const result: ToolLoopResult = { action: decision.action, why, ...base, count: decision.count, state: next, warnings: [] };
+    if (decision.action === 'deny') withAnswer(result, denyAnswer(dialect, decision.reason));
+    return { next, result };
+  }
+  const { decision, next } = decidePost(history, { tool: call.tool, outcome: call.outcome, callId: call.callId }, s.failureThreshold, nowMs);
+  const why: ToolLoopWhy = decision.action === 'block' ? 'failing' : 'duplicate' in decision ? 'duplicate' : 'counted';
+  const result: ToolLoopResult = { action: decision.action, why, ...base, count: decision.failures, state: next, warnings: [] };
+  if (decision.action === 'block') withAnswer(result, failingAnswer(dialect, call.event, decision.reason));
+  return { next, result };
+}
+
+/** One hook call: read, count under the session's lock, answer; the hourly sweep after. */
+async function runHook(s: LoopSettings, event: 'pre' | 'post', payload: ToolHookInput): Promise<ToolLoopResult> {
+  const c = readCall(s, event, payload);
+  if (!('call' in c)) return c;
+  const { store } = s;
+  const warnings: string[] = [];
+  let result: ToolLoopResult;
+  try {
+    result = await store.session(c.call.session).update((current) => {
+      if (current.problem) warnings.push(current.problem);
+      const read = parseToolLoopState(current.value, c.call.session, c.nowMs);
+      if (read.problem) warnings.push(`${read.problem} (${store.location}, session ${JSON.stringify(c.call.session)})`);
+      const decided = decideOn(s, event, c, read.state);
+      decided.result.warnings = warnings;
+      return decided;
+    });
+  } catch (err) {
+    // The count could not be kept: never deny or block on a count that was not saved.
+    warnings.push(`cannot update the tool-loop history in ${store.location}: ${errorMessage(err)}; the call is allowed`);
+    return { action: 'allow', why: 'state-error', dialect: c.dialect, session: c.call.session, warnings };
+  }
+  await maybeSweep(store, c.nowMs, warnings);
+  return result;
+}
+
+async function safely(s: LoopSettings, event: 'pre' | 'post', input: ToolHookInput): Promise<ToolLoopResult> {
+  try {
+    return await runHook(s, event, input);
+  } catch (err) {
+    return { action: 'allow', why: 'internal-error', warnings: [`internal error: ${errorMessage(err)}; the call is allowed`] };
+  }
+}
+
+/** One session's history as `status` reports it. */
+async function describeSession(s: StateStore, nowMs: number, sessionId?: string): Promise<ToolLoopSessionStatus> {
+  const out: ToolLoopSessionStatus = { location: s.location };
+  const read = await s.read();
+  const value = read.value as Partial<ToolLoopState> | undefined;
+  const session = sessionId ?? (typeof value?.session === 'string' ? value.session : undefined);
+  if (session !== undefined) out.session = session;
+  if (read.problem) out.problem = read.problem;
+  else if (value === undefined) return out;
+  else if (session === undefined || value.session !== session) out.problem = 'the history is not in the expected shape';
+  else if (typeof value.updatedAt === 'string' && isExpired(value.updatedAt, nowMs)) out.problem = 'expired (untouched for 24 h)';
+  else {
+    const parsed = parseToolLoopState(value, session, nowMs);
+    if (parsed.problem) out.problem = parsed.problem;
+    else out.state = parsed.state;
+  }
+  return out;
+}
+
+/** Forgets one session's history, or every session's. */
+async function resetSessions(store: ToolLoopStore, sessionId?: string): Promise<number> {
+  const targets = sessionId === undefined ? await store.sessions() : [store.session(sessionId)];
+  let deleted = 0;
+  for (const s of targets) {
+    const had = await s.read().then((r) => r.value !== undefined || r.problem !== undefined, () => true);
+    if (!had) continue;
+    // Under the lock, so a hook updating this session at this moment cannot write it back afterwards.
+    if (await s.update((cur) => ({ next: undefined, result: cur.value !== undefined || cur.problem !== undefined }))) deleted++;
+  }
+  return deleted;
 }
 
 /**
@@ -192,146 +393,30 @@ function checkCount(value: number, what: string, min: number): number {
  * if (r.action === 'deny') console.log(r.output); // the PreToolUse deny answer
  */
 export function createToolLoop(options: ToolLoopOptions = {}): ToolLoop {
-  const threshold = checkCount(options.threshold ?? DEFAULT_REPEAT_THRESHOLD, 'threshold', 2);
-  const failureThreshold = checkCount(options.failureThreshold ?? DEFAULT_FAILURE_THRESHOLD, 'failureThreshold', 1);
-  const now = options.now ?? (() => new Date());
-  const store =
-    options.store ??
-    new FileToolLoopStore(
-      options.dir ??
-        defaultToolLoopDir(
-          libraryHome(options),
-        ),
-    );
-
-  /** Deletes expired and unusable histories; reads each first so live ones are never rewritten. */
-  async function sweep(nowMs: number): Promise<number> {
-    let deleted = 0;
-    for (const s of await store.sessions()) {
-      const read = await s.read().catch(() => undefined);
-      if (!read || !isStale(read.value, nowMs)) continue;
-      const gone = await s.update((cur) =>
-        isStale(cur.value, nowMs) ? { next: undefined, result: cur.value !== undefined || cur.problem !== undefined } : { next: cur.value, result: false },
-      );
-      if (gone) deleted++;
-    }
-    return deleted;
-  }
-
-  /** Expired, or unusable (a history nobody can use again). */
-  function isStale(value: unknown, nowMs: number): boolean {
-    if (value === undefined) return true;
-    const v = value as Partial<ToolLoopState> | null;
-    return typeof v?.updatedAt !== 'string' || isExpired(v.updatedAt, nowMs);
-  }
-
-  /** The hourly sweep, on the back of a hook call; its own failures are only warnings. */
-  async function maybeSweep(nowMs: number, warnings: string[]): Promise<void> {
-    try {
-      const record = store.sweepRecord();
-      const last = await record.read();
-      if (!sweepDue((last.value as { lastSweep?: unknown } | undefined)?.lastSweep, nowMs)) return;
-      const due = await record.update((cur) => {
-        const again = sweepDue((cur.value as { lastSweep?: unknown } | undefined)?.lastSweep, nowMs);
-        return { next: again ? { lastSweep: new Date(nowMs).toISOString() } : cur.value, result: again };
-      });
-      if (due) await sweep(nowMs);
-    } catch (err) {
-      warnings.push(`cannot remove expired tool-loop histories in ${store.location}: ${errorMessage(err)}`);
-    }
-  }
-
-  async function run(event: 'pre' | 'post', payload: ToolHookInput): Promise<ToolLoopResult> {
-    const parsed = parseToolCall(payload);
-    if (!parsed.ok) return { action: 'allow', why: 'malformed-input', warnings: [`${parsed.problem}; the call is not counted`] };
-    const call = parsed.value;
-    let signature: string | undefined;
-    if (event === 'pre') {
-      try {
-        signature = callSignature(call.tool, call.input);
-      } catch (err) {
-        return { action: 'allow', why: 'malformed-input', session: call.session, warnings: [`cannot fingerprint tool_input (${errorMessage(err)}); the call is not counted`] };
-      }
-    }
-    const nowMs = now().getTime();
-    if (!Number.isFinite(nowMs)) throw new RangeError('the clock returned an invalid date');
-    const warnings: string[] = [];
-    let result: ToolLoopResult;
-    try {
-      result = await store.session(call.session).update((current) => {
-        if (current.problem) warnings.push(current.problem);
-        const read = parseToolLoopState(current.value, call.session, nowMs);
-        if (read.problem) warnings.push(`${read.problem} (${store.location}, session ${JSON.stringify(call.session)})`);
-        if (event === 'pre') {
-          const { decision, next } = decidePre(read.state, { tool: call.tool, signature }, threshold, nowMs);
-          const r: ToolLoopResult = { action: decision.action, why: decision.action === 'deny' ? 'repeated' : 'counted', session: call.session, count: decision.count, state: next, warnings };
-          if (decision.action === 'deny') r.output = denyOutput(decision.reason);
-          return { next, result: r };
-        }
-        const { decision, next } = decidePost(read.state, call, failureThreshold, nowMs);
-        const r: ToolLoopResult = { action: decision.action, why: decision.action === 'block' ? 'failing' : 'counted', session: call.session, count: decision.failures, state: next, warnings };
-        if (decision.action === 'block') r.output = blockOutput(decision.reason);
-        return { next, result: r };
-      });
-    } catch (err) {
-      // The count could not be kept: never deny or block on a count that was not saved.
-      warnings.push(`cannot update the tool-loop history in ${store.location}: ${errorMessage(err)}; the call is allowed`);
-      return { action: 'allow', why: 'state-error', session: call.session, warnings };
-    }
-    await maybeSweep(nowMs, warnings);
-    return result;
-  }
-
-  async function safely(event: 'pre' | 'post', input: ToolHookInput): Promise<ToolLoopResult> {
-    try {
-      return await run(event, input);
-    } catch (err) {
-      return { action: 'allow', why: 'internal-error', warnings: [`internal error: ${errorMessage(err)}; the call is allowed`] };
-    }
-  }
-
-  async function describe(s: StateStore, nowMs: number, sessionId?: string): Promise<ToolLoopSessionStatus> {
-    const out: ToolLoopSessionStatus = { location: s.location };
-    const read = await s.read();
-    const value = read.value as Partial<ToolLoopState> | undefined;
-    const session = sessionId ?? (typeof value?.session === 'string' ? value.session : undefined);
-    if (session !== undefined) out.session = session;
-    if (read.problem) out.problem = read.problem;
-    else if (value === undefined) return out;
-    else if (session === undefined || value.session !== session) out.problem = 'the history is not in the expected shape';
-    else if (typeof value.updatedAt === 'string' && isExpired(value.updatedAt, nowMs)) out.problem = 'expired (untouched for 24 h)';
-    else {
-      const parsed = parseToolLoopState(value, session, nowMs);
-      if (parsed.problem) out.problem = parsed.problem;
-      else out.state = parsed.state;
-    }
-    return out;
-  }
-
+  const s: LoopSettings = {
+    threshold: checkCount(options.threshold ?? DEFAULT_REPEAT_THRESHOLD, 'threshold', 2),
+    cycleThreshold: checkCount(options.cycleThreshold ?? DEFAULT_CYCLE_THRESHOLD, 'cycleThreshold', 2),
+    failureThreshold: checkCount(options.failureThreshold ?? DEFAULT_FAILURE_THRESHOLD, 'failureThreshold', 1),
+    dialect: options.dialect,
+    now: options.now ?? (() => new Date()),
+    store: options.store ?? new FileToolLoopStore(options.dir ?? defaultToolLoopDir(libraryHome(options))),
+  };
+  const { store, now } = s;
   return {
     location: store.location,
-    threshold,
-    failureThreshold,
-    pre: (input) => safely('pre', input),
-    post: (input) => safely('post', input),
-    async reset(sessionId) {
-      const targets = sessionId === undefined ? await store.sessions() : [store.session(sessionId)];
-      let deleted = 0;
-      for (const s of targets) {
-        const had = await s.read().then((r) => r.value !== undefined || r.problem !== undefined, () => true);
-        if (!had) continue;
-        // Under the lock, so a hook updating this session at this moment cannot write it back afterwards.
-        if (await s.update((cur) => ({ next: undefined, result: cur.value !== undefined || cur.problem !== undefined }))) deleted++;
-      }
-      return deleted;
-    },
+    threshold: s.threshold,
+    cycleThreshold: s.cycleThreshold,
+    failureThreshold: s.failureThreshold,
+    pre: (input) => safely(s, 'pre', input),
+    post: (input) => safely(s, 'post', input),
+    reset: (sessionId) => resetSessions(store, sessionId),
     async status(sessionId) {
       const nowMs = now().getTime();
-      if (sessionId !== undefined) return [await describe(store.session(sessionId), nowMs, sessionId)];
+      if (sessionId !== undefined) return [await describeSession(store.session(sessionId), nowMs, sessionId)];
       const out: ToolLoopSessionStatus[] = [];
-      for (const s of await store.sessions()) out.push(await describe(s, nowMs));
+      for (const session of await store.sessions()) out.push(await describeSession(session, nowMs));
       return out;
     },
-    sweep: () => sweep(now().getTime()),
+    sweep: () => sweepStale(store, now().getTime()),
   };
 }

@@ -6,7 +6,8 @@
  * cheaper than loading the ES module graph. Anything unusual returns undefined and the full CLI runs.
  */
 import { type Context, processContext } from '../context.js';
-import { rawStdioContext, runHookFastPath } from './hook-input.js';
+import { runHookFastPath } from './hook-fast-path.js';
+import { rawStdioContext } from './hook-stdio.js';
 import { oncePerFastPath } from './once-per-fast-path.js';
 
 const HOOKS = new Set(['stop-hook', 'tool-loop']);

@@ -3,6 +3,8 @@ import type { Command, CommanderError } from 'commander';
 import { type Context, processContext } from '../context.js';
 import { ENV_DEBUG } from '../defaults.js';
 import { JanitorError, errorMessage, ExitCode } from '../errors.js';
+import { GLOBAL_OPTIONS, GLOBAL_VALUE_FLAGS } from './global-options.js';
+import { commanderFlags } from './option-table.js';
 import type { CommandModule, RunState } from './shared.js';
 
 /** A subcommand, loaded only when it is the one being run (so a hook never loads the engine client). */
@@ -23,18 +25,15 @@ const COMMANDS: CommandEntry[] = [
   { name: 'stop-hook', summary: 'Stop hook: keep a multi-step run going, never spin forever', load: () => import('./commands/stop-hook.js') },
   { name: 'status', summary: 'engines, containers, janitor state, sandbox directories and breakers on one screen (read-only)', load: () => import('./commands/status.js') },
   { name: 'shell-init', summary: 'print the shell start-up snippet (bash, zsh, fish)', load: () => import('./commands/shell-init.js') },
-  { name: 'tool-loop', summary: 'PreToolUse/PostToolUse hooks: stop repeated or failing tool calls', load: () => import('./commands/tool-loop.js') },
+  { name: 'tool-loop', summary: 'tool-call hooks: stop repeated, cycling or failing tool calls', load: () => import('./commands/tool-loop.js') },
 ];
-
-/** Global options that take a value (so the scan for the subcommand skips their values). */
-const GLOBAL_VALUE_OPTIONS = new Set(['--home', '--profile']);
 
 /** The first word of argv that is not an option: the subcommand to load. */
 function findCommand(argv: string[]): CommandEntry | undefined {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--') return undefined;
-    if (GLOBAL_VALUE_OPTIONS.has(a)) {
+    if (GLOBAL_VALUE_FLAGS.has(a)) {
       i++;
       continue;
     }
@@ -59,10 +58,9 @@ type Commander = typeof import('commander');
 
 function buildProgram(ctx: Context, { Command }: Commander, exitCodesHelp: string): Command {
   const program = new Command('hermes-janitor');
+  program.description('Reaps orphaned hermes-agent containers and breaks agent loops.');
+  for (const o of GLOBAL_OPTIONS) program.option(commanderFlags(o), o.description);
   program
-    .description('Reaps orphaned hermes-agent containers and breaks agent loops.')
-    .option('--home <dir>', 'hermes home (default: $HERMES_HOME, else ~/.hermes)')
-    .option('--profile <name>', "hermes profile: selects <root>/profiles/<name> ('default' is the root) and its containers")
     .configureHelp({ showGlobalOptions: true })
     .exitOverride()
     .configureOutput({

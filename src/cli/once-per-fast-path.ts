@@ -9,9 +9,10 @@ import type { Context } from '../context.js';
 import { resolveHermesHome } from '../core/hermes-home.js';
 import { parseDuration } from '../core/parse-args.js';
 import { selectionFrom } from '../core/selection.js';
+import { GLOBAL_VALUE_FLAGS } from './global-options.js';
 
 /** Flags that take a value, and flags that do not, which the fast path accepts (others: full CLI). */
-const VALUE_FLAGS = new Set(['--once-per', '--home', '--profile', '--host', '--context', '--label', '--exclude-label', '--profile-label', '--timeout', '--concurrency', '--lifetime', '--metrics-file']);
+const VALUE_FLAGS = new Set([...GLOBAL_VALUE_FLAGS, '--once-per', '--host', '--context', '--label', '--exclude-label', '--profile-label', '--timeout', '--concurrency', '--lifetime', '--metrics-file']);
 const BOOLEAN_FLAGS = new Set(['--all-profiles', '--quiet', '-q', '--fail-open', '--background', '--wait']);
 const REPEATABLE = new Set(['--host', '--label', '--exclude-label']);
 

@@ -3,6 +3,7 @@ import type { Context } from '../context.js';
 import { type HermesHome, resolveHermesHome } from '../core/hermes-home.js';
 import { ValueError } from '../core/parse-args.js';
 import { UsageError } from '../errors.js';
+import { type OptionDecl, commanderFlags } from './option-table.js';
 
 /** What a command's action leaves behind for main(). */
 export interface RunState {
@@ -19,7 +20,10 @@ export const EXIT_CODES_HELP = `Exit codes:
               2 bad usage or input; 3 engine unreachable or run timed out
   status:     0 nothing needs attention; 1 something does; 2 usage error; 3 engine unreachable
   breakers:   0 proceed; 1 tripped (the caller should hold back); 2 usage error
-              (internal and I/O errors fail open: exit 0 with a warning on stderr)`;
+              (internal and I/O errors fail open: exit 0 with a warning on stderr)
+  hooks:      0 (the answer, if any, on stdout); 2 usage error, or the answer itself where
+              the agent's only channel is exit 2 with the text on stderr (tool-loop post
+              for Copilot CLI's postToolUseFailure)`;
 
 /** Wraps a pure value parser as a commander option parser (one-line "invalid argument" errors, exit 2). */
 export function optionParser<T>(parse: (raw: string) => T): (raw: string) => T {
@@ -31,6 +35,15 @@ export function optionParser<T>(parse: (raw: string) => T): (raw: string) => T {
       throw err;
     }
   };
+}
+
+/** Registers declared options (see option-table.ts) on a command, with their value parsers. */
+export function addOptions(cmd: Command, decls: readonly OptionDecl[]): Command {
+  for (const d of decls) {
+    if (d.parse) cmd.option(commanderFlags(d), d.description, optionParser(d.parse));
+    else cmd.option(commanderFlags(d), d.description);
+  }
+  return cmd;
 }
 
 /** Appends to a repeatable option's list. */

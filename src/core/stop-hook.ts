@@ -2,11 +2,29 @@
  * The stop-hook state machine: pure functions over the run marker and the Stop hook's input.
  * No I/O and no clock: the decision depends only on the marker and the input.
  */
+import { type Dialect, type EventRole, HOST_STOP_CAP } from './hook-dialects.js';
+import { type Parsed, isPlainObject } from './hook-readings.js';
+
+export type { Parsed } from './hook-readings.js';
+export { isPlainObject } from './hook-readings.js';
 
 /** Default number of consecutive blocks without progress before the stop is allowed. */
 export const DEFAULT_MAX_BLOCKS = 5;
 /** Claude Code ends a turn itself after about this many consecutive Stop-hook blocks. */
 export const HARNESS_BLOCK_CAP = 8;
+
+/** The default cap for a dialect: 5, or one below the host's own cap when that is lower (Cursor 4, hermes 2). */
+export function defaultMaxBlocks(dialect: Dialect): number {
+  const cap = HOST_STOP_CAP[dialect];
+  return cap === undefined ? DEFAULT_MAX_BLOCKS : Math.max(1, Math.min(DEFAULT_MAX_BLOCKS, cap - 1));
+}
+
+/** A warning when a chosen cap is not below the host's own (the host would end the turn first), else undefined. */
+export function capWarning(dialect: Dialect, maxBlocks: number): string | undefined {
+  const cap = HOST_STOP_CAP[dialect];
+  if (cap === undefined || maxBlocks < cap) return undefined;
+  return `max blocks ${maxBlocks} is not below ${dialect}'s own cap of ${cap}; it may end the turn first`;
+}
 
 /**
  * The run marker, `<home>/stop-hook/marker.json` by default. Fields this version does not know are kept when
@@ -28,13 +46,15 @@ export interface StopMarker {
   [field: string]: unknown;
 }
 
-/** The parts of a Stop hook's input the decision uses. */
+/** The parts of a Stop hook's input the decision uses (see `readStop` in hook-readings.ts). */
 export interface StopInput {
   sessionId?: string;
-  /** `stop_hook_active`; missing counts as true. */
+  /** `stop_hook_active` or its dialect's equivalent; missing counts as true. */
   stopHookActive?: boolean;
-  /** `hook_event_name`, when given. */
+  /** The event's name, when given. */
   event?: string;
+  /** What the event is: only a `stop` is decided; without a role, only a Claude `Stop` (or no event name) is. */
+  role?: EventRole;
 }
 
 export type StopDecision =
@@ -44,12 +64,6 @@ export type StopDecision =
   | { action: 'block'; why: 'blocked'; reason: string; next: StopMarker }
   /** The cap was reached: save `next` (blocks reset) and let the session stop with a `systemMessage`. */
   | { action: 'release'; why: 'cap-reached'; message: string; next: StopMarker };
-
-export type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
-
-export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function optionalInteger(obj: Record<string, unknown>, key: string, min?: number): number | undefined | Error {
   const v = obj[key];
@@ -91,31 +105,6 @@ export function parseMarker(value: unknown): Parsed<StopMarker> {
   return { ok: true, value: marker };
 }
 
-function optionalString(obj: Record<string, unknown>, key: string): string | undefined | Error {
-  const v = obj[key];
-  if (v === undefined || v === null) return undefined;
-  return typeof v === 'string' ? v : new Error(`'${key}' must be a string`);
-}
-
-/** Validates the Stop hook's JSON input (`session_id`, `stop_hook_active`, `hook_event_name`, ...). */
-export function parseStopInput(payload: unknown): Parsed<StopInput> {
-  if (!isPlainObject(payload)) return { ok: false, problem: 'the hook input is not a JSON object' };
-  const sessionId = optionalString(payload, 'session_id');
-  const event = optionalString(payload, 'hook_event_name');
-  for (const v of [sessionId, event, optionalString(payload, 'transcript_path'), optionalString(payload, 'cwd')]) {
-    if (v instanceof Error) return { ok: false, problem: `the hook input is invalid: ${v.message}` };
-  }
-  const active = payload.stop_hook_active;
-  if (active !== undefined && active !== null && typeof active !== 'boolean') {
-    return { ok: false, problem: "the hook input is invalid: 'stop_hook_active' must be true or false" };
-  }
-  const input: StopInput = {};
-  if (typeof sessionId === 'string' && sessionId !== '') input.sessionId = sessionId;
-  if (typeof active === 'boolean') input.stopHookActive = active;
-  if (typeof event === 'string') input.event = event;
-  return { ok: true, value: input };
-}
-
 /** The reason shown to the model when the stop is blocked. */
 export function blockReason(remaining: number): string {
   return `${remaining} items remain: continue with the next one`;
@@ -146,7 +135,8 @@ export function madeProgress(marker: StopMarker): boolean {
  * otherwise release the stop with a message and reset blocks.
  */
 export function decideStop(marker: StopMarker | undefined, input: StopInput, maxBlocks: number): StopDecision {
-  if (input.event !== undefined && input.event !== 'Stop') return { action: 'allow', why: 'other-event' };
+  const isStop = input.role !== undefined ? input.role === 'stop' : input.event === undefined || input.event === 'Stop';
+  if (!isStop) return { action: 'allow', why: 'other-event' };
   if (!marker) return { action: 'allow', why: 'no-marker' };
   if (marker.remaining <= 0) return { action: 'allow', why: 'finished' };
   if (marker.ownerSession !== undefined && marker.ownerSession !== input.sessionId) {
@@ -171,11 +161,4 @@ export function armMarker(remaining: number, ownerSession?: string): StopMarker 
 /** `stop-hook heartbeat`: the counter + 1, and the new `remaining` when given. Other fields are kept. */
 export function heartbeatMarker(marker: StopMarker, remaining?: number): StopMarker {
   return { ...marker, heartbeat: marker.heartbeat + 1, remaining: remaining ?? marker.remaining };
-}
-
-/** The harness's JSON answer for a decision (undefined: print nothing). */
-export function stopHookOutput(decision: StopDecision): { decision: 'block'; reason: string } | { systemMessage: string } | undefined {
-  if (decision.action === 'block') return { decision: 'block', reason: decision.reason };
-  if (decision.action === 'release') return { systemMessage: decision.message };
-  return undefined;
 }

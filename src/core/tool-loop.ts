@@ -3,15 +3,18 @@
  * `pre` counts consecutive identical calls, `post` counts consecutive failures per tool.
  */
 import { sha256Hex } from '../util/sha256.js';
+import { type CallOutcome, isFailure, isPlainObject } from './hook-readings.js';
 
-type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+export { isFailure } from './hook-readings.js';
 
 /** Default: the 5th consecutive identical call is denied. */
 export const DEFAULT_REPEAT_THRESHOLD = 5;
+/** Default: the same sequence of 2 to 4 calls is denied when it would repeat a 3rd time in a row. */
+export const DEFAULT_CYCLE_THRESHOLD = 3;
+/** The longest sequence of calls that counts as a cycle. */
+export const MAX_CYCLE_LENGTH = 4;
+/** At most this many tool-call ids are remembered per session (a failure reported twice is counted once). */
+export const MAX_COUNTED_CALLS = 64;
 /** Default: the 5th consecutive failure of a tool is reported. */
 export const DEFAULT_FAILURE_THRESHOLD = 5;
 /** A session's history is forgotten (and its file deleted) after this long untouched. */
@@ -20,7 +23,7 @@ export const SESSION_TTL_MS = 24 * 60 * 60 * 1000;
 export const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 /** At most this many tools' failure counts are kept per session (the least recently updated go first). */
 export const MAX_TRACKED_TOOLS = 32;
-/** The session used when a payload has no `session_id`. */
+/** The session used when a payload has no session id. */
 export const DEFAULT_SESSION = 'default';
 
 /** The streak of identical calls: only the last call matters. */
@@ -46,24 +49,28 @@ export interface ToolLoopState {
   streak: CallStreak | null;
   /** Consecutive failures per tool, least recently updated first; tools at 0 are not listed. */
   failures: FailureCount[];
-}
-
-/** A PreToolUse or PostToolUse call, validated. */
-export interface ToolCall {
-  session: string;
-  tool: string;
-  /** `tool_input` (null when missing). */
-  input: unknown;
-  /** `tool_response` (PostToolUse only). */
-  response?: unknown;
+  /** The signatures of the last calls (oldest first), as many as cycle detection needs; absent when none. */
+  recent?: string[];
+  /** The ids of the last calls counted after they ran (oldest first); absent when none. */
+  counted?: string[];
 }
 
 export type PreDecision =
   | { action: 'allow'; count: number }
-  | { action: 'deny'; count: number; reason: string };
+  /** `count`: identical calls in a row, or for a cycle (`cycle`: its length) the times it repeated. */
+  | { action: 'deny'; count: number; reason: string; cycle?: number };
+
+/** The limits of `decidePre`. */
+export interface PreLimits {
+  /** Identical calls in a row that are denied (>= 2). */
+  threshold: number;
+  /** Repetitions in a row of a sequence of 2 to 4 calls that are denied (>= 2). */
+  cycleThreshold: number;
+}
 
 export type PostDecision =
-  | { action: 'allow'; failures: number }
+  /** `duplicate`: the call's id was already counted. */
+  | { action: 'allow'; failures: number; duplicate?: true }
   | { action: 'block'; failures: number; reason: string };
 
 /**
@@ -108,31 +115,6 @@ export function callSignature(tool: string, input: unknown): string {
   return `${tool}:${inputDigest(input)}`;
 }
 
-/**
- * A tool response is a failure when it is an object carrying a truthy `error`, `is_error: true`,
- * `isError: true` or `success: false`; anything else is a success.
- */
-export function isFailure(response: unknown): boolean {
-  if (!isPlainObject(response)) return false;
-  return Boolean(response.error) || response.is_error === true || response.isError === true || response.success === false;
-}
-
-/** Validates a PreToolUse/PostToolUse payload. A missing or empty `session_id` is the session `default`. */
-export function parseToolCall(payload: unknown): Parsed<ToolCall> {
-  if (!isPlainObject(payload)) return { ok: false, problem: 'the hook input is not a JSON object' };
-  const tool = payload.tool_name;
-  if (typeof tool !== 'string' || tool === '') {
-    return { ok: false, problem: "the hook input is invalid: 'tool_name' must be a non-empty string" };
-  }
-  const session = payload.session_id;
-  if (session !== undefined && session !== null && typeof session !== 'string') {
-    return { ok: false, problem: "the hook input is invalid: 'session_id' must be a string" };
-  }
-  const call: ToolCall = { session: session || DEFAULT_SESSION, tool, input: payload.tool_input ?? null };
-  if ('tool_response' in payload) call.response = payload.tool_response;
-  return { ok: true, value: call };
-}
-
 /** An empty history for a session. */
 export function emptyState(session: string, nowMs: number): ToolLoopState {
   return { session, updatedAt: new Date(nowMs).toISOString(), streak: null, failures: [] };
@@ -170,7 +152,13 @@ export function parseToolLoopState(value: unknown, session: string, nowMs: numbe
       failures.push({ tool: f.tool, count: f.count });
     }
   }
-  return { state: { session, updatedAt: value.updatedAt, streak, failures: failures.slice(-MAX_TRACKED_TOOLS) } };
+  const state: ToolLoopState = { session, updatedAt: value.updatedAt, streak, failures: failures.slice(-MAX_TRACKED_TOOLS) };
+  const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string' && x !== '') : []);
+  const recent = strings(value.recent);
+  const counted = strings(value.counted).slice(-MAX_COUNTED_CALLS);
+  if (recent.length > 0) state.recent = recent;
+  if (counted.length > 0) state.counted = counted;
+  return { state };
 }
 
 /** The reason given when a repeated call is denied. */
@@ -183,59 +171,87 @@ export function failureReason(tool: string, count: number): string {
   return `${tool} failed ${count} times in a row; change strategy`;
 }
 
+/** The reason given when a sequence of calls keeps repeating. */
+export function cycleReason(tools: readonly string[], repeats: number): string {
+  return `the same ${tools.length} calls (${tools.join(', ')}) repeated ${repeats} times in a row; try a different approach`;
+}
+
 /**
- * PreToolUse: the call that would make `threshold` consecutive identical calls is denied and the streak starts
- * again from zero (the denied call does not count); any other call is allowed and extends or replaces the streak.
+ * The cycle the last calls end with: the same sequence of 2 to 4 calls (not all one call: that is a streak)
+ * `repeats` times in a row. `signatures` are oldest first. Returns the sequence's length, or 0.
+ */
+export function cycleLength(signatures: readonly string[], repeats: number): number {
+  for (let len = 2; len <= MAX_CYCLE_LENGTH; len++) {
+    const n = len * repeats;
+    if (signatures.length < n) break;
+    const tail = signatures.slice(-n);
+    const pattern = tail.slice(0, len);
+    if (pattern.every((x) => x === pattern[0])) continue;
+    if (tail.every((x, i) => x === pattern[i % len])) return len;
+  }
+  return 0;
+}
+
+/** The tool name of a signature (`Bash:9f86d0...`). */
+const toolOf = (signature: string) => signature.slice(0, signature.lastIndexOf(':'));
+
+/**
+ * PreToolUse: the call that would make `threshold` identical calls in a row is denied, and so is the call that
+ * would repeat the same sequence of 2 to 4 calls `cycleThreshold` times in a row; either way the history starts
+ * again from zero (the denied call does not count). Any other call is allowed and extends the history.
  */
 export function decidePre(
   state: ToolLoopState,
   call: { tool: string; input?: unknown; /** `callSignature(tool, input)`, when already computed. */ signature?: string },
-  threshold: number,
+  limits: number | PreLimits,
   nowMs: number,
 ): { decision: PreDecision; next: ToolLoopState } {
+  const { threshold, cycleThreshold } = typeof limits === 'number' ? { threshold: limits, cycleThreshold: DEFAULT_CYCLE_THRESHOLD } : limits;
   const signature = call.signature ?? callSignature(call.tool, call.input);
   const prev = state.streak;
   const count = prev && prev.tool === call.tool && prev.signature === signature ? prev.count + 1 : 1;
   const updatedAt = new Date(nowMs).toISOString();
-  if (count >= threshold) {
-    return { decision: { action: 'deny', count, reason: repeatReason(call.tool, count) }, next: { ...state, updatedAt, streak: null } };
+  const reset = { ...state, updatedAt, streak: null };
+  delete reset.recent;
+  if (count >= threshold) return { decision: { action: 'deny', count, reason: repeatReason(call.tool, count) }, next: reset };
+  const recent = [...(state.recent ?? []), signature].slice(-MAX_CYCLE_LENGTH * cycleThreshold);
+  const cycle = cycleLength(recent, cycleThreshold);
+  if (cycle > 0) {
+    const tools = recent.slice(-cycle).map(toolOf);
+    return { decision: { action: 'deny', count: cycleThreshold, cycle, reason: cycleReason(tools, cycleThreshold) }, next: reset };
   }
-  return { decision: { action: 'allow', count }, next: { ...state, updatedAt, streak: { tool: call.tool, signature, count } } };
+  return { decision: { action: 'allow', count }, next: { ...state, updatedAt, streak: { tool: call.tool, signature, count }, recent } };
 }
 
 /**
- * PostToolUse: a failure adds 1 to the tool's consecutive failures; at `threshold` the model is told to change
- * strategy and the count starts again. A success clears the tool's count.
+ * After a call: a failure adds 1 to the tool's consecutive failures; at `threshold` the model is told to change
+ * strategy and the count starts again. A success clears the tool's count; a neutral outcome (an interrupted or
+ * vetoed call) changes nothing. A call whose id was already counted is not counted again. `outcome` defaults to
+ * the verdict of `isFailure(response)`.
  */
 export function decidePost(
   state: ToolLoopState,
-  call: { tool: string; response?: unknown },
+  call: { tool: string; response?: unknown; outcome?: CallOutcome; callId?: string },
   threshold: number,
   nowMs: number,
 ): { decision: PostDecision; next: ToolLoopState } {
-  const others = state.failures.filter((f) => f.tool !== call.tool);
-  const updatedAt = new Date(nowMs).toISOString();
-  if (!isFailure(call.response)) {
-    return { decision: { action: 'allow', failures: 0 }, next: { ...state, updatedAt, failures: others } };
+  const current = state.failures.find((f) => f.tool === call.tool)?.count ?? 0;
+  if (call.callId !== undefined && state.counted?.includes(call.callId)) {
+    return { decision: { action: 'allow', failures: current, duplicate: true }, next: state };
   }
-  const count = (state.failures.find((f) => f.tool === call.tool)?.count ?? 0) + 1;
+  const outcome = call.outcome ?? (isFailure(call.response) ? 'failure' : 'success');
+  const updatedAt = new Date(nowMs).toISOString();
+  const base: ToolLoopState = { ...state, updatedAt };
+  if (call.callId !== undefined) base.counted = [...(state.counted ?? []), call.callId].slice(-MAX_COUNTED_CALLS);
+  const others = state.failures.filter((f) => f.tool !== call.tool);
+  if (outcome === 'neutral') return { decision: { action: 'allow', failures: current }, next: base };
+  if (outcome === 'success') return { decision: { action: 'allow', failures: 0 }, next: { ...base, failures: others } };
+  const count = current + 1;
   if (count >= threshold) {
-    return { decision: { action: 'block', failures: count, reason: failureReason(call.tool, count) }, next: { ...state, updatedAt, failures: others } };
+    return { decision: { action: 'block', failures: count, reason: failureReason(call.tool, count) }, next: { ...base, failures: others } };
   }
   const failures = [...others, { tool: call.tool, count }].slice(-MAX_TRACKED_TOOLS);
-  return { decision: { action: 'allow', failures: count }, next: { ...state, updatedAt, failures } };
-}
-
-/** The PreToolUse answer that denies a call. */
-export function denyOutput(reason: string) {
-  return {
-    hookSpecificOutput: { hookEventName: 'PreToolUse' as const, permissionDecision: 'deny' as const, permissionDecisionReason: reason },
-  };
-}
-
-/** The PostToolUse answer that shows the model a reason. */
-export function blockOutput(reason: string) {
-  return { decision: 'block' as const, reason };
+  return { decision: { action: 'allow', failures: count }, next: { ...base, failures } };
 }
 
 /** True when the sweep of expired sessions is due (`lastSweep` is the ISO time of the previous one). */

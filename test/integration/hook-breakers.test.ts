@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { FIXTURES, type HookFixture } from '../fixtures/hook-dialects/index.js';
 import { REPO, assertUsageError, runCli, tempDir } from '../helpers/cli.js';
 
 const tmp = tempDir('hj-hooks-');
@@ -31,7 +32,7 @@ const DENY = (tool: string, n: number) =>
   `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: `${tool} called ${n} times in a row with identical arguments; try a different approach` } })}\n`;
 
 before(() => {
-  assert.ok(existsSync(path.join(REPO, 'dist', 'cli', 'hook-input.js')), "the CLI is not built: run 'npm run build' (or 'npx tsc -p tsconfig.json') first");
+  assert.ok(existsSync(path.join(REPO, 'dist', 'fast-path.cjs')), "the CLI is not built: run 'npm run build' (or 'npx tsc -p tsconfig.json') first");
 });
 after(tmp.cleanup);
 
@@ -373,5 +374,92 @@ describe('tool-loop (built CLI)', () => {
     for (const r of results) assert.deepEqual([r.code, r.stdout], [0, '']);
     const [file] = sessionFiles(home);
     assert.equal((readJson(path.join(home, 'tool-loop', file!)).streak as { count: number }).count, 20);
+  });
+});
+
+describe('start-up (built CLI)', () => {
+  it("loads the bundle with V8's code cache the build made for it (not rejected by this Node.js)", async () => {
+    const { loadFastPath } = (await import(path.join(REPO, 'bin', 'fast-path-loader.cjs'))) as { loadFastPath: () => { script: { cachedDataRejected?: boolean }; exports: Record<string, unknown> } };
+    const { script, exports } = loadFastPath();
+    assert.equal(script.cachedDataRejected, false);
+    assert.equal(typeof exports.runFastPath, 'function');
+  });
+});
+
+describe('hook dialects (built CLI)', () => {
+  const fixture = (dialect: string, event: string) => FIXTURES.find((f) => f.dialect === dialect && f.reading.event === event)!;
+  /** The i-th of several calls: the same input, its own call id where the dialect sends one. */
+  function nth(f: HookFixture, i: number): Record<string, unknown> {
+    const input = structuredClone(f.input);
+    if (typeof input.tool_use_id === 'string') input.tool_use_id = `${input.tool_use_id}-${i}`;
+    const extra = input.extra as Record<string, unknown> | undefined;
+    if (typeof extra?.tool_call_id === 'string') extra.tool_call_id = `${extra.tool_call_id}-${i}`;
+    return input;
+  }
+  const printed = (r: { code: number | null; stdout: string; stderr: string }) => (r.code === 2 ? `exit 2: ${r.stderr}` : r.stdout);
+
+  it("trips at the fifth of six failed calls as Claude Code reports them (PostToolUseFailure), as PostToolUse with tool_response.is_error does", async () => {
+    const failure = fixture('claude', 'PostToolUseFailure');
+    const reason = 'Bash failed 5 times in a row; change strategy';
+    for (const [what, make, answer] of [
+      ['PostToolUseFailure', (i: number) => nth(failure, i), JSON.stringify({ hookSpecificOutput: { hookEventName: 'PostToolUseFailure', additionalContext: reason } })],
+      ['PostToolUse with tool_response.is_error', (i: number) => ({ ...nth(failure, i), hook_event_name: 'PostToolUse', tool_response: { is_error: true } }), JSON.stringify({ decision: 'block', reason })],
+    ] as const) {
+      const { env } = freshHome();
+      const outs: string[] = [];
+      for (let i = 1; i <= 6; i++) {
+        const r = await runCli(['tool-loop', 'post'], { env, input: JSON.stringify(make(i)) });
+        assert.equal(r.stderr, '', what);
+        outs.push(printed(r));
+      }
+      assert.deepEqual(outs, ['', '', '', '', `${answer}\n`, ''], what);
+    }
+  });
+
+  it('counts a failure its host reports twice (one tool_use_id) once', async () => {
+    const { env } = freshHome();
+    const failure = fixture('claude', 'PostToolUseFailure');
+    const outs: string[] = [];
+    for (const i of [1, 1, 2, 2, 3, 4, 5]) outs.push(printed(await runCli(['tool-loop', 'post'], { env, input: JSON.stringify(nth(failure, i)) })));
+    assert.equal(outs.findIndex((o) => o !== ''), 6, 'the fifth distinct call trips, not the fifth report');
+  });
+
+  for (const [dialect, event] of [['qwen', 'PostToolUseFailure'], ['copilot', 'postToolUseFailure'], ['gemini', 'AfterTool'], ['hermes', 'post_tool_call']] as const) {
+    it(`trips at the fifth of six failed calls as ${dialect} reports them (${event})`, async () => {
+      const { env } = freshHome();
+      const f = fixture(dialect, event);
+      const outs: string[] = [];
+      for (let i = 1; i <= 6; i++) outs.push(printed(await runCli(['tool-loop', 'post'], { env, input: JSON.stringify(nth(f, i)) })));
+      const answer = f.answer.failing!(`${f.reading.tool} failed 5 times in a row; change strategy`);
+      const fifth = answer === 'none' ? '' : 'stdout' in answer ? `${JSON.stringify(answer.stdout)}\n` : `exit 2: ${answer.stderr}\n`;
+      assert.deepEqual(outs, ['', '', '', '', fifth, '']);
+    });
+  }
+
+  it('denies the call that repeats a sequence of calls --cycle-threshold times in a row (default 3), not one broken by other calls', async () => {
+    const a = prePayload({ command: 'make' });
+    const b = prePayload({ file_path: 'Makefile' }, { tool_name: 'Read' });
+    const deny = `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'the same 2 calls (Bash, Read) repeated 3 times in a row; try a different approach' } })}\n`;
+    const run = async (env: Record<string, string>, inputs: string[], args: string[] = []) => {
+      const outs: string[] = [];
+      for (const input of inputs) outs.push((await runCli(['tool-loop', 'pre', ...args], { env, input })).stdout);
+      return outs;
+    };
+    assert.deepEqual(await run(freshHome().env, [a, b, a, b, a, b, a, b]), ['', '', '', '', '', deny, '', '']);
+    const two = await run(freshHome().env, [a, b, a, b], ['--cycle-threshold', '2']);
+    assert.deepEqual(two.map((o) => JSON.parse(o || 'null')?.hookSpecificOutput?.permissionDecisionReason ?? ''), ['', '', '', 'the same 2 calls (Bash, Read) repeated 2 times in a row; try a different approach']);
+    const interleaved = [0, 1, 2, 3].flatMap((i) => [a, b, prePayload({ command: `step ${i}` })]);
+    assert.deepEqual(await run(freshHome().env, interleaved), Array(12).fill(''));
+    assertUsageError(await runCli(['tool-loop', 'pre', '--cycle-threshold', '1'], { env: freshHome().env, input: a }), ["'1'", '--cycle-threshold must be a whole number >= 2']);
+  });
+
+  it("answers Copilot CLI's postToolUseFailure only with exit 2 and the reason alone on stderr", async () => {
+    const { env } = freshHome();
+    const f = fixture('copilot', 'postToolUseFailure');
+    const r = await runCli(['tool-loop', 'post', '--failure-threshold', '1'], { env, input: JSON.stringify(f.input) });
+    assert.deepEqual([r.code, r.stdout, r.stderr], [2, '', 'bash failed 1 times in a row; change strategy\n']);
+    const json = await runCli(['tool-loop', 'post', '--failure-threshold', '1', '--json'], { env, input: JSON.stringify(f.input) });
+    assert.equal(json.code, 0, '--json describes the decision instead of answering');
+    assert.deepEqual(JSON.parse(json.stdout).exit, { code: 2, stderr: 'bash failed 1 times in a row; change strategy' });
   });
 });

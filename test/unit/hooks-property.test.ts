@@ -2,7 +2,7 @@
  * Property tests: whatever arrives on stdin, in whatever order, the hooks exit 0 and print exactly the answer the
  * contract demands (computed by a reference model below: a block, a deny, a release, or nothing) and a warning
  * only for malformed input; the stop-hook never holds a session more than --max-blocks times in a row without
- * progress.
+ * progress. And the decisions are the same whatever the dialect the agent speaks: only the wire shape differs.
  */
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -14,7 +14,9 @@ import { createStopHook } from '../../src/breakers/stop-hook.js';
 import { MemoryToolLoopStore, createToolLoop } from '../../src/breakers/tool-loop.js';
 import { main } from '../../src/cli/main.js';
 import type { Context } from '../../src/context.js';
+import { DIALECTS, DIALECT_EVENTS, type Dialect } from '../../src/core/hook-dialects.js';
 import { callSignature, canonicalJson } from '../../src/core/tool-loop.js';
+import { FIXTURES, type FixtureAnswer } from '../fixtures/hook-dialects/index.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 150);
@@ -58,6 +60,21 @@ const absent = (v: unknown) => v === undefined || v === null;
 
 type Answer = Record<string, unknown> | undefined;
 
+/** The Claude Code events the generators below use; any other event name is one no dialect uses. */
+const STOP_EVENTS = new Set(['Stop', 'SubagentStop']);
+const TOOL_EVENTS: Record<string, 'pre' | 'post' | 'other'> = { PreToolUse: 'pre', PostToolUse: 'post', PostToolUseFailure: 'post', Stop: 'other', SubagentStop: 'other', SessionStart: 'other' };
+const CLAUDE_EVENTS = new Set([...STOP_EVENTS, ...Object.keys(TOOL_EVENTS)]);
+/** Every event name some dialect uses: random names are drawn outside it (else they would be another dialect's). */
+const ANY_DIALECT_EVENT = new Set(DIALECTS.flatMap((d) => [...DIALECT_EVENTS[d].keys()]));
+
+/** The event of a Claude-style payload: the hook's own when absent, `undefined` when no dialect explains it. */
+function eventRole(payload: Record<string, unknown>): 'absent' | 'known' | 'bad-type' | 'unknown' {
+  const e = payload.hook_event_name;
+  if (absent(e)) return 'absent';
+  if (typeof e !== 'string') return 'bad-type';
+  return CLAUDE_EVENTS.has(e) ? 'known' : 'unknown';
+}
+
 /** The stop-hook over one armed marker (`remaining`, optional owner), with `maxBlocks`. */
 class StopModel {
   private blocks = 0;
@@ -73,15 +90,20 @@ class StopModel {
   /** The answer, or undefined for no output; `malformed` says whether the input itself was rejected. */
   stop(payload: unknown): { answer: Answer; malformed: boolean } {
     if (!isObject(payload)) return { answer: undefined, malformed: true };
-    for (const k of ['session_id', 'hook_event_name', 'transcript_path', 'cwd']) {
+    const event = eventRole(payload);
+    if (event === 'bad-type' || event === 'unknown') return { answer: undefined, malformed: true };
+    for (const k of ['session_id', 'transcript_path', 'cwd']) {
       if (!absent(payload[k]) && typeof payload[k] !== 'string') return { answer: undefined, malformed: true };
     }
     const active = payload.stop_hook_active;
     if (!absent(active) && typeof active !== 'boolean') return { answer: undefined, malformed: true };
+    return this.decide(event === 'absent' || STOP_EVENTS.has(payload.hook_event_name as string), payload.session_id, active);
+  }
+  /** A valid stop input, read: whether it is a stop, its session, its `stop_hook_active`. */
+  decide(isStop: boolean, sessionId: unknown, active: unknown): { answer: Answer; malformed: boolean } {
     const quiet = { answer: undefined, malformed: false };
-    if (typeof payload.hook_event_name === 'string' && payload.hook_event_name !== 'Stop') return quiet;
-    if (this.remaining <= 0) return quiet;
-    const session = typeof payload.session_id === 'string' && payload.session_id !== '' ? payload.session_id : undefined;
+    if (!isStop || this.remaining <= 0) return quiet;
+    const session = typeof sessionId === 'string' && sessionId !== '' ? sessionId : undefined;
     if (this.owner !== undefined && session !== this.owner) return quiet;
     if (this.progress || active === false) this.blocks = 0;
     this.progress = false;
@@ -96,54 +118,108 @@ class StopModel {
 /** Stands for the release message, checked by its documented start (see `checkAnswer`). */
 const RELEASE = Symbol('release');
 
-/** The tool-loop over one home: per session, the streak of identical calls and each tool's consecutive failures. */
+/** A tool call, read: what the model decides on. */
+interface ModelCall {
+  session: string;
+  tool: string;
+  input: unknown;
+  outcome?: 'success' | 'failure' | 'neutral';
+  callId?: string;
+}
+
+/**
+ * The tool-loop over one home: per session, the streak of identical calls, the recent calls (a sequence of 2 to 4
+ * calls repeated `cycleThreshold` times in a row is denied too), each tool's consecutive failures and the call ids
+ * already counted.
+ */
 class ToolLoopModel {
-  private streaks = new Map<string, { signature: string; count: number }>();
+  private recent = new Map<string, string[]>();
   private failures = new Map<string, Map<string, number>>();
+  private counted = new Map<string, Set<string>>();
   constructor(
     readonly threshold: number,
     readonly failureThreshold: number,
+    readonly cycleThreshold = 3,
   ) {}
-  private call(payload: unknown) {
-    if (!isObject(payload)) return undefined;
-    const tool = payload.tool_name;
+  /** Reads a Claude-style payload; `other` for another event, `malformed` for one no dialect explains or a bad field. */
+  private read(payload: unknown, hook: 'pre' | 'post'): ModelCall | 'other' | 'malformed' {
+    if (!isObject(payload)) return 'malformed';
+    const event = eventRole(payload);
+    if (event === 'bad-type' || event === 'unknown') return 'malformed';
     const session = payload.session_id;
-    if (typeof tool !== 'string' || tool === '' || (!absent(session) && typeof session !== 'string')) return undefined;
-    return { session: (session as string | null | undefined) || 'default', tool, input: payload.tool_input ?? null, response: payload.tool_response };
+    if (!absent(session) && typeof session !== 'string') return 'malformed';
+    const name = payload.hook_event_name as string;
+    if (event === 'known' && TOOL_EVENTS[name] !== hook) return 'other';
+    const tool = payload.tool_name;
+    if (typeof tool !== 'string' || tool === '') return 'malformed';
+    const r = payload.tool_response;
+    const failed = isObject(r) && (Boolean(r.error) || r.is_error === true || r.isError === true || r.success === false);
+    const outcome = name === 'PostToolUseFailure' ? (payload.is_interrupt === true ? 'neutral' : 'failure') : failed ? 'failure' : 'success';
+    const callId = typeof payload.tool_use_id === 'string' && payload.tool_use_id !== '' ? payload.tool_use_id : undefined;
+    return { session: (session as string | null | undefined) || 'default', tool, input: payload.tool_input ?? null, outcome, callId };
   }
   pre(payload: unknown): { answer: Answer; malformed: boolean } {
-    const c = this.call(payload);
-    if (!c) return { answer: undefined, malformed: true };
+    const c = this.read(payload, 'pre');
+    if (c === 'malformed' || c === 'other') return { answer: undefined, malformed: c === 'malformed' };
+    const reason = this.decidePre(c);
+    const deny = { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } };
+    return { answer: reason === undefined ? undefined : deny, malformed: false };
+  }
+  /** The deny reason, or undefined when the call is allowed. */
+  decidePre(c: ModelCall): string | undefined {
     // Identical: the same tool and the same JSON value (object key order does not matter).
     const signature = `${c.tool}\u0000${JSON.stringify(sortKeys(c.input))}`;
-    const prev = this.streaks.get(c.session);
-    const count = prev?.signature === signature ? prev.count + 1 : 1;
-    if (count >= this.threshold) {
-      this.streaks.delete(c.session);
-      const reason = `${c.tool} called ${count} times in a row with identical arguments; try a different approach`;
-      return { answer: { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } }, malformed: false };
+    const recent = [...(this.recent.get(c.session) ?? []), signature];
+    let streak = 0;
+    while (streak < recent.length && recent[recent.length - 1 - streak] === signature) streak++;
+    if (streak >= this.threshold) {
+      this.recent.delete(c.session);
+      return `${c.tool} called ${streak} times in a row with identical arguments; try a different approach`;
     }
-    this.streaks.set(c.session, { signature, count });
-    return { answer: undefined, malformed: false };
+    for (let len = 2; len <= 4; len++) {
+      const tail = recent.slice(-len * this.cycleThreshold);
+      if (tail.length < len * this.cycleThreshold || tail.slice(0, len).every((x) => x === tail[0])) continue;
+      if (tail.every((x, i) => x === tail[i % len])) {
+        this.recent.delete(c.session);
+        const tools = tail.slice(-len).map((x) => x.slice(0, x.indexOf('\u0000')));
+        return `the same ${len} calls (${tools.join(', ')}) repeated ${this.cycleThreshold} times in a row; try a different approach`;
+      }
+    }
+    this.recent.set(c.session, recent);
+    return undefined;
   }
   post(payload: unknown): { answer: Answer; malformed: boolean } {
-    const c = this.call(payload);
-    if (!c) return { answer: undefined, malformed: true };
-    const r = c.response;
-    const failed = isObject(r) && (Boolean(r.error) || r.is_error === true || r.isError === true || r.success === false);
+    const c = this.read(payload, 'post');
+    if (c === 'malformed' || c === 'other') return { answer: undefined, malformed: c === 'malformed' };
+    const reason = this.decidePost(c);
+    if (reason === undefined) return { answer: undefined, malformed: false };
+    const shape = isObject(payload) && payload.hook_event_name === 'PostToolUseFailure'
+      ? { hookSpecificOutput: { hookEventName: 'PostToolUseFailure', additionalContext: reason } }
+      : { decision: 'block', reason };
+    return { answer: shape, malformed: false };
+  }
+  /** The failing reason, or undefined when there is nothing to say. */
+  decidePost(c: ModelCall): string | undefined {
+    const ids = this.counted.get(c.session) ?? new Set<string>();
+    this.counted.set(c.session, ids);
+    if (c.callId !== undefined) {
+      if (ids.has(c.callId)) return undefined;
+      ids.add(c.callId);
+    }
     const counts = this.failures.get(c.session) ?? new Map<string, number>();
     this.failures.set(c.session, counts);
-    if (!failed) {
+    if (c.outcome === 'neutral') return undefined;
+    if (c.outcome === 'success') {
       counts.delete(c.tool);
-      return { answer: undefined, malformed: false };
+      return undefined;
     }
     const count = (counts.get(c.tool) ?? 0) + 1;
     if (count >= this.failureThreshold) {
       counts.delete(c.tool);
-      return { answer: { decision: 'block', reason: `${c.tool} failed ${count} times in a row; change strategy` }, malformed: false };
+      return `${c.tool} failed ${count} times in a row; change strategy`;
     }
     counts.set(c.tool, count);
-    return { answer: undefined, malformed: false };
+    return undefined;
   }
 }
 
@@ -188,16 +264,26 @@ function checkAnswer(stdout: string, stderr: string, expected: { answer: Answer;
 
 /** Inputs: random bytes, random JSON, and hook-shaped objects with random field values. */
 const anyValue = fc.oneof(fc.jsonValue(), fc.constant(undefined), fc.string(), fc.boolean(), fc.integer());
+/** An event name: Claude Code's (mostly), none, one no dialect uses, or not a string. */
+const eventName = (...likely: string[]) =>
+  fc.oneof(
+    { arbitrary: fc.constantFrom(...likely), weight: 6 },
+    { arbitrary: fc.constantFrom(...CLAUDE_EVENTS, undefined, null), weight: 3 },
+    { arbitrary: fc.string().filter((e) => !ANY_DIALECT_EVENT.has(e)), weight: 1 },
+    { arbitrary: anyValue.filter((e) => typeof e !== 'string'), weight: 1 },
+  );
 const hookShaped = fc.record(
   {
     session_id: fc.oneof(fc.constantFrom('s', '../../etc', '', 'default'), anyValue),
     transcript_path: anyValue,
     cwd: anyValue,
-    hook_event_name: fc.oneof(fc.constantFrom('Stop', 'PreToolUse', 'PostToolUse', 'SubagentStop'), anyValue),
+    hook_event_name: eventName('Stop', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'SubagentStop'),
     stop_hook_active: fc.oneof(fc.boolean(), anyValue),
     tool_name: fc.oneof(fc.constantFrom('Bash', 'Read', ''), anyValue),
     tool_input: anyValue,
     tool_response: fc.oneof(fc.constantFrom({ error: 'x' }, { is_error: true }, { success: false }, {}), anyValue),
+    tool_use_id: fc.oneof(fc.constantFrom('toolu_1', 'toolu_2'), anyValue),
+    is_interrupt: fc.oneof(fc.boolean(), anyValue),
   },
   { requiredKeys: [] },
 );
@@ -213,23 +299,26 @@ const stdinBytes = fc.oneof(
 const stopShaped = fc.record(
   {
     session_id: fc.oneof({ arbitrary: fc.constant('s'), weight: 4 }, fc.constantFrom('t', '', null), anyValue),
-    hook_event_name: fc.oneof({ arbitrary: fc.constant('Stop'), weight: 4 }, fc.constantFrom('SubagentStop', null), anyValue),
+    hook_event_name: eventName('Stop', 'SubagentStop'),
     stop_hook_active: fc.oneof({ arbitrary: fc.boolean(), weight: 4 }, fc.constant(null), anyValue),
     transcript_path: fc.oneof({ arbitrary: fc.constant('/tmp/t.jsonl'), weight: 4 }, anyValue),
     cwd: fc.oneof({ arbitrary: fc.constant('/work'), weight: 4 }, anyValue),
   },
   { requiredKeys: [] },
 );
-/** Mostly well-formed tool calls over a few sessions, tools, inputs and responses, so calls repeat and fail. */
+/** Mostly well-formed tool calls over a few sessions, tools, inputs and responses, so calls repeat, cycle and fail. */
 const toolShaped = fc.record(
   {
     session_id: fc.oneof({ arbitrary: fc.constantFrom('s', 't', '', null), weight: 6 }, anyValue),
+    hook_event_name: fc.oneof({ arbitrary: fc.constant(undefined), weight: 4 }, eventName('PreToolUse', 'PostToolUse', 'PostToolUseFailure')),
     tool_name: fc.oneof({ arbitrary: fc.constantFrom('Bash', 'Read'), weight: 6 }, fc.constant(''), anyValue),
     tool_input: fc.oneof({ arbitrary: fc.constantFrom({ command: 'make' }, { command: 'make', cwd: '/w' }, null), weight: 4 }, fc.jsonValue()),
     tool_response: fc.oneof(
       { arbitrary: fc.constantFrom({ error: 'x' }, { is_error: true }, { isError: true }, { success: false }, {}, { error: '' }, { success: true }), weight: 6 },
       anyValue,
     ),
+    tool_use_id: fc.option(fc.constantFrom('toolu_1', 'toolu_2', 'toolu_3'), { nil: undefined }),
+    is_interrupt: fc.option(fc.boolean(), { nil: undefined }),
   },
   { requiredKeys: ['tool_name'] },
 );
@@ -251,7 +340,8 @@ function sequence(shaped: fc.Arbitrary<Record<string, unknown>>, heartbeats: boo
       if (st.kind === 'heartbeat') return { heartbeat: true };
       if (st.kind === 'raw') return { stdin: st.b };
       if (st.kind === 'json') last = JSON.parse(JSON.stringify(st.v)) as unknown;
-      if (st.kind === 'again' && isObject(last)) last = { ...last, tool_response: st.response };
+      // Another call, so another id when the host sends ids (a call id already counted is never counted again).
+      if (st.kind === 'again' && isObject(last)) last = { ...last, tool_response: st.response, ...(last.tool_use_id === undefined ? {} : { tool_use_id: `again-${st.seed}` }) };
       const seed = st.kind === 'json' ? 0 : st.seed;
       const body = JSON.stringify(seed ? shuffleKeys(last, seed) : last, null, seed % 2 ? 1 : undefined);
       return { stdin: seed % 3 === 1 ? `\uFEFF\n${body} ` : body };
@@ -345,6 +435,199 @@ describe('hooks answer exactly what the contract says, for random stdin sequence
   });
 });
 
+/*
+ * The same decisions whatever the dialect: a sequence of tool calls and stops, dialect-free, is sent as each agent
+ * sends it (the shapes of test/fixtures/hook-dialects); each answer must be that agent's shape of the decision the
+ * model above takes for the same calls. A step a dialect cannot express (Codex, Gemini, Copilot and Cursor send no
+ * "interrupted" outcome; Copilot, Gemini and Cursor no call id; Copilot no "follows a block") is left out for it.
+ */
+type Step =
+  | { kind: 'pre'; session: string; tool: string; input: unknown }
+  | { kind: 'post'; session: string; tool: string; input: unknown; outcome: 'success' | 'failure' | 'neutral'; callId: string }
+  | { kind: 'stop'; session: string; active?: boolean }
+  | { kind: 'heartbeat' };
+
+const CARRIES_CALL_ID = new Set<Dialect>(['claude', 'codex', 'qwen', 'hermes']);
+
+/** An input as `dialect` sends it for a step (its event, when the answer depends on it), or undefined. */
+function render(d: Dialect, st: Exclude<Step, { kind: 'heartbeat' }>, i: number): { payload: Record<string, unknown>; event: string; active?: boolean } | undefined {
+  const ts = '2026-11-22T10:00:00.000Z';
+  const extra = (d === 'codex' ? { model: 'gpt-5', turn_id: 'turn-1' } : d === 'qwen' ? { timestamp: ts } : {}) as Record<string, unknown>;
+  if (st.kind === 'stop') {
+    const active = st.active;
+    switch (d) {
+      case 'claude':
+      case 'codex':
+      case 'qwen':
+        return { payload: { session_id: st.session, cwd: '/w', hook_event_name: 'Stop', ...extra, ...(active === undefined ? {} : { stop_hook_active: active }) }, event: 'Stop', active };
+      case 'gemini':
+        return { payload: { session_id: st.session, timestamp: ts, hook_event_name: 'AfterAgent', prompt: 'p', prompt_response: 'r', ...(active === undefined ? {} : { stop_hook_active: active }) }, event: 'AfterAgent', active };
+      case 'copilot':
+        return { payload: { sessionId: st.session, timestamp: 1, cwd: '/w', transcriptPath: '/t', stopReason: 'end_turn' }, event: 'agentStop', active: undefined };
+      case 'cursor':
+        return { payload: { conversation_id: st.session, hook_event_name: 'stop', status: 'completed', ...(active === undefined ? {} : { loop_count: active ? 1 : 0 }) }, event: 'stop', active };
+      case 'hermes':
+        return { payload: { hook_event_name: 'pre_verify', tool_name: null, tool_input: null, session_id: st.session, cwd: '/w', extra: active === undefined ? {} : { attempt: active ? 1 : 0 } }, event: 'pre_verify', active };
+    }
+  }
+  const { session, tool, input } = st;
+  const id = st.kind === 'post' ? st.callId : `pre-${i}`;
+  if (st.kind === 'pre') {
+    switch (d) {
+      case 'claude':
+      case 'codex':
+      case 'qwen':
+        return { payload: { session_id: session, hook_event_name: 'PreToolUse', tool_name: tool, tool_input: input, tool_use_id: id, ...extra }, event: 'PreToolUse' };
+      case 'gemini':
+        return { payload: { session_id: session, timestamp: ts, hook_event_name: 'BeforeTool', tool_name: tool, tool_input: input }, event: 'BeforeTool' };
+      case 'copilot':
+        return { payload: { sessionId: session, timestamp: 1, cwd: '/w', toolName: tool, toolArgs: JSON.stringify(input) }, event: 'preToolUse' };
+      case 'cursor':
+        return { payload: { conversation_id: session, hook_event_name: 'beforeMCPExecution', tool_name: tool, tool_input: JSON.stringify(input) }, event: 'beforeMCPExecution' };
+      case 'hermes':
+        return { payload: { hook_event_name: 'pre_tool_call', tool_name: tool, tool_input: input, session_id: session, extra: { tool_call_id: id } }, event: 'pre_tool_call' };
+    }
+  }
+  const { outcome } = st;
+  switch (d) {
+    case 'claude':
+    case 'qwen': {
+      if (outcome === 'success') return { payload: { session_id: session, hook_event_name: 'PostToolUse', tool_name: tool, tool_input: input, tool_response: { ok: 1 }, tool_use_id: id, ...extra }, event: 'PostToolUse' };
+      const payload = { session_id: session, hook_event_name: 'PostToolUseFailure', tool_name: tool, tool_input: input, tool_use_id: id, error: 'boom', is_interrupt: outcome === 'neutral', ...extra };
+      return { payload, event: 'PostToolUseFailure' };
+    }
+    case 'codex':
+      if (outcome === 'neutral') return undefined;
+      return { payload: { session_id: session, hook_event_name: 'PostToolUse', tool_name: tool, tool_input: input, tool_response: outcome === 'failure' ? { error: 'boom' } : 'ok', tool_use_id: id, ...extra }, event: 'PostToolUse' };
+    case 'gemini':
+      if (outcome === 'neutral') return undefined;
+      return { payload: { session_id: session, timestamp: ts, hook_event_name: 'AfterTool', tool_name: tool, tool_input: input, tool_response: { llmContent: 'x', returnDisplay: 'x', ...(outcome === 'failure' ? { error: { message: 'boom' } } : {}) } }, event: 'AfterTool' };
+    case 'copilot':
+      if (outcome === 'neutral') return undefined;
+      if (outcome === 'failure') return { payload: { sessionId: session, timestamp: 1, cwd: '/w', toolName: tool, toolArgs: JSON.stringify(input), error: 'boom' }, event: 'postToolUseFailure' };
+      return { payload: { sessionId: session, timestamp: 1, cwd: '/w', toolName: tool, toolArgs: JSON.stringify(input), toolResult: { resultType: 'success', textResultForLlm: 'x' } }, event: 'postToolUse' };
+    case 'cursor':
+      if (outcome === 'neutral') return undefined;
+      return { payload: { conversation_id: session, hook_event_name: 'afterMCPExecution', tool_name: tool, tool_input: JSON.stringify(input), result_json: outcome === 'failure' ? '{"isError":true}' : '{"content":[]}' }, event: 'afterMCPExecution' };
+    case 'hermes':
+      return { payload: { hook_event_name: 'post_tool_call', tool_name: tool, tool_input: input, session_id: session, extra: { tool_call_id: id, status: { success: 'ok', failure: 'error', neutral: 'blocked' }[outcome] } }, event: 'post_tool_call' };
+  }
+}
+
+/** The answer shape `dialect` accepts for a decision on `event` (from the fixtures). */
+function shapeOf(d: Dialect, hook: 'pre' | 'post' | 'stop', event: string) {
+  const f = FIXTURES.find((x) => x.dialect === d && x.hook === hook && (hook !== 'post' || x.reading.event === event)) ?? FIXTURES.find((x) => x.dialect === d && x.hook === hook);
+  assert.ok(f, `a ${d} ${hook} fixture`);
+  return f.answer;
+}
+
+const canonicalStep = fc.oneof(
+  { arbitrary: fc.record({ kind: fc.constant('pre' as const), session: fc.constantFrom('s', 't'), tool: fc.constantFrom('Bash', 'Read'), input: fc.constantFrom({ command: 'make' }, { command: 'make test' }, null) }), weight: 5 },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('post' as const),
+      session: fc.constantFrom('s', 't'),
+      tool: fc.constantFrom('Bash', 'Read'),
+      input: fc.constant({ command: 'make' }),
+      outcome: fc.constantFrom('success', 'failure', 'failure', 'failure', 'neutral'),
+      callId: fc.constantFrom('c1', 'c2', 'c3', 'c4', 'c5', 'c6'),
+    }),
+    weight: 5,
+  },
+  { arbitrary: fc.record({ kind: fc.constant('stop' as const), session: fc.constantFrom('s', 's', 't'), active: fc.constantFrom(true, true, undefined, false) }), weight: 6 },
+  { arbitrary: fc.constant({ kind: 'heartbeat' as const }), weight: 1 },
+);
+/** Steps, each sent 1 to 3 times in a row (a call repeated; a failure again, as another call or reported twice). */
+const canonicalSteps = fc
+  .array(fc.tuple(canonicalStep, fc.integer({ min: 1, max: 3 }), fc.boolean()), { maxLength: 10 })
+  .map((groups) =>
+    groups.flatMap(([st, times, sameId]) =>
+      Array.from({ length: times }, (_, k): Step => (st.kind === 'post' && !sameId ? { ...st, callId: `${st.callId}-${k}` } : st)),
+    ),
+  );
+
+/** What the CLI printed, against an expected answer; `release`: the systemMessage is checked by its start. */
+function checkShape(r: { code: number; stdout: string; stderr: string }, want: FixtureAnswer | undefined, what: string, releaseStart?: string): void {
+  if (want === undefined || want === 'none') {
+    assert.deepEqual([r.code, r.stdout, r.stderr], [0, '', ''], what);
+  } else if ('exitCode' in want) {
+    assert.deepEqual([r.code, r.stdout, r.stderr], [2, '', `${want.stderr}\n`], what);
+  } else {
+    assert.equal(r.code, 0, what);
+    assert.equal(r.stderr, '', what);
+    const got = JSON.parse(r.stdout) as Record<string, unknown>;
+    if (releaseStart === undefined) {
+      assert.equal(r.stdout, `${JSON.stringify(want.stdout)}\n`, what);
+    } else {
+      assert.deepEqual(Object.keys(got), Object.keys(want.stdout), what);
+      assert.ok(String(got.systemMessage).startsWith(releaseStart), `${what}: ${r.stdout}`);
+    }
+  }
+}
+
+describe('the same decisions whatever the dialect; only the wire shape differs (in process)', () => {
+  const tmp = tempDir('hj-prop-dialect-');
+  after(tmp.cleanup);
+  let n = 0;
+  const seen = new Map<string, number>();
+  const count = (key: string) => seen.set(key, (seen.get(key) ?? 0) + 1);
+
+  /** Runs `hermes-janitor ARGS` in process with `payload` on stdin. */
+  async function hook(home: string, args: string[], payload: unknown) {
+    const { ctx, out, err } = makeCtx(home, JSON.stringify(payload));
+    const code = await main(args, ctx);
+    return { code, stdout: out(), stderr: err() };
+  }
+
+  it('every dialect: denies, reports failures, holds and releases exactly where the model does', async () => {
+    await fc.assert(
+      fc.asyncProperty(canonicalSteps, fc.integer({ min: 1, max: 3 }), fc.option(fc.constant('s'), { nil: undefined }), fc.boolean(), async (steps, remaining, owner, given) => {
+        for (const d of DIALECTS) {
+          const home = path.join(tmp.dir, `home-${n++}`);
+          const { ctx } = makeCtx(home, '');
+          assert.equal(await main(['stop-hook', 'arm', '--remaining', String(remaining), ...(owner ? ['--owner', owner] : [])], ctx), 0);
+          const tools = new ToolLoopModel(2, 2, 2);
+          const stops = new StopModel(remaining, owner, 2);
+          const dialect = given ? ['--dialect', d] : [];
+          for (const [i, st] of steps.entries()) {
+            const what = `${d} step ${i} ${JSON.stringify(st)}`;
+            if (st.kind === 'heartbeat') {
+              assert.equal(await main(['stop-hook', 'heartbeat'], makeCtx(home, '').ctx), 0);
+              stops.heartbeat();
+              continue;
+            }
+            const sent = render(d, st, i);
+            if (!sent) continue;
+            if (st.kind === 'pre') {
+              const reason = tools.decidePre(st);
+              const r = await hook(home, ['tool-loop', 'pre', '--threshold', '2', '--cycle-threshold', '2', ...dialect], sent.payload);
+              checkShape(r, reason === undefined ? undefined : shapeOf(d, 'pre', sent.event).deny!(reason), what);
+              count(`${d} ${reason ? 'deny' : 'allow'}`);
+            } else if (st.kind === 'post') {
+              const reason = tools.decidePost({ ...st, callId: CARRIES_CALL_ID.has(d) ? st.callId : undefined });
+              const r = await hook(home, ['tool-loop', 'post', '--failure-threshold', '2', ...dialect], sent.payload);
+              checkShape(r, reason === undefined ? undefined : shapeOf(d, 'post', sent.event).failing!(reason), what);
+              count(`${d} ${reason ? 'failing' : 'quiet'}`);
+            } else {
+              const want = stops.decide(true, st.session, sent.active);
+              const r = await hook(home, ['stop-hook', '--max-blocks', '2', ...dialect], sent.payload);
+              const answers = shapeOf(d, 'stop', sent.event);
+              if (want.answer === undefined) checkShape(r, undefined, what);
+              else if (want.answer.decision === 'block') checkShape(r, answers.keepGoing!(String(want.answer.reason)), what);
+              else checkShape(r, answers.release!('hermes-janitor stop-hook: '), what, `hermes-janitor stop-hook: paused the run after 2 consecutive stops with no progress (no heartbeat, ${remaining} items still remain).`);
+              count(`${d} ${want.answer === undefined ? 'stops' : want.answer.decision === 'block' ? 'block' : 'release'}`);
+            }
+          }
+        }
+      }),
+      { numRuns: Math.max(25, Math.round(RUNS / 4)) },
+    );
+    for (const d of DIALECTS) {
+      for (const outcome of ['deny', 'allow', 'failing', 'quiet', 'block', 'release']) assert.ok((seen.get(`${d} ${outcome}`) ?? 0) > 0, `${d} ${outcome} exercised: ${JSON.stringify([...seen])}`);
+    }
+  });
+});
+
 describe('hook properties', () => {
   it('the signature does not depend on key order, and canonical JSON round-trips', () => {
     const shuffle = (v: unknown, seed: number): unknown => {
@@ -409,9 +692,10 @@ describe('hooks answer exactly what the contract says (spawned, built CLI)', () 
   const fixed: Send[] = [
     { stdin: '\u00ff\u00fe garbage' },
     { stdin: '{"session_id": 1}' },
-    { stdin: '{"session_id":"s","hook_event_name":"Stop","tool_name":"Bash","tool_input":{"a":1,"b":2},"tool_response":{"error":"x"}}' },
-    { stdin: '\uFEFF {"tool_response":{"error":"x"},"tool_input":{"b":2,"a":1},"tool_name":"Bash","hook_event_name":"Stop","session_id":"s"}\n' },
-    { stdin: '{"session_id":"s","hook_event_name":"Stop","tool_name":"Bash","tool_input":{"a":1,"b":2},"tool_response":{"error":"x"}}' },
+    { stdin: '{"session_id":"s","tool_name":"Bash","tool_input":{"a":1,"b":2},"tool_response":{"error":"x"}}' },
+    { stdin: '\uFEFF {"tool_response":{"error":"x"},"tool_input":{"b":2,"a":1},"tool_name":"Bash","session_id":"s"}\n' },
+    { stdin: '{"session_id":"s","tool_name":"Bash","tool_input":{"a":1,"b":2},"tool_response":{"error":"x"}}' },
+    { stdin: '{"session_id":"s","hook_event_name":"Banana","tool_name":"Bash"}' },
   ];
 
   it('stop-hook over a random and a fixed sequence (arm --remaining 2 --owner s, --max-blocks 2)', async () => {

@@ -323,10 +323,19 @@ describe('restart-guard command (in process)', () => {
     const home = freshHome();
     for (const t of [1000, 1001, 1002]) await cli(['--home', home, 'restart-guard', 'check-and-record'], { now: t });
     assert.equal((await cli(['--home', home, 'restart-guard', 'status'], { now: 1003 })).code, 1);
-    assert.equal((await cli(['--home', home, 'restart-guard', 'status', '--max', '4'], { now: 1003 })).code, 0);
-    assert.equal((await cli(['--home', home, 'restart-guard', 'status', '--window', '1'], { now: 1003 })).code, 0);
-    assert.equal((await cli(['--home', home, 'restart-guard', 'status', '--max', '0'], { now: 1003 })).code, 0);
-    assert.equal((await cli(['--home', home, 'restart-guard', 'status', '--max=-1'], { now: 1003 })).code, 0);
+    // Exit 0 means "proceed" for a breaker that is fine and for one that is disabled alike: only the text tells them apart.
+    const ok = await cli(['--home', home, 'restart-guard', 'status', '--max', '4'], { now: 1003 });
+    assert.equal(ok.code, 0);
+    assert.match(ok.stderr, /^restart-guard: ok \(max 4\): 3 boots within the last /);
+    const window = await cli(['--home', home, 'restart-guard', 'status', '--window', '1'], { now: 1003 });
+    assert.equal(window.code, 0);
+    assert.match(window.stderr, /^restart-guard: ok \(max 3\): 1 boot within the last 1 s;/);
+    for (const max of [['--max', '0'], ['--max=-1']]) {
+      const disabled = await cli(['--home', home, 'restart-guard', 'status', ...max], { now: 1003 });
+      assert.equal(disabled.code, 0, max.join(' '));
+      assert.match(disabled.stderr, /^restart-guard: disabled \(max (0|-1)\): 3 boots within the last [^\n]+\n$/, max.join(' '));
+      assert.doesNotMatch(disabled.stderr, /TRIPPED|ok \(/, max.join(' '));
+    }
     const c = await cli(['--home', home, 'restart-guard', 'clear'], { now: 1003 });
     assert.equal(c.code, 0);
     assert.equal(existsSync(restartLoopFile(home)), false);

@@ -13,9 +13,9 @@ import {
   heartbeatMarker,
   madeProgress,
   parseMarker,
-  parseStopInput,
-  stopHookOutput,
 } from '../../src/core/stop-hook.js';
+import { keepGoingAnswer, stopMessageAnswer } from '../../src/core/hook-answers.js';
+import { readStop } from '../../src/core/hook-readings.js';
 import { tempDir } from '../helpers/cli.js';
 
 const marker = (over: Partial<StopMarker> = {}): StopMarker => ({ ...armMarker(3), ...over });
@@ -45,7 +45,7 @@ describe('stop-hook core: decideStop', () => {
     assert.equal(d.action, 'block');
     if (d.action !== 'block') return;
     assert.equal(d.reason, '7 items remain: continue with the next one');
-    assert.deepEqual(stopHookOutput(d), { decision: 'block', reason: '7 items remain: continue with the next one' });
+    assert.deepEqual(keepGoingAnswer('claude', d.reason), { stdout: { decision: 'block', reason: '7 items remain: continue with the next one' } });
     assert.equal(d.next.blocks, 1);
     assert.equal(d.next.seenHeartbeat, 0);
     assert.equal(d.next.seenRemaining, 7);
@@ -61,9 +61,11 @@ describe('stop-hook core: decideStop', () => {
       m = d.next;
       if (d.action === 'release') {
         assert.equal(d.next.blocks, 0);
-        const out = stopHookOutput(d);
-        assert.ok(out && 'systemMessage' in out && /3 consecutive stops with no progress/.test(out.systemMessage));
-        assert.match((out as { systemMessage: string }).systemMessage, /stop-hook heartbeat/);
+        const out = stopMessageAnswer('claude', d.message);
+        assert.ok(out && 'stdout' in out);
+        assert.deepEqual(Object.keys(out.stdout), ['systemMessage']);
+        assert.match(String(out.stdout.systemMessage), /3 consecutive stops with no progress/);
+        assert.match(String(out.stdout.systemMessage), /stop-hook heartbeat/);
       }
     }
     assert.deepEqual(actions, ['block', 'block', 'block', 'release', 'block', 'block', 'block']);
@@ -124,14 +126,15 @@ describe('stop-hook core: parsing', () => {
     }
   });
 
-  it('parses the Stop input and rejects wrong types', () => {
-    assert.deepEqual(parseStopInput({ session_id: 's', transcript_path: '/t', cwd: '/c', hook_event_name: 'Stop', stop_hook_active: false }), {
+  it('reads the Stop input (Claude Code) and rejects wrong types', () => {
+    assert.deepEqual(readStop({ session_id: 's', transcript_path: '/t', cwd: '/c', hook_event_name: 'Stop', stop_hook_active: false }, 'claude'), {
       ok: true,
-      value: { sessionId: 's', stopHookActive: false, event: 'Stop' },
+      value: { sessionId: 's', stopHookActive: false, event: 'Stop', role: 'stop' },
     });
-    assert.deepEqual(parseStopInput({}), { ok: true, value: {} });
+    assert.deepEqual(readStop({}, 'claude'), { ok: true, value: { event: 'Stop', role: 'stop' } });
+    assert.deepEqual(readStop({ hook_event_name: 'SessionStart' }, 'claude'), { ok: true, value: { event: 'SessionStart', role: 'other' } });
     for (const bad of [null, [], 'x', 1, { session_id: 5 }, { stop_hook_active: 'true' }, { cwd: {} }, { hook_event_name: 1 }, { transcript_path: [] }]) {
-      assert.equal(parseStopInput(bad).ok, false, JSON.stringify(bad));
+      assert.equal(readStop(bad, 'claude').ok, false, JSON.stringify(bad));
     }
   });
 

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { FileToolLoopStore, MemoryToolLoopStore, createToolLoop, defaultToolLoopDir } from '../../src/breakers/tool-loop.js';
 import {
+  MAX_COUNTED_CALLS,
   MAX_TRACKED_TOOLS,
   SESSION_FILE_PATTERN,
   SESSION_TTL_MS,
@@ -12,19 +13,20 @@ import {
   type ToolLoopState,
   callSignature,
   canonicalJson,
+  cycleLength,
   decidePost,
   decidePre,
-  denyOutput,
   emptyState,
   inputDigest,
   isExpired,
   isFailure,
-  parseToolCall,
   parseToolLoopState,
   sessionFileName,
   sweepDue,
 } from '../../src/core/tool-loop.js';
 import { tempDir } from '../helpers/cli.js';
+import { denyAnswer } from '../../src/core/hook-answers.js';
+import { readToolCall } from '../../src/core/hook-readings.js';
 import { reapLockPath } from '../../src/adapters/janitor-files.js';
 import { contextEndpoint } from '../../src/adapters/docker-context.js';
 
@@ -77,7 +79,7 @@ describe('tool-loop core: PreToolUse', () => {
     assert.equal(d.decision.action, 'allow');
     const deny = decidePre(d.next, { tool: 'Bash', input: 1 }, 2, T0);
     assert.deepEqual(deny.decision, { action: 'deny', count: 2, reason: 'Bash called 2 times in a row with identical arguments; try a different approach' });
-    assert.deepEqual(denyOutput('r'), { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'r' } });
+    assert.deepEqual(denyAnswer('claude', 'r'), { stdout: { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'r' } } });
   });
 
   it('counts key order as the same call', () => {
@@ -136,14 +138,108 @@ describe('tool-loop core: PostToolUse', () => {
   });
 });
 
+describe('tool-loop core: cycles of 2 to 4 calls', () => {
+  const A: [string, unknown] = ['Bash', { command: 'make' }];
+  const B: [string, unknown] = ['Read', { file_path: 'Makefile' }];
+  const C: [string, unknown] = ['Edit', { file_path: 'Makefile' }];
+  const D: [string, unknown] = ['Bash', { command: 'make test' }];
+  /** Runs calls through decidePre with --threshold 5 and --cycle-threshold k; returns the actions and the last reason. */
+  function run(calls: Array<[string, unknown]>, k = 3, state: ToolLoopState = emptyState('s', T0)) {
+    const actions: string[] = [];
+    let reason = '';
+    for (const [tool, input] of calls) {
+      const step = decidePre(state, { tool, input }, { threshold: 5, cycleThreshold: k }, T0);
+      actions.push(step.decision.action);
+      if (step.decision.action === 'deny') reason = step.decision.reason;
+      state = step.next;
+    }
+    return { actions, reason, state };
+  }
+  const allow = (n: number) => Array<string>(n).fill('allow');
+
+  it('finds the shortest sequence the last calls repeat k times in a row, never a run of one call', () => {
+    const sig = (...xs: string[]) => xs;
+    assert.equal(cycleLength(sig('a', 'b', 'a', 'b', 'a', 'b'), 3), 2);
+    assert.equal(cycleLength(sig('x', 'a', 'b', 'a', 'b', 'a', 'b'), 3), 2);
+    assert.equal(cycleLength(sig('a', 'b', 'a', 'b', 'a'), 3), 0);
+    assert.equal(cycleLength(sig('a', 'a', 'a', 'a', 'a', 'a'), 3), 0, 'identical calls are a streak, not a cycle');
+    assert.equal(cycleLength(sig('a', 'a', 'b', 'a', 'a', 'b', 'a', 'a', 'b'), 3), 3);
+    assert.equal(cycleLength(sig('a', 'b', 'c', 'd', 'a', 'b', 'c', 'd'), 2), 4);
+    assert.equal(cycleLength(sig('a', 'b', 'c', 'd', 'e', 'a', 'b', 'c', 'd', 'e'), 2), 0, 'longer than 4 calls is not a cycle');
+  });
+
+  it('denies the call that would repeat A B a 3rd time in a row, with the exact reason, like identical repeats', () => {
+    const r = run([A, B, A, B, A, B]);
+    assert.deepEqual(r.actions, [...allow(5), 'deny']);
+    assert.equal(r.reason, 'the same 2 calls (Bash, Read) repeated 3 times in a row; try a different approach');
+    assert.deepEqual(run([A, B, C, A, B, C, A, B, C]).actions, [...allow(8), 'deny']);
+    assert.deepEqual(run([A, B, C, D, A, B, C, D, A, B, C, D]).actions, [...allow(11), 'deny']);
+    assert.deepEqual(run([A, B, A, B], 2).actions, [...allow(3), 'deny'], '--cycle-threshold 2');
+  });
+
+  it('with interleaved distinct calls there is no cycle; an interleaved repeating call makes a longer one', () => {
+    const distinct = (i: number): [string, unknown] => ['Bash', { command: `step ${i}` }];
+    const interleaved = Array.from({ length: 6 }, (_, i) => [A, B, distinct(i)]).flat();
+    assert.deepEqual(run(interleaved).actions, allow(18));
+    assert.deepEqual(run([A, B, A, B, C, A, B, A, B, C]).actions, allow(10), 'one different call breaks "in a row"');
+    assert.deepEqual(run([A, B, C, A, B, C, A, B, C]).actions.at(-1), 'deny');
+  });
+
+  it('starts again from zero after a denial (the denied call does not count), and after an identical-repeat denial', () => {
+    const first = run([A, B, A, B, A, B]);
+    assert.equal(first.state.recent, undefined, 'the history restarts');
+    assert.equal(first.state.streak, null);
+    assert.deepEqual(run([A, B, A, B, A, B], 3, first.state).actions, [...allow(5), 'deny']);
+    const repeats = run([B, A, A, A, A, A]);
+    assert.deepEqual(repeats.actions, [...allow(5), 'deny'], 'the 5th identical call');
+    assert.equal(repeats.reason, 'Bash called 5 times in a row with identical arguments; try a different approach');
+    assert.deepEqual(run([B, A, B], 3, repeats.state).actions, allow(3), 'the A B before the denial is forgotten');
+  });
+
+  it('keeps only the signatures a cycle needs (4 x --cycle-threshold)', () => {
+    const r = run(Array.from({ length: 40 }, (_, i) => ['Bash', { i }] as [string, unknown]));
+    assert.equal(r.state.recent?.length, 12);
+  });
+});
+
+describe('tool-loop core: outcomes and tool-call ids', () => {
+  it('counts a failure reported twice under one call id once, and a neutral outcome not at all', () => {
+    let state = emptyState('s', T0);
+    const seen: number[] = [];
+    for (const call of [
+      { tool: 'Bash', outcome: 'failure' as const, callId: 'c1' },
+      { tool: 'Bash', outcome: 'failure' as const, callId: 'c1' },
+      { tool: 'Bash', outcome: 'neutral' as const, callId: 'c2' },
+      { tool: 'Bash', outcome: 'failure' as const, callId: 'c3' },
+      { tool: 'Bash', outcome: 'failure' as const },
+      { tool: 'Bash', outcome: 'failure' as const },
+    ]) {
+      const step = decidePost(state, call, 5, T0);
+      seen.push(step.decision.failures);
+      state = step.next;
+    }
+    assert.deepEqual(seen, [1, 1, 1, 2, 3, 4]);
+    assert.deepEqual(state.counted, ['c1', 'c2', 'c3']);
+  });
+
+  it('remembers at most MAX_COUNTED_CALLS ids', () => {
+    let state = emptyState('s', T0);
+    for (let i = 0; i < MAX_COUNTED_CALLS + 10; i++) state = decidePost(state, { tool: 'Bash', outcome: 'success', callId: `c${i}` }, 5, T0).next;
+    assert.equal(state.counted?.length, MAX_COUNTED_CALLS);
+    assert.equal(state.counted?.[0], 'c10');
+  });
+});
+
 describe('tool-loop core: input, state and expiry', () => {
-  it('validates the payload; a missing or empty session_id is the session default', () => {
-    assert.deepEqual(parseToolCall({ tool_name: 'Bash', tool_input: { a: 1 } }), { ok: true, value: { session: 'default', tool: 'Bash', input: { a: 1 } } });
-    assert.equal(parseToolCall({ session_id: '', tool_name: 'X' }).ok && (parseToolCall({ session_id: '', tool_name: 'X' }) as { value: { session: string } }).value.session, 'default');
-    const post = parseToolCall({ session_id: 's', tool_name: 'X', tool_response: { error: 'e' } });
-    assert.ok(post.ok && 'response' in post.value && post.value.input === null);
+  it('validates the payload (Claude Code); a missing session_id reads as empty (the breaker counts it in the session default)', () => {
+    assert.deepEqual(readToolCall({ tool_name: 'Bash', tool_input: { a: 1 } }, 'claude', 'pre'), {
+      ok: true,
+      value: { event: 'PreToolUse', role: 'pre', session: '', tool: 'Bash', input: { a: 1 } },
+    });
+    const post = readToolCall({ session_id: 's', tool_name: 'X', tool_response: { error: 'e' } }, 'claude', 'post');
+    assert.ok(post.ok && post.value.input === null && post.value.outcome === 'failure');
     for (const bad of [null, [], 'x', {}, { tool_name: '' }, { tool_name: 3 }, { tool_name: 'X', session_id: 4 }]) {
-      assert.equal(parseToolCall(bad).ok, false, JSON.stringify(bad));
+      assert.equal(readToolCall(bad, 'claude', 'pre').ok, false, JSON.stringify(bad));
     }
   });
 
@@ -198,7 +294,7 @@ describe('tool-loop breaker (in process)', () => {
     assert.equal((await loop.pre(call)).count, 2);
     const denied = await loop.pre(call);
     assert.equal(denied.action, 'deny');
-    assert.deepEqual(denied.output, denyOutput('Bash called 3 times in a row with identical arguments; try a different approach'));
+    assert.deepEqual({ stdout: denied.output }, denyAnswer('claude', 'Bash called 3 times in a row with identical arguments; try a different approach'));
     assert.equal((await loop.post({ ...call, tool_response: { error: 'x' } })).action, 'allow');
     const blocked = await loop.post({ ...call, tool_response: { success: false } });
     assert.deepEqual(blocked.output, { decision: 'block', reason: 'Bash failed 2 times in a row; change strategy' });

@@ -1,26 +1,32 @@
 import type { Command } from 'commander';
 import type { StopHook, StopMarker } from '../../breakers/stop-hook.js';
 import type { Context } from '../../context.js';
+import type { Dialect } from '../../core/hook-dialects.js';
 import { ExitCode, UsageError, errorMessage } from '../../errors.js';
-import { parseWholeNumber } from '../../core/parse-args.js';
-import { COUNT_FLAG_MIN, type CountFlag, maxBlocksFromEnv, resolvePathArg, runStopHook } from '../hook-input.js';
-import { type RunState, action, homeFrom, optionParser, warn, writeJson } from '../shared.js';
+import { STOP_HOOK_OPTIONS, countParser } from '../hook-options.js';
+import { resolvePathArg } from '../path-arg.js';
+import { maxBlocksFromEnv, runStopHook } from '../run-stop-hook.js';
+import { type RunState, action, addOptions, homeFrom, optionParser, warn, writeJson } from '../shared.js';
 
-const count = (flag: CountFlag) => optionParser((raw: string) => parseWholeNumber(raw, flag, COUNT_FLAG_MIN[flag]));
+const remaining = optionParser(countParser('--remaining'));
 
 interface StopHookOpts {
   marker?: string;
   maxBlocks?: number;
+  dialect?: Dialect;
   json?: boolean;
 }
 
 const HELP = `
-With no verb this is the Stop hook: it reads the hook JSON on stdin and prints
-{"decision": "block", "reason": ...} while a run marker says items remain, until
---max-blocks stops in a row pass with no progress (no heartbeat, 'remaining' not
-lower); then it lets the session stop with a systemMessage. It always exits 0 and
-lets the session stop on any problem (no marker, a bystander session, bad input,
-a marker it cannot save).
+With no verb this is the Stop hook: it reads the hook JSON on stdin and tells the
+agent to keep going ({"decision": "block", "reason": ...} for Claude Code) while a
+run marker says items remain, until --max-blocks stops in a row pass with no
+progress (no heartbeat, 'remaining' not lower); then it lets the session stop, with
+a systemMessage where the agent takes one. It always exits 0 and lets the session
+stop on any problem (no marker, a bystander session, bad input, a marker it
+cannot save). It speaks each agent's dialect (claude, codex, gemini, qwen, copilot,
+cursor, hermes), recognised from the input or given with --dialect; see the README
+for each agent's configuration.
 
 .claude/settings.json:
   {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "hermes-janitor stop-hook"}]}]}}
@@ -39,30 +45,16 @@ function describeMarker(m: StopMarker, maxBlocks: number): string[] {
   ];
 }
 
-export function register(program: Command, ctx: Context, state: RunState): void {
-  const cmd = program
-    .command('stop-hook')
-    .description('Stop hook: keep a multi-step run going, never spin forever (verbs: arm, heartbeat, disarm, status)')
-    .option('--marker <path>', 'the run marker (default: <home>/stop-hook/marker.json)')
-    .option(
-      '--max-blocks <n>',
-      `consecutive blocks without progress before a stop is let through, an integer >= 1 (default: $HERMES_JANITOR_MAX_STOP_BLOCKS, else 5)`,
-      count('--max-blocks'),
-    )
-    .option('--json', 'print one JSON document describing the decision and the marker')
-    .addHelpText('after', HELP)
-    .argument('[verb]')
-    .action(
-      action(state, async (verb: string | undefined, opts: StopHookOpts, c: Command) => {
-        if (verb !== undefined) {
-          throw new UsageError(`unknown stop-hook verb '${verb}': use arm, heartbeat, disarm or status, or no verb for the Stop hook itself (see 'hermes-janitor stop-hook --help')`);
-        }
-        return runStopHook(ctx, { home: homeFrom(c, ctx).home, marker: opts.marker, maxBlocks: opts.maxBlocks, json: opts.json === true });
-      }),
-    );
+/** A verb's breaker and the options it was given (the parent's `--marker`/`--json` included). */
+interface Opened {
+  hook: StopHook;
+  opts: StopHookOpts & Record<string, unknown>;
+}
 
-  /** The breaker for a verb, and the options it was given (the parent's `--marker`/`--json` included). */
-  async function open(c: Command): Promise<{ hook: StopHook; opts: StopHookOpts & Record<string, unknown> }> {
+type Open = (c: Command) => Promise<Opened>;
+
+function opener(ctx: Context): Open {
+  return async (c) => {
     const opts = c.optsWithGlobals<StopHookOpts & Record<string, unknown>>();
     const home = homeFrom(c, ctx).home;
     const warnings: string[] = [];
@@ -70,90 +62,97 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     const { createStopHook, defaultMarkerPath } = await import('../../breakers/stop-hook.js');
     const marker = opts.marker !== undefined ? resolvePathArg(ctx, opts.marker) : defaultMarkerPath(home);
     for (const w of warnings) warn(ctx, `stop-hook: ${w}`);
-    return { hook: createStopHook({ marker, maxBlocks, now: () => ctx.now() }), opts };
-  }
-
-  /** Verbs fail open: an I/O error is one warning line and exit 0. */
-  const failOpen = (verb: string, err: unknown) => {
-    warn(ctx, `stop-hook ${verb}: ${errorMessage(err)}`);
-    return ExitCode.OK;
+    return { hook: createStopHook({ marker, maxBlocks, dialect: opts.dialect, now: () => ctx.now() }), opts };
   };
+}
 
-  cmd
+/** Verbs fail open: an I/O error is one warning line and exit 0. */
+function failOpen(ctx: Context, verb: string, err: unknown): number {
+  warn(ctx, `stop-hook ${verb}: ${errorMessage(err)}`);
+  return ExitCode.OK;
+}
+
+/** A verb: its command, and what it does with the opened breaker. */
+function verb(cmd: Command, state: RunState, ctx: Context, open: Open, run: (o: Opened) => Promise<void>): void {
+  cmd.action(
+    action(state, async (_o: unknown, c: Command) => {
+      const opened = await open(c);
+      try {
+        await run(opened);
+        return ExitCode.OK;
+      } catch (err) {
+        return failOpen(ctx, cmd.name(), err);
+      }
+    }),
+  );
+}
+
+function armVerb(parent: Command, state: RunState, ctx: Context, open: Open): void {
+  const cmd = parent
     .command('arm')
     .description('write a fresh run marker (blocks 0)')
-    .requiredOption('--remaining <n>', 'items the run still has to do, a whole number', count('--remaining'))
-    .option('--owner <session-id>', 'hold only this session (others may always stop)')
-    .action(
-      action(state, async (_o: unknown, c: Command) => {
-        const { hook, opts } = await open(c);
-        try {
-          const marker = await hook.arm({ remaining: opts.remaining as number, owner: opts.owner as string | undefined });
-          if (opts.json) writeJson(ctx, { action: 'arm', marker: hook.location, state: marker });
-          else ctx.stderr.write(`hermes-janitor: stop-hook armed: ${marker.remaining} items remain, holding ${marker.ownerSession ? `session ${marker.ownerSession}` : 'any session'} (${hook.location})\n`);
-          return ExitCode.OK;
-        } catch (err) {
-          return failOpen('arm', err);
-        }
-      }),
-    );
+    .requiredOption('--remaining <n>', 'items the run still has to do, a whole number', remaining)
+    .option('--owner <session-id>', 'hold only this session (others may always stop)');
+  verb(cmd, state, ctx, open, async ({ hook, opts }) => {
+    const marker = await hook.arm({ remaining: opts.remaining as number, owner: opts.owner as string | undefined });
+    if (opts.json) writeJson(ctx, { action: 'arm', marker: hook.location, state: marker });
+    else ctx.stderr.write(`hermes-janitor: stop-hook armed: ${marker.remaining} items remain, holding ${marker.ownerSession ? `session ${marker.ownerSession}` : 'any session'} (${hook.location})\n`);
+  });
+}
 
-  cmd
+function heartbeatVerb(parent: Command, state: RunState, ctx: Context, open: Open): void {
+  const cmd = parent
     .command('heartbeat')
     .description('record one verified step (the heartbeat counter + 1), optionally with the new remaining count')
-    .option('--remaining <n>', 'items the run still has to do now, a whole number', count('--remaining'))
-    .action(
-      action(state, async (_o: unknown, c: Command) => {
-        const { hook, opts } = await open(c);
-        try {
-          const marker = await hook.heartbeat({ remaining: opts.remaining as number | undefined });
-          if (opts.json) writeJson(ctx, { action: 'heartbeat', recorded: marker !== undefined, marker: hook.location, state: marker ?? null });
-          if (!marker) warn(ctx, `stop-hook heartbeat: no run is armed (${hook.location} is missing or unusable); nothing recorded`);
-          else if (!opts.json) ctx.stderr.write(`hermes-janitor: stop-hook heartbeat ${marker.heartbeat}: ${marker.remaining} items remain\n`);
-          return ExitCode.OK;
-        } catch (err) {
-          return failOpen('heartbeat', err);
-        }
-      }),
-    );
+    .option('--remaining <n>', 'items the run still has to do now, a whole number', remaining);
+  verb(cmd, state, ctx, open, async ({ hook, opts }) => {
+    const marker = await hook.heartbeat({ remaining: opts.remaining as number | undefined });
+    if (opts.json) writeJson(ctx, { action: 'heartbeat', recorded: marker !== undefined, marker: hook.location, state: marker ?? null });
+    if (!marker) warn(ctx, `stop-hook heartbeat: no run is armed (${hook.location} is missing or unusable); nothing recorded`);
+    else if (!opts.json) ctx.stderr.write(`hermes-janitor: stop-hook heartbeat ${marker.heartbeat}: ${marker.remaining} items remain\n`);
+  });
+}
 
-  cmd
-    .command('disarm')
-    .description('delete the run marker: every stop is allowed again')
-    .action(
-      action(state, async (_o: unknown, c: Command) => {
-        const { hook, opts } = await open(c);
-        try {
-          const removed = await hook.disarm();
-          if (opts.json) writeJson(ctx, { action: 'disarm', removed, marker: hook.location });
-          else ctx.stderr.write(`hermes-janitor: stop-hook ${removed ? 'disarmed' : 'was not armed'} (${hook.location})\n`);
-          return ExitCode.OK;
-        } catch (err) {
-          return failOpen('disarm', err);
-        }
-      }),
-    );
+function disarmVerb(parent: Command, state: RunState, ctx: Context, open: Open): void {
+  const cmd = parent.command('disarm').description('delete the run marker: every stop is allowed again');
+  verb(cmd, state, ctx, open, async ({ hook, opts }) => {
+    const removed = await hook.disarm();
+    if (opts.json) writeJson(ctx, { action: 'disarm', removed, marker: hook.location });
+    else ctx.stderr.write(`hermes-janitor: stop-hook ${removed ? 'disarmed' : 'was not armed'} (${hook.location})\n`);
+  });
+}
 
-  cmd
-    .command('status')
-    .description('show the run marker (read-only)')
+function statusVerb(parent: Command, state: RunState, ctx: Context, open: Open): void {
+  const cmd = parent.command('status').description('show the run marker (read-only)');
+  verb(cmd, state, ctx, open, async ({ hook, opts }) => {
+    const s = await hook.status();
+    if (opts.json) {
+      writeJson(ctx, { marker: s.location, armed: s.armed, state: s.marker ?? null, problem: s.problem ?? null, maxBlocks: s.maxBlocks });
+      return;
+    }
+    const lines = [`marker:     ${s.location}`];
+    if (s.marker) lines.push(`state:      ${s.armed ? 'armed' : 'finished'}`, ...describeMarker(s.marker, s.maxBlocks));
+    else lines.push(`state:      ${s.problem ? `unusable (${s.problem}): every stop is allowed` : 'not armed: every stop is allowed'}`);
+    ctx.stdout.write(`${lines.join('\n')}\n`);
+  });
+}
+
+export function register(program: Command, ctx: Context, state: RunState): void {
+  const cmd = addOptions(
+    program.command('stop-hook').description('Stop hook: keep a multi-step run going, never spin forever (verbs: arm, heartbeat, disarm, status)'),
+    STOP_HOOK_OPTIONS,
+  )
+    .addHelpText('after', HELP)
+    .argument('[verb]')
     .action(
-      action(state, async (_o: unknown, c: Command) => {
-        const { hook, opts } = await open(c);
-        try {
-          const s = await hook.status();
-          if (opts.json) {
-            writeJson(ctx, { marker: s.location, armed: s.armed, state: s.marker ?? null, problem: s.problem ?? null, maxBlocks: s.maxBlocks });
-            return ExitCode.OK;
-          }
-          const lines = [`marker:     ${s.location}`];
-          if (s.marker) lines.push(`state:      ${s.armed ? 'armed' : 'finished'}`, ...describeMarker(s.marker, s.maxBlocks));
-          else lines.push(`state:      ${s.problem ? `unusable (${s.problem}): every stop is allowed` : 'not armed: every stop is allowed'}`);
-          ctx.stdout.write(`${lines.join('\n')}\n`);
-          return ExitCode.OK;
-        } catch (err) {
-          return failOpen('status', err);
+      action(state, async (verb: string | undefined, opts: StopHookOpts, c: Command) => {
+        if (verb !== undefined) {
+          throw new UsageError(`unknown stop-hook verb '${verb}': use arm, heartbeat, disarm or status, or no verb for the Stop hook itself (see 'hermes-janitor stop-hook --help')`);
         }
+        const { marker, maxBlocks, dialect } = opts;
+        return runStopHook(ctx, { home: homeFrom(c, ctx).home, marker, maxBlocks, dialect, json: opts.json === true });
       }),
     );
+  const open = opener(ctx);
+  for (const add of [armVerb, heartbeatVerb, disarmVerb, statusVerb]) add(cmd, state, ctx, open);
 }

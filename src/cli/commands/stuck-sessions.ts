@@ -69,11 +69,8 @@ function printKeys(ctx: Context, keys: string[], line: (shown: string, key: stri
   for (const key of keys) ctx.stdout.write(`${line(needsEscape(key) ? printable(key) : key, key)}\n`);
 }
 
-export function register(program: Command, ctx: Context, state: RunState): void {
-  const stuck = requireVerb(program.command('stuck-sessions'))
-    .description('Suspend sessions that are still active at every gateway restart, instead of replaying them forever.')
-    .addHelpText('after', `${STATE_HELP}\n${EXIT_HELP}`);
-
+/** `record-shutdown KEY...`: at gateway shutdown, count the sessions still active. */
+function recordShutdownVerb(stuck: Command, ctx: Context, state: RunState): void {
   stuck
     .command('record-shutdown')
     .description(
@@ -111,7 +108,10 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         return ExitCode.OK;
       }),
     );
+}
 
+/** `suspend`: at start-up, print the keys at the threshold and reset the counts. */
+function suspendVerb(stuck: Command, ctx: Context, state: RunState): void {
   stuck
     .command('suspend')
     .description(
@@ -140,7 +140,10 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         return ExitCode.OK;
       }),
     );
+}
 
+/** `clear KEY...`: after a session's successful turn, drop its count. */
+function clearVerb(stuck: Command, ctx: Context, state: RunState): void {
   stuck
     .command('clear')
     .description("after a session's successful turn: drop its count; the file is deleted when no key is left")
@@ -170,7 +173,10 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         return ExitCode.OK;
       }),
     );
+}
 
+/** `status`: show the counts (read-only). */
+function statusVerb(stuck: Command, ctx: Context, state: RunState): void {
   stuck
     .command('status')
     .description('show the counts: one "<count><TAB><key>" line per session on stdout, a summary on stderr')
@@ -203,4 +209,11 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         return ExitCode.OK;
       }),
     );
+}
+
+export function register(program: Command, ctx: Context, state: RunState): void {
+  const stuck = requireVerb(program.command('stuck-sessions'))
+    .description('Suspend sessions that are still active at every gateway restart, instead of replaying them forever.')
+    .addHelpText('after', `${STATE_HELP}\n${EXIT_HELP}`);
+  for (const verb of [recordShutdownVerb, suspendVerb, clearVerb, statusVerb]) verb(stuck, ctx, state);
 }

@@ -1,23 +1,26 @@
 import type { Command } from 'commander';
 import type { ToolLoopSessionStatus } from '../../breakers/tool-loop.js';
 import type { Context } from '../../context.js';
+import type { Dialect } from '../../core/hook-dialects.js';
 import { ExitCode, errorMessage } from '../../errors.js';
-import { parseWholeNumber } from '../../core/parse-args.js';
-import { COUNT_FLAG_MIN, type CountFlag, runToolLoopHook } from '../hook-input.js';
-import { type RunState, action, homeFrom, optionParser, requireVerb, warn, writeJson } from '../shared.js';
-
-const count = (flag: CountFlag) => optionParser((raw: string) => parseWholeNumber(raw, flag, COUNT_FLAG_MIN[flag]));
+import { TOOL_LOOP_POST_OPTIONS, TOOL_LOOP_PRE_OPTIONS } from '../hook-options.js';
+import { runToolLoopHook } from '../run-tool-loop-hook.js';
+import { type RunState, action, addOptions, homeFrom, requireVerb, warn, writeJson } from '../shared.js';
 
 const HELP = `
-pre and post are hooks: they read the hook JSON on stdin, always exit 0 and print
-nothing unless they deny a repeated call (pre) or tell the model to change strategy
-(post). Histories live in <home>/tool-loop/, one file per session, deleted after
-24 h untouched.
+pre and post are hooks: they read the hook JSON on stdin, exit 0 and print nothing
+unless they deny a repeated call or a repeating sequence of calls (pre) or tell the
+model to change strategy (post). They speak each agent's dialect (claude, codex,
+gemini, qwen, copilot, cursor, hermes), recognised from the input or given with
+--dialect; where the agent's only answer is exit 2 with a text on stderr (Copilot
+CLI's postToolUseFailure), post answers so. Histories live in <home>/tool-loop/,
+one file per session, deleted after 24 h untouched.
 
 .claude/settings.json:
   {"hooks": {
-    "PreToolUse":  [{"matcher": "*", "hooks": [{"type": "command", "command": "hermes-janitor tool-loop pre"}]}],
-    "PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "hermes-janitor tool-loop post"}]}]}}`;
+    "PreToolUse":         [{"matcher": "*", "hooks": [{"type": "command", "command": "hermes-janitor tool-loop pre"}]}],
+    "PostToolUse":        [{"matcher": "*", "hooks": [{"type": "command", "command": "hermes-janitor tool-loop post"}]}],
+    "PostToolUseFailure": [{"matcher": "*", "hooks": [{"type": "command", "command": "hermes-janitor tool-loop post"}]}]}}`;
 
 function describe(s: ToolLoopSessionStatus): string {
   const name = s.session !== undefined ? `session ${JSON.stringify(s.session)}` : s.location;
@@ -29,30 +32,27 @@ function describe(s: ToolLoopSessionStatus): string {
 
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = requireVerb(program.command('tool-loop'))
-    .description('PreToolUse/PostToolUse hooks: stop repeated or failing tool calls (verbs: pre, post, reset, status)')
+    .description('tool-call hooks: stop repeated, cycling or failing tool calls (verbs: pre, post, reset, status)')
     .addHelpText('after', HELP);
 
   const dirOf = async (c: Command) => (await import('../../breakers/tool-loop.js')).defaultToolLoopDir(homeFrom(c, ctx).home);
 
-  cmd
-    .command('pre')
-    .description('PreToolUse hook: deny the call that would make --threshold identical calls in a row')
-    .option('--threshold <n>', 'identical consecutive calls that are denied, an integer >= 2 (default 5)', count('--threshold'))
-    .option('--json', 'print one JSON document describing the decision and the history')
+  addOptions(
+    cmd.command('pre').description('before a tool call: deny the call that would make --threshold identical calls, or --cycle-threshold repeats of a sequence, in a row'),
+    TOOL_LOOP_PRE_OPTIONS,
+  )
     .action(
-      action(state, async (o: { threshold?: number; json?: boolean }, c: Command) =>
-        runToolLoopHook(ctx, { event: 'pre', home: homeFrom(c, ctx).home, threshold: o.threshold, json: o.json === true }),
+      action(state, async (o: { threshold?: number; cycleThreshold?: number; dialect?: Dialect; json?: boolean }, c: Command) =>
+        runToolLoopHook(ctx, { event: 'pre', home: homeFrom(c, ctx).home, ...o, json: o.json === true }),
       ),
     );
 
-  cmd
-    .command('post')
-    .description('PostToolUse hook: tell the model to change strategy after --failure-threshold failures of a tool in a row')
-    .option('--failure-threshold <n>', 'consecutive failures of one tool that are reported, an integer >= 1 (default 5)', count('--failure-threshold'))
-    .option('--json', 'print one JSON document describing the decision and the history')
-    .action(
-      action(state, async (o: { failureThreshold?: number; json?: boolean }, c: Command) =>
-        runToolLoopHook(ctx, { event: 'post', home: homeFrom(c, ctx).home, failureThreshold: o.failureThreshold, json: o.json === true }),
+  addOptions(
+    cmd.command('post').description('after a tool call: tell the model to change strategy after --failure-threshold failures of a tool in a row'),
+    TOOL_LOOP_POST_OPTIONS,
+  ).action(
+      action(state, async (o: { failureThreshold?: number; dialect?: Dialect; json?: boolean }, c: Command) =>
+        runToolLoopHook(ctx, { event: 'post', home: homeFrom(c, ctx).home, ...o, json: o.json === true }),
       ),
     );
 

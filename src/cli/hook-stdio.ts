@@ -1,0 +1,50 @@
+/**
+ * A hook's output: its answer on stdout and warnings on stderr, written synchronously to fds 1 and 2 when it runs
+ * as a process (no stream set-up: hooks run on every tool call, so start-up time matters).
+ */
+import { writeSync } from 'node:fs';
+import type { Context, OutputStream } from '../context.js';
+
+export function oneLine(s: string, max = 300): string {
+  const line = s.replace(/\s*[\r\n]+\s*/g, ' ');
+  return line.length > max ? `${line.slice(0, max)}...` : line;
+}
+
+/** One warning line on stderr (same format as the other commands' warnings). */
+export function hookWarn(ctx: Context, message: string): void {
+  ctx.stderr.write(`hermes-janitor: warning: ${oneLine(message, 1000)}\n`);
+}
+
+/** Writes synchronously to a file descriptor (no stream set-up); a closed or failing reader is ignored. */
+function fdWriter(fd: number): OutputStream {
+  return {
+    write(chunk: string) {
+      const bytes = Buffer.from(chunk);
+      let off = 0;
+      let spins = 0;
+      while (off < bytes.length) {
+        try {
+          off += writeSync(fd, bytes, off);
+        } catch (err) {
+          // A non-blocking pipe that is full: wait a moment (bounded), else give up (fail open).
+          if ((err as NodeJS.ErrnoException).code !== 'EAGAIN' || ++spins > 5000) return false;
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+        }
+      }
+      return true;
+    },
+  };
+}
+
+/**
+ * The process context for a hook: stdout and stderr write straight to fds 1 and 2; everything else (stdin
+ * included) is the given context's, still read lazily.
+ */
+export function rawStdioContext(ctx: Context): Context {
+  return Object.create(ctx, { stdout: { value: fdWriter(1) }, stderr: { value: fdWriter(2) } }) as Context;
+}
+
+export function writeLine(ctx: Context, value: unknown, pretty: boolean): void {
+  ctx.stdout.write(`${pretty ? JSON.stringify(value, null, 2) : JSON.stringify(value)}\n`);
+}
+

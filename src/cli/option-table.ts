@@ -1,0 +1,93 @@
+/**
+ * Command-line options declared once, as data: commander registers them from these declarations (see
+ * `addOptions` in shared.ts) and the start-up fast paths parse argv with them (`parsePlainArgv`). This module must
+ * stay cheap to import: the fast paths load it on every hook call, so it imports nothing.
+ */
+
+/** One option. */
+export interface OptionDecl {
+  /** The long flag, `--max-blocks`. */
+  readonly flag: `--${string}`;
+  /** The value's placeholder (`<n>`); absent for a switch such as `--json`. */
+  readonly value?: `<${string}>`;
+  readonly description: string;
+  /** Parses and checks a value; throws a one-line error (`ValueError`) for a bad one. Default: the string as given. */
+  readonly parse?: (raw: string) => unknown;
+}
+
+/** A command the fast path may run: its words, then only these options (each at most once). */
+export interface PlainForm {
+  readonly words: readonly string[];
+  readonly options: readonly OptionDecl[];
+}
+
+/** What `parsePlainArgv` found. */
+export interface PlainArgv<F extends PlainForm> {
+  form: F;
+  /** Global options given, by flag, with their parsed values. */
+  globals: Map<string, unknown>;
+  /** The form's options given, by flag, with their parsed values (`true` for a switch). */
+  options: Map<string, unknown>;
+}
+
+/** The attribute commander stores an option under: `--max-blocks` is `maxBlocks`. */
+export function optionKey(flag: string): string {
+  return flag.replace(/^--/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** The flags string commander takes: `--max-blocks <n>`, or `--json`. */
+export function commanderFlags(decl: OptionDecl): string {
+  return decl.value ? `${decl.flag} ${decl.value}` : decl.flag;
+}
+
+type Token = { word: string } | { flag: string; inline?: string };
+
+function tokenize(arg: string): Token {
+  if (!arg.startsWith('-')) return { word: arg };
+  const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
+  return eq > 0 ? { flag: arg.slice(0, eq), inline: arg.slice(eq + 1) } : { flag: arg };
+}
+
+/**
+ * Parses a plain invocation: global options anywhere, then the form's words, then the form's options, each given
+ * once, a value as `--flag value` or `--flag=value`. Returns undefined for anything else (help, an unknown or
+ * repeated option, an option before the words, a value that is missing, starts with '-' or does not parse): the
+ * caller then leaves argv to commander, which reports it with its usual messages.
+ */
+export function parsePlainArgv<F extends PlainForm>(argv: readonly string[], globals: readonly OptionDecl[], forms: readonly F[]): PlainArgv<F> | undefined {
+  const words: string[] = [];
+  const found: Array<{ flag: string; raw: string | true }> = [];
+  for (let i = 0; i < argv.length; i++) {
+    const t = tokenize(argv[i]!);
+    if ('word' in t) {
+      if (found.some((f) => !globals.some((g) => g.flag === f.flag))) return undefined; // an option between the words
+      words.push(t.word);
+      continue;
+    }
+    const decl = [...globals, ...forms.flatMap((f) => f.options)].find((d) => d.flag === t.flag);
+    if (!decl || found.some((f) => f.flag === t.flag)) return undefined;
+    if (!decl.value) {
+      if (t.inline !== undefined) return undefined;
+      found.push({ flag: t.flag, raw: true });
+      continue;
+    }
+    const raw = t.inline ?? argv[++i];
+    if (raw === undefined || raw === '' || raw.startsWith('-')) return undefined;
+    found.push({ flag: t.flag, raw });
+  }
+  const form = forms.find((f) => f.words.length === words.length && f.words.every((w, j) => w === words[j]));
+  if (!form) return undefined;
+  const out: PlainArgv<F> = { form, globals: new Map(), options: new Map() };
+  for (const { flag, raw } of found) {
+    const global = globals.find((g) => g.flag === flag);
+    const decl = global ?? form.options.find((d) => d.flag === flag);
+    if (!decl) return undefined; // another form's option
+    try {
+      const value = raw === true ? true : decl.parse ? decl.parse(raw) : raw;
+      (global ? out.globals : out.options).set(flag, value);
+    } catch {
+      return undefined; // a bad value: commander reports it
+    }
+  }
+  return out;
+}

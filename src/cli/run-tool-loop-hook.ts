@@ -1,0 +1,77 @@
+/**
+ * Running the tool-loop hooks (`tool-loop pre|post`): read the hook JSON, count it with the tool-loop breaker, print
+ * its answer in the input's dialect. Exits 0 (fail open), or 2 where the dialect's only answer is exit 2 with the
+ * text on stderr. Keeps stdout for the harness. Loaded by the fast path: no commander here.
+ */
+import type { Context } from '../context.js';
+import type { Dialect } from '../core/hook-dialects.js';
+import { ExitCode, errorMessage } from '../errors.js';
+import { hookWarn, writeLine } from './hook-stdio.js';
+import { readInput } from './read-hook-input.js';
+
+export interface ToolLoopRun {
+  event: 'pre' | 'post';
+  /** The hermes home (histories live in `<home>/tool-loop/`). */
+  home: string;
+  threshold?: number;
+  cycleThreshold?: number;
+  failureThreshold?: number;
+  /** `--dialect`; else recognised from the input. */
+  dialect?: Dialect;
+  json?: boolean;
+  /** Read the input from this file descriptor rather than `ctx.stdin` (see {@link readHookInputFd}). */
+  stdinFd?: number;
+}
+
+type Loop = ReturnType<typeof import('../breakers/tool-loop.js').createToolLoop>;
+type Result = Partial<Awaited<ReturnType<Loop['pre']>>> & { action: string; why: string; warnings: string[] };
+
+/** `--json`: one document describing the decision and the history (instead of the answer). */
+function describe(loop: Loop, event: 'pre' | 'post', r: Result): Record<string, unknown> {
+  return {
+    hook: event,
+    action: r.action,
+    why: r.why,
+    output: r.output ?? null,
+    exit: r.exit ?? null,
+    dialect: r.dialect ?? null,
+    session: r.session ?? null,
+    count: r.count ?? null,
+    dir: loop.location,
+    state: r.state ?? null,
+    threshold: loop.threshold,
+    cycleThreshold: loop.cycleThreshold,
+    failureThreshold: loop.failureThreshold,
+    warnings: r.warnings,
+  };
+}
+
+/** A tool hook: reads the input, counts, prints a deny or failing answer when due. Returns 0, or 2 (see above). */
+export async function runToolLoopHook(ctx: Context, run: ToolLoopRun): Promise<number> {
+  const name = `tool-loop ${run.event}`;
+  try {
+    const reading = readInput(ctx, run.stdinFd); // meanwhile, the breaker loads
+    const { createToolLoop, defaultToolLoopDir } = await import('../breakers/tool-loop.js');
+    const { threshold, cycleThreshold, failureThreshold, dialect } = run;
+    const loop = createToolLoop({ dir: defaultToolLoopDir(run.home), threshold, cycleThreshold, failureThreshold, dialect, now: () => ctx.now() });
+    const input = await reading;
+    const result: Result =
+      input.problem !== undefined
+        ? { action: 'allow', why: 'malformed-input', warnings: [`${input.problem}; the call is not counted`] }
+        : await loop[run.event](input.payload as Parameters<Loop['pre']>[0]);
+    if (run.json) {
+      for (const w of result.warnings) hookWarn(ctx, `${name}: ${w}`);
+      writeLine(ctx, describe(loop, run.event, result), true);
+    } else if (result.exit) {
+      // stderr is the answer the agent hands the model: only the reason goes there.
+      ctx.stderr.write(`${result.exit.stderr}\n`);
+      return ExitCode.HOOK_ANSWER;
+    } else {
+      for (const w of result.warnings) hookWarn(ctx, `${name}: ${w}`);
+      if (result.output) writeLine(ctx, result.output, false);
+    }
+  } catch (err) {
+    hookWarn(ctx, `${name}: internal error: ${errorMessage(err)}; the call is allowed`);
+  }
+  return ExitCode.OK;
+}

@@ -1,0 +1,82 @@
+/**
+ * The answer each dialect accepts for each decision, in its exact shape and nothing more (Codex rejects fields it
+ * does not accept for an event, and then runs the tool anyway). Where JSON cannot carry the answer, it is exit 2
+ * with the text on stderr. Undefined: the dialect has no way to say it, so nothing is printed. Pure.
+ */
+import type { Dialect } from './hook-dialects.js';
+
+/** What a hook prints: one JSON object on stdout (exit 0), or a text on stderr with exit 2. */
+export type HookAnswer = { stdout: Record<string, unknown> } | { exitCode: 2; stderr: string };
+
+const json = (stdout: Record<string, unknown>): HookAnswer => ({ stdout });
+
+/** Deny a tool call before it runs. */
+export function denyAnswer(dialect: Dialect, reason: string): HookAnswer {
+  switch (dialect) {
+    case 'claude':
+    case 'codex':
+    case 'qwen':
+      return json({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } });
+    case 'gemini':
+      return json({ decision: 'deny', reason });
+    case 'copilot':
+      return json({ permissionDecision: 'deny', permissionDecisionReason: reason });
+    case 'cursor':
+      return json({ permission: 'deny', agent_message: reason });
+    case 'hermes':
+      return json({ action: 'block', message: reason });
+  }
+}
+
+/** After a call: tell the model that a tool keeps failing (`event`: the event answered). */
+export function failingAnswer(dialect: Dialect, event: string, reason: string): HookAnswer | undefined {
+  switch (dialect) {
+    case 'claude':
+    case 'qwen':
+      if (event === 'PostToolUseFailure') return json({ hookSpecificOutput: { hookEventName: 'PostToolUseFailure', additionalContext: reason } });
+      return json({ decision: 'block', reason });
+    case 'codex':
+      return json({ decision: 'block', reason });
+    case 'gemini':
+      return json({ hookSpecificOutput: { hookEventName: 'AfterTool', additionalContext: reason } });
+    case 'copilot':
+      // A command hook on postToolUseFailure answers only by exit 2, its stderr returned to the model.
+      return event === 'postToolUseFailure' || event === 'PostToolUseFailure' ? { exitCode: 2, stderr: reason } : undefined;
+    case 'cursor':
+      return undefined; // afterShellExecution / afterMCPExecution accept no output
+    case 'hermes':
+      return json({ context: reason });
+  }
+}
+
+/** Keep the agent working instead of stopping. */
+export function keepGoingAnswer(dialect: Dialect, reason: string): HookAnswer {
+  switch (dialect) {
+    case 'claude':
+    case 'codex':
+    case 'qwen':
+    case 'copilot':
+      return json({ decision: 'block', reason });
+    case 'gemini':
+      return json({ decision: 'deny', reason });
+    case 'cursor':
+      return json({ followup_message: reason });
+    case 'hermes':
+      return json({ action: 'continue', message: reason });
+  }
+}
+
+/** Let the agent stop, with a message for the user, where the dialect has a place for one. */
+export function stopMessageAnswer(dialect: Dialect, message: string): HookAnswer | undefined {
+  switch (dialect) {
+    case 'claude':
+    case 'codex':
+    case 'qwen':
+    case 'gemini':
+      return json({ systemMessage: message });
+    case 'copilot': // agentStop takes decision and reason only
+    case 'cursor': // stop takes followup_message only, which would keep the agent going
+    case 'hermes': // pre_verify reads action/decision and message/reason only
+      return undefined;
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * One normalised reading of a hook input per dialect: the session, the tool, its input, the tool-call id and
+ * whether the call failed (tool hooks), or the session and whether this stop follows a block (stop hooks). Pure.
+ */
+import { DIALECT_EVENTS, type Dialect, type EventRole } from './hook-dialects.js';
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
+
+/** How a finished tool call went: a failure counts, a success clears the count, neutral changes nothing. */
+export type CallOutcome = 'success' | 'failure' | 'neutral';
+
+/** A tool hook's input, read. */
+export interface ToolCallReading {
+  /** The dialect's event name (for Copilot's camelCase format, which has none: the one the hook serves). */
+  event: string;
+  role: EventRole;
+  /** The session id; empty when the input has none. */
+  session: string;
+  tool: string;
+  /** The call's arguments (null when missing). */
+  input: unknown;
+  /** The host's id of this call, when it sends one. */
+  callId?: string;
+  /** After the call: how it went. */
+  outcome?: CallOutcome;
+}
+
+/** A stop hook's input, read. */
+export interface StopReading {
+  event: string;
+  role: EventRole;
+  sessionId?: string;
+  /** True when this stop follows a block; undefined when the dialect does not say (counts as true). */
+  stopHookActive?: boolean;
+}
+
+type Obj = Record<string, unknown>;
+
+export function isPlainObject(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+const absent = (v: unknown) => v === undefined || v === null;
+
+/**
+ * A tool response is a failure when it is an object carrying a truthy `error`, `is_error: true`,
+ * `isError: true` or `success: false`; anything else is a success.
+ */
+export function isFailure(response: unknown): boolean {
+  if (!isPlainObject(response)) return false;
+  return Boolean(response.error) || response.is_error === true || response.isError === true || response.success === false;
+}
+
+/** A JSON text parsed when it is one (Copilot's `toolArgs`, Cursor's MCP `tool_input` and `result_json`), else as is. */
+function maybeJson(v: unknown): unknown {
+  if (typeof v !== 'string') return v;
+  try {
+    return JSON.parse(v) as unknown;
+  } catch {
+    return v;
+  }
+}
+
+/** The first of `keys` present in `p`: its key and value. */
+function field(p: Obj, keys: readonly string[]): { key: string; value: unknown } {
+  for (const key of keys) if (!absent(p[key])) return { key, value: p[key] };
+  return { key: keys[0]!, value: undefined };
+}
+
+/** Checks that each present field is a string. */
+function strings(p: Obj, keys: readonly string[]): string | undefined {
+  for (const key of keys) if (!absent(p[key]) && typeof p[key] !== 'string') return `the hook input is invalid: '${key}' must be a string`;
+  return undefined;
+}
+
+/** Where each dialect keeps the common fields. */
+const SESSION: Record<Dialect, readonly string[]> = {
+  claude: ['session_id'],
+  codex: ['session_id'],
+  gemini: ['session_id'],
+  qwen: ['session_id'],
+  copilot: ['sessionId', 'session_id'],
+  cursor: ['conversation_id'],
+  hermes: ['session_id'],
+};
+
+function eventOf(p: Obj, dialect: Dialect, hook: 'pre' | 'post' | 'stop'): { event: string; role: EventRole } | { problem: string } {
+  const e = p.hook_event_name;
+  if (!absent(e) && typeof e !== 'string') return { problem: "the hook input is invalid: 'hook_event_name' must be a string" };
+  if (typeof e === 'string') return { event: e, role: DIALECT_EVENTS[dialect].get(e) ?? 'other' };
+  // No event name: the hook's own event (Copilot's camelCase format never names it; others' older inputs may not).
+  if (dialect === 'copilot') {
+    const copilotEvent = hook === 'pre' ? 'preToolUse' : hook === 'stop' ? 'agentStop' : !absent(p.error) ? 'postToolUseFailure' : 'postToolUse';
+    return { event: copilotEvent, role: hook };
+  }
+  const first = [...DIALECT_EVENTS[dialect]].find(([, role]) => role === hook);
+  return { event: first?.[0] ?? hook, role: hook };
+}
+
+/** The tool, its input and its call id, where the dialect keeps them. */
+function toolFields(p: Obj, dialect: Dialect, event: string): Parsed<{ tool: string; input: unknown; callId?: string }> {
+  if (dialect === 'cursor' && (event === 'beforeShellExecution' || event === 'afterShellExecution')) {
+    if (typeof p.command !== 'string') return { ok: false, problem: "the hook input is invalid: 'command' must be a string" };
+    const input: Obj = { command: p.command };
+    if (typeof p.cwd === 'string') input.cwd = p.cwd;
+    return { ok: true, value: { tool: 'Shell', input } };
+  }
+  const name = field(p, dialect === 'copilot' ? ['toolName', 'tool_name'] : ['tool_name']);
+  if (typeof name.value !== 'string' || name.value === '') {
+    return { ok: false, problem: `the hook input is invalid: '${name.key}' must be a non-empty string` };
+  }
+  const args = field(p, dialect === 'copilot' ? ['toolArgs', 'tool_input'] : ['tool_input']);
+  const input = dialect === 'copilot' || dialect === 'cursor' ? maybeJson(args.value) : args.value;
+  const extra = isPlainObject(p.extra) ? p.extra : {};
+  const id = dialect === 'hermes' ? extra.tool_call_id : dialect === 'claude' || dialect === 'codex' || dialect === 'qwen' ? p.tool_use_id : undefined;
+  const value: { tool: string; input: unknown; callId?: string } = { tool: name.value, input: input ?? null };
+  if (typeof id === 'string' && id !== '') value.callId = id;
+  return { ok: true, value };
+}
+
+/** How a finished call went, as each dialect reports it. */
+function outcomeOf(p: Obj, dialect: Dialect, event: string): CallOutcome {
+  const verdict = (failed: boolean): CallOutcome => (failed ? 'failure' : 'success');
+  switch (dialect) {
+    case 'claude':
+    case 'qwen':
+      if (event === 'PostToolUseFailure') return p.is_interrupt === true ? 'neutral' : 'failure';
+      return verdict(isFailure(p.tool_response));
+    case 'codex':
+    case 'gemini':
+      return verdict(isFailure(p.tool_response));
+    case 'copilot': {
+      if (event === 'postToolUseFailure' || event === 'PostToolUseFailure') return 'failure';
+      const result = field(p, ['toolResult', 'tool_result']).value;
+      const type = isPlainObject(result) ? (result.resultType ?? result.result_type) : undefined;
+      return type === 'denied' ? 'neutral' : verdict(type === 'failure' || type === 'error');
+    }
+    case 'cursor':
+      return event === 'afterMCPExecution' ? verdict(isFailure(maybeJson(p.result_json))) : 'neutral';
+    case 'hermes': {
+      const extra = isPlainObject(p.extra) ? p.extra : {};
+      if (extra.status === 'ok') return 'success';
+      if (extra.status === 'error') return 'failure';
+      return absent(extra.status) ? verdict(isFailure(maybeJson(extra.result))) : 'neutral'; // 'blocked': a hook vetoed it, it never ran
+    }
+  }
+}
+
+/** Reads a tool hook's input (`hook`: the event the hook serves). A missing or empty session id is ''. */
+export function readToolCall(payload: unknown, dialect: Dialect, hook: 'pre' | 'post'): Parsed<ToolCallReading> {
+  if (!isPlainObject(payload)) return { ok: false, problem: 'the hook input is not a JSON object' };
+  const ev = eventOf(payload, dialect, hook);
+  if ('problem' in ev) return { ok: false, problem: ev.problem };
+  const session = field(payload, SESSION[dialect]);
+  if (!absent(session.value) && typeof session.value !== 'string') {
+    return { ok: false, problem: `the hook input is invalid: '${session.key}' must be a string` };
+  }
+  const reading: ToolCallReading = { event: ev.event, role: ev.role, session: (session.value as string | undefined) ?? '', tool: '', input: null };
+  if (ev.role !== hook) return { ok: true, value: reading };
+  const tf = toolFields(payload, dialect, ev.event);
+  if (!tf.ok) return tf;
+  Object.assign(reading, tf.value);
+  if (hook === 'post') reading.outcome = outcomeOf(payload, dialect, ev.event);
+  return { ok: true, value: reading };
+}
+
+/** Reads a stop hook's input. */
+export function readStop(payload: unknown, dialect: Dialect): Parsed<StopReading> {
+  if (!isPlainObject(payload)) return { ok: false, problem: 'the hook input is not a JSON object' };
+  const ev = eventOf(payload, dialect, 'stop');
+  if ('problem' in ev) return { ok: false, problem: ev.problem };
+  const camel = dialect === 'copilot' && absent(payload.session_id);
+  const problem = strings(payload, [...SESSION[dialect], camel ? 'transcriptPath' : 'transcript_path', 'cwd']);
+  if (problem) return { ok: false, problem };
+  const reading: StopReading = { event: ev.event, role: ev.role };
+  const session = field(payload, SESSION[dialect]).value;
+  if (typeof session === 'string' && session !== '') reading.sessionId = session;
+  const active = activeFlag(payload, dialect);
+  if (active instanceof Error) return { ok: false, problem: `the hook input is invalid: ${active.message}` };
+  if (active !== undefined) reading.stopHookActive = active;
+  // Cursor also fires `stop` when the user aborted the loop or it errored: only a completed loop is held.
+  if (dialect === 'cursor' && ev.role === 'stop' && !absent(payload.status) && payload.status !== 'completed') reading.role = 'other';
+  return { ok: true, value: reading };
+}
+
+/** Whether this stop follows a block: `stop_hook_active`, Cursor's `loop_count` > 0, hermes' `extra.attempt` > 0. */
+function activeFlag(p: Obj, dialect: Dialect): boolean | undefined | Error {
+  const count = (v: unknown, what: string) =>
+    absent(v) ? undefined : typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v > 0 : new Error(`'${what}' must be a whole number`);
+  if (dialect === 'cursor') return count(p.loop_count, 'loop_count');
+  if (dialect === 'hermes') return count(isPlainObject(p.extra) ? p.extra.attempt : undefined, 'extra.attempt');
+  if (dialect === 'copilot') return undefined;
+  const v = p.stop_hook_active;
+  if (absent(v)) return undefined;
+  return typeof v === 'boolean' ? v : new Error("'stop_hook_active' must be true or false");
+}
