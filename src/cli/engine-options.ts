@@ -4,13 +4,13 @@ import { resolveEngines } from '../adapters/docker-context.js';
 import { type EngineEndpoint, whyEngine } from '../adapters/engine-host.js';
 import type { EngineClient } from '../adapters/engine.js';
 import type { Context } from '../context.js';
-import { DEFAULT_CONCURRENCY, DEFAULT_RUN_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_STOP_IDLE, PROFILE_LABEL } from '../defaults.js';
 import { UsageError } from '../errors.js';
 import type { HermesHome } from '../core/hermes-home.js';
-import { ValueError, parseDuration, parseInstant, parseWholeNumber } from '../core/parse-args.js';
-import { type Selection, parseLabelMatcher, selectionFrom } from '../core/selection.js';
+import { ValueError } from '../core/parse-args.js';
+import { type Selection, selectionFrom } from '../core/selection.js';
 import { type RunSettings, resolveRunSettings } from '../reaper/settings.js';
-import { collect, homeFrom, optionParser, optionsOnly } from './shared.js';
+import { ACTION_OPTIONS, ENGINE_OPTIONS, OUTPUT_OPTIONS } from './engine-option-table.js';
+import { addOptions, homeFrom, optionsOnly } from './shared.js';
 
 /** Options shared by `list` and `reap`. */
 export interface EngineCommandOptions {
@@ -41,29 +41,8 @@ export interface EngineCommandOptions {
 
 /** The engine and selection options; `output: false` leaves out --log-format and --quiet (status prints one report). */
 export function addEngineOptions(cmd: Command, { output = true }: { output?: boolean } = {}): Command {
-  optionsOnly(cmd)
-    .option('--host <url>', 'engine address, repeatable: unix:///path, tcp://host:port, ssh://user@host (default: --context, $DOCKER_HOST, $DOCKER_CONTEXT, the current docker context, else the first usual Docker/Podman socket that answers)', collect)
-    .option('--context <name>', 'docker context whose engine to use')
-    .option('--all-profiles', 'every profile: drop the profile filter')
-    .option('--lifetime <seconds>', 'terminal lifetime, whole seconds >= 0 (default: $TERMINAL_LIFETIME_SECONDS, else terminal.lifetime_seconds in config.yaml, else 300); threshold = 2 x max(lifetime, 60)', optionParser((v) => parseWholeNumber(v, '--lifetime')))
-    .option('--older-than <duration>', 'replace the computed threshold with this age (whole seconds: 3s, 10m, 1h); under 120s with the hermes selection needs --force-threshold', optionParser(parseOlderThan))
-    .option('--force-threshold', 'allow --older-than under 120s with the hermes selection (hermes siblings need that margin)')
-    .option('--as-of <instant>', 'judge ages as of this ISO-8601 instant instead of now', optionParser((v) => parseInstant(v, '--as-of')))
-    .option('--concurrency <n>', 'parallel engine requests per engine, >= 1', optionParser((v) => parseWholeNumber(v, '--concurrency', 1)), DEFAULT_CONCURRENCY)
-    .option('--timeout <duration>', 'bound on the whole run (90s, 2m; 0 for none); on expiry report what finished and exit 3', optionParser((v) => parseDuration(v, '--timeout', true)), DEFAULT_RUN_TIMEOUT_MS)
-    .option('--label <key[=value]>', 'select by this label instead of hermes-agent=1 (repeatable, all must match)', collectMatchers('--label'))
-    .option('--exclude-label <key[=value]>', 'keep containers carrying this label (repeatable; reason "excluded")', collectMatchers('--exclude-label'))
-    .option('--profile-label <key>', `label that holds the profile (default: ${PROFILE_LABEL})`)
-    .option('--json', 'print one JSON document on stdout');
-  if (!output) return cmd;
-  return cmd
-    .option('--log-format <format>', 'text (default) or json (NDJSON events on stdout)', optionParser(parseLogFormat), 'text')
-    .option('-q, --quiet', 'print nothing on success')
-    .option('--idle-after <duration>', 'stop a running sandbox idle at least this long (90s, 30m, 1h; default: the threshold computed from the lifetime, also with --older-than)', optionParser((v) => parseDuration(v, '--idle-after')))
-    .option('--stop-idle', 'stop idle running sandboxes (the default for the hermes selection; needed with --label)')
-    .option('--no-stop-idle', `never stop running sandboxes (also ${ENV_STOP_IDLE}=false or janitor.stop_idle: false in config.yaml)`)
-    .option('--idle-max-processes <n>', 'the most processes a running container may hold and still be idle, >= 1 (default: its init and its command, 2 with --init, else 1; also janitor.idle_max_processes in config.yaml); more is in use (a background job) and never stopped', optionParser((v) => parseWholeNumber(v, '--idle-max-processes', 1)))
-    .option('-v, --verbose', 'say on stderr which engine is used and why');
+  addOptions(optionsOnly(cmd), ENGINE_OPTIONS);
+  return output ? addOptions(cmd, OUTPUT_OPTIONS) : cmd;
 }
 
 /** What `reap` and `watch` do to what they act on (`addActionOptions`). */
@@ -75,26 +54,7 @@ export interface ActionOptions {
 
 /** Options of the commands that act (`reap`, `watch`): how a stop ends a sandbox, and anonymous volumes. */
 export function addActionOptions(cmd: Command): Command {
-  return cmd
-    .option('--stop-timeout <seconds>', 'seconds a stop waits for the sandbox to exit before the engine kills it', optionParser((v) => parseWholeNumber(v, '--stop-timeout')), DEFAULT_STOP_TIMEOUT_SECONDS)
-    .option('--keep-volumes', "leave removed containers' anonymous volumes behind (default: they go with the container)");
-}
-
-/** A repeatable `KEY[=VALUE]` option, validated as it is collected. */
-function collectMatchers(what: string) {
-  const check = optionParser((v: string) => parseLabelMatcher(v, what));
-  return (value: string, previous: string[] | undefined) => (check(value), collect(value, previous));
-}
-
-function parseOlderThan(v: string): number {
-  const ms = parseDuration(v, '--older-than');
-  if (ms % 1000 !== 0) throw new ValueError(`--older-than must be whole seconds (3s, 90s, 10m), got '${v}'`);
-  return ms;
-}
-
-function parseLogFormat(v: string): 'text' | 'json' {
-  if (v === 'text' || v === 'json') return v;
-  throw new ValueError(`--log-format must be 'text' or 'json', got '${v}'`);
+  return addOptions(cmd, ACTION_OPTIONS);
 }
 
 /** What a run is aimed at: resolved without reading config.yaml or loading the engine client. */

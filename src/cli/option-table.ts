@@ -13,6 +13,14 @@ export interface OptionDecl {
   readonly description: string;
   /** Parses and checks a value; throws a one-line error (`ValueError`) for a bad one. Default: the string as given. */
   readonly parse?: (raw: string) => unknown;
+  /** A one-letter alias (`-q`). */
+  readonly short?: `-${string}`;
+  /** May be given more than once: its values are collected in order. */
+  readonly repeatable?: true;
+  /** The value when the option is not given (commander; the fast paths do not need it). */
+  readonly defaultValue?: unknown;
+  /** The shell start-up fast path (`reap --once-per` with fresh stamps) accepts it (see once-per-fast-path.ts). */
+  readonly startup?: true;
 }
 
 /** A command the fast path may run: its words, then only these options (each at most once). */
@@ -26,7 +34,7 @@ export interface PlainArgv<F extends PlainForm> {
   form: F;
   /** Global options given, by flag, with their parsed values. */
   globals: Map<string, unknown>;
-  /** The form's options given, by flag, with their parsed values (`true` for a switch). */
+  /** The form's options given, by flag, with their parsed values (`true` for a switch; a list for a repeatable one). */
   options: Map<string, unknown>;
 }
 
@@ -35,9 +43,15 @@ export function optionKey(flag: string): string {
   return flag.replace(/^--/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
-/** The flags string commander takes: `--max-blocks <n>`, or `--json`. */
+/** The flags string commander takes: `--max-blocks <n>`, `-q, --quiet`, or `--json`. */
 export function commanderFlags(decl: OptionDecl): string {
-  return decl.value ? `${decl.flag} ${decl.value}` : decl.flag;
+  const long = decl.value ? `${decl.flag} ${decl.value}` : decl.flag;
+  return decl.short ? `${decl.short}, ${long}` : long;
+}
+
+/** The declaration `flag` (a long flag or its one-letter alias) names. */
+function declOf(decls: readonly OptionDecl[], flag: string): OptionDecl | undefined {
+  return decls.find((d) => d.flag === flag || d.short === flag);
 }
 
 type Token = { word: string } | { flag: string; inline?: string };
@@ -50,7 +64,8 @@ function tokenize(arg: string): Token {
 
 /**
  * Parses a plain invocation: global options anywhere, then the form's words, then the form's options, each given
- * once, a value as `--flag value` or `--flag=value`. Returns undefined for anything else (help, an unknown or
+ * once (a repeatable one any number of times), a value as `--flag value` or `--flag=value`, a one-letter alias as
+ * its long flag. Returns undefined for anything else (help, an unknown or
  * repeated option, an option before the words, a value that is missing, starts with '-' or does not parse): the
  * caller then leaves argv to commander, which reports it with its usual messages.
  */
@@ -64,16 +79,16 @@ export function parsePlainArgv<F extends PlainForm>(argv: readonly string[], glo
       words.push(t.word);
       continue;
     }
-    const decl = [...globals, ...forms.flatMap((f) => f.options)].find((d) => d.flag === t.flag);
-    if (!decl || found.some((f) => f.flag === t.flag)) return undefined;
+    const decl = declOf([...globals, ...forms.flatMap((f) => f.options)], t.flag);
+    if (!decl || (!decl.repeatable && found.some((f) => f.flag === decl.flag))) return undefined;
     if (!decl.value) {
       if (t.inline !== undefined) return undefined;
-      found.push({ flag: t.flag, raw: true });
+      found.push({ flag: decl.flag, raw: true });
       continue;
     }
     const raw = t.inline ?? argv[++i];
     if (raw === undefined || raw === '' || raw.startsWith('-')) return undefined;
-    found.push({ flag: t.flag, raw });
+    found.push({ flag: decl.flag, raw });
   }
   const form = forms.find((f) => f.words.length === words.length && f.words.every((w, j) => w === words[j]));
   if (!form) return undefined;
@@ -84,7 +99,8 @@ export function parsePlainArgv<F extends PlainForm>(argv: readonly string[], glo
     if (!decl) return undefined; // another form's option
     try {
       const value = raw === true ? true : decl.parse ? decl.parse(raw) : raw;
-      (global ? out.globals : out.options).set(flag, value);
+      const into = global ? out.globals : out.options;
+      into.set(flag, decl.repeatable ? [...((into.get(flag) as unknown[] | undefined) ?? []), value] : value);
     } catch {
       return undefined; // a bad value: commander reports it
     }

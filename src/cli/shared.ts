@@ -37,11 +37,18 @@ export function optionParser<T>(parse: (raw: string) => T): (raw: string) => T {
   };
 }
 
-/** Registers declared options (see option-table.ts) on a command, with their value parsers. */
+/**
+ * Registers declared options (see option-table.ts) on a command: their value parsers (a repeatable option collects
+ * its parsed values in order) and defaults.
+ */
 export function addOptions(cmd: Command, decls: readonly OptionDecl[]): Command {
   for (const d of decls) {
-    if (d.parse) cmd.option(commanderFlags(d), d.description, optionParser(d.parse));
-    else cmd.option(commanderFlags(d), d.description);
+    const parse = d.parse ? optionParser(d.parse) : (raw: string) => raw;
+    const args: unknown[] = [];
+    if (d.repeatable) args.push((raw: string, previous: unknown[] | undefined) => [...(previous ?? []), parse(raw)]);
+    else if (d.parse) args.push(parse);
+    if (d.defaultValue !== undefined) args.push(d.defaultValue);
+    (cmd.option as (...a: unknown[]) => Command)(commanderFlags(d), d.description, ...args);
   }
   return cmd;
 }

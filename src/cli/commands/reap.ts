@@ -5,7 +5,6 @@ import type { Command } from 'commander';
 import type { HeldLock } from '../../adapters/file-lock.js';
 import { logFile, stampFresh, stampPath, writeStamp } from '../../adapters/janitor-files.js';
 import type { Context } from '../../context.js';
-import { parseDuration } from '../../core/parse-args.js';
 import { thresholdSeconds } from '../../core/policy.js';
 import { ExitCode, JanitorError, UsageError, errorMessage } from '../../errors.js';
 import { type ReapPlan, buildPlan, parsePlan, planDisagreements, planSelection } from '../../reaper/plan.js';
@@ -24,7 +23,8 @@ import { takeReapLocks } from '../reap-locks.js';
 import { byHostAndName } from '../render-containers.js';
 import { type ReapReport, type Reporter, chooseReporter } from '../report/reporter.js';
 import { reapProblems } from '../report/text-reporter.js';
-import { type RunState, action, optionParser } from '../shared.js';
+import { REAP_OPTIONS } from '../engine-option-table.js';
+import { type RunState, action, addOptions } from '../shared.js';
 
 interface ReapOptions extends EngineCommandOptions, ActionOptions {
   dryRun?: boolean;
@@ -55,16 +55,8 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .description(
       'Remove exited and never-started hermes-agent containers older than the threshold (never forced, with their anonymous volumes), and stop running sandboxes proven idle.',
     )
-    .option('-n, --dry-run', 'remove nothing; report what would be removed')
-    .option('--once-per <duration>', 'skip at once (no engine contact) if a sweep completed within this duration: 90s, 30m, 1h, 1d', optionParser((v) => parseDuration(v, '--once-per')))
-    .option('--fail-open', 'exit 0 on an unreachable engine, a timeout, failed removals or any unexpected error (one line on stderr)')
-    .option('--background', 'detach at once; the run writes to <home>/logs/janitor.log')
-    .option('--wait', 'wait (within --timeout) for another reap of this home and engine instead of skipping')
-    .option('--plan-out <file>', 'with --dry-run: write the exact ids it would remove, with engine, selection and policy')
-    .option('--plan <file>', 'remove only the ids in this plan (engine, selection and policy come from it), each re-checked now')
-    .option('--metrics-file <path>', `at the end of every run, write a Prometheus text file there (atomically, mode 0644) for node_exporter's textfile collector (default: $${ENV_METRICS_FILE})`)
     .addHelpText('after', HELP);
-  addEngineOptions(addActionOptions(cmd)).action(
+  addEngineOptions(addActionOptions(addOptions(cmd, REAP_OPTIONS))).action(
     action(state, async (opts: ReapOptions, command: Command) => {
       const metricsFile = await checkMetricsFile(opts.metricsFile ?? (ctx.env[ENV_METRICS_FILE] || undefined), opts.metricsFile ? '--metrics-file' : ENV_METRICS_FILE);
       const started = performance.now();

@@ -10,7 +10,8 @@ import {
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
 import { type Reporter, chooseReporter } from '../report/reporter.js';
-import { type RunState, action, optionParser } from '../shared.js';
+import { WATCH_OPTIONS } from '../engine-option-table.js';
+import { type RunState, action, addOptions } from '../shared.js';
 
 interface WatchOptions extends EngineCommandOptions, ActionOptions {
   dryRun?: boolean;
@@ -29,20 +30,8 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   const cmd = program
     .command('watch')
     .description('Run as a service: follow the engine event stream, remove each orphan at its deadline and stop sandboxes proven idle.')
-    .option('-n, --dry-run', 'remove nothing; log what would be removed')
-    .option('--metrics-listen <host:port>', 'serve Prometheus metrics on /metrics and health on /healthz (200 while every engine is connected)', optionParser(parseListenOption))
     .addHelpText('after', HELP);
-  addEngineOptions(addActionOptions(cmd)).action(action(state, (opts: WatchOptions, command: Command) => runWatch(opts, command, ctx)));
-}
-
-function parseListenOption(v: string): { host: string | undefined; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(v.trim());
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || !(port >= 0 && port <= 65535)) {
-    throw new UsageError(`--metrics-listen must be HOST:PORT (127.0.0.1:9464, :9464, [::1]:9464), got '${v}'`);
-  }
-  const host = m[1] ?? m[2];
-  return { host: host || undefined, port };
+  addEngineOptions(addActionOptions(addOptions(cmd, WATCH_OPTIONS))).action(action(state, (opts: WatchOptions, command: Command) => runWatch(opts, command, ctx)));
 }
 
 /** What a watch run works on, once its flags are parsed and its settings resolved. */
