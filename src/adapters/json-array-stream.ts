@@ -20,45 +20,32 @@ export async function forEachArrayElement(
   onElement: (value: unknown) => void,
   maxElementBytes: number,
 ): Promise<void> {
-  const malformed = (problem: string) => new MalformedJsonArrayError(problem);
-  const tooLarge = () => malformed(`an element larger than ${formatSize(maxElementBytes)}`);
-  let phase = 0; // 0 before '[', 1 inside the array, 2 after its ']'
-  let depth = 0; // nesting inside the current element
-  let inString = false;
-  let escaped = false;
-  let inElement = false;
-  let afterComma = false;
-  let sawAnything = false;
-  let parts: Uint8Array[] = [];
-  let size = 0; // bytes of the current element so far
-  let trailingWs = 0; // of which whitespace after its last significant byte (outside strings)
-  /** Adds a piece of the current element to its size; throws as soon as the element is over the cap. */
-  const grow = (piece: Uint8Array) => {
-    size += piece.length;
-    let run = 0;
-    if (!inString) while (run < piece.length && isWs(piece[piece.length - 1 - run]!)) run++;
-    trailingWs = run === piece.length && !inString ? trailingWs + run : run;
-    if (size - trailingWs > maxElementBytes) throw tooLarge();
-  };
-  const emit = (tail: Uint8Array) => {
-    grow(tail);
-    parts.push(tail);
-    const bytes = parts.length === 1 ? tail : Buffer.concat(parts);
-    const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
-    parts = [];
-    size = 0;
-    trailingWs = 0;
-    inElement = false;
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw malformed('an element that is not valid JSON');
-    }
-    onElement(value);
-  };
-  for await (const raw of stream) {
-    const chunk = typeof raw === 'string' ? Buffer.from(raw) : raw;
+  const scanner = new ArrayScanner(onElement, maxElementBytes);
+  for await (const raw of stream) scanner.feed(typeof raw === 'string' ? Buffer.from(raw) : raw);
+  scanner.end();
+}
+
+/** Where the scan of the array is between two chunks. */
+class ArrayScanner {
+  private phase = 0; // 0 before '[', 1 inside the array, 2 after its ']'
+  private depth = 0; // nesting inside the current element
+  private inString = false;
+  private escaped = false;
+  private inElement = false;
+  private afterComma = false;
+  private sawAnything = false;
+  private parts: Uint8Array[] = [];
+  private size = 0; // bytes of the current element so far
+  private trailingWs = 0; // of which whitespace after its last significant byte (outside strings)
+
+  constructor(
+    private readonly onElement: (value: unknown) => void,
+    private readonly maxElementBytes: number,
+  ) {}
+
+  /** One chunk of the body (the scan state lives in locals while it runs: the byte loop is the hot path). */
+  feed(chunk: Uint8Array): void {
+    let { phase, depth, inString, escaped } = this;
     let start = 0;
     for (let i = 0; i < chunk.length; i++) {
       const c = chunk[i]!;
@@ -73,7 +60,7 @@ export async function forEachArrayElement(
         if (ws) continue;
         if (phase === 0 && c === 0x5b) {
           phase = 1;
-          sawAnything = true;
+          this.sawAnything = true;
           continue;
         }
         throw malformed(phase === 0 ? 'not a JSON array' : 'more bytes after the array');
@@ -81,15 +68,15 @@ export async function forEachArrayElement(
       if (depth === 0) {
         if (c === 0x2c || c === 0x5d) {
           // ',' or ']' at the top: the element (if any) ends here.
-          if (inElement) emit(chunk.subarray(start, i));
-          else if (c === 0x2c || afterComma) throw malformed('an empty element');
-          afterComma = c === 0x2c;
+          if (this.inElement) this.emit(chunk.subarray(start, i)); // (outside any string here)
+          else if (c === 0x2c || this.afterComma) throw malformed('an empty element');
+          this.afterComma = c === 0x2c;
           if (c === 0x5d) phase = 2;
           continue;
         }
         if (ws) continue;
-        if (!inElement) {
-          inElement = true;
+        if (!this.inElement) {
+          this.inElement = true;
           start = i;
         }
       }
@@ -100,11 +87,49 @@ export async function forEachArrayElement(
         depth--;
       }
     }
-    if (inElement) {
+    Object.assign(this, { phase, depth, inString, escaped });
+    if (this.inElement) {
       const piece = chunk.subarray(start);
-      grow(piece);
-      parts.push(piece);
+      this.grow(piece, inString);
+      this.parts.push(piece);
     }
   }
-  if (phase !== 2) throw malformed(sawAnything ? 'the body ends before the array does' : 'an empty body');
+
+  /** The body ended: it must have ended with the array. */
+  end(): void {
+    if (this.phase !== 2) throw malformed(this.sawAnything ? 'the body ends before the array does' : 'an empty body');
+  }
+
+  /**
+   * Adds a piece of the current element to its size (`inString`: the piece ends inside a string, where whitespace
+   * counts); throws as soon as the element is over the cap.
+   */
+  private grow(piece: Uint8Array, inString: boolean): void {
+    this.size += piece.length;
+    let run = 0;
+    if (!inString) while (run < piece.length && isWs(piece[piece.length - 1 - run]!)) run++;
+    this.trailingWs = run === piece.length && !inString ? this.trailingWs + run : run;
+    if (this.size - this.trailingWs > this.maxElementBytes) throw malformed(`an element larger than ${formatSize(this.maxElementBytes)}`);
+  }
+
+  /** The current element ends with `tail`: parsed and handed over. */
+  private emit(tail: Uint8Array): void {
+    this.grow(tail, false);
+    this.parts.push(tail);
+    const bytes = this.parts.length === 1 ? tail : Buffer.concat(this.parts);
+    const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('utf8');
+    this.parts = [];
+    this.size = 0;
+    this.trailingWs = 0;
+    this.inElement = false;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw malformed('an element that is not valid JSON');
+    }
+    this.onElement(value);
+  }
 }
+
+const malformed = (problem: string) => new MalformedJsonArrayError(problem);

@@ -94,77 +94,69 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         'interrupted sessions; when it trips (exit 1), do not auto-resume them.',
     )
     .addHelpText('after', `${STATE_HELP}\n${EXIT_HELP}`);
-
   addSettingsOptions(
     guard
       .command('check-and-record')
       .description('drop boots older than the window, record this boot, and trip when the boots in the window reach --max'),
   )
     .addHelpText('after', EXIT_HELP)
-    .action(
-      action(state, async (opts: GuardOptions, cmd: Command) => {
-        const { home, guard } = guardFor(cmd, ctx, opts);
-        const outcome = await guard.checkAndRecord();
-        reportProblems(ctx, outcome);
-        if (opts.json) writeJson(ctx, outcomeJson('check-and-record', outcome));
-        if (outcome.tripped && outcome.verdict) {
-          const v = outcome.verdict;
-          ctx.stderr.write(
-            `hermes-janitor: restart-guard tripped: ${plural(v.count, 'restart-interrupted boot')} within ${seconds(Math.max(1, v.windowSeconds))} ` +
-              `(max ${v.max}). Hold back: do not auto-resume the interrupted sessions; a human should look at what keeps ` +
-              `restarting the gateway. To clear it: hermes-janitor --home ${shellQuote(home)} restart-guard clear ` +
-              `(or delete ${outcome.location})\n`,
-          );
-          return ExitCode.TRIPPED;
-        }
-        return ExitCode.OK;
-      }),
-    );
-
+    .action(action(state, (opts: GuardOptions, cmd: Command) => checkAndRecord(ctx, opts, cmd)));
   addSettingsOptions(guard.command('status').description('read-only: show the boots inside the window; exit 1 when tripped'))
     .addHelpText('after', EXIT_HELP)
-    .action(
-      action(state, async (opts: GuardOptions, cmd: Command) => {
-        const { home, guard } = guardFor(cmd, ctx, opts);
-        const outcome = await guard.status();
-        reportProblems(ctx, outcome);
-        if (opts.json) writeJson(ctx, outcomeJson('status', outcome));
-        const v = outcome.verdict;
-        if (v && !opts.json) {
-          const inWindow = `${plural(v.count, 'boot')} within the last ${seconds(Math.max(1, v.windowSeconds))}`;
-          const verdictText = !v.enabled ? `disabled (max ${v.max})` : v.tripped ? `TRIPPED (max ${v.max})` : `ok (max ${v.max})`;
-          ctx.stderr.write(`restart-guard: ${verdictText}: ${inWindow}; state ${outcome.location}\n`);
-          if (v.tripped) ctx.stderr.write(`restart-guard: to clear it: hermes-janitor --home ${shellQuote(home)} restart-guard clear\n`);
-        }
-        return outcome.tripped ? ExitCode.TRIPPED : ExitCode.OK;
-      }),
-    );
-
+    .action(action(state, (opts: GuardOptions, cmd: Command) => status(ctx, opts, cmd)));
   guard
     .command('clear')
     .description('delete the state (after fixing whatever kept restarting the gateway)')
     .option('--json', 'print one JSON document with the outcome on stdout')
     .addHelpText('after', CLEAR_EXIT_HELP)
-    .action(
-      action(state, async (opts: { json?: boolean }, cmd: Command) => {
-        const { guard } = guardFor(cmd, ctx, {});
-        const outcome = await guard.clear();
-        reportProblems(ctx, outcome);
-        if (opts.json) {
-          writeJson(ctx, {
-            command: 'restart-guard clear',
-            decision: 'proceed',
-            cleared: outcome.existed && !outcome.error,
-            state_file: outcome.location,
-            state: null,
-            error: outcome.error ?? null,
-          });
-        } else if (!outcome.error) {
-          ctx.stderr.write(
-            outcome.existed ? `restart-guard: cleared ${outcome.location}\n` : `restart-guard: nothing to clear (${outcome.location} does not exist)\n`,
-          );
-        }
-        return ExitCode.OK;
-      }),
-    );
+    .action(action(state, (opts: { json?: boolean }, cmd: Command) => clear(ctx, opts, cmd)));
+}
+
+/** `check-and-record`: at a boot that found interrupted sessions. */
+async function checkAndRecord(ctx: Context, opts: GuardOptions, cmd: Command): Promise<number> {
+  const { home, guard } = guardFor(cmd, ctx, opts);
+  const outcome = await guard.checkAndRecord();
+  reportProblems(ctx, outcome);
+  if (opts.json) writeJson(ctx, outcomeJson('check-and-record', outcome));
+  if (!(outcome.tripped && outcome.verdict)) return ExitCode.OK;
+  const v = outcome.verdict;
+  ctx.stderr.write(
+    `hermes-janitor: restart-guard tripped: ${plural(v.count, 'restart-interrupted boot')} within ${seconds(Math.max(1, v.windowSeconds))} ` +
+      `(max ${v.max}). Hold back: do not auto-resume the interrupted sessions; a human should look at what keeps ` +
+      `restarting the gateway. To clear it: hermes-janitor --home ${shellQuote(home)} restart-guard clear ` +
+      `(or delete ${outcome.location})\n`,
+  );
+  return ExitCode.TRIPPED;
+}
+
+/** `status`: read-only. */
+async function status(ctx: Context, opts: GuardOptions, cmd: Command): Promise<number> {
+  const { home, guard } = guardFor(cmd, ctx, opts);
+  const outcome = await guard.status();
+  reportProblems(ctx, outcome);
+  if (opts.json) writeJson(ctx, outcomeJson('status', outcome));
+  const v = outcome.verdict;
+  if (v && !opts.json) {
+    const inWindow = `${plural(v.count, 'boot')} within the last ${seconds(Math.max(1, v.windowSeconds))}`;
+    const verdictText = !v.enabled ? `disabled (max ${v.max})` : v.tripped ? `TRIPPED (max ${v.max})` : `ok (max ${v.max})`;
+    ctx.stderr.write(`restart-guard: ${verdictText}: ${inWindow}; state ${outcome.location}\n`);
+    if (v.tripped) ctx.stderr.write(`restart-guard: to clear it: hermes-janitor --home ${shellQuote(home)} restart-guard clear\n`);
+  }
+  return outcome.tripped ? ExitCode.TRIPPED : ExitCode.OK;
+}
+
+/** `clear`: after fixing whatever kept restarting the gateway. */
+async function clear(ctx: Context, opts: { json?: boolean }, cmd: Command): Promise<number> {
+  const { guard } = guardFor(cmd, ctx, {});
+  const outcome = await guard.clear();
+  reportProblems(ctx, outcome);
+  if (opts.json) {
+    writeJson(ctx, {
+      command: 'restart-guard clear', decision: 'proceed', cleared: outcome.existed && !outcome.error, state_file: outcome.location,
+      state: null, error: outcome.error ?? null,
+    });
+  } else if (!outcome.error) {
+    ctx.stderr.write(outcome.existed ? `restart-guard: cleared ${outcome.location}\n` : `restart-guard: nothing to clear (${outcome.location} does not exist)\n`);
+  }
+  return ExitCode.OK;
 }
