@@ -204,7 +204,9 @@ async function readLog(home: string): Promise<LogStatus> {
       const m = /^--- (\S+) hermes-janitor (.*)$/.exec(lines[i]!);
       if (!m) continue;
       const after = lines.slice(i + 1);
-      lastRun = { startedAt: m[1]!, command: m[2]!, completed: after.some((l) => /^(Removed|Would remove) \d+, kept \d+, failed \d+/.test(l)) };
+      // The summary line of a reap that ran to its end (older versions said no `stopped` count).
+      const summary = /^(Removed|Would remove) \d+, ((stopped|would stop) \d+, )?kept \d+, failed \d+/;
+      lastRun = { startedAt: m[1]!, command: m[2]!, completed: after.some((l) => summary.test(l)) };
       break;
     }
     return { path: file, exists: true, sizeBytes: size, lastRun };

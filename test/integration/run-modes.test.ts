@@ -236,6 +236,10 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
     const log = path.join(bgHome, 'profiles', fx.profile, 'logs', 'janitor.log');
     for (let i = 0; i < 100 && !(existsSync(log) && /Removed \d+/.test(readFileSync(log, 'utf8'))); i++) await new Promise((r) => setTimeout(r, 100));
     assert.match(readFileSync(log, 'utf8'), /Removed 0, stopped 0, kept 0, failed 0/);
+    // status reads that log: the last background run, and that it completed.
+    const st = await runCli(['status', '--json', '--profile', fx.profile], { env: { ...env, HERMES_HOME: bgHome } });
+    const lastRun = (JSON.parse(st.stdout) as { janitor: { log: { lastRun: { command: string; completed: boolean } | null } } }).janitor.log.lastRun;
+    assert.deepEqual([lastRun?.command.includes('reap'), lastRun?.completed], [true, true], st.stdout);
   });
 
   it('--help says what each engine command does now: all three rules of reap and watch, list verdicts, status sections', async () => {
