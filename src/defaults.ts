@@ -65,3 +65,7 @@ export const SANDBOX_ROOT_DIRNAME = 'sandboxes';
 export const SANDBOX_DOCKER_DIRNAME = 'docker';
 /** Prefix of the name a task directory is renamed to while the janitor removes it (claimed by one run only). */
 export const SANDBOX_REMOVING_PREFIX = '.hermes-janitor-removing.';
+/** How often `watch` checks the sandbox directories (the removal pass, the metrics): once an hour. */
+export const SANDBOX_DIRS_EVERY_MS = 3_600_000;
+/** Another interval for that check (a duration: `30m`; tests use seconds). */
+export const ENV_SANDBOX_DIRS_EVERY = 'HERMES_JANITOR_SANDBOX_DIRS_EVERY';

@@ -29,6 +29,14 @@ export interface RunMetrics {
   success: boolean;
   /** Per engine and profile; empty when the run ended before reaching an engine. */
   counts: EngineProfileCounts[];
+  /** The home's sandbox directories, when they were measured (absent: those families are left out). */
+  sandboxDirs?: SandboxDirGauges;
+}
+
+/** Task directories under the sandbox root some container uses, and those none uses (null: not known). */
+export interface SandboxDirGauges {
+  used: { count: number; bytes: number } | null;
+  unused: { count: number; bytes: number } | null;
 }
 
 export const METRIC_FAMILIES = {
@@ -48,6 +56,14 @@ export const METRIC_FAMILIES = {
   orphans: {
     name: 'hermes_janitor_orphans',
     help: 'Containers past their threshold still present after the last reap run, per engine and profile.',
+  },
+  sandboxDirs: {
+    name: 'hermes_janitor_sandbox_dirs',
+    help: 'Task directories hermes left under the sandbox root, by whether some container uses them (state="used"|"unused"); absent while not every engine answered.',
+  },
+  sandboxDirBytes: {
+    name: 'hermes_janitor_sandbox_dir_bytes',
+    help: 'Size on disk (allocated bytes) of the task directories under the sandbox root, by state="used"|"unused"; absent while not every engine answered.',
   },
 } as const;
 
@@ -84,6 +100,26 @@ export async function fillRegistry(registry: Registry, run: RunMetrics): Promise
   ] as const;
   for (const c of run.counts) {
     for (const [g, key] of per) g.set({ host: c.host, profile: c.profile }, c[key]);
+  }
+  if (run.sandboxDirs) await fillSandboxDirGauges(registry, run.sandboxDirs);
+}
+
+/** Sets the sandbox-directory families (`state="used"|"unused"`); a state that is not known has no series. */
+export async function fillSandboxDirGauges(registry: Registry, dirs: SandboxDirGauges): Promise<void> {
+  const { Gauge } = await import('prom-client');
+  const gauge = (def: { name: string; help: string }) => {
+    const existing = registry.getSingleMetric(def.name) as InstanceType<typeof Gauge> | undefined;
+    const g = existing ?? new Gauge({ name: def.name, help: def.help, labelNames: ['state'], registers: [registry] });
+    g.reset();
+    return g;
+  };
+  const count = gauge(METRIC_FAMILIES.sandboxDirs);
+  const bytes = gauge(METRIC_FAMILIES.sandboxDirBytes);
+  for (const state of ['used', 'unused'] as const) {
+    const v = dirs[state];
+    if (!v) continue;
+    count.set({ state }, v.count);
+    bytes.set({ state }, v.bytes);
   }
 }
 

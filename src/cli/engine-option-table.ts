@@ -88,6 +88,10 @@ export const ACTION_OPTIONS: readonly OptionDecl[] = [
     description: 'seconds a stop waits for the sandbox to exit before the engine kills it',
   },
   { flag: '--keep-volumes', description: "leave removed containers' anonymous volumes behind (default: they go with the container)" },
+  {
+    flag: '--sandbox-dirs-older-than', value: '<duration>', parse: (v) => parseDuration(v, '--sandbox-dirs-older-than'),
+    description: 'also remove the task directories hermes leaves under <sandbox root>/docker/ that no container uses and nothing changed in for this long: 30d, 12h (default: janitor.sandbox_dirs_older_than in config.yaml, else never; watch checks once an hour)',
+  },
 ];
 
 /** `reap`'s own. */

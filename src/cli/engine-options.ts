@@ -50,6 +50,8 @@ export interface ActionOptions {
   /** Seconds a stop waits before the engine's SIGKILL. */
   stopTimeout: number;
   keepVolumes?: boolean;
+  /** `--sandbox-dirs-older-than`, in ms. */
+  sandboxDirsOlderThan?: number;
 }
 
 /** Options of the commands that act (`reap`, `watch`): how a stop ends a sandbox, and anonymous volumes. */
@@ -107,6 +109,7 @@ export async function resolvePolicy(
       idleAfterSeconds: opts.idleAfter === undefined ? undefined : opts.idleAfter / 1000,
       idleMaxProcesses: opts.idleMaxProcesses,
       stopTimeoutSeconds: opts.stopTimeout,
+      sandboxDirsOlderThanMs: opts.sandboxDirsOlderThan,
     },
     { env: ctx.env, config, home: targets.home.home, now: () => ctx.now(), selection: targets.selection, selectorGiven: Boolean(opts.label?.length) },
   );

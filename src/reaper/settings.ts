@@ -6,11 +6,11 @@ import type { HermesConfig } from '../adapters/config.js';
 import { idleStatePath } from '../adapters/janitor-files.js';
 import type { StateStore } from '../adapters/state-file.js';
 import {
-  DEFAULT_LIFETIME_SECONDS, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_CGROUP_SAMPLES, ENV_LIFETIME, ENV_REAPER_SWITCH, ENV_STOP_IDLE,
-  HERMES_MIN_THRESHOLD_SECONDS,
+  DEFAULT_LIFETIME_SECONDS, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_CGROUP_SAMPLES, ENV_LIFETIME, ENV_REAPER_SWITCH, ENV_SANDBOX_DIRS_EVERY,
+  ENV_STOP_IDLE, HERMES_MIN_THRESHOLD_SECONDS, SANDBOX_DIRS_EVERY_MS,
 } from '../defaults.js';
 import { UsageError } from '../errors.js';
-import { ValueError, parseWholeNumber } from '../core/parse-args.js';
+import { ValueError, parseDuration, parseWholeNumber } from '../core/parse-args.js';
 import { thresholdSeconds } from '../core/policy.js';
 import { type Selection, isHermesSelection } from '../core/selection.js';
 import type { IdleOptions } from './sweep.js';
@@ -30,6 +30,8 @@ export interface RunInputs {
   cgroupSamples?: boolean | undefined;
   /** Where idle observations live (default `<home>/janitor/idle.json`). */
   idleStore?: StateStore | undefined;
+  /** `--sandbox-dirs-older-than`, in ms: remove unused task directories unchanged this long (default: off). */
+  sandboxDirsOlderThanMs?: number | undefined;
 }
 
 /** Where a run's settings are resolved: its environment, config.yaml, hermes home, clock and selection. */
@@ -60,10 +62,14 @@ export interface RunSettings {
   stopTimeoutSeconds: number;
   /** The idle rule as a sweep takes it (the same values, plus the store, the clock and the cgroup reader). */
   idle: IdleOptions;
+  /** Unused sandbox directories unchanged this long are removed; null: they are not (the default). */
+  sandboxDirsOlderThanMs: number | null;
+  /** How often `watch` checks them (`HERMES_JANITOR_SANDBOX_DIRS_EVERY`, else once an hour). */
+  sandboxDirsEveryMs: number;
 }
 
-const FLAG_NAMES = { lifetime: '--lifetime', maxProcesses: '--idle-max-processes' };
-const OPTION_NAMES = { lifetime: 'lifetimeSeconds', maxProcesses: 'idleMaxProcesses' };
+const FLAG_NAMES = { lifetime: '--lifetime', maxProcesses: '--idle-max-processes', sandboxDirs: '--sandbox-dirs-older-than' };
+const OPTION_NAMES = { lifetime: 'lifetimeSeconds', maxProcesses: 'idleMaxProcesses', sandboxDirs: 'sandboxDirsOlderThanMs' };
 
 /**
  * The run's settings from its inputs: the threshold (from `--older-than`, else 2 x max(lifetime, 60) with the
@@ -102,7 +108,44 @@ export async function resolveRunSettings(inputs: RunInputs, where: RunContext): 
   return {
     thresholdSeconds: threshold, lifetimeSeconds, olderThan: inputs.olderThanSeconds !== undefined, stopIdle, idleAfterSeconds,
     ...(idleMaxProcesses !== undefined ? { idleMaxProcesses } : {}), stopTimeoutSeconds, idle,
+    sandboxDirsOlderThanMs: resolveSandboxDirsOlderThan(inputs.sandboxDirsOlderThanMs, where.config, names.sandboxDirs),
+    sandboxDirsEveryMs: envDuration(where.env, ENV_SANDBOX_DIRS_EVERY) ?? SANDBOX_DIRS_EVERY_MS,
   };
+}
+
+/** A duration in an environment variable; undefined when unset or empty; anything else that does not parse is a usage error. */
+function envDuration(env: Record<string, string | undefined>, name: string): number | undefined {
+  const v = env[name];
+  if (v === undefined || v.trim() === '') return undefined;
+  try {
+    return parseDuration(v, name);
+  } catch (err) {
+    throw new UsageError(`${(err as ValueError).message}: fix or unset ${name}`);
+  }
+}
+
+/**
+ * How long an unused sandbox directory must be unchanged to be removed: `--sandbox-dirs-older-than`, else
+ * `janitor.sandbox_dirs_older_than` in config.yaml (a duration such as `30d`, or a number of seconds), else null
+ * (off). A value that does not parse is a usage error naming the file.
+ */
+export function resolveSandboxDirsOlderThan(flagMs: number | undefined, config: HermesConfig, flagName: string): number | null {
+  if (flagMs !== undefined) {
+    if (!(Number.isFinite(flagMs) && flagMs > 0)) throw new UsageError(`${flagName} must be a duration > 0, got '${flagMs}'`);
+    return flagMs;
+  }
+  const cfg = usable(config, `pass ${flagName}`);
+  const raw = cfg.get('janitor.sandbox_dirs_older_than');
+  if (raw === undefined || raw === null || raw === false) return null;
+  try {
+    if (typeof raw === 'number' && raw > 0) return raw * 1000;
+    if (typeof raw === 'string') return parseDuration(raw, 'janitor.sandbox_dirs_older_than');
+  } catch {
+    /* reported below */
+  }
+  throw new UsageError(
+    `janitor.sandbox_dirs_older_than in ${cfg.file} must be a duration such as 30d, 12h or 90m (or seconds), got '${String(raw)}': fix the file or pass ${flagName}`,
+  );
 }
 
 /** Where a setting came from, for messages. */

@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { EngineProfileCounts } from '../adapters/metrics.js';
+import type { EngineProfileCounts, SandboxDirGauges } from '../adapters/metrics.js';
 import type { WatchEvent } from './engine-watcher.js';
 
 /** Families only `watch` has. */
@@ -23,13 +23,15 @@ export interface WatchMetrics {
   observe(ev: WatchEvent): void;
   /** Refreshes the gauges read at scrape time. */
   setTracked(host: string, n: number): void;
+  /** The sandbox directories as last measured (`hermes_janitor_sandbox_dirs`, `_dir_bytes`). */
+  setSandboxDirs(dirs: SandboxDirGauges): void;
   text(): Promise<string>;
   contentType: string;
 }
 
 export async function createWatchMetrics(profileOf: (profile: string | null) => string): Promise<WatchMetrics> {
   const prom = await import('prom-client');
-  const { fillRegistry, newMetricsRegistry } = await import('../adapters/metrics.js');
+  const { fillRegistry, fillSandboxDirGauges, newMetricsRegistry } = await import('../adapters/metrics.js');
   const registry = await newMetricsRegistry();
   const g = (name: string, help: string, labelNames: string[] = []) => new prom.Gauge({ name, help, labelNames, registers: [registry] });
   const c = (name: string, help: string, labelNames: string[]) => new prom.Counter({ name, help, labelNames, registers: [registry] });
@@ -82,6 +84,9 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
     },
     setTracked(host, n) {
       tracked.set({ host }, n);
+    },
+    setSandboxDirs(dirs) {
+      filling = filling.then(() => fillSandboxDirGauges(registry, dirs));
     },
     text: async () => {
       await filling;

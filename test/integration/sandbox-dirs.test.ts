@@ -14,7 +14,8 @@ import { createDockerodeEngine } from '../../src/adapters/dockerode-engine.js';
 import { listTaskDirs, removeTaskDir } from '../../src/adapters/sandbox-dirs.js';
 import { type SandboxRoot, parseMountInfo } from '../../src/core/sandbox-dirs.js';
 import { type SandboxDirsResult, removeUnusedSandboxDirs } from '../../src/reaper/sandbox-dirs.js';
-import { NOBODY, REPO, hasSetpriv, runCli, tempDir } from '../helpers/cli.js';
+import { NOBODY, REPO, assertUsageError, hasSetpriv, runCli, tempDir } from '../helpers/cli.js';
+import { WatchProcess } from '../helpers/watch-process.js';
 import { ENGINE_HOST, ENGINE_KIND, ENGINE_SOCKET, EngineFixture, requireEngine } from '../helpers/docker.js';
 import { EngineSimulator } from '../helpers/engine-simulator.js';
 import { ageTree, du, makeTaskDir } from '../helpers/sandbox-dirs.js';
@@ -296,5 +297,118 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
     assert.equal(s.stderr, '');
     const text = await runCli(['status'], { env: { ...h.env, TERMINAL_SANDBOX_DIR: file } });
     assert.match(text.stdout, /\nSandboxes \(.*, from TERMINAL_SANDBOX_DIR\)\n {2}unknown: sandbox root .* is not a directory: point TERMINAL_SANDBOX_DIR/);
+  });
+
+  describe('reap --sandbox-dirs-older-than, watch, and the metrics (the CLI)', () => {
+    interface ReapJson {
+      sandboxDirs?: {
+        removed: Array<{ path: string; bytes: number; lastChange: string }>;
+        kept: Array<{ path: string; reason: string }>;
+        failed: Array<{ path: string; error: string }>;
+      };
+    }
+    /** The issue's four directories: one used by a running sandbox, one by an exited container of another label, one changed a minute ago, one old. */
+    async function fourDirs() {
+      const h = home();
+      const running = makeTaskDir(h.root.root, 'agent:main:telegram:42');
+      const exited = makeTaskDir(h.root.root, 'cron_nightly-report');
+      const recent = makeTaskDir(h.root.root, 'subagent-7');
+      const old = makeTaskDir(h.root.root, 'old-task', 200);
+      await fx.create({ state: 'running', args: ['-v', `${running.home}:/root`, '-v', `${running.workspace}:/workspace`] });
+      await fx.create({ state: 'exited', agent: null, profile: null, labels: { 'com.example.other': '1' }, args: ['-v', `${exited.workspace}:/workspace`] });
+      for (const t of [running, exited, recent]) ageTree(t.dir, daysAgo(40));
+      ageTree(old.dir, daysAgo(41));
+      const aMinuteAgo = new Date(Date.now() - 60_000);
+      utimesSync(path.join(recent.workspace, 'repo', 'src', 'main.py'), aMinuteAgo, aMinuteAgo);
+      // --profile NAME makes <root>/profiles/NAME the home (its own sandbox root): point hermes' variable at ours.
+      return { h: { ...h, env: { ...h.env, TERMINAL_SANDBOX_DIR: h.root.root } }, running, exited, recent, old };
+    }
+    const sel = () => ['--profile', fx.profile];
+
+    it('a dry run lists what would go, with its size; the reap removes only the old unused one (JSON, text, summary, exit 0)', async () => {
+      const { h, running, exited, recent, old } = await fourDirs();
+      const oldBytes = du([old.dir]);
+      const dry = await runCli(['reap', '--dry-run', ...sel(), '--sandbox-dirs-older-than', '30d'], { env: h.env });
+      assert.equal(dry.code, 0, dry.stderr);
+      const size = `${(oldBytes / 1024).toFixed(1)} KiB`;
+      assert.match(dry.stdout, new RegExp(`^Would remove sandbox dir ${old.dir} \\(${size.replace('.', '\\.')}, unchanged (1 month|41 days)\\)$`, 'm'));
+      assert.match(dry.stdout, /; sandbox dirs: would remove 1 \([\d.]+ KiB\), kept 3, failed 0 \(threshold/);
+      assert.ok(existsSync(old.dir), 'a dry run removes nothing');
+
+      const res = await runCli(['reap', '--json', ...sel(), '--sandbox-dirs-older-than', '30d'], { env: h.env });
+      assert.equal(res.code, 0, res.stderr);
+      const d = (JSON.parse(res.stdout) as ReapJson).sandboxDirs!;
+      assert.deepEqual(d.removed.map((r) => [r.path, r.bytes]), [[old.dir, oldBytes]]);
+      assert.ok(Math.abs(Date.parse(d.removed[0]!.lastChange) - daysAgo(41).getTime()) < 5_000);
+      const why = Object.fromEntries(d.kept.map((k) => [k.path, k.reason]));
+      assert.deepEqual(why, { [running.dir]: 'in-use', [exited.dir]: 'in-use', [recent.dir]: 'changed-recently' });
+      assert.deepEqual(d.failed, []);
+      assert.deepEqual(readdirSync(path.join(h.root.root, 'docker')).sort(), [running.dir, exited.dir, recent.dir].map((p) => path.basename(p)).sort());
+      // Without the flag (or its config) nothing is removed and the JSON has no sandboxDirs.
+      const plain = await runCli(['reap', '--json', ...sel()], { env: h.env });
+      assert.equal('sandboxDirs' in (JSON.parse(plain.stdout) as object), false);
+    });
+
+    it('janitor.sandbox_dirs_older_than in config.yaml turns it on; --plan refuses the flag; bad input exits 2 with one line', async () => {
+      const { h, old } = await fourDirs();
+      const profileHome = path.join(h.dir, 'profiles', fx.profile);
+      mkdirSync(profileHome, { recursive: true });
+      const env = h.env;
+      writeFileSync(path.join(profileHome, 'config.yaml'), 'janitor:\n  sandbox_dirs_older_than: 30d\n');
+      const res = await runCli(['reap', '--log-format', 'json', ...sel()], { env });
+      assert.equal(res.code, 0, res.stderr);
+      const events = res.stdout.trim().split('\n').map((l) => JSON.parse(l) as { event: string; path?: string; sandboxDirs?: unknown });
+      assert.deepEqual(events.filter((e) => e.event === 'removed-sandbox-dir').map((e) => e.path), [old.dir]);
+      assert.deepEqual(events.at(-1)!.sandboxDirs, { removed: 1, kept: 3, failed: 0 });
+      writeFileSync(path.join(profileHome, 'config.yaml'), 'janitor:\n  sandbox_dirs_older_than: whenever\n');
+      assertUsageError(await runCli(['reap', ...sel()], { env }), ['janitor.sandbox_dirs_older_than', 'whenever', 'config.yaml']);
+      writeFileSync(path.join(profileHome, 'config.yaml'), '');
+      assertUsageError(await runCli(['reap', ...sel(), '--sandbox-dirs-older-than', 'soon'], { env }), ['--sandbox-dirs-older-than', "'soon'"]);
+      const file = path.join(h.dir, 'a-file');
+      writeFileSync(file, 'x');
+      assertUsageError(await runCli(['reap', ...sel(), '--sandbox-dirs-older-than', '30d'], { env: { ...env, TERMINAL_SANDBOX_DIR: file } }), [file, 'not a directory']);
+      const plan = path.join(h.dir, 'plan.json');
+      assert.equal((await runCli(['reap', '--dry-run', ...sel(), '--plan-out', plan], { env })).code, 0);
+      assertUsageError(await runCli(['reap', '--plan', plan, '--sandbox-dirs-older-than', '30d'], { env }), ['--sandbox-dirs-older-than', '--plan']);
+    });
+
+    it('an unreachable second engine: nothing is removed (kept engine-unanswered), exit 3', async () => {
+      const { h, old } = await fourDirs();
+      const res = await runCli(['reap', '--json', ...sel(), '--sandbox-dirs-older-than', '30d', '--host', ENGINE_HOST, '--host', 'unix:///nonexistent/engine.sock'], { env: h.env });
+      assert.equal(res.code, 3, res.stderr);
+      const d = (JSON.parse(res.stdout) as ReapJson).sandboxDirs!;
+      assert.deepEqual(d.removed, []);
+      assert.equal(d.kept.find((k) => k.path === old.dir)?.reason, 'engine-unanswered');
+      assert.ok(existsSync(old.dir));
+    });
+
+    it('reap --metrics-file and watch --metrics-listen count used and unused directories and their bytes', async () => {
+      const { h, running, exited, recent, old } = await fourDirs();
+      const prom = path.join(h.dir, 'janitor.prom');
+      const res = await runCli(['reap', '--quiet', ...sel(), '--metrics-file', prom], { env: { ...h.env, TERMINAL_SANDBOX_DIR: h.root.root } });
+      assert.equal(res.code, 0, res.stderr);
+      const text = readFileSync(prom, 'utf8');
+      const expect = (state: string, count: number, bytes: number) => {
+        assert.match(text, new RegExp(`^hermes_janitor_sandbox_dirs\\{state="${state}"\\} ${count}$`, 'm'), text);
+        assert.match(text, new RegExp(`^hermes_janitor_sandbox_dir_bytes\\{state="${state}"\\} ${bytes}$`, 'm'), text);
+      };
+      expect('used', 2, du([running.dir, exited.dir]));
+      expect('unused', 2, du([recent.dir, old.dir]));
+    });
+
+    it('watch removes it at its check (first once connected, then every HERMES_JANITOR_SANDBOX_DIRS_EVERY), holding the reap lock', async () => {
+      const { h, old, recent } = await fourDirs();
+      const w = WatchProcess.start([...sel(), '--sandbox-dirs-older-than', '30d'], { ...h.env, TERMINAL_SANDBOX_DIR: h.root.root, HERMES_JANITOR_SANDBOX_DIRS_EVERY: '1s' });
+      try {
+        await w.waitFor('a sandbox-dirs check', (lines) => lines.filter((l) => l.event === 'sandbox-dirs').length >= 2, 30_000);
+        assert.deepEqual(w.events('removed-sandbox-dir').map((l) => l.path), [old.dir], JSON.stringify(w.lines));
+        assert.ok(!existsSync(old.dir));
+        assert.ok(existsSync(recent.dir));
+        const stop = await w.stop('SIGTERM');
+        assert.equal(stop.code, 0, w.stderr);
+      } finally {
+        w.kill();
+      }
+    });
   });
 });

@@ -11,7 +11,8 @@ import { type ReapPlan, buildPlan, parsePlan, planDisagreements, planSelection }
 import { type AcrossEngines, acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { reaperDisabled } from '../../reaper/settings.js';
 import { countsByEngineAndProfile } from '../../reaper/run-metrics.js';
-import type { EngineProfileCounts } from '../../adapters/metrics.js';
+import type { EngineProfileCounts, SandboxDirGauges } from '../../adapters/metrics.js';
+import { sandboxRoot } from '../../core/sandbox-dirs.js';
 import { ENV_METRICS_FILE } from '../../defaults.js';
 import { type KeptEntry, type ReapResult, type SweepEntry, reap } from '../../reaper/sweep.js';
 import { resolveEngines, stampKey } from '../../adapters/docker-context.js';
@@ -20,6 +21,7 @@ import {
   loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
+import { type SandboxDirsStep, checkSandboxRoot, runSandboxDirsStep } from '../sandbox-dirs-step.js';
 import { byHostAndName } from '../render-containers.js';
 import { type ReapReport, type Reporter, chooseReporter } from '../report/reporter.js';
 import { reapProblems } from '../report/text-reporter.js';
@@ -39,9 +41,12 @@ interface ReapOptions extends EngineCommandOptions, ActionOptions {
 
 /** What a run leaves for its metrics: set once the run reaches the engine (skips, background, disabled write none). */
 interface RunRecord {
+  /** Metrics are written: measure the sandbox directories too. */
+  measureSandboxDirs: boolean;
   attempted?: boolean;
   success?: boolean;
   counts?: EngineProfileCounts[];
+  sandboxDirs?: SandboxDirGauges;
 }
 
 const HELP = `
@@ -60,7 +65,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     action(state, async (opts: ReapOptions, command: Command) => {
       const metricsFile = await checkMetricsFile(opts.metricsFile ?? (ctx.env[ENV_METRICS_FILE] || undefined), opts.metricsFile ? '--metrics-file' : ENV_METRICS_FILE);
       const started = performance.now();
-      const record: RunRecord = {};
+      const record: RunRecord = { measureSandboxDirs: metricsFile !== undefined };
       let code: number | undefined;
       try {
         code = await runReap(opts, command, ctx, record);
@@ -96,6 +101,7 @@ async function recordMetrics(ctx: Context, file: string, record: RunRecord, star
       durationSeconds: (performance.now() - started) / 1000,
       success: record.success === true,
       counts: record.counts ?? [],
+      ...(record.sandboxDirs ? { sandboxDirs: record.sandboxDirs } : {}),
     });
     await writeMetricsFile(file, text);
   } catch (err) {
@@ -165,6 +171,8 @@ interface ReapRun {
   dryRun: boolean;
   signal: AbortSignal | undefined;
   reporter: Reporter;
+  /** The sandbox-directory step after the sweep (removal and/or measure), or null when neither is asked for. */
+  sandboxDirs: Omit<SandboxDirsStep, 'now' | 'signal' | 'dryRun'> | null;
 }
 
 async function runReap(opts: ReapOptions, command: Command, ctx: Context, record: RunRecord): Promise<number> {
@@ -194,7 +202,10 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   }
   const policy = await resolvePolicy(plan ? withPlan(opts, plan) : opts, ctx, config, targets);
   const keepVolumes = Boolean(opts.keepVolumes || (plan?.keepVolumes && command.getOptionValueSource('keepVolumes') !== 'cli'));
-  const run: ReapRun = { opts, ctx, targets, plan, policy, keepVolumes, dryRun: Boolean(opts.dryRun), signal: timeoutSignal(opts), reporter };
+  const sandboxDirs = await sandboxDirsOf(opts, plan, policy, { ctx, home: home.home, measure: record.measureSandboxDirs });
+  const run: ReapRun = {
+    opts, ctx, targets, plan, policy, keepVolumes, dryRun: Boolean(opts.dryRun), signal: timeoutSignal(opts), reporter, sandboxDirs,
+  };
   record.attempted = true;
   await discoverTargets(targets, opts, ctx);
 
@@ -216,6 +227,24 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   } finally {
     await Promise.all(locks.map((l) => l.release()));
   }
+}
+
+/**
+ * The sandbox-directory step of this run: removing with `--sandbox-dirs-older-than` (or its config), measuring for
+ * `--metrics-file`. Its root is checked before anything is touched. A plan lists containers only: applying one removes
+ * no directory (the flag is refused with it).
+ */
+async function sandboxDirsOf(
+  opts: ReapOptions, plan: ReapPlan | undefined, policy: RunPolicy, where: { ctx: Context; home: string; measure: boolean },
+): Promise<ReapRun['sandboxDirs']> {
+  if (plan && opts.sandboxDirsOlderThan !== undefined) {
+    throw new UsageError('--sandbox-dirs-older-than cannot be combined with --plan: a plan lists containers only; run it on its own');
+  }
+  const olderThanMs = plan ? null : policy.sandboxDirsOlderThanMs;
+  if (olderThanMs === null && !where.measure) return null;
+  const root = sandboxRoot(where.home, where.ctx.env, where.ctx.cwd);
+  if (olderThanMs !== null) await checkSandboxRoot(root);
+  return { root, olderThanMs, gauges: where.measure };
 }
 
 /** The policy's inputs from a plan: what its dry run used, unless the flag is given again (then it must agree). */
@@ -251,8 +280,15 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
   kept.sort(byHostAndName);
   await recordSweep(run, across);
   if (opts.planOut) await writePlan(run, engines.map((e) => e.host), { removed, stopped });
+  const dirs = run.sandboxDirs
+    ? await runSandboxDirsStep(
+        { ...run.sandboxDirs, dryRun, now: () => run.ctx.now(), signal: run.signal },
+        engines.map((engine, i) => ({ engine, answered: across.hosts[i]!.reachable, ...(across.hosts[i]!.error ? { error: across.hosts[i]!.error! } : {}) })),
+      )
+    : null;
+  if (dirs?.gauges) record.sandboxDirs = dirs.gauges;
 
-  const code = sweepExitCode(across, failed.length);
+  const code = sweepExitCode(across, failed.length + (dirs?.result?.failed.length ?? 0));
   record.success = code === ExitCode.OK;
   // An engine that could not be reached has no counts (absent series, not zeros).
   const reached = across.results.flatMap((result, i) => (across.hosts[i]!.reachable ? [{ host: engines[i]!.host, result }] : []));
@@ -262,10 +298,14 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
     idleAfterSeconds: policy.idleAfterSeconds, removed, stopped, kept, failed, hosts: across.hosts, timedOut: across.timedOut,
     timeoutSeconds: opts.timeout / 1000, warnings: [...new Set(across.results.flatMap((r) => r.warnings))],
     ...(opts.planOut ? { planOut: opts.planOut } : {}), failOpen: Boolean(opts.failOpen),
+    ...(dirs?.result ? { sandboxDirs: dirs.result } : {}),
   };
   await reporter.reapResult(report);
   if (!opts.failOpen || code === ExitCode.OK) return code;
-  const firstFailure = failed[0] ? `${failed.length} removal(s) or stop(s) failed, first: ${failed[0].id.slice(0, 12)}: ${failed[0].error}` : null;
+  const firstDir = dirs?.result?.failed[0];
+  const firstFailure = failed[0]
+    ? `${failed.length} removal(s) or stop(s) failed, first: ${failed[0].id.slice(0, 12)}: ${failed[0].error}`
+    : firstDir ? `${dirs!.result!.failed.length} sandbox ${dirs!.result!.failed.length === 1 ? 'directory' : 'directories'} not removed, first: ${firstDir.error}` : null;
   reporter.failOpen(reapProblems(report)[0] ?? firstFailure);
   return ExitCode.OK;
 }

@@ -4,6 +4,7 @@ import type { Context } from '../../context.js';
 import { ExitCode, errorMessage } from '../../errors.js';
 import { duration } from '../../core/status.js';
 import { sandboxRoot } from '../../core/sandbox-dirs.js';
+import { diskSize } from '../../core/sizes.js';
 import type { StatusReport } from '../../status/gather.js';
 import {
   type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
@@ -63,12 +64,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
 
 const plural = (n: number, word: string, many = `${word}s`) => `${n} ${n === 1 ? word : many}`;
 
-function size(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  if (bytes < 1024 ** 3) return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
-  return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
-}
+const size = diskSize;
 
 /** Ages a person reads, relative to now ("41 days ago"), by luxon, loaded only when there is one to show. */
 interface RelativeAges {

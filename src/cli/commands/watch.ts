@@ -3,12 +3,16 @@ import type { HeldLock } from '../../adapters/file-lock.js';
 import type { Context } from '../../context.js';
 import { ExitCode, UsageError, errorMessage } from '../../errors.js';
 import { reaperDisabled } from '../../reaper/settings.js';
+import type { EngineClient } from '../../adapters/engine.js';
+import { sandboxRoot } from '../../core/sandbox-dirs.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
+import type { WatchMetrics } from '../../watch/metrics.js';
 import {
   type ActionOptions, type EngineCommandOptions, type EngineTargets, type RunPolicy, addActionOptions, addEngineOptions, connectEngines,
   discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
+import { checkSandboxRoot, runSandboxDirsStep } from '../sandbox-dirs-step.js';
 import { type Reporter, chooseReporter } from '../report/reporter.js';
 import { WATCH_OPTIONS } from '../engine-option-table.js';
 import { type RunState, action, addOptions } from '../shared.js';
@@ -92,6 +96,50 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   }
 }
 
+/**
+ * The sandbox-directory check of `watch` (the removal pass with `--sandbox-dirs-older-than`, the measure behind the
+ * metrics with `--metrics-listen`): first once every engine is connected (or after a minute), then once an hour
+ * (`HERMES_JANITOR_SANDBOX_DIRS_EVERY`). An engine that is not connected at a check counts as not answering: nothing is
+ * removed then. Null when neither is asked for.
+ */
+async function scheduleSandboxDirs(
+  run: WatchRun, service: { watchers: ReadonlyArray<{ engine: EngineClient; state: string }>; healthy: boolean }, metrics: WatchMetrics | null,
+): Promise<{ stop(): Promise<void> } | null> {
+  const olderThanMs = run.policy.sandboxDirsOlderThanMs;
+  if (olderThanMs === null && !metrics) return null;
+  const root = sandboxRoot(run.targets.home.home, run.ctx.env, run.ctx.cwd);
+  if (olderThanMs !== null) await checkSandboxRoot(root);
+  let current: Promise<void> = Promise.resolve();
+  const check = async () => {
+    const answers = service.watchers.map((w) => ({ engine: w.engine, answered: w.state === 'connected', ...(w.state === 'connected' ? {} : { error: `not connected (${w.state})` }) }));
+    const { result, gauges } = await runSandboxDirsStep(
+      { root, olderThanMs, dryRun: run.dryRun, now: () => run.ctx.now(), signal: run.stopping, gauges: Boolean(metrics) }, answers,
+    );
+    if (result && !run.stopping.aborted) run.reporter.sandboxDirsPass(result, run.dryRun);
+    if (gauges) metrics?.setSandboxDirs(gauges);
+  };
+  const tick = () => {
+    current = current.then(check).catch((err: unknown) => {
+      run.ctx.stderr.write(`${run.ctx.now().toISOString()} sandbox dirs: ${errorMessage(err)}\n`);
+    });
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const started = Date.now();
+  const first = setInterval(() => {
+    if (!service.healthy && Date.now() - started < 60_000) return;
+    clearInterval(first);
+    tick();
+    timer = setInterval(tick, run.policy.sandboxDirsEveryMs);
+  }, 250);
+  return {
+    async stop() {
+      clearInterval(first);
+      clearInterval(timer);
+      await current;
+    },
+  };
+}
+
 /** The service itself: every engine watched until a signal, with metrics when asked for. */
 async function serve(run: WatchRun): Promise<number> {
   const { opts, targets, policy, reporter } = run;
@@ -129,7 +177,9 @@ async function serve(run: WatchRun): Promise<number> {
       dryRun: run.dryRun, stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds, pid: process.pid,
     });
     const done = service.run();
+    const dirs = await scheduleSandboxDirs(run, service, metrics);
     if (!run.stopping.aborted) await new Promise<void>((r) => run.stopping.addEventListener('abort', () => r(), { once: true }));
+    await dirs?.stop();
     await service.stop();
     await done;
     reporter.notice({ kind: 'shutdown', tracked: service.tracked });

@@ -30,11 +30,14 @@ export class JsonReporter implements Reporter {
       dryRun: r.dryRun, asOf: r.asOf.toISOString(), thresholdSeconds: r.thresholdSeconds, profile: r.profile,
       stopIdle: r.stopIdle, idleAfterSeconds: r.idleAfterSeconds,
       removed: r.removed, stopped: r.stopped, kept: r.kept, failed: r.failed, hosts: r.hosts, timedOut: r.timedOut,
+      ...(r.sandboxDirs ? { sandboxDirs: r.sandboxDirs } : {}),
       ...(r.planOut ? { planOut: r.planOut } : {}), ...(r.warnings.length ? { warnings: r.warnings } : {}),
     });
   }
 
   watchEvent(): void {}
+
+  sandboxDirsPass(): void {}
 
   failOpen(): void {}
 }

@@ -3,6 +3,7 @@
  * journald and log shippers. `watch --quiet` keeps only failures and changes of engine state.
  */
 import type { Context } from '../../context.js';
+import type { SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
 import type { SweepEvent } from '../../reaper/sweep.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
 import type { Notice, ReapReport, Reporter } from './reporter.js';
@@ -72,12 +73,22 @@ export class NdjsonReporter implements Reporter {
 
   async reapResult(r: ReapReport): Promise<void> {
     for (const w of r.warnings) this.emit('warning', { message: w });
+    const dirs = r.sandboxDirs;
+    if (dirs) this.sandboxDirs(dirs, r.dryRun);
     this.emit('summary', {
       dryRun: r.dryRun, asOf: r.asOf.toISOString(), thresholdSeconds: r.thresholdSeconds, profile: r.profile,
       stopIdle: r.stopIdle, idleAfterSeconds: r.idleAfterSeconds,
       removed: r.removed.length, stopped: r.stopped.length, kept: r.kept.length, failed: r.failed.length, hosts: r.hosts,
       timedOut: r.timedOut,
+      ...(dirs ? { sandboxDirs: { removed: dirs.removed.length, kept: dirs.kept.length, failed: dirs.failed.length } } : {}),
     });
+  }
+
+  /** One line per sandbox directory the pass removed (or would), kept or failed on. */
+  sandboxDirs(dirs: SandboxDirsResult, dryRun: boolean): void {
+    for (const d of dirs.removed) this.emit(dryRun ? 'would-remove-sandbox-dir' : 'removed-sandbox-dir', { ...d });
+    for (const d of dirs.kept) this.emit('kept-sandbox-dir', { ...d });
+    for (const d of dirs.failed) this.emit('failed-sandbox-dir', { ...d });
   }
 
   watchEvent(ev: WatchEvent): void {
@@ -106,6 +117,15 @@ export class NdjsonReporter implements Reporter {
       case 'event':
         return;
     }
+  }
+
+  sandboxDirsPass(result: SandboxDirsResult, dryRun: boolean): void {
+    if (this.quiet) {
+      for (const d of result.failed) this.emit('failed-sandbox-dir', { ...d });
+      return;
+    }
+    this.sandboxDirs(result, dryRun);
+    this.emit('sandbox-dirs', { removed: result.removed.length, kept: result.kept.length, failed: result.failed.length, dryRun });
   }
 
   failOpen(): void {}

@@ -6,6 +6,7 @@
 import type { LockRecord } from '../../adapters/file-lock.js';
 import type { Context } from '../../context.js';
 import type { HostOutcome } from '../../reaper/run.js';
+import type { SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
 import type { FailedEntry, KeptEntry, StoppedEntry, SweepEntry, SweepEvent } from '../../reaper/sweep.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
 
@@ -52,6 +53,8 @@ export interface ReapReport {
   planOut?: string;
   /** `--fail-open`: problems do not change the exit code, and text says the first one only. */
   failOpen: boolean;
+  /** The sandbox-directory pass (`--sandbox-dirs-older-than`), when it ran. */
+  sandboxDirs?: SandboxDirsResult;
 }
 
 export interface Reporter {
@@ -64,6 +67,8 @@ export interface Reporter {
   reapResult(r: ReapReport): Promise<void>;
   /** One of `watch`'s events, as it happens. */
   watchEvent(ev: WatchEvent): void;
+  /** `watch`: its (hourly) pass over the sandbox directories. */
+  sandboxDirsPass(result: SandboxDirsResult, dryRun: boolean): void;
   /** With `--fail-open`, the problem that left the exit code at 0 (text says it; the other formats carry it). */
   failOpen(problem: string | null): void;
 }

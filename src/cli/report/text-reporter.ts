@@ -7,7 +7,9 @@ import type { Context } from '../../context.js';
 import type { SweepEntry, SweepEvent } from '../../reaper/sweep.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
 import { holderText } from '../reap-locks.js';
-import { type Progress, hostProblems, reapLine, startProgress, whenOf } from '../render-containers.js';
+import { diskSize } from '../../core/sizes.js';
+import type { RemovedSandboxDir, SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
+import { type Progress, hostProblems, idleFor, reapLine, startProgress, whenOf } from '../render-containers.js';
 import type { Notice, ReapReport, Reporter } from './reporter.js';
 import { WatchNews } from './watch-news.js';
 
@@ -81,6 +83,7 @@ export class TextReporter implements Reporter {
     if (!r.failOpen) {
       for (const p of reapProblems(r)) this.say(p);
       for (const f of r.failed) ctx.stderr.write(`${reapLine('failed', f, this.when(f), showHost)}\n`);
+      for (const f of r.sandboxDirs?.failed ?? []) this.say(f.error);
     }
     if (this.quiet) return;
     // What was removed before an engine went away mid-sweep is still reported.
@@ -88,11 +91,18 @@ export class TextReporter implements Reporter {
     if (!anything && r.hosts.every((h) => !h.reachable)) return;
     for (const e of r.removed) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would remove' : 'removed', e, this.when(e), showHost)}\n`);
     for (const e of r.stopped) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would stop' : 'stopped', e, this.when(e), showHost)}\n`);
+    for (const d of r.sandboxDirs?.removed ?? []) ctx.stdout.write(`${this.sandboxDirLine(d, r)}\n`);
     const scope = r.profile === null ? 'all profiles' : `profile ${r.profile}`;
     ctx.stdout.write(
       `${r.dryRun ? 'Would remove' : 'Removed'} ${r.removed.length}, ${r.dryRun ? 'would stop' : 'stopped'} ${r.stopped.length}, ` +
-        `kept ${r.kept.length}, failed ${r.failed.length} (threshold ${r.thresholdSeconds} s, ${scope}${r.dryRun ? ', dry run' : ''}).\n`,
+        `kept ${r.kept.length}, failed ${r.failed.length}${sandboxDirsCounts(r)} (threshold ${r.thresholdSeconds} s, ${scope}${r.dryRun ? ', dry run' : ''}).\n`,
     );
+  }
+
+  /** `removed sandbox dir <path> (<size>, unchanged 41 days)`; a dry run says `Would remove sandbox dir`. */
+  private sandboxDirLine(d: RemovedSandboxDir, r: Pick<ReapReport, 'dryRun' | 'asOf'>): string {
+    const unchanged = Math.max(0, (r.asOf.getTime() - Date.parse(d.lastChange)) / 1000);
+    return `${r.dryRun ? 'Would remove' : 'removed'} sandbox dir ${d.path} (${diskSize(d.bytes)}, unchanged ${idleFor(unchanged)})`;
   }
 
   watchEvent(ev: WatchEvent): void {
@@ -129,9 +139,27 @@ export class TextReporter implements Reporter {
     }
   }
 
+  sandboxDirsPass(result: SandboxDirsResult, dryRun: boolean): void {
+    const now = this.ctx.now();
+    for (const f of result.failed) this.ctx.stderr.write(`${now.toISOString()} failed sandbox dir: ${f.error}\n`);
+    for (const d of result.removed) this.line(this.sandboxDirLine(d, { dryRun, asOf: now }));
+    const bytes = result.removed.reduce((n, x) => n + x.bytes, 0);
+    this.line(
+      `checked sandbox dirs: ${dryRun ? 'would remove' : 'removed'} ${result.removed.length} (${diskSize(bytes)}), kept ${result.kept.length}, failed ${result.failed.length}`,
+    );
+  }
+
   failOpen(problem: string | null): void {
     if (!this.quiet && problem) this.say(`${problem} (--fail-open: exit 0)`);
   }
+}
+
+/** The summary's part for the sandbox directories: `; sandbox dirs: removed 2 (1.2 GiB), kept 5, failed 0`. */
+function sandboxDirsCounts(r: ReapReport): string {
+  const d = r.sandboxDirs;
+  if (!d) return '';
+  const bytes = d.removed.reduce((n, x) => n + x.bytes, 0);
+  return `; sandbox dirs: ${r.dryRun ? 'would remove' : 'removed'} ${d.removed.length} (${diskSize(bytes)}), kept ${d.kept.length}, failed ${d.failed.length}`;
 }
 
 /** The run-wide problems of a reap: engines that could not be reached, a run cut off by `--timeout`. */

@@ -1,0 +1,66 @@
+/**
+ * The sandbox-directory step of `reap` and `watch`: the removal pass with `--sandbox-dirs-older-than` (rules and
+ * files in reaper/sandbox-dirs.ts), and the measure behind the `hermes_janitor_sandbox_dir*` metrics. Loaded only
+ * when one of them is asked for.
+ */
+import type { EngineClient } from '../adapters/engine.js';
+import type { SandboxDirGauges } from '../adapters/metrics.js';
+import type { SandboxRoot } from '../core/sandbox-dirs.js';
+import type { SandboxDirsResult } from '../reaper/sandbox-dirs.js';
+import { errorMessage } from '../errors.js';
+
+export interface SandboxDirsStep {
+  root: SandboxRoot;
+  /** Remove unused task directories unchanged this long; null: none is removed (measured only, for the metrics). */
+  olderThanMs: number | null;
+  dryRun: boolean;
+  now: () => Date;
+  signal?: AbortSignal | undefined;
+  /** Measure the directories for the metrics (after the removals). */
+  gauges: boolean;
+}
+
+/** One engine of the run, and whether it answered it (an engine that did not might hold a container that uses one). */
+export interface EngineAnswer {
+  engine: EngineClient;
+  answered: boolean;
+  error?: string;
+}
+
+/** Before a run touches anything: a sandbox root (or its `docker` directory) that is not a directory is bad input. */
+export async function checkSandboxRoot(root: SandboxRoot): Promise<void> {
+  const { listTaskDirs } = await import('../adapters/sandbox-dirs.js');
+  await listTaskDirs(root); // throws UsageError naming the root and what is wrong with it
+}
+
+export async function runSandboxDirsStep(
+  step: SandboxDirsStep, engines: readonly EngineAnswer[],
+): Promise<{ result: SandboxDirsResult | null; gauges: SandboxDirGauges | null }> {
+  let result: SandboxDirsResult | null = null;
+  if (step.olderThanMs !== null) {
+    const { removeUnusedSandboxDirs } = await import('../reaper/sandbox-dirs.js');
+    try {
+      result = await removeUnusedSandboxDirs({
+        roots: [step.root], engines, olderThanMs: step.olderThanMs, dryRun: step.dryRun, now: step.now,
+        ...(step.signal ? { signal: step.signal } : {}),
+      });
+    } catch (err) {
+      // The root went bad since the run checked it (it never throws for one directory): nothing of it was removed.
+      result = { removed: [], kept: [], failed: [{ path: step.root.root, error: errorMessage(err), partial: false }] };
+    }
+  }
+  return { result, gauges: step.gauges ? await measure(step, engines).catch(() => null) : null };
+}
+
+/** Used and unused task directories and their size; a state is null when not every engine answered. */
+async function measure(step: SandboxDirsStep, engines: readonly EngineAnswer[]): Promise<SandboxDirGauges> {
+  const { surveySandboxDirs } = await import('../status/sandbox-dirs.js');
+  const reachable = engines.filter((e) => e.answered).map((e) => e.engine);
+  const unreachable = engines.filter((e) => !e.answered).map((e) => e.engine.host);
+  const { summary: s } = await surveySandboxDirs(step.root, reachable, unreachable, step.signal);
+  if (s.count === null || s.bytes === null || s.unused === null || s.unusedBytes === null) return { used: null, unused: null };
+  return {
+    used: { count: s.count - s.unused, bytes: Math.max(0, s.bytes - s.unusedBytes) },
+    unused: { count: s.unused, bytes: s.unusedBytes },
+  };
+}
