@@ -1,5 +1,6 @@
 import fs, { constants } from 'node:fs';
 import path from 'node:path';
+import { abortableSleep } from '../util/sleep.js';
 import { JanitorError, ExitCode } from '../errors.js';
 import { type Liveness, type ProcessIdentity, liveness, selfIdentity } from './process-identity.js';
 
@@ -273,18 +274,6 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
   }
 }
 
-/** Sleeps `ms`, or less when `signal` aborts. */
-function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
 
 /** One synchronous try at a lock, without waiting: the lock, or null when a live holder has it. */
 export function tryAcquireLock(lockPath: string, opts: Partial<LockOptions> = {}): HeldLock | null {

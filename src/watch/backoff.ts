@@ -1,3 +1,5 @@
+import { abortableSleep } from '../util/sleep.js';
+
 /** Reconnect delays: 1 s doubling to 30 s. */
 export const BACKOFF_FIRST_MS = 1000;
 export const BACKOFF_MAX_MS = 30_000;
@@ -10,14 +12,4 @@ export function backoffMs(attempt: number): number {
 /** A sleep that ends early (resolving) when the signal aborts. Injectable for tests. */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
-export const realSleep: Sleep = (ms, signal) =>
-  new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
+export const realSleep: Sleep = abortableSleep;
