@@ -43,8 +43,8 @@ export function contextEndpoint(name: string, env: Record<string, string | undef
     throw new UsageError(`docker context '${name}' has no Endpoints.docker.Host: fix it with 'docker context update ${name} --docker host=...'`);
   }
   const tlsDir = path.join(dir, 'contexts', 'tls', digest, 'docker');
-  // A context's own TLS material replaces DOCKER_TLS_VERIFY / DOCKER_CERT_PATH.
-  const endpoint = parseEngineUrl(host, {}, homedir);
+  // A context's own TLS material replaces DOCKER_TLS_VERIFY / DOCKER_CERT_PATH (an ssh agent is still the run's).
+  const endpoint = parseEngineUrl(host, { SSH_AUTH_SOCK: env.SSH_AUTH_SOCK }, homedir);
   if (endpoint.protocol === 'http' && existsSync(tlsDir)) {
     endpoint.protocol = 'https';
     endpoint.tlsDir = tlsDir;

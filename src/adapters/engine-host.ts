@@ -16,6 +16,8 @@ export interface EngineEndpoint {
   /** TLS material directory (contents are read when connecting, never printed). */
   tlsDir?: string;
   tlsVerify?: boolean;
+  /** `ssh://` engines: the ssh agent's socket (`SSH_AUTH_SOCK` of the run's environment). */
+  sshAgent?: string;
   /** The docker context it came from, if any. */
   context?: string;
   /** Why this engine: `--host`, `--context`, `DOCKER_HOST`, `DOCKER_CONTEXT`, `docker config currentContext`, or discovery. */
@@ -61,6 +63,7 @@ export function parseEngineUrl(rawGiven: string, env: Record<string, string | un
       hostname: url.hostname,
       port: url.port ? Number(url.port) : 22,
       ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+      ...(env.SSH_AUTH_SOCK ? { sshAgent: env.SSH_AUTH_SOCK } : {}),
     };
   }
   if (scheme === 'tcp' || scheme === 'http' || scheme === 'https') {

@@ -50,6 +50,12 @@ export interface StatsCounters {
   pids: number | null;
 }
 
+/**
+ * What a removal came to: `removed`; `gone` (the engine no longer knows it); `conflict` (the engine refused it for
+ * its state: someone else is removing it, or it runs again; `detail` is the engine's words, for a failure line).
+ */
+export type RemoveOutcome = { kind: 'removed' } | { kind: 'gone' } | { kind: 'conflict'; detail: string };
+
 export interface RemoveOptions {
   /** Also remove the container's anonymous volumes (`v=1`); named volumes and binds are never removed. */
   volumes?: boolean;
@@ -100,8 +106,8 @@ export interface EngineClient {
   list(query: ListQuery, signal?: AbortSignal): Promise<ContainerSummary[]>;
   /** Null when the container does not exist (404). */
   inspect(id: string, signal?: AbortSignal): Promise<ContainerDetails | null>;
-  /** Removes without force; throws `EngineRequestError` with the HTTP status on refusal. */
-  remove(id: string, signal?: AbortSignal, options?: RemoveOptions): Promise<void>;
+  /** Removes without force; any other refusal throws `EngineRequestError` (its HTTP status) or `EngineUnreachableError`. */
+  remove(id: string, signal?: AbortSignal, options?: RemoveOptions): Promise<RemoveOutcome>;
   /**
    * One stats sample without waiting for a second one (`stream=false&one-shot=true`). Null when the container does
    * not exist (404) or the answer lacks the CPU counter; throws on other failures.

@@ -141,6 +141,10 @@ export async function discoverTargets(targets: EngineTargets, opts: { verbose?: 
 
 /** Engine clients for the endpoints (dockerode is loaded here, never by breakers). */
 export async function connectEngines(endpoints: EngineEndpoint[]): Promise<EngineClient[]> {
+  // docker-modem hands Node's url.parse an `ssh:` URL that it calls invalid (DEP0170: two lines on stderr in every run
+  // over ssh://, about a dependency's internals). The CLI owns its process, so it silences deprecation warnings for
+  // such runs; the adapter (and so the library) sets no process-wide flag.
+  if (endpoints.some((e) => e.protocol === 'ssh')) process.noDeprecation = true;
   const { createDockerodeEngine } = await import('../adapters/dockerode-engine.js');
   return Promise.all(endpoints.map((e) => createDockerodeEngine(e)));
 }

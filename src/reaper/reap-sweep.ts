@@ -110,31 +110,31 @@ export class ReapSweep {
   private async remove(row: ContainerSummary, details: ContainerDetails, entry: SweepEntry): Promise<void> {
     const { req } = this;
     try {
-      await req.engine.remove(row.id, req.signal, { volumes: !req.keepVolumes });
+      const outcome = await req.engine.remove(row.id, req.signal, { volumes: !req.keepVolumes });
+      if (outcome.kind === 'gone') return this.keep(entry, 'gone');
+      if (outcome.kind === 'conflict') return this.settleConflict(row, entry, outcome.detail);
       entry.volumes = req.keepVolumes || details.volumes.length === 0 ? [] : await volumesGone(req.engine, details.volumes, req.signal);
       this.out.removed.push(entry);
       req.onEvent?.({ type: 'removed', entry, dryRun: false });
     } catch (err) {
-      if (err instanceof EngineRequestError && err.statusCode === 404) return this.keep(entry, 'gone');
-      if (err instanceof EngineRequestError && err.statusCode === 409) return this.settleConflict(row, entry, err);
       // The DELETE may or may not have reached the engine: never report it removed.
       this.guard.absorb(err);
       return this.fail(entry, err);
     }
   }
 
-  /** Removal already in progress, or it runs again: decided from its state, never from the message. */
-  private async settleConflict(row: ContainerSummary, entry: SweepEntry, err: unknown): Promise<void> {
+  /** Removal already in progress, or it runs again: decided from its state, never from the engine's words. */
+  private async settleConflict(row: ContainerSummary, entry: SweepEntry, detail: string): Promise<void> {
     let again: ContainerDetails | null;
     try {
       again = await this.req.engine.inspect(row.id, this.req.signal);
     } catch (err2) {
       this.guard.absorb(err2);
-      return this.fail(entry, err);
+      return this.fail(entry, new Error(detail));
     }
     if (!again || isGoing(again.status)) return this.keep(entry, 'gone');
     if (again.running) return this.keep({ ...entry, state: again.status }, 'running');
-    return this.fail(entry, err);
+    return this.fail(entry, new Error(detail));
   }
 
   /**

@@ -1,0 +1,114 @@
+/**
+ * Loads dockerode with the parts the janitor never uses left unloaded until something uses them, and builds its
+ * Docker object for one endpoint without letting docker-modem read the process environment.
+ *
+ * dockerode loads, as it starts, its BuildKit session module (gRPC, proto-loader, protobufjs), the tar and
+ * .dockerignore stacks of its image builds, and (through docker-modem) ssh2 for `ssh://` engines. Measured here
+ * with `node -e` and `process.hrtime` (NODE_EXTRA_CA_CERTS unset): `require('dockerode')` 94-133 ms and 230
+ * modules; with those parts deferred, 21-25 ms and 43 modules (docker-modem alone, which loads ssh2: 43 ms).
+ * Each deferred module is a stand-in in the require cache that loads the real one the first time it is used
+ * (called, constructed or read), so an `ssh://` engine or an image build still works, and pays for it then.
+ */
+import { createRequire } from 'node:module';
+import type Dockerode from 'dockerode';
+import type Modem from 'docker-modem';
+import { type EngineEndpoint, readTlsFiles } from './engine-host.js';
+
+/** API version the janitor speaks (Docker 20.10 and Podman's compat API both answer it). */
+export const API_VERSION = 'v1.41';
+
+/**
+ * Modules dockerode's files require as they load, never used by the janitor's calls; `members`: properties read
+ * at load time (`require('ssh2').Client`), handed out as stand-ins of their own until called or constructed.
+ */
+interface Deferred {
+  id: string;
+  members?: string[];
+}
+const DEFERRED_FROM_DOCKERODE: Deferred[] = [
+  { id: './session.js' }, // BuildKit sessions: @grpc/grpc-js, @grpc/proto-loader, protobufjs
+  { id: 'tar-fs' }, // image build contexts (lib/util.js)
+  { id: '@balena/dockerignore' }, // image build contexts (lib/util.js)
+];
+/** docker-modem's ssh transport (lib/ssh.js) reads `require('ssh2').Client` as it loads: `ssh://` engines only. */
+const DEFERRED_FROM_MODEM: Deferred[] = [{ id: 'ssh2', members: ['Client'] }];
+
+type DockerCtor = typeof Dockerode;
+type ModemCtor = typeof Modem;
+
+let loaded: Promise<{ Docker: DockerCtor; Modem: ModemCtor }> | undefined;
+
+/** dockerode and its docker-modem, loaded once per process with the unused parts deferred. */
+export function loadDockerode(): Promise<{ Docker: DockerCtor; Modem: ModemCtor }> {
+  loaded ??= (async () => {
+    const fromDockerode = createRequire(createRequire(import.meta.url).resolve('dockerode'));
+    const fromModem = createRequire(fromDockerode.resolve('docker-modem'));
+    for (const d of DEFERRED_FROM_DOCKERODE) defer(fromDockerode, fromDockerode.resolve(d.id), d.members);
+    for (const d of DEFERRED_FROM_MODEM) defer(fromModem, fromModem.resolve(d.id), d.members);
+    const Docker = (await import('dockerode')).default as DockerCtor;
+    // dockerode's own docker-modem (one copy in the tree; its Docker constructor takes a modem made from it).
+    const Modem = fromDockerode('docker-modem') as ModemCtor;
+    return { Docker, Modem };
+  })();
+  return loaded;
+}
+
+type Loose = Record<PropertyKey, unknown> & ((...a: unknown[]) => unknown);
+
+/** A function proxy that calls `target()`'s result on first use: call, construction, or (unless lazy) a property read. */
+function standIn(target: () => Loose, members: readonly string[] = []): Loose {
+  return new Proxy(function deferred() {} as unknown as Loose, {
+    apply: (_t, self, args) => Reflect.apply(target(), self, args),
+    construct: (_t, args) => Reflect.construct(target() as unknown as new (...a: unknown[]) => object, args),
+    get: (_t, key) => (typeof key === 'string' && members.includes(key) ? standIn(() => target()[key] as Loose) : target()[key]),
+    has: (_t, key) => key in target(),
+  });
+}
+
+/**
+ * Puts a stand-in for the module at `file` in the require cache (unless it is loaded already): the first call,
+ * construction or property read (of a property other than `members`) loads the real module and forwards to it.
+ */
+function defer(req: NodeJS.Require, file: string, members?: readonly string[]): void {
+  if (req.cache[file]) return;
+  let real: Loose | undefined;
+  const load = (): Loose => {
+    if (real === undefined) {
+      delete req.cache[file];
+      real = req(file) as Loose;
+    }
+    return real;
+  };
+  req.cache[file] = { id: file, filename: file, loaded: true, exports: standIn(load, members), children: [], paths: [] } as unknown as NodeJS.Module;
+}
+
+/** What docker-modem's constructor would set for this endpoint, from the endpoint alone. */
+export function modemFields(endpoint: EngineEndpoint): Record<string, unknown> {
+  const common = { version: API_VERSION, headers: {}, timeout: undefined, connectionTimeout: undefined };
+  if (endpoint.socketPath) return { ...common, socketPath: endpoint.socketPath, protocol: 'http', sshOptions: {} };
+  const protocol = endpoint.protocol ?? 'http';
+  return {
+    ...common,
+    host: endpoint.hostname ?? 'localhost',
+    port: endpoint.port ?? 2375,
+    protocol,
+    pathPrefix: '/',
+    ...(endpoint.username ? { username: endpoint.username } : {}),
+    sshOptions: protocol === 'ssh' && endpoint.sshAgent ? { agent: endpoint.sshAgent } : {},
+    ...(endpoint.tlsDir ? readTlsFiles(endpoint.tlsDir) : {}),
+  };
+}
+
+/**
+ * One Docker object for an endpoint. docker-modem's constructor reads DOCKER_HOST, DOCKER_CERT_PATH and friends from
+ * the process environment and lets them win over its options (with DOCKER_HOST=tcp://..., `--host unix:///path`
+ * went to DOCKER_HOST's address; a DOCKER_CERT_PATH without cert.pem threw ENOENT for any host). The janitor
+ * resolves those itself, from its Context's environment (engine-host.ts), so the modem is made from the endpoint
+ * alone: the fields its constructor sets, on its prototype (a unit test holds them equal to what the constructor
+ * sets in a clean environment). No request timeout on the modem: every call is bounded by its abort signal.
+ */
+export async function dockerFor(endpoint: EngineEndpoint): Promise<Dockerode> {
+  const { Docker, Modem } = await loadDockerode();
+  const modem = Object.assign(Object.create(Modem.prototype) as Modem, modemFields(endpoint));
+  return new Docker({ modem } as Dockerode.DockerOptions);
+}
