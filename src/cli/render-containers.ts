@@ -1,64 +1,42 @@
 import type { Context } from '../context.js';
+import { agoSeconds, spanSeconds } from '../core/ages.js';
 import type { HostOutcome } from '../reaper/run.js';
 import type { FailedEntry, ListedEntry, SweepEntry, SweepEvent } from '../reaper/sweep.js';
 
-/** "12 minutes ago" for a FinishedAt, relative to the run's instant; "-" when it has none. */
-export async function relativeFinished(entries: SweepEntry[], asOf: Date): Promise<Map<string, string>> {
-  const { DateTime } = await import('luxon');
-  const base = DateTime.fromJSDate(asOf);
-  const out = new Map<string, string>();
-  for (const e of entries) {
-    if (e.ageSeconds === null) out.set(e.id, e.finishedAt.startsWith('0001-') ? 'never' : '-');
-    else out.set(e.id, base.minus({ milliseconds: Math.round(e.ageSeconds * 1000) }).toRelative({ base }) ?? '-');
-  }
-  return out;
-}
-
 export const shortId = (id: string) => id.slice(0, 12);
 
-const AGO_UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
-  ['year', 31_536_000], ['month', 2_592_000], ['day', 86_400], ['hour', 3600], ['minute', 60], ['second', 1],
-];
-let rtf: Intl.RelativeTimeFormat | undefined;
-
 /**
- * "3 hours ago" for one entry, formatted as it is written: `reap` prints a line per removed container, and a
- * sweep of 100k containers must not build 100k luxon DateTimes first (the `list` table uses luxon).
+ * "3 hours ago" for an entry's FinishedAt (its Created for a never-started one), as of the run's instant: the one
+ * way every output says it (core/ages.ts, luxon). "never" for Go's zero time, "-" when it has none.
  */
-export function finishedAgo(e: SweepEntry): string {
+export function finishedAgo(e: SweepEntry, asOf: Date): string {
   if (e.ageSeconds === null) return e.finishedAt.startsWith('0001-') ? 'never' : '-';
-  rtf ??= new Intl.RelativeTimeFormat('en', { numeric: 'always' });
-  const past = -e.ageSeconds;
-  const [unit, size] = AGO_UNITS.find(([, s]) => Math.abs(past) >= s) ?? ['second', 1];
-  return rtf.format(Math.trunc(past / size), unit);
+  return agoSeconds(e.ageSeconds, asOf);
 }
 
-/** "3 hours" for a number of seconds (the largest whole unit), "-" for null. */
-export function idleFor(seconds: number | null | undefined): string {
+/** "3 hours" for a number of seconds up to the run's instant, "-" for null. */
+export function idleFor(seconds: number | null | undefined, asOf: Date): string {
   if (seconds === null || seconds === undefined) return '-';
-  const [unit, size] = AGO_UNITS.find(([, s]) => seconds >= s) ?? ['second', 1];
-  const n = Math.trunc(seconds / size);
-  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+  return spanSeconds(seconds, asOf);
 }
 
 /** What a reap line says of when: "finished 3 hours ago", "created 3 hours ago" (never started) or "idle 3 hours". */
-export function whenOf(e: SweepEntry): string {
-  if (e.rule === 'idle') return `idle ${idleFor(e.idleSeconds)}`;
-  if (e.rule === 'never-started') return `created ${finishedAgo(e)}`;
-  return `finished ${finishedAgo(e)}`;
+export function whenOf(e: SweepEntry, asOf: Date): string {
+  if (e.rule === 'idle') return `idle ${idleFor(e.idleSeconds, asOf)}`;
+  if (e.rule === 'never-started') return `created ${finishedAgo(e, asOf)}`;
+  return `finished ${finishedAgo(e, asOf)}`;
 }
 
 /** The `list` table (cli-table3). */
 export async function renderTable(ctx: Context, rows: ListedEntry[], asOf: Date, showHost: boolean): Promise<string> {
   const { default: Table } = await import('cli-table3');
-  const finished = await relativeFinished(rows, asOf);
   const head = ['ID', 'NAME', 'PROFILE', 'STATE', 'FINISHED', 'IDLE', 'VERDICT', 'REASON', ...(showHost ? ['HOST'] : [])];
   const color = Boolean(ctx.stdout.isTTY) && !ctx.env.NO_COLOR;
   const table = new Table({ head, style: { head: color ? ['bold'] : [], border: color ? ['grey'] : [] } });
   for (const r of rows) {
     table.push([
-      shortId(r.id), r.name, r.profile ?? '-', r.state, finished.get(r.id) ?? '-',
-      r.idleSeconds !== undefined ? idleFor(r.idleSeconds) : '', r.verdict, reasonCell(r),
+      shortId(r.id), r.name, r.profile ?? '-', r.state, finishedAgo(r, asOf),
+      r.idleSeconds !== undefined ? idleFor(r.idleSeconds, asOf) : '', r.verdict, reasonCell(r),
       ...(showHost ? [r.host] : []),
     ]);
   }

@@ -1,4 +1,5 @@
 /** Markdown for CI step summaries (`$GITHUB_STEP_SUMMARY`) from `reap --json` output. */
+import { spanSeconds } from '../core/ages.js';
 
 interface Row {
   id?: unknown;
@@ -19,21 +20,23 @@ function cell(v: unknown): string {
   return s.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/[\r\n]+/g, ' ').replace(/</g, '&lt;');
 }
 
-function age(v: unknown): string {
-  if (typeof v !== 'number') return '-';
-  if (v < 120) return `${Math.round(v)} s`;
-  if (v < 7200) return `${Math.round(v / 60)} min`;
-  if (v < 172800) return `${Math.round(v / 3600)} h`;
-  return `${Math.round(v / 86400)} d`;
+/** An age or idle time in seconds as of the report's instant: "3 hours" (core/ages.ts, the one way every output says it). */
+function age(v: unknown, asOf: Date): string {
+  return typeof v === 'number' && Number.isFinite(v) ? spanSeconds(v, asOf) : '-';
 }
 
-function table(title: string, rows: Row[], extra: { head: string; key: 'reason' | 'error' | 'idleSeconds' } | null): string {
+interface Extra {
+  head: string;
+  key: 'reason' | 'error' | 'idleSeconds';
+}
+
+function table(title: string, rows: Row[], extra: Extra | null, asOf: Date): string {
   if (rows.length === 0) return `**${title}:** none\n`;
   const head = ['Container', 'Name', 'Profile', 'State', 'Age', 'Engine', ...(extra ? [extra.head] : [])];
   const lines = [`**${title}:** ${rows.length}`, '', `| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
   for (const r of rows) {
     const id = typeof r.id === 'string' ? r.id.slice(0, 12) : r.id;
-    lines.push(`| \`${cell(id)}\` | ${cell(r.name)} | ${cell(r.profile)} | ${cell(r.state)} | ${age(r.ageSeconds)} | ${cell(r.host)} |${extra ? ` ${extra.key === 'idleSeconds' ? age(r.idleSeconds) : cell(r[extra.key])} |` : ''}`);
+    lines.push(`| \`${cell(id)}\` | ${cell(r.name)} | ${cell(r.profile)} | ${cell(r.state)} | ${age(r.ageSeconds, asOf)} | ${cell(r.host)} |${extra ? ` ${extra.key === 'idleSeconds' ? age(r.idleSeconds, asOf) : cell(r[extra.key])} |` : ''}`);
   }
   return `${lines.join('\n')}\n`;
 }
@@ -55,9 +58,12 @@ export function reapSummaryMarkdown(doc: unknown): string {
   const hosts = Array.isArray(d.hosts) ? (d.hosts as Array<Record<string, unknown>>) : [];
   for (const h of hosts.filter((x) => x.reachable === false)) out.push(`> Engine ${cell(h.host)} unreachable: ${cell(h.error)}`, '');
   if (d.timedOut === true) out.push('> The run timed out; the report covers what finished.', '');
-  out.push(table(d.dryRun ? 'Would remove' : 'Removed', d.removed as Row[], null));
-  if (Array.isArray(d.stopped)) out.push(table(d.dryRun ? 'Would stop (idle)' : 'Stopped (idle)', d.stopped as Row[], { head: 'Idle', key: 'idleSeconds' }));
-  out.push(table('Kept', d.kept as Row[], { head: 'Reason', key: 'reason' }));
-  out.push(table('Failed', d.failed as Row[], { head: 'Error', key: 'error' }));
+  // The document's own instant (a summary is rendered right after its run: now, for a document without one).
+  const given = new Date(typeof d.asOf === 'string' ? d.asOf : NaN);
+  const asOf = Number.isFinite(given.getTime()) ? given : new Date();
+  out.push(table(d.dryRun ? 'Would remove' : 'Removed', d.removed as Row[], null, asOf));
+  if (Array.isArray(d.stopped)) out.push(table(d.dryRun ? 'Would stop (idle)' : 'Stopped (idle)', d.stopped as Row[], { head: 'Idle', key: 'idleSeconds' }, asOf));
+  out.push(table('Kept', d.kept as Row[], { head: 'Reason', key: 'reason' }, asOf));
+  out.push(table('Failed', d.failed as Row[], { head: 'Error', key: 'error' }, asOf));
   return `${out.join('\n')}`;
 }

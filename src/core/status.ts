@@ -2,6 +2,7 @@
  * `status`, the pure part: container counts by verdict and rule from a `list` sweep, and what needs attention.
  * Verdicts and rules are taken as the sweep reports them, so new ones (stop, idle, never-started) are counted too.
  */
+import { agoSeconds } from './ages.js';
 
 /** What status needs of one `list` entry (`rule`, `idleSeconds` are optional: older sweeps have none; `volumes`: the anonymous ones it holds, absent when none). */
 export interface StatusEntry {
@@ -44,15 +45,6 @@ export interface ContainerCounts {
   oldestOrphan: OrphanRef | null;
   /** Anonymous volumes held by the listed containers, and by the orphans among them (freed by a reap). */
   anonymousVolumes: { total: number; containers: number; heldByOrphans: number };
-}
-
-/** `12 s`, `5 min`, `3 h 4 min`, `2 d 3 h`. */
-export function duration(seconds: number): string {
-  const s = Math.max(0, Math.round(seconds));
-  if (s < 60) return `${s} s`;
-  if (s < 3600) return `${Math.floor(s / 60)} min`;
-  if (s < 86_400) return `${Math.floor(s / 3600)} h${s % 3600 >= 60 ? ` ${Math.floor((s % 3600) / 60)} min` : ''}`;
-  return `${Math.floor(s / 86_400)} d${s % 86_400 >= 3600 ? ` ${Math.floor((s % 86_400) / 3600)} h` : ''}`;
 }
 
 const bump = (m: Record<string, number>, k: string) => {
@@ -104,6 +96,8 @@ export interface AttentionInput {
   unreachableEngines: string[];
   orphans: number;
   oldestOrphanAgeSeconds: number | null;
+  /** The instant the ages are as of. */
+  asOf: Date;
   inspectFailures: number;
   timedOut: boolean;
   staleLocks: Array<{ path: string; pid: number | null }>;
@@ -122,7 +116,7 @@ export function attention(a: AttentionInput): string[] {
   for (const h of a.unreachableEngines) out.push(`engine ${h} is unreachable`);
   if (a.timedOut) out.push('the engine did not answer within --timeout: the container counts are incomplete');
   if (a.orphans > 0) {
-    const age = a.oldestOrphanAgeSeconds === null ? '' : ` (the oldest finished ${duration(a.oldestOrphanAgeSeconds)} ago)`;
+    const age = a.oldestOrphanAgeSeconds === null ? '' : ` (the oldest finished ${agoSeconds(a.oldestOrphanAgeSeconds, a.asOf)})`;
     out.push(`${a.orphans} container(s) past the threshold${age}: run 'hermes-janitor reap'`);
   }
   if (a.inspectFailures > 0) out.push(`${a.inspectFailures} container(s) could not be inspected`);

@@ -311,6 +311,7 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     unreachableEngines: unreachable,
     orphans: containers?.orphans ?? 0,
     oldestOrphanAgeSeconds: containers?.oldestOrphan?.ageSeconds ?? null,
+    asOf: req.asOf,
     inspectFailures: containers?.failed ?? 0,
     timedOut: containers?.timedOut ?? false,
     staleLocks: locks.filter((l) => l.stale).map((l) => ({ path: l.path, pid: l.pid })),

@@ -81,11 +81,11 @@ describe('the GitHub Action (action.yml)', () => {
 describe('reapSummaryMarkdown', () => {
   it('escapes table cells and reports unreachable engines', () => {
     const md = reapSummaryMarkdown({
-      dryRun: false, asOf: 'x', thresholdSeconds: 600, profile: null, removed: [], kept: [],
+      dryRun: false, asOf: '2026-03-31T12:00:00Z', thresholdSeconds: 600, profile: null, removed: [], kept: [],
       failed: [{ id: 'a'.repeat(64), name: 'n|x', profile: 'p', state: 'exited', ageSeconds: 7200, host: 'h', error: 'boom\nline2 <b>' }],
       hosts: [{ host: 'tcp://h:1', reachable: false, error: 'refused' }],
     });
-    assert.match(md, /\| `aaaaaaaaaaaa` \| n\\\|x \| p \| exited \| 2 h \| h \| boom line2 &lt;b> \|/);
+    assert.match(md, /\| `aaaaaaaaaaaa` \| n\\\|x \| p \| exited \| 2 hours \| h \| boom line2 &lt;b> \|/);
     assert.match(md, /> Engine tcp:\/\/h:1 unreachable: refused/);
     assert.match(reapSummaryMarkdown({ disabled: true, reason: 'r' }), /Reaper disabled: r/);
   });
@@ -94,7 +94,7 @@ describe('reapSummaryMarkdown', () => {
     const stopped = [{ id: 'b'.repeat(64), name: 'hermes-1', profile: 'p', state: 'exited', ageSeconds: null, host: 'h', rule: 'idle', idleSeconds: 10_800 }];
     const md = reapSummaryMarkdown({ dryRun: false, removed: [], stopped, kept: [], failed: [], hosts: [] });
     assert.match(md, /\*\*Stopped \(idle\):\*\* 1/);
-    assert.match(md, /\| `bbbbbbbbbbbb` \| hermes-1 \| p \| exited \| - \| h \| 3 h \|/);
+    assert.match(md, /\| `bbbbbbbbbbbb` \| hermes-1 \| p \| exited \| - \| h \| 3 hours \|/);
     assert.match(reapSummaryMarkdown({ dryRun: true, removed: [], stopped, kept: [], failed: [] }), /\*\*Would stop \(idle\):\*\* 1/);
   });
 });

@@ -78,18 +78,19 @@ describe('judge', () => {
 });
 
 describe('finishedAgo (reap lines)', async () => {
+  const asOf = new Date('2026-11-22T10:00:00Z');
   const { finishedAgo } = await import('../../src/cli/render-containers.js');
   const e = (ageSeconds: number | null, finishedAt = '2026-11-22T10:00:00Z') =>
     ({ id: 'x', name: 'n', profile: 'p', state: 'exited', finishedAt, ageSeconds, host: 'h', rule: 'exited' as const });
   it('says how long ago, in the largest whole unit', () => {
-    assert.equal(finishedAgo(e(0.4)), '0 seconds ago');
-    assert.equal(finishedAgo(e(59)), '59 seconds ago');
-    assert.equal(finishedAgo(e(600)), '10 minutes ago');
-    assert.equal(finishedAgo(e(3 * 3600 + 59)), '3 hours ago');
-    assert.equal(finishedAgo(e(2 * 86_400)), '2 days ago');
-    assert.equal(finishedAgo(e(400 * 86_400)), '1 year ago');
-    assert.equal(finishedAgo(e(-120)), 'in 2 minutes');
-    assert.equal(finishedAgo(e(null, '0001-01-01T00:00:00Z')), 'never');
-    assert.equal(finishedAgo(e(null, 'garbage')), '-');
+    assert.equal(finishedAgo(e(0.4), asOf), '0 seconds ago');
+    assert.equal(finishedAgo(e(59), asOf), '59 seconds ago');
+    assert.equal(finishedAgo(e(600), asOf), '10 minutes ago');
+    assert.equal(finishedAgo(e(3 * 3600 + 59), asOf), '3 hours ago');
+    assert.equal(finishedAgo(e(2 * 86_400), asOf), '2 days ago');
+    assert.equal(finishedAgo(e(400 * 86_400), asOf), '1 year ago');
+    assert.equal(finishedAgo(e(-120), asOf), 'in 2 minutes');
+    assert.equal(finishedAgo(e(null, '0001-01-01T00:00:00Z'), asOf), 'never');
+    assert.equal(finishedAgo(e(null, 'garbage'), asOf), '-');
   });
 });

@@ -39,7 +39,7 @@ describe('status counts', () => {
   });
 
   const calm: AttentionInput = {
-    unreachableEngines: [], orphans: 0, oldestOrphanAgeSeconds: null, inspectFailures: 0, timedOut: false, staleLocks: [],
+    unreachableEngines: [], orphans: 0, oldestOrphanAgeSeconds: null, asOf: new Date('2026-11-22T10:00:00Z'), inspectFailures: 0, timedOut: false, staleLocks: [],
     restartGuard: { tripped: false, count: 1, max: 3, windowSeconds: 60 }, suspendedSessions: 0,
     stopHook: { stalled: false, blocks: 0, maxBlocks: 5, problem: null }, toolLoopLooping: [],
   };

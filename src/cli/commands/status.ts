@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { IdleOptions } from '../../reaper/sweep.js';
 import type { Context } from '../../context.js';
 import { ExitCode, errorMessage } from '../../errors.js';
-import { duration } from '../../core/status.js';
+import { UP_TO_DAYS, ago, agoSeconds } from '../../core/ages.js';
 import { sandboxRoot } from '../../core/sandbox-dirs.js';
 import { diskSize } from '../../core/sizes.js';
 import type { StatusReport } from '../../status/gather.js';
@@ -56,7 +56,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       });
       for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
       if (opts.json) writeJson(ctx, report);
-      else ctx.stdout.write(render(report, await relativeAges(report, ctx.now())));
+      else ctx.stdout.write(render(report, ctx.now()));
       return report.exitCode === 0 ? ExitCode.OK : report.exitCode === 1 ? ExitCode.FAILED : ExitCode.ENGINE;
     }),
   );
@@ -66,21 +66,8 @@ const plural = (n: number, word: string, many = `${word}s`) => `${n} ${n === 1 ?
 
 const size = diskSize;
 
-/** Ages a person reads, relative to now ("41 days ago"), by luxon, loaded only when there is one to show. */
-interface RelativeAges {
-  oldestUnusedChange: string | null;
-}
-
-async function relativeAges(r: StatusReport, now: Date): Promise<RelativeAges> {
-  const at = r.sandboxDirs.oldestUnusedChange;
-  if (at === null) return { oldestUnusedChange: null };
-  const { DateTime } = await import('luxon');
-  // Days, not "1 month ago": how long a directory sat unchanged is what decides its removal.
-  return { oldestUnusedChange: DateTime.fromISO(at).toRelative({ base: DateTime.fromJSDate(now), unit: ['days', 'hours', 'minutes', 'seconds'] }) };
-}
-
 /** The sandboxes section: the home's task directories, how many no container uses, and what could not be measured. */
-function renderSandboxes(r: StatusReport, ages: RelativeAges): string[] {
+function renderSandboxes(r: StatusReport, now: Date): string[] {
   const s = r.sandboxDirs;
   const d = r.sandboxDirsDetail;
   const out = [`Sandboxes (${s.root}${d.from === 'TERMINAL_SANDBOX_DIR' ? ', from TERMINAL_SANDBOX_DIR' : ''})`];
@@ -88,7 +75,8 @@ function renderSandboxes(r: StatusReport, ages: RelativeAges): string[] {
   out.push(`  ${s.count} task ${s.count === 1 ? 'directory' : 'directories'}, ${size(s.bytes)} on disk`);
   if (s.unused === null || s.unusedBytes === null) out.push(`  used by no container: unknown (${d.usageUnknown ?? 'no engine answered'})`);
   else if (s.count > 0) {
-    const oldest = s.oldestUnusedChange ? `; the oldest last changed ${ages.oldestUnusedChange ?? s.oldestUnusedChange}` : '';
+    // How long a directory sat unchanged decides its removal: said in days at most.
+    const oldest = s.oldestUnusedChange ? `; the oldest last changed ${ago(Date.parse(s.oldestUnusedChange), now, UP_TO_DAYS)}` : '';
     out.push(`  used by no container: ${s.unused} (${size(s.unusedBytes)})${oldest}`);
   }
   if (d.unreadable.length) {
@@ -104,8 +92,8 @@ const groups = (m: Record<string, number>) =>
     .map(([k, n]) => `${k} ${n}`)
     .join(', ');
 
-/** The text report: one section per part, then what needs attention. */
-export function render(r: StatusReport, ages: RelativeAges = { oldestUnusedChange: null }): string {
+/** The text report: one section per part, then what needs attention; ages as of the report's instant (`now`). */
+export function render(r: StatusReport, now: Date): string {
   const out: string[] = [];
   out.push('Engines');
   for (const e of r.engines) {
@@ -126,7 +114,7 @@ export function render(r: StatusReport, ages: RelativeAges = { oldestUnusedChang
     );
     if (c.inUse) out.push(`  in use: ${plural(c.inUse, 'running sandbox', 'running sandboxes')} holding a process of their own (never stopped)`);
     if (c.oldestOrphan) {
-      out.push(`  oldest orphan: ${c.oldestOrphan.name || c.oldestOrphan.id.slice(0, 12)} (${c.oldestOrphan.rule}), finished ${duration(c.oldestOrphan.ageSeconds)} ago`);
+      out.push(`  oldest orphan: ${c.oldestOrphan.name || c.oldestOrphan.id.slice(0, 12)} (${c.oldestOrphan.rule}), finished ${agoSeconds(c.oldestOrphan.ageSeconds, new Date(r.asOf))}`);
     }
     const v = c.anonymousVolumes;
     out.push(`  anonymous volumes: ${v.total} held by ${plural(v.containers, 'container')}${v.heldByOrphans ? ` (${v.heldByOrphans} by orphans, freed by a reap)` : ''}`);
@@ -135,7 +123,7 @@ export function render(r: StatusReport, ages: RelativeAges = { oldestUnusedChang
   out.push('Janitor');
   if (r.janitor.sweeps.length === 0) out.push('  last sweep: none recorded');
   for (const s of r.janitor.sweeps) {
-    out.push(`  last sweep on ${s.host} (${s.profile === null ? 'all profiles' : `profile ${s.profile}`}): ${s.completedAt}${s.ageSeconds !== null ? `, ${duration(s.ageSeconds)} ago` : ''}`);
+    out.push(`  last sweep on ${s.host} (${s.profile === null ? 'all profiles' : `profile ${s.profile}`}): ${s.completedAt}${s.ageSeconds !== null ? `, ${agoSeconds(s.ageSeconds, now)}` : ''}`);
   }
   if (r.janitor.locks.length === 0) out.push('  reap lock: none held');
   for (const l of r.janitor.locks) {
@@ -144,7 +132,7 @@ export function render(r: StatusReport, ages: RelativeAges = { oldestUnusedChang
   const log = r.janitor.log;
   out.push(`  log: ${log.path} ${log.exists ? `(${size(log.sizeBytes)})` : '(none yet)'}`);
   if (log.lastRun) out.push(`    last background run: ${log.lastRun.startedAt} ${log.lastRun.completed ? 'completed' : 'no summary line'}`);
-  out.push(...renderSandboxes(r, ages));
+  out.push(...renderSandboxes(r, now));
   const b = r.breakers;
   out.push('Breakers');
   out.push(

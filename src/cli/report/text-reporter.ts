@@ -9,7 +9,8 @@ import type { WatchEvent } from '../../watch/engine-watcher.js';
 import { holderText } from '../reap-locks.js';
 import { diskSize } from '../../core/sizes.js';
 import type { RemovedSandboxDir, SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
-import { type Progress, hostProblems, idleFor, reapLine, startProgress, whenOf } from '../render-containers.js';
+import { UP_TO_DAYS, span } from '../../core/ages.js';
+import { type Progress, hostProblems, reapLine, startProgress, whenOf } from '../render-containers.js';
 import type { Notice, ReapReport, Reporter } from './reporter.js';
 import { WatchNews } from './watch-news.js';
 
@@ -32,8 +33,9 @@ export class TextReporter implements Reporter {
     this.ctx.stdout.write(`${this.ctx.now().toISOString()} ${text}\n`);
   }
 
-  private when(e: SweepEntry): string {
-    return whenOf(e);
+  /** When, as of the run's instant: the reap's `asOf`, or now for watch's events (judged a moment ago). */
+  private when(e: SweepEntry, asOf: Date = this.ctx.now()): string {
+    return whenOf(e, asOf);
   }
 
   async sweepStarting(verb: string): Promise<void> {
@@ -82,15 +84,15 @@ export class TextReporter implements Reporter {
     if (!this.quiet) for (const w of r.warnings) this.say(`warning: ${w}`);
     if (!r.failOpen) {
       for (const p of reapProblems(r)) this.say(p);
-      for (const f of r.failed) ctx.stderr.write(`${reapLine('failed', f, this.when(f), showHost)}\n`);
+      for (const f of r.failed) ctx.stderr.write(`${reapLine('failed', f, this.when(f, r.asOf), showHost)}\n`);
       for (const f of r.sandboxDirs?.failed ?? []) this.say(f.error);
     }
     if (this.quiet) return;
     // What was removed before an engine went away mid-sweep is still reported.
     const anything = r.removed.length + r.stopped.length + r.kept.length + r.failed.length > 0;
     if (!anything && r.hosts.every((h) => !h.reachable)) return;
-    for (const e of r.removed) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would remove' : 'removed', e, this.when(e), showHost)}\n`);
-    for (const e of r.stopped) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would stop' : 'stopped', e, this.when(e), showHost)}\n`);
+    for (const e of r.removed) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would remove' : 'removed', e, this.when(e, r.asOf), showHost)}\n`);
+    for (const e of r.stopped) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would stop' : 'stopped', e, this.when(e, r.asOf), showHost)}\n`);
     for (const d of r.sandboxDirs?.removed ?? []) ctx.stdout.write(`${this.sandboxDirLine(d, r)}\n`);
     const scope = r.profile === null ? 'all profiles' : `profile ${r.profile}`;
     ctx.stdout.write(
@@ -101,8 +103,8 @@ export class TextReporter implements Reporter {
 
   /** `removed sandbox dir <path> (<size>, unchanged 41 days)`; a dry run says `Would remove sandbox dir`. */
   private sandboxDirLine(d: RemovedSandboxDir, r: Pick<ReapReport, 'dryRun' | 'asOf'>): string {
-    const unchanged = Math.max(0, (r.asOf.getTime() - Date.parse(d.lastChange)) / 1000);
-    return `${r.dryRun ? 'Would remove' : 'removed'} sandbox dir ${d.path} (${diskSize(d.bytes)}, unchanged ${idleFor(unchanged)})`;
+    const unchanged = span(Date.parse(d.lastChange), r.asOf, UP_TO_DAYS);
+    return `${r.dryRun ? 'Would remove' : 'removed'} sandbox dir ${d.path} (${diskSize(d.bytes)}, unchanged ${unchanged})`;
   }
 
   watchEvent(ev: WatchEvent): void {
