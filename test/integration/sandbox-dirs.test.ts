@@ -367,6 +367,12 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
       const file = path.join(h.dir, 'a-file');
       writeFileSync(file, 'x');
       assertUsageError(await runCli(['reap', ...sel(), '--sandbox-dirs-older-than', '30d'], { env: { ...env, TERMINAL_SANDBOX_DIR: file } }), [file, 'not a directory']);
+      // watch too, before it watches anything (no 'watching' line, no sweep).
+      assertUsageError(
+        await runCli(['watch', ...sel(), '--sandbox-dirs-older-than', '30d'], { env: { ...env, TERMINAL_SANDBOX_DIR: file }, killAfterMs: 20_000 }),
+        [file, 'not a directory'],
+        'watch',
+      );
       const plan = path.join(h.dir, 'plan.json');
       assert.equal((await runCli(['reap', '--dry-run', ...sel(), '--plan-out', plan], { env })).code, 0);
       assertUsageError(await runCli(['reap', '--plan', plan, '--sandbox-dirs-older-than', '30d'], { env }), ['--sandbox-dirs-older-than', '--plan']);

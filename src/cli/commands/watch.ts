@@ -66,6 +66,8 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
     return ExitCode.OK;
   }
   const sweepTimeoutMs = command.getOptionValueSource('timeout') === 'cli' ? opts.timeout : 0;
+  // A sandbox root that is not a directory is bad input: exit 2 before anything is watched, locked or removed.
+  if (policy.sandboxDirsOlderThanMs !== null) await checkSandboxRoot(sandboxRoot(targets.home.home, ctx.env, ctx.cwd));
   await discoverTargets(targets, opts, ctx);
 
   // Stop on SIGTERM/SIGINT: no new work at once, in-flight requests get a grace period.
@@ -107,8 +109,7 @@ async function scheduleSandboxDirs(
 ): Promise<{ stop(): Promise<void> } | null> {
   const olderThanMs = run.policy.sandboxDirsOlderThanMs;
   if (olderThanMs === null && !metrics) return null;
-  const root = sandboxRoot(run.targets.home.home, run.ctx.env, run.ctx.cwd);
-  if (olderThanMs !== null) await checkSandboxRoot(root);
+  const root = sandboxRoot(run.targets.home.home, run.ctx.env, run.ctx.cwd); // checked by runWatch before anything started
   let current: Promise<void> = Promise.resolve();
   const check = async () => {
     const answers = service.watchers.map((w) => ({ engine: w.engine, answered: w.state === 'connected', ...(w.state === 'connected' ? {} : { error: `not connected (${w.state})` }) }));
