@@ -178,6 +178,7 @@ async function oneDir(p: Pass, listing: TaskDirListing, entry: TaskDirListing['e
     opts.signal,
     p.resolved,
   ).catch((err: unknown) => ({ mounts: [], unanswered: [{ host: '(all)', error: errorMessage(err) }] }));
+  if (opts.signal?.aborted) return keep(p, entry.path, { reason: 'cut-short', detail: 'the run was cut short while asking the engines about it' }, scan.lastChangeMs);
   p.unanswered.push(...answer.unanswered);
   const users = usageByTaskDir(listing.parentForms, answer.mounts).get(entry.name) ?? [];
   const byEngines = keepByEngines(users, p.unanswered);

@@ -402,6 +402,26 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
       expect('unused', 2, du([recent.dir, old.dir]));
     });
 
+    it('--timeout also bounds the pass: cut short (an engine slow to say which containers mount what), the run timed out: exit 3, nothing removed', async () => {
+      const h = home();
+      const dirs = ['old-a', 'old-b'].map((id) => makeTaskDir(h.root.root, id).dir);
+      ageTree(h.root.root, daysAgo(40));
+      // The sweep's (filtered) list is answered; the pass's list of every container never is.
+      const sim = await EngineSimulator.start({ faults: { hangUnfilteredList: true } });
+      cleanups.push(() => void sim.close());
+      const args = ['reap', '--host', sim.host, '--label', `hj-none-${fx.profile}=1`, '--sandbox-dirs-older-than', '30d', '--timeout', '2s'];
+      const res = await runCli([...args, '--json'], { env: { HERMES_HOME: h.dir } });
+      assert.equal(res.code, 3, res.stderr);
+      const doc = JSON.parse(res.stdout) as ReapJson & { timedOut: boolean };
+      assert.equal(doc.timedOut, true);
+      assert.deepEqual(doc.sandboxDirs!.removed, []);
+      assert.deepEqual(doc.sandboxDirs!.kept.map((k) => [k.path, k.reason]), dirs.map((d) => [d, 'cut-short']));
+      const text = await runCli(args, { env: { HERMES_HOME: h.dir } });
+      assert.equal(text.code, 3, text.stderr);
+      assert.match(text.stderr, /^hermes-janitor: timed out after --timeout 2s; stopped early$/m);
+      for (const d of dirs) assert.ok(existsSync(d), d);
+    });
+
     it('watch removes it at its check (first once connected, then every HERMES_JANITOR_SANDBOX_DIRS_EVERY), holding the reap lock', async () => {
       const { h, old, recent } = await fourDirs();
       const w = WatchProcess.start([...sel(), '--sandbox-dirs-older-than', '30d'], { ...h.env, TERMINAL_SANDBOX_DIR: h.root.root, HERMES_JANITOR_SANDBOX_DIRS_EVERY: '1s' });
