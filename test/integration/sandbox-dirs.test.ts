@@ -249,7 +249,7 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
     assert.deepEqual(res.removed, []);
     assert.equal(res.failed.length, 1);
     assert.equal(res.failed[0]!.partial, true);
-    assert.match(res.failed[0]!.error, /^cannot remove .*immutable-inside: .*\/zz\/pinned: permission denied .*PARTLY REMOVED, what is left is at .*\/docker\/\.hermes-janitor-removing\.[0-9a-f]{8}\.immutable-inside$/);
+    assert.match(res.failed[0]!.error, /^cannot remove .*immutable-inside: .*\/zz\/pinned: operation not permitted \(EPERM\) .*chattr -i .*PARTLY REMOVED, what is left is at .*\/docker\/\.hermes-janitor-removing\.[0-9a-f]{8}\.immutable-inside$/);
     const left = readdirSync(path.join(h.root.root, 'docker'));
     assert.equal(left.length, 1);
     assert.ok(existsSync(path.join(h.root.root, 'docker', left[0]!, 'workspace', 'zz', 'pinned')));
@@ -420,6 +420,49 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
       assert.equal(text.code, 3, text.stderr);
       assert.match(text.stderr, /^hermes-janitor: timed out after --timeout 2s; stopped early$/m);
       for (const d of dirs) assert.ok(existsSync(d), d);
+    });
+
+    it('as an unprivileged user: root-owned files make a failure (one line: the directory, the first file refused, the fix), an immutable file a half-removed one; the rest are removed; exit 1', async (t) => {
+      if (unmet(t, process.getuid?.() !== 0 || !hasSetpriv() ? 'needs root, setpriv and chattr' : false)) return;
+      const h = home();
+      const plain = makeTaskDir(h.root.root, 'plain-old');
+      const built = makeTaskDir(h.root.root, 'root-built');
+      const build = path.join(built.workspace, 'build');
+      mkdirSync(build);
+      writeFileSync(path.join(build, 'out.o'), 'x');
+      const pinned = makeTaskDir(h.root.root, 'pinned');
+      const zz = path.join(pinned.workspace, 'zz');
+      mkdirSync(zz);
+      // Its siblings are removed before the immutable file refuses (entries of a directory are removed together).
+      for (const f of ['a', 'b', 'c', 'pinned']) writeFileSync(path.join(zz, f), f);
+      // The home and its task directories are the user's (here nobody); a container running as root wrote build/.
+      execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, h.dir]);
+      for (const p of [build, path.join(build, 'out.o')]) chownSync(p, 0, 0);
+      ageTree(h.root.root, daysAgo(3));
+      execFileSync('chattr', ['+i', path.join(zz, 'pinned')]);
+      cleanups.push(() => execFileSync('chattr', ['-R', '-i', h.root.root]));
+      const sim = await EngineSimulator.start();
+      cleanups.push(() => void sim.close());
+      chmodSync(sim.socketPath!, 0o666);
+      const res = await runCli(['reap', '--host', sim.host, '--label', `hj-none-${fx.profile}=1`, '--sandbox-dirs-older-than', '1d'], {
+        env: { HERMES_HOME: h.dir }, unprivileged: true,
+      });
+      assert.equal(res.code, 1, res.stderr);
+      const docker = path.join(h.root.root, 'docker');
+      const left = readdirSync(docker).sort();
+      assert.deepEqual(left.map((n) => n.replace(/^\.hermes-janitor-removing\.[0-9a-f]{8}\./, '.claimed.')), ['.claimed.pinned', 'root-built']);
+      // The refused file is named where it now is: under the name the directory was claimed with.
+      const claimedZz = path.join(docker, left[0]!, 'workspace', 'zz');
+      assert.deepEqual(res.stderr.split('\n'), [
+        `hermes-janitor: cannot remove ${pinned.dir}: ${claimedZz}/pinned: operation not permitted (EPERM) (${claimedZz} belongs to uid ${NOBODY}; this run is uid ${NOBODY}): ` +
+          `it is immutable or append-only (lsattr shows it): chattr -i (or -a) it as root, then run again; PARTLY REMOVED, what is left is at ${path.join(docker, left[0]!)}`,
+        `hermes-janitor: cannot remove ${built.dir}: ${build}/out.o: permission denied (${build} belongs to uid 0; this run is uid ${NOBODY}): run it as root, or as the owner; nothing was removed`,
+        '',
+      ]);
+      assert.match(res.stdout, new RegExp(`^removed sandbox dir ${plain.dir} \\([\\d.]+ KiB, unchanged 3 days\\)$`, 'm'));
+      assert.doesNotMatch(res.stdout, /removed sandbox dir .*(pinned|root-built)/, 'a failure is never reported as removed');
+      assert.match(res.stdout, /; sandbox dirs: removed 1 \([\d.]+ KiB\), kept 0, failed 2 \(/);
+      assert.ok(existsSync(path.join(build, 'out.o')));
     });
 
     it('watch removes it at its check (first once connected, then every HERMES_JANITOR_SANDBOX_DIRS_EVERY), holding the reap lock', async () => {
