@@ -299,6 +299,32 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
     assert.match(text.stdout, /\nSandboxes \(.*, from TERMINAL_SANDBOX_DIR\)\n {2}unknown: sandbox root .* is not a directory: point TERMINAL_SANDBOX_DIR/);
   });
 
+  it('status as an unprivileged user: a directory it cannot read is reported (path, error), its size a lower bound, its last change unknown', async (t) => {
+    if (unmet(t, process.getuid?.() !== 0 || !hasSetpriv() ? 'needs root and setpriv' : false)) return;
+    const h = home();
+    const task = makeTaskDir(h.root.root, 'with-secret');
+    const ssh = path.join(task.home, '.ssh');
+    mkdirSync(ssh, { mode: 0o700 });
+    writeFileSync(path.join(ssh, 'id_ed25519'), Buffer.alloc(64 * 1024, 1));
+    // The task directory is the user's (here nobody); the container, running as root, wrote .ssh/.
+    execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, h.dir]);
+    for (const p of [ssh, path.join(ssh, 'id_ed25519')]) chownSync(p, 0, 0);
+    ageTree(task.dir, daysAgo(5));
+    const sim = await EngineSimulator.start();
+    cleanups.push(() => void sim.close());
+    chmodSync(sim.socketPath!, 0o666);
+    const args = ['status', '--host', sim.host, '--label', `hj-none-${fx.profile}=1`];
+    const r = await runCli([...args, '--json'], { env: { HERMES_HOME: h.dir }, unprivileged: true });
+    assert.equal(r.code, 0, r.stderr);
+    const s = JSON.parse(r.stdout) as StatusJson;
+    assert.deepEqual(s.sandboxDirsDetail.unreadable, [{ path: ssh, error: 'EACCES' }]);
+    assert.deepEqual(s.sandboxDirs, {
+      root: h.root.root, count: 1, bytes: du([task.dir]) - du([path.join(ssh, 'id_ed25519')]), unused: 1, unusedBytes: s.sandboxDirs.bytes, oldestUnusedChange: null,
+    });
+    const text = await runCli(args, { env: { HERMES_HOME: h.dir }, unprivileged: true });
+    assert.match(text.stdout, new RegExp(`\n {2}could not read 1 path \\(sizes are at least the ones shown\\): ${ssh} \\(EACCES\\)\n`));
+  });
+
   describe('reap --sandbox-dirs-older-than, watch, and the metrics (the CLI)', () => {
     interface ReapJson {
       sandboxDirs?: {
@@ -388,7 +414,7 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
       assert.ok(existsSync(old.dir));
     });
 
-    it('reap --metrics-file and watch --metrics-listen count used and unused directories and their bytes', async () => {
+    it('reap --metrics-file counts used and unused directories and their bytes', async () => {
       const { h, running, exited, recent, old } = await fourDirs();
       const prom = path.join(h.dir, 'janitor.prom');
       const res = await runCli(['reap', '--quiet', ...sel(), '--metrics-file', prom], { env: { ...h.env, TERMINAL_SANDBOX_DIR: h.root.root } });
@@ -400,6 +426,31 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
       };
       expect('used', 2, du([running.dir, exited.dir]));
       expect('unused', 2, du([recent.dir, old.dir]));
+    });
+
+    it('watch --metrics-listen serves the same counts (measured at its check, without removing anything)', async () => {
+      const { h, running, exited, recent, old } = await fourDirs();
+      const w = WatchProcess.start([...sel(), '--metrics-listen', '127.0.0.1:0'], { ...h.env, HERMES_JANITOR_SANDBOX_DIRS_EVERY: '1s' });
+      try {
+        await w.waitFor('the metrics address', (ls) => ls.some((l) => l.event === 'metrics'));
+        const url = w.events('metrics')[0]!.url as string;
+        let text = '';
+        for (const deadline = Date.now() + 30_000; !/^hermes_janitor_sandbox_dir_bytes\{state="unused"\}/m.test(text); ) {
+          assert.ok(Date.now() < deadline, `no sandbox-dir gauges after 30 s:\n${text}\n${w.stderr}`);
+          await new Promise((r) => setTimeout(r, 250));
+          text = await (await fetch(`${url}/metrics`)).text();
+        }
+        const expect = (state: string, count: number, bytes: number) => {
+          assert.match(text, new RegExp(`^hermes_janitor_sandbox_dirs\\{state="${state}"\\} ${count}$`, 'm'), text);
+          assert.match(text, new RegExp(`^hermes_janitor_sandbox_dir_bytes\\{state="${state}"\\} ${bytes}$`, 'm'), text);
+        };
+        expect('used', 2, du([running.dir, exited.dir]));
+        expect('unused', 2, du([recent.dir, old.dir]));
+        assert.ok(existsSync(old.dir), 'measured only: nothing removed without --sandbox-dirs-older-than');
+        assert.equal((await w.stop('SIGTERM')).code, 0, w.stderr);
+      } finally {
+        w.kill();
+      }
     });
 
     it('--timeout also bounds the pass: cut short (an engine slow to say which containers mount what), the run timed out: exit 3, nothing removed', async () => {
@@ -463,6 +514,23 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
       assert.doesNotMatch(res.stdout, /removed sandbox dir .*(pinned|root-built)/, 'a failure is never reported as removed');
       assert.match(res.stdout, /; sandbox dirs: removed 1 \([\d.]+ KiB\), kept 0, failed 2 \(/);
       assert.ok(existsSync(path.join(build, 'out.o')));
+    });
+
+    it('two reaps at once, of two homes sharing one TERMINAL_SANDBOX_DIR (their reap locks differ): each directory is removed once', async () => {
+      const h = home();
+      const dirs = Array.from({ length: 6 }, (_, i) => makeTaskDir(h.root.root, `task-${i}`, 400).dir);
+      ageTree(h.root.root, daysAgo(3));
+      const reapAs = (profile: string) =>
+        runCli(['reap', '--json', '--profile', profile, '--label', `hj-none-${fx.profile}=1`, '--sandbox-dirs-older-than', '1d'], {
+          env: { ...h.env, TERMINAL_SANDBOX_DIR: h.root.root },
+        });
+      const runs = await Promise.all([reapAs('alpha'), reapAs('beta')]);
+      for (const r of runs) assert.equal(r.code, 0, r.stderr);
+      const docs = runs.map((r) => (JSON.parse(r.stdout) as ReapJson).sandboxDirs!);
+      assert.deepEqual(docs.flatMap((d) => d.removed.map((x) => x.path)).sort(), [...dirs].sort());
+      assert.deepEqual(docs.flatMap((d) => d.failed), []);
+      assert.ok(docs.flatMap((d) => d.kept).every((k) => k.reason === 'gone' || k.reason === 'being-removed'), JSON.stringify(docs));
+      assert.deepEqual(readdirSync(path.join(h.root.root, 'docker')), []);
     });
 
     it('watch removes it at its check (first once connected, then every HERMES_JANITOR_SANDBOX_DIRS_EVERY), holding the reap lock', async () => {
