@@ -399,6 +399,13 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
         [file, 'not a directory'],
         'watch',
       );
+      // HERMES_JANITOR_SANDBOX_DIRS_EVERY is watch's: a bad value is watch's usage error, never reap's or status'.
+      const often = { ...env, HERMES_JANITOR_SANDBOX_DIRS_EVERY: 'often' };
+      assertUsageError(await runCli(['watch', ...sel()], { env: often, killAfterMs: 20_000 }), ['HERMES_JANITOR_SANDBOX_DIRS_EVERY', "'often'"], 'watch');
+      const dry = await runCli(['reap', '--dry-run', ...sel()], { env: often });
+      assert.equal(dry.code, 0, dry.stderr);
+      const st = await runCli(['status', '--json', ...sel()], { env: often });
+      assert.equal((JSON.parse(st.stdout) as StatusJson).sandboxDirs.count, 3, st.stderr); // the old one went above
       const plan = path.join(h.dir, 'plan.json');
       assert.equal((await runCli(['reap', '--dry-run', ...sel(), '--plan-out', plan], { env })).code, 0);
       assertUsageError(await runCli(['reap', '--plan', plan, '--sandbox-dirs-older-than', '30d'], { env }), ['--sandbox-dirs-older-than', '--plan']);
