@@ -272,17 +272,27 @@ export interface Refusal {
 }
 
 /**
+ * A path as one line of text shows it: control characters (a newline in a file name an agent wrote) as `\uXXXX`, so
+ * a message about it stays one line and cannot forge another. JSON keeps the path as it is.
+ */
+export function shownPath(p: string): string {
+  return p.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
  * The one line for a task directory this run could not remove: the directory, the first file refused, the fix (run
- * it as root, or as the owner), and what became of it (`leftAt`: where what is left now is, when anything was
+ * it as root, or as the owner; for a file attribute, `chattr`), and what became of it (`leftAt`: where what is left now is, when anything was
  * removed or it was renamed for removal).
  */
 export function refusalLine(dir: string, r: Refusal, uid: number | null, outcome: { partial: boolean; leftAt: string }): string {
   const denied = r.code === 'EACCES' || r.code === 'EPERM';
-  const why = r.op === 'read' ? `cannot be read (${r.code})` : denied ? 'permission denied' : `cannot be removed (${r.code})`;
-  const owner = r.owner ? ` (${r.owner.path} belongs to uid ${r.owner.uid}${uid !== null ? `; this run is uid ${uid}` : ''})` : '';
-  const fix = denied ? ': run it as root, or as the owner' : '';
+  // EPERM on a removal this run had the permissions for (it is root, or owns the directory): a file attribute refuses it.
+  const attribute = r.op === 'remove' && r.code === 'EPERM' && uid !== null && (uid === 0 || r.owner?.uid === uid);
+  const why = r.op === 'read' ? `cannot be read (${r.code})` : attribute ? 'operation not permitted (EPERM)' : denied ? 'permission denied' : `cannot be removed (${r.code})`;
+  const owner = r.owner ? ` (${shownPath(r.owner.path)} belongs to uid ${r.owner.uid}${uid !== null ? `; this run is uid ${uid}` : ''})` : '';
+  const fix = attribute ? ': it is immutable or append-only (lsattr shows it): chattr -i (or -a) it as root, then run again' : denied ? ': run it as root, or as the owner' : '';
   const state = outcome.partial
-    ? `PARTLY REMOVED, what is left is at ${outcome.leftAt}`
-    : `nothing was removed${outcome.leftAt !== dir ? ` (it is now at ${outcome.leftAt})` : ''}`;
-  return `cannot remove ${dir}: ${r.path}: ${why}${owner}${fix}; ${state}`;
+    ? `PARTLY REMOVED, what is left is at ${shownPath(outcome.leftAt)}`
+    : `nothing was removed${outcome.leftAt !== dir ? ` (it is now at ${shownPath(outcome.leftAt)})` : ''}`;
+  return `cannot remove ${shownPath(dir)}: ${shownPath(r.path)}: ${why}${owner}${fix}; ${state}`;
 }

@@ -6,7 +6,7 @@ import { promises as fs } from 'node:fs';
 import type { EngineClient } from '../adapters/engine.js';
 import { type TaskDirListing, listTaskDirs, readMountPoints, removeTaskDir, scanTaskDir } from '../adapters/sandbox-dirs.js';
 import {
-  GONE, type Keep, type KeepReason, type MountRef, type SandboxRoot, keepByEngines, keepByFiles, refusalLine, usageByTaskDir,
+  GONE, type Keep, type KeepReason, type MountRef, type SandboxRoot, keepByEngines, keepByFiles, refusalLine, shownPath, usageByTaskDir,
 } from '../core/sandbox-dirs.js';
 import { errorMessage } from '../errors.js';
 
@@ -167,7 +167,7 @@ async function oneDir(p: Pass, listing: TaskDirListing, entry: TaskDirListing['e
     scan = await scanTaskDir(entry.path, place, { checkRemovable: true, ...(opts.signal ? { signal: opts.signal } : {}) });
   } catch (err) {
     if (opts.signal?.aborted) return keep(p, entry.path, { reason: 'cut-short', detail: 'the run was cut short while measuring it' }, null);
-    p.out.failed.push({ path: entry.path, error: `cannot measure ${entry.path}: ${errorMessage(err)}`, partial: false });
+    p.out.failed.push({ path: entry.path, error: `cannot measure ${shownPath(entry.path)}: ${errorMessage(err)}`, partial: false });
     return;
   }
   const byFiles = keepByFiles(scan, opts.now().getTime(), opts.olderThanMs);
@@ -178,6 +178,7 @@ async function oneDir(p: Pass, listing: TaskDirListing, entry: TaskDirListing['e
     opts.signal,
     p.resolved,
   ).catch((err: unknown) => ({ mounts: [], unanswered: [{ host: '(all)', error: errorMessage(err) }] }));
+  if (opts.signal?.aborted) return keep(p, entry.path, { reason: 'cut-short', detail: 'the run was cut short while asking the engines about it' }, scan.lastChangeMs);
   p.unanswered.push(...answer.unanswered);
   const users = usageByTaskDir(listing.parentForms, answer.mounts).get(entry.name) ?? [];
   const byEngines = keepByEngines(users, p.unanswered);

@@ -64,8 +64,6 @@ export interface RunSettings {
   idle: IdleOptions;
   /** Unused sandbox directories unchanged this long are removed; null: they are not (the default). */
   sandboxDirsOlderThanMs: number | null;
-  /** How often `watch` checks them (`HERMES_JANITOR_SANDBOX_DIRS_EVERY`, else once an hour). */
-  sandboxDirsEveryMs: number;
 }
 
 const FLAG_NAMES = { lifetime: '--lifetime', maxProcesses: '--idle-max-processes', sandboxDirs: '--sandbox-dirs-older-than' };
@@ -109,8 +107,15 @@ export async function resolveRunSettings(inputs: RunInputs, where: RunContext): 
     thresholdSeconds: threshold, lifetimeSeconds, olderThan: inputs.olderThanSeconds !== undefined, stopIdle, idleAfterSeconds,
     ...(idleMaxProcesses !== undefined ? { idleMaxProcesses } : {}), stopTimeoutSeconds, idle,
     sandboxDirsOlderThanMs: resolveSandboxDirsOlderThan(inputs.sandboxDirsOlderThanMs, where.config, names.sandboxDirs),
-    sandboxDirsEveryMs: envDuration(where.env, ENV_SANDBOX_DIRS_EVERY) ?? SANDBOX_DIRS_EVERY_MS,
   };
+}
+
+/**
+ * How often `watch` checks the sandbox directories: `HERMES_JANITOR_SANDBOX_DIRS_EVERY`, else once an hour. Only
+ * `watch` reads it (a bad value there is its usage error, never `status`'s or `reap`'s).
+ */
+export function sandboxDirsEvery(env: Record<string, string | undefined>): number {
+  return envDuration(env, ENV_SANDBOX_DIRS_EVERY) ?? SANDBOX_DIRS_EVERY_MS;
 }
 
 /** A duration in an environment variable; undefined when unset or empty; anything else that does not parse is a usage error. */

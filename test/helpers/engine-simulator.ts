@@ -141,6 +141,11 @@ export interface GlobalFaults {
   listBody?: string;
   /** Requests of this kind (or every request with true) are accepted and never answered. */
   hang?: boolean | RequestKind;
+  /**
+   * The list of every container (no `filters`: what the sandbox-directory pass asks for the mounts) is accepted and
+   * never answered; a filtered list (a sweep's) is answered.
+   */
+  hangUnfilteredList?: boolean;
   /** The list sends its headers and half its body, then the connection is destroyed. */
   dropListMidBody?: boolean;
   /** The list sends its headers and half its body, then nothing more. */
@@ -644,6 +649,7 @@ export class EngineSimulator {
     }
     if (f.dropAfter !== undefined && this.stats.requests > f.dropAfter) return this.drop(req);
     if (f.hang === true || f.hang === kind) return; // accepted, never answered
+    if (f.hangUnfilteredList && kind === 'list' && !url.searchParams.has('filters')) return;
 
     const ref = m ? decodeURIComponent(m[1]!) : '';
     const rec = kind === 'inspect' || kind === 'remove' || kind === 'stats' || kind === 'stop' ? this.findOr404(ref, kind) : undefined;

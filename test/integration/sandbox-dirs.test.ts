@@ -249,7 +249,7 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
     assert.deepEqual(res.removed, []);
     assert.equal(res.failed.length, 1);
     assert.equal(res.failed[0]!.partial, true);
-    assert.match(res.failed[0]!.error, /^cannot remove .*immutable-inside: .*\/zz\/pinned: permission denied .*PARTLY REMOVED, what is left is at .*\/docker\/\.hermes-janitor-removing\.[0-9a-f]{8}\.immutable-inside$/);
+    assert.match(res.failed[0]!.error, /^cannot remove .*immutable-inside: .*\/zz\/pinned: operation not permitted \(EPERM\) .*chattr -i .*PARTLY REMOVED, what is left is at .*\/docker\/\.hermes-janitor-removing\.[0-9a-f]{8}\.immutable-inside$/);
     const left = readdirSync(path.join(h.root.root, 'docker'));
     assert.equal(left.length, 1);
     assert.ok(existsSync(path.join(h.root.root, 'docker', left[0]!, 'workspace', 'zz', 'pinned')));
@@ -299,6 +299,32 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
     assert.match(text.stdout, /\nSandboxes \(.*, from TERMINAL_SANDBOX_DIR\)\n {2}unknown: sandbox root .* is not a directory: point TERMINAL_SANDBOX_DIR/);
   });
 
+  it('status as an unprivileged user: a directory it cannot read is reported (path, error), its size a lower bound, its last change unknown', async (t) => {
+    if (unmet(t, process.getuid?.() !== 0 || !hasSetpriv() ? 'needs root and setpriv' : false)) return;
+    const h = home();
+    const task = makeTaskDir(h.root.root, 'with-secret');
+    const ssh = path.join(task.home, '.ssh');
+    mkdirSync(ssh, { mode: 0o700 });
+    writeFileSync(path.join(ssh, 'id_ed25519'), Buffer.alloc(64 * 1024, 1));
+    // The task directory is the user's (here nobody); the container, running as root, wrote .ssh/.
+    execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, h.dir]);
+    for (const p of [ssh, path.join(ssh, 'id_ed25519')]) chownSync(p, 0, 0);
+    ageTree(task.dir, daysAgo(5));
+    const sim = await EngineSimulator.start();
+    cleanups.push(() => void sim.close());
+    chmodSync(sim.socketPath!, 0o666);
+    const args = ['status', '--host', sim.host, '--label', `hj-none-${fx.profile}=1`];
+    const r = await runCli([...args, '--json'], { env: { HERMES_HOME: h.dir }, unprivileged: true });
+    assert.equal(r.code, 0, r.stderr);
+    const s = JSON.parse(r.stdout) as StatusJson;
+    assert.deepEqual(s.sandboxDirsDetail.unreadable, [{ path: ssh, error: 'EACCES' }]);
+    assert.deepEqual(s.sandboxDirs, {
+      root: h.root.root, count: 1, bytes: du([task.dir]) - du([path.join(ssh, 'id_ed25519')]), unused: 1, unusedBytes: s.sandboxDirs.bytes, oldestUnusedChange: null,
+    });
+    const text = await runCli(args, { env: { HERMES_HOME: h.dir }, unprivileged: true });
+    assert.match(text.stdout, new RegExp(`\n {2}could not read 1 path \\(sizes are at least the ones shown\\): ${ssh} \\(EACCES\\)\n`));
+  });
+
   describe('reap --sandbox-dirs-older-than, watch, and the metrics (the CLI)', () => {
     interface ReapJson {
       sandboxDirs?: {
@@ -331,7 +357,7 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
       const dry = await runCli(['reap', '--dry-run', ...sel(), '--sandbox-dirs-older-than', '30d'], { env: h.env });
       assert.equal(dry.code, 0, dry.stderr);
       const size = `${(oldBytes / 1024).toFixed(1)} KiB`;
-      assert.match(dry.stdout, new RegExp(`^Would remove sandbox dir ${old.dir} \\(${size.replace('.', '\\.')}, unchanged (1 month|41 days)\\)$`, 'm'));
+      assert.match(dry.stdout, new RegExp(`^Would remove sandbox dir ${old.dir} \\(${size.replace('.', '\\.')}, unchanged 41 days\\)$`, 'm'));
       assert.match(dry.stdout, /; sandbox dirs: would remove 1 \([\d.]+ KiB\), kept 3, failed 0 \(threshold/);
       assert.ok(existsSync(old.dir), 'a dry run removes nothing');
 
@@ -367,6 +393,19 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
       const file = path.join(h.dir, 'a-file');
       writeFileSync(file, 'x');
       assertUsageError(await runCli(['reap', ...sel(), '--sandbox-dirs-older-than', '30d'], { env: { ...env, TERMINAL_SANDBOX_DIR: file } }), [file, 'not a directory']);
+      // watch too, before it watches anything (no 'watching' line, no sweep).
+      assertUsageError(
+        await runCli(['watch', ...sel(), '--sandbox-dirs-older-than', '30d'], { env: { ...env, TERMINAL_SANDBOX_DIR: file }, killAfterMs: 20_000 }),
+        [file, 'not a directory'],
+        'watch',
+      );
+      // HERMES_JANITOR_SANDBOX_DIRS_EVERY is watch's: a bad value is watch's usage error, never reap's or status'.
+      const often = { ...env, HERMES_JANITOR_SANDBOX_DIRS_EVERY: 'often' };
+      assertUsageError(await runCli(['watch', ...sel()], { env: often, killAfterMs: 20_000 }), ['HERMES_JANITOR_SANDBOX_DIRS_EVERY', "'often'"], 'watch');
+      const dry = await runCli(['reap', '--dry-run', ...sel()], { env: often });
+      assert.equal(dry.code, 0, dry.stderr);
+      const st = await runCli(['status', '--json', ...sel()], { env: often });
+      assert.equal((JSON.parse(st.stdout) as StatusJson).sandboxDirs.count, 3, st.stderr); // the old one went above
       const plan = path.join(h.dir, 'plan.json');
       assert.equal((await runCli(['reap', '--dry-run', ...sel(), '--plan-out', plan], { env })).code, 0);
       assertUsageError(await runCli(['reap', '--plan', plan, '--sandbox-dirs-older-than', '30d'], { env }), ['--sandbox-dirs-older-than', '--plan']);
@@ -382,7 +421,7 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
       assert.ok(existsSync(old.dir));
     });
 
-    it('reap --metrics-file and watch --metrics-listen count used and unused directories and their bytes', async () => {
+    it('reap --metrics-file counts used and unused directories and their bytes', async () => {
       const { h, running, exited, recent, old } = await fourDirs();
       const prom = path.join(h.dir, 'janitor.prom');
       const res = await runCli(['reap', '--quiet', ...sel(), '--metrics-file', prom], { env: { ...h.env, TERMINAL_SANDBOX_DIR: h.root.root } });
@@ -394,6 +433,111 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
       };
       expect('used', 2, du([running.dir, exited.dir]));
       expect('unused', 2, du([recent.dir, old.dir]));
+    });
+
+    it('watch --metrics-listen serves the same counts (measured at its check, without removing anything)', async () => {
+      const { h, running, exited, recent, old } = await fourDirs();
+      const w = WatchProcess.start([...sel(), '--metrics-listen', '127.0.0.1:0'], { ...h.env, HERMES_JANITOR_SANDBOX_DIRS_EVERY: '1s' });
+      try {
+        await w.waitFor('the metrics address', (ls) => ls.some((l) => l.event === 'metrics'));
+        const url = w.events('metrics')[0]!.url as string;
+        let text = '';
+        for (const deadline = Date.now() + 30_000; !/^hermes_janitor_sandbox_dir_bytes\{state="unused"\}/m.test(text); ) {
+          assert.ok(Date.now() < deadline, `no sandbox-dir gauges after 30 s:\n${text}\n${w.stderr}`);
+          await new Promise((r) => setTimeout(r, 250));
+          text = await (await fetch(`${url}/metrics`)).text();
+        }
+        const expect = (state: string, count: number, bytes: number) => {
+          assert.match(text, new RegExp(`^hermes_janitor_sandbox_dirs\\{state="${state}"\\} ${count}$`, 'm'), text);
+          assert.match(text, new RegExp(`^hermes_janitor_sandbox_dir_bytes\\{state="${state}"\\} ${bytes}$`, 'm'), text);
+        };
+        expect('used', 2, du([running.dir, exited.dir]));
+        expect('unused', 2, du([recent.dir, old.dir]));
+        assert.ok(existsSync(old.dir), 'measured only: nothing removed without --sandbox-dirs-older-than');
+        assert.equal((await w.stop('SIGTERM')).code, 0, w.stderr);
+      } finally {
+        w.kill();
+      }
+    });
+
+    it('--timeout also bounds the pass: cut short (an engine slow to say which containers mount what), the run timed out: exit 3, nothing removed', async () => {
+      const h = home();
+      const dirs = ['old-a', 'old-b'].map((id) => makeTaskDir(h.root.root, id).dir);
+      ageTree(h.root.root, daysAgo(40));
+      // The sweep's (filtered) list is answered; the pass's list of every container never is.
+      const sim = await EngineSimulator.start({ faults: { hangUnfilteredList: true } });
+      cleanups.push(() => void sim.close());
+      const args = ['reap', '--host', sim.host, '--label', `hj-none-${fx.profile}=1`, '--sandbox-dirs-older-than', '30d', '--timeout', '2s'];
+      const res = await runCli([...args, '--json'], { env: { HERMES_HOME: h.dir } });
+      assert.equal(res.code, 3, res.stderr);
+      const doc = JSON.parse(res.stdout) as ReapJson & { timedOut: boolean };
+      assert.equal(doc.timedOut, true);
+      assert.deepEqual(doc.sandboxDirs!.removed, []);
+      assert.deepEqual(doc.sandboxDirs!.kept.map((k) => [k.path, k.reason]), dirs.map((d) => [d, 'cut-short']));
+      const text = await runCli(args, { env: { HERMES_HOME: h.dir } });
+      assert.equal(text.code, 3, text.stderr);
+      assert.match(text.stderr, /^hermes-janitor: timed out after --timeout 2s; stopped early$/m);
+      for (const d of dirs) assert.ok(existsSync(d), d);
+    });
+
+    it('as an unprivileged user: root-owned files make a failure (one line: the directory, the first file refused, the fix), an immutable file a half-removed one; the rest are removed; exit 1', async (t) => {
+      if (unmet(t, process.getuid?.() !== 0 || !hasSetpriv() ? 'needs root, setpriv and chattr' : false)) return;
+      const h = home();
+      const plain = makeTaskDir(h.root.root, 'plain-old');
+      const built = makeTaskDir(h.root.root, 'root-built');
+      const build = path.join(built.workspace, 'build');
+      mkdirSync(build);
+      writeFileSync(path.join(build, 'out.o'), 'x');
+      const pinned = makeTaskDir(h.root.root, 'pinned');
+      const zz = path.join(pinned.workspace, 'zz');
+      mkdirSync(zz);
+      // Its siblings are removed before the immutable file refuses (entries of a directory are removed together).
+      for (const f of ['a', 'b', 'c', 'pinned']) writeFileSync(path.join(zz, f), f);
+      // The home and its task directories are the user's (here nobody); a container running as root wrote build/.
+      execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, h.dir]);
+      for (const p of [build, path.join(build, 'out.o')]) chownSync(p, 0, 0);
+      ageTree(h.root.root, daysAgo(3));
+      execFileSync('chattr', ['+i', path.join(zz, 'pinned')]);
+      cleanups.push(() => execFileSync('chattr', ['-R', '-i', h.root.root]));
+      const sim = await EngineSimulator.start();
+      cleanups.push(() => void sim.close());
+      chmodSync(sim.socketPath!, 0o666);
+      const res = await runCli(['reap', '--host', sim.host, '--label', `hj-none-${fx.profile}=1`, '--sandbox-dirs-older-than', '1d'], {
+        env: { HERMES_HOME: h.dir }, unprivileged: true,
+      });
+      assert.equal(res.code, 1, res.stderr);
+      const docker = path.join(h.root.root, 'docker');
+      const left = readdirSync(docker).sort();
+      assert.deepEqual(left.map((n) => n.replace(/^\.hermes-janitor-removing\.[0-9a-f]{8}\./, '.claimed.')), ['.claimed.pinned', 'root-built']);
+      // The refused file is named where it now is: under the name the directory was claimed with.
+      const claimedZz = path.join(docker, left[0]!, 'workspace', 'zz');
+      assert.deepEqual(res.stderr.split('\n'), [
+        `hermes-janitor: cannot remove ${pinned.dir}: ${claimedZz}/pinned: operation not permitted (EPERM) (${claimedZz} belongs to uid ${NOBODY}; this run is uid ${NOBODY}): ` +
+          `it is immutable or append-only (lsattr shows it): chattr -i (or -a) it as root, then run again; PARTLY REMOVED, what is left is at ${path.join(docker, left[0]!)}`,
+        `hermes-janitor: cannot remove ${built.dir}: ${build}/out.o: permission denied (${build} belongs to uid 0; this run is uid ${NOBODY}): run it as root, or as the owner; nothing was removed`,
+        '',
+      ]);
+      assert.match(res.stdout, new RegExp(`^removed sandbox dir ${plain.dir} \\([\\d.]+ KiB, unchanged 3 days\\)$`, 'm'));
+      assert.doesNotMatch(res.stdout, /removed sandbox dir .*(pinned|root-built)/, 'a failure is never reported as removed');
+      assert.match(res.stdout, /; sandbox dirs: removed 1 \([\d.]+ KiB\), kept 0, failed 2 \(/);
+      assert.ok(existsSync(path.join(build, 'out.o')));
+    });
+
+    it('two reaps at once, of two homes sharing one TERMINAL_SANDBOX_DIR (their reap locks differ): each directory is removed once', async () => {
+      const h = home();
+      const dirs = Array.from({ length: 6 }, (_, i) => makeTaskDir(h.root.root, `task-${i}`, 400).dir);
+      ageTree(h.root.root, daysAgo(3));
+      const reapAs = (profile: string) =>
+        runCli(['reap', '--json', '--profile', profile, '--label', `hj-none-${fx.profile}=1`, '--sandbox-dirs-older-than', '1d'], {
+          env: { ...h.env, TERMINAL_SANDBOX_DIR: h.root.root },
+        });
+      const runs = await Promise.all([reapAs('alpha'), reapAs('beta')]);
+      for (const r of runs) assert.equal(r.code, 0, r.stderr);
+      const docs = runs.map((r) => (JSON.parse(r.stdout) as ReapJson).sandboxDirs!);
+      assert.deepEqual(docs.flatMap((d) => d.removed.map((x) => x.path)).sort(), [...dirs].sort());
+      assert.deepEqual(docs.flatMap((d) => d.failed), []);
+      assert.ok(docs.flatMap((d) => d.kept).every((k) => k.reason === 'gone' || k.reason === 'being-removed'), JSON.stringify(docs));
+      assert.deepEqual(readdirSync(path.join(h.root.root, 'docker')), []);
     });
 
     it('watch removes it at its check (first once connected, then every HERMES_JANITOR_SANDBOX_DIRS_EVERY), holding the reap lock', async () => {

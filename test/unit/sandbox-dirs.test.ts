@@ -117,6 +117,18 @@ describe('sandbox roots and what "used" means (pure)', () => {
     );
     assert.match(refusalLine('/r/docker/t', r, 65534, { partial: true, leftAt: '/r/docker/.x' }), /PARTLY REMOVED, what is left is at \/r\/docker\/\.x$/);
     assert.doesNotMatch(line, /\n/);
+    // Refused although this run owns the directory (or is root): an attribute, and root would not help.
+    const pinned = { ...r, code: 'EPERM', owner: { path: '/r/docker/t/workspace/build', uid: 65534 } };
+    assert.match(refusalLine('/r/docker/t', pinned, 65534, { partial: true, leftAt: '/r/docker/.x' }), /out\.o: operation not permitted \(EPERM\) .*: it is immutable or append-only \(lsattr shows it\): chattr -i \(or -a\) it as root, then run again; PARTLY REMOVED/);
+    assert.match(refusalLine('/r/docker/t', { ...pinned, owner: { path: '/b', uid: 1000 } }, 0, { partial: false, leftAt: '/r/docker/t' }), /immutable or append-only/);
+    // A sticky directory of someone else's: that owner, or root.
+    assert.match(refusalLine('/r/docker/t', { ...pinned, owner: { path: '/b/f', uid: 1000 } }, 65534, { partial: false, leftAt: '/r/docker/t' }), /permission denied .*run it as root, or as the owner/);
+    // A file name an agent wrote with a newline in it: still one line, no forged second one.
+    const forged = { ...r, path: '/r/docker/t/workspace/x\nremoved sandbox dir /home/u/precious (1 B, unchanged 1 day)' };
+    const one = refusalLine('/r/docker/t\r', forged, 65534, { partial: true, leftAt: '/r/docker/.x\n' });
+    assert.doesNotMatch(one, /[\n\r]/);
+    assert.ok(one.startsWith('cannot remove /r/docker/t\\u000d: /r/docker/t/workspace/x\\u000aremoved sandbox dir'), one);
+    assert.ok(one.endsWith('what is left is at /r/docker/.x\\u000a'), one);
   });
 
   it("hermes' task directory names (the helper the tests build them with)", () => {

@@ -288,14 +288,16 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
     : null;
   if (dirs?.gauges) record.sandboxDirs = dirs.gauges;
 
-  const code = sweepExitCode(across, failed.length + (dirs?.result?.failed.length ?? 0));
+  // --timeout also bounds the sandbox-directory pass: one it cut short is a run that timed out (exit 3), as a sweep's.
+  const timedOut = across.timedOut || Boolean(dirs?.result?.kept.some((k) => k.reason === 'cut-short'));
+  const code = sweepExitCode({ ...across, timedOut }, failed.length + (dirs?.result?.failed.length ?? 0));
   record.success = code === ExitCode.OK;
   // An engine that could not be reached has no counts (absent series, not zeros).
   const reached = across.results.flatMap((result, i) => (across.hosts[i]!.reachable ? [{ host: engines[i]!.host, result }] : []));
   record.counts = countsByEngineAndProfile(reached, targets.selection.profile, dryRun);
   const report: ReapReport = {
     dryRun, asOf: policy.asOf, thresholdSeconds: policy.thresholdSeconds, profile: targets.selection.profile, stopIdle: policy.stopIdle,
-    idleAfterSeconds: policy.idleAfterSeconds, removed, stopped, kept, failed, hosts: across.hosts, timedOut: across.timedOut,
+    idleAfterSeconds: policy.idleAfterSeconds, removed, stopped, kept, failed, hosts: across.hosts, timedOut,
     timeoutSeconds: opts.timeout / 1000, warnings: [...new Set(across.results.flatMap((r) => r.warnings))],
     ...(opts.planOut ? { planOut: opts.planOut } : {}), failOpen: Boolean(opts.failOpen),
     ...(dirs?.result ? { sandboxDirs: dirs.result } : {}),

@@ -3,7 +3,7 @@ import type { IdleOptions } from '../../reaper/sweep.js';
 import type { Context } from '../../context.js';
 import { ExitCode, errorMessage } from '../../errors.js';
 import { UP_TO_DAYS, ago, agoSeconds } from '../../core/ages.js';
-import { sandboxRoot } from '../../core/sandbox-dirs.js';
+import { sandboxRoot, shownPath } from '../../core/sandbox-dirs.js';
 import { diskSize } from '../../core/sizes.js';
 import type { StatusReport } from '../../status/gather.js';
 import {
@@ -80,9 +80,9 @@ function renderSandboxes(r: StatusReport, now: Date): string[] {
     out.push(`  used by no container: ${s.unused} (${size(s.unusedBytes)})${oldest}`);
   }
   if (d.unreadable.length) {
-    out.push(`  could not read ${plural(d.unreadable.length, 'path')} (sizes are at least the ones shown): ${d.unreadable.slice(0, 3).map((u) => `${u.path} (${u.error})`).join(', ')}${d.unreadable.length > 3 ? ', ...' : ''}`);
+    out.push(`  could not read ${plural(d.unreadable.length, 'path')} (sizes are at least the ones shown): ${d.unreadable.slice(0, 3).map((u) => `${shownPath(u.path)} (${u.error})`).join(', ')}${d.unreadable.length > 3 ? ', ...' : ''}`);
   }
-  if (d.notEntered.length) out.push(`  other filesystems inside, not entered: ${d.notEntered.slice(0, 3).join(', ')}${d.notEntered.length > 3 ? ', ...' : ''}`);
+  if (d.notEntered.length) out.push(`  other filesystems inside, not entered: ${d.notEntered.slice(0, 3).map(shownPath).join(', ')}${d.notEntered.length > 3 ? ', ...' : ''}`);
   return out;
 }
 

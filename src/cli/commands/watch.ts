@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { HeldLock } from '../../adapters/file-lock.js';
 import type { Context } from '../../context.js';
 import { ExitCode, UsageError, errorMessage } from '../../errors.js';
-import { reaperDisabled } from '../../reaper/settings.js';
+import { reaperDisabled, sandboxDirsEvery } from '../../reaper/settings.js';
 import type { EngineClient } from '../../adapters/engine.js';
 import { sandboxRoot } from '../../core/sandbox-dirs.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
@@ -47,6 +47,8 @@ interface WatchRun {
   dryRun: boolean;
   /** Bound on each full sweep (`--timeout`, only when given). */
   sweepTimeoutMs: number;
+  /** How often the sandbox directories are checked (`sandboxDirsEvery`). */
+  sandboxDirsEveryMs: number;
   reporter: Reporter;
   /** Aborted by SIGTERM or SIGINT. */
   stopping: AbortSignal;
@@ -66,6 +68,9 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
     return ExitCode.OK;
   }
   const sweepTimeoutMs = command.getOptionValueSource('timeout') === 'cli' ? opts.timeout : 0;
+  const sandboxDirsEveryMs = sandboxDirsEvery(ctx.env);
+  // A sandbox root that is not a directory is bad input: exit 2 before anything is watched, locked or removed.
+  if (policy.sandboxDirsOlderThanMs !== null) await checkSandboxRoot(sandboxRoot(targets.home.home, ctx.env, ctx.cwd));
   await discoverTargets(targets, opts, ctx);
 
   // Stop on SIGTERM/SIGINT: no new work at once, in-flight requests get a grace period.
@@ -77,7 +82,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  const run: WatchRun = { opts, ctx, targets, policy, dryRun: Boolean(opts.dryRun), sweepTimeoutMs, reporter, stopping: stopping.signal };
+  const run: WatchRun = { opts, ctx, targets, policy, dryRun: Boolean(opts.dryRun), sweepTimeoutMs, sandboxDirsEveryMs, reporter, stopping: stopping.signal };
   let locks: HeldLock[] = [];
   try {
     // The reap lock of this home, per engine, for as long as watch runs (unless a dry run); said once when held.
@@ -107,8 +112,7 @@ async function scheduleSandboxDirs(
 ): Promise<{ stop(): Promise<void> } | null> {
   const olderThanMs = run.policy.sandboxDirsOlderThanMs;
   if (olderThanMs === null && !metrics) return null;
-  const root = sandboxRoot(run.targets.home.home, run.ctx.env, run.ctx.cwd);
-  if (olderThanMs !== null) await checkSandboxRoot(root);
+  const root = sandboxRoot(run.targets.home.home, run.ctx.env, run.ctx.cwd); // checked by runWatch before anything started
   let current: Promise<void> = Promise.resolve();
   const check = async () => {
     const answers = service.watchers.map((w) => ({ engine: w.engine, answered: w.state === 'connected', ...(w.state === 'connected' ? {} : { error: `not connected (${w.state})` }) }));
@@ -129,7 +133,7 @@ async function scheduleSandboxDirs(
     if (!service.healthy && Date.now() - started < 60_000) return;
     clearInterval(first);
     tick();
-    timer = setInterval(tick, run.policy.sandboxDirsEveryMs);
+    timer = setInterval(tick, run.sandboxDirsEveryMs);
   }, 250);
   return {
     async stop() {

@@ -8,6 +8,7 @@ import type { SweepEntry, SweepEvent } from '../../reaper/sweep.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
 import { holderText } from '../reap-locks.js';
 import { diskSize } from '../../core/sizes.js';
+import { shownPath } from '../../core/sandbox-dirs.js';
 import type { RemovedSandboxDir, SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
 import { UP_TO_DAYS, span } from '../../core/ages.js';
 import { type Progress, hostProblems, reapLine, startProgress, whenOf } from '../render-containers.js';
@@ -104,7 +105,7 @@ export class TextReporter implements Reporter {
   /** `removed sandbox dir <path> (<size>, unchanged 41 days)`; a dry run says `Would remove sandbox dir`. */
   private sandboxDirLine(d: RemovedSandboxDir, r: Pick<ReapReport, 'dryRun' | 'asOf'>): string {
     const unchanged = span(Date.parse(d.lastChange), r.asOf, UP_TO_DAYS);
-    return `${r.dryRun ? 'Would remove' : 'removed'} sandbox dir ${d.path} (${diskSize(d.bytes)}, unchanged ${unchanged})`;
+    return `${r.dryRun ? 'Would remove' : 'removed'} sandbox dir ${shownPath(d.path)} (${diskSize(d.bytes)}, unchanged ${unchanged})`;
   }
 
   watchEvent(ev: WatchEvent): void {
