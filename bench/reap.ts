@@ -1,61 +1,76 @@
 /**
  * `npm run bench [-- --count N --runs R --concurrency C]`
  *
- * Paired comparison on identical engine state: each run creates TWO identical sets of N exited hermes-labelled
- * containers (default 300) before timing anything, then times `hermes-janitor reap` (whole process) on one set and
- * `docker container prune --force --filter label=...` on the other, alternating which goes first. It prints each
- * pair and the median of the per-pair ratios reap/prune (goal <= 0.75). Each set has its own profile label, so
- * neither command sees the other's set, and nothing else on the engine is touched.
+ * Comparison on identical engine state: each run creates THREE identical sets of N exited hermes-labelled
+ * containers (default 300) before timing anything, then times, each on its own set and in an order that rotates
+ * from run to run:
+ *  - `hermes-janitor reap` (whole process);
+ *  - `docker container prune --force --filter label=...`;
+ *  - the floor: `bench/floor-client.mjs remove`, a bare Node client that does only the list and the removals (plain
+ *    `http`, keep-alive, reap's concurrency): what any Node client pays, so the rest of reap's time is its own.
+ * It prints each run and the medians of the per-run ratios reap/prune (goal <= 0.5) and reap/floor. Each set has its
+ * own profile label, so no command sees another's set, and nothing else on the engine is touched.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { benchArgs, benchId, createSet, median, ofProfile, paired, removeAll, repo, time } from './util.js';
+import { benchArgs, benchId, createSet, median, ofProfile, removeAll, repo, time } from './util.js';
 
-const args = benchArgs({ count: 300, runs: 5 });
-const GOAL = 0.75;
+const args = benchArgs({ count: 300, runs: 6 });
+const GOAL = 0.5;
 const benchHome = mkdtempSync(path.join(os.tmpdir(), 'hj-bench-'));
+const VARIANTS = ['reap', 'prune', 'floor'] as const;
+type Variant = (typeof VARIANTS)[number];
+
+function timed(v: Variant, profile: string, asOf: string): number {
+  if (v === 'reap') {
+    return time(process.execPath, [
+      path.join(repo, 'bin/hermes-janitor.js'), 'reap', '--quiet', '--profile', profile, '--home', benchHome,
+      '--as-of', asOf, '--concurrency', args.concurrency, '--timeout', '0',
+    ]);
+  }
+  if (v === 'prune') return time('docker', ['container', 'prune', '--force', '--filter', 'label=hermes-agent=1', '--filter', `label=hermes-profile=${profile}`]);
+  return time(process.execPath, [path.join(repo, 'bench/floor-client.mjs'), 'remove', profile, '--concurrency', args.concurrency]);
+}
 
 async function main(): Promise<void> {
-  const ratios: number[] = [];
-  const reapMs: number[] = [];
-  const pruneMs: number[] = [];
+  const ms: Record<Variant, number[]> = { reap: [], prune: [], floor: [] };
+  const toPrune: number[] = [];
+  const toFloor: number[] = [];
   const asOf = new Date(Date.now() + 86_400_000).toISOString();
   const profiles: string[] = [];
   try {
     for (let r = 1; r <= args.runs; r++) {
-      const reapProfile = `bench-${benchId}-r${r}`;
-      const pruneProfile = `bench-${benchId}-p${r}`;
-      profiles.push(reapProfile, pruneProfile);
-      // Both sets exist before either is timed: the engine holds the same containers during both commands.
-      await createSet(args.image, reapProfile, args.count, 'exited');
-      await createSet(args.image, pruneProfile, args.count, 'exited');
-      const reap = () =>
-        time(process.execPath, [
-          path.join(repo, 'bin/hermes-janitor.js'), 'reap', '--quiet', '--profile', reapProfile, '--home', benchHome,
-          '--as-of', asOf, '--concurrency', args.concurrency, '--timeout', '0',
-        ]);
-      const prune = () =>
-        time('docker', ['container', 'prune', '--force', '--filter', 'label=hermes-agent=1', '--filter', `label=hermes-profile=${pruneProfile}`]);
-      const reapFirst = r % 2 === 1;
-      const [rm, pm] = paired(reapFirst, reap, prune);
-      const leftR = (await ofProfile(reapProfile)).length;
-      const leftP = (await ofProfile(pruneProfile)).length;
-      reapMs.push(rm);
-      pruneMs.push(pm);
-      ratios.push(rm / pm);
+      const profileOf = Object.fromEntries(VARIANTS.map((v) => [v, `bench-${benchId}-${v[0]}${r}`])) as Record<Variant, string>;
+      profiles.push(...Object.values(profileOf));
+      // Every set exists before any is timed: the engine holds the same containers during each command.
+      for (const v of VARIANTS) await createSet(args.image, profileOf[v], args.count, 'exited');
+      const order = VARIANTS.map((_, k) => VARIANTS[(k + r - 1) % VARIANTS.length]!);
+      const now: Partial<Record<Variant, number>> = {};
+      for (const v of order) now[v] = timed(v, profileOf[v], asOf);
+      const left: string[] = [];
+      for (const v of VARIANTS) {
+        ms[v].push(now[v]!);
+        const n = (await ofProfile(profileOf[v])).length;
+        if (n) left.push(`${v} left ${n}`);
+      }
+      toPrune.push(now.reap! / now.prune!);
+      toFloor.push(now.reap! / now.floor!);
       console.log(
-        `pair ${r}/${args.runs} (${reapFirst ? 'reap' : 'prune'} first): reap ${(rm / 1000).toFixed(2)} s (left ${leftR}), prune ${(pm / 1000).toFixed(2)} s (left ${leftP}), ratio ${(rm / pm).toFixed(2)}`,
+        `run ${r}/${args.runs} (${order.join(', ')}): ` + VARIANTS.map((v) => `${v} ${(now[v]! / 1000).toFixed(2)} s`).join(', ') +
+          `; reap/prune ${toPrune.at(-1)!.toFixed(2)}, reap/floor ${toFloor.at(-1)!.toFixed(2)}${left.length ? ` (NOT COMPARABLE: ${left.join(', ')})` : ''}`,
       );
     }
   } finally {
     for (const p of profiles) await removeAll(p);
     rmSync(benchHome, { recursive: true, force: true });
   }
-  console.log(`${args.count} exited containers per set, ${args.runs} pairs, reap --concurrency ${args.concurrency}`);
-  console.log(`hermes-janitor reap (whole process): median ${(median(reapMs) / 1000).toFixed(2)} s`);
-  console.log(`docker container prune:              median ${(median(pruneMs) / 1000).toFixed(2)} s`);
-  console.log(`median of per-pair ratios reap/prune: ${median(ratios).toFixed(2)} (goal <= ${GOAL.toFixed(2)})`);
+  console.log(`${args.count} exited containers per set, ${args.runs} runs, concurrency ${args.concurrency}`);
+  console.log(`hermes-janitor reap (whole process):      median ${(median(ms.reap) / 1000).toFixed(2)} s`);
+  console.log(`docker container prune:                   median ${(median(ms.prune) / 1000).toFixed(2)} s`);
+  console.log(`floor (bare Node: list + removals only):  median ${(median(ms.floor) / 1000).toFixed(2)} s`);
+  console.log(`median of per-run ratios reap/prune: ${median(toPrune).toFixed(2)} (goal <= ${GOAL.toFixed(2)}), floor/prune: ${median(ms.floor.map((f, i) => f / ms.prune[i]!)).toFixed(2)}`);
+  console.log(`median of per-run ratios reap/floor: ${median(toFloor).toFixed(2)} (what reap adds to the least any Node client pays)`);
 }
 
 await main();

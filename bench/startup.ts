@@ -5,6 +5,10 @@
  * address that does not exist, so any engine contact would show), timed as a whole process against bare
  * `node -e 0`. Prints medians and the ratio. Goal: ratio <= 1.5. Also the same with no engine named (the stamp of
  * a discovered engine: the fast path must not probe any socket).
+ *
+ * Then full runs, which load the CLI and the engine client and ask the engine: `reap --quiet` and `list --json` of
+ * a profile with no containers on the real engine (`--full-runs N`, default 20), as whole processes: what a cron
+ * job or a shell start-up whose stamp went stale pays.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
@@ -15,8 +19,9 @@ import { parseArgs } from 'node:util';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = path.join(repo, 'bin', 'hermes-janitor.js');
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '40' } } });
+const { values } = parseArgs({ options: { runs: { type: 'string', default: '40' }, 'full-runs': { type: 'string', default: '20' } } });
 const runs = Number(values.runs);
+const fullRuns = Number(values['full-runs']);
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'hj-startup-'));
 const env = { PATH: process.env.PATH ?? '', HOME: tmp, HERMES_HOME: path.join(tmp, 'hermes') };
@@ -57,6 +62,19 @@ try {
   console.log(`reap --once-per 1h (fresh stamp):       median ${f.toFixed(1)} ms`);
   console.log(`  same, engine left to discovery:       median ${d.toFixed(1)} ms`);
   console.log(`ratio: ${(f / b).toFixed(2)}, discovered ${(d / b).toFixed(2)} (goal <= 1.50)`);
+  // Full runs against the real engine, for a profile that has no containers (nothing is removed or stopped).
+  const profile = `startup-${process.pid}`;
+  const fullReap = [bin, 'reap', '--quiet', '--host', `unix://${engine}`, '--profile', profile];
+  const fullList = [bin, 'list', '--json', '--host', `unix://${engine}`, '--profile', profile];
+  const reapMs: number[] = [];
+  const listMs: number[] = [];
+  for (let i = 0; i < 2; i++) timeOnce(fullReap), timeOnce(fullList);
+  for (let i = 0; i < fullRuns; i++) {
+    reapMs.push(timeOnce(fullReap));
+    listMs.push(timeOnce(fullList));
+  }
+  console.log(`full run: reap --quiet (engine asked):   median ${median(reapMs).toFixed(1)} ms (${fullRuns} runs, ${(median(reapMs) / b).toFixed(2)}x node)`);
+  console.log(`full run: list --json (engine asked):    median ${median(listMs).toFixed(1)} ms (${(median(listMs) / b).toFixed(2)}x node)`);
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }

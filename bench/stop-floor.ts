@@ -5,7 +5,7 @@
  * identical idle set beside it, so the engine holds 2N), started again before each timed pass; each round times, in
  * a rotating order and each as its own process after 3 s of quiet:
  *  - `docker stop` of the set;
- *  - `bench/stop-client.mjs`: one list and the N stops, nothing else (plain `http`, keep-alive, 50 at a time);
+ *  - `bench/floor-client.mjs stop`: one list and the N stops, nothing else (plain `http`, keep-alive, 50 at a time);
  *  - the same with an inspect right before each stop (`--inspect`);
  *  - `hermes-janitor reap --idle-after 2s` stopping the set (its proof taken by an untimed observation pass first).
  * It prints each round, then each variant's median wall time and its ratio to `docker stop`'s. Default 4 rounds.
@@ -28,11 +28,11 @@ async function main(): Promise<void> {
     await createSet(args.image, beside, args.count, 'running');
     const janitor = (extra: string[] = []) =>
       time(process.execPath, [path.join(repo, 'bin/hermes-janitor.js'), 'reap', '--quiet', '--home', home, '--profile', profile, '--idle-after', '2s', '--timeout', '60s', ...extra]);
-    const client = path.join(repo, 'bench/stop-client.mjs');
+    const client = path.join(repo, 'bench/floor-client.mjs');
     const variants: Record<string, { prepare?: () => void; run: () => number }> = {
       'docker stop': { run: () => time('docker', ['stop', ...ids]) },
-      'node: stops only': { run: () => time(process.execPath, [client, profile]) },
-      'node: inspect + stop': { run: () => time(process.execPath, [client, profile, '--inspect']) },
+      'node: stops only': { run: () => time(process.execPath, [client, 'stop', profile]) },
+      'node: inspect + stop': { run: () => time(process.execPath, [client, 'stop', profile, '--inspect']) },
       'hermes-janitor reap': { prepare: () => janitor(), run: () => janitor() },
     };
     const names = Object.keys(variants);
