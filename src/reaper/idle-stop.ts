@@ -72,6 +72,19 @@ export function readLocally(local: LocalCounters | undefined, id: string, pid: n
   return c && c.pids !== null && c.pids !== undefined ? c : null;
 }
 
+/**
+ * A sample of the engine's stats that gives no process count, completed with the count of the container's cgroup on
+ * this host where it can be read (the same cgroup, proven the container's): only where neither gives one is the
+ * count unknown.
+ */
+export function withLocalCount(
+  sample: IdleSample | null, details: Pick<ContainerDetails, 'id' | 'pid'>, local: LocalCounters | undefined,
+): IdleSample | null {
+  if (!sample || sample.pids !== undefined) return sample;
+  const pids = readLocally(local, details.id, details.pid)?.pids;
+  return pids ? { ...sample, pids } : sample;
+}
+
 /** A sample from the container's cgroup on this host, or null where `local` cannot read it. */
 function localSample(
   details: Pick<ContainerDetails, 'id' | 'startedAt' | 'pid'>, now: () => Date, local: LocalCounters | undefined,

@@ -138,8 +138,11 @@ describe('idle rule under faults (simulator)', () => {
       const unreadable = new Set<string>();
       const hooks = new Map<string, () => void>();
       const afterNextLocalRead = (id: string, fn: () => void) => hooks.set(id, fn);
+      /** The cgroup's process count where the engine's stats give none (the simulator's `pids: null`). */
+      const cgroupPids = new Map<string, number>();
       const localCounters = (id: string, pid: number) => {
-        const c = unreadable.has(id) ? null : sim.counters(id, pid);
+        const read = unreadable.has(id) ? null : sim.counters(id, pid);
+        const c = read && cgroupPids.has(id) ? { ...read, pids: cgroupPids.get(id)! } : read;
         const hook = hooks.get(id);
         hooks.delete(id);
         hook?.();
@@ -167,7 +170,7 @@ describe('idle rule under faults (simulator)', () => {
       /** Requests of the last pass about container `id`, by kind. */
       const requestsOf = (id: string, from: number) =>
         sim.requests.slice(from).filter((r) => r.url.includes(id)).map((r) => r.kind);
-      return { sim, run, proven, unreadable, requestsOf, store, afterNextLocalRead };
+      return { sim, run, proven, unreadable, requestsOf, store, afterNextLocalRead, cgroupPids };
     }
 
     it('stops it with one inspect and no stats request; the proof and the stop happen together', async () => {
@@ -305,6 +308,21 @@ describe('idle rule under faults (simulator)', () => {
           assert.equal(rec.samples, 1);
         });
       }
+    });
+
+    it("engine stats without a process count take the cgroup's where it is readable; with neither, processes-unknown", async () => {
+      const { sim, run, proven, unreadable, requestsOf, cgroupPids } = await fastSetup([sandbox(undefined, { pids: null }), sandbox(undefined, { pids: null })]);
+      const [counted, unknown] = sim.ids() as [string, string];
+      cgroupPids.set(counted, 2);
+      unreadable.add(unknown);
+      await proven();
+      const mark = sim.requests.length;
+      const r = await run();
+      assert.deepEqual(r.stopped.map((e) => [e.id, e.processes]), [[counted, 2]], JSON.stringify(r));
+      assert.deepEqual(requestsOf(counted, mark), ['inspect', 'stop']);
+      const k = r.kept.find((e) => e.id === unknown);
+      assert.deepEqual([k?.idleReason, k?.processes, k?.idleSeconds], ['processes-unknown', null, null]);
+      assert.equal(sim.get(unknown)?.state, 'running');
     });
 
     it('a cgroup it cannot read here, or a failed stop, goes the usual way', async () => {
