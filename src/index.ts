@@ -149,7 +149,7 @@ export {
   IDLE_CPU_NS_PER_SECOND, IDLE_PROCESSES_WITH_INIT, IDLE_PROCESSES_WITHOUT_INIT,
   type IdleKeepReason, type IdleRecord, type IdleSample, type IdleState, type Recheck, type StopDecision, type StopInput,
 } from './core/idle.js';
-export { reproveAndStop, takeSample, volumesGone, type StopOutcome } from './reaper/idle-stop.js';
+export { reproveAndStop, takeSample, volumesGone, type ReproveOptions, type StopOutcome } from './reaper/idle-stop.js';
 export { idleStatePath } from './adapters/janitor-files.js';
 export { parseFinishedAt, type FinishedAt } from './core/finished-at.js';
 export { sanitizeLabelValue } from './core/sanitize.js';

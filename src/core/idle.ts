@@ -135,7 +135,10 @@ export type IdleKeepReason =
   | 'started-recently'
   /** A `docker exec` is in flight. */
   | 'exec-in-flight'
-  /** The fresh sample right before stopping showed activity, a restart, or the container no longer runs. */
+  /**
+   * The fresh re-check right before stopping showed activity, or the container no longer runs, or gave no sample. (A
+   * restart seen there is judged as one: `observing`.)
+   */
   | 'proof-failed';
 
 export interface StopInput {

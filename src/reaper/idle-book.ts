@@ -8,7 +8,7 @@ import { type IdleRecord, decideStop, mergeIdleState, observe, parseIdleState, p
 import { STATS_CONCURRENCY, STOP_CONCURRENCY } from '../defaults.js';
 import { errorMessage } from '../errors.js';
 import { limiter } from '../util/pool.js';
-import { execsInFlight, takeSample } from './idle-stop.js';
+import { execsInFlight, takeSample, withLocalCount } from './idle-stop.js';
 import type { IdleOptions } from './sweep.js';
 
 export type StopDecision = ReturnType<typeof decideStop>;
@@ -87,7 +87,8 @@ export class IdleBook {
   async judgeRunning(
     engine: EngineClient, d: ContainerDetails, asOf: Date, signal: AbortSignal | undefined,
   ): Promise<{ record: IdleRecord | undefined; decision: StopDecision }> {
-    const sample = d.status.toLowerCase() === 'running' ? await this.reads(() => takeSample(engine, d, this.now, signal)) : null;
+    const taken = d.status.toLowerCase() === 'running' ? await this.reads(() => takeSample(engine, d, this.now, signal)) : null;
+    const sample = withLocalCount(taken, d, this.opts.localCounters);
     const limit = this.limitOf(d);
     const record = sample ? observe(this.prev(d.id), sample, limit) : undefined;
     this.record(d.id, record);

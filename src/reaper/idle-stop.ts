@@ -3,7 +3,7 @@
  * The decisions are pure (`core/idle.ts`); a long-running watcher calls these with its own clock and records.
  */
 import type { ContainerDetails, EngineClient, StatsCounters } from '../adapters/engine.js';
-import { type IdleRecord, type IdleSample, type Recheck, observe, occupancy, processLimit, reproved } from '../core/idle.js';
+import { type IdleRecord, type IdleSample, type Recheck, observe, occupancy, processLimit, reproved, showsActivity } from '../core/idle.js';
 import { EngineRequestError } from '../errors.js';
 
 /**
@@ -72,6 +72,19 @@ export function readLocally(local: LocalCounters | undefined, id: string, pid: n
   return c && c.pids !== null && c.pids !== undefined ? c : null;
 }
 
+/**
+ * A sample of the engine's stats that gives no process count, completed with the count of the container's cgroup on
+ * this host where it can be read (the same cgroup, proven the container's): only where neither gives one is the
+ * count unknown.
+ */
+export function withLocalCount(
+  sample: IdleSample | null, details: Pick<ContainerDetails, 'id' | 'pid'>, local: LocalCounters | undefined,
+): IdleSample | null {
+  if (!sample || sample.pids !== undefined) return sample;
+  const pids = readLocally(local, details.id, details.pid)?.pids;
+  return pids ? { ...sample, pids } : sample;
+}
+
 /** A sample from the container's cgroup on this host, or null where `local` cannot read it. */
 function localSample(
   details: Pick<ContainerDetails, 'id' | 'startedAt' | 'pid'>, now: () => Date, local: LocalCounters | undefined,
@@ -92,99 +105,175 @@ export type StopOutcome =
   /** The container no longer exists. */
   | { kind: 'gone' }
   /**
-   * Only with `candidate`: the in-slot inspect (`details`) did not show a container to re-prove from `record` as is,
-   * or its cgroup could not be read here. Nothing was done; the caller judges it from `details` as usual.
+   * Nothing was done; the caller judges the container from `details` as usual. Either the re-check found it
+   * **restarted** since `record.last` (running with a new `StartedAt`: its proof starts again, `observing`, never
+   * `proof-failed`), or, only with `candidate`, the in-slot inspect did not show a container to re-prove from `record`
+   * as is, or its cgroup could not be read here.
    */
   | { kind: 'declined'; details: ContainerDetails };
 
 /**
  * Re-checks the proof right before acting and stops only if it holds: a fresh inspect (still running, same
  * StartedAt, no exec in flight) and a fresh sample showing no activity since `record.last`, then the engine's stop
- * with `stopTimeoutSeconds` before its SIGKILL. Engine errors on the stop itself are thrown.
+ * with `stopTimeoutSeconds` before its SIGKILL. Engine errors on the stop itself are thrown. A container found
+ * restarted since `record.last` (running with a new StartedAt, seen by any of its inspects) is `declined`: a restart
+ * is judged as one (its proof starts again), never as a failed proof.
  *
  * The final inspect, and the sample where the container's cgroup can be read on this host (`localCounters`), are
  * taken inside the stop's own slot (`act`), so nothing is re-checked seconds before a queued stop. Where only the
  * engine's one-shot stats can give a sample, the samples of a sweep are first asked for together (`read`: Docker
  * answers them in one pass of its stats collector), and the slot re-inspects right before the stop.
  */
-export async function reproveAndStop(
-  engine: EngineClient,
-  id: string,
-  record: IdleRecord,
-  opts: {
-    stopTimeoutSeconds: number; now: () => Date; signal?: AbortSignal;
-    /** Bounds for the re-check's reads and for the stop itself (a sweep shares them across containers). */
-    read?: <R>(fn: () => Promise<R>) => Promise<R>;
-    act?: <R>(fn: () => Promise<R>) => Promise<R>;
-    /** Counters read on this host for the fresh sample (else the engine's stats). */
-    localCounters?: LocalCounters;
-    /** `--idle-max-processes`: the most processes an idle container may hold (default: its init and its command). */
-    maxProcesses?: number;
-    /**
-     * The caller's own inspect, just taken (a sweep's): its `State.Pid` shows before queueing whether the cgroup can
-     * be read here, and where it cannot, the engine's sample follows it instead of another inspect.
-     */
-    inspected?: ContainerDetails;
-    /**
-     * For a caller that has not inspected the container (a sweep whose earlier runs already proved it idle): the
-     * in-slot inspect is then the only one, and this says whether it shows a running container to re-prove from
-     * `record` (the caller's own checks: selection, verdict, the stop decision with the execs still in flight). Needs `localCounters`: when it declines, or
-     * the cgroup cannot be read, the outcome is `declined` and nothing was done.
-     */
-    candidate?: (fresh: ContainerDetails, execsInFlight: readonly string[]) => boolean;
-  },
-): Promise<StopOutcome> {
-  const read = opts.read ?? ((fn) => fn());
-  const act = opts.act ?? ((fn) => fn());
-  const { signal, now, localCounters: local } = opts;
-  const isRunning = (d: ContainerDetails) => d.status.toLowerCase() === 'running' && d.running;
-  const limitOf = (d: ContainerDetails) => processLimit(d.init, opts.maxProcesses);
-  const failed = (sample: IdleSample | null, limit: number): StopOutcome => {
-    const busy = sample ? occupancy(sample, limit) : 'quiet';
-    const why = busy === 'in-use' ? 'in-use' : busy === 'unknown' ? 'processes-unknown' : 'proof-failed';
-    return { kind: 'proof-failed', record: sample ? observe(record, sample, limit) : undefined, why };
-  };
-  /** The last step inside the slot: the stop, when what was just re-checked still proves the container idle. */
-  const stopIfReproved = async (check: Recheck & { processLimit: number }): Promise<StopOutcome> => {
-    if (!reproved(record.last, check)) return failed(check.sample, check.processLimit);
-    const stopped = await engine.stop(id, opts.stopTimeoutSeconds, signal);
-    return stopped ? { kind: 'stopped', sample: check.sample! } : { kind: 'proof-failed', record: undefined, why: 'proof-failed' };
-  };
-  let engineSample: IdleSample | null | undefined;
-  if (opts.candidate) {
-    const accept = opts.candidate;
-    return act(async () => {
-      const fresh = await engine.inspect(id, signal);
-      if (!fresh) return { kind: 'gone' };
-      if (!isRunning(fresh)) return { kind: 'declined', details: fresh };
-      const execIds = fresh.execIds.length ? await execsInFlight(engine, fresh.execIds, signal) : [];
-      if (!accept(fresh, execIds)) return { kind: 'declined', details: fresh };
-      const sample = localSample(fresh, now, local);
-      if (!sample) return { kind: 'declined', details: fresh };
-      return stopIfReproved({ running: true, startedAt: fresh.startedAt, execIds, sample, processLimit: limitOf(fresh) });
-    });
+export function reproveAndStop(engine: EngineClient, id: string, record: IdleRecord, opts: ReproveOptions): Promise<StopOutcome> {
+  return new Reproof(engine, id, record, opts).run();
+}
+
+/** The options of `reproveAndStop`. */
+export interface ReproveOptions {
+  stopTimeoutSeconds: number;
+  now: () => Date;
+  signal?: AbortSignal;
+  /** Bounds for the re-check's reads and for the stop itself (a sweep shares them across containers). */
+  read?: <R>(fn: () => Promise<R>) => Promise<R>;
+  act?: <R>(fn: () => Promise<R>) => Promise<R>;
+  /** Counters read on this host for the fresh sample (else the engine's stats). */
+  localCounters?: LocalCounters;
+  /** `--idle-max-processes`: the most processes an idle container may hold (default: its init and its command). */
+  maxProcesses?: number;
+  /**
+   * The caller's own inspect, just taken (a sweep's): its `State.Pid` shows before queueing whether the cgroup can
+   * be read here, and where it cannot, the engine's sample follows it instead of another inspect.
+   */
+  inspected?: ContainerDetails;
+  /**
+   * For a caller that has not inspected the container (a sweep whose earlier runs already proved it idle): the
+   * in-slot inspect is then the only one, and this says whether it shows a running container to re-prove from
+   * `record` (the caller's own checks: selection, verdict, the stop decision with the execs still in flight). Needs
+   * `localCounters`: when it declines, or the cgroup cannot be read, the outcome is `declined` and nothing was done.
+   */
+  candidate?: (fresh: ContainerDetails, execsInFlight: readonly string[]) => boolean;
+}
+
+/** What one re-check found; `fromEngine`: its sample is the engine's stats (else the cgroup's, or none). */
+type Check = Recheck & { processLimit: number; fromEngine: boolean };
+
+/** One `reproveAndStop`. */
+class Reproof {
+  private readonly read: <R>(fn: () => Promise<R>) => Promise<R>;
+  private readonly act: <R>(fn: () => Promise<R>) => Promise<R>;
+  /** The engine's sample taken before the slot (where the cgroup cannot be read here). */
+  private engineSample: IdleSample | null | undefined;
+
+  constructor(
+    private readonly engine: EngineClient,
+    private readonly id: string,
+    private readonly record: IdleRecord,
+    private readonly opts: ReproveOptions,
+  ) {
+    this.read = opts.read ?? ((fn) => fn());
+    this.act = opts.act ?? ((fn) => fn());
   }
-  if (!readLocally(local, id, opts.inspected?.pid)) {
-    // No cgroup to read here: the engine's sample, asked for together with the sweep's others.
-    const first = opts.inspected ?? (await read(() => engine.inspect(id, signal)));
-    if (!first) return { kind: 'gone' };
-    const running = isRunning(first);
-    engineSample = running ? await read(() => takeSample(engine, first, now, signal)) : null;
-    // (A caller that inspected has checked its execs; the slot checks them again right before the stop.)
-    const execIds = running && !opts.inspected ? await read(() => execsInFlight(engine, first.execIds, signal)) : [];
-    const check = { running, startedAt: first.startedAt, execIds, sample: engineSample, processLimit: limitOf(first) };
-    if (!reproved(record.last, check)) return failed(engineSample, check.processLimit);
+
+  async run(): Promise<StopOutcome> {
+    const { opts } = this;
+    if (opts.candidate) {
+      const accept = opts.candidate;
+      return this.act(() => this.candidateSlot(accept));
+    }
+    if (!readLocally(opts.localCounters, this.id, opts.inspected?.pid)) {
+      const early = await this.engineCheck();
+      if (early) return early;
+    }
+    return this.act(() => this.slot());
   }
-  return act(async () => {
-    const fresh = await engine.inspect(id, signal);
+
+  private isRunning(d: ContainerDetails): boolean {
+    return d.status.toLowerCase() === 'running' && d.running;
+  }
+
+  private limitOf(d: ContainerDetails): number {
+    return processLimit(d.init, this.opts.maxProcesses);
+  }
+
+  /** Running with another `StartedAt` than the last sample's: restarted since (the caller judges it afresh). */
+  private restarted(d: ContainerDetails): boolean {
+    return this.isRunning(d) && d.startedAt !== this.record.last.startedAt;
+  }
+
+  private inspect(): Promise<ContainerDetails | null> {
+    return this.engine.inspect(this.id, this.opts.signal);
+  }
+
+  /** The candidate's slot: its inspect is the only one; its sample the cgroup's. */
+  private async candidateSlot(accept: NonNullable<ReproveOptions['candidate']>): Promise<StopOutcome> {
+    const { engine, opts } = this;
+    const fresh = await this.inspect();
     if (!fresh) return { kind: 'gone' };
-    const running = isRunning(fresh);
+    if (!this.isRunning(fresh)) return { kind: 'declined', details: fresh };
+    const execIds = fresh.execIds.length ? await execsInFlight(engine, fresh.execIds, opts.signal) : [];
+    if (!accept(fresh, execIds)) return { kind: 'declined', details: fresh };
+    const sample = localSample(fresh, opts.now, opts.localCounters);
+    if (!sample) return { kind: 'declined', details: fresh };
+    return this.stopIfReproved({ running: true, startedAt: fresh.startedAt, execIds, sample, processLimit: this.limitOf(fresh), fromEngine: false });
+  }
+
+  /**
+   * No cgroup to read here: the engine's sample, asked for together with the sweep's others, checked before the
+   * slot. Returns the outcome when that check already decides it, else undefined (on to the slot).
+   */
+  private async engineCheck(): Promise<StopOutcome | undefined> {
+    const { engine, opts, read } = this;
+    const first = opts.inspected ?? (await read(() => this.inspect()));
+    if (!first) return { kind: 'gone' };
+    if (this.restarted(first)) return { kind: 'declined', details: first };
+    const running = this.isRunning(first);
+    this.engineSample = running ? await read(() => takeSample(engine, first, opts.now, opts.signal)) : null;
+    // (A caller that inspected has checked its execs; the slot checks them again right before the stop.)
+    const execIds = running && !opts.inspected ? await read(() => execsInFlight(engine, first.execIds, opts.signal)) : [];
+    const check = { running, startedAt: first.startedAt, execIds, sample: this.engineSample, processLimit: this.limitOf(first), fromEngine: true };
+    return reproved(this.record.last, check) ? undefined : read(() => this.failed(check));
+  }
+
+  /** The slot: the final inspect and sample, then the stop. */
+  private async slot(): Promise<StopOutcome> {
+    const { engine, opts } = this;
+    const fresh = await this.inspect();
+    if (!fresh) return { kind: 'gone' };
+    // Restarted since the last sample (a new StartedAt): its proof starts again, judged by the caller as usual.
+    if (this.restarted(fresh)) return { kind: 'declined', details: fresh };
+    const running = this.isRunning(fresh);
     // The cgroup read now where it can be; else the engine's sample just taken (or, when the cgroup stopped being
     // readable since, one now).
-    const sample = running ? (localSample(fresh, now, local) ?? engineSample ?? (await takeSample(engine, fresh, now, signal))) : null;
-    const execIds = running ? await execsInFlight(engine, fresh.execIds, signal) : fresh.execIds;
-    return stopIfReproved({ running, startedAt: fresh.startedAt, execIds, sample, processLimit: limitOf(fresh) });
-  });
+    const local = running ? localSample(fresh, opts.now, opts.localCounters) : null;
+    const sample = !running ? null : (local ?? this.engineSample ?? (await takeSample(engine, fresh, opts.now, opts.signal)));
+    const execIds = running ? await execsInFlight(engine, fresh.execIds, opts.signal) : fresh.execIds;
+    return this.stopIfReproved({ running, startedAt: fresh.startedAt, execIds, sample, processLimit: this.limitOf(fresh), fromEngine: !local });
+  }
+
+  /** The last step inside the slot: the stop, when what was just re-checked still proves the container idle. */
+  private async stopIfReproved(check: Check): Promise<StopOutcome> {
+    if (!reproved(this.record.last, check)) return this.failed(check);
+    const stopped = await this.engine.stop(this.id, this.opts.stopTimeoutSeconds, this.opts.signal);
+    return stopped ? { kind: 'stopped', sample: check.sample! } : { kind: 'proof-failed', record: undefined, why: 'proof-failed' };
+  }
+
+  /**
+   * The re-check failed. When the engine's sample is quiet but shows activity, it may be a restarted container's (a
+   * new cgroup's counters) asked for by id under a `StartedAt` read before the restart: one more inspect tells, and
+   * a restart is `declined` (judged afresh: `observing`), never `proof-failed`. (A cgroup's sample cannot be: it is
+   * read through the inspected init process, gone with a restart.)
+   */
+  private async failed(check: Check): Promise<StopOutcome> {
+    const { sample, processLimit: limit } = check;
+    const busy = sample ? occupancy(sample, limit) : 'quiet';
+    if (busy === 'quiet' && sample && check.fromEngine && check.running && showsActivity(this.record.last, sample)) {
+      const again = await this.inspect();
+      if (!again) return { kind: 'gone' };
+      if (this.restarted(again)) return { kind: 'declined', details: again };
+    }
+    const why = busy === 'in-use' ? 'in-use' : busy === 'unknown' ? 'processes-unknown' : 'proof-failed';
+    return { kind: 'proof-failed', record: sample ? observe(this.record, sample, limit) : undefined, why };
+  }
 }
 
 /**

@@ -18,6 +18,8 @@ import { candidates, consume, entryOf, vanished, verdictOf } from './sweep-rows.
 import type { ReapRequest, ReapResult, StoppedEntry, SweepEntry } from './sweep.js';
 
 type Settled = Extract<StopOutcome, { kind: 'stopped' | 'proof-failed' }>;
+/** A listed row and the inspect it was judged from. */
+type Inspected = { row: ContainerSummary; details: ContainerDetails };
 
 export class ReapSweep {
   private readonly guard: RunGuard;
@@ -91,7 +93,7 @@ export class ReapSweep {
     const v = verdictOf(req.selection, details, req.asOf, req.thresholdSeconds);
     const entry = this.entry(row, details, v);
     if (v.verdict === 'keep' && v.reason === 'running' && book) {
-      book.pending.push(this.stopIfIdle(book, details, entry));
+      book.pending.push(this.stopIfIdle(book, { row, details }, entry));
       return;
     }
     if (details.status.toLowerCase() !== 'running') book?.drop(details.id);
@@ -192,8 +194,9 @@ export class ReapSweep {
   }
 
   /** A running container under the idle rule: sampled, and stopped when the proof holds and holds again right now. */
-  private async stopIfIdle(book: IdleBook, details: ContainerDetails, base: SweepEntry): Promise<void> {
+  private async stopIfIdle(book: IdleBook, seen: Inspected, base: SweepEntry): Promise<void> {
     const { req } = this;
+    const { details } = seen;
     // A proof already gathered by earlier runs: if it suffices as of now, provided nothing happened since its last
     // sample, the re-check's fresh sample is this run's only one (one pass of the engine's stats collector, not two).
     const prev = book.prev(details.id);
@@ -205,7 +208,7 @@ export class ReapSweep {
       } catch (err) {
         if (this.guard.absorb(err)) return;
       }
-      if (tentative?.stop) return this.reproveThenStop(book, prev, details, { ...base, idleSeconds: tentative.idleSeconds });
+      if (tentative?.stop) return this.reproveThenStop(book, prev, seen, { ...base, idleSeconds: tentative.idleSeconds });
     }
     let judged: Awaited<ReturnType<IdleBook['judgeRunning']>>;
     try {
@@ -223,7 +226,7 @@ export class ReapSweep {
       req.onEvent?.({ type: 'stopped', entry, dryRun: true });
       return;
     }
-    return this.reproveThenStop(book, record!, details, entry);
+    return this.reproveThenStop(book, record!, seen, entry);
   }
 
   /** The options of this sweep's re-checks and stops. */
@@ -253,19 +256,24 @@ export class ReapSweep {
     this.req.onEvent?.({ type: 'stopped', entry: stopped, dryRun: false });
   }
 
-  /** The re-check right before acting (fresh inspect and sample against `record.last`), then the stop (`reproveAndStop`). */
-  private async reproveThenStop(book: IdleBook, record: IdleRecord, inspected: ContainerDetails, entry: StoppedEntry): Promise<void> {
+  /**
+   * The re-check right before acting (fresh inspect and sample against `record.last`), then the stop (`reproveAndStop`).
+   * A container the re-check found restarted is judged as usual from the inspect that saw it (its proof starts again).
+   */
+  private async reproveThenStop(book: IdleBook, record: IdleRecord, seen: Inspected, entry: StoppedEntry): Promise<void> {
     if (this.guard.stopped) return;
+    let outcome: StopOutcome;
     try {
-      const outcome = await reproveAndStop(this.req.engine, entry.id, record, { ...this.stopOptions(book), inspected });
-      if (outcome.kind === 'gone' || outcome.kind === 'declined' /* only with a candidate check */) {
-        book.drop(entry.id);
-        return this.keep(entry, 'gone');
-      }
-      this.settleStop(book, outcome, entry);
+      outcome = await reproveAndStop(this.req.engine, entry.id, record, { ...this.stopOptions(book), inspected: seen.details });
     } catch (err) {
       this.guard.absorb(err);
       return this.fail(entry, err);
     }
+    if (outcome.kind === 'declined') return this.judgeRow(seen.row, outcome.details);
+    if (outcome.kind === 'gone') {
+      book.drop(entry.id);
+      return this.keep(entry, 'gone');
+    }
+    this.settleStop(book, outcome, entry);
   }
 }

@@ -97,7 +97,8 @@ export interface IdleOptions {
   now?: () => Date;
   /**
    * The re-check right before a stop reads the container's cgroup on this host with this, where it can prove the
-   * cgroup is the container's; else (and when omitted) it asks the engine's one-shot stats.
+   * cgroup is the container's; else (and when omitted) it asks the engine's one-shot stats. A sample of the engine's
+   * stats without a process count takes the cgroup's count from it too.
    */
   localCounters?: LocalCounters;
   /**

@@ -53,8 +53,10 @@ export interface ContainerFaults {
   touchOnStats?: number;
   /** Right after its nth inspect (1-based), an exec starts in it. */
   execAfterInspect?: number;
-  /** Right after its nth inspect (1-based), it is restarted (a new StartedAt; it keeps running). */
+  /** Right after its nth inspect (1-based), it is restarted (`restart`: a new StartedAt, its counters start again). */
   restartOnInspect?: number;
+  /** Right after its nth stats answer (1-based), it is restarted (`restart`). */
+  restartAfterStats?: number;
   /** The stop endpoint answers with this status (the container keeps running). */
   stopStatus?: number;
   /** Removed by someone else right after it was listed: inspect and DELETE then get 404. */
@@ -231,6 +233,8 @@ interface Rec {
   pgfault: number | null;
   init: boolean;
   pids: number | null;
+  /** `State.Pid` while it runs: 4242, one more at each start (a real start gives a new init process). */
+  pid: number;
   execIds: string[];
   finishedExecs: Set<string>;
   statsCalls: number;
@@ -387,6 +391,7 @@ export class EngineSimulator {
       pgfault: spec.pgfault === undefined ? 1000 : spec.pgfault,
       init: spec.init ?? true,
       pids: spec.pids === undefined ? ((spec.init ?? true) ? 2 : 1) : spec.pids,
+      pid: 4242,
       execIds: spec.execIds ?? [],
       finishedExecs: new Set(spec.finishedExecs ?? []),
       statsCalls: 0,
@@ -435,7 +440,10 @@ export class EngineSimulator {
     const rec = this.find(id);
     if (!rec) throw new Error(`no container ${id}`);
     const was = rec.state;
-    if (state === 'running' && rec.state !== 'running') rec.startedAt = rfc3339Nano(this.now());
+    if (state === 'running' && rec.state !== 'running') {
+      rec.startedAt = rfc3339Nano(this.now());
+      rec.pid++;
+    }
     if (state === 'exited' && was !== 'exited') rec.finishedAt = rfc3339Nano(finishedAt ?? this.now());
     rec.state = state;
     if (state === 'running' && was !== 'running') this.emit({ id: rec.id, action: 'start' });
@@ -473,6 +481,20 @@ export class EngineSimulator {
     this.subscribers.clear();
   }
 
+  /**
+   * Restarted as the engine does it (`docker restart`): running, with a new StartedAt, a new init process
+   * (`State.Pid`) and a new cgroup whose counters start again.
+   */
+  restart(id: string): void {
+    const rec = this.find(id);
+    if (!rec) throw new Error(`no container ${id}`);
+    rec.state = 'running';
+    rec.pid++;
+    rec.startedAt = rfc3339Nano(new Date(Math.max(this.now().getTime(), Date.parse(rec.startedAt) || 0) + 1));
+    rec.cpuNs = 20_000_000;
+    if (rec.pgfault !== null) rec.pgfault = 300;
+  }
+
   /** The container did something: its CPU and page-fault counters grow. */
   touch(id: string, cpuNs = 19_000_000, pgfault = 470): void {
     const rec = this.find(id);
@@ -493,11 +515,12 @@ export class EngineSimulator {
 
   /**
    * What the container's cgroup would read on the engine's host (CPU ns, page faults, processes), as the janitor's
-   * local counter reader sees it: null unless it runs. Its init process is always pid 4242 (`State.Pid`).
+   * local counter reader sees it through process `pid`: null unless it runs and `pid` is its init process
+   * (`State.Pid`: 4242, one more at each start).
    */
-  counters(id: string): { cpuNs: number; pgfault: number | null; pids: number | null } | null {
+  counters(id: string, pid: number): { cpuNs: number; pgfault: number | null; pids: number | null } | null {
     const rec = this.find(id);
-    return rec && rec.state === 'running' ? { cpuNs: rec.cpuNs, pgfault: rec.pgfault, pids: rec.pids } : null;
+    return rec && rec.state === 'running' && rec.pid === pid ? { cpuNs: rec.cpuNs, pgfault: rec.pgfault, pids: rec.pids } : null;
   }
 
   private readonly nextListHooks: Array<() => void> = [];
@@ -905,7 +928,7 @@ export class EngineSimulator {
       Restarting: rec.state === 'restarting',
       OOMKilled: false,
       Dead: rec.state === 'dead',
-      Pid: rec.state === 'running' ? 4242 : 0,
+      Pid: rec.state === 'running' ? rec.pid : 0,
       ExitCode: rec.state === 'exited' ? 137 : 0,
       Error: '',
       StartedAt: rec.startedAt,
@@ -986,7 +1009,7 @@ export class EngineSimulator {
     if (rec.inspected === 1 && f?.goneAfterInspect) this.delete(rec.id);
     if (rec.inspected === 1 && f?.restartAfterInspect) this.setState(rec.id, 'running');
     if (f?.execAfterInspect === rec.inspected) rec.execIds = [...rec.execIds, hex(32)];
-    if (f?.restartOnInspect === rec.inspected) rec.startedAt = rfc3339Nano(new Date(this.now().getTime() + 1));
+    if (f?.restartOnInspect === rec.inspected) this.restart(rec.id);
   }
 
   // ---- DELETE /containers/{id} ------------------------------------------------------------------------------
@@ -1042,6 +1065,7 @@ export class EngineSimulator {
       memory_stats: running ? { usage: 1 << 20, ...(rec.pgfault !== null ? { stats: { pgfault: rec.pgfault } } : {}) } : {},
       pids_stats: running && rec.pids !== null ? { current: rec.pids } : {},
     });
+    if (f?.restartAfterStats === rec.statsCalls) this.restart(rec.id);
   }
 
   private stop(ref: string, rec: Rec | null, res: http.ServerResponse): void {

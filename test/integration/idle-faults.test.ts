@@ -85,21 +85,21 @@ describe('idle rule under faults (simulator)', () => {
     assert.ok(sim.ids().every((id) => sim.get(id)?.state === 'running'));
   });
 
-  it('the proof re-checked right before the stop fails: activity, an exec, or a restart since the sample; nothing is stopped', async () => {
+  it('the proof re-checked right before the stop fails: activity or an exec since the sample; nothing is stopped', async () => {
     // Stats call 1: the first run's sample; 2: the second run's, which is the re-check's fresh sample (the proof
     // of the earlier runs suffices as of now, if nothing happened since). Inspect 2 is the second run's, 3 the re-check's.
+    // (A restart there is a restart, not a failed proof: see "a restart after the last sample" below.)
     const { sim, reaper, advance, store } = await setup([
       sandbox({ touchOnStats: 2 }),
       sandbox({ execAfterInspect: 2 }),
-      sandbox({ restartOnInspect: 2 }),
     ]);
-    const [touched, exec, restarted] = sim.ids() as [string, string, string];
+    const [touched, exec] = sim.ids() as [string, string];
     await reaper.reap();
     advance(HOUR + 5);
     const r = await reaper.reap();
     assert.deepEqual(r.stopped, [], JSON.stringify(r.kept));
     assert.deepEqual(r.failed, []);
-    for (const id of [touched, exec, restarted]) {
+    for (const id of [touched, exec]) {
       const k = r.kept.find((e) => e.id === id);
       assert.equal(k?.idleReason, 'proof-failed', `${id.slice(0, 12)}: ${JSON.stringify(k)}`);
       assert.equal(sim.get(id)?.state, 'running');
@@ -127,7 +127,8 @@ describe('idle rule under faults (simulator)', () => {
   describe("proven idle by earlier runs, cgroup readable here: the stop slot's inspect is the run's only one", () => {
     /**
      * The sweep as `reap` runs it, with the cgroup reader of a janitor on the engine's host: the simulator's counters
-     * for its init pid (4242), none for `unreadable` containers.
+     * through the container's init pid, none for `unreadable` containers. `afterNextLocalRead(id, fn)` runs `fn` right
+     * after the next cgroup read of `id` (something happens between that read and the next step).
      */
     async function fastSetup(containers: SimContainerSpec[]) {
       const sim = await EngineSimulator.start({ containers, record: true });
@@ -135,6 +136,18 @@ describe('idle rule under faults (simulator)', () => {
       const engine = await createDockerodeEngine(parseEngineUrl(sim.host, {}, os.homedir()));
       const store = new MemoryStateStore();
       const unreadable = new Set<string>();
+      const hooks = new Map<string, () => void>();
+      const afterNextLocalRead = (id: string, fn: () => void) => hooks.set(id, fn);
+      /** The cgroup's process count where the engine's stats give none (the simulator's `pids: null`). */
+      const cgroupPids = new Map<string, number>();
+      const localCounters = (id: string, pid: number) => {
+        const read = unreadable.has(id) ? null : sim.counters(id, pid);
+        const c = read && cgroupPids.has(id) ? { ...read, pids: cgroupPids.get(id)! } : read;
+        const hook = hooks.get(id);
+        hooks.delete(id);
+        hook?.();
+        return c;
+      };
       let clock = new Date();
       /** One sweep as `reap` runs it, `advance` seconds after the last (the clock is the sweep's own). */
       const run = (advance = 0) => {
@@ -142,8 +155,7 @@ describe('idle rule under faults (simulator)', () => {
         return sweepReap({
           engine, selection: defaultSelection(PROFILE), thresholdSeconds: 600, asOf: clock, concurrency: 8, dryRun: false,
           idle: {
-            stopIdle: true, idleAfterSeconds: HOUR, store, now: () => clock,
-            localCounters: (id, pid) => (pid === 4242 && !unreadable.has(id) ? sim.counters(id) : null),
+            stopIdle: true, idleAfterSeconds: HOUR, store, now: () => clock, localCounters,
           },
         });
       };
@@ -158,7 +170,7 @@ describe('idle rule under faults (simulator)', () => {
       /** Requests of the last pass about container `id`, by kind. */
       const requestsOf = (id: string, from: number) =>
         sim.requests.slice(from).filter((r) => r.url.includes(id)).map((r) => r.kind);
-      return { sim, run, proven, unreadable, requestsOf };
+      return { sim, run, proven, unreadable, requestsOf, store, afterNextLocalRead, cgroupPids };
     }
 
     it('stops it with one inspect and no stats request; the proof and the stop happen together', async () => {
@@ -173,13 +185,13 @@ describe('idle rule under faults (simulator)', () => {
     });
 
     it('anything else its inspect shows is judged as usual from that inspect: a restart, an exec, activity, gone', async () => {
-      const { sim, run, proven, requestsOf } = await fastSetup([
+      const { sim, run, proven, requestsOf, afterNextLocalRead } = await fastSetup([
         sandbox(), sandbox(), sandbox(), sandbox(), sandbox(),
       ]);
       const [restarted, withExec, touched, gone, idle] = sim.ids() as [string, string, string, string, string];
       await proven();
-      sim.setState(restarted, 'exited');
-      sim.setState(restarted, 'running'); // a new StartedAt, the same init pid (as the simulator has it)
+      // Restarted once the list's row was found proven (its init process read), before its stop slot.
+      afterNextLocalRead(restarted, () => sim.restart(restarted));
       sim.setExecs(withExec, ['e-live']);
       sim.touch(touched);
       sim.afterNextList(() => sim.delete(gone)); // removed by someone else between the list and its stop slot
@@ -215,6 +227,102 @@ describe('idle rule under faults (simulator)', () => {
         // The cgroup path re-checks in the stop slot without the engine's stats; the engine path asks for them.
         assert.deepEqual(requestsOf(id, mark), readable ? ['inspect'] : ['inspect', 'stats'], `cgroup readable: ${readable}`);
       }
+    });
+
+    describe('a restart after the last sample reads as a restart (observing, its proof starts again), never proof-failed', () => {
+      // Each case: proven idle by two runs (inspects 1-2, stats 1-2), then the third run meets a restart (a new
+      // StartedAt, init pid and cgroup) at one point of its path; its requests about the container show that path.
+      // `forget-pid`: the record lacks the init pid (as an earlier janitor wrote it), so the sweep inspects first.
+      const cases: Array<{
+        path: string; readable: boolean; faults?: ContainerFaults; before?: 'restart' | 'forget-pid'; afterLocalRead?: boolean;
+        requests: string[];
+      }> = [
+        // Restarted before the run: the sweep's own inspect sees the new StartedAt (the old init pid is gone, so the
+        // proof on record cannot skip it).
+        { path: 'before the run: the first inspect (engine stats)', readable: false, before: 'restart', requests: ['inspect', 'stats'] },
+        { path: 'before the run: the first inspect (cgroup)', readable: true, before: 'restart', requests: ['inspect', 'stats'] },
+        // Earlier runs' proof lets the sweep skip its first inspect; restarted after that was decided: the stop
+        // slot's inspect (3) is the one that sees it.
+        { path: "the stop slot's inspect, the sweep's first skipped (cgroup)", readable: true, afterLocalRead: true, requests: ['inspect', 'stats'] },
+        // Restarted right after that inspect (3): its init pid is gone, so the cgroup cannot be read; the usual way
+        // then asks the engine's stats (a new cgroup's counters under the old StartedAt) and one more inspect (4) tells.
+        {
+          path: "between the stop slot's inspect and the cgroup read, the sweep's first skipped", readable: true,
+          faults: { restartOnInspect: 3 }, requests: ['inspect', 'stats', 'inspect', 'stats'],
+        },
+        // The sweep inspects (3), its cgroup is found readable, then the restart: the stop slot's inspect (4) sees it.
+        {
+          path: "the stop slot's inspect after the sweep's (cgroup)", readable: true, before: 'forget-pid', afterLocalRead: true,
+          requests: ['inspect', 'inspect', 'stats'],
+        },
+        // Restarted right after the sweep's inspect (3): the old init pid is gone, the engine's sample shows a new
+        // cgroup's counters; one more inspect (4) tells.
+        {
+          path: "between the sweep's inspect and the re-check (cgroup readable)", readable: true, before: 'forget-pid',
+          faults: { restartOnInspect: 3 }, requests: ['inspect', 'stats', 'inspect', 'stats'],
+        },
+        // Restarted right after the stop slot's inspect (4): the cgroup read fails with the init pid, the engine's
+        // sample shows a new cgroup's counters; one more inspect (5) tells.
+        {
+          path: "between the stop slot's inspect and its sample (cgroup readable)", readable: true, before: 'forget-pid',
+          faults: { restartOnInspect: 4 }, requests: ['inspect', 'inspect', 'stats', 'inspect', 'stats'],
+        },
+        // The engine path: the sweep's inspect (3), the re-check's engine sample (3), then the restart: the stop
+        // slot's inspect (4) sees it.
+        {
+          path: "the stop slot's inspect after the engine's sample (engine stats)", readable: false,
+          faults: { restartAfterStats: 3 }, requests: ['inspect', 'stats', 'inspect', 'stats'],
+        },
+        // Restarted between the sweep's inspect (3) and the re-check's engine sample: a new cgroup's counters under
+        // the old StartedAt; one more inspect (4) tells.
+        {
+          path: "between the sweep's inspect and the re-check's engine sample (engine stats)", readable: false,
+          faults: { restartOnInspect: 3 }, requests: ['inspect', 'stats', 'inspect', 'stats'],
+        },
+      ];
+      for (const c of cases) {
+        it(c.path, async () => {
+          const { sim, run, proven, unreadable, requestsOf, store, afterNextLocalRead } = await fastSetup([sandbox(c.faults)]);
+          const [id] = sim.ids() as [string];
+          if (!c.readable) unreadable.add(id);
+          await proven();
+          const before = store.snapshot() as { engines: Record<string, Record<string, { last: Record<string, unknown> }>> };
+          const oldStart = Object.values(before.engines)[0]![id]!.last.startedAt;
+          if (c.before === 'restart') sim.restart(id);
+          if (c.before === 'forget-pid') {
+            for (const recs of Object.values(before.engines)) for (const r of Object.values(recs)) delete r.last.pid;
+            await store.update(() => ({ next: before, result: undefined }));
+          }
+          if (c.afterLocalRead) afterNextLocalRead(id, () => sim.restart(id));
+          const mark = sim.requests.length;
+          const r = await run();
+          assert.deepEqual([r.stopped, r.failed], [[], []], JSON.stringify(r));
+          const k = r.kept.find((e) => e.id === id);
+          assert.deepEqual([k?.reason, k?.idleReason, k?.idleSeconds, k?.processes], ['running', 'observing', null, 2], JSON.stringify(k));
+          assert.equal(sim.get(id)?.state, 'running');
+          assert.deepEqual(requestsOf(id, mark), c.requests, 'the path taken');
+          // The record is the new container's first sample: the proof starts again.
+          const doc = store.snapshot() as { engines: Record<string, Record<string, { last: { startedAt: string }; samples: number }>> };
+          const rec = Object.values(doc.engines)[0]![id]!;
+          assert.notEqual(rec.last.startedAt, oldStart);
+          assert.equal(rec.samples, 1);
+        });
+      }
+    });
+
+    it("engine stats without a process count take the cgroup's where it is readable; with neither, processes-unknown", async () => {
+      const { sim, run, proven, unreadable, requestsOf, cgroupPids } = await fastSetup([sandbox(undefined, { pids: null }), sandbox(undefined, { pids: null })]);
+      const [counted, unknown] = sim.ids() as [string, string];
+      cgroupPids.set(counted, 2);
+      unreadable.add(unknown);
+      await proven();
+      const mark = sim.requests.length;
+      const r = await run();
+      assert.deepEqual(r.stopped.map((e) => [e.id, e.processes]), [[counted, 2]], JSON.stringify(r));
+      assert.deepEqual(requestsOf(counted, mark), ['inspect', 'stop']);
+      const k = r.kept.find((e) => e.id === unknown);
+      assert.deepEqual([k?.idleReason, k?.processes, k?.idleSeconds], ['processes-unknown', null, null]);
+      assert.equal(sim.get(unknown)?.state, 'running');
     });
 
     it('a cgroup it cannot read here, or a failed stop, goes the usual way', async () => {

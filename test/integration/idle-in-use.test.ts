@@ -15,6 +15,7 @@ import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { ENGINE_KIND, EngineFixture, docker, requireEngine } from '../helpers/docker.js';
+import { EngineProxy } from '../helpers/engine-proxy.js';
 import { WatchProcess } from '../helpers/watch-process.js';
 
 interface Entry {
@@ -181,38 +182,64 @@ describe(`a sandbox holding a process of its own is in use, never stopped (${ENG
   it('the re-check right before the stop counts processes: a process that joined since the last sample prevents it', async () => {
     // A process that joins the sandbox's cgroup between the proving samples and the stop pass, using no CPU there
     // (a job that started quietly): from the cgroup, and (HERMES_JANITOR_CGROUP_SAMPLES=false) from the engine.
-    for (const extraEnv of [{}, { HERMES_JANITOR_CGROUP_SAMPLES: 'false' }] as Array<Record<string, string>>) {
-      const id = await fx.create({ state: 'running' });
-      await sleep(300);
-      await reap();
-      await sleep(WAIT_MS);
-      const proved = await list();
-      assert.equal(byId(proved.containers, id)!.verdict, 'stop', 'proven idle by the samples on record');
-      const joined = await joinCgroups(id);
-      try {
-        const r = await runCli(['reap', '--json', ...sel, '--idle-after', IDLE], { env: { ...env, ...extraEnv } });
-        assert.equal(r.code, 0, r.stderr);
-        const out = JSON.parse(r.stdout) as ReapJson;
-        assert.deepEqual(out.stopped, [], JSON.stringify(extraEnv));
-        const k = byId(out.kept, id)!;
-        assert.deepEqual([k.idleReason, k.processes], ['in-use', 3], `${JSON.stringify(extraEnv)}: ${JSON.stringify(k)}`);
-        assert.equal(await fx.state(id), 'running');
-      } finally {
-        await joined.leave();
+    // Through the test proxy, whose record of requests pins the path: the cgroup path's only request about the
+    // sandbox is its stop slot's inspect (the engine's stats are refused, so a count can only come from the cgroup);
+    // the engine path's are the sweep's inspect and the re-check's stats.
+    const proxy = await EngineProxy.start(home.dir);
+    const via = ['--host', proxy.host, ...sel, '--idle-after', IDLE];
+    try {
+      for (const [extraEnv, expected] of [[{}, ['/json']], [{ HERMES_JANITOR_CGROUP_SAMPLES: 'false' }, ['/json', '/stats']]] as const) {
+        const id = await fx.create({ state: 'running' });
+        await sleep(300);
+        assert.equal((await runCli(['reap', '--json', ...via], { env })).code, 0);
+        await sleep(WAIT_MS);
+        const proved = await runCli(['list', '--json', ...via], { env });
+        assert.equal(byId((JSON.parse(proved.stdout) as ListJson).containers, id)!.verdict, 'stop', 'proven idle by the samples on record');
+        const joined = await joinCgroups(id);
+        try {
+          proxy.refuse = expected.length === 1 ? /\/stats$/ : null;
+          const mark = proxy.seen.length;
+          const r = await runCli(['reap', '--json', ...via], { env: { ...env, ...extraEnv } });
+          proxy.refuse = null;
+          assert.equal(r.code, 0, r.stderr);
+          const out = JSON.parse(r.stdout) as ReapJson;
+          assert.deepEqual(out.stopped, [], JSON.stringify(extraEnv));
+          const k = byId(out.kept, id)!;
+          assert.deepEqual([k.idleReason, k.processes], ['in-use', 3], `${JSON.stringify(extraEnv)}: ${JSON.stringify(k)}`);
+          const calls = proxy.since(mark).filter((p) => p.includes(id)).map((p) => p.split('?')[0]!.slice(p.indexOf(id) + id.length));
+          assert.deepEqual(calls, expected, `${JSON.stringify(extraEnv)}: the path taken`);
+          assert.equal(await fx.state(id), 'running');
+        } finally {
+          await joined.leave();
+        }
+        await docker(['rm', '-f', id]);
       }
-      await docker(['rm', '-f', id]);
+    } finally {
+      await proxy.close();
     }
   });
 
-  it('watch keeps a sandbox holding a job and stops the bare one beside it', async () => {
+  it('watch keeps a sandbox holding a job, stops the bare one beside it, and one whose job ended once idle after it', async () => {
     const watchHome = tempDir('hj-inuse-watch-');
     const w = WatchProcess.start(['--home', watchHome.dir, '--profile', fx.profile, '--idle-after', '3s', '--stop-timeout', '1']);
     try {
       await w.waitFor('connected', (lines) => lines.some((l) => l.event === 'engine' && l.state === 'connected'));
-      const [bare, withJob] = await Promise.all([fx.create({ state: 'running' }), fx.create({ state: 'running' })]);
+      const [bare, withJob, jobEnds] = await Promise.all([
+        fx.create({ state: 'running' }), fx.create({ state: 'running' }), fx.create({ state: 'running' }),
+      ]);
       await startJob(withJob, 600);
+      // A job of 5 s: it cannot end before `jobStart` + 5 s, so no idleness before then may count.
+      const jobStart = Date.now();
+      await startJob(jobEnds, 5);
       const stoppedIds = () => new Set(w.events('stopped').map((l) => l.id as string));
       await w.waitFor('the bare sandbox stopped', () => stoppedIds().has(bare), 30_000);
+      await w.waitFor('the sandbox whose job ended stopped', () => stoppedIds().has(jobEnds), 40_000);
+      const ended = w.events('stopped').find((l) => l.id === jobEnds)!;
+      assert.ok(w.events('kept').some((l) => l.id === jobEnds && l.idleReason === 'in-use'), 'kept in use while its job ran');
+      const idle = ended.idleSeconds as number;
+      // Idle at least the threshold, and counted from after the job ended (at most the stop's time minus the job's end).
+      assert.ok(idle >= 3 && idle * 1000 <= Date.parse(ended.time) - (jobStart + 5000), `idle ${idle} s, stopped at ${ended.time}`);
+      assert.equal(await fx.state(jobEnds), 'exited');
       // Several idle thresholds more: the one with the job runs on, and says why.
       await sleep(9000);
       assert.ok(!stoppedIds().has(withJob), `stopped: ${JSON.stringify(w.events('stopped'))}`);

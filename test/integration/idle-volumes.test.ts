@@ -41,6 +41,17 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
   });
 
   it('stops an idle sandbox after two observations, keeps busy, exec-in-flight and restarted ones; the exited rule removes it later', async () => {
+    // Through the test proxy, whose record of requests shows the path each sandbox took in the reap.
+    const proxy = await EngineProxy.start(home.dir);
+    const via = ['--host', proxy.host, ...sel];
+    try {
+      await idleBusyExecRestarted(proxy, via);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  async function idleBusyExecRestarted(proxy: EngineProxy, via: string[]): Promise<void> {
     const [idle, busy, withExec, restarted] = await Promise.all([
       fx.create({ state: 'running' }),
       // A process that keeps using CPU (a few ms every half second) and faulting pages.
@@ -52,7 +63,7 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
     await docker(['exec', '-d', withExec, 'sleep', '60']);
     await sleep(300);
 
-    const first = await runCli(['list', '--json', ...sel, '--idle-after', IDLE], { env });
+    const first = await runCli(['list', '--json', ...via, '--idle-after', IDLE], { env });
     assert.equal(first.code, 0, first.stderr);
     for (const e of (JSON.parse(first.stdout) as ListJson).containers) {
       assert.equal(e.rule, 'idle');
@@ -65,7 +76,7 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
     await sleep(WAIT_MS);
 
     const dryStarted = Date.now();
-    const dry = await runCli(['reap', '--dry-run', ...sel, '--idle-after', IDLE], { env });
+    const dry = await runCli(['reap', '--dry-run', ...via, '--idle-after', IDLE], { env });
     assert.equal(dry.code, 0, dry.stderr);
     for (const id of [idle, restarted]) {
       assert.match(dry.stdout, new RegExp(`^Would stop ${id.slice(0, 12)} \\S+ \\(profile ${fx.profile}, idle \\d+ seconds\\)$`, 'm'));
@@ -83,7 +94,8 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
     // the activity: `proof-failed` instead of `observing` (seen once in CI, and reproduced with the gap widened).
     // Idleness is never projected past now, so an earlier --as-of only shortens it: `idle` still has 3.6 s and more.
     const asOf = new Date(dryStarted + 1000).toISOString();
-    const res = await runCli(['reap', '--json', ...sel, '--idle-after', IDLE, '--as-of', asOf], { env });
+    const mark = proxy.seen.length;
+    const res = await runCli(['reap', '--json', ...via, '--idle-after', IDLE, '--as-of', asOf], { env });
     assert.equal(res.code, 0, res.stderr);
     const out = JSON.parse(res.stdout) as ReapJson;
     assert.deepEqual(out.stopped.map((e) => e.id), [idle], res.stdout);
@@ -101,10 +113,17 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
       assert.ok('idleSeconds' in k, 'running kept entries carry idleSeconds');
       assert.equal(await fx.state(id), 'running');
     }
+    // The path each took: `idle` proven by the runs before, its cgroup readable here (its init process is the one on
+    // record), so its stop slot's inspect is the only one; `restarted` (a new init process: the record's is gone) and
+    // `busy` (a proof too young to try) are inspected and sampled once, and no stop is tried on them.
+    const calls = (id: string) => proxy.since(mark).filter((p) => p.includes(id)).map((p) => p.split('?')[0]!.slice(p.indexOf(id) + id.length));
+    assert.deepEqual(calls(idle), ['/json', '/stop'], proxy.since(mark).join('\n'));
+    assert.deepEqual(calls(restarted), ['/json', '/stats'], proxy.since(mark).join('\n'));
+    assert.deepEqual(calls(busy), ['/json', '/stats'], proxy.since(mark).join('\n'));
 
     // hermes would `docker start` it again; if not, the exited rule removes it 2 x lifetime after the stop.
     const finished = await fx.finishedAt(idle);
-    const later = await runCli(['reap', '--json', ...sel, '--lifetime', '0', '--as-of', plus(finished, 121), '--no-stop-idle'], { env });
+    const later = await runCli(['reap', '--json', ...via, '--lifetime', '0', '--as-of', plus(finished, 121), '--no-stop-idle'], { env });
     assert.equal(later.code, 0, later.stderr);
     const lj = JSON.parse(later.stdout) as ReapJson;
     assert.deepEqual(lj.removed.map((e) => [e.id, e.rule]), [[idle, 'exited']]);
@@ -114,7 +133,7 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
     assert.ok(!ids.includes(idle), 'records of containers that are gone are dropped');
     assert.ok(ids.includes(busy));
     await docker(['rm', '-f', busy, withExec, restarted]);
-  });
+  }
 
   it('every switch keeps an idle sandbox running; --label needs --stop-idle', async () => {
     const id = await fx.create({ state: 'running', labels: { 'hj-idle-switch': fx.runId } });
