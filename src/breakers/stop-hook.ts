@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { FileStateStore, type StateStore } from '../adapters/state-file.js';
 import { type HookAnswer, keepGoingAnswer, stopMessageAnswer } from '../core/hook-answers.js';
-import { type Dialect, dialectOf } from '../core/hook-dialects.js';
+import { type Dialect, checkDialect, dialectOf } from '../core/hook-dialects.js';
 import { readStop } from '../core/hook-readings.js';
 import {
   DEFAULT_MAX_BLOCKS,
@@ -102,7 +102,7 @@ export interface StopHookOptions {
    * host's own cap when that is lower (Cursor 4, hermes 2; see `defaultMaxBlocks`).
    */
   maxBlocks?: number;
-  /** The dialect of the hook input. Default: recognised from each input. */
+  /** The dialect of the hook input (a name it does not know: RangeError). Default: recognised from each input. */
   dialect?: Dialect;
   /** The clock. The stop-hook's rules do not depend on time; accepted so every breaker takes the same options. */
   now?: () => Date;
@@ -266,7 +266,7 @@ export function createStopHook(options: StopHookOptions = {}): StopHook {
   const s: HookSettings = {
     store: options.store ?? new FileStateStore(options.marker ?? defaultMarkerPath(libraryHome(options))),
     maxBlocks: options.maxBlocks === undefined ? undefined : checkCount(options.maxBlocks, 'maxBlocks', 1),
-    dialect: options.dialect,
+    dialect: checkDialect(options.dialect),
   };
   const { store } = s;
   /** The cap shown without an input: as given, else the given dialect's default, else Claude-style input's. */
