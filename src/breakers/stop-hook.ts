@@ -254,6 +254,14 @@ async function disarm(store: StateStore): Promise<boolean> {
 }
 
 /**
+ * The marker file, twice (one file, one lock): the run's own writes (arm, heartbeat, disarm) are flushed to disk, a
+ * stop's count of blocks is not: a count lost to a power failure only starts again, and a hook's start-up matters.
+ */
+function markerStores(file: string): { run: StateStore; stops: StateStore } {
+  return { run: new FileStateStore(file), stops: new FileStateStore(file, { durable: false }) };
+}
+
+/**
  * Creates a stop-hook breaker.
  *
  * @example
@@ -263,12 +271,12 @@ async function disarm(store: StateStore): Promise<boolean> {
  * // output: { decision: 'block', reason: '3 items remain: continue with the next one' }
  */
 export function createStopHook(options: StopHookOptions = {}): StopHook {
+  const { run: store, stops } = options.store ? { run: options.store, stops: options.store } : markerStores(options.marker ?? defaultMarkerPath(libraryHome(options)));
   const s: HookSettings = {
-    store: options.store ?? new FileStateStore(options.marker ?? defaultMarkerPath(libraryHome(options))),
+    store: stops,
     maxBlocks: options.maxBlocks === undefined ? undefined : checkCount(options.maxBlocks, 'maxBlocks', 1),
     dialect: checkDialect(options.dialect),
   };
-  const { store } = s;
   /** The cap shown without an input: as given, else the given dialect's default, else Claude-style input's. */
   const shownMaxBlocks = s.maxBlocks ?? (s.dialect ? defaultMaxBlocks(s.dialect) : DEFAULT_MAX_BLOCKS);
   return {
