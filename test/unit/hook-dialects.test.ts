@@ -71,7 +71,9 @@ describe('hook dialects: recognition and reading of every fixture', () => {
         assert.ok(FIXTURES.some((f) => f.dialect === d && f.hook === hook), `${d} ${hook}`);
       }
     }
-    for (const f of FIXTURES) assert.ok(f.source.length > 20, `${f.dialect} ${f.name}: cite the source`);
+    // A citation names a page (https://...) or a file in a repository (owner/repo path/to/file.ext).
+    const citation = /https:\/\/[\w.-]+\/\S+|\b[\w-]+\/[\w.-]+ [\w./-]+\.(?:ts|rs|py|md|json)\b/;
+    for (const f of FIXTURES) assert.match(f.source, citation, `${f.dialect} ${f.name}: cite the source`);
   });
 
   it('recognises each fixture as its own dialect, never another one', () => {
