@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { FileStateStore, type StateStore } from '../adapters/state-file.js';
 import { type HookAnswer, keepGoingAnswer, stopMessageAnswer } from '../core/hook-answers.js';
-import { type Dialect, dialectOf } from '../core/hook-dialects.js';
+import { type Dialect, checkDialect, dialectOf } from '../core/hook-dialects.js';
 import { readStop } from '../core/hook-readings.js';
 import {
   DEFAULT_MAX_BLOCKS,
@@ -102,7 +102,7 @@ export interface StopHookOptions {
    * host's own cap when that is lower (Cursor 4, hermes 2; see `defaultMaxBlocks`).
    */
   maxBlocks?: number;
-  /** The dialect of the hook input. Default: recognised from each input. */
+  /** The dialect of the hook input (a name it does not know: RangeError). Default: recognised from each input. */
   dialect?: Dialect;
   /** The clock. The stop-hook's rules do not depend on time; accepted so every breaker takes the same options. */
   now?: () => Date;
@@ -254,6 +254,14 @@ async function disarm(store: StateStore): Promise<boolean> {
 }
 
 /**
+ * The marker file, twice (one file, one lock): the run's own writes (arm, heartbeat, disarm) are flushed to disk, a
+ * stop's count of blocks is not: a count lost to a power failure only starts again, and a hook's start-up matters.
+ */
+function markerStores(file: string): { run: StateStore; stops: StateStore } {
+  return { run: new FileStateStore(file), stops: new FileStateStore(file, { durable: false }) };
+}
+
+/**
  * Creates a stop-hook breaker.
  *
  * @example
@@ -263,12 +271,12 @@ async function disarm(store: StateStore): Promise<boolean> {
  * // output: { decision: 'block', reason: '3 items remain: continue with the next one' }
  */
 export function createStopHook(options: StopHookOptions = {}): StopHook {
+  const { run: store, stops } = options.store ? { run: options.store, stops: options.store } : markerStores(options.marker ?? defaultMarkerPath(libraryHome(options)));
   const s: HookSettings = {
-    store: options.store ?? new FileStateStore(options.marker ?? defaultMarkerPath(libraryHome(options))),
+    store: stops,
     maxBlocks: options.maxBlocks === undefined ? undefined : checkCount(options.maxBlocks, 'maxBlocks', 1),
-    dialect: options.dialect,
+    dialect: checkDialect(options.dialect),
   };
-  const { store } = s;
   /** The cap shown without an input: as given, else the given dialect's default, else Claude-style input's. */
   const shownMaxBlocks = s.maxBlocks ?? (s.dialect ? defaultMaxBlocks(s.dialect) : DEFAULT_MAX_BLOCKS);
   return {

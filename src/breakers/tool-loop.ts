@@ -6,7 +6,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { FileStateStore, MemoryStateStore, type StateStore } from '../adapters/state-file.js';
 import { type HookAnswer, denyAnswer, failingAnswer } from '../core/hook-answers.js';
-import { type Dialect, dialectOf } from '../core/hook-dialects.js';
+import { type Dialect, checkDialect, dialectOf } from '../core/hook-dialects.js';
 import { type ToolCallReading, readToolCall } from '../core/hook-readings.js';
 import {
   DEFAULT_CYCLE_THRESHOLD,
@@ -180,7 +180,7 @@ export interface ToolLoopOptions {
   threshold?: number;
   /** The call that would repeat a sequence of 2 to 4 calls the n-th time in a row is denied (an integer >= 2; default 3). */
   cycleThreshold?: number;
-  /** The dialect of the hook inputs. Default: recognised from each input. */
+  /** The dialect of the hook inputs (a name it does not know: RangeError). Default: recognised from each input. */
   dialect?: Dialect;
   /** The n-th consecutive failure of a tool is reported (an integer >= 1; default 5). */
   failureThreshold?: number;
@@ -397,7 +397,7 @@ export function createToolLoop(options: ToolLoopOptions = {}): ToolLoop {
     threshold: checkCount(options.threshold ?? DEFAULT_REPEAT_THRESHOLD, 'threshold', 2),
     cycleThreshold: checkCount(options.cycleThreshold ?? DEFAULT_CYCLE_THRESHOLD, 'cycleThreshold', 2),
     failureThreshold: checkCount(options.failureThreshold ?? DEFAULT_FAILURE_THRESHOLD, 'failureThreshold', 1),
-    dialect: options.dialect,
+    dialect: checkDialect(options.dialect),
     now: options.now ?? (() => new Date()),
     store: options.store ?? new FileToolLoopStore(options.dir ?? defaultToolLoopDir(libraryHome(options))),
   };

@@ -2,7 +2,7 @@
  * Reading a hook's input: the agent harness pipes one JSON value to the hook on stdin. Never throws: every failure
  * (a terminal, too much input, no end in time, not JSON) is a `problem` the hook turns into one warning.
  */
-import { fstatSync, read } from 'node:fs';
+import { fstatSync, read, readSync } from 'node:fs';
 import type { Context } from '../context.js';
 import { errorMessage } from '../errors.js';
 import { oneLine } from './hook-stdio.js';
@@ -72,13 +72,19 @@ export async function readHookInput(stdin: Context['stdin'], opts: ReadHookInput
  * one of those (a terminal, /dev/null): the caller then reads the stream. Never throws.
  */
 export async function readHookInputFd(fd: number, opts: ReadHookInputOptions = {}): Promise<{ payload?: unknown; problem?: string } | undefined> {
+  let isFile: boolean;
   try {
     const st = fstatSync(fd);
     if (!st.isFIFO() && !st.isSocket() && !st.isFile()) return undefined;
+    isFile = st.isFile();
   } catch {
     return undefined;
   }
   const maxBytes = opts.maxBytes ?? MAX_HOOK_INPUT_BYTES;
+  if (isFile) return readFileFd(fd, maxBytes);
+  // A pipe or socket may not have its input yet: read it off the thread pool, with a deadline. Its first use
+  // starts the pool; one thread is all a hook process uses it for (unless the environment says otherwise).
+  process.env.UV_THREADPOOL_SIZE ??= '1';
   const deadline = Date.now() + (opts.timeoutMs ?? HOOK_INPUT_TIMEOUT_MS);
   const chunks: Buffer[] = [];
   let size = 0;
@@ -110,6 +116,25 @@ export async function readHookInputFd(fd: number, opts: ReadHookInputOptions = {
     }
   } finally {
     clearTimeout(timer);
+  }
+  return parseHookJson(Buffer.concat(chunks).toString('utf8'));
+}
+
+/** A regular file on stdin (`hook < payload.json`) never blocks: it is read at once, without the thread pool. */
+function readFileFd(fd: number, maxBytes: number): { payload?: unknown; problem?: string } {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const buf = Buffer.allocUnsafe(65536);
+      const n = readSync(fd, buf, 0, buf.length, null);
+      if (n === 0) break;
+      size += n;
+      if (size > maxBytes) return { problem: `the hook input is larger than ${Math.round(maxBytes / 1048576)} MiB` };
+      chunks.push(buf.subarray(0, n));
+    }
+  } catch (err) {
+    return { problem: `cannot read stdin: ${errorMessage(err)}` };
   }
   return parseHookJson(Buffer.concat(chunks).toString('utf8'));
 }

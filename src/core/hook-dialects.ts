@@ -65,6 +65,12 @@ export function isDialect(name: unknown): name is Dialect {
   return typeof name === 'string' && (DIALECTS as readonly string[]).includes(name);
 }
 
+/** A dialect given by a library caller, checked as the thresholds are: a name it does not know is a RangeError. */
+export function checkDialect(name: unknown): Dialect | undefined {
+  if (name === undefined || isDialect(name)) return name;
+  throw new RangeError(`dialect must be one of ${DIALECTS.join(', ')}, got '${String(name)}'`);
+}
+
 /**
  * The dialect an input is written in, from its event name's spelling and its field names; undefined when no
  * dialect explains it (an event name none of them uses). An input with no event name is Copilot's when it has

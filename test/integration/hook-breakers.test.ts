@@ -3,11 +3,12 @@
  * (`node bin/hermes-janitor.js`, built by `npm run build`) in a temporary HERMES_HOME.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FIXTURES, type HookFixture } from '../fixtures/hook-dialects/index.js';
-import { REPO, assertUsageError, runCli, tempDir } from '../helpers/cli.js';
+import { BIN, REPO, assertUsageError, runCli, tempDir } from '../helpers/cli.js';
 
 const tmp = tempDir('hj-hooks-');
 let n = 0;
@@ -461,5 +462,35 @@ describe('hook dialects (built CLI)', () => {
     const json = await runCli(['tool-loop', 'post', '--failure-threshold', '1', '--json'], { env, input: JSON.stringify(f.input) });
     assert.equal(json.code, 0, '--json describes the decision instead of answering');
     assert.deepEqual(JSON.parse(json.stdout).exit, { code: 2, stderr: 'bash failed 1 times in a row; change strategy' });
+  });
+});
+
+describe('hook input on every kind of stdin (built CLI)', () => {
+  /** Runs `tool-loop pre --threshold 2` twice with stdin from `open()` (the second call is denied). */
+  function twice(open: () => number, env: Record<string, string>): string[] {
+    return [0, 1].map(() => {
+      const fd = open();
+      try {
+        const r = spawnSync(process.execPath, [BIN, 'tool-loop', 'pre', '--threshold', '2'], { stdio: [fd, 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
+        assert.deepEqual([r.status, r.stderr], [0, '']);
+        return r.stdout;
+      } finally {
+        closeSync(fd);
+      }
+    });
+  }
+
+  it('reads a regular file (hook < payload.json), a pipe (Codex, hermes) and a socket (Node.js harnesses) alike', async () => {
+    const payload = prePayload();
+    const file = path.join(tmp.dir, 'payload.json');
+    writeFileSync(file, payload);
+    assert.deepEqual(twice(() => openSync(file, 'r'), freshHome().env), ['', DENY('Bash', 2)], 'a regular file');
+    // A pipe whose writer sends the input in two parts, a moment apart, then closes it.
+    const piped = (env: Record<string, string>) =>
+      spawnSync('sh', ['-c', `{ printf '%s' "$1"; sleep 0.2; printf '%s' "$2"; } | "$0" "$3" tool-loop pre --threshold 2`, process.execPath, payload.slice(0, 20), payload.slice(20), BIN], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
+    const { env } = freshHome();
+    assert.deepEqual([piped(env).stdout, piped(env).stdout], ['', DENY('Bash', 2)], 'a pipe');
+    const socket = freshHome().env; // runCli's stdin is a socket pair, as every Node.js parent gives
+    assert.deepEqual([(await runCli(['tool-loop', 'pre', '--threshold', '2'], { env: socket, input: payload })).stdout, (await runCli(['tool-loop', 'pre', '--threshold', '2'], { env: socket, input: payload })).stdout], ['', DENY('Bash', 2)]);
   });
 });

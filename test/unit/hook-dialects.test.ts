@@ -7,6 +7,9 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { after, describe, it } from 'node:test';
+import { MemoryStateStore } from '../../src/adapters/state-file.js';
+import { createStopHook } from '../../src/breakers/stop-hook.js';
+import { MemoryToolLoopStore, createToolLoop } from '../../src/breakers/tool-loop.js';
 import { main } from '../../src/cli/main.js';
 import type { Context } from '../../src/context.js';
 import { DIALECTS, DIALECT_EVENTS, type Dialect, recognizeDialect } from '../../src/core/hook-dialects.js';
@@ -68,7 +71,9 @@ describe('hook dialects: recognition and reading of every fixture', () => {
         assert.ok(FIXTURES.some((f) => f.dialect === d && f.hook === hook), `${d} ${hook}`);
       }
     }
-    for (const f of FIXTURES) assert.ok(f.source.length > 20, `${f.dialect} ${f.name}: cite the source`);
+    // A citation names a page (https://...) or a file in a repository (owner/repo path/to/file.ext).
+    const citation = /https:\/\/[\w.-]+\/\S+|\b[\w-]+\/[\w.-]+ [\w./-]+\.(?:ts|rs|py|md|json)\b/;
+    for (const f of FIXTURES) assert.match(f.source, citation, `${f.dialect} ${f.name}: cite the source`);
   });
 
   it('recognises each fixture as its own dialect, never another one', () => {
@@ -222,5 +227,51 @@ describe('hook dialects: input no dialect explains, and each host cap', () => {
     assert.equal(r.code, 2);
     assert.equal(r.stdout, '');
     assert.match(r.stderr, /^hermes-janitor: .*--dialect must be one of claude, codex, gemini, qwen, copilot, cursor, hermes, got 'vim'[^\n]*\n$/);
+  });
+});
+
+describe('hook dialects: the library forms (createToolLoop, createStopHook)', () => {
+  const fixture = (dialect: Dialect, event: string) => FIXTURES.find((f) => f.dialect === dialect && f.reading.event === event)!;
+
+  it('createToolLoop({ dialect }) reads every input in that dialect and answers in its shape', async () => {
+    const loop = createToolLoop({ store: new MemoryToolLoopStore(), threshold: 2, failureThreshold: 1, dialect: 'gemini' });
+    const before = fixture('gemini', 'BeforeTool');
+    assert.equal((await loop.pre(before.input)).action, 'allow');
+    const denied = await loop.pre(before.input);
+    assert.deepEqual([denied.action, denied.dialect, denied.output], ['deny', 'gemini', { decision: 'deny', reason: repeatReason('run_shell_command', 2) }]);
+    // A Claude Code input is not read as Gemini's: let through with one warning.
+    const claude = await loop.pre(fixture('claude', 'PreToolUse').input);
+    assert.equal(claude.action, 'allow');
+    assert.equal(claude.output, undefined);
+    assert.deepEqual(claude.warnings, ['the hook input\'s event "PreToolUse" is not a gemini hook event (check --dialect); the call is not counted']);
+  });
+
+  it('createToolLoop() without a dialect recognises each input, and gives exit 2 where that is the only answer', async () => {
+    const loop = createToolLoop({ store: new MemoryToolLoopStore(), threshold: 2, failureThreshold: 1 });
+    const pre = fixture('copilot', 'preToolUse');
+    await loop.pre(pre.input);
+    const denied = await loop.pre(pre.input);
+    assert.deepEqual([denied.dialect, denied.output], ['copilot', { permissionDecision: 'deny', permissionDecisionReason: repeatReason('bash', 2) }]);
+    const failed = await loop.post(fixture('copilot', 'postToolUseFailure').input);
+    assert.deepEqual([failed.action, failed.output, failed.exit], ['block', undefined, { code: 2, stderr: failureReason('bash', 1) }]);
+  });
+
+  it('createStopHook({ dialect }) uses its cap and answers in its shape', async () => {
+    const hook = createStopHook({ store: new MemoryStateStore(), dialect: 'cursor' });
+    assert.equal(hook.maxBlocks, 4, "one below Cursor's 5 follow-ups");
+    await hook.arm({ remaining: 2 });
+    const held = await hook.decide(fixture('cursor', 'stop').input);
+    assert.deepEqual([held.action, held.dialect, held.output], ['block', 'cursor', { followup_message: blockReason(2) }]);
+    const other = await hook.decide(fixture('claude', 'Stop').input);
+    assert.equal(other.action, 'allow');
+    assert.deepEqual(other.warnings, ['the hook input\'s event "Stop" is not a cursor hook event (check --dialect); allowing the stop']);
+  });
+
+  it('rejects a dialect it does not know, as it rejects a bad threshold', () => {
+    assert.throws(() => createToolLoop({ store: new MemoryToolLoopStore(), dialect: 'vim' as Dialect }), {
+      name: 'RangeError',
+      message: "dialect must be one of claude, codex, gemini, qwen, copilot, cursor, hermes, got 'vim'",
+    });
+    assert.throws(() => createStopHook({ store: new MemoryStateStore(), dialect: 'vim' as Dialect }), RangeError);
   });
 });

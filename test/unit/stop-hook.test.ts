@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import fs, { existsSync, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { FileStateStore, MemoryStateStore, type StateStore } from '../../src/adapters/state-file.js';
@@ -240,6 +240,20 @@ describe('stop-hook breaker (in process)', () => {
     await hook.decide({ session_id: 's' });
     assert.equal(JSON.parse(readFileSync(file, 'utf8')).mine, 'x');
     assert.equal(JSON.parse(readFileSync(file, 'utf8')).blocks, 1);
+  });
+
+  it("flushes the run's own writes to disk (arm, heartbeat), not a stop's count of blocks", async (t) => {
+    const home = path.join(tmp.dir, 'durable');
+    const hook = createStopHook({ home, env: {} });
+    const fsyncs = t.mock.method(fs, 'fsyncSync');
+    await hook.arm({ remaining: 2 });
+    assert.equal(fsyncs.mock.callCount(), 1, 'arm');
+    assert.equal((await hook.decide({ session_id: 's', stop_hook_active: true })).action, 'block');
+    assert.equal((await hook.decide({ session_id: 's', stop_hook_active: true })).action, 'block');
+    assert.equal(fsyncs.mock.callCount(), 1, 'the stops are written (blocks 2), not flushed');
+    assert.equal(JSON.parse(readFileSync(defaultMarkerPath(home), 'utf8')).blocks, 2);
+    await hook.heartbeat({ remaining: 1 });
+    assert.equal(fsyncs.mock.callCount(), 2, 'heartbeat');
   });
 
   it('counts every one of concurrent stops (serialised read-modify-write)', async () => {
