@@ -2,7 +2,7 @@
  * `watch` at scale against the engine simulator: 100k tracked containers (HJ_WATCH_SCALE_N to change) with random
  * deadlines, all removed, in deadline order, never early, and the watch process's peak RSS under 256 MB (the goal).
  * The peak is set by garbage the deadline batches promote between full collections, not by live data: `watch`
- * caps the old generation's growth between them (src/watch/heap.ts); five runs peaked at 136-140 MB.
+ * caps the old generation's growth between them (src/cli/heap.ts); five runs peaked at 136-140 MB.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

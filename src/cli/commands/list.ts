@@ -1,3 +1,4 @@
+import { limitHeapGrowth } from '../heap.js';
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { ExitCode } from '../../errors.js';
@@ -21,6 +22,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const targets = resolveTargets(command, opts, ctx);
       const policy = await resolvePolicy(opts, ctx, await loadHomeConfig(targets.home), targets);
       const signal = timeoutSignal(opts);
+      limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
       await discoverTargets(targets, opts, ctx);
       const engines = await connectEngines(targets.endpoints);
       const human = !opts.json && opts.logFormat === 'text';

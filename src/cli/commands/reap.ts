@@ -1,3 +1,4 @@
+import { limitHeapGrowth } from '../heap.js';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -207,6 +208,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     opts, ctx, targets, plan, policy, keepVolumes, dryRun: Boolean(opts.dryRun), signal: timeoutSignal(opts), reporter, sandboxDirs,
   };
   record.attempted = true;
+  limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
   await discoverTargets(targets, opts, ctx);
 
   // One reap per home and engine at a time (dry runs take no lock).

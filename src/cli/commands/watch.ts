@@ -57,7 +57,7 @@ interface WatchRun {
 async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Promise<number> {
   if (opts.json) throw new UsageError('watch streams its output: use --log-format json for NDJSON instead of --json');
   if (opts.asOf) throw new UsageError('--as-of does not apply to watch: it judges ages as of each moment it acts');
-  (await import('../../watch/heap.js')).limitHeapGrowth();
+  (await import('../heap.js')).limitHeapGrowth();
   const reporter = await chooseReporter(ctx, opts);
   const targets = resolveTargets(command, opts, ctx);
   const config = await loadHomeConfig(targets.home);
