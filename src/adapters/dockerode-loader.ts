@@ -3,9 +3,10 @@
  * Docker object for one endpoint without letting docker-modem read the process environment.
  *
  * dockerode loads, as it starts, its BuildKit session module (gRPC, proto-loader, protobufjs), the tar and
- * .dockerignore stacks of its image builds, and (through docker-modem) ssh2 for `ssh://` engines. Measured here
- * with `node -e` and `process.hrtime` (NODE_EXTRA_CA_CERTS unset): `require('dockerode')` 94-133 ms and 230
- * modules; with those parts deferred, 21-25 ms and 43 modules (docker-modem alone, which loads ssh2: 43 ms).
+ * .dockerignore stacks of its image builds, and (through docker-modem) ssh2 for `ssh://` engines and
+ * readable-stream for attached stdin. Measured here with `node -e` and `process.hrtime` (NODE_EXTRA_CA_CERTS unset):
+ * `require('dockerode')` 94-133 ms and 230 modules whole; with those parts deferred, 16.5-18.0 ms and 27 modules
+ * (docker-modem alone, which loads ssh2 and readable-stream: 43 ms).
  * Each deferred module is a stand-in in the require cache that loads the real one the first time it is used
  * (called, constructed or read), so an `ssh://` engine or an image build still works, and pays for it then.
  */
@@ -30,8 +31,12 @@ const DEFERRED_FROM_DOCKERODE: Deferred[] = [
   { id: 'tar-fs' }, // image build contexts (lib/util.js)
   { id: '@balena/dockerignore' }, // image build contexts (lib/util.js)
 ];
-/** docker-modem's ssh transport (lib/ssh.js) reads `require('ssh2').Client` as it loads: `ssh://` engines only. */
-const DEFERRED_FROM_MODEM: Deferred[] = [{ id: 'ssh2', members: ['Client'] }];
+/**
+ * docker-modem's own: its ssh transport (lib/ssh.js) reads `require('ssh2').Client` as it loads (`ssh://` engines
+ * only); its duplex stream for attached stdin (lib/http_duplex.js, with readable-stream: about 8 ms) serves
+ * `attach`/`exec` with stdin, which the janitor never opens.
+ */
+const DEFERRED_FROM_MODEM: Deferred[] = [{ id: 'ssh2', members: ['Client'] }, { id: './http_duplex.js' }];
 
 type DockerCtor = typeof Dockerode;
 type ModemCtor = typeof Modem;
@@ -45,7 +50,8 @@ export function loadDockerode(): Promise<{ Docker: DockerCtor; Modem: ModemCtor 
     const fromModem = createRequire(fromDockerode.resolve('docker-modem'));
     for (const d of DEFERRED_FROM_DOCKERODE) defer(fromDockerode, fromDockerode.resolve(d.id), d.members);
     for (const d of DEFERRED_FROM_MODEM) defer(fromModem, fromModem.resolve(d.id), d.members);
-    const Docker = (await import('dockerode')).default as DockerCtor;
+    // Required, not imported: an ESM import of a CommonJS module first scans its source for export names.
+    const Docker = createRequire(import.meta.url)('dockerode') as DockerCtor;
     // dockerode's own docker-modem (one copy in the tree; its Docker constructor takes a modem made from it).
     const Modem = fromDockerode('docker-modem') as ModemCtor;
     return { Docker, Modem };

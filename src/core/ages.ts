@@ -5,17 +5,23 @@
  * in the `list` table, the `reap` and `watch` lines and `status`: 30 days before 31 March is "30 days ago" (1 March
  * to 31 March is not a calendar month), 60 days after a late-November finish is "1 month ago".
  *
- * Pure: the caller gives both instants. luxon (~6 ms to load here) is loaded with this module, which only the
- * human outputs import (the JSON outputs carry seconds and RFC 3339 instants).
+ * Pure: the caller gives both instants. luxon (about 6 ms to load here) is loaded on the first age said, not with
+ * this module: a `reap --quiet` or a `list --json` says none (the JSON outputs carry seconds and RFC 3339 instants).
  */
-import { DateTime, Duration, type ToRelativeUnit } from 'luxon';
+import { createRequire } from 'node:module';
+import type * as Luxon from 'luxon';
+import type { ToRelativeUnit } from 'luxon';
+
+let luxon: typeof Luxon | undefined;
+/** luxon, loaded (synchronously, its CommonJS build) on first use. */
+const lib = (): typeof Luxon => (luxon ??= createRequire(import.meta.url)('luxon') as typeof Luxon);
 
 /** The units an age is said in, largest first: luxon's own for `toRelative`. */
 const AGE_UNITS: ToRelativeUnit[] = ['years', 'months', 'days', 'hours', 'minutes', 'seconds'];
 /** How long a task directory sat unchanged: in days at most (its removal is decided in days). */
 export const UP_TO_DAYS: ToRelativeUnit[] = ['days', 'hours', 'minutes', 'seconds'];
 
-const utc = (ms: number) => DateTime.fromMillis(ms, { zone: 'utc' });
+const utc = (ms: number) => lib().DateTime.fromMillis(ms, { zone: 'utc' });
 
 /**
  * "3 hours ago" for an instant before `asOf` (luxon's `toRelative`: the largest of `units` with at least one, by
@@ -47,7 +53,7 @@ export function span(sinceMs: number, asOf: Date, units: ToRelativeUnit[] = AGE_
       break;
     }
   }
-  return Duration.fromObject({ [unit]: n }, { locale: 'en' }).toHuman({ unitDisplay: 'long' });
+  return lib().Duration.fromObject({ [unit]: n }, { locale: 'en' }).toHuman({ unitDisplay: 'long' });
 }
 
 /** `ago` for an age in seconds as of `asOf` (the instant `asOf - seconds`). */

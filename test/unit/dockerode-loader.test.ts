@@ -76,7 +76,7 @@ describe('dockerode: the Docker object for an endpoint', () => {
     assert.deepEqual(JSON.parse(res.stdout), { socketPath: '/run/nowhere.sock', host: null, protocol: 'http', ca: null });
   });
 
-  it('BuildKit (gRPC, protobuf), the tar stack and ssh2 stay unloaded until used; ssh2 then loads and works', () => {
+  it('BuildKit (gRPC, protobuf), the tar stack, readable-stream and ssh2 stay unloaded until used; ssh2 then loads and works', () => {
     const script = `
       import { createRequire } from 'node:module';
       import { types } from 'node:util';
@@ -85,7 +85,7 @@ describe('dockerode: the Docker object for an endpoint', () => {
       // A package counts as loaded when one of its files is in the require cache with real exports (a stand-in's
       // exports are a proxy, told apart without touching it).
       const loaded = () => Object.entries(req.cache)
-        .filter(([f, m]) => /node_modules\\/(@grpc|protobufjs|tar-fs|ssh2|@balena)\\//.test(f) && !types.isProxy(m.exports))
+        .filter(([f, m]) => /node_modules\\/(@grpc|protobufjs|tar-fs|ssh2|@balena|readable-stream)\\//.test(f) && !types.isProxy(m.exports))
         .map(([f]) => f.match(/node_modules\\/((@[^/]+\\/)?[^/]+)\\//)[1]);
       const d = await dockerFor({ host: 'unix:///run/nowhere.sock', socketPath: '/run/nowhere.sock' });
       const before = [...new Set(loaded())].sort();
