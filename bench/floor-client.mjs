@@ -37,3 +37,4 @@ await Promise.all(
     }
   }),
 );
+agent.destroy(); // keep-alive sockets would otherwise hold the process open until the engine closes them
