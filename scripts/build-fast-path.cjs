@@ -26,6 +26,15 @@ const result = esbuild.buildSync({
 });
 let code = result.outputFiles[0].text;
 
+// bin/ hands the bundle its own `require`, which resolves a relative or package path from bin/, not from dist/:
+// exact only while the bundle requires nothing but Node.js built-ins.
+const requires = code.match(/\brequire\("[^"]*"\)/g) ?? [];
+const notBuiltin = requires.filter((r) => !/^require\("node:[a-z_/]+"\)$/.test(r));
+if (requires.length === 0 || notBuiltin.length > 0) {
+  process.stderr.write(`build-fast-path: the bundle may require only node: built-ins, found ${[...new Set(notBuiltin)].join(', ') || 'no require at all'}\n`);
+  process.exit(1);
+}
+
 // Every call must be a built-in in node mode (`__toESM(require("node:x"), 1)`): only then is the cheap form exact.
 const calls = code.match(/__toESM\([^)]*\)(, 1)?\)?/g) ?? [];
 const helper = /^var __toESM = \(mod, isNodeMode, target\) => \(target = [\s\S]*?\n\)\);\n/m;

@@ -10,7 +10,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { Readable } = require('node:stream');
-const { loadFastPath, CACHE } = require('../bin/fast-path-loader.cjs');
+const { loadFastPath, CACHE } = require('../bin/hermes-janitor.js');
 
 const call = { session_id: 's', tool_name: 'Bash', tool_input: { command: 'make' }, tool_use_id: 't' };
 

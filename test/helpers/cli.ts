@@ -82,7 +82,7 @@ export function fastPathOnly(): { bin: string; cleanup: () => void } {
   const t = tempDir('hj-fast-only-');
   mkdirSync(path.join(t.dir, 'bin'));
   mkdirSync(path.join(t.dir, 'dist'));
-  for (const f of ['bin/hermes-janitor.js', 'bin/package.json', 'bin/fast-path-loader.cjs', 'dist/fast-path.cjs', 'dist/fast-path.cjs.cache']) {
+  for (const f of ['bin/hermes-janitor.js', 'bin/package.json', 'dist/fast-path.cjs', 'dist/fast-path.cjs.cache']) {
     copyFileSync(path.join(REPO, f), path.join(t.dir, f));
   }
   return { bin: path.join(t.dir, 'bin', 'hermes-janitor.js'), cleanup: t.cleanup };

@@ -380,7 +380,7 @@ describe('tool-loop (built CLI)', () => {
 
 describe('start-up (built CLI)', () => {
   it("loads the bundle with V8's code cache the build made for it (not rejected by this Node.js)", async () => {
-    const { loadFastPath } = (await import(path.join(REPO, 'bin', 'fast-path-loader.cjs'))) as { loadFastPath: () => { script: { cachedDataRejected?: boolean }; exports: Record<string, unknown> } };
+    const { loadFastPath } = (await import(path.join(REPO, 'bin', 'hermes-janitor.js'))) as { loadFastPath: () => { script: { cachedDataRejected?: boolean }; exports: Record<string, unknown> } };
     const { script, exports } = loadFastPath();
     assert.equal(script.cachedDataRejected, false);
     assert.equal(typeof exports.runFastPath, 'function');
