@@ -47,12 +47,21 @@ export function processStartTime(pid: number): string | null {
   return stat === null ? null : parseStatStartTime(stat);
 }
 
+/**
+ * This host's name, as `os.hostname()` gives it (the UTS namespace's node name): from procfs where there is one, which
+ * spares a hook loading node:os; else from node:os.
+ */
+export function hostName(): string {
+  const name = readSmall('/proc/sys/kernel/hostname');
+  return name !== null && name.endsWith('\n') ? name.slice(0, -1) : os.hostname();
+}
+
 let self: ProcessIdentity | undefined;
 
 /** This process's identity (computed once). */
 export function selfIdentity(): ProcessIdentity {
   if (self) return self;
-  const id: ProcessIdentity = { pid: process.pid, host: os.hostname() };
+  const id: ProcessIdentity = { pid: process.pid, host: hostName() };
   const start = processStartTime(process.pid);
   if (start) id.startTime = start;
   const boot = readSmall('/proc/sys/kernel/random/boot_id')?.trim();
