@@ -14,6 +14,21 @@ const { loadFastPath, CACHE } = require('../bin/hermes-janitor.js');
 
 const call = { session_id: 's', tool_name: 'Bash', tool_input: { command: 'make' }, tool_use_id: 't' };
 
+/**
+ * The stdin above is a socket (what Node.js harnesses give); Codex, hermes and shells give a pipe, read another way:
+ * warmed on a named pipe (no mkfifo, no harm: that path compiles as usual).
+ */
+async function warmPipe(fast, home) {
+  const fifo = path.join(home, 'stdin.fifo');
+  if (spawnSync('mkfifo', [fifo]).status !== 0) return;
+  const reader = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  const writer = fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+  fs.writeSync(writer, JSON.stringify({ ...call, hook_event_name: 'PreToolUse' }));
+  fs.closeSync(writer);
+  await fast.readHookInputFd(reader);
+  fs.closeSync(reader);
+}
+
 /** The child: warms the bundle through the process path and in process, then writes the cache. */
 async function warm(home) {
   const { exports: fast, script } = loadFastPath(true);
@@ -28,6 +43,7 @@ async function warm(home) {
     now: () => new Date(),
   });
   await fast.runFastPath(['tool-loop', 'pre']); // this process's own stdin, stdout and stderr, as bin/ runs it
+  await warmPipe(fast, home);
   for (let i = 0; i < 3; i++) await fast.runFastPath(['tool-loop', 'pre'], context({ ...call, hook_event_name: 'PreToolUse' }));
   await fast.runFastPath(['tool-loop', 'post'], context({ ...call, hook_event_name: 'PostToolUseFailure', error: 'x' }));
   fs.mkdirSync(path.join(home, 'stop-hook'));

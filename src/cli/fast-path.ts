@@ -8,6 +8,9 @@
 import { type Context, processContext } from '../context.js';
 import { runHookFastPath } from './hook-fast-path.js';
 import { rawStdioContext } from './hook-stdio.js';
+
+/** For the build's code-cache warm-up (scripts/fast-path-cache.cjs): the reading of a pipe, as a hook's stdin. */
+export { readHookInputFd } from './read-hook-input.js';
 import { oncePerFastPath } from './once-per-fast-path.js';
 
 const HOOKS = new Set(['stop-hook', 'tool-loop']);
