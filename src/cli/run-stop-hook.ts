@@ -6,6 +6,7 @@ import type { Context } from '../context.js';
 import type { Dialect } from '../core/hook-dialects.js';
 import { ENV_MAX_STOP_BLOCKS } from '../defaults.js';
 import { ExitCode, errorMessage } from '../errors.js';
+import { type Runners, get } from './hook-fast-path.js';
 import { hookWarn, writeLine } from './hook-stdio.js';
 import { parseWholeNumber } from '../core/parse-args.js';
 import { COUNT_FLAG_MIN } from './hook-options.js';
@@ -70,3 +71,9 @@ export async function runStopHook(ctx: Context, run: StopHookRun): Promise<numbe
   }
   return ExitCode.OK;
 }
+
+/** The fast path's runner of `stop-hook` (see hook-fast-path.ts). */
+export const STOP_HOOK_RUNNERS: Runners = {
+  'stop-hook': (ctx, home, o, stdinFd) =>
+    runStopHook(ctx, { home, marker: get(o, '--marker'), maxBlocks: get(o, '--max-blocks'), dialect: get(o, '--dialect'), json: o.has('--json'), stdinFd }),
+};

@@ -6,6 +6,7 @@
 import type { Context } from '../context.js';
 import type { Dialect } from '../core/hook-dialects.js';
 import { ExitCode, errorMessage } from '../errors.js';
+import { type Runners, get } from './hook-fast-path.js';
 import { hookWarn, writeLine } from './hook-stdio.js';
 import { readInput } from './read-hook-input.js';
 
@@ -75,3 +76,19 @@ export async function runToolLoopHook(ctx: Context, run: ToolLoopRun): Promise<n
   }
   return ExitCode.OK;
 }
+
+/** The fast path's runners of `tool-loop pre` and `tool-loop post` (see hook-fast-path.ts). */
+export const TOOL_LOOP_RUNNERS: Runners = {
+  'tool-loop pre': (ctx, home, o, stdinFd) =>
+    runToolLoopHook(ctx, {
+      event: 'pre',
+      home,
+      threshold: get(o, '--threshold'),
+      cycleThreshold: get(o, '--cycle-threshold'),
+      dialect: get(o, '--dialect'),
+      json: o.has('--json'),
+      stdinFd,
+    }),
+  'tool-loop post': (ctx, home, o, stdinFd) =>
+    runToolLoopHook(ctx, { event: 'post', home, failureThreshold: get(o, '--failure-threshold'), dialect: get(o, '--dialect'), json: o.has('--json'), stdinFd }),
+};
