@@ -27,11 +27,24 @@ export type Liveness = 'alive' | 'dead' | 'unknown';
 export function parseStatStartTime(line: string): string | null {
   const end = line.lastIndexOf(')');
   if (end < 0) return null;
-  // After ") " come field 3 (state), 4, 5, ...: field 22 is the 20th of them.
-  const fields = line.slice(end + 1).trim().split(/\s+/);
-  const v = fields[19];
-  return v !== undefined && /^\d+$/.test(v) ? v : null;
+  // After ") " come field 3 (state), 4, 5, ...: field 22 is the 20th of them. Counted by hand, not with a regular
+  // expression: a lock takes this on every hook call, and a fresh process compiles each expression it uses.
+  let at = end + 1;
+  for (let field = 3; ; field++) {
+    while (at < line.length && isBlank(line.charCodeAt(at))) at++;
+    const from = at;
+    while (at < line.length && !isBlank(line.charCodeAt(at))) at++;
+    if (from === at) return null;
+    if (field === 22) return isDigits(line, from, at) ? line.slice(from, at) : null;
+  }
 }
+
+/** Space, tab, line feed, vertical tab, form feed, carriage return. */
+const isBlank = (c: number) => c === 32 || (c >= 9 && c <= 13);
+const isDigits = (s: string, from: number, to: number) => {
+  for (let i = from; i < to; i++) if (s.charCodeAt(i) < 48 || s.charCodeAt(i) > 57) return false;
+  return true;
+};
 
 function readSmall(file: string): string | null {
   try {

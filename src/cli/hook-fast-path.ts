@@ -4,7 +4,7 @@
  * Anything else returns undefined, having read nothing, and commander handles it with its usual messages.
  */
 import { type Context, processContext } from '../context.js';
-import { resolveHermesHome } from '../core/hermes-home.js';
+import { resolveHomeDir } from '../core/hermes-home.js';
 import { GLOBAL_OPTIONS } from './global-options.js';
 import { HOOK_FORMS, type HookFormName } from './hook-options.js';
 import { rawStdioContext } from './hook-stdio.js';
@@ -34,7 +34,7 @@ export async function runHookFastPath(argv: readonly string[], ctx: Context, run
   let home: string;
   try {
     const g = parsed.globals;
-    home = resolveHermesHome({ home: g.get('--home') as string | undefined, profile: g.get('--profile') as string | undefined, env: ctx.env, homedir: ctx.homedir, cwd: ctx.cwd }).home;
+    home = resolveHomeDir({ home: g.get('--home') as string | undefined, profile: g.get('--profile') as string | undefined, env: ctx.env, homedir: ctx.homedir, cwd: ctx.cwd });
   } catch {
     return undefined; // a bad profile: commander reports it
   }

@@ -10,6 +10,7 @@ import { after, describe, it } from 'node:test';
 import { hostName } from '../../src/adapters/process-identity.js';
 import { FileStateStore } from '../../src/adapters/state-file.js';
 import { userHome } from '../../src/context.js';
+import { resolveHermesHome, resolveHomeDir } from '../../src/core/hermes-home.js';
 import { isoTime } from '../../src/util/iso-time.js';
 import { tempDir } from '../helpers/cli.js';
 
@@ -34,6 +35,19 @@ describe('hook start-up helpers', () => {
       assert.equal(userHome({ HOME: '/somewhere/else' }), '/somewhere/else');
       assert.equal(userHome({ HOME: '' }), '');
     }
+  });
+
+  it('resolveHomeDir is resolveHermesHome(...).home for every way of naming a home', () => {
+    const homedir = '/home/u';
+    for (const home of [undefined, '', '~', '~/h', 'rel/h', '/abs/h', '/home/u/.hermes/profiles/x']) {
+      for (const envHome of [undefined, '', '~/e', 'rel/e', '/abs/e']) {
+        for (const profile of [undefined, 'default', 'work']) {
+          const inputs = { home, profile, env: { HERMES_HOME: envHome }, homedir, cwd: '/cwd' };
+          assert.equal(resolveHomeDir(inputs), resolveHermesHome(inputs).home, JSON.stringify(inputs));
+        }
+      }
+    }
+    assert.throws(() => resolveHomeDir({ profile: 'Bad Name', env: {}, homedir }), /invalid profile/);
   });
 
   it("a state file's update sets no timer while it holds the lock, and makes a missing directory (mode 0700)", async () => {
