@@ -1,24 +1,81 @@
 #!/usr/bin/env node
 'use strict';
 // Thin entry. CommonJS on purpose (bin/package.json): hooks run on every tool call and shell start-up files on
-// every prompt, and a CommonJS entry plus one bundled file (dist/fast-path.cjs, loaded with its V8 code cache by
-// fast-path-loader.cjs) starts much faster than the ES module graph. When no fast path applies, the CLI proper
-// (dist/cli/main.js) runs and decides the exit code.
-const argv = process.argv.slice(2);
+// every prompt, and a CommonJS entry plus one bundled file (dist/*.cjs, loaded here with its V8 code cache) starts
+// much faster than the ES module graph. When no fast path applies, the CLI proper (dist/cli/main.js) runs and
+// decides the exit code.
+//
+// The loader lives in this file, not in a module of its own: every file Node.js resolves and compiles costs a hook's
+// start-up, and so does node:module. A bundle is handed this file's `require`, which is exact because it requires
+// nothing but Node.js built-ins (scripts/build-fast-path.cjs fails the build otherwise).
+const fs = require('node:fs');
+const vm = require('node:vm');
+
+const DIST = `${__dirname}/../dist`; // not path.join: its first call alone costs a hook 0.05 ms
+/**
+ * The bundles (scripts/build-fast-path.cjs): `fast-path` runs every fast path; a hook's own bundle runs only that
+ * hook (and answers undefined, having read nothing, to anything else), at a smaller cost to load.
+ */
+const BUNDLES = ['fast-path', 'fast-path-tool-loop', 'fast-path-stop-hook'];
+
+/**
+ * Loads dist/<name>.cjs as require() would (the same wrapper), but with V8's code cache for it
+ * (dist/<name>.cjs.cache, which the build makes after running the hooks once): compiling a bundle is a large part of
+ * a hook's start-up cost. A cache made by another Node.js version is rejected by V8 and the bundle is compiled as
+ * usual. Returns the bundle's exports and its script (for `createCachedData`); `fresh` ignores the cache.
+ */
+function loadFastPath(name = 'fast-path', fresh = false) {
+  const file = `${DIST}/${name}.cjs`;
+  const source = fs.readFileSync(file, 'utf8');
+  let cachedData;
+  if (!fresh) {
+    try {
+      cachedData = fs.readFileSync(`${file}.cache`);
+    } catch {
+      /* no cache: compile */
+    }
+  }
+  const wrapped = `(function (exports, require, module, __filename, __dirname) { ${source}\n});`;
+  const script = new vm.Script(wrapped, { filename: file, cachedData });
+  const bundle = { exports: {}, id: file, filename: file };
+  script.runInThisContext()(bundle.exports, require, bundle, file, DIST);
+  return { exports: bundle.exports, script };
+}
 
 function missingBuild(err) {
   process.stderr.write(`hermes-janitor: cannot load the built CLI (${(err && (err.code || err.message)) || err}); run 'npm run build' first\n`);
   process.exit(1);
 }
 
-(async () => {
-  let fast;
-  try {
-    fast = require('./fast-path-loader.cjs').loadFastPath().exports;
-  } catch (err) {
-    missingBuild(err);
+/**
+ * The bundles that may run a fast path for argv, in order: a hook's own first; the one of every fast path where it
+ * could do more (`reap --once-per`, or the other hook, whose word may be an option's value here). So `stop-hook arm`
+ * or `tool-loop status` loads one bundle before the CLI, as before.
+ */
+function bundlesFor(argv) {
+  const hook = argv.find((a) => a === 'tool-loop' || a === 'stop-hook');
+  if (!hook) return ['fast-path'];
+  const other = hook === 'tool-loop' ? 'stop-hook' : 'tool-loop';
+  return argv.includes('reap') || argv.includes(other) ? [`fast-path-${hook}`, 'fast-path'] : [`fast-path-${hook}`];
+}
+
+/** A fast path's exit code, or undefined. */
+async function fastPath(argv) {
+  for (const name of bundlesFor(argv)) {
+    let fast;
+    try {
+      fast = loadFastPath(name).exports;
+    } catch (err) {
+      missingBuild(err);
+    }
+    const code = await fast.runFastPath(argv);
+    if (code !== undefined) return code;
   }
-  const quick = await fast.runFastPath(argv);
+  return undefined;
+}
+
+async function run(argv) {
+  const quick = await fastPath(argv);
   if (quick !== undefined) process.exit(quick);
   let main;
   try {
@@ -27,4 +84,7 @@ function missingBuild(err) {
     missingBuild(err);
   }
   process.exit(await main(argv, undefined, { fastPathTried: true }));
-})();
+}
+
+if (require.main === module) run(process.argv.slice(2));
+else module.exports = { loadFastPath, BUNDLES, DIST };

@@ -1,6 +1,8 @@
 'use strict';
-// Build step: bundles src/cli/fast-path.ts (the hooks' and shell start-up's fast paths) into one CommonJS file,
-// dist/fast-path.cjs, which bin/ loads first (with the V8 code cache scripts/fast-path-cache.cjs makes for it).
+// Build step: bundles the start-up fast paths into CommonJS files that bin/ loads first (each with the V8 code cache
+// scripts/fast-path-cache.cjs makes for it): src/cli/fast-path.ts (every fast path: the hooks and shell start-up's
+// `reap --once-per`) as dist/fast-path.cjs, and each hook's own as dist/fast-path-tool-loop.cjs and
+// dist/fast-path-stop-hook.cjs (a hook's start-up reads and deserialises only its own code; bin/ picks the bundle).
 //
 // One change to esbuild's output: its `__toESM` helper, which every default import of a Node.js built-in goes
 // through (`import fs from 'node:fs'`), copies each of the module's properties onto a new object as a getter; for
@@ -13,34 +15,57 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const ROOT = path.join(__dirname, '..');
-const OUT = path.join(ROOT, 'dist', 'fast-path.cjs');
+/** Entry (src/cli) and bundle (dist) names; bin/hermes-janitor.js knows the same list. */
+const BUNDLES = ['fast-path', 'fast-path-tool-loop', 'fast-path-stop-hook'];
 
-const result = esbuild.buildSync({
-  entryPoints: [path.join(ROOT, 'src', 'cli', 'fast-path.ts')],
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node20',
-  write: false,
-  logLevel: 'warning',
-});
-let code = result.outputFiles[0].text;
-
-// Every call must be a built-in in node mode (`__toESM(require("node:x"), 1)`): only then is the cheap form exact.
-const calls = code.match(/__toESM\([^)]*\)(, 1)?\)?/g) ?? [];
-const helper = /^var __toESM = \(mod, isNodeMode, target\) => \(target = [\s\S]*?\n\)\);\n/m;
-const builtinCalls = code.match(/__toESM\(require\("node:[a-z_/]+"\), 1\)/g) ?? [];
-if (!helper.test(code) || builtinCalls.length !== calls.length) {
-  process.stderr.write(
-    `build-fast-path: esbuild's __toESM helper or its calls are not the expected ones (${builtinCalls.length} of ${calls.length} ` +
-      'calls on node: built-ins); update scripts/build-fast-path.cjs\n',
-  );
+function fail(message) {
+  process.stderr.write(`build-fast-path: ${message}\n`);
   process.exit(1);
 }
-code = code.replace(
-  helper,
-  '// A built-in\'s namespace in O(1) (scripts/build-fast-path.cjs): named imports read through the prototype.\n' +
-    'var __toESM = (mod) => __defProp(__create(mod), "default", { value: mod, enumerable: true });\n',
-);
-fs.mkdirSync(path.dirname(OUT), { recursive: true });
-fs.writeFileSync(OUT, code);
+
+/** esbuild's output made fit for bin/: only node: built-ins, their namespaces in O(1), node:os loaded lazily. */
+function patch(name, code) {
+  // bin/ hands the bundle its own `require`, which resolves a relative or package path from bin/, not from dist/:
+  // exact only while the bundle requires nothing but Node.js built-ins.
+  const requires = code.match(/\brequire\("[^"]*"\)/g) ?? [];
+  const notBuiltin = requires.filter((r) => !/^require\("node:[a-z_/]+"\)$/.test(r));
+  if (requires.length === 0 || notBuiltin.length > 0) {
+    fail(`${name}: the bundle may require only node: built-ins, found ${[...new Set(notBuiltin)].join(', ') || 'no require at all'}`);
+  }
+  // Every call must be a built-in in node mode (`__toESM(require("node:x"), 1)`): only then is the cheap form exact.
+  const calls = code.match(/__toESM\([^)]*\)(, 1)?\)?/g) ?? [];
+  const helper = /^var __toESM = \(mod, isNodeMode, target\) => \(target = [\s\S]*?\n\)\);\n/m;
+  const builtinCalls = code.match(/__toESM\(require\("node:[a-z_/]+"\), 1\)/g) ?? [];
+  if (!helper.test(code) || builtinCalls.length !== calls.length) {
+    fail(`${name}: esbuild's __toESM helper or its calls are not the expected ones (${builtinCalls.length} of ${calls.length} calls on node: built-ins); update scripts/build-fast-path.cjs`);
+  }
+  code = code.replace(
+    helper,
+    '// A built-in\'s namespace in O(1) (scripts/build-fast-path.cjs): named imports read through the prototype.\n' +
+      'var __toESM = (mod) => __defProp(__create(mod), "default", { value: mod, enumerable: true });\n' +
+      '// A built-in Node.js\'s own start-up does not load, loaded on first use (scripts/build-fast-path.cjs).\n' +
+      'var __lazyESM = (id) => { let ns; return new Proxy({}, { get: (_, key) => (ns ??= __toESM(require(id)))[key] }); };\n',
+  );
+  // node:os is not among the built-ins Node.js loads before running a file (fs and path are), and loading it costs a
+  // hook about 0.15 ms; the hooks need it only where procfs or $HOME do not answer (process-identity.ts, context.ts).
+  // So its namespace loads it on first use. A named import would load it at once: the build refuses one.
+  for (const id of ['node:os']) {
+    code = code.split(`__toESM(require("${id}"), 1)`).join(`__lazyESM("${id}")`);
+    if (code.includes(`require("${id}")`)) fail(`${name}: ${id} must be a default import (import os from '${id}'), so that the bundle loads it lazily`);
+  }
+  return code;
+}
+
+fs.mkdirSync(path.join(ROOT, 'dist'), { recursive: true });
+for (const name of BUNDLES) {
+  const result = esbuild.buildSync({
+    entryPoints: [path.join(ROOT, 'src', 'cli', `${name}.ts`)],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    write: false,
+    logLevel: 'warning',
+  });
+  fs.writeFileSync(path.join(ROOT, 'dist', `${name}.cjs`), patch(name, result.outputFiles[0].text));
+}

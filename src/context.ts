@@ -21,6 +21,15 @@ export interface Context {
   now(): Date;
 }
 
+/**
+ * The user's home directory, as `os.homedir()` gives it, without loading node:os where `$HOME` decides it (on POSIX
+ * systems libuv answers `$HOME` whenever it is set, even empty; hooks run on every tool call).
+ */
+export function userHome(env: Record<string, string | undefined> = process.env): string {
+  const home = process.platform === 'win32' ? undefined : env.HOME;
+  return home ?? os.homedir();
+}
+
 export function processContext(argv: readonly string[] = process.argv.slice(2)): Context {
   return {
     argv,
@@ -36,7 +45,7 @@ export function processContext(argv: readonly string[] = process.argv.slice(2)):
       return process.stdin;
     },
     cwd: process.cwd(),
-    homedir: os.homedir(),
+    homedir: userHome(),
     now: () => new Date(),
   };
 }

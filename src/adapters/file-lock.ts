@@ -1,5 +1,6 @@
 import fs, { constants } from 'node:fs';
 import path from 'node:path';
+import { isoTime } from '../util/iso-time.js';
 import { abortableSleep } from '../util/sleep.js';
 import { JanitorError, ExitCode } from '../errors.js';
 import { type Liveness, type ProcessIdentity, liveness, selfIdentity } from './process-identity.js';
@@ -40,6 +41,12 @@ export interface LockOptions {
   staleMs?: number;
   /** How often a held lock refreshes its mtime (default: a third of `staleMs`, at most 10 s). */
   refreshMs?: number;
+  /**
+   * False: no refresh timer. Only for a holder that releases the lock before its process next returns to the event
+   * loop (a timer could never fire while it holds it), or whose release waits far less than `staleMs`; it saves a
+   * hook the start-up of Node.js's timers.
+   */
+  refresh?: boolean;
   /** Aborts the wait. */
   signal?: AbortSignal;
   /** How often a waiting taker tries again (default: every 2-10 ms, jittered; a long-running service: 1000). */
@@ -160,7 +167,7 @@ function linkInto(tmp: string, target: string): boolean {
 }
 
 function record(token: string): LockInfo {
-  return { ...selfIdentity(), acquiredAt: new Date().toISOString(), token };
+  return { ...selfIdentity(), acquiredAt: isoTime(Date.now()), token };
 }
 
 /**
@@ -237,7 +244,8 @@ export function removeLeftovers(dir: string, now = Date.now()): void {
     return;
   }
   for (const name of names) {
-    if (!/\.\d+\.[0-9a-f]{8}\.tmp$/.test(name) && !/\.stale-[0-9a-f]{16}$/.test(name)) continue;
+    // The cheap test first: most names are neither (hooks take a lock on every call, in a directory of histories).
+    if (!(name.endsWith('.tmp') && /\.\d+\.[0-9a-f]{8}\.tmp$/.test(name)) && !(name.includes('.stale-') && /\.stale-[0-9a-f]{16}$/.test(name))) continue;
     const p = path.join(dir, name);
     try {
       const st = fs.lstatSync(p);
@@ -296,20 +304,23 @@ function holding(lockPath: string, info: LockInfo, body: string, fd: number, opt
   let open = true;
   const held = () => open && fs.fstatSync(fd).nlink > 0;
   const every = opts.refreshMs ?? Math.min(10_000, opts.staleMs !== undefined ? Math.max(50, opts.staleMs / 3) : 10_000);
-  const timer = setInterval(() => {
-    try {
-      if (open) fs.futimesSync(fd, new Date(), new Date());
-    } catch {
-      /* the next refresh tries again */
-    }
-  }, every);
-  timer.unref();
+  const timer =
+    opts.refresh === false
+      ? undefined
+      : setInterval(() => {
+          try {
+            if (open) fs.futimesSync(fd, new Date(), new Date());
+          } catch {
+            /* the next refresh tries again */
+          }
+        }, every);
+  timer?.unref();
   return {
     info,
     held,
     release: async () => {
       if (!open) return;
-      clearInterval(timer);
+      if (timer) clearInterval(timer);
       try {
         // Nobody else removes our lock while we are alive and refreshing; if it was taken (nlink 0), the path is theirs.
         for (let i = 0; fs.fstatSync(fd).nlink > 0; i++) {

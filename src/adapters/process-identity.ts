@@ -27,11 +27,24 @@ export type Liveness = 'alive' | 'dead' | 'unknown';
 export function parseStatStartTime(line: string): string | null {
   const end = line.lastIndexOf(')');
   if (end < 0) return null;
-  // After ") " come field 3 (state), 4, 5, ...: field 22 is the 20th of them.
-  const fields = line.slice(end + 1).trim().split(/\s+/);
-  const v = fields[19];
-  return v !== undefined && /^\d+$/.test(v) ? v : null;
+  // After ") " come field 3 (state), 4, 5, ...: field 22 is the 20th of them. Counted by hand, not with a regular
+  // expression: a lock takes this on every hook call, and a fresh process compiles each expression it uses.
+  let at = end + 1;
+  for (let field = 3; ; field++) {
+    while (at < line.length && isBlank(line.charCodeAt(at))) at++;
+    const from = at;
+    while (at < line.length && !isBlank(line.charCodeAt(at))) at++;
+    if (from === at) return null;
+    if (field === 22) return isDigits(line, from, at) ? line.slice(from, at) : null;
+  }
 }
+
+/** Space, tab, line feed, vertical tab, form feed, carriage return. */
+const isBlank = (c: number) => c === 32 || (c >= 9 && c <= 13);
+const isDigits = (s: string, from: number, to: number) => {
+  for (let i = from; i < to; i++) if (s.charCodeAt(i) < 48 || s.charCodeAt(i) > 57) return false;
+  return true;
+};
 
 function readSmall(file: string): string | null {
   try {
@@ -47,12 +60,21 @@ export function processStartTime(pid: number): string | null {
   return stat === null ? null : parseStatStartTime(stat);
 }
 
+/**
+ * This host's name, as `os.hostname()` gives it (the UTS namespace's node name): from procfs where there is one, which
+ * spares a hook loading node:os; else from node:os.
+ */
+export function hostName(): string {
+  const name = readSmall('/proc/sys/kernel/hostname');
+  return name !== null && name.endsWith('\n') ? name.slice(0, -1) : os.hostname();
+}
+
 let self: ProcessIdentity | undefined;
 
 /** This process's identity (computed once). */
 export function selfIdentity(): ProcessIdentity {
   if (self) return self;
-  const id: ProcessIdentity = { pid: process.pid, host: os.hostname() };
+  const id: ProcessIdentity = { pid: process.pid, host: hostName() };
   const start = processStartTime(process.pid);
   if (start) id.startTime = start;
   const boot = readSmall('/proc/sys/kernel/random/boot_id')?.trim();

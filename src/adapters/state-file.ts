@@ -1,6 +1,6 @@
 import fs, { constants } from 'node:fs';
 import path from 'node:path';
-import { acquireLock } from './file-lock.js';
+import { type HeldLock, acquireLock } from './file-lock.js';
 
 /** What reading a state file found. */
 export interface StateRead {
@@ -101,10 +101,7 @@ export class FileStateStore implements StateStore {
   }
 
   async update<R>(fn: (current: StateRead) => StateUpdate<R>): Promise<R> {
-    const dir = path.dirname(this.file);
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const lock = await acquireLock(`${this.file}.lock`, { waitMs: this.lockWaitMs, staleMs: 30_000 });
-    if (!lock) throw new StateLockTimeout(`${this.file}.lock`);
+    const lock = await this.lock();
     try {
       const { next, result } = fn(await this.read());
       if (next === undefined) await this.remove();
@@ -113,6 +110,29 @@ export class FileStateStore implements StateStore {
     } finally {
       await lock.release();
     }
+  }
+
+  /**
+   * Takes the state file's lock, making its directory (mode 0700) when the lock cannot be made for want of it: once,
+   * not on every update (hooks update on every tool call).
+   */
+  private async lock(): Promise<HeldLock> {
+    const lockPath = `${this.file}.lock`;
+    // No refresh timer: the lock is held for one read, one write and its release. Nothing in between returns to the
+    // event loop (`fn` is synchronous, and so is the I/O), so a timer could never fire before the release; a release
+    // that must wait for a busy guard gives up after about 10 s, well inside the 30 s after which a lock is stale.
+    const take = () => acquireLock(lockPath, { waitMs: this.lockWaitMs, staleMs: 30_000, refresh: false });
+    let lock: HeldLock | null;
+    try {
+      lock = await take();
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
+      fs.mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 }); // throws what a missing directory is
+      lock = await take();
+    }
+    if (!lock) throw new StateLockTimeout(lockPath);
+    return lock;
   }
 
   async remove(): Promise<void> {

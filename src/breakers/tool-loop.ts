@@ -24,6 +24,7 @@ import {
   sweepDue,
 } from '../core/tool-loop.js';
 import { errorMessage } from '../errors.js';
+import { isoTime } from '../util/iso-time.js';
 import { libraryHome } from './home.js';
 
 export {
@@ -270,7 +271,7 @@ async function maybeSweep(store: ToolLoopStore, nowMs: number, warnings: string[
     if (!sweepDue((last.value as { lastSweep?: unknown } | undefined)?.lastSweep, nowMs)) return;
     const due = await record.update((cur) => {
       const again = sweepDue((cur.value as { lastSweep?: unknown } | undefined)?.lastSweep, nowMs);
-      return { next: again ? { lastSweep: new Date(nowMs).toISOString() } : cur.value, result: again };
+      return { next: again ? { lastSweep: isoTime(nowMs) } : cur.value, result: again };
     });
     if (due) await sweepStale(store, nowMs);
   } catch (err) {

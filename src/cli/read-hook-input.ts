@@ -2,7 +2,7 @@
  * Reading a hook's input: the agent harness pipes one JSON value to the hook on stdin. Never throws: every failure
  * (a terminal, too much input, no end in time, not JSON) is a `problem` the hook turns into one warning.
  */
-import { fstatSync, read, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import type { Context } from '../context.js';
 import { errorMessage } from '../errors.js';
 import { oneLine } from './hook-stdio.js';
@@ -14,7 +14,7 @@ export const HOOK_INPUT_TIMEOUT_MS = 10_000;
 
 /** Parses hook input text: one JSON value (a leading BOM and surrounding whitespace are ignored). */
 export function parseHookJson(text: string): { payload?: unknown; problem?: string } {
-  const body = text.replace(/^\uFEFF/, '').trim();
+  const body = (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text).trim();
   if (body === '') return { problem: 'no hook input on stdin' };
   try {
     return { payload: JSON.parse(body) as unknown };
@@ -66,77 +66,95 @@ export async function readHookInput(stdin: Context['stdin'], opts: ReadHookInput
   return read.problem !== undefined ? { problem: read.problem } : parseHookJson(read.text ?? '');
 }
 
+type Reading = { payload?: unknown; problem?: string };
+
+/** The bytes read so far, in one buffer that doubles when full (no list of chunks to concatenate). */
+interface Bytes {
+  buf: Buffer;
+  n: number;
+}
+
+/** Room for the next read: the buffer doubles when it is full. */
+function room(b: Bytes): void {
+  if (b.n < b.buf.length) return;
+  const bigger = Buffer.allocUnsafe(b.buf.length * 2);
+  b.buf.copy(bigger, 0, 0, b.n);
+  b.buf = bigger;
+}
+
+const tooLarge = (maxBytes: number): Reading => ({ problem: `the hook input is larger than ${Math.round(maxBytes / 1048576)} MiB` });
+const noEnd = (timeoutMs: number): Reading => ({ problem: `the hook input did not end within ${timeoutMs / 1000} s` });
+const unreadable = (err: unknown): Reading => ({ problem: `cannot read stdin: ${errorMessage(err)}` });
+const parsed = (b: Bytes): Reading => parseHookJson(b.buf.toString('utf8', 0, b.n));
+
 /**
- * Reads the hook input straight from a file descriptor (a pipe, socket or file), without setting up
+ * Reads the hook input straight from a file descriptor (a pipe, socket or file), synchronously, without setting up
  * `process.stdin` (a stream costs a few milliseconds of start-up). Returns undefined when the descriptor is not
  * one of those (a terminal, /dev/null): the caller then reads the stream. Never throws.
+ *
+ * A pipe (Codex, hermes, a shell) is read through a non-blocking descriptor of its own, so a writer that never ends
+ * it meets the deadline. A socket (what Node.js harnesses give) is read as it comes, as a pipe where /proc cannot
+ * reopen it (a non-blocking descriptor up to the deadline): Node.js can give a blocking socket a deadline only by
+ * loading its networking (about 2 ms a call), and its thread pool, the other way, cannot be left behind by an exiting
+ * process while a read waits (the process would wait for the writer all the same). The harness ends stdin once it
+ * has written the input; its own hook timeout bounds one that never does.
  */
-export async function readHookInputFd(fd: number, opts: ReadHookInputOptions = {}): Promise<{ payload?: unknown; problem?: string } | undefined> {
-  let isFile: boolean;
+export async function readHookInputFd(fd: number, opts: ReadHookInputOptions = {}): Promise<Reading | undefined> {
+  let pipe: boolean;
   try {
     const st = fstatSync(fd);
     if (!st.isFIFO() && !st.isSocket() && !st.isFile()) return undefined;
-    isFile = st.isFile();
+    pipe = st.isFIFO();
   } catch {
     return undefined;
   }
   const maxBytes = opts.maxBytes ?? MAX_HOOK_INPUT_BYTES;
-  if (isFile) return readFileFd(fd, maxBytes);
-  // A pipe or socket may not have its input yet: read it off the thread pool, with a deadline. Its first use
-  // starts the pool; one thread is all a hook process uses it for (unless the environment says otherwise).
-  process.env.UV_THREADPOOL_SIZE ??= '1';
-  const deadline = Date.now() + (opts.timeoutMs ?? HOOK_INPUT_TIMEOUT_MS);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  const readChunk = (buf: Buffer) =>
-    new Promise<number>((resolve, reject) => read(fd, buf, 0, buf.length, null, (err, n) => (err ? reject(err) : resolve(n))));
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now()));
-  });
+  const timeoutMs = opts.timeoutMs ?? HOOK_INPUT_TIMEOUT_MS;
+  const deadline = Date.now() + timeoutMs;
+  const own = pipe ? nonBlockingPipe(fd) : undefined;
+  if (own === undefined) return readNow(fd, maxBytes, deadline, timeoutMs);
   try {
-    for (;;) {
-      const buf = Buffer.allocUnsafe(65536);
-      let n: number | 'timeout';
-      try {
-        n = await Promise.race([readChunk(buf), timeout]);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') return { problem: `cannot read stdin: ${errorMessage(err)}` };
-        if (Date.now() >= deadline) n = 'timeout';
-        else {
-          await new Promise((r) => setTimeout(r, 5));
-          continue;
-        }
-      }
-      if (n === 'timeout') return { problem: `the hook input did not end within ${(opts.timeoutMs ?? HOOK_INPUT_TIMEOUT_MS) / 1000} s` };
-      if (n === 0) break;
-      size += n;
-      if (size > maxBytes) return { problem: `the hook input is larger than ${Math.round(maxBytes / 1048576)} MiB` };
-      chunks.push(buf.subarray(0, n));
-    }
+    return readNow(own, maxBytes, deadline, timeoutMs);
   } finally {
-    clearTimeout(timer);
+    closeSync(own);
   }
-  return parseHookJson(Buffer.concat(chunks).toString('utf8'));
 }
 
-/** A regular file on stdin (`hook < payload.json`) never blocks: it is read at once, without the thread pool. */
-function readFileFd(fd: number, maxBytes: number): { payload?: unknown; problem?: string } {
-  const chunks: Buffer[] = [];
-  let size = 0;
+/**
+ * A descriptor of its own on the pipe `fd` reads, opened non-blocking (through /proc: Node.js cannot set
+ * O_NONBLOCK on a descriptor it was given); undefined where that cannot be done (no procfs, no permission).
+ */
+function nonBlockingPipe(fd: number): number | undefined {
   try {
-    for (;;) {
-      const buf = Buffer.allocUnsafe(65536);
-      const n = readSync(fd, buf, 0, buf.length, null);
-      if (n === 0) break;
-      size += n;
-      if (size > maxBytes) return { problem: `the hook input is larger than ${Math.round(maxBytes / 1048576)} MiB` };
-      chunks.push(buf.subarray(0, n));
-    }
-  } catch (err) {
-    return { problem: `cannot read stdin: ${errorMessage(err)}` };
+    return openSync(`/proc/self/fd/${fd}`, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
   }
-  return parseHookJson(Buffer.concat(chunks).toString('utf8'));
+}
+
+/**
+ * Reads `fd` to its end. A blocking descriptor waits in the read; a non-blocking one with nothing to read yet is tried
+ * again every 5 ms while its writer has not ended it, until `deadline`.
+ */
+function readNow(fd: number, maxBytes: number, deadline: number, timeoutMs: number): Reading {
+  const b: Bytes = { buf: Buffer.allocUnsafe(65536), n: 0 };
+  for (;;) {
+    room(b);
+    let k: number;
+    try {
+      k = readSync(fd, b.buf, b.n, b.buf.length - b.n, null);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EINTR') continue;
+      if (code !== 'EAGAIN') return unreadable(err);
+      if (Date.now() >= deadline) return noEnd(timeoutMs);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+      continue;
+    }
+    if (k === 0) return parsed(b);
+    b.n += k;
+    if (b.n > maxBytes) return tooLarge(maxBytes);
+  }
 }
 
 /** The hook input: from `fd` when given and usable, else from `ctx.stdin`. */

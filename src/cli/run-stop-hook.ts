@@ -6,6 +6,8 @@ import type { Context } from '../context.js';
 import type { Dialect } from '../core/hook-dialects.js';
 import { ENV_MAX_STOP_BLOCKS } from '../defaults.js';
 import { ExitCode, errorMessage } from '../errors.js';
+import { type Runners, get } from './hook-fast-path.js';
+import { createStopHook, defaultMarkerPath } from '../breakers/stop-hook.js';
 import { hookWarn, writeLine } from './hook-stdio.js';
 import { parseWholeNumber } from '../core/parse-args.js';
 import { COUNT_FLAG_MIN } from './hook-options.js';
@@ -46,8 +48,7 @@ export async function maxBlocksFromEnv(env: Context['env'], warnings: string[]):
 export async function runStopHook(ctx: Context, run: StopHookRun): Promise<number> {
   const warnings: string[] = [];
   try {
-    const reading = readInput(ctx, run.stdinFd); // meanwhile, the breaker loads
-    const { createStopHook, defaultMarkerPath } = await import('../breakers/stop-hook.js');
+    const reading = readInput(ctx, run.stdinFd);
     const maxBlocks = run.maxBlocks ?? (await maxBlocksFromEnv(ctx.env, warnings));
     const marker = run.marker !== undefined ? resolvePathArg(ctx, run.marker) : defaultMarkerPath(run.home);
     const hook = createStopHook({ marker, maxBlocks, dialect: run.dialect, now: () => ctx.now() });
@@ -70,3 +71,9 @@ export async function runStopHook(ctx: Context, run: StopHookRun): Promise<numbe
   }
   return ExitCode.OK;
 }
+
+/** The fast path's runner of `stop-hook` (see hook-fast-path.ts). */
+export const STOP_HOOK_RUNNERS: Runners = {
+  'stop-hook': (ctx, home, o, stdinFd) =>
+    runStopHook(ctx, { home, marker: get(o, '--marker'), maxBlocks: get(o, '--max-blocks'), dialect: get(o, '--dialect'), json: o.has('--json'), stdinFd }),
+};

@@ -6,6 +6,8 @@
 import type { Context } from '../context.js';
 import type { Dialect } from '../core/hook-dialects.js';
 import { ExitCode, errorMessage } from '../errors.js';
+import { type Runners, get } from './hook-fast-path.js';
+import { createToolLoop, defaultToolLoopDir } from '../breakers/tool-loop.js';
 import { hookWarn, writeLine } from './hook-stdio.js';
 import { readInput } from './read-hook-input.js';
 
@@ -23,7 +25,7 @@ export interface ToolLoopRun {
   stdinFd?: number;
 }
 
-type Loop = ReturnType<typeof import('../breakers/tool-loop.js').createToolLoop>;
+type Loop = ReturnType<typeof createToolLoop>;
 type Result = Partial<Awaited<ReturnType<Loop['pre']>>> & { action: string; why: string; warnings: string[] };
 
 /** `--json`: one document describing the decision and the history (instead of the answer). */
@@ -50,8 +52,7 @@ function describe(loop: Loop, event: 'pre' | 'post', r: Result): Record<string, 
 export async function runToolLoopHook(ctx: Context, run: ToolLoopRun): Promise<number> {
   const name = `tool-loop ${run.event}`;
   try {
-    const reading = readInput(ctx, run.stdinFd); // meanwhile, the breaker loads
-    const { createToolLoop, defaultToolLoopDir } = await import('../breakers/tool-loop.js');
+    const reading = readInput(ctx, run.stdinFd);
     const { threshold, cycleThreshold, failureThreshold, dialect } = run;
     const loop = createToolLoop({ dir: defaultToolLoopDir(run.home), threshold, cycleThreshold, failureThreshold, dialect, now: () => ctx.now() });
     const input = await reading;
@@ -75,3 +76,19 @@ export async function runToolLoopHook(ctx: Context, run: ToolLoopRun): Promise<n
   }
   return ExitCode.OK;
 }
+
+/** The fast path's runners of `tool-loop pre` and `tool-loop post` (see hook-fast-path.ts). */
+export const TOOL_LOOP_RUNNERS: Runners = {
+  'tool-loop pre': (ctx, home, o, stdinFd) =>
+    runToolLoopHook(ctx, {
+      event: 'pre',
+      home,
+      threshold: get(o, '--threshold'),
+      cycleThreshold: get(o, '--cycle-threshold'),
+      dialect: get(o, '--dialect'),
+      json: o.has('--json'),
+      stdinFd,
+    }),
+  'tool-loop post': (ctx, home, o, stdinFd) =>
+    runToolLoopHook(ctx, { event: 'post', home, failureThreshold: get(o, '--failure-threshold'), dialect: get(o, '--dialect'), json: o.has('--json'), stdinFd }),
+};

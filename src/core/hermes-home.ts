@@ -64,19 +64,29 @@ export function checkProfileName(name: string): string {
   return name;
 }
 
+/** `--home`, else `$HERMES_HOME`, else `~/.hermes`: the home unless `--profile` selects another. */
+function baseHome(inputs: HomeInputs): string {
+  const cwd = inputs.cwd ?? process.cwd();
+  const envHome = inputs.env[ENV_HERMES_HOME];
+  if (inputs.home) return expand(inputs.home, inputs.homedir, cwd);
+  return envHome ? expand(envHome, inputs.homedir, cwd) : path.join(inputs.homedir, DEFAULT_HOME_DIRNAME);
+}
+
+/**
+ * `resolveHermesHome(inputs).home`, without working out the root and profile name where `--profile` is not given:
+ * the hooks need only the home, on every tool call.
+ */
+export function resolveHomeDir(inputs: HomeInputs): string {
+  return inputs.profile === undefined ? baseHome(inputs) : resolveHermesHome(inputs).home;
+}
+
 /**
  * Resolves home, root and profile: home = `--home`, else `$HERMES_HOME`, else `~/.hermes`;
  * `--profile NAME` without `--home` selects `<root>/profiles/NAME` (`default` selects the root).
  * With both, `--profile` only names the profile.
  */
 export function resolveHermesHome(inputs: HomeInputs): HermesHome {
-  const cwd = inputs.cwd ?? process.cwd();
-  const envHome = inputs.env[ENV_HERMES_HOME];
-  const base = inputs.home
-    ? expand(inputs.home, inputs.homedir, cwd)
-    : envHome
-      ? expand(envHome, inputs.homedir, cwd)
-      : path.join(inputs.homedir, DEFAULT_HOME_DIRNAME);
+  const base = baseHome(inputs);
   const baseRoot = hermesRoot(base, inputs.homedir);
   if (inputs.profile !== undefined) {
     const name = checkProfileName(inputs.profile);

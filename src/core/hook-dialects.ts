@@ -13,13 +13,18 @@ export type Dialect = (typeof DIALECTS)[number];
 /** What an event means to the breakers: before a tool call, after one, a stop, or anything else (let through). */
 export type EventRole = 'pre' | 'post' | 'stop' | 'other';
 
-const roles = (pre: string[], post: string[], stop: string[], other: string[]): ReadonlyMap<string, EventRole> =>
-  new Map<string, EventRole>([
-    ...pre.map((e) => [e, 'pre'] as const),
-    ...post.map((e) => [e, 'post'] as const),
-    ...stop.map((e) => [e, 'stop'] as const),
-    ...other.map((e) => [e, 'other'] as const),
-  ]);
+/** A dialect's events and their roles, in this order (plain loops: every hook process builds these first thing). */
+const roles = (pre: string[], post: string[], stop: string[], other: string[]): ReadonlyMap<string, EventRole> => {
+  const map = new Map<string, EventRole>();
+  const add = (names: string[], role: EventRole) => {
+    for (let i = 0; i < names.length; i++) map.set(names[i]!, role);
+  };
+  add(pre, 'pre');
+  add(post, 'post');
+  add(stop, 'stop');
+  add(other, 'other');
+  return map;
+};
 
 /** Each dialect's event names (`hook_event_name`), with their roles. A name not listed is not that dialect's. */
 export const DIALECT_EVENTS: Readonly<Record<Dialect, ReadonlyMap<string, EventRole>>> = {

@@ -2,6 +2,7 @@
  * The tool-loop state machine: pure functions over one session's history (the clock is passed in as epoch ms).
  * `pre` counts consecutive identical calls, `post` counts consecutive failures per tool.
  */
+import { isoTime } from '../util/iso-time.js';
 import { sha256Hex } from '../util/sha256.js';
 import { type CallOutcome, isFailure, isPlainObject } from './hook-readings.js';
 
@@ -117,7 +118,7 @@ export function callSignature(tool: string, input: unknown): string {
 
 /** An empty history for a session. */
 export function emptyState(session: string, nowMs: number): ToolLoopState {
-  return { session, updatedAt: new Date(nowMs).toISOString(), streak: null, failures: [] };
+  return { session, updatedAt: isoTime(nowMs), streak: null, failures: [] };
 }
 
 function isCount(v: unknown): v is number {
@@ -210,7 +211,7 @@ export function decidePre(
   const signature = call.signature ?? callSignature(call.tool, call.input);
   const prev = state.streak;
   const count = prev && prev.tool === call.tool && prev.signature === signature ? prev.count + 1 : 1;
-  const updatedAt = new Date(nowMs).toISOString();
+  const updatedAt = isoTime(nowMs);
   const reset = { ...state, updatedAt, streak: null };
   delete reset.recent;
   if (count >= threshold) return { decision: { action: 'deny', count, reason: repeatReason(call.tool, count) }, next: reset };
@@ -240,7 +241,7 @@ export function decidePost(
     return { decision: { action: 'allow', failures: current, duplicate: true }, next: state };
   }
   const outcome = call.outcome ?? (isFailure(call.response) ? 'failure' : 'success');
-  const updatedAt = new Date(nowMs).toISOString();
+  const updatedAt = isoTime(nowMs);
   const base: ToolLoopState = { ...state, updatedAt };
   if (call.callId !== undefined) base.counted = [...(state.counted ?? []), call.callId].slice(-MAX_COUNTED_CALLS);
   const others = state.failures.filter((f) => f.tool !== call.tool);

@@ -75,14 +75,15 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
 }
 
 /**
- * The built entry with nothing but the bundled fast path beside it (`bin/`, `dist/fast-path.cjs` and its code cache):
- * what it answers, the fast path answered; anything else fails with "cannot load the built CLI" (exit 1).
+ * The built entry with nothing but the bundled fast paths beside it (`bin/`, `dist/*.cjs` and their code caches):
+ * what it answers, a fast path answered; anything else fails with "cannot load the built CLI" (exit 1).
  */
 export function fastPathOnly(): { bin: string; cleanup: () => void } {
   const t = tempDir('hj-fast-only-');
   mkdirSync(path.join(t.dir, 'bin'));
   mkdirSync(path.join(t.dir, 'dist'));
-  for (const f of ['bin/hermes-janitor.js', 'bin/package.json', 'bin/fast-path-loader.cjs', 'dist/fast-path.cjs', 'dist/fast-path.cjs.cache']) {
+  const bundles = ['fast-path', 'fast-path-tool-loop', 'fast-path-stop-hook'].flatMap((b) => [`dist/${b}.cjs`, `dist/${b}.cjs.cache`]);
+  for (const f of ['bin/hermes-janitor.js', 'bin/package.json', ...bundles]) {
     copyFileSync(path.join(REPO, f), path.join(t.dir, f));
   }
   return { bin: path.join(t.dir, 'bin', 'hermes-janitor.js'), cleanup: t.cleanup };

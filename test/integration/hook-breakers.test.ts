@@ -379,11 +379,15 @@ describe('tool-loop (built CLI)', () => {
 });
 
 describe('start-up (built CLI)', () => {
-  it("loads the bundle with V8's code cache the build made for it (not rejected by this Node.js)", async () => {
-    const { loadFastPath } = (await import(path.join(REPO, 'bin', 'fast-path-loader.cjs'))) as { loadFastPath: () => { script: { cachedDataRejected?: boolean }; exports: Record<string, unknown> } };
-    const { script, exports } = loadFastPath();
-    assert.equal(script.cachedDataRejected, false);
-    assert.equal(typeof exports.runFastPath, 'function');
+  it("loads each bundle with V8's code cache the build made for it (not rejected by this Node.js)", async () => {
+    type Loaded = { script: { cachedDataRejected?: boolean }; exports: Record<string, unknown> };
+    const { loadFastPath, BUNDLES } = (await import(path.join(REPO, 'bin', 'hermes-janitor.js'))) as { loadFastPath: (name: string) => Loaded; BUNDLES: string[] };
+    assert.deepEqual(BUNDLES, ['fast-path', 'fast-path-tool-loop', 'fast-path-stop-hook']);
+    for (const name of BUNDLES) {
+      const { script, exports } = loadFastPath(name);
+      assert.equal(script.cachedDataRejected, false, name);
+      assert.equal(typeof exports.runFastPath, 'function', name);
+    }
   });
 });
 

@@ -10,6 +10,8 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { runFastPath } from '../../src/cli/fast-path.js';
+import { runFastPath as runStopHookBundle } from '../../src/cli/fast-path-stop-hook.js';
+import { runFastPath as runToolLoopBundle } from '../../src/cli/fast-path-tool-loop.js';
 import { GLOBAL_OPTIONS } from '../../src/cli/global-options.js';
 import { HOOK_FORMS, type HookForm } from '../../src/cli/hook-options.js';
 import { main } from '../../src/cli/main.js';
@@ -81,6 +83,9 @@ function fallbacks(form: HookForm): string[][] {
 }
 
 const HOOK_OF = { 'stop-hook': 'stop', 'tool-loop pre': 'pre', 'tool-loop post': 'post' } as const;
+/** Each form's own bundle (bin/ loads it first), and the other hook's, which must leave the form alone. */
+const OWN = { 'stop-hook': runStopHookBundle, 'tool-loop pre': runToolLoopBundle, 'tool-loop post': runToolLoopBundle } as const;
+const OTHER = { 'stop-hook': runToolLoopBundle, 'tool-loop pre': runStopHookBundle, 'tool-loop post': runStopHookBundle } as const;
 
 describe('the fast path and commander answer every hook form alike', () => {
   for (const form of HOOK_FORMS) {
@@ -90,7 +95,7 @@ describe('the fast path and commander answer every hook form alike', () => {
       let compared = 0;
       for (const argv of variants(form)) {
         for (const input of inputs) {
-          const homes = [path.join(tmp.dir, `fast-${n}`), path.join(tmp.dir, `commander-${n++}`)];
+          const homes = [path.join(tmp.dir, `fast-${n}`), path.join(tmp.dir, `commander-${n}`), path.join(tmp.dir, `own-${n++}`)];
           // An armed run in both homes, so the stop hook decides something.
           for (const home of homes) assert.equal(await main(['stop-hook', 'arm', '--remaining', '2'], makeCtx(home, '').ctx), 0);
           for (let call = 0; call < 3; call++) {
@@ -99,8 +104,14 @@ describe('the fast path and commander answer every hook form alike', () => {
             assert.notEqual(code, undefined, `the fast path runs ${argv.join(' ')}`);
             const slow = makeCtx(homes[1]!, input);
             const slowCode = await main(argv, slow.ctx, { fastPathTried: true });
+            const own = makeCtx(homes[2]!, input);
+            const ownCode = await OWN[form.name](argv, own.ctx);
+            const other = makeCtx(homes[2]!, input);
+            assert.equal(await OTHER[form.name](argv, other.ctx), undefined, `the other hook's bundle leaves ${argv.join(' ')} alone`);
             const what = `${argv.join(' ')} <<< ${input.slice(0, 80)} (call ${call + 1})`;
             assert.deepEqual({ code: slowCode, stdout: slow.out(), stderr: slow.err() }, { code, stdout: fast.out(), stderr: fast.err() }, what);
+            assert.deepEqual({ code: ownCode, stdout: own.out(), stderr: own.err() }, { code, stdout: fast.out(), stderr: fast.err() }, `own bundle: ${what}`);
+            assert.deepEqual([other.out(), other.err()], ['', ''], 'nothing read, nothing written');
             compared++;
           }
         }
@@ -113,6 +124,7 @@ describe('the fast path and commander answer every hook form alike', () => {
         const home = path.join(tmp.dir, `fallback-${n++}`);
         const fast = makeCtx(home, '{}');
         assert.equal(await runFastPath(argv, fast.ctx), undefined, argv.join(' '));
+        assert.equal(await OWN[form.name](argv, fast.ctx), undefined, `own bundle: ${argv.join(' ')}`);
         assert.deepEqual([fast.out(), fast.err()], ['', ''], 'nothing read, nothing written');
         const slow = makeCtx(home, '{}');
         const code = await main(argv, slow.ctx, { fastPathTried: true });
