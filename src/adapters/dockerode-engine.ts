@@ -23,9 +23,6 @@ import type { EngineEndpoint } from './engine-host.js';
 import { dockerFor } from './dockerode-loader.js';
 import { forEachArrayElement } from './json-array-stream.js';
 
-export { parseEngineEvent } from './engine-answers.js';
-export { API_VERSION } from './dockerode-loader.js';
-
 /** Run signals already allowed any number of listeners. */
 const unlimited = new WeakSet<AbortSignal>();
 

@@ -32,7 +32,7 @@ export function readInspect(info: unknown): ContainerDetails | null {
     Id?: unknown; Name?: unknown; Created?: unknown; State?: Record<string, unknown>; Config?: { Labels?: unknown } | null;
     ExecIDs?: unknown; Mounts?: unknown; HostConfig?: { Init?: unknown } | null;
   } | null;
-  if (!c || typeof c !== 'object' || Buffer.isBuffer(c) || typeof c.Id !== 'string' || !c.State || typeof c.State !== 'object') return null;
+  if (!isJsonAnswer(c) || typeof c.Id !== 'string' || !c.State || typeof c.State !== 'object') return null;
   const status = typeof c.State.Status === 'string' ? c.State.Status : '';
   return {
     id: c.Id,
@@ -93,7 +93,7 @@ export function parseEngineEvent(line: string): EngineEvent | null {
 }
 
 /** Whether a buffered answer is JSON at all: dockerode hands over the raw bytes of a body that does not parse. */
-export function isJsonAnswer(answer: unknown): boolean {
+export function isJsonAnswer(answer: unknown): answer is object {
   return answer !== null && answer !== undefined && !Buffer.isBuffer(answer) && typeof answer === 'object';
 }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { parseEngineEvent } from '../../src/adapters/dockerode-engine.js';
+import { parseEngineEvent } from '../../src/adapters/engine-answers.js';
 import type { EngineEvent } from '../../src/adapters/engine.js';
 import { backoffMs } from '../../src/watch/backoff.js';
 import { DeadlineQueue } from '../../src/watch/deadline-queue.js';
