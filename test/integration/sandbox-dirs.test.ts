@@ -241,7 +241,10 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
     const t = makeTaskDir(h.root.root, 'immutable-inside');
     const zz = path.join(t.workspace, 'zz');
     mkdirSync(zz);
-    writeFileSync(path.join(zz, 'pinned'), 'x');
+    // Siblings, as in the CLI test below: their removals are under way together with the immutable file's (entries of
+    // a directory are removed together), so something is removed before the refusal stops the rest. With the file
+    // alone in zz, what was removed first depended on the thread pool's timing (seen once in CI: partial false).
+    for (const f of ['a', 'b', 'c', 'pinned']) writeFileSync(path.join(zz, f), f);
     ageTree(t.dir, daysAgo(3));
     execFileSync('chattr', ['+i', path.join(zz, 'pinned')]);
     cleanups.push(() => execFileSync('chattr', ['-R', '-i', h.root.root]));
