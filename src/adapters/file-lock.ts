@@ -2,6 +2,7 @@ import fs, { constants } from 'node:fs';
 import path from 'node:path';
 import { isoTime } from '../util/iso-time.js';
 import { abortableSleep } from '../util/sleep.js';
+import { writeAllSync } from '../util/write-all.js';
 import { JanitorError, ExitCode } from '../errors.js';
 import { type Liveness, type ProcessIdentity, liveness, selfIdentity } from './process-identity.js';
 
@@ -138,7 +139,7 @@ function writeTemp(target: string, body: string): { tmp: string; fd: number } {
   const tmp = `${target}.${process.pid}.${Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, '0')}.tmp`;
   const fd = fs.openSync(tmp, 'wx', 0o600);
   try {
-    fs.writeFileSync(fd, body);
+    writeAllSync(fd, body);
   } catch (err) {
     fs.closeSync(fd);
     unlinkQuiet(tmp);

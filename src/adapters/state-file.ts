@@ -1,6 +1,7 @@
 import fs, { constants } from 'node:fs';
 import path from 'node:path';
 import { type HeldLock, acquireLock } from './file-lock.js';
+import { writeAllSync } from '../util/write-all.js';
 
 /** What reading a state file found. */
 export interface StateRead {
@@ -153,7 +154,7 @@ export class FileStateStore implements StateStore {
     const fd = fs.openSync(tmp, 'wx', 0o600);
     try {
       try {
-        fs.writeFileSync(fd, `${JSON.stringify(value)}\n`);
+        writeAllSync(fd, `${JSON.stringify(value)}\n`);
         // On disk before it takes the state file's name: a crash never leaves an empty or torn state file.
         if (this.durable) fs.fsyncSync(fd);
       } finally {
