@@ -52,6 +52,12 @@ export interface LockOptions {
   signal?: AbortSignal;
   /** How often a waiting taker tries again (default: every 2-10 ms, jittered; a long-running service: 1000). */
   pollMs?: number;
+  /**
+   * Whether taking the lock removes the leftovers of crashed processes from its directory (default true; see
+   * {@link removeLeftovers}). False where another lock of the same directory, taken less often, does it: reading a
+   * directory of many files on every hook call costs the hook.
+   */
+  removeLeftovers?: boolean;
 }
 
 export interface HeldLock {
@@ -297,7 +303,7 @@ export function tryAcquireLock(lockPath: string, opts: Partial<LockOptions> = {}
     if (!won) fs.closeSync(fd);
   }
   if (!won) return null;
-  removeLeftovers(path.dirname(lockPath));
+  if (opts.removeLeftovers !== false) removeLeftovers(path.dirname(lockPath));
   return holding(lockPath, info, body, fd, opts);
 }
 

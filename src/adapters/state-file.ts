@@ -51,6 +51,11 @@ export interface FileStateStoreOptions {
    * by a crash of the writer): for state that is only a counter, where a hook's start-up time matters more.
    */
   durable?: boolean;
+  /**
+   * Whether taking the lock removes what crashed writers left in the file's directory (default true). False for a
+   * file updated on every hook call, whose directory another store (updated less often) keeps clean.
+   */
+  removeLeftovers?: boolean;
 }
 
 /** A state file: mode 0600, directories 0700, atomic writes, never following a symlink at its path. */
@@ -58,6 +63,7 @@ export class FileStateStore implements StateStore {
   readonly location: string;
   private readonly lockWaitMs: number;
   private readonly durable: boolean;
+  private readonly removeLeftovers: boolean;
 
   constructor(
     readonly file: string,
@@ -66,6 +72,7 @@ export class FileStateStore implements StateStore {
     this.location = file;
     this.lockWaitMs = opts.lockWaitMs ?? 5000;
     this.durable = opts.durable ?? true;
+    this.removeLeftovers = opts.removeLeftovers ?? true;
   }
 
   // Synchronous I/O inside the async methods: a state file is small and local, and each thread-pool round trip
@@ -122,7 +129,7 @@ export class FileStateStore implements StateStore {
     // No refresh timer: the lock is held for one read, one write and its release. Nothing in between returns to the
     // event loop (`fn` is synchronous, and so is the I/O), so a timer could never fire before the release; a release
     // that must wait for a busy guard gives up after about 10 s, well inside the 30 s after which a lock is stale.
-    const take = () => acquireLock(lockPath, { waitMs: this.lockWaitMs, staleMs: 30_000, refresh: false });
+    const take = () => acquireLock(lockPath, { waitMs: this.lockWaitMs, staleMs: 30_000, refresh: false, removeLeftovers: this.removeLeftovers });
     let lock: HeldLock | null;
     try {
       lock = await take();
@@ -146,7 +153,8 @@ export class FileStateStore implements StateStore {
 
   /**
    * Writes a temporary file in the same directory, flushes it, then renames it over the state file. Temporary and
-   * set-aside files that crashed processes left in the directory are removed when the lock is taken.
+   * set-aside files that crashed processes left in the directory are removed when the lock is taken (by this store,
+   * or by the one that keeps its directory clean: `removeLeftovers`).
    */
   private async write(value: unknown): Promise<void> {
     // Not node:crypto: loading it costs every hook several ms, and 'wx' below already refuses a name in use.

@@ -258,7 +258,8 @@ async function disarm(store: StateStore): Promise<boolean> {
  * stop's count of blocks is not: a count lost to a power failure only starts again, and a hook's start-up matters.
  */
 function markerStores(file: string): { run: StateStore; stops: StateStore } {
-  return { run: new FileStateStore(file), stops: new FileStateStore(file, { durable: false }) };
+  // The run's writes also remove what killed writers left in the marker's directory; a stop's do not (see above).
+  return { run: new FileStateStore(file), stops: new FileStateStore(file, { durable: false, removeLeftovers: false }) };
 }
 
 /**

@@ -51,6 +51,12 @@ export interface ToolLoopStore {
 }
 
 /**
+ * A history's file: not flushed to disk (see below), and its lock leaves the directory's leftovers (temporary files of
+ * killed hooks) to the hourly sweep's, so a hook does not read a directory of every session's history on each call.
+ */
+const HISTORY_FILE = { durable: false, removeLeftovers: false } as const;
+
+/**
  * Histories as files `<dir>/<sanitized id>-<hash>.json` (mode 0600, directory 0700): the session id is reduced to
  * `[A-Za-z0-9_-]` and suffixed with 16 hex digits of its SHA-256, so no id can name a path outside `dir`. Writes are
  * atomic (a killed hook never leaves a torn file) but not flushed to disk: a history is a counter that a power loss
@@ -62,7 +68,7 @@ export class FileToolLoopStore implements ToolLoopStore {
     this.location = dir;
   }
   session(sessionId: string): StateStore {
-    return new FileStateStore(path.join(this.dir, sessionFileName(sessionId)), { durable: false });
+    return new FileStateStore(path.join(this.dir, sessionFileName(sessionId)), HISTORY_FILE);
   }
   async sessions(): Promise<StateStore[]> {
     let names: string[];
@@ -73,9 +79,10 @@ export class FileToolLoopStore implements ToolLoopStore {
       if (code === 'ENOENT' || code === 'ENOTDIR') return [];
       throw err;
     }
-    return names.filter((n) => SESSION_FILE_PATTERN.test(n)).sort().map((n) => new FileStateStore(path.join(this.dir, n), { durable: false }));
+    return names.filter((n) => SESSION_FILE_PATTERN.test(n)).sort().map((n) => new FileStateStore(path.join(this.dir, n), HISTORY_FILE));
   }
   sweepRecord(): StateStore {
+    // Taken at most hourly (and so only by the hook that sweeps): it removes what crashed hooks left in the directory.
     return new FileStateStore(path.join(this.dir, '.sweep.json'), { durable: false });
   }
 }

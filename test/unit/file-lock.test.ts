@@ -307,6 +307,21 @@ describe('file lock and state files: leftovers', () => {
     assert.deepEqual(JSON.parse(fs.readFileSync(path.join(dir, 'state.json'), 'utf8')), { v: 1 });
   });
 
+  it('a store whose directory another store keeps clean (removeLeftovers: false) leaves them to it', async () => {
+    const dir = freshDir();
+    const leftover = path.join(dir, 'state.json.4242.0badc0de.tmp');
+    fs.writeFileSync(leftover, 'x');
+    const old = new Date(Date.now() - LEFTOVER_AGE_MS - 5000);
+    fs.utimesSync(leftover, old, old);
+    await new FileStateStore(path.join(dir, 'state.json'), { removeLeftovers: false }).update(() => ({ next: { v: 1 }, result: undefined }));
+    assert.equal(fs.existsSync(leftover), true);
+    const taken = await acquireLock(path.join(dir, 'other.lock'), { waitMs: 0, removeLeftovers: false });
+    await taken!.release();
+    assert.equal(fs.existsSync(leftover), true);
+    await new FileStateStore(path.join(dir, 'other.json')).update(() => ({ next: { v: 2 }, result: undefined }));
+    assert.deepEqual(fs.readdirSync(dir).sort(), ['other.json', 'state.json']);
+  });
+
   it('a takeover and a release leave nothing behind but the state file', async () => {
     const dir = freshDir();
     writeRecord(path.join(dir, 'state.json.lock'), {});

@@ -17,6 +17,7 @@ import {
 import { keepGoingAnswer, stopMessageAnswer } from '../../src/core/hook-answers.js';
 import { readStop } from '../../src/core/hook-readings.js';
 import { tempDir } from '../helpers/cli.js';
+import { LEFTOVER_AGE_MS } from '../../src/adapters/file-lock.js';
 
 const marker = (over: Partial<StopMarker> = {}): StopMarker => ({ ...armMarker(3), ...over });
 const stop = (sessionId?: string, stopHookActive?: boolean) => ({
@@ -254,6 +255,21 @@ describe('stop-hook breaker (in process)', () => {
     assert.equal(JSON.parse(readFileSync(defaultMarkerPath(home), 'utf8')).blocks, 2);
     await hook.heartbeat({ remaining: 1 });
     assert.equal(fsyncs.mock.callCount(), 2, 'heartbeat');
+  });
+
+  it("leaves a killed writer's temporary files to the run's next write, not to a stop's", async () => {
+    const home = path.join(tmp.dir, 'leftovers');
+    const hook = createStopHook({ home, env: {} });
+    await hook.arm({ remaining: 2 });
+    const dir = path.dirname(defaultMarkerPath(home));
+    const leftover = path.join(dir, 'marker.json.4242.0badc0de.tmp');
+    writeFileSync(leftover, '{"remaining":');
+    const old = new Date(Date.now() - LEFTOVER_AGE_MS - 5000);
+    fs.utimesSync(leftover, old, old);
+    assert.equal((await hook.decide({ session_id: 's', stop_hook_active: true })).action, 'block');
+    assert.equal(existsSync(leftover), true, 'a stop does not read the directory');
+    await hook.heartbeat({ remaining: 1 });
+    assert.equal(existsSync(leftover), false, "the run's heartbeat removes it");
   });
 
   it('counts every one of concurrent stops (serialised read-modify-write)', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { FileToolLoopStore, MemoryToolLoopStore, createToolLoop, defaultToolLoopDir } from '../../src/breakers/tool-loop.js';
@@ -25,6 +25,7 @@ import {
   sweepDue,
 } from '../../src/core/tool-loop.js';
 import { tempDir } from '../helpers/cli.js';
+import { LEFTOVER_AGE_MS } from '../../src/adapters/file-lock.js';
 import { denyAnswer } from '../../src/core/hook-answers.js';
 import { readToolCall } from '../../src/core/hook-readings.js';
 import { reapLockPath } from '../../src/adapters/janitor-files.js';
@@ -401,6 +402,27 @@ describe('tool-loop breaker (in process)', () => {
     now += SESSION_TTL_MS * 2;
     assert.equal(await loop.sweep(), 1);
     assert.ok(existsSync(path.join(dir, 'notes.txt')));
+  });
+
+  it("leaves killed hooks' temporary files to the hourly sweep, which removes them", async () => {
+    const dir = path.join(tmp.dir, 'leftovers');
+    mkdirSync(dir, { recursive: true });
+    let now = T0;
+    const loop = createToolLoop({ dir, now: () => new Date(now) });
+    await loop.pre({ session_id: 'a', tool_name: 'X' }); // sweeps now, records T0
+    const leftovers = [`${sessionFileName('a')}.4242.0badc0de.tmp`, `${sessionFileName('a')}.lock.77.deadbeef.tmp`].map((n) => path.join(dir, n));
+    const old = new Date(Date.now() - LEFTOVER_AGE_MS - 5000);
+    for (const f of leftovers) {
+      writeFileSync(f, '{"session":');
+      utimesSync(f, old, old);
+    }
+    now = T0 + SWEEP_INTERVAL_MS - 1;
+    await loop.pre({ session_id: 'a', tool_name: 'X' });
+    assert.deepEqual(leftovers.filter((f) => existsSync(f)), leftovers, 'a hook call within the hour leaves them');
+    now = T0 + SWEEP_INTERVAL_MS;
+    await loop.pre({ session_id: 'b', tool_name: 'X' });
+    assert.deepEqual(leftovers.filter((f) => existsSync(f)), [], 'the sweep removes them');
+    assert.equal(JSON.parse(readFileSync(path.join(dir, sessionFileName('a')), 'utf8')).session, 'a');
   });
 
   it('counts every one of concurrent calls of a session', async () => {
