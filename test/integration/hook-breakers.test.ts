@@ -389,6 +389,31 @@ describe('start-up (built CLI)', () => {
       assert.equal(typeof exports.runFastPath, 'function', name);
     }
   });
+
+  it('runs the hooks and the CLI where Node.js has no process.getBuiltinModule (before 20.16): through require', async () => {
+    const t = tempDir('hj-no-getbuiltin-');
+    try {
+      const preload = path.join(t.dir, 'no-getbuiltin.cjs');
+      writeFileSync(preload, 'delete process.getBuiltinModule;\nif (process.getBuiltinModule) throw new Error("process.getBuiltinModule is still there");\n');
+      const { home, env } = freshHome();
+      const old = { ...env, NODE_OPTIONS: `--require ${preload}` };
+      const call = JSON.stringify({ session_id: 's', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'make' }, tool_use_id: 't' });
+      const outs: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const r = await runCli(['tool-loop', 'pre'], { env: old, input: call });
+        assert.deepEqual([r.code, r.stderr], [0, '']);
+        outs.push(r.stdout);
+      }
+      assert.deepEqual(outs.slice(0, 4), ['', '', '', '']);
+      assert.match(outs[4]!, /"permissionDecision":"deny"/);
+      assert.equal(readdirSync(path.join(home, 'tool-loop')).filter((f) => f.endsWith('.json') && !f.startsWith('.')).length, 1);
+      const version = await runCli(['--version'], { env: old });
+      assert.deepEqual([version.code, version.stderr], [0, '']);
+      assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
+    } finally {
+      t.cleanup();
+    }
+  });
 });
 
 describe('hook dialects (built CLI)', () => {
