@@ -2,8 +2,8 @@
  * Start-up cost of the hooks: times whole processes of the BUILT CLI (`npm run build` first) fed a typical hook
  * payload, against a bare `node -e 0`, and prints medians and ratios. Goal (issue #20): each hook within 1.2x of bare node.
  *
- *   npm run bench:hooks                 # 30 runs each
- *   npm run bench:hooks -- --runs 100   # or BENCH_RUNS=100
+ *   npm run bench:hooks                 # 100 runs each
+ *   npm run bench:hooks -- --runs 300   # or BENCH_RUNS=300
  *   npm run bench:hooks -- --check      # exit 1 when a hook is over the goal
  *   npm run bench:hooks -- --inherit-env  # run in this shell's environment (as the harness would) rather
  *                                         # than a clean one; e.g. NODE_EXTRA_CA_CERTS slows every node start
@@ -24,7 +24,7 @@ function flag(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
-const runs = Number(flag('--runs') ?? process.env.BENCH_RUNS ?? 30);
+const runs = Number(flag('--runs') ?? process.env.BENCH_RUNS ?? 100);
 if (!Number.isInteger(runs) || runs < 1) {
   process.stderr.write(`bench:hooks: --runs must be a whole number >= 1\n`);
   process.exit(2);
@@ -122,6 +122,16 @@ async function timeOnce(c: Case): Promise<number> {
   return ms;
 }
 
+/** A new array of `xs` in random order (Fisher-Yates). */
+function shuffled<T>(xs: T[]): T[] {
+  const out = [...xs];
+  for (let i = out.length - 1; i > 0; i--) {
+    const k = Math.floor(Math.random() * (i + 1));
+    [out[i], out[k]] = [out[k]!, out[i]!];
+  }
+  return out;
+}
+
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   const mid = s.length >> 1;
@@ -131,8 +141,10 @@ const median = (xs: number[]) => {
 try {
   const times = cases.map(() => [] as number[]);
   for (const c of cases) await timeOnce(c); // warm the file cache
-  // Interleaved, so a busy neighbour slows every case alike.
-  for (let i = 0; i < runs; i++) for (const [j, c] of cases.entries()) times[j]!.push(await timeOnce(c));
+  // Interleaved, so a busy neighbour slows every case alike, and in a new random order each round: a process started
+  // right after another runs slower or faster depending on what that one was (up to 0.3 ms here), so no case may
+  // always follow the same one.
+  for (let i = 0; i < runs; i++) for (const j of shuffled(cases.map((_, k) => k))) times[j]!.push(await timeOnce(cases[j]!));
   const base = median(times[0]!);
   process.stdout.write(
     `hook start-up cost: ${runs} runs each, node ${process.version}, ${os.cpus().length} CPUs, ${inherit ? "this shell's" : 'a clean'} environment\n`,
