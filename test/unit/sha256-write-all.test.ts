@@ -8,11 +8,34 @@ import { writeAllSync } from '../../src/util/write-all.js';
 import { tempDir } from '../helpers/cli.js';
 
 describe('sha256Hex', () => {
-  it("is node:crypto's SHA-256 of the text's UTF-8 bytes, in lower-case hex", () => {
-    for (const text of ['', 'abc', 'é🙂 naïve', 'x'.repeat(1000), 'lone \ud800 surrogate', 'trailing \udfff']) {
-      assert.equal(sha256Hex(text), createHash('sha256').update(text, 'utf8').digest('hex'), JSON.stringify(text));
+  const ref = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+  it("is node:crypto's SHA-256 of the text's UTF-8 bytes, in lower-case hex, at every length from 0 to 300 bytes", () => {
+    for (let n = 0; n <= 300; n++) assert.equal(sha256Hex('x'.repeat(n)), ref('x'.repeat(n)), `${n} bytes`);
+    for (const text of ['é🙂 naïve', 'lone \ud800 surrogate', 'trailing \udfff', 'a\u0000b', 'x'.repeat(1_000_000)]) {
+      assert.equal(sha256Hex(text), ref(text), JSON.stringify(text.slice(0, 20)));
     }
-    assert.equal(sha256Hex('abc'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'); // FIPS 180-2 test vector
+  });
+
+  it('matches node:crypto on random text (every code point class, lone surrogates included)', () => {
+    let seed = 20;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    const pools = [[0x20, 0x7f], [0x80, 0x800], [0x800, 0xd800], [0xd800, 0xe000], [0xe000, 0x10000], [0x10000, 0x110000]];
+    for (let i = 0; i < 500; i++) {
+      let text = '';
+      for (let j = next() % 90; j > 0; j--) {
+        const [lo, hi] = pools[next() % pools.length]!;
+        text += String.fromCodePoint(lo! + (next() % (hi! - lo!)));
+      }
+      assert.equal(sha256Hex(text), ref(text), JSON.stringify(text));
+    }
+  });
+
+  it('gives the FIPS 180-2 test vectors', () => {
+    assert.equal(sha256Hex('abc'), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    assert.equal(sha256Hex(''), 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+    assert.equal(sha256Hex('abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq'), '248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1');
+    assert.equal(sha256Hex('a'.repeat(1_000_000)), 'cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0');
   });
 });
 

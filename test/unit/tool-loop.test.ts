@@ -450,7 +450,7 @@ describe('tool-loop breaker (in process)', () => {
   });
 });
 
-describe('SHA-256 at its call sites (@noble/hashes) matches node:crypto', () => {
+describe('SHA-256 at its call sites (src/util/sha256.ts) matches node:crypto', () => {
   const ref = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
   // Strings whose UTF-8 form crosses SHA-256's block and padding edges (55/56/64 bytes...), multi-byte text, a lone
   // surrogate (U+FFFD, as Buffer.from writes it) and a large input.
