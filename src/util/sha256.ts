@@ -17,15 +17,19 @@ const K = new Uint32Array([
 /** The first 32 bits of the fractional parts of the square roots of the first 8 primes. */
 const H0 = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
 
-const rotr = (x: number, n: number) => (x >>> n) | (x << (32 - n));
-
-/** Mixes the 64-byte block of `m` at `at` into the state `h` (`w`: the message schedule, reused). */
+/**
+ * Mixes the 64-byte block of `m` at `at` into the state `h` (`w`: the message schedule, reused). The rotations are
+ * written out (`(x >>> n) | (x << (32 - n))`): a hook runs this once or twice, in V8's interpreter, where a call per
+ * rotation costs more than the rotation.
+ */
 function compress(h: Uint32Array, w: Uint32Array, m: Uint8Array, at: number): void {
   for (let i = 0; i < 16; i++, at += 4) w[i] = (m[at]! << 24) | (m[at + 1]! << 16) | (m[at + 2]! << 8) | m[at + 3]!;
   for (let i = 16; i < 64; i++) {
     const x = w[i - 15]!;
     const y = w[i - 2]!;
-    w[i] = w[i - 16]! + (rotr(x, 7) ^ rotr(x, 18) ^ (x >>> 3)) + w[i - 7]! + (rotr(y, 17) ^ rotr(y, 19) ^ (y >>> 10));
+    const s0 = ((x >>> 7) | (x << 25)) ^ ((x >>> 18) | (x << 14)) ^ (x >>> 3);
+    const s1 = ((y >>> 17) | (y << 15)) ^ ((y >>> 19) | (y << 13)) ^ (y >>> 10);
+    w[i] = w[i - 16]! + s0 + w[i - 7]! + s1;
   }
   let a = h[0]!;
   let b = h[1]!;
@@ -36,8 +40,10 @@ function compress(h: Uint32Array, w: Uint32Array, m: Uint8Array, at: number): vo
   let g = h[6]!;
   let k = h[7]!;
   for (let i = 0; i < 64; i++) {
-    const t1 = (k + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K[i]! + w[i]!) | 0;
-    const t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) | 0;
+    const s1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
+    const t1 = (k + s1 + ((e & f) ^ (~e & g)) + K[i]! + w[i]!) | 0;
+    const s0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
+    const t2 = (s0 + ((a & b) ^ (a & c) ^ (b & c))) | 0;
     k = g;
     g = f;
     f = e;
