@@ -14,9 +14,10 @@ const esbuild = require('esbuild');
 const fs = require('node:fs');
 const path = require('node:path');
 
+// Entry (src/cli) and bundle (dist) names: bin/ loads them, so its list is the one.
+const { BUNDLES } = require('../bin/hermes-janitor.js');
+
 const ROOT = path.join(__dirname, '..');
-/** Entry (src/cli) and bundle (dist) names; bin/hermes-janitor.js knows the same list. */
-const BUNDLES = ['fast-path', 'fast-path-tool-loop', 'fast-path-stop-hook'];
 
 function fail(message) {
   process.stderr.write(`build-fast-path: ${message}\n`);
