@@ -140,8 +140,12 @@ function newToken(): string {
   return Array.from({ length: 2 }, () => Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, '0')).join('');
 }
 
-/** A private temporary file (`<target>.<pid>.<8 hex>.tmp`) holding `body`, to be linked into place. */
-function writeTemp(target: string, body: string): { tmp: string; fd: number } {
+/**
+ * A private temporary file (`<target>.<pid>.<8 hex>.tmp`, the name {@link removeLeftovers} knows) holding `body`, to
+ * be linked or renamed into place; open, for the caller to close. Not node:crypto for the name: loading it costs every
+ * hook several ms, and 'wx' already refuses a name in use.
+ */
+export function writeTemp(target: string, body: string): { tmp: string; fd: number } {
   const tmp = `${target}.${process.pid}.${Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, '0')}.tmp`;
   const fd = fs.openSync(tmp, 'wx', 0o600);
   try {
@@ -154,7 +158,8 @@ function writeTemp(target: string, body: string): { tmp: string; fd: number } {
   return { tmp, fd };
 }
 
-function unlinkQuiet(p: string): void {
+/** Removes `p` if it is there. */
+export function unlinkQuiet(p: string): void {
   try {
     fs.unlinkSync(p);
   } catch {

@@ -1,7 +1,6 @@
 import fs, { constants } from 'node:fs';
 import path from 'node:path';
-import { type HeldLock, acquireLock } from './file-lock.js';
-import { writeAllSync } from '../util/write-all.js';
+import { type HeldLock, acquireLock, unlinkQuiet, writeTemp } from './file-lock.js';
 
 /** What reading a state file found. */
 export interface StateRead {
@@ -157,12 +156,9 @@ export class FileStateStore implements StateStore {
    * or by the one that keeps its directory clean: `removeLeftovers`).
    */
   private async write(value: unknown): Promise<void> {
-    // Not node:crypto: loading it costs every hook several ms, and 'wx' below already refuses a name in use.
-    const tmp = `${this.file}.${process.pid}.${Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, '0')}.tmp`;
-    const fd = fs.openSync(tmp, 'wx', 0o600);
+    const { tmp, fd } = writeTemp(this.file, `${JSON.stringify(value)}\n`);
     try {
       try {
-        writeAllSync(fd, `${JSON.stringify(value)}\n`);
         // On disk before it takes the state file's name: a crash never leaves an empty or torn state file.
         if (this.durable) fs.fsyncSync(fd);
       } finally {
@@ -170,11 +166,7 @@ export class FileStateStore implements StateStore {
       }
       fs.renameSync(tmp, this.file);
     } catch (err) {
-      try {
-        fs.unlinkSync(tmp);
-      } catch {
-        /* already gone */
-      }
+      unlinkQuiet(tmp);
       throw err;
     }
   }
