@@ -23,6 +23,13 @@ export function parseHookJson(text: string): { payload?: unknown; problem?: stri
   }
 }
 
+type Reading = { payload?: unknown; problem?: string };
+
+/** The problems of reading stdin, worded alike for a descriptor and a stream. */
+const tooLarge = (maxBytes: number): Reading => ({ problem: `the hook input is larger than ${Math.round(maxBytes / 1048576)} MiB` });
+const noEnd = (timeoutMs: number): Reading => ({ problem: `the hook input did not end within ${timeoutMs / 1000} s` });
+const unreadable = (err: unknown): Reading => ({ problem: `cannot read stdin: ${errorMessage(err)}` });
+
 export interface ReadHookInputOptions {
   maxBytes?: number;
   timeoutMs?: number;
@@ -51,12 +58,12 @@ export async function readHookInput(stdin: Context['stdin'], opts: ReadHookInput
     const onData = (chunk: Buffer | string) => {
       const b = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       size += b.length;
-      if (size > maxBytes) finish({ problem: `the hook input is larger than ${Math.round(maxBytes / 1048576)} MiB` });
+      if (size > maxBytes) finish(tooLarge(maxBytes));
       else chunks.push(b);
     };
     const onEnd = () => finish({ text: Buffer.concat(chunks).toString('utf8') });
-    const onError = (err: Error) => finish({ problem: `cannot read stdin: ${errorMessage(err)}` });
-    const timer = setTimeout(() => finish({ problem: `the hook input did not end within ${timeoutMs / 1000} s` }), timeoutMs);
+    const onError = (err: Error) => finish(unreadable(err));
+    const timer = setTimeout(() => finish(noEnd(timeoutMs)), timeoutMs);
     stdin.on('data', onData);
     stdin.once('end', onEnd);
     stdin.once('close', onEnd);
@@ -65,8 +72,6 @@ export async function readHookInput(stdin: Context['stdin'], opts: ReadHookInput
   });
   return read.problem !== undefined ? { problem: read.problem } : parseHookJson(read.text ?? '');
 }
-
-type Reading = { payload?: unknown; problem?: string };
 
 /** The bytes read so far, in one buffer that doubles when full (no list of chunks to concatenate). */
 interface Bytes {
@@ -82,9 +87,6 @@ function room(b: Bytes): void {
   b.buf = bigger;
 }
 
-const tooLarge = (maxBytes: number): Reading => ({ problem: `the hook input is larger than ${Math.round(maxBytes / 1048576)} MiB` });
-const noEnd = (timeoutMs: number): Reading => ({ problem: `the hook input did not end within ${timeoutMs / 1000} s` });
-const unreadable = (err: unknown): Reading => ({ problem: `cannot read stdin: ${errorMessage(err)}` });
 const parsed = (b: Bytes): Reading => parseHookJson(b.buf.toString('utf8', 0, b.n));
 
 /**
