@@ -1,6 +1,6 @@
 // SHA-256 (FIPS 180-4), written out here rather than taken from a library: the hooks hash every tool call and run as a
 // fresh process each time, so what counts is the cost of a first call. node:crypto takes about 2.5 ms to load;
-// @noble/hashes, used before, cost a hook about 0.3 ms more than this (its classes, checks and set-up run at every
+// @noble/hashes, used before, cost a hook about 0.25 ms more than this (its classes, checks and set-up run at every
 // start-up), as did sha256-uint8array (both measured in the hook's bundle, in turn, 80 runs each). Checked against
 // node:crypto on every length from 0 to 300 bytes, multi-byte text and lone surrogates (test/unit/sha256-write-all).
 

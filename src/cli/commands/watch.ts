@@ -1,3 +1,4 @@
+import { limitHeapGrowth } from '../heap.js';
 import type { Command } from 'commander';
 import type { HeldLock } from '../../adapters/file-lock.js';
 import type { Context } from '../../context.js';
@@ -57,7 +58,7 @@ interface WatchRun {
 async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Promise<number> {
   if (opts.json) throw new UsageError('watch streams its output: use --log-format json for NDJSON instead of --json');
   if (opts.asOf) throw new UsageError('--as-of does not apply to watch: it judges ages as of each moment it acts');
-  (await import('../heap.js')).limitHeapGrowth();
+  limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
   const reporter = await chooseReporter(ctx, opts);
   const targets = resolveTargets(command, opts, ctx);
   const config = await loadHomeConfig(targets.home);
