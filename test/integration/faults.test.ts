@@ -303,15 +303,20 @@ describe('20 reap processes at once on the real engine', () => {
       assert.deepEqual(out.failed, [], `process ${i} failed: ${JSON.stringify(out.failed)}`);
       removed.push(...ids(out.removed));
       for (const k of out.kept.filter((e) => orphans.includes(e.id))) assert.equal(k.reason, 'gone');
+      // A process reports each orphan it listed once: removed by it, or gone by the time it acted (one it never
+      // listed, because another process had already removed it, it does not report at all).
+      const reported = [...ids(out.removed), ...out.kept.map((e) => e.id)].filter((id) => orphans.includes(id));
+      assert.equal(new Set(reported).size, reported.length, `process ${i} reports an orphan twice`);
     }
     // Each orphan is reported removed by at least one process and the others report it gone. Docker itself can
     // answer 204 to two racing DELETEs (daemon/delete.go: "check if container wasn't deregistered by previous rm
     // since Get" returns nil), so two reports of one removal are the engine's doing, never a second container.
-    const mine = removed.filter((id) => orphans.includes(id));
-    assert.deepEqual([...new Set(mine)].sort(), [...orphans].sort(), 'every orphan reported removed');
-    const twice = mine.length - new Set(mine).size;
+    // How many such doubles there are depends only on the machine's timing (0 to 10 of 24 seen on 2 cores), so
+    // it is a diagnostic, not a bound; a 404 or 409 read as "removed" is caught exactly by the fault tests above.
+    assert.deepEqual(removed.filter((id) => !orphans.includes(id)), [], 'no process removed anything but orphans');
+    assert.deepEqual([...new Set(removed)].sort(), [...orphans].sort(), 'every orphan reported removed');
+    const twice = removed.length - new Set(removed).size;
     if (twice) t.diagnostic(`${twice} removal(s) reported by two processes (the engine answered 204 to both)`);
-    assert.ok(twice <= orphans.length / 4, `${twice} double reports`);
     assert.deepEqual(await fx.remaining(), [bystander]);
     assert.equal(await fx.state(bystander), 'running');
   });
