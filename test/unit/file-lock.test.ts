@@ -11,6 +11,7 @@ import {
   acquireLock,
   lockHolder,
   lockState,
+  releasableAtOnce,
   tryAcquireLock,
 } from '../../src/adapters/file-lock.js';
 import { liveness, parseStatStartTime, processStartTime, selfIdentity } from '../../src/adapters/process-identity.js';
@@ -328,5 +329,45 @@ describe('file lock and state files: leftovers', () => {
     const store = new FileStateStore(path.join(dir, 'state.json'));
     await store.update(() => ({ next: { v: 2 }, result: undefined }));
     assert.deepEqual(fs.readdirSync(dir), ['state.json']);
+  });
+});
+
+describe('file lock: a release without the guard', () => {
+  it('only while no taker can have judged the lock takeable: within a third of staleMs, the wall clock agreeing', () => {
+    assert.equal(releasableAtOnce(5, 5, 30_000), true);
+    assert.equal(releasableAtOnce(9_999, 10_200, 30_000), true);
+    assert.equal(releasableAtOnce(10_000, 10_000, 30_000), false, 'held a third of staleMs: the guard');
+    assert.equal(releasableAtOnce(5, 1_005, 30_000), false, 'the wall clock stepped forward');
+    assert.equal(releasableAtOnce(5, -995, 30_000), false, 'the wall clock stepped back');
+    assert.equal(releasableAtOnce(3_600_000, 3_600_000, undefined), true, 'without staleMs only death takes a lock');
+  });
+
+  it("a quick release goes through while another's guard is held, and removes the lock", async () => {
+    const dir = freshDir();
+    const L = path.join(dir, 'x.lock');
+    const held = tryAcquireLock(L, { staleMs: 30_000, refresh: false });
+    assert.ok(held);
+    const guard = tryAcquireLock(`${L}.guard`); // a live taker's guard: the guarded release would wait ~10 s for it
+    assert.ok(guard);
+    await held.release();
+    assert.equal(fs.existsSync(L), false);
+    assert.equal(held.held(), false);
+    await guard.release();
+  });
+
+  it("a quick release of a lock taken from its holder leaves the taker's lock", async () => {
+    const dir = freshDir();
+    const L = path.join(dir, 'x.lock');
+    const a = tryAcquireLock(L, { staleMs: 30_000, refresh: false });
+    assert.ok(a);
+    // Taken from A as a takeover does it (a compare-and-delete, then a new link): A's file is no longer linked.
+    fs.unlinkSync(L);
+    const b = tryAcquireLock(L, { staleMs: 30_000, refresh: false });
+    assert.ok(b);
+    assert.equal(a.held(), false);
+    await a.release();
+    assert.equal(tokenAt(L), b.info.token, "A's release left B's lock");
+    await b.release();
+    assert.equal(fs.existsSync(L), false);
   });
 });
