@@ -55,6 +55,13 @@ export interface FileStateStoreOptions {
    * file updated on every hook call, whose directory another store (updated less often) keeps clean.
    */
   removeLeftovers?: boolean;
+  /**
+   * Whether a reader that takes no lock always finds the file (default true): the new state is renamed over the old.
+   * False removes the old file just before that rename, for a file only read under its lock: renaming over an
+   * existing file makes ext4 write the new one out at once (its auto_da_alloc), about 0.4 ms of a hook. A writer
+   * killed between the two loses the state, as a power loss would without `durable`.
+   */
+  alwaysPresent?: boolean;
 }
 
 /** A state file: mode 0600, directories 0700, atomic writes, never following a symlink at its path. */
@@ -63,6 +70,7 @@ export class FileStateStore implements StateStore {
   private readonly lockWaitMs: number;
   private readonly durable: boolean;
   private readonly removeLeftovers: boolean;
+  private readonly alwaysPresent: boolean;
 
   constructor(
     readonly file: string,
@@ -72,6 +80,7 @@ export class FileStateStore implements StateStore {
     this.lockWaitMs = opts.lockWaitMs ?? 5000;
     this.durable = opts.durable ?? true;
     this.removeLeftovers = opts.removeLeftovers ?? true;
+    this.alwaysPresent = opts.alwaysPresent ?? true;
   }
 
   // Synchronous I/O inside the async methods: a state file is small and local, and each thread-pool round trip
@@ -142,6 +151,16 @@ export class FileStateStore implements StateStore {
     return lock;
   }
 
+  /** Whether the file's lock is there (an update is under way, or its holder died holding it). */
+  lockPresent(): boolean {
+    try {
+      fs.lstatSync(`${this.file}.lock`);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   async remove(): Promise<void> {
     try {
       fs.unlinkSync(this.file);
@@ -151,7 +170,8 @@ export class FileStateStore implements StateStore {
   }
 
   /**
-   * Writes a temporary file in the same directory, flushes it, then renames it over the state file. Temporary and
+   * Writes a temporary file in the same directory, flushes it (`durable`), then renames it over the state file (or
+   * into its place, having removed it: `alwaysPresent` false). Temporary and
    * set-aside files that crashed processes left in the directory are removed when the lock is taken (by this store,
    * or by the one that keeps its directory clean: `removeLeftovers`).
    */
@@ -164,6 +184,7 @@ export class FileStateStore implements StateStore {
       } finally {
         fs.closeSync(fd);
       }
+      if (!this.alwaysPresent) unlinkQuiet(this.file);
       fs.renameSync(tmp, this.file);
     } catch (err) {
       unlinkQuiet(tmp);

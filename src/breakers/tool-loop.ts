@@ -4,7 +4,7 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { FileStateStore, MemoryStateStore, type StateStore } from '../adapters/state-file.js';
+import { FileStateStore, MemoryStateStore, type StateRead, type StateStore } from '../adapters/state-file.js';
 import { type HookAnswer, denyAnswer, failingAnswer } from '../core/hook-answers.js';
 import { type Dialect, checkDialect, dialectOf } from '../core/hook-dialects.js';
 import { type ToolCallReading, readToolCall } from '../core/hook-readings.js';
@@ -44,17 +44,23 @@ export interface ToolLoopStore {
   readonly location: string;
   /** The store of one session's history. */
   session(sessionId: string): StateStore;
-  /** The stores of every session that has a history (used by status, reset and the expiry sweep). */
-  sessions(): Promise<StateStore[]>;
+  /**
+   * The stores of every session that has a history (used by status, reset and the expiry sweep); with `busy`, also
+   * of those whose history is being written this instant (a file store: only its lock is there).
+   */
+  sessions(opts?: { busy?: boolean }): Promise<StateStore[]>;
   /** Where the time of the last expiry sweep is kept. */
   sweepRecord(): StateStore;
 }
 
 /**
- * A history's file: not flushed to disk (see below), and its lock leaves the directory's leftovers (temporary files of
- * killed hooks) to the hourly sweep's, so a hook does not read a directory of every session's history on each call.
+ * A history's file: not flushed to disk (see below); its lock leaves the directory's leftovers (temporary files of
+ * killed hooks) to the hourly sweep's, so a hook does not read a directory of every session's history on each call;
+ * and it is replaced by removing it then renaming the new one in (`alwaysPresent` false), which spares each call
+ * ext4's write-out of a file renamed over another. Hooks read it under its lock; the lock-free readers (status, the
+ * sweep's and reset's first looks) take a missing file under a held lock for one being replaced (see `mayBeThere`).
  */
-const HISTORY_FILE = { durable: false, removeLeftovers: false } as const;
+const HISTORY_FILE = { durable: false, removeLeftovers: false, alwaysPresent: false } as const;
 
 /**
  * Histories as files `<dir>/<sanitized id>-<hash>.json` (mode 0600, directory 0700): the session id is reduced to
@@ -70,7 +76,7 @@ export class FileToolLoopStore implements ToolLoopStore {
   session(sessionId: string): StateStore {
     return new FileStateStore(path.join(this.dir, sessionFileName(sessionId)), HISTORY_FILE);
   }
-  async sessions(): Promise<StateStore[]> {
+  async sessions(opts: { busy?: boolean } = {}): Promise<StateStore[]> {
     let names: string[];
     try {
       names = await fs.readdir(this.dir);
@@ -79,7 +85,9 @@ export class FileToolLoopStore implements ToolLoopStore {
       if (code === 'ENOENT' || code === 'ENOTDIR') return [];
       throw err;
     }
-    return names.filter((n) => SESSION_FILE_PATTERN.test(n)).sort().map((n) => new FileStateStore(path.join(this.dir, n), HISTORY_FILE));
+    const files = new Set(names.filter((n) => SESSION_FILE_PATTERN.test(n)));
+    if (opts.busy) for (const n of names) if (n.endsWith('.lock') && SESSION_FILE_PATTERN.test(n.slice(0, -5))) files.add(n.slice(0, -5));
+    return [...files].sort().map((n) => new FileStateStore(path.join(this.dir, n), HISTORY_FILE));
   }
   sweepRecord(): StateStore {
     // Taken at most hourly (and so only by the hook that sweeps): it removes what crashed hooks left in the directory.
@@ -379,13 +387,26 @@ async function describeSession(s: StateStore, nowMs: number, sessionId?: string)
   return out;
 }
 
+/**
+ * Reset's lock-free first look: whether a history may be there. One being replaced is missing for an instant, while
+ * its writer holds its lock (see HISTORY_FILE): so a missing one counts as there while its lock is, or when a second
+ * look finds it (its writer finished in between).
+ */
+async function mayHoldHistory(s: StateStore): Promise<boolean> {
+  const found = (r: StateRead) => r.value !== undefined || r.problem !== undefined;
+  try {
+    return found(await s.read()) || (s instanceof FileStateStore && s.lockPresent()) || found(await s.read());
+  } catch {
+    return true;
+  }
+}
+
 /** Forgets one session's history, or every session's. */
 async function resetSessions(store: ToolLoopStore, sessionId?: string): Promise<number> {
-  const targets = sessionId === undefined ? await store.sessions() : [store.session(sessionId)];
+  const targets = sessionId === undefined ? await store.sessions({ busy: true }) : [store.session(sessionId)];
   let deleted = 0;
   for (const s of targets) {
-    const had = await s.read().then((r) => r.value !== undefined || r.problem !== undefined, () => true);
-    if (!had) continue;
+    if (!(await mayHoldHistory(s))) continue;
     // Under the lock, so a hook updating this session at this moment cannot write it back afterwards.
     if (await s.update((cur) => ({ next: undefined, result: cur.value !== undefined || cur.problem !== undefined }))) deleted++;
   }

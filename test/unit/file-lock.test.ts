@@ -371,3 +371,58 @@ describe('file lock: a release without the guard', () => {
     assert.equal(fs.existsSync(L), false);
   });
 });
+
+describe('state files: replaced with or without a moment where the file is missing', () => {
+  /** A lock-free look before each filesystem call of `fn`: what a reader in another process could find. */
+  async function looks(file: string, fn: () => Promise<unknown>): Promise<Array<{ file: boolean; lock: boolean }>> {
+    const seen: Array<{ file: boolean; lock: boolean }> = [];
+    const table = fs as unknown as Record<string, (...a: unknown[]) => unknown>;
+    const originals = FS_CALLS.map((name) => [name, table[name]!] as const);
+    const { existsSync } = fs;
+    for (const [name, orig] of originals) {
+      table[name] = (...args: unknown[]) => {
+        seen.push({ file: existsSync(file), lock: existsSync(`${file}.lock`) });
+        return orig.apply(fs, args);
+      };
+    }
+    try {
+      await fn();
+    } finally {
+      for (const [name, orig] of originals) table[name] = orig;
+    }
+    seen.push({ file: existsSync(file), lock: existsSync(`${file}.lock`) });
+    return seen;
+  }
+
+  it('by default a reader that takes no lock finds the file at every moment of an update', async () => {
+    const file = path.join(freshDir(), 'state.json');
+    const store = new FileStateStore(file);
+    await store.update(() => ({ next: { v: 1 }, result: undefined }));
+    const seen = await looks(file, () => store.update(() => ({ next: { v: 2 }, result: undefined })));
+    assert.ok(seen.length > 8, `${seen.length} looks`);
+    assert.deepEqual(seen.filter((x) => !x.file), []);
+    assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')), { v: 2 });
+  });
+
+  it('alwaysPresent false: missing only for a moment, and only while its lock is held; never a symlink followed', async () => {
+    const dir = freshDir();
+    const file = path.join(dir, 'state.json');
+    const store = new FileStateStore(file, { alwaysPresent: false, durable: false, removeLeftovers: false });
+    await store.update(() => ({ next: { v: 1 }, result: undefined }));
+    const seen = await looks(file, () => store.update(() => ({ next: { v: 2 }, result: undefined })));
+    const missing = seen.filter((x) => !x.file);
+    assert.equal(missing.length, 1, JSON.stringify(seen));
+    assert.deepEqual(missing, [{ file: false, lock: true }]);
+    assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')), { v: 2 });
+    assert.equal(fs.statSync(file).mode & 0o777, 0o600);
+    // A symlink planted at the path is removed, not written through.
+    const target = path.join(dir, 'precious');
+    fs.writeFileSync(target, 'keep me');
+    fs.unlinkSync(file);
+    fs.symlinkSync(target, file);
+    await store.update(() => ({ next: { v: 3 }, result: undefined }));
+    assert.equal(fs.readFileSync(target, 'utf8'), 'keep me');
+    assert.ok(fs.lstatSync(file).isFile());
+    assert.deepEqual(fs.readdirSync(dir).sort(), ['precious', 'state.json']);
+  });
+});

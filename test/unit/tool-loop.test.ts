@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { FileToolLoopStore, MemoryToolLoopStore, createToolLoop, defaultToolLoopDir } from '../../src/breakers/tool-loop.js';
@@ -25,7 +25,7 @@ import {
   sweepDue,
 } from '../../src/core/tool-loop.js';
 import { tempDir } from '../helpers/cli.js';
-import { LEFTOVER_AGE_MS } from '../../src/adapters/file-lock.js';
+import { LEFTOVER_AGE_MS, tryAcquireLock } from '../../src/adapters/file-lock.js';
 import { denyAnswer } from '../../src/core/hook-answers.js';
 import { readToolCall } from '../../src/core/hook-readings.js';
 import { reapLockPath } from '../../src/adapters/janitor-files.js';
@@ -437,6 +437,34 @@ describe('tool-loop breaker (in process)', () => {
     assert.throws(() => createToolLoop({ store: new MemoryToolLoopStore(), threshold: 1 }), RangeError);
     assert.throws(() => createToolLoop({ store: new MemoryToolLoopStore(), failureThreshold: 0 }), RangeError);
     assert.throws(() => createToolLoop({ store: new MemoryToolLoopStore(), threshold: 2.5 }), RangeError);
+  });
+
+  it('a history file is replaced by removing it first; reset still forgets one caught in that moment', async () => {
+    const dir = path.join(tmp.dir, 'replacing');
+    const loop = createToolLoop({ dir, threshold: 5 });
+    const call = { session_id: 's', tool_name: 'Bash', tool_input: { a: 1 } };
+    const file = path.join(dir, sessionFileName('s'));
+    for (const reset of [() => loop.reset('s'), () => loop.reset()]) {
+      await loop.pre(call);
+      const inode = statSync(file).ino;
+      await loop.pre(call);
+      assert.notEqual(statSync(file).ino, inode, 'a new file each call');
+      // A hook between removing the history and renaming the new one in: the file is missing, its lock held.
+      const writer = tryAcquireLock(`${file}.lock`, { staleMs: 30_000, refresh: false });
+      assert.ok(writer);
+      renameSync(file, `${file}.1.0badc0de.tmp`);
+      const resetting = reset();
+      await new Promise((r) => setTimeout(r, 50));
+      renameSync(`${file}.1.0badc0de.tmp`, file);
+      await writer.release();
+      assert.equal(await resetting, 1, 'the history the hook was writing is forgotten');
+      assert.equal(existsSync(file), false);
+      assert.deepEqual(await loop.status(), []);
+    }
+    // Nothing there, no lock: nothing to forget, and nothing made.
+    assert.equal(await loop.reset('s'), 0);
+    assert.equal(await createToolLoop({ dir: path.join(tmp.dir, 'none') }).reset('s'), 0);
+    assert.equal(existsSync(path.join(tmp.dir, 'none')), false);
   });
 
   it('lists only session files from a file store', async () => {
