@@ -57,8 +57,9 @@ export interface ToolLoopStore {
  * A history's file: not flushed to disk (see below); its lock leaves the directory's leftovers (temporary files of
  * killed hooks) to the hourly sweep's, so a hook does not read a directory of every session's history on each call;
  * and it is replaced by removing it then renaming the new one in (`alwaysPresent` false), which spares each call
- * ext4's write-out of a file renamed over another. Hooks read it under its lock; the lock-free readers (status, the
- * sweep's and reset's first looks) take a missing file under a held lock for one being replaced (see `mayBeThere`).
+ * ext4's write-out of a file renamed over another. Hooks read it under its lock. Of the readers that take none,
+ * status and the sweep's first look may miss one being replaced (a snapshot; a history being written is not stale),
+ * and reset's takes it for one that is there (see mayHoldHistory).
  */
 const HISTORY_FILE = { durable: false, removeLeftovers: false, alwaysPresent: false } as const;
 
