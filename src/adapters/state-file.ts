@@ -10,6 +10,11 @@ export interface StateRead {
   problem?: string;
 }
 
+/** Whether a read found something: a value, or a file that is there but unusable (its `problem`). */
+export function hasState(read: StateRead): boolean {
+  return read.value !== undefined || read.problem !== undefined;
+}
+
 /** The next state after an update: `undefined` deletes the file. */
 export interface StateUpdate<R> {
   next: unknown;
@@ -133,7 +138,7 @@ export class FileStateStore implements StateStore {
    * not on every update (hooks update on every tool call).
    */
   private async lock(): Promise<HeldLock> {
-    const lockPath = `${this.file}.lock`;
+    const lockPath = this.lockPath;
     // No refresh timer: the lock is held for one read, one write and its release. Nothing in between returns to the
     // event loop (`fn` is synchronous, and so is the I/O), so a timer could never fire before the release; a release
     // that must wait for a busy guard gives up after about 10 s, well inside the 30 s after which a lock is stale.
@@ -151,10 +156,14 @@ export class FileStateStore implements StateStore {
     return lock;
   }
 
+  private get lockPath(): string {
+    return `${this.file}.lock`;
+  }
+
   /** Whether the file's lock is there (an update is under way, or its holder died holding it). */
   lockPresent(): boolean {
     try {
-      fs.lstatSync(`${this.file}.lock`);
+      fs.lstatSync(this.lockPath);
       return true;
     } catch {
       return false;

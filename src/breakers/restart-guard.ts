@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { loadConfig } from '../adapters/config.js';
-import { FileStateStore, type StateRead, type StateStore } from '../adapters/state-file.js';
+import { FileStateStore, type StateRead, type StateStore, hasState } from '../adapters/state-file.js';
 import {
   CONFIG_MAX_KEY,
   CONFIG_WINDOW_KEY,
@@ -110,7 +110,7 @@ export async function clearRestartGuard(store: StateStore): Promise<ClearOutcome
   let existed: boolean;
   try {
     const read = await store.read();
-    existed = read.value !== undefined || read.problem !== undefined;
+    existed = hasState(read);
   } catch {
     existed = true; // something is there, unreadable
   }

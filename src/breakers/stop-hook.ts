@@ -3,7 +3,7 @@
  * the pure rules of `core/stop-hook`. Both the CLI and library callers use this.
  */
 import path from 'node:path';
-import { FileStateStore, type StateStore } from '../adapters/state-file.js';
+import { FileStateStore, type StateStore, hasState } from '../adapters/state-file.js';
 import { type HookAnswer, keepGoingAnswer, stopMessageAnswer } from '../core/hook-answers.js';
 import { type Dialect, checkDialect, dialectOf } from '../core/hook-dialects.js';
 import { readStop } from '../core/hook-readings.js';
@@ -248,9 +248,9 @@ async function heartbeat(store: StateStore, remaining?: number): Promise<StopMar
 
 async function disarm(store: StateStore): Promise<boolean> {
   const before = await store.read().catch(() => ({ value: undefined, problem: 'unreadable' }));
-  if (before.value === undefined && before.problem === undefined) return false;
+  if (!hasState(before)) return false;
   // Under the lock, so a Stop hook deciding at this moment cannot write the marker back afterwards.
-  return store.update((current) => ({ next: undefined, result: current.value !== undefined || current.problem !== undefined }));
+  return store.update((current) => ({ next: undefined, result: hasState(current) }));
 }
 
 /**

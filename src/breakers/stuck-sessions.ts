@@ -3,7 +3,7 @@
  * pure core. I/O errors fail open: they are reported in `error`, never thrown.
  */
 import path from 'node:path';
-import { FileStateStore, type StateRead, type StateStore } from '../adapters/state-file.js';
+import { FileStateStore, type StateRead, type StateStore, hasState } from '../adapters/state-file.js';
 import {
   DEFAULT_SUSPEND_THRESHOLD,
   type StuckSessionsState,
@@ -56,11 +56,6 @@ function interpret(read: StateRead, location: string): Interpreted {
   return { state: parsed.state, warnings };
 }
 
-/** True when reading found nothing at all (no file, no problem): there is nothing to change. */
-function isAbsent(read: StateRead): boolean {
-  return read.value === undefined && read.problem === undefined;
-}
-
 function failure(what: string, location: string, err: unknown): string {
   return `cannot ${what} ${location}: ${errorMessage(err)}; proceeding (the breaker fails open)`;
 }
@@ -106,7 +101,7 @@ export interface SuspendOutcome extends StuckOutcomeBase {
 /** At start-up: the keys to suspend; the state is deleted (read and delete are one serialised step). */
 export async function suspendStuckSessions(store: StateStore, threshold: number): Promise<SuspendOutcome> {
   try {
-    if (isAbsent(await store.read())) {
+    if (!hasState(await store.read())) {
       return { suspended: [], counts: {}, warnings: [], deleted: false, location: store.location };
     }
     let warnings: string[] = [];
@@ -132,7 +127,7 @@ export interface ClearKeysOutcome extends StuckOutcomeBase {
 export async function clearSessionKeys(store: StateStore, keys: readonly string[]): Promise<ClearKeysOutcome> {
   try {
     const before = await store.read();
-    if (isAbsent(before)) return { cleared: [], counts: {}, warnings: [], deleted: false, location: store.location };
+    if (!hasState(before)) return { cleared: [], counts: {}, warnings: [], deleted: false, location: store.location };
     const pre = interpret(before, store.location);
     const needsWrite = before.problem !== undefined || pre.warnings.length > 0 || keys.some((k) => pre.state.entries.has(k));
     if (!needsWrite) return { cleared: [], counts: countsOf(pre.state), warnings: [], deleted: false, location: store.location };

@@ -4,7 +4,7 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { FileStateStore, MemoryStateStore, type StateRead, type StateStore } from '../adapters/state-file.js';
+import { FileStateStore, MemoryStateStore, type StateStore, hasState } from '../adapters/state-file.js';
 import { type HookAnswer, denyAnswer, failingAnswer } from '../core/hook-answers.js';
 import { type Dialect, checkDialect, dialectOf } from '../core/hook-dialects.js';
 import { type ToolCallReading, readToolCall } from '../core/hook-readings.js';
@@ -272,7 +272,7 @@ async function sweepStale(store: ToolLoopStore, nowMs: number): Promise<number> 
     const read = await s.read().catch(() => undefined);
     if (!read || !isStale(read.value, nowMs)) continue;
     const gone = await s.update((cur) =>
-      isStale(cur.value, nowMs) ? { next: undefined, result: cur.value !== undefined || cur.problem !== undefined } : { next: cur.value, result: false },
+      isStale(cur.value, nowMs) ? { next: undefined, result: hasState(cur) } : { next: cur.value, result: false },
     );
     if (gone) deleted++;
   }
@@ -394,9 +394,8 @@ async function describeSession(s: StateStore, nowMs: number, sessionId?: string)
  * look finds it (its writer finished in between).
  */
 async function mayHoldHistory(s: StateStore): Promise<boolean> {
-  const found = (r: StateRead) => r.value !== undefined || r.problem !== undefined;
   try {
-    return found(await s.read()) || (s instanceof FileStateStore && s.lockPresent()) || found(await s.read());
+    return hasState(await s.read()) || (s instanceof FileStateStore && s.lockPresent()) || hasState(await s.read());
   } catch {
     return true;
   }
@@ -409,7 +408,7 @@ async function resetSessions(store: ToolLoopStore, sessionId?: string): Promise<
   for (const s of targets) {
     if (!(await mayHoldHistory(s))) continue;
     // Under the lock, so a hook updating this session at this moment cannot write it back afterwards.
-    if (await s.update((cur) => ({ next: undefined, result: cur.value !== undefined || cur.problem !== undefined }))) deleted++;
+    if (await s.update((cur) => ({ next: undefined, result: hasState(cur) }))) deleted++;
   }
   return deleted;
 }
