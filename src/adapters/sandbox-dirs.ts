@@ -3,10 +3,12 @@
  * listing them, measuring one (size on disk, newest change, what is mounted inside, what cannot be read or
  * removed), and removing one without following a symlink or entering another filesystem.
  *
- * Node's own fs, on purpose: `fs.rm({ recursive: true })` does not follow symlinks but does cross into other
- * filesystems mounted inside, and stops at the first error without saying what it removed; `rm -rf
- * --one-file-system` would be safe but is a process per directory and a localised message to parse. Every entry
- * is `lstat`ed, never `stat`ed, so a symlink is measured and removed as a link.
+ * Measuring is read-only and goes by path, every entry `lstat`ed, never `stat`ed, so a symlink is measured as a link.
+ * Removing goes through directory descriptors (dir-fd.ts: `/proc/self/fd/<n>/<name>`, the `openat`/`unlinkat` that
+ * Node's fs lacks): the janitor runs as root from cron, and a removal by path can be redirected by whoever can
+ * write inside the tree (swap a directory for a symlink between the check and the unlinks). `fs.rm({ recursive })`
+ * goes by path, crosses into other filesystems and stops at the first error without saying what it removed; `rm -rf
+ * --one-file-system` compares devices only, so it enters bind mounts (see dir-fd.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, promises as fs, lstatSync, readdirSync, type Stats } from 'node:fs';
@@ -15,6 +17,7 @@ import path from 'node:path';
 import { type Refusal, type SandboxRoot, claimName, isClaimed, parseMountInfo, rootProblem, taskDirsParent } from '../core/sandbox-dirs.js';
 import { UsageError } from '../errors.js';
 import { forEachBounded } from '../util/pool.js';
+import { DirFd, SWAPPED } from './dir-fd.js';
 
 /** Entries of one directory removed at once (unlinks overlap in the libuv pool). */
 const PER_DIR_CONCURRENCY = 8;
@@ -46,6 +49,8 @@ export interface TaskDirListing {
   parentForms: string[];
   /** Its device (`st_dev`): a task directory on another one is a mount point. Null when there is no such directory. */
   parentDev: number | null;
+  /** Its inode: a removal checks that the directory it opens is still this one (not a symlink swapped in since). */
+  parentIno: number | null;
   entries: Array<{ name: string; path: string; kind: EntryKind }>;
 }
 
@@ -56,7 +61,7 @@ export interface TaskDirListing {
  */
 export async function listTaskDirs(r: SandboxRoot): Promise<TaskDirListing> {
   const parent = taskDirsParent(r.root);
-  if (!(await isDirectory(r, r.root)) || !(await isDirectory(r, parent))) return { parent, parentForms: [parent], parentDev: null, entries: [] };
+  if (!(await isDirectory(r, r.root)) || !(await isDirectory(r, parent))) return { parent, parentForms: [parent], parentDev: null, parentIno: null, entries: [] };
   let names: string[];
   try {
     names = await fs.readdir(parent);
@@ -70,8 +75,8 @@ export async function listTaskDirs(r: SandboxRoot): Promise<TaskDirListing> {
     }),
   );
   const real = await fs.realpath(parent).catch(() => parent);
-  const parentDev = (await fs.stat(parent)).dev;
-  return { parent, parentForms: real === parent ? [parent] : [parent, real], parentDev, entries };
+  const pst = await fs.stat(parent);
+  return { parent, parentForms: real === parent ? [parent] : [parent, real], parentDev: pst.dev, parentIno: pst.ino, entries };
 }
 
 /** True for a directory (or a symlink to one), false when nothing is there; bad input (`UsageError`) otherwise. */
@@ -262,102 +267,208 @@ export async function scanTaskDir(
 export type RemoveOutcome =
   | { status: 'removed' }
   | { status: 'gone' }
-  /** Refused: `leftAt` is where what is left now is; `partial` when anything was removed. */
-  | { status: 'failed'; refusal: Refusal; partial: boolean; leftAt: string };
+  /**
+   * Refused: `leftAt` is where what is left now is; `partial` when anything was removed; `swapped`: entries that
+   * were replaced (by a symlink, a file or another directory) while being removed: skipped, never followed.
+   */
+  | { status: 'failed'; refusal: Refusal; partial: boolean; leftAt: string; swapped: string[] };
+
+/** Deeper than this, a removal refuses (one descriptor is open per level). */
+export const MAX_REMOVAL_DEPTH = 256;
 
 interface Removal {
   place: TaskDirPlace;
   top: string;
   realTop: string;
+  /** Mount id of the claimed directory: a directory inside with another one is a mount point. */
+  topMountId: number | null;
   refusal: Refusal | null;
+  swapped: string[];
   removedAny: boolean;
 }
 
-async function removeEntry(r: Removal, p: string, st: Stats, dirSt: Stats): Promise<void> {
-  if (r.refusal) return;
-  const refuse = (err: unknown, at: string, owner: { path: string; uid: number } | null) => {
-    r.refusal ??= { path: at, code: codeOf(err), op: 'remove', owner };
-  };
-  if (!st.isDirectory()) {
-    try {
-      await fs.unlink(p); // a symlink is removed as a link: unlink never follows one
-      r.removedAny = true;
-    } catch (err) {
-      if (!isGone(err)) refuse(err, p, { path: path.dirname(p), uid: dirSt.uid });
-    }
-    return;
+const SWAP_CODE = 'ECHANGED (replaced while being removed: not followed)';
+
+function noteSwap(r: Removal, shown: string): void {
+  r.swapped.push(shown);
+}
+
+/** Removes one non-directory entry of `dir` (a symlink as a link: unlinkat never follows one). */
+async function unlinkEntry(r: Removal, dir: DirFd, name: string): Promise<void> {
+  try {
+    await dir.unlink(name);
+    r.removedAny = true;
+  } catch (err) {
+    const code = codeOf(err);
+    if (code === 'EISDIR') return noteSwap(r, dir.show(name)); // a directory put in its place since the lstat
+    if (!isGone(err)) r.refusal ??= { path: dir.show(name), code, op: 'remove', owner: { path: dir.shown, uid: dir.st.uid } };
   }
-  if (crossesInto(r, p, st)) {
-    r.refusal ??= { path: p, code: 'another filesystem is mounted here: not entered', op: 'remove', owner: null };
-    return;
-  }
+}
+
+/** A directory reached from `top` that is another filesystem or a mount point (bind mounts keep the device). */
+function isMountInside(r: Removal, d: DirFd): boolean {
+  if (d.st.dev !== r.place.parentDev) return true;
+  if (r.topMountId !== null && d.mountId !== null && d.mountId !== r.topMountId) return true;
+  return r.place.mountPoints.has(resolvedPath(r, d.shown));
+}
+
+/**
+ * Removes everything in `dir`, through its descriptor: the entries that are not directories first (8 at a time),
+ * then each subdirectory, opened `O_NOFOLLOW|O_DIRECTORY` relative to `dir` and checked to be the one `lstat` saw,
+ * emptied the same way and removed with `rmdir` relative to `dir`. An entry swapped meanwhile is skipped and noted.
+ */
+async function emptyDir(r: Removal, dir: DirFd, depth: number): Promise<void> {
   let names: string[];
   try {
-    names = await fs.readdir(p);
-    // The directory read must be the one lstat'ed (not swapped for a symlink in between).
-    const again = await fs.lstat(p);
-    if (again.ino !== st.ino || again.dev !== st.dev || !again.isDirectory()) throw Object.assign(new Error('replaced while being removed'), { code: 'ECHANGED' });
+    names = await dir.list();
   } catch (err) {
-    if (!isGone(err)) r.refusal ??= { path: p, code: codeOf(err), op: 'read', owner: { path: p, uid: st.uid } };
+    if (!isGone(err)) r.refusal ??= { path: dir.shown, code: codeOf(err), op: 'read', owner: { path: dir.shown, uid: dir.st.uid } };
     return;
   }
+  const subdirs: Array<{ name: string; st: Stats }> = [];
   await forEachBounded(
     names,
     PER_DIR_CONCURRENCY,
     async (name) => {
-      const c = path.join(p, name);
-      const cst = await lstatOrNull(c).catch((err: unknown) => {
-        refuse(err, c, { path: p, uid: st.uid });
-        return null;
-      });
-      if (cst) await removeEntry(r, c, cst, st);
+      let st: Stats;
+      try {
+        st = await dir.lstat(name);
+      } catch (err) {
+        if (!isGone(err)) r.refusal ??= { path: dir.show(name), code: codeOf(err), op: 'read', owner: { path: dir.shown, uid: dir.st.uid } };
+        return;
+      }
+      if (st.isDirectory()) subdirs.push({ name, st });
+      else await unlinkEntry(r, dir, name);
     },
     () => r.refusal !== null,
   );
+  for (const { name, st } of subdirs) {
+    if (r.refusal) return;
+    await removeSubdir(r, dir, { name, st, depth: depth + 1 });
+  }
+}
+
+async function removeSubdir(r: Removal, parent: DirFd, e: { name: string; st: Stats; depth: number }): Promise<void> {
+  if (e.depth > MAX_REMOVAL_DEPTH) {
+    r.refusal ??= { path: parent.show(e.name), code: `more than ${MAX_REMOVAL_DEPTH} levels deep: not entered`, op: 'remove', owner: null };
+    return;
+  }
+  let child: DirFd | typeof SWAPPED;
+  try {
+    child = await parent.openChild(e.name, e.st);
+  } catch (err) {
+    if (!isGone(err)) r.refusal ??= { path: parent.show(e.name), code: codeOf(err), op: 'read', owner: { path: parent.show(e.name), uid: e.st.uid } };
+    return;
+  }
+  if (child === SWAPPED) return noteSwap(r, parent.show(e.name));
+  try {
+    if (isMountInside(r, child)) {
+      r.refusal ??= { path: child.shown, code: 'another filesystem is mounted here: not entered', op: 'remove', owner: null };
+      return;
+    }
+    await emptyDir(r, child, e.depth);
+  } finally {
+    await child.close();
+  }
   if (r.refusal) return;
   try {
-    await fs.rmdir(p);
+    await parent.rmdir(e.name);
     r.removedAny = true;
   } catch (err) {
-    if (!isGone(err)) refuse(err, p, { path: path.dirname(p), uid: dirSt.uid });
+    const code = codeOf(err);
+    if (code === 'ENOTDIR') return noteSwap(r, parent.show(e.name)); // a symlink or file put in its place
+    if (code === 'ENOTEMPTY' && r.swapped.length > 0) return; // what is left in it is a swapped entry, noted
+    if (!isGone(err)) r.refusal ??= { path: parent.show(e.name), code, op: 'remove', owner: { path: parent.shown, uid: parent.st.uid } };
   }
 }
 
 /**
- * Removes one task directory. First it is renamed, in place, to `.hermes-janitor-removing.<token>.<name>`: a
- * concurrent run then finds it gone (each directory is removed once), and hermes starting that task again gets a
- * fresh directory, never a half-removed one. Then everything in it goes, depth first: symlinks as links (their
- * targets untouched); a directory on another filesystem, or a mount point, is never entered (the removal then
- * fails, naming it). The first entry refused stops it; the outcome says whether anything was removed and where
- * what is left now is (renamed back when nothing was removed). Removing a directory whose owner is another user
- * needs root or that user: callers check with `scanTaskDir(..., { checkRemovable: true })` first.
+ * Removes one task directory, relative to directory descriptors all the way down (see dir-fd.ts): no unlink,
+ * rmdir or open goes through a path that a symlink planted meanwhile could redirect. First `<root>/docker` is
+ * opened and checked to be the directory listed (`parentIno`, when given, and `parentDev`); the task directory is
+ * renamed in it to `.hermes-janitor-removing.<token>.<name>`: a concurrent run then finds it gone (each directory
+ * is removed once), and hermes starting that task again gets a fresh directory, never a half-removed one. Then
+ * everything in it goes, depth first: symlinks as links (their targets untouched); a directory on another
+ * filesystem, or a mount point (its device or mount id differs), is never entered (the removal then fails, naming
+ * it); an entry swapped for a symlink or another directory while being removed is skipped and reported
+ * (`swapped`), the rest goes on. The first other refusal stops it; the outcome says whether anything was removed and
+ * where what is left now is (renamed back when nothing was removed). Removing a directory whose owner is another
+ * user needs root or that user: callers check with `scanTaskDir(..., { checkRemovable: true })` first.
  */
-export async function removeTaskDir(dir: string, parentDev: number): Promise<RemoveOutcome> {
-  const st = await lstatOrNull(dir);
-  if (!st || !st.isDirectory()) return { status: 'gone' };
-  const parent = path.dirname(dir);
-  const claimed = path.join(parent, claimName(path.basename(dir), randomBytes(4).toString('hex')));
+export async function removeTaskDir(dir: string, parentDev: number, opts: { parentIno?: number } = {}): Promise<RemoveOutcome> {
+  const parentPath = path.dirname(dir);
+  const name = path.basename(dir);
+  const fail = (refusal: Refusal): RemoveOutcome => ({ status: 'failed', refusal, partial: false, leftAt: dir, swapped: [] });
+  let parent: DirFd | typeof SWAPPED;
   try {
-    await fs.rename(dir, claimed);
+    parent = await DirFd.open(parentPath, opts.parentIno === undefined ? undefined : { dev: parentDev, ino: opts.parentIno });
   } catch (err) {
     if (isGone(err)) return { status: 'gone' };
-    const pst = await lstatOrNull(parent).catch(() => null);
-    return { status: 'failed', refusal: { path: dir, code: codeOf(err), op: 'remove', owner: pst ? { path: parent, uid: pst.uid } : null }, partial: false, leftAt: dir };
+    return fail({ path: parentPath, code: codeOf(err), op: 'read', owner: null });
   }
-  const cst = await lstatOrNull(claimed);
-  const realTop = await fs.realpath(claimed).catch(() => claimed);
+  if (parent === SWAPPED || parent.st.dev !== parentDev) {
+    if (parent !== SWAPPED) await parent.close();
+    return fail({ path: parentPath, code: SWAP_CODE, op: 'remove', owner: null });
+  }
+  try {
+    return await removeIn(parent, name);
+  } finally {
+    await parent.close();
+  }
+}
+
+async function removeIn(parent: DirFd, name: string): Promise<RemoveOutcome> {
+  const dir = parent.show(name);
+  const st = await parent.lstat(name).catch((err: unknown) => (isGone(err) ? null : Promise.reject(err)));
+  if (!st || !st.isDirectory()) return { status: 'gone' };
+  const claimedName = claimName(name, randomBytes(4).toString('hex'));
+  try {
+    await parent.rename(name, claimedName);
+  } catch (err) {
+    if (isGone(err)) return { status: 'gone' };
+    return { status: 'failed', refusal: { path: dir, code: codeOf(err), op: 'remove', owner: { path: parent.shown, uid: parent.st.uid } }, partial: false, leftAt: dir, swapped: [] };
+  }
+  const claimed = parent.show(claimedName);
   // The mount table read now: mount points inside moved with the rename.
-  const r: Removal = { place: { parentDev, mountPoints: await readMountPoints() }, top: claimed, realTop, refusal: null, removedAny: false };
-  if (!cst || cst.ino !== st.ino || cst.dev !== st.dev) {
-    r.refusal = { path: dir, code: 'ECHANGED (replaced while being removed)', op: 'remove', owner: null };
-  } else {
-    await removeEntry(r, claimed, cst, await fs.lstat(parent));
+  const r: Removal = {
+    place: { parentDev: parent.st.dev, mountPoints: await readMountPoints() }, top: claimed, realTop: await fs.realpath(claimed).catch(() => claimed),
+    topMountId: null, refusal: null, swapped: [], removedAny: false,
+  };
+  const top = await parent.openChild(claimedName, st).catch((err: unknown) => {
+    r.refusal = { path: claimed, code: codeOf(err), op: 'read', owner: { path: claimed, uid: st.uid } };
+    return null;
+  });
+  if (top === SWAPPED) r.refusal = { path: dir, code: SWAP_CODE, op: 'remove', owner: null };
+  else if (top) {
+    try {
+      r.topMountId = top.mountId;
+      if (top.mountId !== null && parent.mountId !== null && top.mountId !== parent.mountId) {
+        r.refusal = { path: dir, code: 'another filesystem is mounted here: not entered', op: 'remove', owner: null };
+      } else await emptyDir(r, top, 0);
+    } finally {
+      await top.close();
+    }
   }
-  if (!r.refusal) return { status: 'removed' };
-  let leftAt = claimed;
-  // Nothing removed: back to its name, unless something (hermes starting the task again) took the name meanwhile.
-  if (!r.removedAny && (await lstatOrNull(dir)) === null) {
-    leftAt = await fs.rename(claimed, dir).then(() => dir, () => claimed);
+  if (!r.refusal && r.swapped.length === 0) {
+    try {
+      await parent.rmdir(claimedName);
+      return { status: 'removed' };
+    } catch (err) {
+      if (isGone(err)) return { status: 'removed' };
+      r.refusal = { path: claimed, code: codeOf(err), op: 'remove', owner: { path: parent.shown, uid: parent.st.uid } };
+    }
   }
-  return { status: 'failed', refusal: r.refusal, partial: r.removedAny, leftAt };
+  return leftOver(parent, { r, name, claimedName });
+}
+
+/** A removal that did not finish: renamed back when nothing was removed (unless the name was taken meanwhile). */
+async function leftOver(parent: DirFd, o: { r: Removal; name: string; claimedName: string }): Promise<RemoveOutcome> {
+  const { r } = o;
+  const refusal = r.refusal ?? { path: r.swapped[0]!, code: SWAP_CODE, op: 'remove' as const, owner: null };
+  let leftAt = parent.show(o.claimedName);
+  const nameFree = await parent.lstat(o.name).then(() => false, (err: unknown) => isGone(err));
+  if (!r.removedAny && nameFree) {
+    leftAt = await parent.rename(o.claimedName, o.name).then(() => parent.show(o.name), () => leftAt);
+  }
+  return { status: 'failed', refusal, partial: r.removedAny, leftAt, swapped: r.swapped };
 }

@@ -95,6 +95,8 @@ export interface FailedSandboxDir {
   error: string;
   /** Something was removed before the refusal: half-removed (never reported as removed). */
   partial: boolean;
+  /** Entries replaced (by a symlink or another directory) while the removal ran: skipped, never followed. */
+  swapped?: string[];
 }
 
 /** The pass's outcome: the `sandboxDirs` object of `reap --json` (keys `removed`, `kept`, `failed`). */
@@ -193,8 +195,8 @@ async function oneDir(p: Pass, listing: TaskDirListing, entry: TaskDirListing['e
     p.out.removed.push({ path: entry.path, bytes: scan.bytes, lastChange });
     return;
   }
-  const outcome = await removeTaskDir(entry.path, place.parentDev);
+  const outcome = await removeTaskDir(entry.path, place.parentDev, { parentIno: listing.parentIno! });
   if (outcome.status === 'removed') p.out.removed.push({ path: entry.path, bytes: scan.bytes, lastChange });
   else if (outcome.status === 'gone') keep(p, entry.path, GONE, scan.lastChangeMs);
-  else p.out.failed.push({ path: entry.path, error: refusalLine(entry.path, outcome.refusal, p.uid, outcome), partial: outcome.partial });
+  else p.out.failed.push({ path: entry.path, error: refusalLine(entry.path, outcome.refusal, p.uid, outcome), partial: outcome.partial, swapped: outcome.swapped });
 }

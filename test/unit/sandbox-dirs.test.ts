@@ -4,12 +4,12 @@
  * The real engine, tmpfs mounts and unprivileged runs are in test/integration/sandbox-dirs.test.ts.
  */
 import assert from 'node:assert/strict';
-import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, renameSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { createDockerodeEngine } from '../../src/adapters/dockerode-engine.js';
 import type { EngineClient } from '../../src/adapters/engine.js';
-import { listTaskDirs, readMountPoints, removeTaskDir, scanTaskDir } from '../../src/adapters/sandbox-dirs.js';
+import { MAX_REMOVAL_DEPTH, listTaskDirs, readMountPoints, removeTaskDir, scanTaskDir } from '../../src/adapters/sandbox-dirs.js';
 import {
   type MountRef, type SandboxRoot, claimName, isSameOrInside, keepByEngines, keepByFiles, normalizeHostPath, parseMountInfo, refusalLine,
   sandboxRoot, summarize, totalBytes, usageByTaskDir,
@@ -205,6 +205,34 @@ describe('task directories on disk (real files)', () => {
     const parentDev = (await place(r)).parentDev;
     const [a, b] = await Promise.all([removeTaskDir(t.dir, parentDev), removeTaskDir(t.dir, parentDev)]);
     assert.deepEqual([a.status, b.status].sort(), ['gone', 'removed']);
+  });
+
+  it('<root>/docker swapped for a symlink after it was listed: the removal refuses, nothing is removed where the link points', async () => {
+    const r = root();
+    const t = makeTaskDir(r.root, 'task-4');
+    const listing = await listTaskDirs(r);
+    const docker = path.join(r.root, 'docker');
+    const elsewhere = path.join(path.dirname(r.root), 'elsewhere');
+    mkdirSync(path.join(elsewhere, 'task-4'), { recursive: true });
+    writeFileSync(path.join(elsewhere, 'task-4', 'precious'), 'keep me');
+    renameSync(docker, `${docker}.real`);
+    symlinkSync(elsewhere, docker);
+    const outcome = await removeTaskDir(t.dir, listing.parentDev!, { parentIno: listing.parentIno! });
+    assert.equal(outcome.status, 'failed');
+    assert.ok(outcome.status === 'failed' && outcome.refusal.code.startsWith('ECHANGED') && !outcome.partial, JSON.stringify(outcome));
+    assert.equal(readFileSync(path.join(elsewhere, 'task-4', 'precious'), 'utf8'), 'keep me');
+    assert.ok(existsSync(path.join(`${docker}.real`, 'task-4', 'home', '.bash_history')), 'the real task directory is untouched too');
+  });
+
+  it(`a tree deeper than ${MAX_REMOVAL_DEPTH} levels is refused, named, and left where it was`, async () => {
+    const r = root();
+    const t = makeTaskDir(r.root, 'task-5');
+    let deep = t.workspace;
+    for (let i = 0; i <= MAX_REMOVAL_DEPTH; i++) deep = path.join(deep, 'd');
+    mkdirSync(deep, { recursive: true });
+    const outcome = await removeTaskDir(t.dir, (await place(r)).parentDev);
+    assert.ok(outcome.status === 'failed' && /levels deep: not entered/.test(outcome.refusal.code), JSON.stringify(outcome).slice(0, 300));
+    assert.ok(existsSync(deep) || existsSync(outcome.leftAt), 'what is left is still there');
   });
 
   it('status: unused is unknown (null) without an answering engine, 0 with no task directories; a --timeout cut is reported, never a partial size', async () => {
