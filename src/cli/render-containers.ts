@@ -1,7 +1,7 @@
 import type { Context } from '../context.js';
 import { agoSeconds, spanSeconds } from '../core/ages.js';
 import type { HostOutcome } from '../reaper/run.js';
-import type { FailedEntry, ListedEntry, SweepEntry, SweepEvent } from '../reaper/sweep.js';
+import type { FailedEntry, SweepEntry, SweepEvent } from '../reaper/sweep.js';
 
 export const shortId = (id: string) => id.slice(0, 12);
 
@@ -25,29 +25,6 @@ export function whenOf(e: SweepEntry, asOf: Date): string {
   if (e.rule === 'idle') return `idle ${idleFor(e.idleSeconds, asOf)}`;
   if (e.rule === 'never-started') return `created ${finishedAgo(e, asOf)}`;
   return `finished ${finishedAgo(e, asOf)}`;
-}
-
-/** The `list` table (cli-table3). */
-export async function renderTable(ctx: Context, rows: ListedEntry[], asOf: Date, showHost: boolean): Promise<string> {
-  const { default: Table } = await import('cli-table3');
-  const head = ['ID', 'NAME', 'PROFILE', 'STATE', 'FINISHED', 'IDLE', 'VERDICT', 'REASON', ...(showHost ? ['HOST'] : [])];
-  const color = Boolean(ctx.stdout.isTTY) && !ctx.env.NO_COLOR;
-  const table = new Table({ head, style: { head: color ? ['bold'] : [], border: color ? ['grey'] : [] } });
-  for (const r of rows) {
-    table.push([
-      shortId(r.id), r.name, r.profile ?? '-', r.state, finishedAgo(r, asOf),
-      r.idleSeconds !== undefined ? idleFor(r.idleSeconds, asOf) : '', r.verdict, reasonCell(r),
-      ...(showHost ? [r.host] : []),
-    ]);
-  }
-  return table.toString();
-}
-
-/** The REASON cell: `running (idle-too-recent)`, `running (in-use: 4 processes)`. */
-function reasonCell(r: ListedEntry): string {
-  if (!r.idleReason) return r.reason;
-  if (r.idleReason === 'in-use' && typeof r.processes === 'number') return `${r.reason} (in-use: ${r.processes} processes)`;
-  return `${r.reason} (${r.idleReason})`;
 }
 
 /** Sorts for stable output: by host, then name, then id. */
