@@ -5,8 +5,6 @@ export const AGENT_LABEL = 'hermes-agent';
 export const AGENT_LABEL_VALUE = '1';
 /** Label holding the (sanitized) profile name. */
 export const PROFILE_LABEL = 'hermes-profile';
-/** Label holding the (sanitized) task id. */
-export const TASK_LABEL = 'hermes-task-id';
 
 /** Terminal lifetime when neither flag, environment nor config sets one. */
 export const DEFAULT_LIFETIME_SECONDS = 300;

@@ -3,6 +3,7 @@ import type { Context } from '../context.js';
 import { type HermesHome, resolveHermesHome } from '../core/hermes-home.js';
 import { ValueError } from '../core/parse-args.js';
 import { UsageError } from '../errors.js';
+import { escapeControls } from '../util/escape-controls.js';
 import { type OptionDecl, commanderFlags } from './option-table.js';
 
 /** What a command's action leaves behind for main(). */
@@ -143,7 +144,7 @@ export function optionsOnly(cmd: Command): Command {
     const extra = actionCmd.args;
     if (extra.length === 0) return;
     // Control characters would break the one line.
-    const quoted = extra.map((a) => `'${a.replace(/[\u0000-\u001f\u007f]/g, '?')}'`).join(', ');
+    const quoted = extra.map((a) => `'${escapeControls(a)}'`).join(', ');
     const name = actionCmd.name();
     throw new UsageError(
       `unexpected argument${extra.length > 1 ? 's' : ''} ${quoted} for ${name}: it takes options only; remove ${extra.length > 1 ? 'them' : 'it'} or put the value right after its option (see 'hermes-janitor ${name} --help')`,

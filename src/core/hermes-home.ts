@@ -2,6 +2,7 @@ import path from 'node:path';
 import { DEFAULT_HOME_DIRNAME, ENV_HERMES_HOME, PROFILE_NAME_PATTERN } from '../defaults.js';
 import { UsageError } from '../errors.js';
 import { sanitizeLabelValue } from './sanitize.js';
+import { escapeControls } from '../util/escape-controls.js';
 
 /** Where hermes keeps its state, and which profile that is. */
 export interface HermesHome {
@@ -58,7 +59,7 @@ export function checkProfileName(name: string): string {
   if (name !== 'default' && !PROFILE_NAME_PATTERN.test(name)) {
     throw new UsageError(
       // Control characters escaped: the name is the user's, the message stays one line (no forged output lines).
-      `invalid profile '${name.replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1))}': a profile name is 'default' or matches ^[a-z0-9][a-z0-9_-]{0,63}$ (lower-case letters, digits, '_' and '-')`,
+      `invalid profile '${escapeControls(name, { short: true })}': a profile name is 'default' or matches ^[a-z0-9][a-z0-9_-]{0,63}$ (lower-case letters, digits, '_' and '-')`,
     );
   }
   return name;

@@ -6,6 +6,7 @@
  * separated words, and the rules are evaluated with right-to-left passes over the words. Every step is linear
  * in the length of the text, so a multi-megabyte line cannot make the scan backtrack.
  */
+import { escapeControls } from '../util/escape-controls.js';
 
 export type LifecycleRule = 'hermes-gateway' | 'launchctl' | 'systemctl' | 'kill';
 
@@ -71,13 +72,6 @@ export function logicalLines(text: string): { line: number; text: string }[] {
     start = i + 2;
   }
   return out;
-}
-
-/** Folds backslash-newline continuations. */
-export function foldContinuations(text: string): string {
-  return logicalLines(text)
-    .map((l) => l.text)
-    .join('\n');
 }
 
 interface Word {
@@ -229,8 +223,7 @@ export function displayLine(text: string, column = 0): string {
     const from = Math.max(0, Math.min(column - 100, text.length - DISPLAY_MAX));
     shown = `${from > 0 ? '…' : ''}${text.slice(from, from + DISPLAY_MAX)}${from + DISPLAY_MAX < text.length ? '…' : ''}`;
   }
-  // eslint-disable-next-line no-control-regex
-  return shown.replace(/[\u0000-\u0008\u000a-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return escapeControls(shown, { keepTab: true });
 }
 
 /**

@@ -24,6 +24,7 @@
  */
 import path from 'node:path';
 import { ENV_TERMINAL_SANDBOX_DIR, SANDBOX_DOCKER_DIRNAME, SANDBOX_REMOVING_PREFIX, SANDBOX_ROOT_DIRNAME } from '../defaults.js';
+import { escapeControls } from '../util/escape-controls.js';
 
 export interface SandboxRoot {
   /** Absolute path of the sandbox root. */
@@ -276,7 +277,7 @@ export interface Refusal {
  * a message about it stays one line and cannot forge another. JSON keeps the path as it is.
  */
 export function shownPath(p: string): string {
-  return p.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return escapeControls(p);
 }
 
 /**

@@ -5,6 +5,7 @@ import { type RestartGuardSettings, MAX_STORED_BOOTS } from '../../core/restart-
 import { parseInteger, parsePositiveSeconds } from '../../core/parse-args.js';
 import { ExitCode } from '../../errors.js';
 import { type RunState, action, homeFrom, optionParser, requireVerb, warn, writeJson } from '../shared.js';
+import { plural } from '../../util/plural.js';
 
 const EXIT_HELP = `
 Exit codes:
@@ -40,10 +41,6 @@ interface GuardOptions {
 /** A word safe to paste into a POSIX shell. */
 function shellQuote(s: string): string {
   return /^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 function seconds(n: number): string {

@@ -10,6 +10,7 @@ import {
   type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
 import { type RunState, action, writeJson } from '../shared.js';
+import { plural } from '../../util/plural.js';
 
 const HELP = `
 Read-only: writes nothing, takes no lock.
@@ -61,8 +62,6 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     }),
   );
 }
-
-const plural = (n: number, word: string, many = `${word}s`) => `${n} ${n === 1 ? word : many}`;
 
 const size = diskSize;
 

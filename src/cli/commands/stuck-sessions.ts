@@ -11,6 +11,8 @@ import { DEFAULT_SUSPEND_THRESHOLD } from '../../core/stuck-sessions.js';
 import { parseWholeNumber } from '../../core/parse-args.js';
 import { ExitCode, UsageError } from '../../errors.js';
 import { type RunState, action, homeFrom, optionParser, requireVerb, warn, writeJson } from '../shared.js';
+import { escapeControls, hasControls } from '../../util/escape-controls.js';
+import { plural } from '../../util/plural.js';
 
 const EXIT_HELP = `
 Exit codes:
@@ -35,8 +37,7 @@ function parseThreshold(raw: string): number {
 function checkKeys(keys: string[]): string[] {
   for (const key of keys) {
     if (key === '') throw new UsageError('a session key must not be empty');
-    // eslint-disable-next-line no-control-regex
-    if (/[\u0000-\u001f\u007f-\u009f]/.test(key)) {
+    if (hasControls(key)) {
       throw new UsageError(`session key ${JSON.stringify(key)} contains control characters`);
     }
   }
@@ -45,17 +46,7 @@ function checkKeys(keys: string[]): string[] {
 
 /** A key as one printable line: control characters become \\uXXXX escapes (the JSON output is exact). */
 function printable(key: string): string {
-  // eslint-disable-next-line no-control-regex
-  return key.replace(/[\u0000-\u001f\u007f-\u009f\\]/g, (c) => (c === '\\' ? '\\\\' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
-}
-
-function needsEscape(key: string): boolean {
-  // eslint-disable-next-line no-control-regex
-  return /[\u0000-\u001f\u007f-\u009f]/.test(key);
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
+  return escapeControls(key, { backslash: true });
 }
 
 function reportProblems(ctx: Context, outcome: { warnings: string[]; error?: string }): void {
@@ -65,8 +56,8 @@ function reportProblems(ctx: Context, outcome: { warnings: string[]; error?: str
 
 /** Prints keys one per line, escaping the few that hold control characters (and saying so once). */
 function printKeys(ctx: Context, keys: string[], line: (shown: string, key: string) => string = (shown) => shown): void {
-  if (keys.some(needsEscape)) warn(ctx, 'some session keys contain control characters and are printed escaped; use --json for the exact keys');
-  for (const key of keys) ctx.stdout.write(`${line(needsEscape(key) ? printable(key) : key, key)}\n`);
+  if (keys.some(hasControls)) warn(ctx, 'some session keys contain control characters and are printed escaped; use --json for the exact keys');
+  for (const key of keys) ctx.stdout.write(`${line(hasControls(key) ? printable(key) : key, key)}\n`);
 }
 
 /** `record-shutdown KEY...`: at gateway shutdown, count the sessions still active. */

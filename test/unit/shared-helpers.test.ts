@@ -1,0 +1,47 @@
+/**
+ * The helpers every message uses exist once in src/ (one plural, one control-character escaper), and the escaper
+ * covers the widest range any caller needs: C0, DEL and C1, so no message can carry a terminal escape or a newline.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { escapeControls, hasControls } from '../../src/util/escape-controls.js';
+import { plural } from '../../src/util/plural.js';
+import { REPO } from '../helpers/cli.js';
+
+function sources(dir = path.join(REPO, 'src')): Array<{ file: string; text: string }> {
+  return readdirSync(dir).flatMap((e) => {
+    const p = path.join(dir, e);
+    if (statSync(p).isDirectory()) return sources(p);
+    return p.endsWith('.ts') ? [{ file: path.relative(REPO, p), text: readFileSync(p, 'utf8') }] : [];
+  });
+}
+
+describe('one definition of each shared helper', () => {
+  it('plural and the control-character escaper are defined once, in src/util', () => {
+    const src = sources();
+    const plurals = src.filter((f) => /(function plural\b|const plural\s*=)/.test(f.text)).map((f) => f.file);
+    assert.deepEqual(plurals, ['src/util/plural.ts']);
+    // A regular expression over the C0 range written anywhere else is another escaper (or its test).
+    const escapers = src.filter((f) => /\\u0000-\\u00(08|1f)/.test(f.text)).map((f) => f.file);
+    assert.deepEqual(escapers, ['src/util/escape-controls.ts']);
+  });
+
+  it('escapes C0, DEL and C1 as \\uXXXX; keeps tabs, writes JSON short forms or doubles backslashes when asked', () => {
+    assert.equal(escapeControls('a\nb\u001b[2J\u007f\u0085\u009fz'), 'a\\u000ab\\u001b[2J\\u007f\\u0085\\u009fz');
+    assert.equal(escapeControls('é ü → \u00a0'), 'é ü → \u00a0', 'printable text, non-ASCII included, is left alone');
+    assert.equal(escapeControls('a\tb\n', { keepTab: true }), 'a\tb\\u000a');
+    assert.equal(escapeControls('x\ny\t\u0001', { short: true }), 'x\\ny\\t\\u0001');
+    assert.equal(escapeControls('a\\u000a\n', { backslash: true }), 'a\\\\u000a\\u000a');
+    assert.equal(hasControls('plain'), false);
+    assert.equal(hasControls('bell\u0007'), true);
+    assert.equal(hasControls('c1\u0090'), true);
+  });
+
+  it('plural', () => {
+    assert.equal(plural(1, 'session'), '1 session');
+    assert.equal(plural(0, 'session'), '0 sessions');
+    assert.equal(plural(2, 'running sandbox', 'running sandboxes'), '2 running sandboxes');
+  });
+});
