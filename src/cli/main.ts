@@ -6,6 +6,7 @@ import { JanitorError, errorMessage, ExitCode } from '../errors.js';
 import { GLOBAL_OPTIONS, GLOBAL_VALUE_FLAGS } from './global-options.js';
 import { commanderFlags } from './option-table.js';
 import type { CommandModule, RunState } from './shared.js';
+import { docsLine } from './docs-page.js';
 
 /** A subcommand, loaded only when it is the one being run (so a hook never loads the engine client). */
 interface CommandEntry {
@@ -70,7 +71,7 @@ function buildProgram(ctx: Context, { Command }: Commander, exitCodesHelp: strin
         // One line, always: commander puts its "(Did you mean ...?)" hint on a line of its own.
         write(`hermes-janitor: ${s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')} (see 'hermes-janitor --help')\n`),
     })
-    .addHelpText('after', `\n${exitCodesHelp}`);
+    .addHelpText('after', `\n${exitCodesHelp}${docsLine('README.md')}`);
   return program;
 }
 

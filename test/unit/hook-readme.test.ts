@@ -1,5 +1,5 @@
 /**
- * The README's ready configuration per agent (section "Dialects") is what each agent's documented schema accepts,
+ * The ready configuration per agent in docs/breakers.md (section "Dialects", moved there from the README) is what each agent's documented schema accepts,
  * names only events of that agent, and wires each event to the hook form that decides it (`tool-loop pre` before a
  * call, `tool-loop post` after one, `stop-hook` at a stop), spelled as the fast path takes it.
  */
@@ -14,7 +14,7 @@ import { parsePlainArgv } from '../../src/cli/option-table.js';
 import { DIALECT_EVENTS, type Dialect, type EventRole } from '../../src/core/hook-dialects.js';
 import { REPO } from '../helpers/cli.js';
 
-const README = readFileSync(path.join(REPO, 'README.md'), 'utf8');
+const README = readFileSync(path.join(REPO, 'docs', 'breakers.md'), 'utf8');
 const section = README.slice(README.indexOf('### Dialects'), README.indexOf('### stop-hook:'));
 
 /** The fenced blocks of the section, each with the paragraph that introduces it. */
@@ -80,7 +80,7 @@ function checkMatcherGroups(doc: Record<string, unknown>, dialect: Dialect): str
   return events.map(([e]) => e);
 }
 
-describe('README: the ready configuration per agent', () => {
+describe('docs/breakers.md: the ready configuration per agent', () => {
   const blocks = snippets();
   const block = (intro: string) => {
     const found = blocks.filter((b) => b.intro.includes(intro));

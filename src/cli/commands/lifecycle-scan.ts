@@ -4,6 +4,7 @@ import { MAX_REPORTED_MATCHES, MAX_SCAN_BYTES, scanLifecycle } from '../../break
 import { RULE_DESCRIPTIONS, displayLine } from '../../core/lifecycle-scan.js';
 import { ExitCode, errorMessage } from '../../errors.js';
 import { type RunState, action, collect, homeFrom, warn, writeJson } from '../shared.js';
+import { docsLine } from '../docs-page.js';
 
 const MIB = MAX_SCAN_BYTES / (1024 * 1024);
 
@@ -42,7 +43,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .argument('[text...]', 'the command text to scan (several arguments are joined with spaces)')
     .option('--script <path>', 'scan this script file (relative: under <home>/scripts/); repeatable', collect)
     .option('--json', 'print one JSON document with the decision, the matches and what was scanned on stdout')
-    .addHelpText('after', HELP)
+    .addHelpText('after', HELP + docsLine('docs/breakers.md'))
     .action(
       action(state, async (texts: string[], opts: ScanOptions, cmd: Command) => {
         const { home } = homeFrom(cmd, ctx);

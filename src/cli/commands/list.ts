@@ -10,6 +10,7 @@ import { byHostAndName, startProgress } from '../render-containers.js';
 import { chooseListReporter } from '../report/list-reporter.js';
 import { outputFormat } from '../report/reporter.js';
 import { type RunState, action } from '../shared.js';
+import { docsLine } from '../docs-page.js';
 
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = program
@@ -17,7 +18,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .alias('ls')
     .description('List labelled containers of the selected profile(s) in any state, with the verdict reap would reach (reap, stop or keep).')
     .option('--wide', 'the table uncut, one line per container, whatever the terminal width (also when piped)')
-    .addHelpText('after', '\nExit codes: 0 done; 1 a container could not be inspected; 2 bad usage or input; 3 engine unreachable or timed out');
+    .addHelpText('after', `\nExit codes: 0 done; 1 a container could not be inspected; 2 bad usage or input; 3 engine unreachable or timed out${docsLine('docs/reaping.md')}`);
   addEngineOptions(cmd).action(
     action(state, async (opts: EngineCommandOptions & { wide?: boolean }, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);

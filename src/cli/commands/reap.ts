@@ -28,6 +28,7 @@ import { type ReapReport, type Reporter, chooseReporter } from '../report/report
 import { reapProblems } from '../report/text-reporter.js';
 import { REAP_OPTIONS } from '../engine-option-table.js';
 import { type RunState, action, addOptions } from '../shared.js';
+import { docsLine } from '../docs-page.js';
 
 interface ReapOptions extends EngineCommandOptions, ActionOptions {
   dryRun?: boolean;
@@ -61,7 +62,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .description(
       'Remove exited and never-started hermes-agent containers older than the threshold (never forced, with their anonymous volumes), and stop running sandboxes proven idle.',
     )
-    .addHelpText('after', HELP);
+    .addHelpText('after', HELP + docsLine('docs/reaping.md'));
   addEngineOptions(addActionOptions(addOptions(cmd, REAP_OPTIONS))).action(
     action(state, async (opts: ReapOptions, command: Command) => {
       const metricsFile = await checkMetricsFile(opts.metricsFile ?? (ctx.env[ENV_METRICS_FILE] || undefined), opts.metricsFile ? '--metrics-file' : ENV_METRICS_FILE);

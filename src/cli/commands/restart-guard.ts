@@ -6,6 +6,7 @@ import { parseInteger, parsePositiveSeconds } from '../../core/parse-args.js';
 import { ExitCode } from '../../errors.js';
 import { type RunState, action, homeFrom, optionParser, requireVerb, warn, writeJson } from '../shared.js';
 import { plural } from '../../util/plural.js';
+import { docsLine } from '../docs-page.js';
 
 const EXIT_HELP = `
 Exit codes:
@@ -90,22 +91,22 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       'Rolling-window breaker for restart-interrupted gateway boots: run check-and-record at each boot that finds ' +
         'interrupted sessions; when it trips (exit 1), do not auto-resume them.',
     )
-    .addHelpText('after', `${STATE_HELP}\n${EXIT_HELP}`);
+    .addHelpText('after', `${STATE_HELP}\n${EXIT_HELP}${docsLine('docs/breakers.md')}`);
   addSettingsOptions(
     guard
       .command('check-and-record')
       .description('drop boots older than the window, record this boot, and trip when the boots in the window reach --max'),
   )
-    .addHelpText('after', EXIT_HELP)
+    .addHelpText('after', EXIT_HELP + docsLine('docs/breakers.md'))
     .action(action(state, (opts: GuardOptions, cmd: Command) => checkAndRecord(ctx, opts, cmd)));
   addSettingsOptions(guard.command('status').description('read-only: show the boots inside the window; exit 1 when tripped'))
-    .addHelpText('after', EXIT_HELP)
+    .addHelpText('after', EXIT_HELP + docsLine('docs/breakers.md'))
     .action(action(state, (opts: GuardOptions, cmd: Command) => status(ctx, opts, cmd)));
   guard
     .command('clear')
     .description('delete the state (after fixing whatever kept restarting the gateway)')
     .option('--json', 'print one JSON document with the outcome on stdout')
-    .addHelpText('after', CLEAR_EXIT_HELP)
+    .addHelpText('after', CLEAR_EXIT_HELP + docsLine('docs/breakers.md'))
     .action(action(state, (opts: { json?: boolean }, cmd: Command) => clear(ctx, opts, cmd)));
 }
 

@@ -3,6 +3,7 @@ import type { Context } from '../../context.js';
 import { ExitCode } from '../../errors.js';
 import { parseDuration } from '../../core/parse-args.js';
 import { type RunState, action, optionParser } from '../shared.js';
+import { docsLine } from '../docs-page.js';
 
 const SHELLS = ['bash', 'zsh', 'fish'] as const;
 type Shell = (typeof SHELLS)[number];
@@ -30,7 +31,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .description('Print the snippet to add to a shell start-up file (bash: ~/.bashrc, zsh: ~/.zshrc, fish: ~/.config/fish/config.fish).')
     .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS))
     .option('--every <duration>', 'how often to sweep at most (default 1h)', optionParser((v) => (parseDuration(v, '--every'), v)), '1h')
-    .addHelpText('after', '\nExample: hermes-janitor shell-init bash >> ~/.bashrc\nExit codes: 0 printed; 2 unknown shell or bad --every')
+    .addHelpText('after', `\nExample: hermes-janitor shell-init bash >> ~/.bashrc\nExit codes: 0 printed; 2 unknown shell or bad --every${docsLine('docs/operations.md')}`)
     .action(
       action(state, async (shell: Shell, opts: { every: string }) => {
         ctx.stdout.write(shellSnippet(shell, opts.every));

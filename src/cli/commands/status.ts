@@ -11,6 +11,7 @@ import {
 } from '../engine-options.js';
 import { type RunState, action, writeJson } from '../shared.js';
 import { plural } from '../../util/plural.js';
+import { docsLine } from '../docs-page.js';
 
 const HELP = `
 Read-only: writes nothing, takes no lock.
@@ -21,7 +22,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   const cmd = program
     .command('status')
     .description('One screen: engines, containers by verdict, janitor state, breakers; exit 1 when something needs attention.')
-    .addHelpText('after', HELP);
+    .addHelpText('after', HELP + docsLine('docs/status.md'));
   addEngineOptions(cmd, { output: false }).action(
     action(state, async (opts: EngineCommandOptions, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);

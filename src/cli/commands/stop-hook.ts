@@ -7,6 +7,7 @@ import { STOP_HOOK_OPTIONS, countParser } from '../hook-options.js';
 import { resolvePathArg } from '../path-arg.js';
 import { maxBlocksFromEnv, runStopHook } from '../run-stop-hook.js';
 import { type RunState, action, addOptions, homeFrom, optionParser, warn, writeJson } from '../shared.js';
+import { docsLine } from '../docs-page.js';
 
 const remaining = optionParser(countParser('--remaining'));
 
@@ -142,7 +143,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     program.command('stop-hook').description('Stop hook: keep a multi-step run going, never spin forever (verbs: arm, heartbeat, disarm, status)'),
     STOP_HOOK_OPTIONS,
   )
-    .addHelpText('after', HELP)
+    .addHelpText('after', HELP + docsLine('docs/breakers.md'))
     .argument('[verb]')
     .action(
       action(state, async (verb: string | undefined, opts: StopHookOpts, c: Command) => {

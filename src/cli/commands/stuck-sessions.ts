@@ -13,6 +13,7 @@ import { ExitCode, UsageError } from '../../errors.js';
 import { type RunState, action, homeFrom, optionParser, requireVerb, warn, writeJson } from '../shared.js';
 import { escapeControls, hasControls } from '../../util/escape-controls.js';
 import { plural } from '../../util/plural.js';
+import { docsLine } from '../docs-page.js';
 
 const EXIT_HELP = `
 Exit codes:
@@ -71,7 +72,7 @@ function recordShutdownVerb(stuck: Command, ctx: Context, state: RunState): void
     .argument('[keys...]', 'session keys of the sessions active at shutdown')
     .option('--threshold <n>', THRESHOLD_HELP, optionParser(parseThreshold), DEFAULT_SUSPEND_THRESHOLD)
     .option('--json', 'print one JSON document with the recorded keys and the counts on stdout')
-    .addHelpText('after', EXIT_HELP)
+    .addHelpText('after', EXIT_HELP + docsLine('docs/breakers.md'))
     .action(
       action(state, async (keys: string[], opts: { threshold: number; json?: boolean }, cmd: Command) => {
         checkKeys(keys);
@@ -111,7 +112,7 @@ function suspendVerb(stuck: Command, ctx: Context, state: RunState): void {
     )
     .option('--threshold <n>', THRESHOLD_HELP, optionParser(parseThreshold), DEFAULT_SUSPEND_THRESHOLD)
     .option('--json', 'print {"suspended": [keys], "counts": {key: count}} on stdout instead of the list')
-    .addHelpText('after', EXIT_HELP)
+    .addHelpText('after', EXIT_HELP + docsLine('docs/breakers.md'))
     .action(
       action(state, async (opts: { threshold: number; json?: boolean }, cmd: Command) => {
         const { home } = homeFrom(cmd, ctx);
@@ -140,7 +141,7 @@ function clearVerb(stuck: Command, ctx: Context, state: RunState): void {
     .description("after a session's successful turn: drop its count; the file is deleted when no key is left")
     .argument('<keys...>', 'session keys')
     .option('--json', 'print one JSON document with the cleared keys and the counts on stdout')
-    .addHelpText('after', EXIT_HELP)
+    .addHelpText('after', EXIT_HELP + docsLine('docs/breakers.md'))
     .action(
       action(state, async (keys: string[], opts: { json?: boolean }, cmd: Command) => {
         checkKeys(keys);
@@ -173,7 +174,7 @@ function statusVerb(stuck: Command, ctx: Context, state: RunState): void {
     .description('show the counts: one "<count><TAB><key>" line per session on stdout, a summary on stderr')
     .option('--threshold <n>', THRESHOLD_HELP, optionParser(parseThreshold), DEFAULT_SUSPEND_THRESHOLD)
     .option('--json', 'print one JSON document with the counts on stdout')
-    .addHelpText('after', EXIT_HELP)
+    .addHelpText('after', EXIT_HELP + docsLine('docs/breakers.md'))
     .action(
       action(state, async (opts: { threshold: number; json?: boolean }, cmd: Command) => {
         const { home } = homeFrom(cmd, ctx);
@@ -205,6 +206,6 @@ function statusVerb(stuck: Command, ctx: Context, state: RunState): void {
 export function register(program: Command, ctx: Context, state: RunState): void {
   const stuck = requireVerb(program.command('stuck-sessions'))
     .description('Suspend sessions that are still active at every gateway restart, instead of replaying them forever.')
-    .addHelpText('after', `${STATE_HELP}\n${EXIT_HELP}`);
+    .addHelpText('after', `${STATE_HELP}\n${EXIT_HELP}${docsLine('docs/breakers.md')}`);
   for (const verb of [recordShutdownVerb, suspendVerb, clearVerb, statusVerb]) verb(stuck, ctx, state);
 }

@@ -6,6 +6,7 @@ import { ExitCode, errorMessage } from '../../errors.js';
 import { TOOL_LOOP_POST_OPTIONS, TOOL_LOOP_PRE_OPTIONS } from '../hook-options.js';
 import { runToolLoopHook } from '../run-tool-loop-hook.js';
 import { type RunState, action, addOptions, homeFrom, requireVerb, warn, writeJson } from '../shared.js';
+import { docsLine } from '../docs-page.js';
 
 const HELP = `
 pre and post are hooks: they read the hook JSON on stdin, exit 0 and print nothing
@@ -33,7 +34,7 @@ function describe(s: ToolLoopSessionStatus): string {
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = requireVerb(program.command('tool-loop'))
     .description('tool-call hooks: stop repeated, cycling or failing tool calls (verbs: pre, post, reset, status)')
-    .addHelpText('after', HELP);
+    .addHelpText('after', HELP + docsLine('docs/breakers.md'));
 
   const dirOf = async (c: Command) => (await import('../../breakers/tool-loop.js')).defaultToolLoopDir(homeFrom(c, ctx).home);
 

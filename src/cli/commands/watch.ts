@@ -17,6 +17,7 @@ import { checkSandboxRoot, runSandboxDirsStep } from '../sandbox-dirs-step.js';
 import { type Reporter, chooseReporter } from '../report/reporter.js';
 import { WATCH_OPTIONS } from '../engine-option-table.js';
 import { type RunState, action, addOptions } from '../shared.js';
+import { docsLine } from '../docs-page.js';
 
 interface WatchOptions extends EngineCommandOptions, ActionOptions {
   dryRun?: boolean;
@@ -35,7 +36,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   const cmd = program
     .command('watch')
     .description('Run as a service: follow the engine event stream, remove each orphan at its deadline and stop sandboxes proven idle.')
-    .addHelpText('after', HELP);
+    .addHelpText('after', HELP + docsLine('docs/watch.md'));
   addEngineOptions(addActionOptions(addOptions(cmd, WATCH_OPTIONS))).action(action(state, (opts: WatchOptions, command: Command) => runWatch(opts, command, ctx)));
 }
 
