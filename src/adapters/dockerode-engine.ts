@@ -299,7 +299,9 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
 
   async imageUsers(imageId: string, signal?: AbortSignal): Promise<ContainerSummary[]> {
     const what = `the containers of image ${imageId.slice(7, 19)}`;
-    const filters = JSON.stringify({ ancestor: [imageId] });
+    // Both spellings, ORed by the engine: Podman 4.3 matches only the bare hex digits, Docker either.
+    const id = fullImageId(imageId);
+    const filters = JSON.stringify({ ancestor: [id, id.replace(/^sha256:/, '')] });
     return this.call(what, signal, async (abortSignal) =>
       this.rows(what, await this.stream(listRequest({ all: true, filters }), abortSignal), readImageUserRow),
     );
