@@ -14,6 +14,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { assertUsageError, runCli, tempDir } from '../helpers/cli.js';
 import { ENGINE_KIND, ENGINE_SOCKET, EngineFixture, RUN_EXTRA, TEST_IMAGE, docker, requireEngine } from '../helpers/docker.js';
 import { EngineProxy } from '../helpers/engine-proxy.js';
+import { WatchProcess } from '../helpers/watch-process.js';
 
 const exec = promisify(execFile);
 
@@ -214,6 +215,39 @@ describe(`image budget (${ENGINE_KIND})`, () => {
     const removed = [one, two].flatMap((r) => (JSON.parse(r.stdout) as { images: ImagesJson }).images.removed.map((i) => i.id));
     assert.deepEqual([...removed].sort(), [...ids].sort(), 'each image removed once, by one of them');
     for (const id of ids) assert.equal(await exists(id), false);
+  });
+
+  it('watch: a container created from an image marks it used at that moment, in the state file and in what the next pass keeps', async () => {
+    const { env, state } = homeFor('watch');
+    const [a, b] = await Promise.all([imported('watch-a', 1_300_000), imported('watch-b', 1_000_000)]);
+    await use(env, a!, 'removed');
+    await use(env, b!, 'removed'); // a is now the least recently used
+    const lastUse = (id: string) => {
+      const doc = JSON.parse(readFileSync(state, 'utf8')) as { engines: Record<string, Record<string, { lastUsed: string }>> };
+      return Date.parse(Object.values(doc.engines)[0]![id]!.lastUsed);
+    };
+    assert.ok(lastUse(a!) < lastUse(b!));
+    const w = WatchProcess.start([...sel(), '--images-over', '1TB', '--images-min-age', '0s'], env);
+    try {
+      await w.waitFor('the first image pass', () => w.events('images').length > 0);
+      const c = await fx.create({ state: 'created', image: a!, cmd: ['x'], init: false });
+      await w.waitFor('the use of a', () => w.events('image-used').some((l) => l.id === a && l.container === c));
+      const marked = w.events('image-used').find((l) => l.id === a && l.container === c)!;
+      assert.equal(marked.action, 'create');
+      assert.equal(lastUse(a!), Date.parse(marked.at as string), 'the state file has the event\'s time');
+      assert.ok(lastUse(a!) > lastUse(b!), 'a is now the most recently used');
+      await docker(['rm', c]);
+      await w.waitFor('the destroy', () => w.events('image-used').some((l) => l.id === a && (l.action === 'destroy' || l.action === 'remove')));
+    } finally {
+      assert.equal((await w.stop()).code, 0, w.stderr);
+    }
+    // The next pass, with a budget one removal meets: b goes, a (just used) stays.
+    const df = await dfImages();
+    const budget = bytesOf(df, [a!, b!]) - Math.floor(uniqueOf(df, b!) / 2);
+    const r = await runCli(['reap', ...sel(), '--images-over', String(budget), '--images-min-age', '0s', '--json'], { env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual((JSON.parse(r.stdout) as { images: ImagesJson }).images.removed.map((i) => i.id), [b]);
+    assert.ok(await exists(a!));
   });
 
   it('bad input: one line, exit 2', async () => {

@@ -42,5 +42,7 @@ export class JsonReporter implements Reporter {
 
   imagesPass(): void {}
 
+  imageUsed(): void {}
+
   failOpen(): void {}
 }

@@ -5,6 +5,7 @@
 import type { Context } from '../../context.js';
 import type { SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
 import type { ImagesReport } from '../images-step.js';
+import type { ImageUseNotice } from './reporter.js';
 import type { SweepEvent } from '../../reaper/sweep.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
 import type { Notice, ReapReport, Reporter } from './reporter.js';
@@ -99,6 +100,10 @@ export class NdjsonReporter implements Reporter {
     for (const i of images.removed) this.emit(dryRun ? 'would-remove-image' : 'removed-image', { ...i });
     for (const i of images.kept) this.emit('kept-image', { ...i });
     for (const i of images.failed) this.emit('failed-image', { ...i });
+  }
+
+  imageUsed(use: ImageUseNotice): void {
+    if (!this.quiet) this.emit('image-used', { ...use });
   }
 
   imagesPass(result: ImagesReport, dryRun: boolean): void {

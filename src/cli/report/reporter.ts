@@ -34,6 +34,15 @@ export type Notice =
   | { kind: 'stopping'; signal: NodeJS.Signals }
   | { kind: 'shutdown'; tracked: number };
 
+/** `watch`: an image marked used by a container's event. */
+export interface ImageUseNotice {
+  host: string;
+  id: string;
+  container: string;
+  action: string;
+  at: string;
+}
+
 /** The end of a `reap`: what it did, under which policy. */
 export interface ReapReport {
   dryRun: boolean;
@@ -72,6 +81,8 @@ export interface Reporter {
   watchEvent(ev: WatchEvent): void;
   /** `watch`: its (hourly) pass over the sandbox directories. */
   sandboxDirsPass(result: SandboxDirsResult, dryRun: boolean): void;
+  /** `watch`: a selected container's event marked its image used. */
+  imageUsed(use: ImageUseNotice): void;
   /** `watch`: its (periodic) image pass. */
   imagesPass(result: ImagesReport, dryRun: boolean): void;
   /** With `--fail-open`, the problem that left the exit code at 0 (text says it; the other formats carry it). */

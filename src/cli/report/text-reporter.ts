@@ -156,6 +156,10 @@ export class TextReporter implements Reporter {
     );
   }
 
+  imageUsed(): void {
+    // A line per container event would drown the log: the state file has it, NDJSON says it.
+  }
+
   imagesPass(result: ImagesReport, dryRun: boolean): void {
     for (const f of result.failed) this.ctx.stderr.write(`${this.ctx.now().toISOString()} failed image: ${f.error}\n`);
     for (const l of imageLines(result, dryRun, this.showHost)) this.line(l);
