@@ -12,6 +12,7 @@ import { errorMessage } from '../errors.js';
 import { type FailedImage, type ImagesResult, type KeptImage, type RemovedImage, recordImageSightings, reduceImages } from '../reaper/images.js';
 import type { ImageSettings } from '../reaper/image-settings.js';
 import type { EngineAnswer } from './sandbox-dirs-step.js';
+import type { ImageGauges } from '../adapters/metrics.js';
 
 export interface ImagesStep {
   settings: ImageSettings;
@@ -33,6 +34,8 @@ export interface ImagesReport {
   budget: number | null;
   /** Each engine's own figures. */
   engines: Array<{ host: string; bytesBefore: number | null; bytesAfter: number | null; budget: number | null }>;
+  /** How many images counted before the removals, every engine together. */
+  counted: number;
 }
 
 export async function imagesStepFor(settings: ImageSettings, home: string, rest: Omit<ImagesStep, 'settings' | 'uses'>): Promise<ImagesStep> {
@@ -50,7 +53,7 @@ export async function recordSightings(step: ImagesStep, engines: readonly Engine
 export async function runImagesStep(step: ImagesStep, engines: readonly EngineAnswer[]): Promise<ImagesReport> {
   const results = await Promise.all(
     engines.map(async (a): Promise<ImagesResult> => {
-      const blank = { removed: [], kept: [], bytesBefore: null, bytesAfter: null, budget: null, host: a.engine.host };
+      const blank = { removed: [], kept: [], bytesBefore: null, bytesAfter: null, budget: null, host: a.engine.host, counted: 0 };
       if (!a.answered) return { ...blank, failed: [{ id: null, error: `image pass on ${a.engine.host}: the engine did not answer (${a.error ?? 'no answer'}); no image was removed`, host: a.engine.host }] };
       if (!hasImageCalls(a.engine)) return { ...blank, failed: [{ id: null, error: `image pass on ${a.engine.host}: this engine client has no image calls`, host: a.engine.host }] };
       return reduceImages({
@@ -60,6 +63,17 @@ export async function runImagesStep(step: ImagesStep, engines: readonly EngineAn
     }),
   );
   return mergeImages(results);
+}
+
+/**
+ * The image gauges of a pass (`hermes_janitor_images{state}`, `hermes_janitor_image_bytes`): images counted still
+ * there (`used`), and what the run removed, kept and failed on; the bytes the counted images take after it.
+ */
+export function imageGauges(r: ImagesReport, dryRun: boolean): ImageGauges {
+  return {
+    used: r.counted - (dryRun ? 0 : r.removed.length), removed: dryRun ? 0 : r.removed.length, kept: r.kept.length,
+    failed: r.failed.filter((f) => f.id !== null).length, bytes: r.bytesAfter,
+  };
 }
 
 const sum = (xs: Array<number | null>) => (xs.some((x) => x === null) ? null : xs.reduce<number>((n, x) => n + x!, 0));
@@ -74,5 +88,6 @@ export function mergeImages(results: readonly ImagesResult[]): ImagesReport {
     bytesAfter: sum(results.map((r) => r.bytesAfter)),
     budget: budgets.size === 1 ? [...budgets][0]! : null,
     engines: results.map((r) => ({ host: r.host, bytesBefore: r.bytesBefore, bytesAfter: r.bytesAfter, budget: r.budget })),
+    counted: results.reduce((n, r) => n + r.counted, 0),
   };
 }

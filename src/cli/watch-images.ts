@@ -8,7 +8,8 @@ import { hasImageCalls } from '../adapters/engine.js';
 import { fullImageId } from '../core/images.js';
 import { isExcluded, isSelected } from '../core/selection.js';
 import { errorMessage } from '../errors.js';
-import { type ImagesStep, runImagesStep } from './images-step.js';
+import { type ImagesStep, imageGauges, runImagesStep } from './images-step.js';
+import type { ImageGauges } from '../adapters/metrics.js';
 import type { Reporter } from './report/reporter.js';
 
 /** The actions that say a container of the image exists (docuum counts the same). */
@@ -20,6 +21,8 @@ export interface WatchImagesDeps {
   everyMs: number;
   stderr: { write(text: string): unknown };
   stopping: AbortSignal;
+  /** Where each pass's gauges go (`--metrics-listen`), if anywhere. */
+  onGauges?: (g: ImageGauges) => void;
 }
 
 export class WatchImages {
@@ -50,7 +53,9 @@ export class WatchImages {
     const started = Date.now();
     const tick = () => this.queue(async () => {
       const result = await runImagesStep(this.deps.step, answers());
-      if (!this.deps.stopping.aborted) this.deps.reporter.imagesPass(result, this.deps.step.dryRun);
+      if (this.deps.stopping.aborted) return;
+      this.deps.reporter.imagesPass(result, this.deps.step.dryRun);
+      this.deps.onGauges?.(imageGauges(result, this.deps.step.dryRun));
     }, 'images');
     this.first = setInterval(() => {
       if (!healthy() && Date.now() - started < 60_000) return;

@@ -53,6 +53,8 @@ export interface ImagesResult {
   /** The budget in bytes (null: a percentage that could not be measured). */
   budget: number | null;
   host: string;
+  /** How many images counted (hermes used, or all with `allImages`) before the removals. */
+  counted: number;
 }
 
 export interface ImagePassOptions {
@@ -103,7 +105,7 @@ interface Pass {
 /** The pass on one engine. Never throws: a failure of the whole pass is a `failed` entry with a null id. */
 export async function reduceImages(opts: ImagePassOptions): Promise<ImagesResult> {
   const host = opts.engine.host;
-  const out: ImagesResult = { removed: [], kept: [], failed: [], bytesBefore: null, bytesAfter: null, budget: null, host };
+  const out: ImagesResult = { removed: [], kept: [], failed: [], bytesBefore: null, bytesAfter: null, budget: null, host, counted: 0 };
   try {
     const nowMs = opts.now().getTime();
     const seen = await recordImageSightings(opts.engine, opts.uses, opts.selection, opts.now(), opts.signal);
@@ -120,7 +122,9 @@ export async function reduceImages(opts: ImagePassOptions): Promise<ImagesResult
       return out;
     }
     const p: Pass = { opts, out, bytesNow: out.bytesBefore, budget: out.budget, uses };
-    for (const step of imageWalk(seen.disk.images, uses, opts.policy, nowMs)) {
+    const walk = imageWalk(seen.disk.images, uses, opts.policy, nowMs);
+    out.counted = walk.length;
+    for (const step of walk) {
       if (!overBudget(p.bytesNow, p.budget)) break;
       if (opts.signal?.aborted) {
         keep(p, step.image, 'cut-short', 'the run was cut short before this image');

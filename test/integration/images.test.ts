@@ -250,6 +250,39 @@ describe(`image budget (${ENGINE_KIND})`, () => {
     assert.ok(await exists(a!));
   });
 
+  it('config.yaml janitor.images_over and keep_images; status shows the images hermes used; the metrics file counts them', async () => {
+    const { env, state } = homeFor('status');
+    const profileHome = path.dirname(path.dirname(state));
+    mkdirSync(profileHome, { recursive: true });
+    const [a, k] = await Promise.all([imported('status-a', 1_400_000), imported('status-keep', 1_100_000)]);
+    await use(env, a!, 'removed');
+    await use(env, k!, 'removed');
+    const df = await dfImages();
+    writeFileSync(path.join(profileHome, 'config.yaml'), `janitor:\n  images_over: ${bytesOf(df, [a!, k!])}\n  keep_images: ['status-keep']\n`);
+    const st = await runCli(['status', ...sel(), '--json'], { env });
+    const images = (JSON.parse(st.stdout) as { images: Record<string, unknown> }).images;
+    const lastUse = (JSON.parse(readFileSync(state, 'utf8')) as { engines: Record<string, Record<string, { lastUsed: string }>> });
+    assert.deepEqual(images, {
+      count: 2, uniqueBytes: uniqueOf(df, a!) + uniqueOf(df, k!), bytes: bytesOf(df, [a!, k!]), budget: bytesOf(df, [a!, k!]),
+      budgetGiven: String(bytesOf(df, [a!, k!])), oldestLastUse: Object.values(lastUse.engines)[0]![a!]!.lastUsed, error: null,
+    });
+    const text = await runCli(['status', ...sel()], { env });
+    assert.match(text.stdout, /Images hermes used\n {2}2 images, .* unique\); budget /);
+
+    // A budget one byte under what they take: the config's keep pattern keeps the one, the other goes.
+    writeFileSync(path.join(profileHome, 'config.yaml'), `janitor:\n  images_over: ${bytesOf(df, [a!, k!]) - 1}\n  keep_images: ['status-keep']\n`);
+    const prom = path.join(tmp.dir, 'status.prom');
+    const r = await runCli(['reap', ...sel(), '--images-min-age', '0s', '--metrics-file', prom], { env });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`removed image ${a!.slice(0, 19)} hj-img-${fx.runId}/status-a:t`));
+    assert.ok(await exists(k!));
+    const metrics = readFileSync(prom, 'utf8');
+    for (const [state, n] of [['used', 1], ['removed', 1], ['kept', 0], ['failed', 0]] as const) {
+      assert.match(metrics, new RegExp(`^hermes_janitor_images\\{state="${state}"\\} ${n}$`, 'm'));
+    }
+    assert.match(metrics, new RegExp(`^hermes_janitor_image_bytes ${bytesOf(await dfImages(), [k!])}$`, 'm'));
+  });
+
   it('bad input: one line, exit 2', async () => {
     const { env } = homeFor('bad');
     for (const [value, name] of [['0', '--images-over'], ['12XB', '--images-over'], ['150%', '--images-over']] as const) {

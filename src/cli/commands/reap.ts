@@ -12,7 +12,7 @@ import { type ReapPlan, buildPlan, parsePlan, planDisagreements, planSelection }
 import { type AcrossEngines, acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { reaperDisabled } from '../../reaper/settings.js';
 import { countsByEngineAndProfile } from '../../reaper/run-metrics.js';
-import type { EngineProfileCounts, SandboxDirGauges } from '../../adapters/metrics.js';
+import type { EngineProfileCounts, ImageGauges, SandboxDirGauges } from '../../adapters/metrics.js';
 import { sandboxRoot } from '../../core/sandbox-dirs.js';
 import { ENV_METRICS_FILE } from '../../defaults.js';
 import { type KeptEntry, type ReapResult, type SweepEntry, reap } from '../../reaper/sweep.js';
@@ -52,7 +52,7 @@ interface RunRecord {
   counts?: EngineProfileCounts[];
   sandboxDirs?: SandboxDirGauges;
   /** The image pass's outcome (`--images-over`), for its metrics. */
-  images?: ImagesReport;
+  images?: ImageGauges;
 }
 
 const HELP = `
@@ -108,6 +108,7 @@ async function recordMetrics(ctx: Context, file: string, record: RunRecord, star
       success: record.success === true,
       counts: record.counts ?? [],
       ...(record.sandboxDirs ? { sandboxDirs: record.sandboxDirs } : {}),
+      ...(record.images ? { images: record.images } : {}),
     });
     await writeMetricsFile(file, text);
   } catch (err) {
@@ -316,7 +317,7 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
   if (dirs?.gauges) record.sandboxDirs = dirs.gauges;
   const answers = engines.map((engine, i) => ({ engine, answered: across.hosts[i]!.reachable, ...(across.hosts[i]!.error ? { error: across.hosts[i]!.error! } : {}) }));
   const images = run.images ? await (await import('../images-step.js')).runImagesStep(run.images, answers) : null;
-  if (images) record.images = images;
+  if (images) record.images = (await import('../images-step.js')).imageGauges(images, dryRun);
 
   // --timeout also bounds the sandbox-directory pass: one it cut short is a run that timed out (exit 3), as a sweep's.
   const timedOut = across.timedOut || Boolean(dirs?.result?.kept.some((k) => k.reason === 'cut-short'));

@@ -155,7 +155,7 @@ async function scheduleSandboxDirs(
 }
 
 /** `--images-over`: image uses from the events, and the image pass every `HERMES_JANITOR_IMAGES_EVERY` (10 min). */
-async function startImages(run: WatchRun): Promise<WatchImages | null> {
+async function startImages(run: WatchRun, metrics: WatchMetrics | null): Promise<WatchImages | null> {
   if (!run.images) return null;
   const { imagesStepFor } = await import('../images-step.js');
   const step = await imagesStepFor(run.images, run.targets.home.home, {
@@ -164,6 +164,7 @@ async function startImages(run: WatchRun): Promise<WatchImages | null> {
   const { WatchImages } = await import('../watch-images.js');
   return new WatchImages({
     step, reporter: run.reporter, everyMs: envDuration(run.ctx.env, ENV_IMAGES_EVERY) ?? IMAGES_EVERY_MS, stderr: run.ctx.stderr, stopping: run.stopping,
+    ...(metrics ? { onGauges: (g) => metrics.setImages(g) } : {}),
   });
 }
 
@@ -174,7 +175,7 @@ async function serve(run: WatchRun): Promise<number> {
   const engines = await connectEngines(targets.endpoints);
   const profileOf = (p: string | null) => p ?? selection.profile ?? '';
   const metrics = opts.metricsListen ? await (await import('../../watch/metrics.js')).createWatchMetrics(profileOf) : null;
-  const images = await startImages(run);
+  const images = await startImages(run, metrics);
   const byHost = new Map(engines.map((e) => [e.host, e]));
   const { WatchService } = await import('../../watch/service.js');
   const service = new WatchService(
