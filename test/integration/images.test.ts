@@ -283,6 +283,25 @@ describe(`image budget (${ENGINE_KIND})`, () => {
     assert.match(metrics, new RegExp(`^hermes_janitor_image_bytes ${bytesOf(await dfImages(), [k!])}$`, 'm'));
   });
 
+  it('list with a budget in config.yaml records the images its containers use', async () => {
+    const { env, state } = homeFor('list');
+    const profileHome = path.dirname(path.dirname(state));
+    mkdirSync(profileHome, { recursive: true });
+    const l = await imported('list-a', 1_000_000);
+    await fx.create({ state: 'created', image: l, cmd: ['x'], init: false });
+    const before = Date.now();
+    const none = await runCli(['list', ...sel(), '--json'], { env });
+    assert.equal(none.code, 0, none.stderr);
+    assert.throws(() => readFileSync(state), /ENOENT/, 'no budget: list writes nothing');
+    writeFileSync(path.join(profileHome, 'config.yaml'), 'janitor:\n  images_over: 1TB\n');
+    const r = await runCli(['list', ...sel(), '--json'], { env });
+    assert.equal(r.code, 0, r.stderr);
+    const doc = JSON.parse(readFileSync(state, 'utf8')) as { engines: Record<string, Record<string, { lastUsed: string; hermes: boolean }>> };
+    const seen = Object.values(doc.engines)[0]![l]!;
+    assert.equal(seen.hermes, true);
+    assert.ok(Date.parse(seen.lastUsed) >= before);
+  });
+
   it('bad input: one line, exit 2', async () => {
     const { env } = homeFor('bad');
     for (const [value, name] of [['0', '--images-over'], ['12XB', '--images-over'], ['150%', '--images-over']] as const) {

@@ -1,6 +1,9 @@
 import { limitHeapGrowth } from '../heap.js';
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
+import type { HermesConfig } from '../../adapters/config.js';
+import type { EngineClient } from '../../adapters/engine.js';
+import type { Selection } from '../../core/selection.js';
 import { ExitCode } from '../../errors.js';
 import { acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { list } from '../../reaper/sweep.js';
@@ -11,6 +14,18 @@ import { byHostAndName, hostProblems, renderTable, startProgress } from '../rend
 import { ndjsonEvent, sweepEventToNdjson } from '../report/ndjson-reporter.js';
 import { type RunState, action, writeJson } from '../shared.js';
 
+/** With an image budget set (janitor.images_over), a list is a sighting of the images its containers use. */
+async function listSightings(
+  where: { config: HermesConfig; home: string; selection: Selection; ctx: Context; signal: AbortSignal | undefined }, engines: EngineClient[],
+): Promise<void> {
+  const { resolveImageSettings } = await import('../../reaper/image-settings.js');
+  const images = resolveImageSettings({}, where.config);
+  if (!images) return;
+  const { imagesStepFor, recordSightings } = await import('../images-step.js');
+  const step = await imagesStepFor(images, where.home, { selection: where.selection, dryRun: true, now: () => where.ctx.now(), signal: where.signal });
+  await recordSightings(step, engines);
+}
+
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = program
     .command('list')
@@ -20,11 +35,14 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   addEngineOptions(cmd).action(
     action(state, async (opts: EngineCommandOptions, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
-      const policy = await resolvePolicy(opts, ctx, await loadHomeConfig(targets.home), targets);
+      const config = await loadHomeConfig(targets.home);
+      const policy = await resolvePolicy(opts, ctx, config, targets);
+
       const signal = timeoutSignal(opts);
       limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
       await discoverTargets(targets, opts, ctx);
       const engines = await connectEngines(targets.endpoints);
+      await listSightings({ config, home: targets.home.home, selection: targets.selection, ctx, signal }, engines);
       const human = !opts.json && opts.logFormat === 'text';
       const progress = await startProgress(ctx, human && !opts.quiet, 'Inspecting');
       const across = await acrossEngines(engines, (engine) =>
