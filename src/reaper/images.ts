@@ -126,13 +126,21 @@ export async function reduceImages(opts: ImagePassOptions): Promise<ImagesResult
     out.counted = walk.length;
     for (const step of walk) {
       if (!overBudget(p.bytesNow, p.budget)) break;
+      // --timeout: a removal already sent finishes at the engine; the rest is kept, and the run says it timed out.
       if (opts.signal?.aborted) {
-        keep(p, step.image, 'cut-short', 'the run was cut short before this image');
+        keep(p, step.image, 'cut-short', 'the run was cut short (--timeout) before this image');
         break;
       }
-      await oneImage(p, step);
+      const cut = await oneImage(p, step).then(() => false, (err: unknown) => {
+        if (!opts.signal?.aborted) throw err;
+        return true;
+      });
+      if (cut) {
+        keep(p, step.image, 'cut-short', 'the run was cut short (--timeout) at this image');
+        break;
+      }
     }
-    out.bytesAfter = opts.dryRun || out.removed.length === 0 ? p.bytesNow : await measured(opts, uses, p.bytesNow);
+    out.bytesAfter = opts.dryRun || out.removed.length === 0 || opts.signal?.aborted ? p.bytesNow : await measured(opts, uses, p.bytesNow);
   } catch (err) {
     if (opts.signal?.aborted && out.bytesBefore === null) throw opts.signal.reason ?? err;
     out.failed.push({ id: null, error: `image pass on ${host}: ${errorMessage(err)}`, host });

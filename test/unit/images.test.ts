@@ -132,6 +132,26 @@ describe('image budget: the pass through the engine simulator', () => {
     assert.equal(usesOf(store.snapshot(), sim.host).has(expected[0]!), false);
   });
 
+  it('a run cut short (--timeout) after a removal keeps the rest as cut-short, never as failed', async () => {
+    const ids = [0, 1, 2].map((i) => sim.addImage({ size: MB, tags: [`cut/${i}:1`], created: new Date(0) }));
+    const store = new MemoryStateStore(recordUses(undefined, sim.host, ids.map((id, i) => ({ id, atMs: i * 1000, hermes: true }))));
+    const engine = await createDockerodeEngine({ host: sim.host, socketPath: sim.socketPath! });
+    const ctl = new AbortController();
+    // The run's signal goes off as the first removal is answered (what --timeout does, without a clock).
+    const cutting = Object.assign(Object.create(engine) as typeof engine, {
+      removeImage: async (id: string, signal?: AbortSignal) => {
+        const r = await engine.removeImage(id, signal);
+        ctl.abort(new Error('timed out'));
+        return r;
+      },
+    });
+    const r = await pass({ engine: cutting, uses: new ImageUses(store), signal: ctl.signal });
+    assert.deepEqual(r.removed.map((x) => x.id), [ids[0]]);
+    assert.deepEqual(r.kept.map((k) => [k.id, k.reason]), [[ids[1], 'cut-short']]);
+    assert.deepEqual(r.failed, []);
+    assert.ok(sim.images.has(ids[1]!) && sim.images.has(ids[2]!));
+  });
+
   it('a percentage is measured only for an engine on this host; otherwise nothing is removed and the pass says why', async () => {
     await sim.close();
     sim = await EngineSimulator.start(); // a small engine of its own

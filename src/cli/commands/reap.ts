@@ -320,7 +320,8 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
   if (images) record.images = (await import('../images-step.js')).imageGauges(images, dryRun);
 
   // --timeout also bounds the sandbox-directory pass: one it cut short is a run that timed out (exit 3), as a sweep's.
-  const timedOut = across.timedOut || Boolean(dirs?.result?.kept.some((k) => k.reason === 'cut-short'));
+  const timedOut =
+    across.timedOut || Boolean(dirs?.result?.kept.some((k) => k.reason === 'cut-short')) || Boolean(images?.kept.some((k) => k.reason === 'cut-short'));
   const code = sweepExitCode({ ...across, timedOut }, failed.length + (dirs?.result?.failed.length ?? 0) + (images?.failed.length ?? 0));
   record.success = code === ExitCode.OK;
   // An engine that could not be reached has no counts (absent series, not zeros).
