@@ -67,3 +67,12 @@ export const SANDBOX_REMOVING_PREFIX = '.hermes-janitor-removing.';
 export const SANDBOX_DIRS_EVERY_MS = 3_600_000;
 /** Another interval for that check (a duration: `30m`; tests use seconds). */
 export const ENV_SANDBOX_DIRS_EVERY = 'HERMES_JANITOR_SANDBOX_DIRS_EVERY';
+
+/** The images hermes used and when (the image budget), under `<home>/janitor/`. */
+export const IMAGES_STATE_FILENAME = 'images.json';
+/** `--images-min-age` when not given: an image used or created within the last hour stays. */
+export const DEFAULT_IMAGES_MIN_AGE_MS = 3_600_000;
+/** How often `watch` runs its image pass (with `--images-over`): every ten minutes. */
+export const IMAGES_EVERY_MS = 600_000;
+/** Another interval for that pass (a duration: `5m`; tests use seconds). */
+export const ENV_IMAGES_EVERY = 'HERMES_JANITOR_IMAGES_EVERY';

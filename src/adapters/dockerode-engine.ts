@@ -14,11 +14,14 @@ import type Dockerode from 'dockerode';
 import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_LIST_ROW_BYTES } from '../defaults.js';
 import { EngineRequestError, EngineUnreachableError, MalformedJsonArrayError } from '../errors.js';
 import type {
-  ContainerDetails, ContainerMounts, ContainerSummary, EngineClient, EngineEvent, EngineStatusCalls, EngineVersion, EventStream, ListQuery,
-  RemoveOptions, RemoveOutcome, StatsCounters,
+  ContainerDetails, ContainerMounts, ContainerSummary, EngineClient, EngineEvent, EngineImageCalls, EngineImages, EngineStatusCalls, EngineVersion,
+  EventStream, ListQuery, RemoveOptions, RemoveOutcome, StatsCounters,
 } from './engine.js';
 import { parseEngineVersion } from './engine.js';
-import { isJsonAnswer, parseEngineEvent, readInspect, readListRow, readMountsRow, readStats } from './engine-answers.js';
+import {
+  isJsonAnswer, parseEngineEvent, readDiskUsage, readImageUserRow, readInspect, readListRow, readMountsRow, readStats,
+} from './engine-answers.js';
+import { fullImageId } from '../core/images.js';
 import type { EngineEndpoint } from './engine-host.js';
 import { dockerFor } from './dockerode-loader.js';
 import { forEachArrayElement } from './json-array-stream.js';
@@ -39,7 +42,9 @@ export interface DockerodeEngineOptions {
 }
 
 /** The engine client for one endpoint. dockerode is loaded on the first call, with its unused parts deferred. */
-export async function createDockerodeEngine(endpoint: EngineEndpoint, opts: DockerodeEngineOptions = {}): Promise<EngineClient & EngineStatusCalls> {
+export async function createDockerodeEngine(
+  endpoint: EngineEndpoint, opts: DockerodeEngineOptions = {},
+): Promise<EngineClient & EngineStatusCalls & EngineImageCalls> {
   return new DockerodeEngine(await dockerFor(endpoint), endpoint.host, opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
 }
 
@@ -81,7 +86,7 @@ type WithSignal = (opts: { abortSignal: AbortSignal }) => Promise<unknown>;
 
 const statusOf = (err: unknown): number | undefined => (err instanceof EngineRequestError ? err.statusCode : undefined);
 
-class DockerodeEngine implements EngineClient, EngineStatusCalls {
+class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCalls {
   constructor(
     private readonly docker: Dockerode,
     readonly host: string,
@@ -259,6 +264,76 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls {
 
   async version(signal?: AbortSignal): Promise<EngineVersion> {
     return parseEngineVersion(await this.call('the version', signal, (abortSignal) => (this.docker.version as unknown as WithSignal).call(this.docker, { abortSignal })));
+  }
+
+  // ---- images (the image budget) ----
+
+  /** A buffered request through the modem (the image calls' answers are small), its JSON parsed by the modem. */
+  private dial(req: { method: string; path: string; options?: Record<string, unknown>; statusCodes: Record<number, true | string> }, abortSignal: AbortSignal): Promise<unknown> {
+    const modem = this.docker.modem as unknown as { dial(o: object, cb: (err: unknown, res: unknown) => void): void };
+    return new Promise((resolve, reject) => {
+      modem.dial({ ...req, options: { ...req.options }, abortSignal }, (err, res) => (err ? reject(err) : resolve(res)));
+    });
+  }
+
+  async diskUsage(signal?: AbortSignal): Promise<EngineImages> {
+    const ok = { 200: true as const, 500: 'server error' };
+    const [df, list] = await Promise.all([
+      this.call('the disk usage', signal, (abortSignal) => this.dial({ method: 'GET', path: '/system/df', statusCodes: ok }, abortSignal)),
+      this.call('the image list', signal, (abortSignal) => this.dial({ method: 'GET', path: '/images/json?', options: { all: false }, statusCodes: ok }, abortSignal)),
+    ]);
+    const out = readDiskUsage(df, list);
+    if (!out) throw this.malformed('the disk usage');
+    return out;
+  }
+
+  async listWithImages(query: ListQuery, signal?: AbortSignal): Promise<ContainerSummary[]> {
+    const filters: Record<string, string[]> = { label: query.labels };
+    if (query.status) filters.status = query.status;
+    if (query.ids) filters.id = query.ids;
+    const what = 'the container list';
+    return this.call(what, signal, async (abortSignal) =>
+      this.rows(what, await this.stream(listRequest({ all: true, filters: JSON.stringify(filters) }), abortSignal), readImageUserRow),
+    );
+  }
+
+  async imageUsers(imageId: string, signal?: AbortSignal): Promise<ContainerSummary[]> {
+    const what = `the containers of image ${imageId.slice(7, 19)}`;
+    // Both spellings, ORed by the engine: Podman 4.3 matches only the bare hex digits, Docker either.
+    const id = fullImageId(imageId);
+    const filters = JSON.stringify({ ancestor: [id, id.replace(/^sha256:/, '')] });
+    return this.call(what, signal, async (abortSignal) =>
+      this.rows(what, await this.stream(listRequest({ all: true, filters }), abortSignal), readImageUserRow),
+    );
+  }
+
+  async removeImage(imageId: string, signal?: AbortSignal): Promise<RemoveOutcome> {
+    // Always the full `sha256:` id: Podman 4 reads 64 bare hex digits as a name (and may untag another image).
+    const id = fullImageId(imageId);
+    try {
+      await this.call(`remove image ${id.slice(7, 19)}`, signal, (abortSignal) =>
+        this.dial({ method: 'DELETE', path: `/images/${encodeURIComponent(id)}?`, options: { force: false, noprune: false }, statusCodes: { 200: true, 404: 'no such image', 409: 'conflict', 500: 'server error' } }, abortSignal),
+      );
+      return { kind: 'removed' };
+    } catch (err) {
+      if (statusOf(err) === 404) return { kind: 'gone' };
+      if (statusOf(err) === 409) return { kind: 'conflict', detail: (err as Error).message };
+      throw err;
+    }
+  }
+
+  async imageIdOf(ref: string, signal?: AbortSignal): Promise<string | null> {
+    const info = (await this.orNull(`inspect image ${ref.slice(0, 40)}`, signal, (abortSignal) =>
+      this.dial({ method: 'GET', path: `/images/${encodeURIComponent(ref)}/json`, statusCodes: { 200: true, 404: 'no such image', 500: 'server error' } }, abortSignal),
+    )) as { Id?: unknown } | null;
+    return info && typeof info.Id === 'string' ? fullImageId(info.Id) : null;
+  }
+
+  async imageRoot(signal?: AbortSignal): Promise<string | null> {
+    const info = (await this.call('the engine info', signal, (abortSignal) =>
+      this.dial({ method: 'GET', path: '/info', statusCodes: { 200: true, 500: 'server error' } }, abortSignal),
+    )) as { DockerRootDir?: unknown } | null;
+    return typeof info?.DockerRootDir === 'string' && info.DockerRootDir !== '' ? info.DockerRootDir : null;
   }
 
   async events(filters: { labels: string[] }, signal?: AbortSignal): Promise<EventStream> {

@@ -3,7 +3,8 @@
  * stream) and returns the plain type the rest of the code uses, or null / a problem for a malformed one. Pure: no
  * HTTP here (dockerode-engine.ts does the requests).
  */
-import type { ContainerDetails, ContainerMounts, ContainerSummary, EngineEvent, StatsCounters } from './engine.js';
+import { type ImageFacts, fullImageId } from '../core/images.js';
+import type { ContainerDetails, ContainerMounts, ContainerSummary, EngineEvent, EngineImages, StatsCounters } from './engine.js';
 import { isLive } from './engine.js';
 
 /** One row of `GET /containers/json`; null for a row without an Id (a malformed list). */
@@ -12,6 +13,35 @@ export function readListRow(value: unknown): ContainerSummary | null {
   if (!row || typeof row !== 'object' || typeof row.Id !== 'string') return null;
   return { id: row.Id, name: firstName(row.Names), labels: stringRecord(row.Labels), state: typeof row.State === 'string' ? row.State : '' };
 }
+
+/** A list row with its `ImageID` (the image calls' reader: the sweeps' rows leave it out). */
+export function readImageUserRow(value: unknown): ContainerSummary | null {
+  const row = readListRow(value);
+  const imageId = (value as { ImageID?: unknown }).ImageID;
+  return row && typeof imageId === 'string' && imageId !== '' ? { ...row, imageId: fullImageId(imageId) } : row;
+}
+
+/** `GET /system/df`'s images with the tags of `GET /images/json` (Podman 4's df gives a bare tag there). */
+export function readDiskUsage(df: unknown, list: unknown): EngineImages | null {
+  const d = df as { LayersSize?: unknown; Images?: unknown } | null;
+  if (!isJsonAnswer(d) || !Array.isArray(d.Images) || !Array.isArray(list)) return null;
+  const tags = new Map<string, string[]>();
+  for (const row of list as Array<{ Id?: unknown; RepoTags?: unknown } | null>) {
+    if (typeof row?.Id !== 'string') continue;
+    const t = Array.isArray(row.RepoTags) ? row.RepoTags.filter((x): x is string => typeof x === 'string' && x !== '<none>:<none>') : [];
+    tags.set(fullImageId(row.Id), t);
+  }
+  const images: ImageFacts[] = [];
+  for (const i of d.Images as Array<Record<string, unknown> | null>) {
+    if (typeof i?.Id !== 'string') return null;
+    const id = fullImageId(i.Id);
+    const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+    images.push({ id, tags: tags.get(id) ?? [], createdMs: num(i.Created) * 1000, size: num(i.Size), sharedSize: Math.max(0, num(i.SharedSize)) });
+  }
+  return { layersSize: num0(d.LayersSize), images };
+}
+
+const num0 = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
 /** One row of `GET /containers/json?all=1` with its mount sources; null for a row without an Id. */
 export function readMountsRow(value: unknown): ContainerMounts | null {

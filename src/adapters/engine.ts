@@ -1,4 +1,5 @@
 /** The small slice of the Docker Engine API the janitor uses. One implementation wraps dockerode. */
+import type { ImageFacts } from '../core/images.js';
 
 /** One row of `GET /containers/json`. */
 export interface ContainerSummary {
@@ -7,6 +8,8 @@ export interface ContainerSummary {
   labels: Record<string, string>;
   /** The list's `State` (`exited`, `running`, `created`, ...). */
   state: string;
+  /** The list's `ImageID` (full id of the image it was created from), when the engine gives one. */
+  imageId?: string;
 }
 
 /** What `GET /containers/{id}/json` says of a container. */
@@ -191,3 +194,33 @@ export function anonymousVolumes(volumeMounts: readonly string[]): string[] {
 export interface EngineStatusCalls {
   version(signal?: AbortSignal): Promise<EngineVersion>;
 }
+
+/** The engine's images and what they take (`GET /system/df`, tags from `GET /images/json`). */
+export interface EngineImages {
+  /** `LayersSize`: every image layer once (Docker; Podman 4 reports 0). */
+  layersSize: number;
+  images: ImageFacts[];
+}
+
+/** Calls the image budget uses (`reap`/`watch --images-over`, `status`); engines without them have no image pass. */
+export interface EngineImageCalls {
+  /** `list` with each row's `ImageID` (`imageId`): which images the listed containers use. */
+  listWithImages(query: ListQuery, signal?: AbortSignal): Promise<ContainerSummary[]>;
+  /** Every image with its size and shared size, and the engine's total. */
+  diskUsage(signal?: AbortSignal): Promise<EngineImages>;
+  /**
+   * Every container, in any state and with any labels, whose image is this one or built on it
+   * (`GET /containers/json?all=1&filters={"ancestor":[id]}`): asked right before each image removal.
+   */
+  imageUsers(imageId: string, signal?: AbortSignal): Promise<ContainerSummary[]>;
+  /** `DELETE /images/{id}` without force (untagged parents go with it); 409 is `conflict`, 404 `gone`. */
+  removeImage(imageId: string, signal?: AbortSignal): Promise<RemoveOutcome>;
+  /** The full id of an image name or id (`GET /images/{ref}/json`), null when there is none. */
+  imageIdOf(ref: string, signal?: AbortSignal): Promise<string | null>;
+  /** Where the engine keeps its data (`GET /info` `DockerRootDir`), null when it does not say. */
+  imageRoot(signal?: AbortSignal): Promise<string | null>;
+}
+
+/** Whether this client makes the image calls. */
+export const hasImageCalls = (e: EngineClient): e is EngineClient & EngineImageCalls =>
+  typeof (e as Partial<EngineImageCalls>).diskUsage === 'function';

@@ -2,7 +2,7 @@ import { sha256Hex } from '../util/sha256.js';
 import { closeSync, constants, promises as fs, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { formatMatcher, type Selection } from '../core/selection.js';
-import { IDLE_STATE_FILENAME } from '../defaults.js';
+import { IDLE_STATE_FILENAME, IMAGES_STATE_FILENAME } from '../defaults.js';
 
 /** The janitor's own files under a hermes home. */
 export function janitorDir(home: string): string {
@@ -15,6 +15,11 @@ export function logFile(home: string): string {
 /** The idle-observation state: per engine and running container, the last sample and `since` (see core/idle.ts). */
 export function idleStatePath(home: string): string {
   return path.join(janitorDir(home), IDLE_STATE_FILENAME);
+}
+
+/** The images hermes used: per engine and image id, the last use (see core/images.ts, adapters/image-uses.ts). */
+export function imagesStatePath(home: string): string {
+  return path.join(janitorDir(home), IMAGES_STATE_FILENAME);
 }
 
 const digest = (s: string) => sha256Hex(s).slice(0, 24);

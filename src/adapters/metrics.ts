@@ -31,6 +31,18 @@ export interface RunMetrics {
   counts: EngineProfileCounts[];
   /** The home's sandbox directories, when they were measured (absent: those families are left out). */
   sandboxDirs?: SandboxDirGauges;
+  /** The image pass, when it ran (absent: those families are left out). */
+  images?: ImageGauges;
+}
+
+/** The image pass's outcome (`--images-over`): counts by state, and the bytes the counted images take after it. */
+export interface ImageGauges {
+  used: number;
+  removed: number;
+  kept: number;
+  failed: number;
+  /** Null when not measured. */
+  bytes: number | null;
 }
 
 /** Task directories under the sandbox root some container uses, and those none uses (null: not known). */
@@ -64,6 +76,14 @@ export const METRIC_FAMILIES = {
   sandboxDirBytes: {
     name: 'hermes_janitor_sandbox_dir_bytes',
     help: 'Size on disk (allocated bytes) of the task directories under the sandbox root, by state="used"|"unused"; absent while not every engine answered.',
+  },
+  images: {
+    name: 'hermes_janitor_images',
+    help: 'Images the image budget counts (hermes used, or all with --all-images), by state: "used" (still there after the pass), and what the last pass "removed", "kept" and "failed" on.',
+  },
+  imageBytes: {
+    name: 'hermes_janitor_image_bytes',
+    help: 'Bytes the counted images take after the last image pass (unique sizes, shared layers once, from GET /system/df); absent when not measured.',
   },
 } as const;
 
@@ -102,6 +122,22 @@ export async function fillRegistry(registry: Registry, run: RunMetrics): Promise
     for (const [g, key] of per) g.set({ host: c.host, profile: c.profile }, c[key]);
   }
   if (run.sandboxDirs) await fillSandboxDirGauges(registry, run.sandboxDirs);
+  if (run.images) await fillImageGauges(registry, run.images);
+}
+
+/** Sets the image families (`hermes_janitor_images{state}`, `hermes_janitor_image_bytes`). */
+export async function fillImageGauges(registry: Registry, images: ImageGauges): Promise<void> {
+  const { Gauge } = await import('prom-client');
+  const gauge = (def: { name: string; help: string }, labelNames: string[]) => {
+    const existing = registry.getSingleMetric(def.name) as InstanceType<typeof Gauge> | undefined;
+    const g = existing ?? new Gauge({ name: def.name, help: def.help, labelNames, registers: [registry] });
+    g.reset();
+    return g;
+  };
+  const count = gauge(METRIC_FAMILIES.images, ['state']);
+  for (const state of ['used', 'removed', 'kept', 'failed'] as const) count.set({ state }, images[state]);
+  if (images.bytes !== null) gauge(METRIC_FAMILIES.imageBytes, []).set(images.bytes);
+  else registry.removeSingleMetric(METRIC_FAMILIES.imageBytes.name); // not measured: no series, not a stale one
 }
 
 /** Sets the sandbox-directory families (`state="used"|"unused"`); a state that is not known has no series. */

@@ -52,6 +52,13 @@ export interface ActionOptions {
   keepVolumes?: boolean;
   /** `--sandbox-dirs-older-than`, in ms. */
   sandboxDirsOlderThan?: number;
+  /** `--images-over`, as given (checked by its parser). */
+  imagesOver?: string;
+  allImages?: boolean;
+  /** `--images-min-age`, in ms. */
+  imagesMinAge?: number;
+  /** `--keep-image`, as given (each checked by its parser). */
+  keepImage?: string[];
 }
 
 /** Options of the commands that act (`reap`, `watch`): how a stop ends a sandbox, and anonymous volumes. */

@@ -119,7 +119,7 @@ export function sandboxDirsEvery(env: Record<string, string | undefined>): numbe
 }
 
 /** A duration in an environment variable; undefined when unset or empty; anything else that does not parse is a usage error. */
-function envDuration(env: Record<string, string | undefined>, name: string): number | undefined {
+export function envDuration(env: Record<string, string | undefined>, name: string): number | undefined {
   const v = env[name];
   if (v === undefined || v.trim() === '') return undefined;
   try {

@@ -21,6 +21,8 @@ import { errorMessage } from '../errors.js';
 import { acrossEngines } from '../reaper/run.js';
 import { type ListedEntry, list } from '../reaper/sweep.js';
 import { type SandboxDirsDetail, surveySandboxDirs } from './sandbox-dirs.js';
+import { type ImagesStatus, surveyImages } from './images.js';
+import type { ImageBudget } from '../core/image-budget.js';
 
 export interface EngineStatus {
   /** The address (null when discovery found none). */
@@ -72,6 +74,8 @@ export interface StatusReport {
   sandboxDirs: SandboxDirsSummary;
   /** More on the same: where the root came from, what could not be read or was not entered, why usage is unknown. */
   sandboxDirsDetail: SandboxDirsDetail;
+  /** The images hermes' containers used (the image budget): count, bytes, the budget, the oldest last use. */
+  images: ImagesStatus;
   breakers: {
     restartGuard: { location: string; bootsInWindow: number; max: number; windowSeconds: number; tripped: boolean; problem: string | null };
     stuckSessions: { location: string; threshold: number; sessions: number; suspended: string[]; problem: string | null };
@@ -118,6 +122,8 @@ export interface StatusRequest {
   idle?: IdleOptions;
   /** The home's sandbox root (`core/sandbox-dirs.ts` `sandboxRoot`). */
   sandboxRoot: SandboxRoot;
+  /** The image budget (janitor.images_over), or null when none is set. */
+  imagesBudget?: ImageBudget | null;
 }
 
 const hasStatusCalls = (e: EngineClient): e is EngineClient & EngineStatusCalls =>
@@ -300,7 +306,8 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     };
   }
   const unreachable = engines.filter((e) => !e.reachable).map((e) => e.host ?? '(none found)');
-  const [sandboxes, sweeps, locks, log, brk] = await Promise.all([
+  const [images, sandboxes, sweeps, locks, log, brk] = await Promise.all([
+    surveyImages(req.home, live.filter((e) => !unreachable.includes(e.host)), req.imagesBudget ?? null, req.signal),
     surveySandboxDirs(req.sandboxRoot, live.filter((e) => !unreachable.includes(e.host)), unreachable, req.signal),
     readStamps(req.home, req.now),
     readLocks(req.home),
@@ -332,6 +339,7 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     janitor: { sweeps, locks, log },
     sandboxDirs: sandboxes.summary,
     sandboxDirsDetail: sandboxes.detail,
+    images,
     breakers: brk,
     attention: lines,
     exitCode: statusExitCode(facts, lines),

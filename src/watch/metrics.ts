@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { EngineProfileCounts, SandboxDirGauges } from '../adapters/metrics.js';
+import type { EngineProfileCounts, ImageGauges, SandboxDirGauges } from '../adapters/metrics.js';
 import type { WatchEvent } from './engine-watcher.js';
 
 /** Families only `watch` has. */
@@ -25,13 +25,15 @@ export interface WatchMetrics {
   setTracked(host: string, n: number): void;
   /** The sandbox directories as last measured (`hermes_janitor_sandbox_dirs`, `_dir_bytes`). */
   setSandboxDirs(dirs: SandboxDirGauges): void;
+  /** The last image pass (`hermes_janitor_images{state}`, `hermes_janitor_image_bytes`). */
+  setImages(images: ImageGauges): void;
   text(): Promise<string>;
   contentType: string;
 }
 
 export async function createWatchMetrics(profileOf: (profile: string | null) => string): Promise<WatchMetrics> {
   const prom = await import('prom-client');
-  const { fillRegistry, fillSandboxDirGauges, newMetricsRegistry } = await import('../adapters/metrics.js');
+  const { fillImageGauges, fillRegistry, fillSandboxDirGauges, newMetricsRegistry } = await import('../adapters/metrics.js');
   const registry = await newMetricsRegistry();
   const g = (name: string, help: string, labelNames: string[] = []) => new prom.Gauge({ name, help, labelNames, registers: [registry] });
   const c = (name: string, help: string, labelNames: string[]) => new prom.Counter({ name, help, labelNames, registers: [registry] });
@@ -87,6 +89,9 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
     },
     setSandboxDirs(dirs) {
       filling = filling.then(() => fillSandboxDirGauges(registry, dirs));
+    },
+    setImages(images) {
+      filling = filling.then(() => fillImageGauges(registry, images));
     },
     text: async () => {
       await filling;

@@ -11,6 +11,8 @@ export class EngineProxy {
   refuse: RegExp | null = null;
   /** Paths seen, in order (query strings included). */
   readonly seen: string[] = [];
+  /** Runs before a request is forwarded (e.g. to change the engine between a check and an action). */
+  before: ((method: string, url: string) => Promise<void>) | null = null;
 
   private constructor(private readonly server: http.Server, readonly socket: string) {}
 
@@ -26,12 +28,17 @@ export class EngineProxy {
         req.resume();
         return;
       }
+      const forward = () => {
       const up = http.request({ socketPath: ENGINE_SOCKET, method: req.method, path: url, headers: req.headers }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
       });
       up.on('error', () => res.destroy());
       req.pipe(up);
+      };
+      const hook = self!.before;
+      if (hook) hook(req.method ?? 'GET', url).then(forward, () => res.destroy());
+      else forward();
     });
     await new Promise<void>((r) => server.listen(socket, r));
     self = new EngineProxy(server, socket);

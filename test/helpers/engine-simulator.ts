@@ -121,7 +121,21 @@ export interface SimContainerSpec {
   volumes?: Array<{ name: string; anonymous: boolean }>;
   /** Bind mounts (`-v /host/path:/dest`): listed and inspected with `Type: "bind"` and `Source` as given. */
   binds?: Array<{ source: string; destination: string }>;
+  /** The full id of the image it was created from (`ImageID`; default the simulator's test image). */
+  image?: string;
   faults?: ContainerFaults;
+}
+
+/** One image (`GET /system/df`, `GET /images/json`, `DELETE /images/{id}`). */
+export interface SimImageSpec {
+  /** `sha256:<64 hex>` (default random). */
+  id?: string;
+  tags?: string[];
+  /** `Size` and `SharedSize` in bytes (default 1 MB, 0). */
+  size?: number;
+  sharedSize?: number;
+  /** `Created` (default now). */
+  created?: Date;
 }
 
 /** Many alike containers (labels and FinishedAt shared, ids and names generated). */
@@ -158,7 +172,7 @@ export interface GlobalFaults {
   dieAfter?: number;
 }
 
-export type RequestKind = 'ping' | 'version' | 'list' | 'inspect' | 'remove' | 'stats' | 'stop' | 'volume' | 'exec' | 'events' | 'other';
+export type RequestKind = 'ping' | 'version' | 'list' | 'inspect' | 'remove' | 'stats' | 'stop' | 'volume' | 'exec' | 'events' | 'image' | 'other';
 /** An event to put on the `GET /events` streams (see `emit`). */
 export interface SimEvent {
   id: string;
@@ -195,6 +209,10 @@ export interface SimulatorOptions {
   recordRemovals?: boolean;
   /** The clock used for default FinishedAt values (default: the real one). */
   now?: () => Date;
+  /** Images besides the test image. */
+  images?: SimImageSpec[];
+  /** `DockerRootDir` of `GET /info` (default /var/lib/docker). */
+  rootDir?: string;
 }
 
 export interface SimContainerView {
@@ -240,6 +258,15 @@ interface Rec {
   statsCalls: number;
   volumes: Array<{ name: string; anonymous: boolean }>;
   binds: Array<{ source: string; destination: string }>;
+  image: string | undefined;
+}
+
+interface ImageRec {
+  id: string;
+  tags: string[];
+  size: number;
+  sharedSize: number;
+  created: number;
 }
 
 /** `2026-11-22T13:42:57.388521162Z`: Go's RFC3339Nano (trailing zeros of the fraction trimmed). */
@@ -291,6 +318,7 @@ export class EngineSimulator {
     this.faults = { ...(opts.faults ?? {}) };
     this.now = opts.now ?? (() => new Date());
     this.record = Boolean(opts.record);
+    for (const spec of opts.images ?? []) this.addImage(spec);
     for (const spec of opts.containers ?? []) this.add(spec);
     for (const b of opts.bulk ?? []) this.addBulk(b);
     this.server = http.createServer((req, res) => void this.handle(req, res));
@@ -306,7 +334,7 @@ export class EngineSimulator {
   static emptyStats(): SimStats {
     return {
       requests: 0,
-      byKind: { ping: 0, version: 0, list: 0, inspect: 0, remove: 0, stats: 0, stop: 0, volume: 0, exec: 0, events: 0, other: 0 },
+      byKind: { ping: 0, version: 0, list: 0, inspect: 0, remove: 0, stats: 0, stop: 0, volume: 0, exec: 0, events: 0, image: 0, other: 0 },
       forcedRemovals: 0,
       maxInFlight: 0,
       removed: 0,
@@ -397,12 +425,73 @@ export class EngineSimulator {
       statsCalls: 0,
       volumes: spec.volumes ?? [],
       binds: spec.binds ?? [],
+      image: spec.image,
     };
     for (const v of rec.volumes) this.volumeNames.add(v.name);
     this.byId.set(id, rec);
     this.byName.set(name, id);
     if (this.subscribers.size) this.emit({ id, action: 'create' });
     return id;
+  }
+
+  // ---- the images ----------------------------------------------------------------------------------------
+
+  /** Images by id (the test image every container defaults to is not among them). */
+  readonly images = new Map<string, ImageRec>();
+  /** Image removals through the API, in order. */
+  readonly imageRemovals: string[] = [];
+
+  addImage(spec: SimImageSpec = {}): string {
+    const id = spec.id ?? `sha256:${hex(32)}`;
+    this.images.set(id, {
+      id, tags: spec.tags ?? [], size: spec.size ?? 1_000_000, sharedSize: spec.sharedSize ?? 0,
+      created: Math.floor((spec.created ?? this.now()).getTime() / 1000),
+    });
+    return id;
+  }
+
+  private imageOf(rec: Rec): string {
+    return rec.image ?? this.imageId;
+  }
+
+  private imageRoute(method: string, p: string, res: http.ServerResponse): boolean {
+    if (method === 'GET' && p === '/info') {
+      this.send(res, 200, { DockerRootDir: this.opts.rootDir ?? '/var/lib/docker', Driver: 'overlay2', Containers: this.byId.size, Images: this.images.size });
+      return true;
+    }
+    if (method === 'GET' && p === '/system/df') {
+      const counts = new Map<string, number>();
+      for (const rec of this.byId.values()) counts.set(this.imageOf(rec), (counts.get(this.imageOf(rec)) ?? 0) + 1);
+      const rows = [...this.images.values()].map((i) => ({
+        Id: i.id, ParentId: '', RepoTags: i.tags, RepoDigests: [], Created: i.created, Size: i.size, SharedSize: i.sharedSize, VirtualSize: i.size,
+        Labels: null, Containers: counts.get(i.id) ?? 0,
+      }));
+      const layers = rows.reduce((n, r) => n + r.Size - r.SharedSize, 0) + Math.max(0, ...rows.map((r) => r.SharedSize));
+      this.send(res, 200, { LayersSize: layers, Images: rows, Containers: [], Volumes: [], BuildCache: [] });
+      return true;
+    }
+    if (method === 'GET' && p === '/images/json') {
+      this.send(res, 200, [...this.images.values()].map((i) => ({ Id: i.id, ParentId: '', RepoTags: i.tags, Created: i.created, Size: i.size, SharedSize: -1, Containers: -1 })));
+      return true;
+    }
+    const m = /^\/images\/(.+?)(\/json)?$/.exec(p);
+    if (!m) return false;
+    const ref = decodeURIComponent(m[1]!);
+    const img = this.images.get(ref) ?? [...this.images.values()].find((i) => i.tags.includes(ref));
+    if (method === 'GET' && m[2]) {
+      if (!img) throw new HttpError(404, `No such image: ${ref}`);
+      this.send(res, 200, { Id: img.id, RepoTags: img.tags, Created: new Date(img.created * 1000).toISOString(), Size: img.size });
+      return true;
+    }
+    if (method !== 'DELETE' || m[2]) return false;
+    if (!img) throw new HttpError(404, `No such image: ${ref}`);
+    for (const rec of this.byId.values()) {
+      if (this.imageOf(rec) === img.id) throw new HttpError(409, `conflict: unable to delete ${img.id.slice(7, 19)} (must be forced) - image is being used by stopped container ${rec.id.slice(0, 12)}`);
+    }
+    this.images.delete(img.id);
+    this.imageRemovals.push(img.id);
+    this.send(res, 200, [...img.tags.map((t) => ({ Untagged: t })), { Deleted: img.id }]);
+    return true;
   }
 
   /** Many alike containers; returns how many were added. */
@@ -659,6 +748,7 @@ export class EngineSimulator {
                   : m && !m[2] && method === 'DELETE' ? 'remove'
                     : vol && method === 'GET' ? 'volume'
                       : exec && method === 'GET' ? 'exec'
+                        : p === '/info' || p === '/system/df' || p.startsWith('/images/') ? 'image'
                         : 'other';
     this.stats.requests++;
     this.stats.byKind[kind]++;
@@ -711,6 +801,9 @@ export class EngineSimulator {
         if (!this.volumeNames.has(name)) throw new HttpError(404, `get ${name}: no such volume`);
         return this.send(res, 200, { Name: name, Driver: 'local', Mountpoint: `/var/lib/docker/volumes/${name}/_data`, Labels: null, Options: null, Scope: 'local' });
       }
+      case 'image':
+        if (this.imageRoute(method, p, res)) return;
+        break;
       case 'exec': {
         // Execs in a container's ExecIDs run; `finishedExecs` are listed too (as Podman does) but have ended.
         const eid = decodeURIComponent(exec![1]!);
@@ -757,7 +850,7 @@ export class EngineSimulator {
       // Both forms the engine accepts: {"label": ["a=1"]} and the legacy {"label": {"a=1": true}}.
       const values = Array.isArray(v) ? v.map(String) : v && typeof v === 'object' ? Object.keys(v) : null;
       if (!values) throw new HttpError(400, 'invalid filter format');
-      if (!['label', 'status', 'id', 'name'].includes(key)) throw new HttpError(400, `Invalid filter '${key}'`);
+      if (!['label', 'status', 'id', 'name', 'ancestor'].includes(key)) throw new HttpError(400, `Invalid filter '${key}'`);
       for (const s of key === 'status' ? values : []) if (!STATES.has(s)) throw new HttpError(400, `Invalid filter 'status=${s}'`);
       out.set(key, values);
     }
@@ -781,6 +874,8 @@ export class EngineSimulator {
     if (ids && !ids.some((i) => rec.id.startsWith(i))) return false;
     const names = filters.get('name');
     if (names && !names.some((n) => rec.name.includes(n.replace(/^\//, '')))) return false;
+    const ancestors = filters.get('ancestor');
+    if (ancestors && !ancestors.some((a) => this.imageOf(rec) === a || this.imageOf(rec) === `sha256:${a}`)) return false;
     return true;
   }
 
@@ -801,7 +896,7 @@ export class EngineSimulator {
       Id: rec.id,
       Names: [`/${rec.name}`],
       Image: SIM_IMAGE,
-      ImageID: this.imageId,
+      ImageID: this.imageOf(rec),
       Command: 'sleep 3600',
       Created: rec.created,
       Ports: [],

@@ -1,6 +1,9 @@
 import { limitHeapGrowth } from '../heap.js';
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
+import type { HermesConfig } from '../../adapters/config.js';
+import type { EngineClient } from '../../adapters/engine.js';
+import type { Selection } from '../../core/selection.js';
 import { acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { list } from '../../reaper/sweep.js';
 import {
@@ -12,6 +15,18 @@ import { outputFormat } from '../report/reporter.js';
 import { type RunState, action } from '../shared.js';
 import { docsLine } from '../docs-page.js';
 
+/** With an image budget set (janitor.images_over), a list is a sighting of the images its containers use. */
+async function listSightings(
+  where: { config: HermesConfig; home: string; selection: Selection; ctx: Context; signal: AbortSignal | undefined }, engines: EngineClient[],
+): Promise<void> {
+  const { resolveImageSettings } = await import('../../reaper/image-settings.js');
+  const images = resolveImageSettings({}, where.config);
+  if (!images) return;
+  const { imagesStepFor, recordSightings } = await import('../images-step.js');
+  const step = await imagesStepFor(images, where.home, { selection: where.selection, dryRun: true, now: () => where.ctx.now(), signal: where.signal });
+  await recordSightings(step, engines);
+}
+
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = program
     .command('list')
@@ -22,11 +37,14 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   addEngineOptions(cmd).action(
     action(state, async (opts: EngineCommandOptions & { wide?: boolean }, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
-      const policy = await resolvePolicy(opts, ctx, await loadHomeConfig(targets.home), targets);
+      const config = await loadHomeConfig(targets.home);
+      const policy = await resolvePolicy(opts, ctx, config, targets);
+
       const signal = timeoutSignal(opts);
       limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
       await discoverTargets(targets, opts, ctx);
       const engines = await connectEngines(targets.endpoints);
+      await listSightings({ config, home: targets.home.home, selection: targets.selection, ctx, signal }, engines);
       const reporter = chooseListReporter(ctx, opts);
       const progress = await startProgress(ctx, outputFormat(opts) === 'text', 'Inspecting');
       const across = await acrossEngines(engines, (engine) =>

@@ -12,7 +12,7 @@ import { type ReapPlan, buildPlan, parsePlan, planDisagreements, planSelection }
 import { type AcrossEngines, acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { reaperDisabled } from '../../reaper/settings.js';
 import { countsByEngineAndProfile } from '../../reaper/run-metrics.js';
-import type { EngineProfileCounts, SandboxDirGauges } from '../../adapters/metrics.js';
+import type { EngineProfileCounts, ImageGauges, SandboxDirGauges } from '../../adapters/metrics.js';
 import { sandboxRoot } from '../../core/sandbox-dirs.js';
 import { ENV_METRICS_FILE } from '../../defaults.js';
 import { type KeptEntry, type ReapResult, type SweepEntry, reap } from '../../reaper/sweep.js';
@@ -23,6 +23,9 @@ import {
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
 import { type SandboxDirsStep, checkSandboxRoot, runSandboxDirsStep } from '../sandbox-dirs-step.js';
+import type { ImagesReport, ImagesStep } from '../images-step.js';
+import { type ImageSettings, resolveImageSettings } from '../../reaper/image-settings.js';
+import type { HermesConfig } from '../../adapters/config.js';
 import { byHostAndName } from '../render-containers.js';
 import { type ReapReport, type Reporter, chooseReporter } from '../report/reporter.js';
 import { reapProblems } from '../report/text-reporter.js';
@@ -49,6 +52,8 @@ interface RunRecord {
   success?: boolean;
   counts?: EngineProfileCounts[];
   sandboxDirs?: SandboxDirGauges;
+  /** The image pass's outcome (`--images-over`), for its metrics. */
+  images?: ImageGauges;
 }
 
 const HELP = `
@@ -104,6 +109,7 @@ async function recordMetrics(ctx: Context, file: string, record: RunRecord, star
       success: record.success === true,
       counts: record.counts ?? [],
       ...(record.sandboxDirs ? { sandboxDirs: record.sandboxDirs } : {}),
+      ...(record.images ? { images: record.images } : {}),
     });
     await writeMetricsFile(file, text);
   } catch (err) {
@@ -175,6 +181,8 @@ interface ReapRun {
   reporter: Reporter;
   /** The sandbox-directory step after the sweep (removal and/or measure), or null when neither is asked for. */
   sandboxDirs: Omit<SandboxDirsStep, 'now' | 'signal' | 'dryRun'> | null;
+  /** The image step (`--images-over`, `janitor.images_over`), or null when the budget is off. */
+  images: ImagesStep | null;
 }
 
 async function runReap(opts: ReapOptions, command: Command, ctx: Context, record: RunRecord): Promise<number> {
@@ -205,8 +213,15 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   const policy = await resolvePolicy(plan ? withPlan(opts, plan) : opts, ctx, config, targets);
   const keepVolumes = Boolean(opts.keepVolumes || (plan?.keepVolumes && command.getOptionValueSource('keepVolumes') !== 'cli'));
   const sandboxDirs = await sandboxDirsOf(opts, plan, policy, { ctx, home: home.home, measure: record.measureSandboxDirs });
+  const signal = timeoutSignal(opts);
+  const imageSettings = imageSettingsOf(opts, plan, config);
+  const images = imageSettings
+    ? await (await import('../images-step.js')).imagesStepFor(imageSettings, home.home, {
+        selection, dryRun: Boolean(opts.dryRun), now: () => ctx.now(), signal,
+      })
+    : null;
   const run: ReapRun = {
-    opts, ctx, targets, plan, policy, keepVolumes, dryRun: Boolean(opts.dryRun), signal: timeoutSignal(opts), reporter, sandboxDirs,
+    opts, ctx, targets, plan, policy, keepVolumes, dryRun: Boolean(opts.dryRun), signal, reporter, sandboxDirs, images,
   };
   record.attempted = true;
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
@@ -250,6 +265,15 @@ async function sandboxDirsOf(
   return { root, olderThanMs, gauges: where.measure };
 }
 
+/** The image budget of this run (flags, else config.yaml), or null when off. A plan lists containers only. */
+function imageSettingsOf(opts: ReapOptions, plan: ReapPlan | undefined, config: HermesConfig): ImageSettings | null {
+  if (plan && (opts.imagesOver !== undefined || opts.allImages || opts.keepImage?.length || opts.imagesMinAge !== undefined)) {
+    throw new UsageError('--images-over and its options cannot be combined with --plan: a plan lists containers only; run it on its own');
+  }
+  if (plan) return null;
+  return resolveImageSettings({ imagesOver: opts.imagesOver, allImages: opts.allImages, imagesMinAgeMs: opts.imagesMinAge, keepImage: opts.keepImage }, config);
+}
+
 /** The policy's inputs from a plan: what its dry run used, unless the flag is given again (then it must agree). */
 function withPlan(opts: ReapOptions, plan: ReapPlan): ReapOptions {
   return {
@@ -265,6 +289,8 @@ function withPlan(opts: ReapOptions, plan: ReapPlan): ReapOptions {
 async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> {
   const { opts, targets, plan, policy, dryRun, reporter } = run;
   const engines = await connectEngines(targets.endpoints);
+  // Before the sweep: a container it removes still counts as a use of its image.
+  if (run.images) await (await import('../images-step.js')).recordSightings(run.images, engines);
   await reporter.sweepStarting(dryRun ? 'Checking' : 'Reaping');
   const across = await acrossEngines(engines, (engine) =>
     reap({
@@ -290,10 +316,14 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
       )
     : null;
   if (dirs?.gauges) record.sandboxDirs = dirs.gauges;
+  const answers = engines.map((engine, i) => ({ engine, answered: across.hosts[i]!.reachable, ...(across.hosts[i]!.error ? { error: across.hosts[i]!.error! } : {}) }));
+  const images = run.images ? await (await import('../images-step.js')).runImagesStep(run.images, answers) : null;
+  if (images) record.images = (await import('../images-step.js')).imageGauges(images, dryRun);
 
   // --timeout also bounds the sandbox-directory pass: one it cut short is a run that timed out (exit 3), as a sweep's.
-  const timedOut = across.timedOut || Boolean(dirs?.result?.kept.some((k) => k.reason === 'cut-short'));
-  const code = sweepExitCode({ ...across, timedOut }, failed.length + (dirs?.result?.failed.length ?? 0));
+  const timedOut =
+    across.timedOut || Boolean(dirs?.result?.kept.some((k) => k.reason === 'cut-short')) || Boolean(images?.kept.some((k) => k.reason === 'cut-short'));
+  const code = sweepExitCode({ ...across, timedOut }, failed.length + (dirs?.result?.failed.length ?? 0) + (images?.failed.length ?? 0));
   record.success = code === ExitCode.OK;
   // An engine that could not be reached has no counts (absent series, not zeros).
   const reached = across.results.flatMap((result, i) => (across.hosts[i]!.reachable ? [{ host: engines[i]!.host, result }] : []));
@@ -304,6 +334,7 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
     timeoutSeconds: opts.timeout / 1000, warnings: [...new Set(across.results.flatMap((r) => r.warnings))],
     ...(opts.planOut ? { planOut: opts.planOut } : {}), failOpen: Boolean(opts.failOpen),
     ...(dirs?.result ? { sandboxDirs: dirs.result } : {}),
+    ...(images ? { images } : {}),
   };
   await reporter.reapResult(report);
   if (!opts.failOpen || code === ExitCode.OK) return code;

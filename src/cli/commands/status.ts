@@ -26,7 +26,10 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   addEngineOptions(cmd, { output: false }).action(
     action(state, async (opts: EngineCommandOptions, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
-      const policy = await resolvePolicy(opts, ctx, await loadHomeConfig(targets.home), targets);
+      const config = await loadHomeConfig(targets.home);
+      const policy = await resolvePolicy(opts, ctx, config, targets);
+      const { resolveImageSettings } = await import('../../reaper/image-settings.js');
+      const imagesBudget = resolveImageSettings({}, config)?.budget ?? null;
       const signal = timeoutSignal(opts);
       let discoveryError: string | undefined;
       try {
@@ -55,6 +58,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         ...(maxStopBlocks !== undefined ? { maxStopBlocks } : {}),
         idle: await readOnlyIdle(policy.idle),
         sandboxRoot: sandboxRoot(targets.home.home, ctx.env, ctx.cwd),
+        imagesBudget,
       });
       for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
       if (opts.json) writeJson(ctx, report);
@@ -84,6 +88,16 @@ function renderSandboxes(r: StatusReport, now: Date): string[] {
   }
   if (d.notEntered.length) out.push(`  other filesystems inside, not entered: ${d.notEntered.slice(0, 3).map(shownPath).join(', ')}${d.notEntered.length > 3 ? ', ...' : ''}`);
   return out;
+}
+
+/** The images section: what hermes' containers used, against the budget. */
+function renderImages(r: StatusReport, now: Date): string[] {
+  const i = r.images;
+  const budget = i.budgetGiven === null ? 'no budget (janitor.images_over or --images-over)' : `budget ${i.budget === null ? `${i.budgetGiven} (not measurable here)` : `${size(i.budget)} (${i.budgetGiven})`}`;
+  if (i.count === null || i.bytes === null || i.uniqueBytes === null) return ['Images hermes used', `  unknown: ${i.error ?? 'no engine answered'}; ${budget}`];
+  const oldest = i.oldestLastUse ? `; the oldest last used ${ago(Date.parse(i.oldestLastUse), now, UP_TO_DAYS)}` : '';
+  const over = i.budget !== null && i.bytes > i.budget ? ' (OVER: a reap with the budget removes the least recently used)' : '';
+  return ['Images hermes used', `  ${plural(i.count, 'image')}, ${size(i.bytes)} (${size(i.uniqueBytes)} unique); ${budget}${over}${oldest}`];
 }
 
 const groups = (m: Record<string, number>) =>
@@ -133,6 +147,7 @@ export function render(r: StatusReport, now: Date): string {
   out.push(`  log: ${log.path} ${log.exists ? `(${size(log.sizeBytes)})` : '(none yet)'}`);
   if (log.lastRun) out.push(`    last background run: ${log.lastRun.startedAt} ${log.lastRun.completed ? 'completed' : 'no summary line'}`);
   out.push(...renderSandboxes(r, now));
+  out.push(...renderImages(r, now));
   const b = r.breakers;
   out.push('Breakers');
   out.push(

@@ -16,6 +16,10 @@ import { takeReapLocks } from '../reap-locks.js';
 import { checkSandboxRoot, runSandboxDirsStep } from '../sandbox-dirs-step.js';
 import { type Reporter, chooseReporter } from '../report/reporter.js';
 import { WATCH_OPTIONS } from '../engine-option-table.js';
+import { type ImageSettings, resolveImageSettings } from '../../reaper/image-settings.js';
+import type { WatchImages } from '../watch-images.js';
+import { ENV_IMAGES_EVERY, IMAGES_EVERY_MS } from '../../defaults.js';
+import { envDuration } from '../../reaper/settings.js';
 import { type RunState, action, addOptions } from '../shared.js';
 import { docsLine } from '../docs-page.js';
 
@@ -54,6 +58,8 @@ interface WatchRun {
   reporter: Reporter;
   /** Aborted by SIGTERM or SIGINT. */
   stopping: AbortSignal;
+  /** The image budget (`--images-over`, `janitor.images_over`), or null when off. */
+  images: ImageSettings | null;
 }
 
 async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Promise<number> {
@@ -71,6 +77,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   }
   const sweepTimeoutMs = command.getOptionValueSource('timeout') === 'cli' ? opts.timeout : 0;
   const sandboxDirsEveryMs = sandboxDirsEvery(ctx.env);
+  const images = resolveImageSettings({ imagesOver: opts.imagesOver, allImages: opts.allImages, imagesMinAgeMs: opts.imagesMinAge, keepImage: opts.keepImage }, config);
   // A sandbox root that is not a directory is bad input: exit 2 before anything is watched, locked or removed.
   if (policy.sandboxDirsOlderThanMs !== null) await checkSandboxRoot(sandboxRoot(targets.home.home, ctx.env, ctx.cwd));
   await discoverTargets(targets, opts, ctx);
@@ -84,7 +91,9 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  const run: WatchRun = { opts, ctx, targets, policy, dryRun: Boolean(opts.dryRun), sweepTimeoutMs, sandboxDirsEveryMs, reporter, stopping: stopping.signal };
+  const run: WatchRun = {
+    opts, ctx, targets, policy, dryRun: Boolean(opts.dryRun), sweepTimeoutMs, sandboxDirsEveryMs, reporter, stopping: stopping.signal, images,
+  };
   let locks: HeldLock[] = [];
   try {
     // The reap lock of this home, per engine, for as long as watch runs (unless a dry run); said once when held.
@@ -146,6 +155,20 @@ async function scheduleSandboxDirs(
   };
 }
 
+/** `--images-over`: image uses from the events, and the image pass every `HERMES_JANITOR_IMAGES_EVERY` (10 min). */
+async function startImages(run: WatchRun, metrics: WatchMetrics | null): Promise<WatchImages | null> {
+  if (!run.images) return null;
+  const { imagesStepFor } = await import('../images-step.js');
+  const step = await imagesStepFor(run.images, run.targets.home.home, {
+    selection: run.targets.selection, dryRun: run.dryRun, now: () => run.ctx.now(), signal: run.stopping,
+  });
+  const { WatchImages } = await import('../watch-images.js');
+  return new WatchImages({
+    step, reporter: run.reporter, everyMs: envDuration(run.ctx.env, ENV_IMAGES_EVERY) ?? IMAGES_EVERY_MS, stderr: run.ctx.stderr, stopping: run.stopping,
+    ...(metrics ? { onGauges: (g) => metrics.setImages(g) } : {}),
+  });
+}
+
 /** The service itself: every engine watched until a signal, with metrics when asked for. */
 async function serve(run: WatchRun): Promise<number> {
   const { opts, targets, policy, reporter } = run;
@@ -153,6 +176,8 @@ async function serve(run: WatchRun): Promise<number> {
   const engines = await connectEngines(targets.endpoints);
   const profileOf = (p: string | null) => p ?? selection.profile ?? '';
   const metrics = opts.metricsListen ? await (await import('../../watch/metrics.js')).createWatchMetrics(profileOf) : null;
+  const images = await startImages(run, metrics);
+  const byHost = new Map(engines.map((e) => [e.host, e]));
   const { WatchService } = await import('../../watch/service.js');
   const service = new WatchService(
     engines,
@@ -162,6 +187,7 @@ async function serve(run: WatchRun): Promise<number> {
     },
     (ev: WatchEvent) => {
       metrics?.observe(ev);
+      if (images && ev.type === 'event') images.onEvent(byHost.get(ev.host)!, ev.event);
       reporter.watchEvent(ev);
     },
   );
@@ -184,8 +210,13 @@ async function serve(run: WatchRun): Promise<number> {
     });
     const done = service.run();
     const dirs = await scheduleSandboxDirs(run, service, metrics);
+    images?.start(
+      () => service.watchers.map((w) => ({ engine: w.engine, answered: w.state === 'connected', ...(w.state === 'connected' ? {} : { error: `not connected (${w.state})` }) })),
+      () => service.healthy,
+    );
     if (!run.stopping.aborted) await new Promise<void>((r) => run.stopping.addEventListener('abort', () => r(), { once: true }));
     await dirs?.stop();
+    await images?.stop();
     await service.stop();
     await done;
     reporter.notice({ kind: 'shutdown', tracked: service.tracked });

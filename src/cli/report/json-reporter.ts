@@ -31,6 +31,7 @@ export class JsonReporter implements Reporter {
       stopIdle: r.stopIdle, idleAfterSeconds: r.idleAfterSeconds,
       removed: r.removed, stopped: r.stopped, kept: r.kept, failed: r.failed, hosts: r.hosts, timedOut: r.timedOut,
       ...(r.sandboxDirs ? { sandboxDirs: r.sandboxDirs } : {}),
+      ...(r.images ? { images: r.images } : {}),
       ...(r.planOut ? { planOut: r.planOut } : {}), ...(r.warnings.length ? { warnings: r.warnings } : {}),
     });
   }
@@ -38,6 +39,10 @@ export class JsonReporter implements Reporter {
   watchEvent(): void {}
 
   sandboxDirsPass(): void {}
+
+  imagesPass(): void {}
+
+  imageUsed(): void {}
 
   failOpen(): void {}
 }

@@ -4,6 +4,8 @@
  */
 import type { Context } from '../../context.js';
 import type { SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
+import type { ImagesReport } from '../images-step.js';
+import type { ImageUseNotice } from './reporter.js';
 import type { SweepEvent } from '../../reaper/sweep.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
 import type { Notice, ReapReport, Reporter } from './reporter.js';
@@ -75,12 +77,14 @@ export class NdjsonReporter implements Reporter {
     for (const w of r.warnings) this.emit('warning', { message: w });
     const dirs = r.sandboxDirs;
     if (dirs) this.sandboxDirs(dirs, r.dryRun);
+    if (r.images) this.images(r.images, r.dryRun);
     this.emit('summary', {
       dryRun: r.dryRun, asOf: r.asOf.toISOString(), thresholdSeconds: r.thresholdSeconds, profile: r.profile,
       stopIdle: r.stopIdle, idleAfterSeconds: r.idleAfterSeconds,
       removed: r.removed.length, stopped: r.stopped.length, kept: r.kept.length, failed: r.failed.length, hosts: r.hosts,
       timedOut: r.timedOut,
       ...(dirs ? { sandboxDirs: { removed: dirs.removed.length, kept: dirs.kept.length, failed: dirs.failed.length } } : {}),
+      ...(r.images ? { images: imageCounts(r.images) } : {}),
     });
   }
 
@@ -89,6 +93,26 @@ export class NdjsonReporter implements Reporter {
     for (const d of dirs.removed) this.emit(dryRun ? 'would-remove-sandbox-dir' : 'removed-sandbox-dir', { ...d });
     for (const d of dirs.kept) this.emit('kept-sandbox-dir', { ...d });
     for (const d of dirs.failed) this.emit('failed-sandbox-dir', { ...d });
+  }
+
+  /** One line per image the pass removed (or would), kept or failed on. */
+  images(images: ImagesReport, dryRun: boolean): void {
+    for (const i of images.removed) this.emit(dryRun ? 'would-remove-image' : 'removed-image', { ...i });
+    for (const i of images.kept) this.emit('kept-image', { ...i });
+    for (const i of images.failed) this.emit('failed-image', { ...i });
+  }
+
+  imageUsed(use: ImageUseNotice): void {
+    if (!this.quiet) this.emit('image-used', { ...use });
+  }
+
+  imagesPass(result: ImagesReport, dryRun: boolean): void {
+    if (this.quiet) {
+      for (const i of result.failed) this.emit('failed-image', { ...i });
+      return;
+    }
+    this.images(result, dryRun);
+    this.emit('images', { ...imageCounts(result), dryRun });
   }
 
   watchEvent(ev: WatchEvent): void {
@@ -129,4 +153,9 @@ export class NdjsonReporter implements Reporter {
   }
 
   failOpen(): void {}
+}
+
+/** The image pass in a summary line: counts and bytes. */
+function imageCounts(r: ImagesReport) {
+  return { removed: r.removed.length, kept: r.kept.length, failed: r.failed.length, bytesBefore: r.bytesBefore, bytesAfter: r.bytesAfter, budget: r.budget };
 }

@@ -7,6 +7,7 @@ import type { LockRecord } from '../../adapters/file-lock.js';
 import type { Context } from '../../context.js';
 import type { HostOutcome } from '../../reaper/run.js';
 import type { SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
+import type { ImagesReport } from '../images-step.js';
 import type { FailedEntry, KeptEntry, StoppedEntry, SweepEntry, SweepEvent } from '../../reaper/sweep.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
 
@@ -33,6 +34,15 @@ export type Notice =
   | { kind: 'stopping'; signal: NodeJS.Signals }
   | { kind: 'shutdown'; tracked: number };
 
+/** `watch`: an image marked used by a container's event. */
+export interface ImageUseNotice {
+  host: string;
+  id: string;
+  container: string;
+  action: string;
+  at: string;
+}
+
 /** The end of a `reap`: what it did, under which policy. */
 export interface ReapReport {
   dryRun: boolean;
@@ -55,6 +65,8 @@ export interface ReapReport {
   failOpen: boolean;
   /** The sandbox-directory pass (`--sandbox-dirs-older-than`), when it ran. */
   sandboxDirs?: SandboxDirsResult;
+  /** The image pass (`--images-over`), when it ran. */
+  images?: ImagesReport;
 }
 
 export interface Reporter {
@@ -69,6 +81,10 @@ export interface Reporter {
   watchEvent(ev: WatchEvent): void;
   /** `watch`: its (hourly) pass over the sandbox directories. */
   sandboxDirsPass(result: SandboxDirsResult, dryRun: boolean): void;
+  /** `watch`: a selected container's event marked its image used. */
+  imageUsed(use: ImageUseNotice): void;
+  /** `watch`: its (periodic) image pass. */
+  imagesPass(result: ImagesReport, dryRun: boolean): void;
   /** With `--fail-open`, the problem that left the exit code at 0 (text says it; the other formats carry it). */
   failOpen(problem: string | null): void;
 }

@@ -10,6 +10,8 @@ import { holderText } from '../reap-locks.js';
 import { diskSize } from '../../core/sizes.js';
 import { shownPath } from '../../core/sandbox-dirs.js';
 import type { RemovedSandboxDir, SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
+import type { RemovedImage } from '../../reaper/images.js';
+import type { ImagesReport } from '../images-step.js';
 import { UP_TO_DAYS, span } from '../../core/ages.js';
 import { type Progress, hostProblems, reapLine, startProgress, whenOf } from '../render-containers.js';
 import type { Notice, ReapReport, Reporter } from './reporter.js';
@@ -87,6 +89,7 @@ export class TextReporter implements Reporter {
       for (const p of reapProblems(r)) this.say(p);
       for (const f of r.failed) ctx.stderr.write(`${reapLine('failed', f, this.when(f, r.asOf), showHost)}\n`);
       for (const f of r.sandboxDirs?.failed ?? []) this.say(f.error);
+      for (const f of r.images?.failed ?? []) this.say(f.error);
     }
     if (this.quiet) return;
     // What was removed before an engine went away mid-sweep is still reported.
@@ -95,10 +98,11 @@ export class TextReporter implements Reporter {
     for (const e of r.removed) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would remove' : 'removed', e, this.when(e, r.asOf), showHost)}\n`);
     for (const e of r.stopped) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would stop' : 'stopped', e, this.when(e, r.asOf), showHost)}\n`);
     for (const d of r.sandboxDirs?.removed ?? []) ctx.stdout.write(`${this.sandboxDirLine(d, r)}\n`);
+    for (const line of imageLines(r.images, r.dryRun, showHost)) ctx.stdout.write(`${line}\n`);
     const scope = r.profile === null ? 'all profiles' : `profile ${r.profile}`;
     ctx.stdout.write(
       `${r.dryRun ? 'Would remove' : 'Removed'} ${r.removed.length}, ${r.dryRun ? 'would stop' : 'stopped'} ${r.stopped.length}, ` +
-        `kept ${r.kept.length}, failed ${r.failed.length}${sandboxDirsCounts(r)} (threshold ${r.thresholdSeconds} s, ${scope}${r.dryRun ? ', dry run' : ''}).\n`,
+        `kept ${r.kept.length}, failed ${r.failed.length}${sandboxDirsCounts(r)}${imagesCounts(r.images, r.dryRun)} (threshold ${r.thresholdSeconds} s, ${scope}${r.dryRun ? ', dry run' : ''}).\n`,
     );
   }
 
@@ -152,6 +156,16 @@ export class TextReporter implements Reporter {
     );
   }
 
+  imageUsed(): void {
+    // A line per container event would drown the log: the state file has it, NDJSON says it.
+  }
+
+  imagesPass(result: ImagesReport, dryRun: boolean): void {
+    for (const f of result.failed) this.ctx.stderr.write(`${this.ctx.now().toISOString()} failed image: ${f.error}\n`);
+    for (const l of imageLines(result, dryRun, this.showHost)) this.line(l);
+    this.line(`checked images${imagesCounts(result, dryRun).replace(/^; images/, '')}`);
+  }
+
   failOpen(problem: string | null): void {
     if (!this.quiet && problem) this.say(`${problem} (--fail-open: exit 0)`);
   }
@@ -163,6 +177,26 @@ function sandboxDirsCounts(r: ReapReport): string {
   if (!d) return '';
   const bytes = d.removed.reduce((n, x) => n + x.bytes, 0);
   return `; sandbox dirs: ${r.dryRun ? 'would remove' : 'removed'} ${d.removed.length} (${diskSize(bytes)}), kept ${d.kept.length}, failed ${d.failed.length}`;
+}
+
+/** `removed image sha256:0123456789ab python:3.11 (1.2 GiB, last used 2026-11-20T10:00:00.000Z)`, and the images kept in use or refused. */
+function imageLines(r: ImagesReport | undefined, dryRun: boolean, showHost: boolean): string[] {
+  if (!r) return [];
+  const on = (host: string) => (showHost ? ` on ${host}` : '');
+  const name = (i: { id: string; tags: string[] }) => `${i.id.slice(0, 19)} ${i.tags.join(',') || '<untagged>'}`;
+  return [
+    ...r.removed.map((i: RemovedImage) => `${dryRun ? 'Would remove' : 'removed'} image ${name(i)} (${diskSize(i.bytes)}, last used ${i.lastUsed})${on(i.host)}`),
+    ...r.kept.filter((k) => k.reason === 'in-use' || k.reason === 'conflict').map((k) => `kept image ${name(k)}: ${k.detail}${on(k.host)}`),
+  ];
+}
+
+/** The summary's part for images: `; images: removed 3 (1.2 GiB), kept 1, failed 0, 4.1 GiB of budget 5.0 GiB`. */
+function imagesCounts(r: ImagesReport | undefined, dryRun: boolean): string {
+  if (!r) return '';
+  const freed = r.removed.reduce((n, x) => n + x.bytes, 0);
+  const after = r.bytesAfter === null ? '' : `, ${diskSize(r.bytesAfter)} ${dryRun ? 'would remain' : 'now'}`;
+  const budget = r.budget === null ? '' : ` (budget ${diskSize(r.budget)})`;
+  return `; images: ${dryRun ? 'would remove' : 'removed'} ${r.removed.length} (${diskSize(freed)}${dryRun ? ' would be freed' : ' freed'}), kept ${r.kept.length}, failed ${r.failed.length}${after}${budget}`;
 }
 
 /** The run-wide problems of a reap: engines that could not be reached, a run cut off by `--timeout`. */

@@ -1,0 +1,50 @@
+/**
+ * The image budget (`--images-over`, `janitor.images_over`) and keep patterns (`--keep-image`,
+ * `janitor.keep_images`) as given: checked here, pure and import-free (the option table, which the start-up fast path
+ * bundles, calls these). The size itself is read by bytes-iec in core/image-size.ts.
+ */
+import { ValueError } from './parse-args.js';
+
+export type ImageBudget = { kind: 'bytes'; bytes: number; raw: string } | { kind: 'percent'; percent: number; raw: string };
+
+const SIZE = /^(\d+(?:\.\d+)?)\s*([kmgtp]i?b|b)?$/i;
+const PERCENT = /^(\d+(\.\d+)?)\s*%$/;
+
+/**
+ * Checks the form of a budget: `50GB`, `20GiB`, `1500000000`, `80%`; throws a one-line `ValueError` for anything
+ * else, 0 and over 100% included. Returns the percentage, or null for a size (read by `parseImageBudget`).
+ */
+export function checkImageBudget(raw: string, what: string): number | null {
+  const s = raw.trim();
+  const pct = PERCENT.exec(s);
+  if (pct) {
+    const percent = Number(pct[1]);
+    if (!(percent > 0 && percent <= 100)) throw new ValueError(`${what} must be a percentage over 0 and at most 100%, got '${raw}'`);
+    return percent;
+  }
+  const m = SIZE.exec(s);
+  if (!m) {
+    throw new ValueError(`${what} must be a size (bytes, or with KB/MB/GB/TB or KiB/MiB/GiB/TiB: 50GB, 20GiB) or a percentage of the disk (80%), got '${raw}'`);
+  }
+  if (!(Number(m[1]) > 0)) throw new ValueError(`${what} must be more than 0 bytes, got '${raw}': leave it out to keep every image`);
+  return null;
+}
+
+/** The budget in bytes: a size as is; a percentage of `filesystemBytes` (null when that could not be measured). */
+export function budgetBytes(b: ImageBudget, filesystemBytes: number | null): number | null {
+  if (b.kind === 'bytes') return b.bytes;
+  return filesystemBytes === null ? null : Math.floor((filesystemBytes * b.percent) / 100);
+}
+
+/**
+ * A keep pattern: a regular expression (JavaScript syntax, as docuum's `--keep` takes one) matched against each of
+ * an image's `repository:tag` names and its id; anchored only if the pattern anchors itself.
+ */
+export function parseKeepPattern(raw: string, what: string): RegExp {
+  if (raw.trim() === '') throw new ValueError(`${what} is empty: give a regular expression such as '^python:' or 'swebench/.*'`);
+  try {
+    return new RegExp(raw, 'u');
+  } catch (err) {
+    throw new ValueError(`${what} '${raw}' is not a valid regular expression (${(err as Error).message.replace(/^Invalid regular expression: /, '')})`);
+  }
+}
