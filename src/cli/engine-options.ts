@@ -4,8 +4,10 @@ import { resolveEngines } from '../adapters/docker-context.js';
 import { type EngineEndpoint, whyEngine } from '../adapters/engine-host.js';
 import type { EngineClient } from '../adapters/engine.js';
 import type { Context } from '../context.js';
+import { KILL_MARGIN_SECONDS } from '../defaults.js';
 import { UsageError } from '../errors.js';
 import type { HermesHome } from '../core/hermes-home.js';
+import type { HermesSettings } from '../core/hermes-settings.js';
 import { ValueError } from '../core/parse-args.js';
 import { type Selection, selectionFrom } from '../core/selection.js';
 import { type RunSettings, resolveRunSettings } from '../reaper/settings.js';
@@ -94,7 +96,7 @@ export type RunPolicy = RunSettings & { asOf: Date };
  * `--older-than` and `--lifetime` are exclusive, and `--force-threshold` needs `--older-than`.
  */
 export async function resolvePolicy(
-  opts: EngineCommandOptions & Partial<ActionOptions>, ctx: Context, config: HermesConfig, targets: Pick<EngineTargets, 'home' | 'selection'>,
+  opts: EngineCommandOptions & Partial<ActionOptions>, ctx: Context, files: HomeFiles, targets: Pick<EngineTargets, 'home' | 'selection'>,
 ): Promise<RunPolicy> {
   if (opts.olderThan !== undefined && opts.lifetime !== undefined) {
     throw new UsageError('--older-than and --lifetime cannot be combined: --older-than replaces the threshold computed from the lifetime');
@@ -111,13 +113,44 @@ export async function resolvePolicy(
       stopTimeoutSeconds: opts.stopTimeout,
       sandboxDirsOlderThanMs: opts.sandboxDirsOlderThan,
     },
-    { env: ctx.env, config, home: targets.home.home, now: () => ctx.now(), selection: targets.selection, selectorGiven: Boolean(opts.label?.length) },
+    {
+      env: ctx.env, config: files.config, hermes: files.hermes, home: targets.home.home, now: () => ctx.now(), selection: targets.selection,
+      selectorGiven: Boolean(opts.label?.length),
+    },
   );
   return { ...settings, asOf: opts.asOf ?? ctx.now() };
 }
 
-export function loadHomeConfig(home: HermesHome): Promise<HermesConfig> {
-  return loadConfig(home.home);
+/** A home's config.yaml and hermes' settings for it. */
+export interface HomeFiles {
+  config: HermesConfig;
+  hermes: HermesSettings;
+}
+
+/**
+ * Reads a home's config.yaml (a file that is not YAML: exit 2, naming it) and resolves hermes' settings for it; a
+ * `.env` that cannot be read is a warning on stderr naming it.
+ */
+export async function loadHomeConfig(home: HermesHome, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>): Promise<HomeFiles> {
+  const config = await loadConfig(home.home);
+  const { loadHermesSettings } = await import('../adapters/hermes-settings.js');
+  const { settings, warnings } = await loadHermesSettings({ home: home.home, env: ctx.env, cwd: ctx.cwd, config });
+  for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
+  return { config, hermes: settings };
+}
+
+/**
+ * A `--stop-timeout` given that does not fit in the run's `--timeout` with the margin for the engine's kill
+ * (`KILL_MARGIN_SECONDS`) is a usage error. The default stop timeout is cut to fit instead (`core/policy.ts` `stopGrace`).
+ */
+export function checkStopTimeout(opts: Partial<ActionOptions> & { timeout: number }, command: Command): void {
+  if (opts.stopTimeout === undefined || command.getOptionValueSource('stopTimeout') !== 'cli' || opts.timeout <= 0) return;
+  const room = Math.floor(opts.timeout / 1000) - KILL_MARGIN_SECONDS;
+  if (opts.stopTimeout > room) {
+    throw new UsageError(
+      `--stop-timeout ${opts.stopTimeout} does not fit in --timeout ${opts.timeout / 1000}s: the run keeps ${KILL_MARGIN_SECONDS} s for the engine's kill, so at most ${Math.max(0, room)}; lower --stop-timeout or raise --timeout`,
+    );
+  }
 }
 
 /** The run-wide `--timeout` as a signal (none for 0). */

@@ -5,6 +5,8 @@
 import type { ContainerDetails, EngineClient, StatsCounters } from '../adapters/engine.js';
 import { type IdleRecord, type IdleSample, type Recheck, observe, occupancy, processLimit, reproved, showsActivity } from '../core/idle.js';
 import { EngineRequestError } from '../errors.js';
+import { KILLED_EXIT_CODE } from '../defaults.js';
+import { stopGrace } from '../core/policy.js';
 
 /**
  * One sample of a running container from the one-shot stats, stamped with `now`. Null when the engine gives none
@@ -95,7 +97,13 @@ function localSample(
 
 export type StopOutcome =
   /** Stopped; the record should be dropped. `sample` is the fresh one the stop was re-proved with. */
-  | { kind: 'stopped'; sample: IdleSample }
+  | {
+      kind: 'stopped'; sample: IdleSample;
+      /** The grace the stop gave before the engine's SIGKILL (seconds). */
+      graceSeconds: number;
+      /** The stop ended in the engine's SIGKILL (exit code 137 after it); undefined when the engine did not say. */
+      killed?: boolean;
+    }
   /**
    * The fresh re-check failed: not stopped. `record` is the record after the fresh sample (when one was taken);
    * `why` is `in-use` when that sample showed more processes than an idle container holds (a background job started
@@ -133,6 +141,8 @@ export interface ReproveOptions {
   stopTimeoutSeconds: number;
   now: () => Date;
   signal?: AbortSignal;
+  /** When the run's `signal` fires (`Date.now()` ms): the stop's grace is cut to fit (`stopGrace`). */
+  deadlineMs?: number;
   /** Bounds for the re-check's reads and for the stop itself (a sweep shares them across containers). */
   read?: <R>(fn: () => Promise<R>) => Promise<R>;
   act?: <R>(fn: () => Promise<R>) => Promise<R>;
@@ -253,8 +263,13 @@ class Reproof {
   /** The last step inside the slot: the stop, when what was just re-checked still proves the container idle. */
   private async stopIfReproved(check: Check): Promise<StopOutcome> {
     if (!reproved(this.record.last, check)) return this.failed(check);
-    const stopped = await this.engine.stop(this.id, this.opts.stopTimeoutSeconds, this.opts.signal);
-    return stopped ? { kind: 'stopped', sample: check.sample! } : { kind: 'proof-failed', record: undefined, why: 'proof-failed' };
+    const graceSeconds = stopGrace(this.opts.stopTimeoutSeconds, this.opts.deadlineMs, Date.now());
+    const stopped = await this.engine.stop(this.id, graceSeconds, this.opts.signal);
+    if (!stopped) return { kind: 'proof-failed', record: undefined, why: 'proof-failed' };
+    // How it ended: 137 is the engine's SIGKILL (the sandbox let the grace pass). A failed look leaves it unsaid.
+    const after = await this.inspect().catch(() => null);
+    const killed = after?.exitCode === undefined ? undefined : after.exitCode === KILLED_EXIT_CODE;
+    return { kind: 'stopped', sample: check.sample!, graceSeconds, ...(killed !== undefined ? { killed } : {}) };
   }
 
   /**

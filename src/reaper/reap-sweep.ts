@@ -239,6 +239,7 @@ export class ReapSweep {
       act: book.acts,
       ...(book.opts.localCounters ? { localCounters: book.opts.localCounters } : {}),
       ...(this.req.signal ? { signal: this.req.signal } : {}),
+      ...(this.req.deadlineMs !== undefined ? { deadlineMs: this.req.deadlineMs } : {}),
     };
   }
 
@@ -251,7 +252,10 @@ export class ReapSweep {
       return this.keep({ ...entry, idleSeconds: idle, idleReason: outcome.why, processes }, 'running');
     }
     book.drop(entry.id);
-    const stopped = { ...entry, state: 'exited', processes: outcome.sample.pids ?? null };
+    const stopped: StoppedEntry = {
+      ...entry, state: 'exited', processes: outcome.sample.pids ?? null, graceSeconds: outcome.graceSeconds,
+      ...(outcome.killed !== undefined ? { killed: outcome.killed } : {}),
+    };
     this.out.stopped.push(stopped);
     this.req.onEvent?.({ type: 'stopped', entry: stopped, dryRun: false });
   }

@@ -20,7 +20,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   addEngineOptions(cmd).action(
     action(state, async (opts: EngineCommandOptions, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
-      const policy = await resolvePolicy(opts, ctx, await loadHomeConfig(targets.home), targets);
+      const policy = await resolvePolicy(opts, ctx, await loadHomeConfig(targets.home, ctx), targets);
       const signal = timeoutSignal(opts);
       limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
       await discoverTargets(targets, opts, ctx);

@@ -19,7 +19,7 @@ import { type KeptEntry, type ReapResult, type SweepEntry, reap } from '../../re
 import { resolveEngines, stampKey } from '../../adapters/docker-context.js';
 import {
   type ActionOptions, type EngineCommandOptions, type EngineTargets, type RunPolicy, addActionOptions, addEngineOptions, connectEngines, discoverTargets,
-  loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
+  checkStopTimeout, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
 import { type SandboxDirsStep, checkSandboxRoot, runSandboxDirsStep } from '../sandbox-dirs-step.js';
@@ -171,6 +171,8 @@ interface ReapRun {
   keepVolumes: boolean;
   dryRun: boolean;
   signal: AbortSignal | undefined;
+  /** When `signal` fires (`Date.now()` ms): stops are cut to fit (`SweepRequest.deadlineMs`). */
+  deadlineMs: number | undefined;
   reporter: Reporter;
   /** The sandbox-directory step after the sweep (removal and/or measure), or null when neither is asked for. */
   sandboxDirs: Omit<SandboxDirsStep, 'now' | 'signal' | 'dryRun'> | null;
@@ -178,6 +180,7 @@ interface ReapRun {
 
 async function runReap(opts: ReapOptions, command: Command, ctx: Context, record: RunRecord): Promise<number> {
   checkCombinations(opts);
+  checkStopTimeout(opts, command);
   const reporter = await chooseReporter(ctx, opts);
   const targets = resolveTargets(command, opts, ctx);
   const plan = opts.plan ? await applyPlanTargets(opts, command, ctx, targets) : undefined;
@@ -195,17 +198,18 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     reporter.notice({ kind: 'background', pid: pid ?? null, log: logFile(home.home) });
     return ExitCode.OK;
   }
-  const config = await loadHomeConfig(home);
-  const disabled = reaperDisabled(ctx.env, config);
+  const files = await loadHomeConfig(home, ctx);
+  const disabled = reaperDisabled(files.hermes);
   if (disabled) {
     reporter.notice({ kind: 'disabled', reason: `reaper disabled by ${disabled}`, what: 'nothing done' });
     return ExitCode.OK;
   }
-  const policy = await resolvePolicy(plan ? withPlan(opts, plan) : opts, ctx, config, targets);
+  const policy = await resolvePolicy(plan ? withPlan(opts, plan) : opts, ctx, files, targets);
   const keepVolumes = Boolean(opts.keepVolumes || (plan?.keepVolumes && command.getOptionValueSource('keepVolumes') !== 'cli'));
   const sandboxDirs = await sandboxDirsOf(opts, plan, policy, { ctx, home: home.home, measure: record.measureSandboxDirs });
   const run: ReapRun = {
-    opts, ctx, targets, plan, policy, keepVolumes, dryRun: Boolean(opts.dryRun), signal: timeoutSignal(opts), reporter, sandboxDirs,
+    opts, ctx, targets, plan, policy, keepVolumes, dryRun: Boolean(opts.dryRun), signal: timeoutSignal(opts),
+    deadlineMs: opts.timeout > 0 ? Date.now() + opts.timeout : undefined, reporter, sandboxDirs,
   };
   record.attempted = true;
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
@@ -244,7 +248,7 @@ async function sandboxDirsOf(
   }
   const olderThanMs = plan ? null : policy.sandboxDirsOlderThanMs;
   if (olderThanMs === null && !where.measure) return null;
-  const root = sandboxRoot(where.home, where.ctx.env, where.ctx.cwd);
+  const root = sandboxRoot(policy.sources.sandboxRoot, where.home);
   if (olderThanMs !== null) await checkSandboxRoot(root);
   return { root, olderThanMs, gauges: where.measure };
 }
@@ -271,6 +275,7 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
       dryRun, keepVolumes: run.keepVolumes, idle: policy.idle,
       ...(plan ? { onlyIds: new Set(planned(plan).filter((c) => c.host === engine.host).map((c) => c.id)) } : {}),
       ...(run.signal ? { signal: run.signal } : {}),
+      ...(run.deadlineMs !== undefined ? { deadlineMs: run.deadlineMs } : {}),
       onEvent: (ev) => reporter.sweepEvent(ev),
     }),
   );

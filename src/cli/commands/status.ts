@@ -3,9 +3,10 @@ import type { IdleOptions } from '../../reaper/sweep.js';
 import type { Context } from '../../context.js';
 import { ExitCode, errorMessage } from '../../errors.js';
 import { UP_TO_DAYS, ago, agoSeconds } from '../../core/ages.js';
-import { sandboxRoot, shownPath } from '../../core/sandbox-dirs.js';
+import { rootOrigin, sandboxRoot, shownPath } from '../../core/sandbox-dirs.js';
 import { diskSize } from '../../core/sizes.js';
 import type { StatusReport } from '../../status/gather.js';
+import type { SettingSources } from '../../reaper/settings.js';
 import {
   type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
@@ -24,7 +25,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   addEngineOptions(cmd, { output: false }).action(
     action(state, async (opts: EngineCommandOptions, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
-      const policy = await resolvePolicy(opts, ctx, await loadHomeConfig(targets.home), targets);
+      const policy = await resolvePolicy(opts, ctx, await loadHomeConfig(targets.home, ctx), targets);
       const signal = timeoutSignal(opts);
       let discoveryError: string | undefined;
       try {
@@ -52,11 +53,11 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         env: ctx.env,
         ...(maxStopBlocks !== undefined ? { maxStopBlocks } : {}),
         idle: await readOnlyIdle(policy.idle),
-        sandboxRoot: sandboxRoot(targets.home.home, ctx.env, ctx.cwd),
+        sandboxRoot: sandboxRoot(policy.sources.sandboxRoot, targets.home.home),
       });
       for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
-      if (opts.json) writeJson(ctx, report);
-      else ctx.stdout.write(render(report, ctx.now()));
+      if (opts.json) writeJson(ctx, { ...report, settings: policy.sources });
+      else ctx.stdout.write(render(report, ctx.now(), policy.sources));
       return report.exitCode === 0 ? ExitCode.OK : report.exitCode === 1 ? ExitCode.FAILED : ExitCode.ENGINE;
     }),
   );
@@ -64,13 +65,28 @@ export function register(program: Command, ctx: Context, state: RunState): void 
 
 const plural = (n: number, word: string, many = `${word}s`) => `${n} ${n === 1 ? word : many}`;
 
+/** Each setting read from hermes' files, the environment or a flag, and where its value came from. */
+export function renderSettings(s: SettingSources): string[] {
+  const row = (name: string, value: string, source: string) => `  ${name}: ${value} (${source})`;
+  const dirs = s.sandboxDirsOlderThanMs.value;
+  return [
+    'Settings (value, then where it came from)',
+    row('sandbox root', s.sandboxRoot.value, s.sandboxRoot.source),
+    row('lifetime', `${s.lifetimeSeconds.value} s`, s.lifetimeSeconds.source),
+    row('hermes orphan reaper switch', s.dockerOrphanReaper.value ? 'on' : 'off (the janitor does not reap)', s.dockerOrphanReaper.source),
+    row('stop idle sandboxes', s.stopIdle.value ? 'yes' : 'no', s.stopIdle.source),
+    row('idle max processes', s.idleMaxProcesses.value === null ? 'init and command' : String(s.idleMaxProcesses.value), s.idleMaxProcesses.source),
+    row('remove sandbox dirs unchanged for', dirs === null ? 'never' : `${dirs / 1000} s`, s.sandboxDirsOlderThanMs.source),
+  ];
+}
+
 const size = diskSize;
 
 /** The sandboxes section: the home's task directories, how many no container uses, and what could not be measured. */
 function renderSandboxes(r: StatusReport, now: Date): string[] {
   const s = r.sandboxDirs;
   const d = r.sandboxDirsDetail;
-  const out = [`Sandboxes (${s.root}${d.from === 'TERMINAL_SANDBOX_DIR' ? ', from TERMINAL_SANDBOX_DIR' : ''})`];
+  const out = [`Sandboxes (${s.root}${d.from === 'TERMINAL_SANDBOX_DIR' ? `, from ${rootOrigin({ root: s.root, from: d.from, ...(d.source ? { source: d.source } : {}) })}` : ''})`];
   if (d.error || s.count === null || s.bytes === null) return [...out, `  unknown: ${d.error ?? 'not measured'}`];
   out.push(`  ${s.count} task ${s.count === 1 ? 'directory' : 'directories'}, ${size(s.bytes)} on disk`);
   if (s.unused === null || s.unusedBytes === null) out.push(`  used by no container: unknown (${d.usageUnknown ?? 'no engine answered'})`);
@@ -93,7 +109,7 @@ const groups = (m: Record<string, number>) =>
     .join(', ');
 
 /** The text report: one section per part, then what needs attention; ages as of the report's instant (`now`). */
-export function render(r: StatusReport, now: Date): string {
+export function render(r: StatusReport, now: Date, settings?: SettingSources): string {
   const out: string[] = [];
   out.push('Engines');
   for (const e of r.engines) {
@@ -133,6 +149,7 @@ export function render(r: StatusReport, now: Date): string {
   out.push(`  log: ${log.path} ${log.exists ? `(${size(log.sizeBytes)})` : '(none yet)'}`);
   if (log.lastRun) out.push(`    last background run: ${log.lastRun.startedAt} ${log.lastRun.completed ? 'completed' : 'no summary line'}`);
   out.push(...renderSandboxes(r, now));
+  if (settings) out.push(...renderSettings(settings));
   const b = r.breakers;
   out.push('Breakers');
   out.push(

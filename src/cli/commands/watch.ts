@@ -10,7 +10,7 @@ import type { WatchEvent } from '../../watch/engine-watcher.js';
 import type { WatchMetrics } from '../../watch/metrics.js';
 import {
   type ActionOptions, type EngineCommandOptions, type EngineTargets, type RunPolicy, addActionOptions, addEngineOptions, connectEngines,
-  discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets,
+  checkStopTimeout, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
 import { checkSandboxRoot, runSandboxDirsStep } from '../sandbox-dirs-step.js';
@@ -61,17 +61,18 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
   const reporter = await chooseReporter(ctx, opts);
   const targets = resolveTargets(command, opts, ctx);
-  const config = await loadHomeConfig(targets.home);
-  const policy = await resolvePolicy(opts, ctx, config, targets);
-  const disabled = reaperDisabled(ctx.env, config);
+  const files = await loadHomeConfig(targets.home, ctx);
+  const policy = await resolvePolicy(opts, ctx, files, targets);
+  const disabled = reaperDisabled(files.hermes);
   if (disabled) {
     reporter.notice({ kind: 'disabled', reason: `reaper disabled by ${disabled}`, what: 'not watching' });
     return ExitCode.OK;
   }
   const sweepTimeoutMs = command.getOptionValueSource('timeout') === 'cli' ? opts.timeout : 0;
+  if (sweepTimeoutMs > 0) checkStopTimeout(opts, command);
   const sandboxDirsEveryMs = sandboxDirsEvery(ctx.env);
   // A sandbox root that is not a directory is bad input: exit 2 before anything is watched, locked or removed.
-  if (policy.sandboxDirsOlderThanMs !== null) await checkSandboxRoot(sandboxRoot(targets.home.home, ctx.env, ctx.cwd));
+  if (policy.sandboxDirsOlderThanMs !== null) await checkSandboxRoot(sandboxRoot(policy.sources.sandboxRoot, targets.home.home));
   await discoverTargets(targets, opts, ctx);
 
   // Stop on SIGTERM/SIGINT: no new work at once, in-flight requests get a grace period.
@@ -113,7 +114,7 @@ async function scheduleSandboxDirs(
 ): Promise<{ stop(): Promise<void> } | null> {
   const olderThanMs = run.policy.sandboxDirsOlderThanMs;
   if (olderThanMs === null && !metrics) return null;
-  const root = sandboxRoot(run.targets.home.home, run.ctx.env, run.ctx.cwd); // checked by runWatch before anything started
+  const root = sandboxRoot(run.policy.sources.sandboxRoot, run.targets.home.home); // checked by runWatch before anything started
   let current: Promise<void> = Promise.resolve();
   const check = async () => {
     const answers = service.watchers.map((w) => ({ engine: w.engine, answered: w.state === 'connected', ...(w.state === 'connected' ? {} : { error: `not connected (${w.state})` }) }));
