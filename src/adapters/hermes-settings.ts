@@ -7,7 +7,7 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { CONFIG_FILENAME, DEFAULT_MANAGED_DIR, DOTENV_FILENAME, ENV_MANAGED_DIR } from '../defaults.js';
+import { DEFAULT_MANAGED_DIR, DOTENV_FILENAME, ENV_MANAGED_DIR, PROFILE_NAME_PATTERN } from '../defaults.js';
 import { UsageError } from '../errors.js';
 import { type DotenvBinding, parseDotenv } from '../core/dotenv.js';
 import { type HermesSettings, type LoadedFile, type SettingsInputs, resolveHermesSettings } from '../core/hermes-settings.js';
@@ -58,6 +58,20 @@ export interface SettingsPlace {
   cwd: string;
   /** `<home>/config.yaml` when the caller has it loaded already. */
   config?: HermesConfig;
+}
+
+/**
+ * Every profile's home under a hermes root, as hermes lays them out (`hermes_cli/profiles.py`): the root itself
+ * (profile `default`) and each directory `<root>/profiles/<name>` whose name is a profile name.
+ */
+export async function profileHomes(root: string): Promise<Array<{ profile: string; home: string }>> {
+  const dir = path.join(root, 'profiles');
+  const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+  const named = entries
+    .filter((e) => e.isDirectory() && PROFILE_NAME_PATTERN.test(e.name))
+    .map((e) => ({ profile: e.name, home: path.join(dir, e.name) }))
+    .sort((a, b) => a.profile.localeCompare(b.profile));
+  return [{ profile: 'default', home: root }, ...named];
 }
 
 /** The settings of one hermes home, with a warning for each file that could not be read. */

@@ -5,6 +5,7 @@ import { type EngineEndpoint, whyEngine } from '../adapters/engine-host.js';
 import type { EngineClient } from '../adapters/engine.js';
 import type { Context } from '../context.js';
 import { KILL_MARGIN_SECONDS } from '../defaults.js';
+import { thresholdSeconds } from '../core/policy.js';
 import { UsageError } from '../errors.js';
 import type { HermesHome } from '../core/hermes-home.js';
 import type { HermesSettings } from '../core/hermes-settings.js';
@@ -89,7 +90,16 @@ export function resolveTargets(cmd: Command, opts: EngineCommandOptions, ctx: Co
 }
 
 /** A run's settings (`resolveRunSettings`: the same function `createReaper` calls) and the instant it judges at. */
-export type RunPolicy = RunSettings & { asOf: Date };
+export type RunPolicy = RunSettings & {
+  asOf: Date;
+  /** `--all-profiles`: every profile's settings, from its own home (else empty). */
+  profiles: ProfileSettings[];
+  /**
+   * `--all-profiles` without `--lifetime`/`--older-than`: each profile's threshold from its own lifetime, by profile
+   * label value (`SweepRequest.thresholdByProfile`).
+   */
+  thresholdByProfile?: Record<string, number>;
+};
 
 /**
  * The run's settings from its flags, the environment and config.yaml, resolved once and carried down as one value;
@@ -118,7 +128,39 @@ export async function resolvePolicy(
       selectorGiven: Boolean(opts.label?.length),
     },
   );
-  return { ...settings, asOf: opts.asOf ?? ctx.now() };
+  const profiles = await loadAllProfiles(opts, targets.home, ctx);
+  const flagged = opts.lifetime !== undefined || opts.olderThan !== undefined;
+  return {
+    ...settings, asOf: opts.asOf ?? ctx.now(), profiles,
+    ...(profiles.length && !flagged
+      ? { thresholdByProfile: Object.fromEntries(profiles.map((p) => [p.profile, thresholdSeconds(p.hermes.lifetimeSeconds.value)])) }
+      : {}),
+  };
+}
+
+/** One profile of `--all-profiles`: its home and hermes' settings as read from that home. */
+export interface ProfileSettings {
+  profile: string;
+  home: string;
+  hermes: HermesSettings;
+}
+
+/**
+ * With `--all-profiles`, hermes' settings of every profile under the run's hermes root, each from its own home's
+ * files (a config.yaml that is not YAML is exit 2, naming it); without it, none.
+ */
+export async function loadAllProfiles(
+  opts: { allProfiles?: boolean }, home: HermesHome, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>,
+): Promise<ProfileSettings[]> {
+  if (!opts.allProfiles) return [];
+  const { loadHermesSettings, profileHomes } = await import('../adapters/hermes-settings.js');
+  const out: ProfileSettings[] = [];
+  for (const p of await profileHomes(home.root)) {
+    const { settings, warnings } = await loadHermesSettings({ home: p.home, env: ctx.env, cwd: ctx.cwd });
+    for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
+    out.push({ ...p, hermes: settings });
+  }
+  return out;
 }
 
 /** A home's config.yaml and hermes' settings for it. */

@@ -91,6 +91,11 @@ export interface SweepRequest {
    * SIGTERM is still killed, and the stop answered, within the run.
    */
   deadlineMs?: number;
+  /**
+   * `--all-profiles`: each profile's own threshold (from the lifetime in its own home's files), by the value of its
+   * `hermes-profile` label; a container of a profile not listed is judged by `thresholdSeconds`.
+   */
+  thresholdByProfile?: Readonly<Record<string, number>>;
 }
 
 /** The idle rule's settings for a sweep. */

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { assertUsageError, runCli, tempDir } from '../helpers/cli.js';
-import { ENGINE_KIND, EngineFixture, requireEngine } from '../helpers/docker.js';
+import { ENGINE_KIND, EngineFixture, RUN_LABEL, after as plus, requireEngine } from '../helpers/docker.js';
 import { ageTree, makeTaskDir } from '../helpers/sandbox-dirs.js';
 
 interface Sourced { value: unknown; source: string }
@@ -22,6 +22,8 @@ interface StatusJson {
 }
 interface ReapJson {
   thresholdSeconds: number;
+  removed: Array<{ id: string }>;
+  kept: Array<{ id: string; reason: string }>;
   sandboxDirs?: { removed: Array<{ path: string }> };
   stopped: Array<{ id: string; killed?: boolean; graceSeconds?: number }>;
   failed: unknown[];
@@ -180,6 +182,43 @@ describe(`hermes' settings, from every source hermes reads (${ENGINE_KIND})`, ()
         assertUsageError(await runCli([...cmd, ...sel(p)], { env: p.env }), [file, 'not valid YAML'], `${which} ${cmd[0]}`);
       }
     }
+  });
+
+  it('--all-profiles: each profile\'s settings from its own home; every profile\'s root swept, a shared root once', async () => {
+    const root = path.join(tmp.dir, `all-${n++}`);
+    const [pa, pb] = [`${fx.profile}-a`, `${fx.profile}-b`];
+    const [homeA, homeB] = [path.join(root, 'profiles', pa), path.join(root, 'profiles', pb)];
+    const shared = path.join(tmp.dir, `shared-${n}`);
+    for (const h of [homeA, homeB]) mkdirSync(h, { recursive: true });
+    writeFileSync(path.join(homeA, 'config.yaml'), `terminal:\n  sandbox_dir: ${shared}\n  lifetime_seconds: 100\n`);
+    writeFileSync(path.join(homeB, '.env'), `TERMINAL_SANDBOX_DIR=${shared}\n`);
+    const sharedDir = oldTask(shared, 'task-shared');
+    const defaultDir = oldTask(path.join(root, 'sandboxes'), 'task-default');
+    const managed = path.join(tmp.dir, `managed-${n}`);
+    mkdirSync(managed);
+    const env = { HOME: tmp.dir, HERMES_MANAGED_DIR: managed };
+    // Only this run's containers (--label replaces the hermes selector): the engine is shared.
+    const args = ['--all-profiles', '--home', root, '--label', 'hermes-agent=1', '--label', `${RUN_LABEL}=${fx.runId}`];
+
+    const s = JSON.parse((await runCli(['status', '--json', ...args], { env })).stdout) as StatusJson & {
+      profiles: Array<{ profile: string; home: string; settings: Record<string, Sourced> }>;
+    };
+    const byName = Object.fromEntries(s.profiles.map((p) => [p.profile, p]));
+    assert.deepEqual(Object.keys(byName).sort(), [pa, pb, 'default'].sort());
+    assert.deepEqual(byName[pa]!.settings.sandboxRoot, { value: shared, source: 'config.yaml terminal.sandbox_dir' });
+    assert.deepEqual(byName[pa]!.settings.lifetimeSeconds, { value: 100, source: 'config.yaml terminal.lifetime_seconds' });
+    assert.deepEqual(byName[pb]!.settings.sandboxRoot, { value: shared, source: path.join(homeB, '.env') });
+    assert.deepEqual(byName.default!.settings.sandboxRoot, { value: path.join(root, 'sandboxes'), source: 'default' });
+
+    // Profile a's lifetime (100 s: threshold 200 s) decides for its containers, b's default (600 s) for b's.
+    const [a, b] = [await fx.create({ state: 'exited', profile: pa }), await fx.create({ state: 'exited', profile: pb })];
+    const asOf = plus([await fx.finishedAt(a), await fx.finishedAt(b)].sort()[1]!, 300);
+    const res = await runCli(['reap', '--json', ...args, '--as-of', asOf, '--sandbox-dirs-older-than', '30d'], { env });
+    assert.equal(res.code, 0, res.stderr);
+    const out = JSON.parse(res.stdout) as ReapJson;
+    assert.deepEqual(out.removed.map((e) => e.id), [a]);
+    assert.equal(out.kept.find((e) => e.id === b)?.reason, 'too-recent');
+    assert.deepEqual(out.sandboxDirs!.removed.map((r) => r.path).sort(), [sharedDir, defaultDir].sort(), 'the shared root swept once');
   });
 
   it('a sandbox whose PID 1 ignores SIGTERM (no --init, sleep) is stopped by a default reap: exit 0, under 15 s, reported as killed', async () => {

@@ -32,6 +32,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
           engine,
           selection: targets.selection,
           thresholdSeconds: policy.thresholdSeconds,
+          ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
           asOf: policy.asOf,
           concurrency: opts.concurrency,
           idle: policy.idle,

@@ -22,7 +22,7 @@ import {
   checkStopTimeout, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
-import { type SandboxDirsStep, checkSandboxRoot, runSandboxDirsStep } from '../sandbox-dirs-step.js';
+import { type SandboxDirsStep, checkSandboxRoot, runSandboxDirsStep, uniqueRoots } from '../sandbox-dirs-step.js';
 import { byHostAndName } from '../render-containers.js';
 import { type ReapReport, type Reporter, chooseReporter } from '../report/reporter.js';
 import { reapProblems } from '../report/text-reporter.js';
@@ -248,9 +248,12 @@ async function sandboxDirsOf(
   }
   const olderThanMs = plan ? null : policy.sandboxDirsOlderThanMs;
   if (olderThanMs === null && !where.measure) return null;
-  const root = sandboxRoot(policy.sources.sandboxRoot, where.home);
-  if (olderThanMs !== null) await checkSandboxRoot(root);
-  return { root, olderThanMs, gauges: where.measure };
+  // --all-profiles: every profile's root as well (each resolved from its own home), each directory once.
+  const roots = uniqueRoots([
+    sandboxRoot(policy.sources.sandboxRoot, where.home), ...policy.profiles.map((p) => sandboxRoot(p.hermes.sandboxRoot, p.home)),
+  ]);
+  if (olderThanMs !== null) for (const root of roots) await checkSandboxRoot(root);
+  return { roots, olderThanMs, gauges: where.measure };
 }
 
 /** The policy's inputs from a plan: what its dry run used, unless the flag is given again (then it must agree). */
@@ -272,6 +275,7 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
   const across = await acrossEngines(engines, (engine) =>
     reap({
       engine, selection: targets.selection, thresholdSeconds: policy.thresholdSeconds, asOf: policy.asOf, concurrency: opts.concurrency,
+      ...(policy.thresholdByProfile && !plan ? { thresholdByProfile: policy.thresholdByProfile } : {}),
       dryRun, keepVolumes: run.keepVolumes, idle: policy.idle,
       ...(plan ? { onlyIds: new Set(planned(plan).filter((c) => c.host === engine.host).map((c) => c.id)) } : {}),
       ...(run.signal ? { signal: run.signal } : {}),

@@ -7,6 +7,7 @@ import { rootOrigin, sandboxRoot, shownPath } from '../../core/sandbox-dirs.js';
 import { diskSize } from '../../core/sizes.js';
 import type { StatusReport } from '../../status/gather.js';
 import type { SettingSources } from '../../reaper/settings.js';
+import type { HermesSettings } from '../../core/hermes-settings.js';
 import {
   type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
@@ -46,6 +47,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         ...(discoveryError ? { discoveryError } : {}),
         connect: connectEngines,
         thresholdSeconds: policy.thresholdSeconds,
+        ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
         asOf: policy.asOf,
         now: ctx.now(),
         concurrency: opts.concurrency,
@@ -56,14 +58,25 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         sandboxRoot: sandboxRoot(policy.sources.sandboxRoot, targets.home.home),
       });
       for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
-      if (opts.json) writeJson(ctx, { ...report, settings: policy.sources });
-      else ctx.stdout.write(render(report, ctx.now(), policy.sources));
+      const profiles = policy.profiles.map((p) => ({ profile: p.profile, home: p.home, settings: p.hermes }));
+      if (opts.json) writeJson(ctx, { ...report, settings: policy.sources, ...(opts.allProfiles ? { profiles } : {}) });
+      else ctx.stdout.write(render(report, ctx.now(), policy.sources) + renderProfiles(profiles));
       return report.exitCode === 0 ? ExitCode.OK : report.exitCode === 1 ? ExitCode.FAILED : ExitCode.ENGINE;
     }),
   );
 }
 
 const plural = (n: number, word: string, many = `${word}s`) => `${n} ${n === 1 ? word : many}`;
+
+/** `--all-profiles`: each profile's hermes settings, from its own home. */
+function renderProfiles(profiles: Array<{ profile: string; home: string; settings: HermesSettings }>): string {
+  if (!profiles.length) return '';
+  const out = ['Profiles (each from its own home)'];
+  for (const { profile, home, settings: s } of profiles) {
+    out.push(`  ${profile} (${home}): sandbox root ${s.sandboxRoot.value} (${s.sandboxRoot.source}), lifetime ${s.lifetimeSeconds.value} s (${s.lifetimeSeconds.source})`);
+  }
+  return `${out.join('\n')}\n`;
+}
 
 /** Each setting read from hermes' files, the environment or a flag, and where its value came from. */
 export function renderSettings(s: SettingSources): string[] {

@@ -119,7 +119,7 @@ async function scheduleSandboxDirs(
   const check = async () => {
     const answers = service.watchers.map((w) => ({ engine: w.engine, answered: w.state === 'connected', ...(w.state === 'connected' ? {} : { error: `not connected (${w.state})` }) }));
     const { result, gauges } = await runSandboxDirsStep(
-      { root, olderThanMs, dryRun: run.dryRun, now: () => run.ctx.now(), signal: run.stopping, gauges: Boolean(metrics) }, answers,
+      { roots: [root], olderThanMs, dryRun: run.dryRun, now: () => run.ctx.now(), signal: run.stopping, gauges: Boolean(metrics) }, answers,
     );
     if (result && !run.stopping.aborted) run.reporter.sandboxDirsPass(result, run.dryRun);
     if (gauges) metrics?.setSandboxDirs(gauges);
