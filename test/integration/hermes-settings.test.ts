@@ -13,6 +13,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { assertUsageError, runCli, tempDir } from '../helpers/cli.js';
 import { ENGINE_KIND, EngineFixture, RUN_LABEL, after as plus, requireEngine } from '../helpers/docker.js';
 import { ageTree, makeTaskDir } from '../helpers/sandbox-dirs.js';
+import { WatchProcess } from '../helpers/watch-process.js';
 
 interface Sourced { value: unknown; source: string }
 interface StatusJson {
@@ -219,6 +220,37 @@ describe(`hermes' settings, from every source hermes reads (${ENGINE_KIND})`, ()
     assert.deepEqual(out.removed.map((e) => e.id), [a]);
     assert.equal(out.kept.find((e) => e.id === b)?.reason, 'too-recent');
     assert.deepEqual(out.sandboxDirs!.removed.map((r) => r.path).sort(), [sharedDir, defaultDir].sort(), 'the shared root swept once');
+  });
+
+  it('watch picks up a changed config.yaml or .env, says so, and keeps the last good settings while a file does not parse', async () => {
+    const p = place();
+    const w = WatchProcess.start(['--dry-run', ...sel(p)], p.env);
+    try {
+      await w.waitFor('started', (l) => l.some((e) => e.event === 'started'));
+      assert.equal(w.events('started')[0]!.thresholdSeconds, 600);
+      const settingsEvents = () => w.events('settings');
+      writeFileSync(path.join(p.home, 'config.yaml'), 'terminal:\n  lifetime_seconds: 100\n');
+      await w.waitFor('reload', () => settingsEvents().length >= 1);
+      assert.deepEqual(settingsEvents()[0]!.changes, [
+        'lifetimeSeconds: 300 (default) -> 100 (config.yaml terminal.lifetime_seconds)', 'threshold: 600 s -> 200 s',
+      ]);
+      // Half-written YAML: refused, said once, the last good settings stay.
+      writeFileSync(path.join(p.home, 'config.yaml'), 'terminal:\n  lifetime_seconds: [1\n');
+      await w.waitFor('refusal', () => settingsEvents().length >= 2);
+      assert.match(String(settingsEvents()[1]!.problem), new RegExp(`${path.join(p.home, 'config.yaml')} is not valid YAML`));
+      // Fixed, and a .env beside it, told on SIGHUP: the .env's root, config.yaml's lifetime still.
+      writeFileSync(path.join(p.home, 'config.yaml'), 'terminal:\n  lifetime_seconds: 150\n');
+      writeFileSync(path.join(p.home, '.env'), `TERMINAL_SANDBOX_DIR=${path.join(tmp.dir, 'watched')}\nTERMINAL_LIFETIME_SECONDS=999\n`);
+      w.child.kill('SIGHUP');
+      await w.waitFor('second reload', () => settingsEvents().length >= 3);
+      const last = settingsEvents().at(-1)!.changes as string[];
+      assert.ok(last.includes(`sandboxRoot: ${path.join(p.home, 'sandboxes')} (default) -> ${path.join(tmp.dir, 'watched')} (${path.join(p.home, '.env')})`), last.join('; '));
+      assert.ok(last.includes('threshold: 200 s -> 300 s'), last.join('; '));
+      assert.equal(settingsEvents().length, 3, 'nothing said while nothing changed');
+    } finally {
+      const { code } = await w.stop();
+      assert.equal(code, 0, w.stderr);
+    }
   });
 
   it('a sandbox whose PID 1 ignores SIGTERM (no --init, sleep) is stopped by a default reap: exit 0, under 15 s, reported as killed', async () => {

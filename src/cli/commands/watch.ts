@@ -6,7 +6,8 @@ import { ExitCode, UsageError, errorMessage } from '../../errors.js';
 import { reaperDisabled, sandboxDirsEvery } from '../../reaper/settings.js';
 import type { EngineClient } from '../../adapters/engine.js';
 import { sandboxRoot } from '../../core/sandbox-dirs.js';
-import type { WatchEvent } from '../../watch/engine-watcher.js';
+import type { WatchEvent, WatchPolicy } from '../../watch/engine-watcher.js';
+import { type SettingsFollower, followSettings, settingsSignature } from '../watch-settings.js';
 import type { WatchMetrics } from '../../watch/metrics.js';
 import {
   type ActionOptions, type EngineCommandOptions, type EngineTargets, type RunPolicy, addActionOptions, addEngineOptions, connectEngines,
@@ -53,6 +54,10 @@ interface WatchRun {
   reporter: Reporter;
   /** Aborted by SIGTERM or SIGINT. */
   stopping: AbortSignal;
+  /** `settingsSignature` of hermes' files, taken before `policy` was resolved from them. */
+  baseline: string;
+  /** Follows hermes' files (`watch-settings.ts`): `policy` is replaced when they change. */
+  follower?: SettingsFollower;
 }
 
 async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Promise<number> {
@@ -61,6 +66,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
   const reporter = await chooseReporter(ctx, opts);
   const targets = resolveTargets(command, opts, ctx);
+  const baseline = await settingsSignature(targets.home.home, ctx.env); // before reading: a change meanwhile is seen
   const files = await loadHomeConfig(targets.home, ctx);
   const policy = await resolvePolicy(opts, ctx, files, targets);
   const disabled = reaperDisabled(files.hermes);
@@ -84,7 +90,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  const run: WatchRun = { opts, ctx, targets, policy, dryRun: Boolean(opts.dryRun), sweepTimeoutMs, sandboxDirsEveryMs, reporter, stopping: stopping.signal };
+  const run: WatchRun = { opts, ctx, targets, policy, baseline, dryRun: Boolean(opts.dryRun), sweepTimeoutMs, sandboxDirsEveryMs, reporter, stopping: stopping.signal };
   let locks: HeldLock[] = [];
   try {
     // The reap lock of this home, per engine, for as long as watch runs (unless a dry run); said once when held.
@@ -114,9 +120,10 @@ async function scheduleSandboxDirs(
 ): Promise<{ stop(): Promise<void> } | null> {
   const olderThanMs = run.policy.sandboxDirsOlderThanMs;
   if (olderThanMs === null && !metrics) return null;
-  const root = sandboxRoot(run.policy.sources.sandboxRoot, run.targets.home.home); // checked by runWatch before anything started
   let current: Promise<void> = Promise.resolve();
   const check = async () => {
+    await run.follower?.check(); // hermes' files as they are now (the root may have moved)
+    const root = sandboxRoot(run.policy.sources.sandboxRoot, run.targets.home.home); // checked by runWatch before anything started
     const answers = service.watchers.map((w) => ({ engine: w.engine, answered: w.state === 'connected', ...(w.state === 'connected' ? {} : { error: `not connected (${w.state})` }) }));
     const { result, gauges } = await runSandboxDirsStep(
       { roots: [root], olderThanMs, dryRun: run.dryRun, now: () => run.ctx.now(), signal: run.stopping, gauges: Boolean(metrics) }, answers,
@@ -154,12 +161,13 @@ async function serve(run: WatchRun): Promise<number> {
   const profileOf = (p: string | null) => p ?? selection.profile ?? '';
   const metrics = opts.metricsListen ? await (await import('../../watch/metrics.js')).createWatchMetrics(profileOf) : null;
   const { WatchService } = await import('../../watch/service.js');
+  const watchPolicy: WatchPolicy = {
+    selection, thresholdSeconds: policy.thresholdSeconds, concurrency: opts.concurrency, dryRun: run.dryRun, sweepTimeoutMs: run.sweepTimeoutMs,
+    idle: policy.idle, keepVolumes: Boolean(opts.keepVolumes),
+  };
   const service = new WatchService(
     engines,
-    {
-      selection, thresholdSeconds: policy.thresholdSeconds, concurrency: opts.concurrency, dryRun: run.dryRun, sweepTimeoutMs: run.sweepTimeoutMs,
-      idle: policy.idle, keepVolumes: Boolean(opts.keepVolumes),
-    },
+    watchPolicy,
     (ev: WatchEvent) => {
       metrics?.observe(ev);
       reporter.watchEvent(ev);
@@ -182,9 +190,16 @@ async function serve(run: WatchRun): Promise<number> {
       kind: 'started', hosts: engines.map((e) => e.host), thresholdSeconds: policy.thresholdSeconds, profile: selection.profile,
       dryRun: run.dryRun, stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds, pid: process.pid,
     });
+    // hermes' files changed: the watchers judge by the new threshold and idle rule from their next sweep or check.
+    run.follower = followSettings(run, (next) => {
+      run.policy = next;
+      watchPolicy.thresholdSeconds = next.thresholdSeconds;
+      watchPolicy.idle = next.idle;
+    }, (n) => reporter.notice(n));
     const done = service.run();
     const dirs = await scheduleSandboxDirs(run, service, metrics);
     if (!run.stopping.aborted) await new Promise<void>((r) => run.stopping.addEventListener('abort', () => r(), { once: true }));
+    run.follower.stop();
     await dirs?.stop();
     await service.stop();
     await done;

@@ -31,7 +31,12 @@ export type Notice =
       idleAfterSeconds: number; pid: number;
     }
   | { kind: 'stopping'; signal: NodeJS.Signals }
-  | { kind: 'shutdown'; tracked: number };
+  | { kind: 'shutdown'; tracked: number }
+  /**
+   * `watch`: hermes' files changed (or SIGHUP): the settings that changed (`changes`, each `name: old (source) ->
+   * new (source)`), or why the files were not taken (`problem`: the last good settings stay).
+   */
+  | { kind: 'settings'; changes: string[]; problem?: string };
 
 /** The end of a `reap`: what it did, under which policy. */
 export interface ReapReport {
