@@ -167,6 +167,9 @@ export interface ReproveOptions {
 /** What one re-check found; `fromEngine`: its sample is the engine's stats (else the cgroup's, or none). */
 type Check = Recheck & { processLimit: number; fromEngine: boolean };
 
+/** A stop that answered this much before its grace was over cannot have been the engine's kill (clock slack). */
+const GRACE_SLACK_MS = 250;
+
 /** One `reproveAndStop`. */
 class Reproof {
   private readonly read: <R>(fn: () => Promise<R>) => Promise<R>;
@@ -264,12 +267,22 @@ class Reproof {
   private async stopIfReproved(check: Check): Promise<StopOutcome> {
     if (!reproved(this.record.last, check)) return this.failed(check);
     const graceSeconds = stopGrace(this.opts.stopTimeoutSeconds, this.opts.deadlineMs, Date.now());
+    const started = Date.now();
     const stopped = await this.engine.stop(this.id, graceSeconds, this.opts.signal);
     if (!stopped) return { kind: 'proof-failed', record: undefined, why: 'proof-failed' };
-    // How it ended: 137 is the engine's SIGKILL (the sandbox let the grace pass). A failed look leaves it unsaid.
-    const after = await this.inspect().catch(() => null);
-    const killed = after?.exitCode === undefined ? undefined : after.exitCode === KILLED_EXIT_CODE;
+    const killed = await this.killedByEngine(Date.now() - started, graceSeconds);
     return { kind: 'stopped', sample: check.sample!, graceSeconds, ...(killed !== undefined ? { killed } : {}) };
+  }
+
+  /**
+   * Whether a stop that took `tookMs` ended in the engine's SIGKILL. One that answered before its grace was over
+   * exited on SIGTERM (the engine kills only when the grace has passed): no request. Else an inspect tells by the
+   * exit code (137 = 128 + SIGKILL); undefined when that look fails.
+   */
+  private async killedByEngine(tookMs: number, graceSeconds: number): Promise<boolean | undefined> {
+    if (tookMs < graceSeconds * 1000 - GRACE_SLACK_MS) return false;
+    const after = await this.inspect().catch(() => null);
+    return after?.exitCode === undefined ? undefined : after.exitCode === KILLED_EXIT_CODE;
   }
 
   /**
