@@ -22,7 +22,7 @@
  * Adding a setting hermes reads this way is one entry in `HERMES_SETTINGS`.
  */
 import path from 'node:path';
-import { DEFAULT_LIFETIME_SECONDS, SANDBOX_ROOT_DIRNAME } from '../defaults.js';
+import { DEFAULT_LIFETIME_SECONDS, ENV_LIFETIME, ENV_REAPER_SWITCH, ENV_TERMINAL_SANDBOX_DIR, SANDBOX_ROOT_DIRNAME } from '../defaults.js';
 import { type DotenvBinding, dotenvValues } from './dotenv.js';
 
 /** A setting and where it came from (`default`, `env NAME`, a `.env` path, `config.yaml terminal.KEY`, a flag). */
@@ -52,13 +52,13 @@ export interface SettingWhere {
 export const HERMES_SETTINGS = {
   /** `get_sandbox_dir()`: `$TERMINAL_SANDBOX_DIR` when not empty (taken as is, relative to the cwd), else `<home>/sandboxes`. */
   sandboxRoot: {
-    envVar: 'TERMINAL_SANDBOX_DIR',
+    envVar: ENV_TERMINAL_SANDBOX_DIR,
     configKey: 'sandbox_dir',
     interpret: (raw, w) => (raw ? path.resolve(w.cwd, raw) : path.join(w.home, SANDBOX_ROOT_DIRNAME)),
   } satisfies HermesSettingSpec<string>,
   /** The terminal lifetime in seconds: a whole number >= 0, default 300. */
   lifetimeSeconds: {
-    envVar: 'TERMINAL_LIFETIME_SECONDS',
+    envVar: ENV_LIFETIME,
     configKey: 'lifetime_seconds',
     interpret: (raw) => {
       if (raw === undefined || raw.trim() === '') return DEFAULT_LIFETIME_SECONDS;
@@ -68,7 +68,7 @@ export const HERMES_SETTINGS = {
   } satisfies HermesSettingSpec<number>,
   /** hermes' own orphan reaper switch, which also turns the janitor off: a non-empty value other than true/1/yes. */
   dockerOrphanReaper: {
-    envVar: 'TERMINAL_DOCKER_ORPHAN_REAPER',
+    envVar: ENV_REAPER_SWITCH,
     configKey: 'docker_orphan_reaper',
     interpret: (raw) => raw === undefined || raw === '' || ['true', '1', 'yes'].includes(raw.trim().toLowerCase()),
   } satisfies HermesSettingSpec<boolean>,

@@ -24,7 +24,7 @@ export interface ReaperOptions {
   excludeLabels?: string[];
   /** The label holding the profile (default `hermes-profile`). */
   profileLabel?: string;
-  /** Terminal lifetime in seconds (default `$TERMINAL_LIFETIME_SECONDS`, else config.yaml, else 300). */
+  /** Terminal lifetime in seconds (default: hermes' own, as hermes resolves it from `home`'s config.yaml and .env files and `env`, else 300). */
   lifetimeSeconds?: number;
   /** Parallel requests (default 8). */
   concurrency?: number;

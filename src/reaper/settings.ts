@@ -85,7 +85,7 @@ const OPTION_NAMES = { lifetime: 'lifetimeSeconds', maxProcesses: 'idleMaxProces
 
 /**
  * The run's settings from its inputs: the threshold (from `--older-than`, else 2 x max(lifetime, 60) with the
- * lifetime from the input, `$TERMINAL_LIFETIME_SECONDS`, `terminal.lifetime_seconds` or 300), the idle rule (switch,
+ * lifetime from the input, else hermes' own: `RunContext.hermes`), the idle rule (switch,
  * threshold, process limit, stop timeout) and where its observations live. Bad values are usage errors naming
  * their source. The state store and the cgroup reader are loaded here, not at start-up.
  */
