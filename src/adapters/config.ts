@@ -7,6 +7,8 @@ export interface HermesConfig {
   readonly file: string;
   /** Set when the file exists but cannot be read or parsed. */
   readonly problem?: string;
+  /** The parsed document (undefined when absent or unusable). */
+  readonly data?: unknown;
   /** A value by dotted path (`terminal.lifetime_seconds`), or undefined. */
   get(dotted: string): unknown;
 }
@@ -34,6 +36,7 @@ export function configOf(file: string, data: unknown, problem?: string): HermesC
   return {
     file,
     ...(problem ? { problem } : {}),
+    ...(data !== undefined ? { data } : {}),
     get(dotted: string): unknown {
       let cur: unknown = data;
       for (const key of dotted.split('.')) {

@@ -74,6 +74,7 @@ export function readInspect(info: unknown): ContainerDetails | null {
     startedAt: typeof c.State.StartedAt === 'string' ? c.State.StartedAt : '',
     created: typeof c.Created === 'string' ? c.Created : '',
     execIds: Array.isArray(c.ExecIDs) ? c.ExecIDs.filter((x): x is string => typeof x === 'string') : [],
+    ...(typeof c.State.ExitCode === 'number' ? { exitCode: c.State.ExitCode } : {}),
     pid: typeof c.State.Pid === 'number' && Number.isSafeInteger(c.State.Pid) && c.State.Pid > 0 ? c.State.Pid : 0,
     init: c.HostConfig?.Init === true,
     volumes: Array.isArray(c.Mounts)

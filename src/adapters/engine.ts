@@ -29,6 +29,8 @@ export interface ContainerDetails {
   created: string;
   /** `ExecIDs` (empty when none): Docker lists running execs only, Podman finished ones too (see `execRunning`). */
   execIds: string[];
+  /** `State.ExitCode` (absent when the engine did not say): 137 after the engine's SIGKILL. */
+  exitCode?: number;
   /** `State.Pid`: the init process on the engine's host (0 when not running). */
   pid: number;
   /**

@@ -37,7 +37,7 @@ export const ENGINE_OPTIONS: readonly OptionDecl[] = [
   { flag: '--all-profiles', startup: true, description: 'every profile: drop the profile filter' },
   {
     flag: '--lifetime', value: '<seconds>', startup: true, parse: (v) => parseWholeNumber(v, '--lifetime'),
-    description: 'terminal lifetime, whole seconds >= 0 (default: $TERMINAL_LIFETIME_SECONDS, else terminal.lifetime_seconds in config.yaml, else 300); threshold = 2 x max(lifetime, 60)',
+    description: "terminal lifetime, whole seconds >= 0 (default: hermes' own, as hermes resolves it: terminal.lifetime_seconds in config.yaml, the .env files, $TERMINAL_LIFETIME_SECONDS, else 300; status shows which); threshold = 2 x max(lifetime, 60)",
   },
   {
     flag: '--older-than', value: '<duration>', parse: parseOlderThan,
@@ -86,7 +86,7 @@ export const OUTPUT_OPTIONS: readonly OptionDecl[] = [
 export const ACTION_OPTIONS: readonly OptionDecl[] = [
   {
     flag: '--stop-timeout', value: '<seconds>', parse: (v) => parseWholeNumber(v, '--stop-timeout'), defaultValue: DEFAULT_STOP_TIMEOUT_SECONDS,
-    description: 'seconds a stop waits for the sandbox to exit before the engine kills it',
+    description: "seconds a stop waits for the sandbox to exit before the engine kills it, cut to what the run's --timeout leaves minus 2 s (given larger than that: exit 2)",
   },
   { flag: '--keep-volumes', description: "leave removed containers' anonymous volumes behind (default: they go with the container)" },
   {

@@ -4,8 +4,11 @@ import { resolveEngines } from '../adapters/docker-context.js';
 import { type EngineEndpoint, whyEngine } from '../adapters/engine-host.js';
 import type { EngineClient } from '../adapters/engine.js';
 import type { Context } from '../context.js';
+import { KILL_MARGIN_SECONDS } from '../defaults.js';
+import { thresholdSeconds } from '../core/policy.js';
 import { UsageError } from '../errors.js';
 import type { HermesHome } from '../core/hermes-home.js';
+import type { HermesSettings } from '../core/hermes-settings.js';
 import { ValueError } from '../core/parse-args.js';
 import { type Selection, selectionFrom } from '../core/selection.js';
 import { type RunSettings, resolveRunSettings } from '../reaper/settings.js';
@@ -94,14 +97,23 @@ export function resolveTargets(cmd: Command, opts: EngineCommandOptions, ctx: Co
 }
 
 /** A run's settings (`resolveRunSettings`: the same function `createReaper` calls) and the instant it judges at. */
-export type RunPolicy = RunSettings & { asOf: Date };
+export type RunPolicy = RunSettings & {
+  asOf: Date;
+  /** `--all-profiles`: every profile's settings, from its own home (else empty). */
+  profiles: ProfileSettings[];
+  /**
+   * `--all-profiles` without `--lifetime`/`--older-than`: each profile's threshold from its own lifetime, by profile
+   * label value (`SweepRequest.thresholdByProfile`).
+   */
+  thresholdByProfile?: Record<string, number>;
+};
 
 /**
  * The run's settings from its flags, the environment and config.yaml, resolved once and carried down as one value;
  * `--older-than` and `--lifetime` are exclusive, and `--force-threshold` needs `--older-than`.
  */
 export async function resolvePolicy(
-  opts: EngineCommandOptions & Partial<ActionOptions>, ctx: Context, config: HermesConfig, targets: Pick<EngineTargets, 'home' | 'selection'>,
+  opts: EngineCommandOptions & Partial<ActionOptions>, ctx: Context, files: HomeFiles, targets: Pick<EngineTargets, 'home' | 'selection'>,
 ): Promise<RunPolicy> {
   if (opts.olderThan !== undefined && opts.lifetime !== undefined) {
     throw new UsageError('--older-than and --lifetime cannot be combined: --older-than replaces the threshold computed from the lifetime');
@@ -118,13 +130,76 @@ export async function resolvePolicy(
       stopTimeoutSeconds: opts.stopTimeout,
       sandboxDirsOlderThanMs: opts.sandboxDirsOlderThan,
     },
-    { env: ctx.env, config, home: targets.home.home, now: () => ctx.now(), selection: targets.selection, selectorGiven: Boolean(opts.label?.length) },
+    {
+      env: ctx.env, config: files.config, hermes: files.hermes, home: targets.home.home, now: () => ctx.now(), selection: targets.selection,
+      selectorGiven: Boolean(opts.label?.length),
+    },
   );
-  return { ...settings, asOf: opts.asOf ?? ctx.now() };
+  const profiles = await loadAllProfiles(opts, targets.home, ctx);
+  const flagged = opts.lifetime !== undefined || opts.olderThan !== undefined;
+  return {
+    ...settings, asOf: opts.asOf ?? ctx.now(), profiles,
+    ...(profiles.length && !flagged
+      ? { thresholdByProfile: Object.fromEntries(profiles.map((p) => [p.profile, thresholdSeconds(p.hermes.lifetimeSeconds.value)])) }
+      : {}),
+  };
 }
 
-export function loadHomeConfig(home: HermesHome): Promise<HermesConfig> {
-  return loadConfig(home.home);
+/** One profile of `--all-profiles`: its home and hermes' settings as read from that home. */
+export interface ProfileSettings {
+  profile: string;
+  home: string;
+  hermes: HermesSettings;
+}
+
+/**
+ * With `--all-profiles`, hermes' settings of every profile under the run's hermes root, each from its own home's
+ * files (a config.yaml that is not YAML is exit 2, naming it); without it, none.
+ */
+export async function loadAllProfiles(
+  opts: { allProfiles?: boolean }, home: HermesHome, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>,
+): Promise<ProfileSettings[]> {
+  if (!opts.allProfiles) return [];
+  const { loadHermesSettings, profileHomes } = await import('../adapters/hermes-settings.js');
+  const out: ProfileSettings[] = [];
+  for (const p of await profileHomes(home.root)) {
+    const { settings, warnings } = await loadHermesSettings({ home: p.home, env: ctx.env, cwd: ctx.cwd });
+    for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
+    out.push({ ...p, hermes: settings });
+  }
+  return out;
+}
+
+/** A home's config.yaml and hermes' settings for it. */
+export interface HomeFiles {
+  config: HermesConfig;
+  hermes: HermesSettings;
+}
+
+/**
+ * Reads a home's config.yaml (a file that is not YAML: exit 2, naming it) and resolves hermes' settings for it; a
+ * `.env` that cannot be read is a warning on stderr naming it.
+ */
+export async function loadHomeConfig(home: HermesHome, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>): Promise<HomeFiles> {
+  const config = await loadConfig(home.home);
+  const { loadHermesSettings } = await import('../adapters/hermes-settings.js');
+  const { settings, warnings } = await loadHermesSettings({ home: home.home, env: ctx.env, cwd: ctx.cwd, config });
+  for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
+  return { config, hermes: settings };
+}
+
+/**
+ * A `--stop-timeout` given that does not fit in the run's `--timeout` with the margin for the engine's kill
+ * (`KILL_MARGIN_SECONDS`) is a usage error. The default stop timeout is cut to fit instead (`core/policy.ts` `stopGrace`).
+ */
+export function checkStopTimeout(opts: Partial<ActionOptions> & { timeout: number }, command: Command): void {
+  if (opts.stopTimeout === undefined || command.getOptionValueSource('stopTimeout') !== 'cli' || opts.timeout <= 0) return;
+  const room = Math.floor(opts.timeout / 1000) - KILL_MARGIN_SECONDS;
+  if (opts.stopTimeout > room) {
+    throw new UsageError(
+      `--stop-timeout ${opts.stopTimeout} does not fit in --timeout ${opts.timeout / 1000}s: the run keeps ${KILL_MARGIN_SECONDS} s for the engine's kill, so at most ${Math.max(0, room)}; lower --stop-timeout or raise --timeout`,
+    );
+  }
 }
 
 /** The run-wide `--timeout` as a signal (none for 0). */

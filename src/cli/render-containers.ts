@@ -1,7 +1,7 @@
 import type { Context } from '../context.js';
 import { agoSeconds, spanSeconds } from '../core/ages.js';
 import type { HostOutcome } from '../reaper/run.js';
-import type { FailedEntry, SweepEntry, SweepEvent } from '../reaper/sweep.js';
+import type { FailedEntry, StoppedEntry, SweepEntry, SweepEvent } from '../reaper/sweep.js';
 
 export const shortId = (id: string) => id.slice(0, 12);
 
@@ -41,7 +41,9 @@ export function reapLine(
 ): string {
   const where = showHost ? ` on ${e.host}` : '';
   const base = `${kind} ${shortId(e.id)} ${e.name || '-'} (profile ${e.profile ?? '-'}, ${when})${where}`;
-  return 'error' in e ? `${base}: ${e.error}` : base;
+  if ('error' in e) return `${base}: ${e.error}`;
+  const s = e as StoppedEntry;
+  return s.killed ? `${base}: killed by the engine after ${s.graceSeconds ?? '?'} s (it ignored SIGTERM)` : base;
 }
 
 /** Human lines for engines that could not be reached. */

@@ -10,7 +10,8 @@ import type { SandboxDirsResult } from '../reaper/sandbox-dirs.js';
 import { errorMessage } from '../errors.js';
 
 export interface SandboxDirsStep {
-  root: SandboxRoot;
+  /** The run's sandbox roots (`--all-profiles`: every profile's); one directory named twice is measured and swept once. */
+  roots: readonly SandboxRoot[];
   /** Remove unused task directories unchanged this long; null: none is removed (measured only, for the metrics). */
   olderThanMs: number | null;
   dryRun: boolean;
@@ -41,12 +42,12 @@ export async function runSandboxDirsStep(
     const { removeUnusedSandboxDirs } = await import('../reaper/sandbox-dirs.js');
     try {
       result = await removeUnusedSandboxDirs({
-        roots: [step.root], engines, olderThanMs: step.olderThanMs, dryRun: step.dryRun, now: step.now,
+        roots: step.roots, engines, olderThanMs: step.olderThanMs, dryRun: step.dryRun, now: step.now,
         ...(step.signal ? { signal: step.signal } : {}),
       });
     } catch (err) {
       // The root went bad since the run checked it (it never throws for one directory): nothing of it was removed.
-      result = { removed: [], kept: [], failed: [{ path: step.root.root, error: errorMessage(err), partial: false }] };
+      result = { removed: [], kept: [], failed: [{ path: step.roots.map((r) => r.root).join(', '), error: errorMessage(err), partial: false }] };
     }
   }
   return { result, gauges: step.gauges ? await measure(step, engines).catch(() => null) : null };
@@ -57,10 +58,23 @@ async function measure(step: SandboxDirsStep, engines: readonly EngineAnswer[]):
   const { surveySandboxDirs } = await import('../status/sandbox-dirs.js');
   const reachable = engines.filter((e) => e.answered).map((e) => e.engine);
   const unreachable = engines.filter((e) => !e.answered).map((e) => e.engine.host);
-  const { summary: s } = await surveySandboxDirs(step.root, reachable, unreachable, step.signal);
-  if (s.count === null || s.bytes === null || s.unused === null || s.unusedBytes === null) return { used: null, unused: null };
+  const total = { count: 0, bytes: 0, unused: 0, unusedBytes: 0 };
+  for (const root of uniqueRoots(step.roots)) {
+    const { summary: s } = await surveySandboxDirs(root, reachable, unreachable, step.signal);
+    if (s.count === null || s.bytes === null || s.unused === null || s.unusedBytes === null) return { used: null, unused: null };
+    total.count += s.count;
+    total.bytes += s.bytes;
+    total.unused += s.unused;
+    total.unusedBytes += s.unusedBytes;
+  }
   return {
-    used: { count: s.count - s.unused, bytes: Math.max(0, s.bytes - s.unusedBytes) },
-    unused: { count: s.unused, bytes: s.unusedBytes },
+    used: { count: total.count - total.unused, bytes: Math.max(0, total.bytes - total.unusedBytes) },
+    unused: { count: total.unused, bytes: total.unusedBytes },
   };
+}
+
+/** The roots, each directory once (the first naming of it kept): two profiles sharing a root are handled once. */
+export function uniqueRoots(roots: readonly SandboxRoot[]): SandboxRoot[] {
+  const seen = new Set<string>();
+  return roots.filter((r) => !seen.has(r.root) && Boolean(seen.add(r.root)));
 }

@@ -1,4 +1,4 @@
-import { MIN_LIFETIME_SECONDS } from '../defaults.js';
+import { KILL_MARGIN_SECONDS, MIN_LIFETIME_SECONDS, PROFILE_LABEL } from '../defaults.js';
 import { parseFinishedAt } from './finished-at.js';
 
 export type KeepReason =
@@ -23,6 +23,29 @@ export type Verdict =
 /** Threshold = 2 × max(lifetime, 60) seconds. */
 export function thresholdSeconds(lifetimeSeconds: number): number {
   return 2 * Math.max(lifetimeSeconds, MIN_LIFETIME_SECONDS);
+}
+
+/**
+ * The threshold a container is judged by: its profile's (`byProfile`, keyed by the `hermes-profile` label's value:
+ * `--all-profiles` resolves each profile's lifetime from its own home), else the run's.
+ */
+export function thresholdFor(
+  req: { thresholdSeconds: number; thresholdByProfile?: Readonly<Record<string, number>> | undefined }, labels: Readonly<Record<string, string>>,
+): number {
+  const profile = labels[PROFILE_LABEL];
+  const own = profile !== undefined && req.thresholdByProfile && Object.hasOwn(req.thresholdByProfile, profile) ? req.thresholdByProfile[profile] : undefined;
+  return own ?? req.thresholdSeconds;
+}
+
+/**
+ * The grace a stop gives before the engine's SIGKILL: `stopTimeoutSeconds`, cut to the whole seconds the run has
+ * left before its deadline (`deadlineMs`, none: not cut) minus `KILL_MARGIN_SECONDS` for the kill and its answer;
+ * never below 0 (a stop that late is an immediate kill).
+ */
+export function stopGrace(stopTimeoutSeconds: number, deadlineMs: number | undefined, nowMs: number): number {
+  if (deadlineMs === undefined) return stopTimeoutSeconds;
+  const left = Math.floor((deadlineMs - nowMs) / 1000) - KILL_MARGIN_SECONDS;
+  return Math.max(0, Math.min(stopTimeoutSeconds, left));
 }
 
 /** What the policy needs to know of one container. */

@@ -29,15 +29,19 @@ import { escapeControls } from '../util/escape-controls.js';
 export interface SandboxRoot {
   /** Absolute path of the sandbox root. */
   root: string;
-  /** Where it came from: `$TERMINAL_SANDBOX_DIR`, or the hermes home (`<home>/sandboxes`). */
+  /** Where it came from: hermes' `TERMINAL_SANDBOX_DIR` (from any of its sources), or the hermes home (`<home>/sandboxes`). */
   from: 'TERMINAL_SANDBOX_DIR' | 'home';
+  /** The setting's source as `status` shows it (`default`, `env TERMINAL_SANDBOX_DIR`, `<home>/.env`, `config.yaml terminal.sandbox_dir`, ...). */
+  source?: string;
 }
 
-/** The sandbox root hermes uses for a home: `$TERMINAL_SANDBOX_DIR` when set and not empty, else `<home>/sandboxes`. */
-export function sandboxRoot(home: string, env: Record<string, string | undefined>, cwd: string): SandboxRoot {
-  const custom = env[ENV_TERMINAL_SANDBOX_DIR];
-  if (custom) return { root: path.resolve(cwd, custom), from: 'TERMINAL_SANDBOX_DIR' };
-  return { root: path.join(home, SANDBOX_ROOT_DIRNAME), from: 'home' };
+/**
+ * The sandbox root hermes uses for a home, from hermes' resolved `sandboxRoot` setting (`core/hermes-settings.ts`:
+ * `TERMINAL_SANDBOX_DIR` as hermes ends up with it when not empty, else `<home>/sandboxes`).
+ */
+export function sandboxRoot(setting: { value: string; source: string }, home: string): SandboxRoot {
+  const atHome = setting.source === 'default' || setting.value === path.join(home, SANDBOX_ROOT_DIRNAME);
+  return { root: setting.value, from: atHome ? 'home' : 'TERMINAL_SANDBOX_DIR', source: setting.source };
 }
 
 /** Where the task directories are: `<root>/docker`. */
@@ -45,14 +49,19 @@ export function taskDirsParent(root: string): string {
   return path.join(root, SANDBOX_DOCKER_DIRNAME);
 }
 
+/** Where a root set by `TERMINAL_SANDBOX_DIR` came from: the variable itself, or it and the file that set it. */
+export function rootOrigin(r: SandboxRoot): string {
+  return r.source === undefined || r.source === `env ${ENV_TERMINAL_SANDBOX_DIR}` ? ENV_TERMINAL_SANDBOX_DIR : `${ENV_TERMINAL_SANDBOX_DIR} in ${r.source}`;
+}
+
 /** Names the way a sandbox root was chosen, for messages. */
 export function describeRoot(r: SandboxRoot): string {
-  return r.from === 'TERMINAL_SANDBOX_DIR' ? `${r.root} (from ${ENV_TERMINAL_SANDBOX_DIR})` : `${r.root} (the hermes home's sandboxes)`;
+  return r.from === 'home' ? `${r.root} (the hermes home's sandboxes)` : `${r.root} (from ${rootOrigin(r)})`;
 }
 
 /** The one line for a sandbox root (or its `docker` directory, `p`) that is not a usable directory, with the fix. */
 export function rootProblem(r: SandboxRoot, p: string, what: string): string {
-  const fix = r.from === 'TERMINAL_SANDBOX_DIR' ? `point ${ENV_TERMINAL_SANDBOX_DIR} at a directory, or unset it` : `move ${p} out of the way`;
+  const fix = r.from === 'TERMINAL_SANDBOX_DIR' ? `point ${rootOrigin(r)} at a directory, or unset it` : `move ${p} out of the way`;
   return p === r.root ? `sandbox root ${describeRoot(r)} ${what}: ${fix}` : `sandbox root ${describeRoot(r)}: ${p} ${what}: ${fix}`;
 }
 

@@ -24,7 +24,7 @@ export interface ReaperOptions {
   excludeLabels?: string[];
   /** The label holding the profile (default `hermes-profile`). */
   profileLabel?: string;
-  /** Terminal lifetime in seconds (default `$TERMINAL_LIFETIME_SECONDS`, else config.yaml, else 300). */
+  /** Terminal lifetime in seconds (default: hermes' own, as hermes resolves it from `home`'s config.yaml and .env files and `env`, else 300). */
   lifetimeSeconds?: number;
   /** Parallel requests (default 8). */
   concurrency?: number;
@@ -107,8 +107,12 @@ export function createReaper(options: ReaperOptions = {}): Reaper {
         })());
   let settings: Promise<RunSettings> | undefined;
   const getSettings = () =>
-    (settings ??= (async () =>
-      resolveRunSettings(
+    (settings ??= (async () => {
+      const config = await loadConfig(home.home);
+      const { loadHermesSettings } = await import('../adapters/hermes-settings.js');
+      const hermes = await loadHermesSettings({ home: home.home, env, cwd: process.cwd(), config });
+      for (const w of hermes.warnings) process.emitWarning(w, 'HermesJanitorWarning');
+      return resolveRunSettings(
         {
           lifetimeSeconds: options.lifetimeSeconds,
           stopIdle: options.stopIdle,
@@ -118,8 +122,11 @@ export function createReaper(options: ReaperOptions = {}): Reaper {
           cgroupSamples: options.cgroupSamples,
           idleStore: options.idleStore,
         },
-        { env, config: await loadConfig(home.home), home: home.home, now, selection, selectorGiven: Boolean(options.labels?.length), naming: 'options' },
-      ))());
+        {
+          env, config, hermes: hermes.settings, home: home.home, now, selection, selectorGiven: Boolean(options.labels?.length), naming: 'options',
+        },
+      );
+    })());
   const getThreshold = async () => (await getSettings()).thresholdSeconds;
   const base = async (o: SweepCallOptions) => ({
     engine: await getEngine(),

@@ -5,6 +5,8 @@
 import type { ContainerDetails, EngineClient, StatsCounters } from '../adapters/engine.js';
 import { type IdleRecord, type IdleSample, type Recheck, observe, occupancy, processLimit, reproved, showsActivity } from '../core/idle.js';
 import { EngineRequestError } from '../errors.js';
+import { KILLED_EXIT_CODE } from '../defaults.js';
+import { stopGrace } from '../core/policy.js';
 
 /**
  * One sample of a running container from the one-shot stats, stamped with `now`. Null when the engine gives none
@@ -95,7 +97,13 @@ function localSample(
 
 export type StopOutcome =
   /** Stopped; the record should be dropped. `sample` is the fresh one the stop was re-proved with. */
-  | { kind: 'stopped'; sample: IdleSample }
+  | {
+      kind: 'stopped'; sample: IdleSample;
+      /** The grace the stop gave before the engine's SIGKILL (seconds). */
+      graceSeconds: number;
+      /** The stop ended in the engine's SIGKILL (exit code 137 after it); undefined when the engine did not say. */
+      killed?: boolean;
+    }
   /**
    * The fresh re-check failed: not stopped. `record` is the record after the fresh sample (when one was taken);
    * `why` is `in-use` when that sample showed more processes than an idle container holds (a background job started
@@ -133,6 +141,8 @@ export interface ReproveOptions {
   stopTimeoutSeconds: number;
   now: () => Date;
   signal?: AbortSignal;
+  /** When the run's `signal` fires (`Date.now()` ms): the stop's grace is cut to fit (`stopGrace`). */
+  deadlineMs?: number;
   /** Bounds for the re-check's reads and for the stop itself (a sweep shares them across containers). */
   read?: <R>(fn: () => Promise<R>) => Promise<R>;
   act?: <R>(fn: () => Promise<R>) => Promise<R>;
@@ -156,6 +166,9 @@ export interface ReproveOptions {
 
 /** What one re-check found; `fromEngine`: its sample is the engine's stats (else the cgroup's, or none). */
 type Check = Recheck & { processLimit: number; fromEngine: boolean };
+
+/** A stop that answered this much before its grace was over cannot have been the engine's kill (clock slack). */
+const GRACE_SLACK_MS = 250;
 
 /** One `reproveAndStop`. */
 class Reproof {
@@ -253,8 +266,23 @@ class Reproof {
   /** The last step inside the slot: the stop, when what was just re-checked still proves the container idle. */
   private async stopIfReproved(check: Check): Promise<StopOutcome> {
     if (!reproved(this.record.last, check)) return this.failed(check);
-    const stopped = await this.engine.stop(this.id, this.opts.stopTimeoutSeconds, this.opts.signal);
-    return stopped ? { kind: 'stopped', sample: check.sample! } : { kind: 'proof-failed', record: undefined, why: 'proof-failed' };
+    const graceSeconds = stopGrace(this.opts.stopTimeoutSeconds, this.opts.deadlineMs, Date.now());
+    const started = Date.now();
+    const stopped = await this.engine.stop(this.id, graceSeconds, this.opts.signal);
+    if (!stopped) return { kind: 'proof-failed', record: undefined, why: 'proof-failed' };
+    const killed = await this.killedByEngine(Date.now() - started, graceSeconds);
+    return { kind: 'stopped', sample: check.sample!, graceSeconds, ...(killed !== undefined ? { killed } : {}) };
+  }
+
+  /**
+   * Whether a stop that took `tookMs` ended in the engine's SIGKILL. One that answered before its grace was over
+   * exited on SIGTERM (the engine kills only when the grace has passed): no request. Else an inspect tells by the
+   * exit code (137 = 128 + SIGKILL); undefined when that look fails.
+   */
+  private async killedByEngine(tookMs: number, graceSeconds: number): Promise<boolean | undefined> {
+    if (tookMs < graceSeconds * 1000 - GRACE_SLACK_MS) return false;
+    const after = await this.inspect().catch(() => null);
+    return after?.exitCode === undefined ? undefined : after.exitCode === KILLED_EXIT_CODE;
   }
 
   /**

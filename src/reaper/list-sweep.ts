@@ -1,7 +1,7 @@
 /** One `list` of one engine: every selected container in any state, with the verdict `reap` would reach. */
 import type { ContainerDetails, ContainerSummary } from '../adapters/engine.js';
 import { anonymousVolumes } from '../adapters/engine.js';
-import type { Verdict } from '../core/policy.js';
+import { type Verdict, thresholdFor } from '../core/policy.js';
 import { isSelected } from '../core/selection.js';
 import { errorMessage } from '../errors.js';
 import { forEachBounded } from '../util/pool.js';
@@ -51,7 +51,7 @@ export class ListSweep {
     }
     if (details && !isSelected(req.selection, details.labels)) return;
     const v: Verdict = details
-      ? verdictOf(req.selection, details, req.asOf, req.thresholdSeconds)
+      ? verdictOf(req.selection, details, req.asOf, thresholdFor(req, details.labels))
       : { verdict: 'keep', reason: 'gone', ageSeconds: null, rule: null };
     const entry: ListedEntry = {
       ...entryOf({ host: req.engine.host, selection: req.selection, row }, details, v),

@@ -6,7 +6,7 @@
 import type { ContainerDetails, ContainerSummary } from '../adapters/engine.js';
 import { anonymousVolumes, isGoing } from '../adapters/engine.js';
 import { type IdleRecord, idleSeconds } from '../core/idle.js';
-import type { KeepReason, Verdict } from '../core/policy.js';
+import { type KeepReason, type Verdict, thresholdFor } from '../core/policy.js';
 import { isExcluded, isSelected } from '../core/selection.js';
 import { DEFAULT_STOP_TIMEOUT_SECONDS } from '../defaults.js';
 import { EngineRequestError, errorMessage } from '../errors.js';
@@ -90,7 +90,7 @@ export class ReapSweep {
     if (!details) return this.keep(this.entry(row), 'gone');
     if (!isSelected(req.selection, details.labels)) return; // relabelled since the list: not ours
     book?.seen.add(details.id);
-    const v = verdictOf(req.selection, details, req.asOf, req.thresholdSeconds);
+    const v = verdictOf(req.selection, details, req.asOf, thresholdFor(req, details.labels));
     const entry = this.entry(row, details, v);
     if (v.verdict === 'keep' && v.reason === 'running' && book) {
       book.pending.push(this.stopIfIdle(book, { row, details }, entry));
@@ -169,7 +169,7 @@ export class ReapSweep {
     let entry: StoppedEntry | undefined;
     const candidate = (d: ContainerDetails, execIds: readonly string[]): boolean => {
       if (!isSelected(req.selection, d.labels) || d.startedAt !== prev.last.startedAt) return false;
-      const v = verdictOf(req.selection, d, req.asOf, req.thresholdSeconds);
+      const v = verdictOf(req.selection, d, req.asOf, thresholdFor(req, d.labels));
       if (v.verdict !== 'keep' || v.reason !== 'running') return false;
       const decision = book.tentativeStop(prev, { startedAt: d.startedAt, execIds, limit: book.limitOf(d) }, req.asOf);
       if (!decision.stop) return false;
@@ -239,6 +239,7 @@ export class ReapSweep {
       act: book.acts,
       ...(book.opts.localCounters ? { localCounters: book.opts.localCounters } : {}),
       ...(this.req.signal ? { signal: this.req.signal } : {}),
+      ...(this.req.deadlineMs !== undefined ? { deadlineMs: this.req.deadlineMs } : {}),
     };
   }
 
@@ -251,7 +252,10 @@ export class ReapSweep {
       return this.keep({ ...entry, idleSeconds: idle, idleReason: outcome.why, processes }, 'running');
     }
     book.drop(entry.id);
-    const stopped = { ...entry, state: 'exited', processes: outcome.sample.pids ?? null };
+    const stopped: StoppedEntry = {
+      ...entry, state: 'exited', processes: outcome.sample.pids ?? null, graceSeconds: outcome.graceSeconds,
+      ...(outcome.killed !== undefined ? { killed: outcome.killed } : {}),
+    };
     this.out.stopped.push(stopped);
     this.req.onEvent?.({ type: 'stopped', entry: stopped, dryRun: false });
   }

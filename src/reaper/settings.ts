@@ -3,14 +3,14 @@
  * `config.yaml`: the command line and `createReaper` both call `resolveRunSettings`.
  */
 import type { HermesConfig } from '../adapters/config.js';
+import type { HermesSettings, Sourced } from '../core/hermes-settings.js';
 import { idleStatePath } from '../adapters/janitor-files.js';
 import type { StateStore } from '../adapters/state-file.js';
 import {
-  DEFAULT_LIFETIME_SECONDS, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_CGROUP_SAMPLES, ENV_LIFETIME, ENV_REAPER_SWITCH, ENV_SANDBOX_DIRS_EVERY,
-  ENV_STOP_IDLE, HERMES_MIN_THRESHOLD_SECONDS, SANDBOX_DIRS_EVERY_MS,
+  DEFAULT_STOP_TIMEOUT_SECONDS, ENV_CGROUP_SAMPLES, ENV_SANDBOX_DIRS_EVERY, ENV_STOP_IDLE, HERMES_MIN_THRESHOLD_SECONDS, SANDBOX_DIRS_EVERY_MS,
 } from '../defaults.js';
 import { UsageError } from '../errors.js';
-import { ValueError, parseDuration, parseWholeNumber } from '../core/parse-args.js';
+import { ValueError, parseDuration } from '../core/parse-args.js';
 import { thresholdSeconds } from '../core/policy.js';
 import { type Selection, isHermesSelection } from '../core/selection.js';
 import type { IdleOptions } from './sweep.js';
@@ -34,10 +34,12 @@ export interface RunInputs {
   sandboxDirsOlderThanMs?: number | undefined;
 }
 
-/** Where a run's settings are resolved: its environment, config.yaml, hermes home, clock and selection. */
+/** Where a run's settings are resolved: its environment, config.yaml, hermes' settings, hermes home, clock and selection. */
 export interface RunContext {
   env: Record<string, string | undefined>;
   config: HermesConfig;
+  /** hermes' own settings of the home, as hermes resolves them (`adapters/hermes-settings.ts`). */
+  hermes: HermesSettings;
   /** The hermes home (idle observations under `<home>/janitor/`). */
   home: string;
   now: () => Date;
@@ -64,6 +66,18 @@ export interface RunSettings {
   idle: IdleOptions;
   /** Unused sandbox directories unchanged this long are removed; null: they are not (the default). */
   sandboxDirsOlderThanMs: number | null;
+  /** Every setting read from hermes' files, the environment or a flag, with where it came from (`status` shows them). */
+  sources: SettingSources;
+}
+
+/** The settings with their sources, as `status --json` carries them (`settings`). */
+export interface SettingSources {
+  sandboxRoot: Sourced<string>;
+  lifetimeSeconds: Sourced<number>;
+  dockerOrphanReaper: Sourced<boolean>;
+  stopIdle: Sourced<boolean>;
+  idleMaxProcesses: Sourced<number | null>;
+  sandboxDirsOlderThanMs: Sourced<number | null>;
 }
 
 const FLAG_NAMES = { lifetime: '--lifetime', maxProcesses: '--idle-max-processes', sandboxDirs: '--sandbox-dirs-older-than' };
@@ -71,13 +85,13 @@ const OPTION_NAMES = { lifetime: 'lifetimeSeconds', maxProcesses: 'idleMaxProces
 
 /**
  * The run's settings from its inputs: the threshold (from `--older-than`, else 2 x max(lifetime, 60) with the
- * lifetime from the input, `$TERMINAL_LIFETIME_SECONDS`, `terminal.lifetime_seconds` or 300), the idle rule (switch,
+ * lifetime from the input, else hermes' own: `RunContext.hermes`), the idle rule (switch,
  * threshold, process limit, stop timeout) and where its observations live. Bad values are usage errors naming
  * their source. The state store and the cgroup reader are loaded here, not at start-up.
  */
 export async function resolveRunSettings(inputs: RunInputs, where: RunContext): Promise<RunSettings> {
   const names = where.naming === 'options' ? OPTION_NAMES : FLAG_NAMES;
-  const lifetime = resolveLifetime(inputs.lifetimeSeconds, where.env, where.config, names.lifetime);
+  const lifetime = resolveLifetime(inputs.lifetimeSeconds, where.hermes.lifetimeSeconds, names.lifetime);
   // The idle rule keeps the computed threshold as its default: --older-than is about exited containers.
   const computed = thresholdSeconds(lifetime.value);
   let threshold = computed;
@@ -92,9 +106,12 @@ export async function resolveRunSettings(inputs: RunInputs, where: RunContext): 
     threshold = seconds;
     lifetimeSeconds = Math.floor(seconds / 2);
   }
-  const stopIdle = resolveStopIdle(inputs.stopIdle, where.selectorGiven, where.env, where.config).value;
+  const stopIdleSourced = resolveStopIdle(inputs.stopIdle, where.selectorGiven, where.env, where.config);
+  const stopIdle = stopIdleSourced.value;
   const idleAfterSeconds = inputs.idleAfterSeconds ?? computed;
-  const idleMaxProcesses = resolveIdleMaxProcesses(inputs.idleMaxProcesses, where.config, names.maxProcesses).value;
+  const maxProcesses = resolveIdleMaxProcesses(inputs.idleMaxProcesses, where.config, names.maxProcesses);
+  const idleMaxProcesses = maxProcesses.value;
+  const dirs = resolveSandboxDirsOlderThan(inputs.sandboxDirsOlderThanMs, where.config, names.sandboxDirs);
   const stopTimeoutSeconds = inputs.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS;
   const cgroup = inputs.cgroupSamples ?? cgroupSamplesEnabled(where.env);
   const store = inputs.idleStore ?? new (await import('../adapters/state-file.js')).FileStateStore(idleStatePath(where.home));
@@ -106,7 +123,11 @@ export async function resolveRunSettings(inputs: RunInputs, where: RunContext): 
   return {
     thresholdSeconds: threshold, lifetimeSeconds, olderThan: inputs.olderThanSeconds !== undefined, stopIdle, idleAfterSeconds,
     ...(idleMaxProcesses !== undefined ? { idleMaxProcesses } : {}), stopTimeoutSeconds, idle,
-    sandboxDirsOlderThanMs: resolveSandboxDirsOlderThan(inputs.sandboxDirsOlderThanMs, where.config, names.sandboxDirs),
+    sandboxDirsOlderThanMs: dirs.value,
+    sources: {
+      sandboxRoot: where.hermes.sandboxRoot, lifetimeSeconds: lifetime, dockerOrphanReaper: where.hermes.dockerOrphanReaper,
+      stopIdle: stopIdleSourced, idleMaxProcesses: { value: maxProcesses.value ?? null, source: maxProcesses.source }, sandboxDirsOlderThanMs: dirs,
+    },
   };
 }
 
@@ -134,17 +155,18 @@ export function envDuration(env: Record<string, string | undefined>, name: strin
  * `janitor.sandbox_dirs_older_than` in config.yaml (a duration such as `30d`, or a number of seconds), else null
  * (off). A value that does not parse is a usage error naming the file.
  */
-export function resolveSandboxDirsOlderThan(flagMs: number | undefined, config: HermesConfig, flagName: string): number | null {
+export function resolveSandboxDirsOlderThan(flagMs: number | undefined, config: HermesConfig, flagName: string): Sourced<number | null> {
   if (flagMs !== undefined) {
     if (!(Number.isFinite(flagMs) && flagMs > 0)) throw new UsageError(`${flagName} must be a duration > 0, got '${flagMs}'`);
-    return flagMs;
+    return { value: flagMs, source: flagName };
   }
   const cfg = usable(config, `pass ${flagName}`);
   const raw = cfg.get('janitor.sandbox_dirs_older_than');
-  if (raw === undefined || raw === null || raw === false) return null;
+  if (raw === undefined || raw === null || raw === false) return { value: null, source: 'default' };
+  const source = 'config.yaml janitor.sandbox_dirs_older_than';
   try {
-    if (typeof raw === 'number' && raw > 0) return raw * 1000;
-    if (typeof raw === 'string') return parseDuration(raw, 'janitor.sandbox_dirs_older_than');
+    if (typeof raw === 'number' && raw > 0) return { value: raw * 1000, source };
+    if (typeof raw === 'string') return { value: parseDuration(raw, 'janitor.sandbox_dirs_older_than'), source };
   } catch {
     /* reported below */
   }
@@ -154,59 +176,28 @@ export function resolveSandboxDirsOlderThan(flagMs: number | undefined, config: 
 }
 
 /** Where a setting came from, for messages. */
-export interface Resolved<T> {
-  value: T;
-  source: string;
-}
+export type Resolved<T> = Sourced<T>;
 
 /**
- * Terminal lifetime in seconds: `--lifetime`, else `$TERMINAL_LIFETIME_SECONDS`, else `terminal.lifetime_seconds`
- * in config.yaml, else 300. A bad environment or config value is a usage error naming where it came from.
+ * Terminal lifetime in seconds: `--lifetime` (or the library's option), else hermes' own (`hermes`: config.yaml,
+ * the managed and home `.env` files, the environment, 300; see `core/hermes-settings.ts`).
  */
-export function resolveLifetime(
-  flag: number | undefined,
-  env: Record<string, string | undefined>,
-  config: HermesConfig,
-  flagName = '--lifetime',
-): Resolved<number> {
+export function resolveLifetime(flag: number | undefined, hermes: Sourced<number>, flagName = '--lifetime'): Resolved<number> {
   if (flag !== undefined) {
     if (!Number.isSafeInteger(flag) || flag < 0) throw new UsageError(`${flagName} must be a whole number of seconds >= 0, got '${flag}'`);
     return { value: flag, source: flagName };
   }
-  const fromEnv = env[ENV_LIFETIME];
-  if (fromEnv !== undefined && fromEnv.trim() !== '') {
-    try {
-      return { value: parseWholeNumber(fromEnv, ENV_LIFETIME), source: ENV_LIFETIME };
-    } catch (err) {
-      throw new UsageError(`${(err as ValueError).message}: fix or unset ${ENV_LIFETIME}`);
-    }
-  }
-  const cfg = usable(config, `pass ${flagName}`);
-  const raw = cfg.get('terminal.lifetime_seconds');
-  if (raw === undefined || raw === null) return { value: DEFAULT_LIFETIME_SECONDS, source: 'default' };
-  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(n) || n < 0) {
-    throw new UsageError(
-      `terminal.lifetime_seconds in ${cfg.file} must be a whole number of seconds >= 0, got '${String(raw)}': fix the file or pass ${flagName}`,
-    );
-  }
-  return { value: n, source: cfg.file };
+  return hermes;
 }
 
 /**
- * The reaper's disable switch: `TERMINAL_DOCKER_ORPHAN_REAPER` set to a non-empty value other than true/1/yes
- * disables it; when unset or empty, `terminal.docker_orphan_reaper: false` in config.yaml does.
- * Returns the reason when disabled, else null.
+ * The reaper's disable switch: hermes' `TERMINAL_DOCKER_ORPHAN_REAPER` (from wherever hermes takes it, config.yaml's
+ * `terminal.docker_orphan_reaper` included) set to a non-empty value other than true/1/yes. Returns the reason when
+ * disabled (the setting's source), else null.
  */
-export function reaperDisabled(env: Record<string, string | undefined>, config: HermesConfig): string | null {
-  const v = env[ENV_REAPER_SWITCH];
-  if (v !== undefined && v !== '') {
-    return ['true', '1', 'yes'].includes(v.trim().toLowerCase()) ? null : `${ENV_REAPER_SWITCH}=${v}`;
-  }
-  const cfg = usable(config, `set ${ENV_REAPER_SWITCH}=true`);
-  const c = cfg.get('terminal.docker_orphan_reaper');
-  const off = c === false || (typeof c === 'string' && ['false', 'no', 'off', '0'].includes(c.trim().toLowerCase()));
-  return off ? `terminal.docker_orphan_reaper is false in ${cfg.file}` : null;
+export function reaperDisabled(hermes: HermesSettings): string | null {
+  const s = hermes.dockerOrphanReaper;
+  return s.value ? null : s.source;
 }
 
 /**
@@ -225,7 +216,7 @@ export function resolveStopIdle(
   const cfg = usable(config, 'pass --stop-idle or --no-stop-idle');
   const c = cfg.get('janitor.stop_idle');
   if (c === false || (typeof c === 'string' && ['false', 'no', 'off', '0'].includes(c.trim().toLowerCase()))) {
-    return { value: false, source: `janitor.stop_idle in ${cfg.file}` };
+    return { value: false, source: 'config.yaml janitor.stop_idle' };
   }
   if (customSelector) return { value: false, source: '--label (add --stop-idle to stop idle containers)' };
   return { value: true, source: 'default' };
@@ -245,14 +236,14 @@ export function resolveIdleMaxProcesses(
   }
   const cfg = usable(config, 'pass --idle-max-processes');
   const raw = cfg.get('janitor.idle_max_processes');
-  if (raw === undefined || raw === null) return { value: undefined, source: 'default (init and command)' };
+  if (raw === undefined || raw === null) return { value: undefined, source: 'default' };
   const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isSafeInteger(n) || n < 1) {
     throw new UsageError(
       `janitor.idle_max_processes in ${cfg.file} must be a whole number >= 1, got '${String(raw)}': fix the file or pass --idle-max-processes`,
     );
   }
-  return { value: n, source: `janitor.idle_max_processes in ${cfg.file}` };
+  return { value: n, source: 'config.yaml janitor.idle_max_processes' };
 }
 
 /**

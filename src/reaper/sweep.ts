@@ -49,6 +49,10 @@ export interface KeptEntry extends SweepEntry {
 /** A running container stopped (or, in a dry run, that would be) by the idle rule. */
 export interface StoppedEntry extends SweepEntry {
   idleSeconds: number;
+  /** Seconds the stop let the sandbox exit on SIGTERM before the engine's SIGKILL (`--stop-timeout`, cut to what the run had left). */
+  graceSeconds?: number;
+  /** The stop ended in the engine's SIGKILL (exit code 137 after it): the sandbox ignored SIGTERM for the grace. */
+  killed?: boolean;
 }
 export interface FailedEntry extends SweepEntry {
   error: string;
@@ -81,6 +85,17 @@ export interface SweepRequest {
   ids?: string[];
   /** The idle rule: observe running containers (and, in `reap`, stop idle ones). Omitted: running ones are not sampled. */
   idle?: IdleOptions;
+  /**
+   * When the run's deadline (`signal`) falls, in `Date.now()` ms: each stop's grace before the engine's SIGKILL is cut
+   * to what is left of the run minus `KILL_MARGIN_SECONDS` (`core/policy.ts` `stopGrace`), so a sandbox that ignores
+   * SIGTERM is still killed, and the stop answered, within the run.
+   */
+  deadlineMs?: number;
+  /**
+   * `--all-profiles`: each profile's own threshold (from the lifetime in its own home's files), by the value of its
+   * `hermes-profile` label; a container of a profile not listed is judged by `thresholdSeconds`.
+   */
+  thresholdByProfile?: Readonly<Record<string, number>>;
 }
 
 /** The idle rule's settings for a sweep. */

@@ -112,6 +112,8 @@ export interface StatusRequest {
   discoveryError?: string;
   connect: (endpoints: EngineEndpoint[]) => Promise<EngineClient[]>;
   thresholdSeconds: number;
+  /** `--all-profiles`: each profile's own threshold (`SweepRequest.thresholdByProfile`). */
+  thresholdByProfile?: Record<string, number>;
   asOf: Date;
   now: Date;
   concurrency: number;
@@ -291,6 +293,7 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     const across = await acrossEngines(live, (engine) =>
       list({
         engine, selection: req.selection, thresholdSeconds: req.thresholdSeconds, asOf: req.asOf, concurrency: req.concurrency,
+        ...(req.thresholdByProfile ? { thresholdByProfile: req.thresholdByProfile } : {}),
         ...(req.signal ? { signal: req.signal } : {}), ...(req.idle ? { idle: req.idle } : {}),
       }),
     );

@@ -17,6 +17,8 @@ const SCAN_CONCURRENCY = 4;
 export interface SandboxDirsDetail {
   /** `TERMINAL_SANDBOX_DIR`, or `home` (`<home>/sandboxes`). */
   from: SandboxRoot['from'];
+  /** Where the root came from (`SandboxRoot.source`). */
+  source?: string;
   /** How many task directories some container uses; null when unknown. */
   used: number | null;
   /** Directories that could not be read: the sizes are at least the ones shown, those directories' last change unknown. */
@@ -46,7 +48,7 @@ export async function surveySandboxDirs(
   unreachable: readonly string[],
   signal?: AbortSignal,
 ): Promise<SandboxDirsStatus> {
-  const detail: SandboxDirsDetail = { from: root.from, used: null, unreadable: [], notEntered: [], usageUnknown: null, error: null };
+  const detail: SandboxDirsDetail = { from: root.from, source: root.source, used: null, unreadable: [], notEntered: [], usageUnknown: null, error: null };
   let listing: TaskDirListing;
   try {
     listing = await listTaskDirs(root);

@@ -113,7 +113,6 @@ export class EngineWatcher {
   private readonly heartbeatMs: number;
   private readonly batchSize: number;
   private readonly retryFailedMs: number;
-  private readonly idle: IdleTracking | null;
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private checking: Promise<void> | null = null;
@@ -139,7 +138,11 @@ export class EngineWatcher {
     this.heartbeatMs = deps.heartbeatMs ?? 30_000;
     this.batchSize = deps.batchSize ?? 100;
     this.retryFailedMs = deps.retryFailedMs ?? DEFAULT_RETRY_FAILED_MS;
-    this.idle = idleTracking(policy);
+  }
+
+  /** The idle rule as the tracker needs it, from the policy as it stands (`watch` reloads hermes' settings). */
+  private get idle(): IdleTracking | null {
+    return idleTracking(this.policy);
   }
 
   get host(): string {

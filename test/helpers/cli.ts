@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,6 +41,18 @@ export function hasSetpriv(): boolean {
   return spawnSync('setpriv', ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
+let managedDir: string | undefined;
+/** An empty directory standing for hermes' managed directory (made once per test process, removed at its exit). */
+export function emptyManagedDir(): string {
+  if (managedDir === undefined) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'hj-managed-'));
+    chmodSync(dir, 0o755); // also for the runs as nobody
+    managedDir = dir;
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return managedDir;
+}
+
 /** Spawns `node bin/hermes-janitor.js ARGS` and collects what a user would see. */
 export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
@@ -48,6 +60,9 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
   if (process.env.DOCKER_HOST && !('DOCKER_HOST' in (opts.env ?? {}))) env.DOCKER_HOST = process.env.DOCKER_HOST;
   for (const [k, v] of Object.entries(opts.env ?? {})) if (v !== undefined) env[k] = v;
   if (!('HOME' in env)) env.HOME = os.tmpdir();
+  // Never the machine's /etc/hermes: an empty managed directory unless a test names one (hermes' own suite does
+  // the same under pytest, managed_scope._under_pytest).
+  if (!('HERMES_MANAGED_DIR' in (opts.env ?? {}))) env.HERMES_MANAGED_DIR = emptyManagedDir();
   let command = process.execPath;
   let argv = [opts.bin ?? BIN, ...args];
   if (opts.unprivileged && process.getuid?.() === 0) {

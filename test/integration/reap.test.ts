@@ -104,7 +104,7 @@ describe('reap and list against the real engine', () => {
     for (const r of out.removed) assert.equal(r.profile, fx.profile);
   });
 
-  it('reads the lifetime from config.yaml when neither flag nor environment sets it', async () => {
+  it('reads the lifetime from config.yaml, which wins over the environment (hermes bridges its terminal keys last)', async () => {
     const cfgHome = path.join(home.dir, 'cfg', 'profiles', fx.profile);
     mkdirSync(cfgHome, { recursive: true });
     writeFileSync(path.join(cfgHome, 'config.yaml'), 'terminal:\n  lifetime_seconds: 30\n');
@@ -116,7 +116,7 @@ describe('reap and list against the real engine', () => {
     assert.equal(out.thresholdSeconds, 120, 'lifetime 30 counts as 60');
     assert.deepEqual(ids(out.removed), [id]);
     const viaEnv = await runCli(['reap', '--json', '--dry-run'], { env: { ...env, HERMES_HOME: cfgHome, TERMINAL_LIFETIME_SECONDS: '400' } });
-    assert.equal((JSON.parse(viaEnv.stdout) as ReapJson).thresholdSeconds, 800, 'the environment wins over config.yaml');
+    assert.equal((JSON.parse(viaEnv.stdout) as ReapJson).thresholdSeconds, 120, 'config.yaml wins over the environment, as in hermes');
   });
 
   it('two reap processes racing over the same orphans remove every one, without failures', async () => {
@@ -176,11 +176,17 @@ describe('reap and list against the real engine', () => {
     writeFileSync(path.join(cfgHome, 'config.yaml'), 'terminal:\n  docker_orphan_reaper: false\n');
     const byConfig = await runCli(['reap', '--home', cfgHome, '--profile', fx.profile, '--as-of', asOf], { env });
     assert.equal(byConfig.code, 0);
-    assert.match(byConfig.stderr, /disabled by terminal.docker_orphan_reaper/);
-    const enabled = await runCli(['reap', '--json', '--dry-run', '--home', cfgHome, '--profile', fx.profile, '--as-of', asOf], {
+    assert.match(byConfig.stderr, /disabled by config.yaml terminal.docker_orphan_reaper/);
+    const stillOff = await runCli(['reap', '--json', '--dry-run', '--home', cfgHome, '--profile', fx.profile, '--as-of', asOf], {
       env: { ...env, TERMINAL_DOCKER_ORPHAN_REAPER: 'Yes' },
     });
-    assert.ok(ids((JSON.parse(enabled.stdout) as ReapJson).removed).includes(id), 'the environment overrides config.yaml');
+    assert.equal((JSON.parse(stillOff.stdout) as { disabled: boolean }).disabled, true, 'config.yaml overrides the environment');
+    writeFileSync(path.join(cfgHome, '.env'), 'TERMINAL_DOCKER_ORPHAN_REAPER=Yes\n');
+    writeFileSync(path.join(cfgHome, 'config.yaml'), 'janitor: {}\n');
+    const enabled = await runCli(['reap', '--json', '--dry-run', '--home', cfgHome, '--profile', fx.profile, '--as-of', asOf], {
+      env: { ...env, TERMINAL_DOCKER_ORPHAN_REAPER: 'false' },
+    });
+    assert.ok(ids((JSON.parse(enabled.stdout) as ReapJson).removed).includes(id), '<home>/.env overrides the environment');
     assert.ok((await fx.remaining()).includes(id));
     const listed = await runCli(['list', '--json', '--profile', fx.profile], { env: { ...env, TERMINAL_DOCKER_ORPHAN_REAPER: 'false' } });
     assert.equal(listed.code, 0, 'list still works when reap is disabled');

@@ -3,6 +3,7 @@
  * symlinks never followed), and the removal pass against the engine simulator (engines injected, clock injected).
  * The real engine, tmpfs mounts and unprivileged runs are in test/integration/sandbox-dirs.test.ts.
  */
+import { resolveHermesSettings } from '../../src/core/hermes-settings.js';
 import assert from 'node:assert/strict';
 import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, renameSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -26,10 +27,12 @@ const DAY = 86_400_000;
 
 describe('sandbox roots and what "used" means (pure)', () => {
   it('the root is $TERMINAL_SANDBOX_DIR when set and not empty (relative to the working directory), else <home>/sandboxes', () => {
-    assert.deepEqual(sandboxRoot('/h/.hermes', {}, '/w'), { root: '/h/.hermes/sandboxes', from: 'home' });
-    assert.deepEqual(sandboxRoot('/h/.hermes', { TERMINAL_SANDBOX_DIR: '' }, '/w'), { root: '/h/.hermes/sandboxes', from: 'home' });
-    assert.deepEqual(sandboxRoot('/h/.hermes', { TERMINAL_SANDBOX_DIR: '/srv/sb/' }, '/w'), { root: '/srv/sb', from: 'TERMINAL_SANDBOX_DIR' });
-    assert.deepEqual(sandboxRoot('/h/.hermes', { TERMINAL_SANDBOX_DIR: 'sb' }, '/w'), { root: '/w/sb', from: 'TERMINAL_SANDBOX_DIR' });
+    const rootOf = (env: Record<string, string>) =>
+      sandboxRoot(resolveHermesSettings({ home: '/h/.hermes', cwd: '/w', env, dotenv: null, managedDotenv: null, config: null, managedConfig: null }).sandboxRoot, '/h/.hermes');
+    assert.deepEqual(rootOf({}), { root: '/h/.hermes/sandboxes', from: 'home', source: 'default' });
+    assert.deepEqual(rootOf({ TERMINAL_SANDBOX_DIR: '' }), { root: '/h/.hermes/sandboxes', from: 'home', source: 'env TERMINAL_SANDBOX_DIR' });
+    assert.deepEqual(rootOf({ TERMINAL_SANDBOX_DIR: '/srv/sb/' }), { root: '/srv/sb', from: 'TERMINAL_SANDBOX_DIR', source: 'env TERMINAL_SANDBOX_DIR' });
+    assert.deepEqual(rootOf({ TERMINAL_SANDBOX_DIR: 'sb' }), { root: '/w/sb', from: 'TERMINAL_SANDBOX_DIR', source: 'env TERMINAL_SANDBOX_DIR' });
   });
 
   it('mount sources are compared as normalised absolute paths, by whole components', () => {

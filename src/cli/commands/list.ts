@@ -37,14 +37,14 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   addEngineOptions(cmd).action(
     action(state, async (opts: EngineCommandOptions & { wide?: boolean }, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
-      const config = await loadHomeConfig(targets.home);
+      const config = await loadHomeConfig(targets.home, ctx);
       const policy = await resolvePolicy(opts, ctx, config, targets);
 
       const signal = timeoutSignal(opts);
       limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
       await discoverTargets(targets, opts, ctx);
       const engines = await connectEngines(targets.endpoints);
-      await listSightings({ config, home: targets.home.home, selection: targets.selection, ctx, signal }, engines);
+      await listSightings({ config: config.config, home: targets.home.home, selection: targets.selection, ctx, signal }, engines);
       const reporter = chooseListReporter(ctx, opts);
       const progress = await startProgress(ctx, outputFormat(opts) === 'text', 'Inspecting');
       const across = await acrossEngines(engines, (engine) =>
@@ -52,6 +52,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
           engine,
           selection: targets.selection,
           thresholdSeconds: policy.thresholdSeconds,
+          ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
           asOf: policy.asOf,
           concurrency: opts.concurrency,
           idle: policy.idle,

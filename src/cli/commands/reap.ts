@@ -19,10 +19,10 @@ import { type KeptEntry, type ReapResult, type SweepEntry, reap } from '../../re
 import { resolveEngines, stampKey } from '../../adapters/docker-context.js';
 import {
   type ActionOptions, type EngineCommandOptions, type EngineTargets, type RunPolicy, addActionOptions, addEngineOptions, connectEngines, discoverTargets,
-  loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
+  checkStopTimeout, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
-import { type SandboxDirsStep, checkSandboxRoot, runSandboxDirsStep } from '../sandbox-dirs-step.js';
+import { type SandboxDirsStep, checkSandboxRoot, runSandboxDirsStep, uniqueRoots } from '../sandbox-dirs-step.js';
 import type { ImagesReport, ImagesStep } from '../images-step.js';
 import { type ImageSettings, resolveImageSettings } from '../../reaper/image-settings.js';
 import type { HermesConfig } from '../../adapters/config.js';
@@ -178,6 +178,8 @@ interface ReapRun {
   keepVolumes: boolean;
   dryRun: boolean;
   signal: AbortSignal | undefined;
+  /** When `signal` fires (`Date.now()` ms): stops are cut to fit (`SweepRequest.deadlineMs`). */
+  deadlineMs: number | undefined;
   reporter: Reporter;
   /** The sandbox-directory step after the sweep (removal and/or measure), or null when neither is asked for. */
   sandboxDirs: Omit<SandboxDirsStep, 'now' | 'signal' | 'dryRun'> | null;
@@ -187,6 +189,7 @@ interface ReapRun {
 
 async function runReap(opts: ReapOptions, command: Command, ctx: Context, record: RunRecord): Promise<number> {
   checkCombinations(opts);
+  checkStopTimeout(opts, command);
   const reporter = await chooseReporter(ctx, opts);
   const targets = resolveTargets(command, opts, ctx);
   const plan = opts.plan ? await applyPlanTargets(opts, command, ctx, targets) : undefined;
@@ -204,24 +207,25 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     reporter.notice({ kind: 'background', pid: pid ?? null, log: logFile(home.home) });
     return ExitCode.OK;
   }
-  const config = await loadHomeConfig(home);
-  const disabled = reaperDisabled(ctx.env, config);
+  const files = await loadHomeConfig(home, ctx);
+  const disabled = reaperDisabled(files.hermes);
   if (disabled) {
     reporter.notice({ kind: 'disabled', reason: `reaper disabled by ${disabled}`, what: 'nothing done' });
     return ExitCode.OK;
   }
-  const policy = await resolvePolicy(plan ? withPlan(opts, plan) : opts, ctx, config, targets);
+  const policy = await resolvePolicy(plan ? withPlan(opts, plan) : opts, ctx, files, targets);
   const keepVolumes = Boolean(opts.keepVolumes || (plan?.keepVolumes && command.getOptionValueSource('keepVolumes') !== 'cli'));
   const sandboxDirs = await sandboxDirsOf(opts, plan, policy, { ctx, home: home.home, measure: record.measureSandboxDirs });
   const signal = timeoutSignal(opts);
-  const imageSettings = imageSettingsOf(opts, plan, config);
+  const imageSettings = imageSettingsOf(opts, plan, files.config);
   const images = imageSettings
     ? await (await import('../images-step.js')).imagesStepFor(imageSettings, home.home, {
         selection, dryRun: Boolean(opts.dryRun), now: () => ctx.now(), signal,
       })
     : null;
   const run: ReapRun = {
-    opts, ctx, targets, plan, policy, keepVolumes, dryRun: Boolean(opts.dryRun), signal, reporter, sandboxDirs, images,
+    opts, ctx, targets, plan, policy, keepVolumes, dryRun: Boolean(opts.dryRun), signal,
+    deadlineMs: opts.timeout > 0 ? Date.now() + opts.timeout : undefined, reporter, sandboxDirs, images,
   };
   record.attempted = true;
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
@@ -260,9 +264,12 @@ async function sandboxDirsOf(
   }
   const olderThanMs = plan ? null : policy.sandboxDirsOlderThanMs;
   if (olderThanMs === null && !where.measure) return null;
-  const root = sandboxRoot(where.home, where.ctx.env, where.ctx.cwd);
-  if (olderThanMs !== null) await checkSandboxRoot(root);
-  return { root, olderThanMs, gauges: where.measure };
+  // --all-profiles: every profile's root as well (each resolved from its own home), each directory once.
+  const roots = uniqueRoots([
+    sandboxRoot(policy.sources.sandboxRoot, where.home), ...policy.profiles.map((p) => sandboxRoot(p.hermes.sandboxRoot, p.home)),
+  ]);
+  if (olderThanMs !== null) for (const root of roots) await checkSandboxRoot(root);
+  return { roots, olderThanMs, gauges: where.measure };
 }
 
 /** The image budget of this run (flags, else config.yaml), or null when off. A plan lists containers only. */
@@ -295,9 +302,11 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
   const across = await acrossEngines(engines, (engine) =>
     reap({
       engine, selection: targets.selection, thresholdSeconds: policy.thresholdSeconds, asOf: policy.asOf, concurrency: opts.concurrency,
+      ...(policy.thresholdByProfile && !plan ? { thresholdByProfile: policy.thresholdByProfile } : {}),
       dryRun, keepVolumes: run.keepVolumes, idle: policy.idle,
       ...(plan ? { onlyIds: new Set(planned(plan).filter((c) => c.host === engine.host).map((c) => c.id)) } : {}),
       ...(run.signal ? { signal: run.signal } : {}),
+      ...(run.deadlineMs !== undefined ? { deadlineMs: run.deadlineMs } : {}),
       onEvent: (ev) => reporter.sweepEvent(ev),
     }),
   );

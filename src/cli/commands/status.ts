@@ -3,9 +3,11 @@ import type { IdleOptions } from '../../reaper/sweep.js';
 import type { Context } from '../../context.js';
 import { ExitCode, errorMessage } from '../../errors.js';
 import { UP_TO_DAYS, ago, agoSeconds } from '../../core/ages.js';
-import { sandboxRoot, shownPath } from '../../core/sandbox-dirs.js';
+import { rootOrigin, sandboxRoot, shownPath } from '../../core/sandbox-dirs.js';
 import { diskSize } from '../../core/sizes.js';
 import type { StatusReport } from '../../status/gather.js';
+import type { SettingSources } from '../../reaper/settings.js';
+import type { HermesSettings } from '../../core/hermes-settings.js';
 import {
   type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
@@ -26,10 +28,10 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   addEngineOptions(cmd, { output: false }).action(
     action(state, async (opts: EngineCommandOptions, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
-      const config = await loadHomeConfig(targets.home);
-      const policy = await resolvePolicy(opts, ctx, config, targets);
+      const files = await loadHomeConfig(targets.home, ctx);
+      const policy = await resolvePolicy(opts, ctx, files, targets);
       const { resolveImageSettings } = await import('../../reaper/image-settings.js');
-      const imagesBudget = resolveImageSettings({}, config)?.budget ?? null;
+      const imagesBudget = resolveImageSettings({}, files.config)?.budget ?? null;
       const signal = timeoutSignal(opts);
       let discoveryError: string | undefined;
       try {
@@ -50,6 +52,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         ...(discoveryError ? { discoveryError } : {}),
         connect: connectEngines,
         thresholdSeconds: policy.thresholdSeconds,
+        ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
         asOf: policy.asOf,
         now: ctx.now(),
         concurrency: opts.concurrency,
@@ -57,15 +60,41 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         env: ctx.env,
         ...(maxStopBlocks !== undefined ? { maxStopBlocks } : {}),
         idle: await readOnlyIdle(policy.idle),
-        sandboxRoot: sandboxRoot(targets.home.home, ctx.env, ctx.cwd),
+        sandboxRoot: sandboxRoot(policy.sources.sandboxRoot, targets.home.home),
         imagesBudget,
       });
       for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
-      if (opts.json) writeJson(ctx, report);
-      else ctx.stdout.write(render(report, ctx.now()));
+      const profiles = policy.profiles.map((p) => ({ profile: p.profile, home: p.home, settings: p.hermes }));
+      if (opts.json) writeJson(ctx, { ...report, settings: policy.sources, ...(opts.allProfiles ? { profiles } : {}) });
+      else ctx.stdout.write(render(report, ctx.now(), policy.sources) + renderProfiles(profiles));
       return report.exitCode === 0 ? ExitCode.OK : report.exitCode === 1 ? ExitCode.FAILED : ExitCode.ENGINE;
     }),
   );
+}
+
+/** `--all-profiles`: each profile's hermes settings, from its own home. */
+function renderProfiles(profiles: Array<{ profile: string; home: string; settings: HermesSettings }>): string {
+  if (!profiles.length) return '';
+  const out = ['Profiles (each from its own home)'];
+  for (const { profile, home, settings: s } of profiles) {
+    out.push(`  ${profile} (${home}): sandbox root ${s.sandboxRoot.value} (${s.sandboxRoot.source}), lifetime ${s.lifetimeSeconds.value} s (${s.lifetimeSeconds.source})`);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+/** Each setting read from hermes' files, the environment or a flag, and where its value came from. */
+export function renderSettings(s: SettingSources): string[] {
+  const row = (name: string, value: string, source: string) => `  ${name}: ${value} (${source})`;
+  const dirs = s.sandboxDirsOlderThanMs.value;
+  return [
+    'Settings (value, then where it came from)',
+    row('sandbox root', s.sandboxRoot.value, s.sandboxRoot.source),
+    row('lifetime', `${s.lifetimeSeconds.value} s`, s.lifetimeSeconds.source),
+    row('hermes orphan reaper switch', s.dockerOrphanReaper.value ? 'on' : 'off (the janitor does not reap)', s.dockerOrphanReaper.source),
+    row('stop idle sandboxes', s.stopIdle.value ? 'yes' : 'no', s.stopIdle.source),
+    row('idle max processes', s.idleMaxProcesses.value === null ? 'init and command' : String(s.idleMaxProcesses.value), s.idleMaxProcesses.source),
+    row('remove sandbox dirs unchanged for', dirs === null ? 'never' : `${dirs / 1000} s`, s.sandboxDirsOlderThanMs.source),
+  ];
 }
 
 const size = diskSize;
@@ -74,7 +103,7 @@ const size = diskSize;
 function renderSandboxes(r: StatusReport, now: Date): string[] {
   const s = r.sandboxDirs;
   const d = r.sandboxDirsDetail;
-  const out = [`Sandboxes (${s.root}${d.from === 'TERMINAL_SANDBOX_DIR' ? ', from TERMINAL_SANDBOX_DIR' : ''})`];
+  const out = [`Sandboxes (${s.root}${d.from === 'TERMINAL_SANDBOX_DIR' ? `, from ${rootOrigin({ root: s.root, from: d.from, ...(d.source ? { source: d.source } : {}) })}` : ''})`];
   if (d.error || s.count === null || s.bytes === null) return [...out, `  unknown: ${d.error ?? 'not measured'}`];
   out.push(`  ${s.count} task ${s.count === 1 ? 'directory' : 'directories'}, ${size(s.bytes)} on disk`);
   if (s.unused === null || s.unusedBytes === null) out.push(`  used by no container: unknown (${d.usageUnknown ?? 'no engine answered'})`);
@@ -107,7 +136,7 @@ const groups = (m: Record<string, number>) =>
     .join(', ');
 
 /** The text report: one section per part, then what needs attention; ages as of the report's instant (`now`). */
-export function render(r: StatusReport, now: Date): string {
+export function render(r: StatusReport, now: Date, settings?: SettingSources): string {
   const out: string[] = [];
   out.push('Engines');
   for (const e of r.engines) {
@@ -148,6 +177,7 @@ export function render(r: StatusReport, now: Date): string {
   if (log.lastRun) out.push(`    last background run: ${log.lastRun.startedAt} ${log.lastRun.completed ? 'completed' : 'no summary line'}`);
   out.push(...renderSandboxes(r, now));
   out.push(...renderImages(r, now));
+  if (settings) out.push(...renderSettings(settings));
   const b = r.breakers;
   out.push('Breakers');
   out.push(

@@ -6,11 +6,12 @@ import { ExitCode, UsageError, errorMessage } from '../../errors.js';
 import { reaperDisabled, sandboxDirsEvery } from '../../reaper/settings.js';
 import type { EngineClient } from '../../adapters/engine.js';
 import { sandboxRoot } from '../../core/sandbox-dirs.js';
-import type { WatchEvent } from '../../watch/engine-watcher.js';
+import type { WatchEvent, WatchPolicy } from '../../watch/engine-watcher.js';
+import { type SettingsFollower, followSettings, settingsSignature } from '../watch-settings.js';
 import type { WatchMetrics } from '../../watch/metrics.js';
 import {
   type ActionOptions, type EngineCommandOptions, type EngineTargets, type RunPolicy, addActionOptions, addEngineOptions, connectEngines,
-  discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets,
+  checkStopTimeout, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
 import { checkSandboxRoot, runSandboxDirsStep } from '../sandbox-dirs-step.js';
@@ -60,6 +61,10 @@ interface WatchRun {
   stopping: AbortSignal;
   /** The image budget (`--images-over`, `janitor.images_over`), or null when off. */
   images: ImageSettings | null;
+  /** `settingsSignature` of hermes' files, taken before `policy` was resolved from them. */
+  baseline: string;
+  /** Follows hermes' files (`watch-settings.ts`): `policy` is replaced when they change. */
+  follower?: SettingsFollower;
 }
 
 async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Promise<number> {
@@ -68,18 +73,20 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
   const reporter = await chooseReporter(ctx, opts);
   const targets = resolveTargets(command, opts, ctx);
-  const config = await loadHomeConfig(targets.home);
-  const policy = await resolvePolicy(opts, ctx, config, targets);
-  const disabled = reaperDisabled(ctx.env, config);
+  const baseline = await settingsSignature(targets.home.home, ctx.env); // before reading: a change meanwhile is seen
+  const files = await loadHomeConfig(targets.home, ctx);
+  const policy = await resolvePolicy(opts, ctx, files, targets);
+  const disabled = reaperDisabled(files.hermes);
   if (disabled) {
     reporter.notice({ kind: 'disabled', reason: `reaper disabled by ${disabled}`, what: 'not watching' });
     return ExitCode.OK;
   }
   const sweepTimeoutMs = command.getOptionValueSource('timeout') === 'cli' ? opts.timeout : 0;
+  if (sweepTimeoutMs > 0) checkStopTimeout(opts, command);
   const sandboxDirsEveryMs = sandboxDirsEvery(ctx.env);
-  const images = resolveImageSettings({ imagesOver: opts.imagesOver, allImages: opts.allImages, imagesMinAgeMs: opts.imagesMinAge, keepImage: opts.keepImage }, config);
+  const images = resolveImageSettings({ imagesOver: opts.imagesOver, allImages: opts.allImages, imagesMinAgeMs: opts.imagesMinAge, keepImage: opts.keepImage }, files.config);
   // A sandbox root that is not a directory is bad input: exit 2 before anything is watched, locked or removed.
-  if (policy.sandboxDirsOlderThanMs !== null) await checkSandboxRoot(sandboxRoot(targets.home.home, ctx.env, ctx.cwd));
+  if (policy.sandboxDirsOlderThanMs !== null) await checkSandboxRoot(sandboxRoot(policy.sources.sandboxRoot, targets.home.home));
   await discoverTargets(targets, opts, ctx);
 
   // Stop on SIGTERM/SIGINT: no new work at once, in-flight requests get a grace period.
@@ -92,7 +99,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   const run: WatchRun = {
-    opts, ctx, targets, policy, dryRun: Boolean(opts.dryRun), sweepTimeoutMs, sandboxDirsEveryMs, reporter, stopping: stopping.signal, images,
+    opts, ctx, targets, policy, baseline, dryRun: Boolean(opts.dryRun), sweepTimeoutMs, sandboxDirsEveryMs, reporter, stopping: stopping.signal, images,
   };
   let locks: HeldLock[] = [];
   try {
@@ -123,12 +130,13 @@ async function scheduleSandboxDirs(
 ): Promise<{ stop(): Promise<void> } | null> {
   const olderThanMs = run.policy.sandboxDirsOlderThanMs;
   if (olderThanMs === null && !metrics) return null;
-  const root = sandboxRoot(run.targets.home.home, run.ctx.env, run.ctx.cwd); // checked by runWatch before anything started
   let current: Promise<void> = Promise.resolve();
   const check = async () => {
+    await run.follower?.check(); // hermes' files as they are now (the root may have moved)
+    const root = sandboxRoot(run.policy.sources.sandboxRoot, run.targets.home.home); // checked by runWatch before anything started
     const answers = service.watchers.map((w) => ({ engine: w.engine, answered: w.state === 'connected', ...(w.state === 'connected' ? {} : { error: `not connected (${w.state})` }) }));
     const { result, gauges } = await runSandboxDirsStep(
-      { root, olderThanMs, dryRun: run.dryRun, now: () => run.ctx.now(), signal: run.stopping, gauges: Boolean(metrics) }, answers,
+      { roots: [root], olderThanMs, dryRun: run.dryRun, now: () => run.ctx.now(), signal: run.stopping, gauges: Boolean(metrics) }, answers,
     );
     if (result && !run.stopping.aborted) run.reporter.sandboxDirsPass(result, run.dryRun);
     if (gauges) metrics?.setSandboxDirs(gauges);
@@ -179,12 +187,13 @@ async function serve(run: WatchRun): Promise<number> {
   const images = await startImages(run, metrics);
   const byHost = new Map(engines.map((e) => [e.host, e]));
   const { WatchService } = await import('../../watch/service.js');
+  const watchPolicy: WatchPolicy = {
+    selection, thresholdSeconds: policy.thresholdSeconds, concurrency: opts.concurrency, dryRun: run.dryRun, sweepTimeoutMs: run.sweepTimeoutMs,
+    idle: policy.idle, keepVolumes: Boolean(opts.keepVolumes),
+  };
   const service = new WatchService(
     engines,
-    {
-      selection, thresholdSeconds: policy.thresholdSeconds, concurrency: opts.concurrency, dryRun: run.dryRun, sweepTimeoutMs: run.sweepTimeoutMs,
-      idle: policy.idle, keepVolumes: Boolean(opts.keepVolumes),
-    },
+    watchPolicy,
     (ev: WatchEvent) => {
       metrics?.observe(ev);
       if (images && ev.type === 'event') images.onEvent(byHost.get(ev.host)!, ev.event);
@@ -208,6 +217,12 @@ async function serve(run: WatchRun): Promise<number> {
       kind: 'started', hosts: engines.map((e) => e.host), thresholdSeconds: policy.thresholdSeconds, profile: selection.profile,
       dryRun: run.dryRun, stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds, pid: process.pid,
     });
+    // hermes' files changed: the watchers judge by the new threshold and idle rule from their next sweep or check.
+    run.follower = followSettings(run, (next) => {
+      run.policy = next;
+      watchPolicy.thresholdSeconds = next.thresholdSeconds;
+      watchPolicy.idle = next.idle;
+    }, (n) => reporter.notice(n));
     const done = service.run();
     const dirs = await scheduleSandboxDirs(run, service, metrics);
     images?.start(
@@ -215,6 +230,7 @@ async function serve(run: WatchRun): Promise<number> {
       () => service.healthy,
     );
     if (!run.stopping.aborted) await new Promise<void>((r) => run.stopping.addEventListener('abort', () => r(), { once: true }));
+    run.follower.stop();
     await dirs?.stop();
     await images?.stop();
     await service.stop();

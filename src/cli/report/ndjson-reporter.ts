@@ -70,6 +70,8 @@ export class NdjsonReporter implements Reporter {
         return this.emit('stopping', { signal: n.signal });
       case 'shutdown':
         return this.emit('shutdown', { tracked: n.tracked });
+      case 'settings':
+        return this.emit('settings', { changes: n.changes, ...(n.problem ? { problem: n.problem } : {}) });
     }
   }
 

@@ -32,7 +32,12 @@ export type Notice =
       idleAfterSeconds: number; pid: number;
     }
   | { kind: 'stopping'; signal: NodeJS.Signals }
-  | { kind: 'shutdown'; tracked: number };
+  | { kind: 'shutdown'; tracked: number }
+  /**
+   * `watch`: hermes' files changed (or SIGHUP): the settings that changed (`changes`, each `name: old (source) ->
+   * new (source)`), or why the files were not taken (`problem`: the last good settings stay).
+   */
+  | { kind: 'settings'; changes: string[]; problem?: string };
 
 /** `watch`: an image marked used by a container's event. */
 export interface ImageUseNotice {

@@ -77,6 +77,8 @@ export class TextReporter implements Reporter {
         return this.line(`stopping (${n.signal})`);
       case 'shutdown':
         return this.line(`stopped (${n.tracked} container(s) were awaiting their deadline)`);
+      case 'settings':
+        return this.line(n.problem ? `settings not reloaded: ${n.problem}; keeping the last good ones` : `settings reloaded: ${n.changes.join('; ') || 'unchanged'}`, true);
     }
   }
 
