@@ -3,8 +3,9 @@
  * demand: a stream cut mid-event, duplicated and out-of-order events, an event for a container already gone.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { after, describe, it } from 'node:test';
-import { tempDir } from '../helpers/cli.js';
+import { BIN, REPO, tempDir } from '../helpers/cli.js';
 import { EngineSimulator, rfc3339Nano } from '../helpers/engine-simulator.js';
 import { WatchProcess, type WatchLine } from '../helpers/watch-process.js';
 
@@ -124,6 +125,63 @@ describe('watch --dry-run and the idle rule (simulator)', () => {
     await sleep(2500);
     assert.equal(wouldStop().length, 2);
     assert.equal(sim.get(id)?.state, 'running', 'a dry run stops nothing');
+    assert.equal((await w.stop()).code, 0);
+  });
+});
+
+describe('watch --dry-run says "would" everywhere (simulator, built CLI, text output)', () => {
+  it('its start line, each container line and the sweep summary say would remove / would stop; nothing says removed', async () => {
+    const profile = `watch-dry-words-${Math.random().toString(36).slice(2, 8)}`;
+    const labels = { 'hermes-agent': '1', 'hermes-profile': profile };
+    const sim = await EngineSimulator.start({
+      recordRemovals: true,
+      bulk: [{ count: 2, labels, finishedAt: '2020-01-01T00:00:00Z' }],
+      containers: [{ labels, state: 'running', startedAt: rfc3339Nano(new Date(Date.now() - 3600_000)) }],
+    });
+    cleanups.push(() => sim.close());
+    const child = spawn(process.execPath, [BIN, 'watch', '--dry-run', '--host', sim.host, '--home', home.dir, '--profile', profile, '--idle-after', '1s'], {
+      cwd: REPO, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', HOME: home.dir }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    cleanups.push(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'));
+    let out = '';
+    let err = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const closed = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    // Waited for: the first sweep's summary line, and the idle sandbox's line (a second sample, at its idle check).
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no sweep summary; stdout: ${out}; stderr: ${err}`)), 20_000);
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        out += d;
+        if (/ swept \S+: .*\n/.test(out) && / Would stop .*\n/.test(out)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.on('close', () => reject(new Error(`watch exited; stdout: ${out}; stderr: ${err}`)));
+    });
+    child.kill('SIGTERM');
+    assert.equal(await closed, 0, err);
+    const lines = out.trimEnd().split('\n');
+    assert.match(lines[0]!, /watching .*would stop sandboxes idle 1 s.*, dry run\)$/);
+    assert.equal(lines.filter((l) => / Would remove [0-9a-f]{12} /.test(l)).length, 2, out);
+    assert.equal(lines.filter((l) => / Would stop [0-9a-f]{12} /.test(l)).length, 1, out);
+    assert.match(out, / swept \S+: would remove 2, would stop 0, kept 1, failed 0;/);
+    assert.doesNotMatch(out, /\b(removed|stopped) \d|\b[Rr]emoved [0-9a-f]{12}\b|\b[Ss]topped [0-9a-f]{12}\b/, 'a dry run line says it acted');
+    assert.equal(sim.removals.length, 0);
+  });
+
+  it('NDJSON: the sweep event carries dryRun: true (its removed and stopped count what would be)', async () => {
+    const profile = `watch-dry-json-${Math.random().toString(36).slice(2, 8)}`;
+    const sim = await EngineSimulator.start({ bulk: [{ count: 2, labels: { 'hermes-agent': '1', 'hermes-profile': profile }, finishedAt: '2020-01-01T00:00:00Z' }] });
+    cleanups.push(() => sim.close());
+    const w = WatchProcess.start(['--dry-run', '--host', sim.host, '--home', home.dir, '--profile', profile]);
+    cleanups.push(() => w.kill());
+    await w.waitFor('sweep', (ls) => ls.some((l) => l.event === 'sweep'));
+    const sweep = w.events('sweep')[0]!;
+    assert.equal(sweep.dryRun, true);
+    assert.equal(sweep.removed, 2);
+    assert.equal(w.events('would-remove').length, 2);
+    assert.equal(w.events('removed').length, 0);
     assert.equal((await w.stop()).code, 0);
   });
 });
