@@ -1,7 +1,8 @@
 /**
  * The library leaves its host alone: a host program (a separate node process, importing the built package by its
  * name as a user would) runs a sweep against the engine simulator, and the modules dockerode also loads (ssh2,
- * tar-fs, the BuildKit gRPC stack, .dockerignore) look to it exactly as they look to a fresh Node process: same
+ * tar-fs, the BuildKit gRPC stack, .dockerignore), and dockerode and docker-modem themselves, look to it exactly as
+ * they look to a fresh Node process: same
  * exports, same types, real classes that subclass. Both orders: the library first, and the host's modules first
  * (which must then stay the very objects the host loaded). No V8 flag is set, and the require cache is as it was.
  */
@@ -16,7 +17,7 @@ import { promisify } from 'node:util';
 import { EngineSimulator } from '../helpers/engine-simulator.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const MODULES = ['ssh2', 'tar-fs', '@grpc/grpc-js', '@grpc/proto-loader', '@balena/dockerignore'];
+const MODULES = ['ssh2', 'tar-fs', '@grpc/grpc-js', '@grpc/proto-loader', '@balena/dockerignore', 'dockerode', 'docker-modem'];
 const execFileP = promisify(execFile);
 const OLD = '2020-01-01T00:00:00Z';
 
