@@ -2,9 +2,9 @@
  * The library leaves its host alone: a host program (a separate node process, importing the built package by its
  * name as a user would) runs a sweep against the engine simulator, and the modules dockerode also loads (ssh2,
  * tar-fs, the BuildKit gRPC stack, .dockerignore), and dockerode and docker-modem themselves, look to it exactly as
- * they look to a fresh Node process: same
- * exports, same types, real classes that subclass. Both orders: the library first, and the host's modules first
- * (which must then stay the very objects the host loaded). No V8 flag is set, and the require cache is as it was.
+ * they look to a fresh Node process: same exports, same types, real classes that subclass. Both orders: the library
+ * first, and the host's modules first (which must then stay the very objects the host loaded). No V8 flag is set,
+ * and the require cache is as it was.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
