@@ -64,8 +64,10 @@ describe('docker context SkipTLSVerify', { skip: skipUnless(NO_OPENSSL) }, () =>
     port = (front.address() as AddressInfo).port;
   });
   after(async () => {
-    await new Promise((r) => front?.close(r));
-    front?.closeAllConnections();
+    if (front) {
+      front.closeAllConnections();
+      await new Promise((r) => front.close(r));
+    }
     await sim?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
