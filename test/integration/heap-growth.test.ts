@@ -58,7 +58,7 @@ describe('the CLI heap-growth flag on a sweep', () => {
     sim = await EngineSimulator.start({ bulk: [{ count: 5000, labels: { 'hermes-agent': '1', 'hermes-profile': PROFILE }, finishedAt: '2020-01-01T00:00:00Z' }] });
   });
   after(async () => {
-    await sim.close();
+    await sim?.close();
     tmp.cleanup();
   });
 

@@ -23,7 +23,7 @@ describe('a hermes home that is not a directory', () => {
     sim = await EngineSimulator.start({ bulk: [{ count: 2, labels: { 'hermes-agent': '1', 'hermes-profile': 'custom' }, finishedAt: '2020-01-01T00:00:00Z' }] });
   });
   after(async () => {
-    await sim.close();
+    await sim?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
