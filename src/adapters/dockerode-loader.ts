@@ -19,7 +19,7 @@
  * (other builds running): `loadDockerode()` 41-47 ms, as before it (41-46 ms), against 229-297 ms for a plain
  * `require('dockerode')`.
  */
-import https from 'node:https';
+import type { Agent } from 'node:https';
 import { createRequire } from 'node:module';
 import type Dockerode from 'dockerode';
 import type Modem from 'docker-modem';
@@ -107,9 +107,13 @@ function defer(req: NodeJS.Require, file: string, members?: readonly string[]): 
   req.cache[file] = { id: file, filename: file, loaded: true, exports, children: [], paths: [] } as unknown as NodeJS.Module;
 }
 
-let unverified: https.Agent | undefined;
-/** One keep-alive https agent that does not verify the engine's certificate (client certificates still go). */
-function unverifiedAgent(): https.Agent {
+let unverified: Agent | undefined;
+/**
+ * One keep-alive https agent that does not verify the engine's certificate (client certificates still go). node:https
+ * is loaded here, for such an engine only (docker-modem loads it too, but later than this module).
+ */
+function unverifiedAgent(): Agent {
+  const https = createRequire(import.meta.url)('node:https') as typeof import('node:https');
   unverified ??= new https.Agent({ keepAlive: true, rejectUnauthorized: false });
   return unverified;
 }
