@@ -38,13 +38,15 @@ async function startJob(id: string, seconds: number): Promise<void> {
 }
 
 /**
- * Waits until `sleep N` runs in the sandbox (the engine's process list, `docker top`, shows it): a job's command, or
- * the sandbox's own. From then on the sandbox holds it, and its process count can be taken.
+ * Waits until `sleep N` runs in the sandbox (a process whose command line is that, read from the sandbox's /proc: the
+ * engine's `top` fails on Podman's compat API here): a job's command, or the sandbox's own. From then on the sandbox
+ * holds it, and its process count can be taken.
  */
 async function jobStarted(id: string, seconds: number, timeoutMs = 15_000): Promise<void> {
+  const cmdlines = 'for f in /proc/[0-9]*/cmdline; do busybox tr "\\0" " " < "$f"; echo; done';
   await until(id, `sleep ${seconds}`, async () => {
-    const top = await docker(['top', id]).catch((err: Error) => err.message);
-    return { done: new RegExp(`\\bsleep ${seconds}\\s*$`, 'm').test(top), seen: `docker top:\n${top}` };
+    const procs = await docker(['exec', id, 'sh', '-c', cmdlines]).catch((err: Error) => err.message);
+    return { done: new RegExp(`^sleep ${seconds} ?$`, 'm').test(procs), seen: `processes:\n${procs}` };
   }, timeoutMs);
 }
 
