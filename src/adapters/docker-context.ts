@@ -43,13 +43,19 @@ export function contextEndpoint(name: string, env: Record<string, string | undef
     throw new UsageError(`docker context '${name}' has no Endpoints.docker.Host: fix it with 'docker context update ${name} --docker host=...'`);
   }
   const tlsDir = path.join(dir, 'contexts', 'tls', digest, 'docker');
+  const skipVerify = meta.Endpoints?.docker?.SkipTLSVerify === true;
   // A context's own TLS material replaces DOCKER_TLS_VERIFY / DOCKER_CERT_PATH (an ssh agent is still the run's).
   const endpoint = parseEngineUrl(host, { SSH_AUTH_SOCK: env.SSH_AUTH_SOCK }, homedir);
-  if (endpoint.protocol === 'http' && existsSync(tlsDir)) {
+  const hasTlsDir = existsSync(tlsDir);
+  // As the docker CLI: TLS when the context has TLS material or skips verification (then with no material at all).
+  if (endpoint.protocol === 'http' && (hasTlsDir || skipVerify)) {
     endpoint.protocol = 'https';
-    endpoint.tlsDir = tlsDir;
-    endpoint.tlsVerify = meta.Endpoints?.docker?.SkipTLSVerify !== true;
     if (!new URL(host).port) endpoint.port = 2376;
+  }
+  if (endpoint.protocol === 'https') {
+    if (hasTlsDir) endpoint.tlsDir = tlsDir;
+    else delete endpoint.tlsDir; // never the run's DOCKER_CERT_PATH or ~/.docker: a context's TLS is its own
+    endpoint.tlsVerify = !skipVerify;
   }
   return { ...endpoint, context: name };
 }

@@ -15,6 +15,10 @@ export interface EngineEndpoint {
   username?: string;
   /** TLS material directory (contents are read when connecting, never printed). */
   tlsDir?: string;
+  /**
+   * https only: false = TLS without verifying the engine's certificate (a docker context's `SkipTLSVerify: true`,
+   * as the docker CLI honours it); the client certificate, if any, is still sent.
+   */
   tlsVerify?: boolean;
   /** `ssh://` engines: the ssh agent's socket (`SSH_AUTH_SOCK` of the run's environment). */
   sshAgent?: string;
@@ -68,16 +72,17 @@ export function parseEngineUrl(rawGiven: string, env: Record<string, string | un
   }
   if (scheme === 'tcp' || scheme === 'http' || scheme === 'https') {
     const tlsEnv = env.DOCKER_TLS_VERIFY;
-    const tlsVerify = tlsEnv !== undefined && tlsEnv !== '' && tlsEnv !== '0';
-    const port = url.port ? Number(url.port) : scheme === 'https' || tlsVerify ? 2376 : 2375;
-    const https = scheme === 'https' || tlsVerify || (scheme === 'tcp' && port === 2376);
+    const tlsFromEnv = tlsEnv !== undefined && tlsEnv !== '' && tlsEnv !== '0';
+    const port = url.port ? Number(url.port) : scheme === 'https' || tlsFromEnv ? 2376 : 2375;
+    const https = scheme === 'https' || tlsFromEnv || (scheme === 'tcp' && port === 2376);
     const certDir = env.DOCKER_CERT_PATH || path.join(homedir, '.docker');
     return {
       host: raw.trim(),
       protocol: https ? 'https' : 'http',
       hostname: url.hostname.replace(/^\[|\]$/g, ''),
       port,
-      ...(https ? { tlsDir: certDir, tlsVerify } : {}),
+      // An address's TLS is always verified (only a docker context's SkipTLSVerify turns that off).
+      ...(https ? { tlsDir: certDir, tlsVerify: true } : {}),
     };
   }
   throw new UsageError(`invalid engine host '${raw}': unsupported scheme '${scheme}' (${fix})`);

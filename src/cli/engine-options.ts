@@ -13,7 +13,7 @@ import { ValueError } from '../core/parse-args.js';
 import { type Selection, selectionFrom } from '../core/selection.js';
 import { type RunSettings, resolveRunSettings } from '../reaper/settings.js';
 import { ACTION_OPTIONS, ENGINE_OPTIONS, OUTPUT_OPTIONS } from './engine-option-table.js';
-import { addOptions, homeFrom, optionsOnly } from './shared.js';
+import { addOptions, homeDirFrom, optionsOnly } from './shared.js';
 
 /** Options shared by `list` and `reap`. */
 export interface EngineCommandOptions {
@@ -80,7 +80,7 @@ export function resolveTargets(cmd: Command, opts: EngineCommandOptions, ctx: Co
   if (opts.json && opts.logFormat === 'json') {
     throw new UsageError('--json and --log-format json cannot be combined: pick one');
   }
-  const home = homeFrom(cmd, ctx);
+  const home = homeDirFrom(cmd, ctx);
   let selection: Selection;
   try {
     selection = selectionFrom({

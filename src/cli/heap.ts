@@ -22,6 +22,29 @@ import v8 from 'node:v8';
 /** Old-generation growth allowed between full collections, percent of the live size. */
 export const SWEEP_HEAP_GROWING_PERCENT = 25;
 
-export function limitHeapGrowth(percent = SWEEP_HEAP_GROWING_PERCENT): void {
+/**
+ * The V8 versions known to have `--heap-growing-percent` (major.minor, both ends included): from the one of Node 20
+ * (11.3, the floor) through 13.x (Node 24). V8 has no cheap way to ask whether it knows a flag (`node --v8-options`
+ * is a process start, 0.2-0.3 s here), and one it does not know makes `setFlagsFromString` print
+ * "Error: unrecognized flag" to stderr on every run; so the flag is set only for these versions, and another V8 runs
+ * with its own heap growth, silently. test/unit/heap.test.ts holds the range against the running V8's own flag list.
+ */
+export const HEAP_GROWING_PERCENT_V8 = { from: [11, 3], through: [13, Infinity] } as const;
+
+/** Whether the V8 of this version (`process.versions.v8`, e.g. `11.3.244.8-node.38`) is known to have the flag. */
+export function knowsHeapGrowingPercent(v8Version: string = process.versions.v8): boolean {
+  const [major, minor] = v8Version.split('.').map(Number) as [number, number];
+  if (!Number.isInteger(major) || !Number.isInteger(minor)) return false;
+  const at = (v: readonly [number, number]) => (major === v[0] ? Math.sign(minor - v[1]) : Math.sign(major - v[0]));
+  return at(HEAP_GROWING_PERCENT_V8.from) >= 0 && at(HEAP_GROWING_PERCENT_V8.through) <= 0;
+}
+
+/**
+ * For the CLI's own process only (never the library): sets `--heap-growing-percent` when this V8 is known to have
+ * it. Whether it was set.
+ */
+export function limitHeapGrowth(percent = SWEEP_HEAP_GROWING_PERCENT, v8Version: string = process.versions.v8): boolean {
+  if (!knowsHeapGrowingPercent(v8Version)) return false;
   v8.setFlagsFromString(`--heap-growing-percent=${percent}`);
+  return true;
 }

@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Context } from '../context.js';
-import { type HermesHome, resolveHermesHome } from '../core/hermes-home.js';
+import { homeDirectoryProblem } from '../adapters/home-directory.js';
+import { type HermesHome, homeSource, resolveHermesHome } from '../core/hermes-home.js';
 import { ValueError } from '../core/parse-args.js';
 import { UsageError } from '../errors.js';
 import { escapeControls } from '../util/escape-controls.js';
@@ -63,6 +64,18 @@ export function collect(value: string, previous: string[] | undefined): string[]
 export function homeFrom(cmd: Command, ctx: Context): HermesHome {
   const g = cmd.optsWithGlobals<{ home?: string; profile?: string }>();
   return resolveHermesHome({ home: g.home, profile: g.profile, env: ctx.env, homedir: ctx.homedir, cwd: ctx.cwd });
+}
+
+/**
+ * `homeFrom`, for the commands that read the home as a whole (`reap`, `list`, `watch`, `status`): a home that exists
+ * but is not a directory is a usage error (exit 2) naming it, not an empty home.
+ */
+export function homeDirFrom(cmd: Command, ctx: Context): HermesHome {
+  const home = homeFrom(cmd, ctx);
+  const g = cmd.optsWithGlobals<{ home?: string }>();
+  const problem = homeDirectoryProblem(home.home, homeSource({ home: g.home, env: ctx.env }));
+  if (problem) throw new UsageError(problem);
+  return home;
 }
 
 /**

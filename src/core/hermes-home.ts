@@ -73,6 +73,12 @@ function baseHome(inputs: HomeInputs): string {
   return envHome ? expand(envHome, inputs.homedir, cwd) : path.join(inputs.homedir, DEFAULT_HOME_DIRNAME);
 }
 
+/** Where the home came from, for a message about it: `--home`, `$HERMES_HOME` or the default `~/.hermes`. */
+export function homeSource(inputs: Pick<HomeInputs, 'home' | 'env'>): string {
+  if (inputs.home) return '--home';
+  return inputs.env[ENV_HERMES_HOME] ? `$${ENV_HERMES_HOME}` : `the default ~/${DEFAULT_HOME_DIRNAME}`;
+}
+
 /**
  * `resolveHermesHome(inputs).home`, without working out the root and profile name where `--profile` is not given:
  * the hooks need only the home, on every tool call.

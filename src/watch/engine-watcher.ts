@@ -36,6 +36,8 @@ export interface RunSummary {
   failed: number;
   durationMs: number;
   interrupted: boolean;
+  /** `watch --dry-run`: `removed` and `stopped` count what would have been. */
+  dryRun: boolean;
   warnings: string[];
   /** Per profile, as `reap --metrics-file` counts a run. */
   counts: EngineProfileCounts[];
@@ -233,7 +235,7 @@ export class EngineWatcher {
   private summary(r: ReapResult, startedMs: number): RunSummary {
     return {
       host: this.host, removed: r.removed.length, stopped: r.stopped.length, kept: r.kept.length, failed: r.failed.length,
-      durationMs: this.clock() - startedMs, interrupted: r.interrupted !== null, warnings: r.warnings,
+      durationMs: this.clock() - startedMs, interrupted: r.interrupted !== null, dryRun: this.policy.dryRun, warnings: r.warnings,
       counts: countsByEngineAndProfile([{ host: this.host, result: r }], this.policy.selection.profile, this.policy.dryRun),
     };
   }

@@ -1,15 +1,16 @@
 /**
  * What an integration test needs of the machine (root, unshare, setpriv, a private dockerd). Where it is missing the
- * test is skipped with the reason, except under `CI=true`: there a skipped integration test would let a run pass
+ * test is skipped with the reason, except under CI (`CI=true` or `CI=1`): there a skipped integration test would let a run pass
  * without proving what it names, so it fails with the reason instead (`.ci/run` installs and starts what they need).
  */
 import type { TestContext } from 'node:test';
 
-export const IN_CI = process.env.CI === 'true';
+/** CI=true (what CI sets) or CI=1 (what many CI systems and people set): either means CI. */
+export const IN_CI = process.env.CI === 'true' || process.env.CI === '1';
 
 /** The message of a precondition that fails under CI. */
 function ciFailure(reason: string): Error {
-  return new Error(`${reason}: under CI=true a skipped integration test fails the run; run it where this holds`);
+  return new Error(`${reason}: under CI (CI=${process.env.CI}) a skipped integration test fails the run; run it where this holds`);
 }
 
 /**

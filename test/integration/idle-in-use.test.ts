@@ -37,6 +37,32 @@ async function startJob(id: string, seconds: number): Promise<void> {
   await docker(['exec', id, 'sh', '-c', job]);
 }
 
+/**
+ * Waits until `sleep N` runs in the sandbox (a process whose command line is that, read from the sandbox's /proc: the
+ * engine's `top` fails on Podman's compat API here): a job's command, or the sandbox's own. From then on the sandbox
+ * holds it, and its process count can be taken.
+ */
+async function jobStarted(id: string, seconds: number, timeoutMs = 15_000): Promise<void> {
+  const cmdlines = 'for f in /proc/[0-9]*/cmdline; do busybox tr "\\0" " " < "$f"; echo; done';
+  await until(id, `sleep ${seconds}`, async () => {
+    const procs = await docker(['exec', id, 'sh', '-c', cmdlines]).catch((err: Error) => err.message);
+    return { done: new RegExp(`^sleep ${seconds} ?$`, 'm').test(procs), seen: `processes:\n${procs}` };
+  }, timeoutMs);
+}
+
+/** Polls `check` until it is done; throws with what it saw last after `timeoutMs`. */
+async function until(id: string, what: string, check: () => Promise<{ done: boolean; seen: string }>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let seen = '';
+  while (Date.now() < deadline) {
+    const r = await check();
+    if (r.done) return;
+    seen = r.seen;
+    await sleep(100);
+  }
+  throw new Error(`${what} in ${id.slice(0, 12)}: not within ${timeoutMs} ms; ${seen}`);
+}
+
 /** The job is still alive in its sandbox. */
 async function jobAlive(id: string): Promise<boolean> {
   return docker(['exec', id, 'sh', '-c', 'kill -0 "$(cat /tmp/hermes_bg_t.pid)" && echo alive'])
@@ -83,7 +109,7 @@ describe(`a sandbox holding a process of its own is in use, never stopped (${ENG
   it('keeps a sandbox with a quiet background job over several idle thresholds, and stops the bare one beside it', async () => {
     const [bare, withJob] = await Promise.all([fx.create({ state: 'running' }), fx.create({ state: 'running' })]);
     await startJob(withJob, 600);
-    await sleep(300);
+    await jobStarted(withJob, 600);
 
     const first = await list();
     const j = byId(first.containers, withJob)!;
@@ -116,8 +142,10 @@ describe(`a sandbox holding a process of its own is in use, never stopped (${ENG
 
   it('a sandbox whose job ended needs the whole idle threshold after it ended, then it is stopped', async () => {
     const id = await fx.create({ state: 'running' });
-    await startJob(id, 3);
+    // Six seconds: long enough to be seen running (docker top) and sampled in use on a busy machine.
+    await startJob(id, 6);
     const t0 = Date.now();
+    await jobStarted(id, 6);
     assert.equal(byId((await list()).containers, id)!.idleReason, 'in-use');
     await jobEnded(id);
     // Idle for long on every counter, but only now without the job: the proof starts at this sample.
@@ -137,7 +165,7 @@ describe(`a sandbox holding a process of its own is in use, never stopped (${ENG
   it('--idle-max-processes (and janitor.idle_max_processes) lets a selection hold more and still be idle; bad values exit 2', async () => {
     const id = await fx.create({ state: 'running' });
     await startJob(id, 600);
-    await sleep(300);
+    await jobStarted(id, 600);
     assert.equal(byId((await list(['--idle-max-processes', '10'])).containers, id)!.idleReason, 'observing');
     await sleep(WAIT_MS);
     // Through config.yaml: the count is under the limit, so the proof holds.
@@ -166,8 +194,12 @@ describe(`a sandbox holding a process of its own is in use, never stopped (${ENG
       fx.create({ state: 'running', init: false }),
       fx.create({ state: 'running', init: false, cmd: ['sh', '-c', 'sleep 0.2 & exec sleep 3600'] }),
     ]);
-    await sleep(800);
-    assert.match(await docker(['exec', withZombie, 'sh', '-c', 'busybox grep -l "^State:.*Z" /proc/[0-9]*/status || true']), /status/, 'a zombie is there');
+    // The zombie appears when the shell's short child ends (0.2 s): waited for in the sandbox's /proc.
+    await until(withZombie, 'a zombie', async () => {
+      const found = await docker(['exec', withZombie, 'sh', '-c', 'busybox grep -l "^State:.*Z" /proc/[0-9]*/status || true']);
+      return { done: /status/.test(found), seen: found };
+    });
+    await jobStarted(alone, 3600);
     const first = await list();
     assert.equal(byId(first.containers, alone)!.processes, 1);
     // The exec above left nothing behind, but the zombie is counted (the pids controller counts it until reaped).
@@ -190,7 +222,7 @@ describe(`a sandbox holding a process of its own is in use, never stopped (${ENG
     try {
       for (const [extraEnv, expected] of [[{}, ['/json']], [{ HERMES_JANITOR_CGROUP_SAMPLES: 'false' }, ['/json', '/stats']]] as const) {
         const id = await fx.create({ state: 'running' });
-        await sleep(300);
+        await jobStarted(id, 3600); // its command runs: the first sample counts its processes
         assert.equal((await runCli(['reap', '--json', ...via], { env })).code, 0);
         await sleep(WAIT_MS);
         const proved = await runCli(['list', '--json', ...via], { env });

@@ -3,7 +3,7 @@
  * are proved again at apply. Runs the built CLI against the engine simulator.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runCli, tempDir } from '../helpers/cli.js';
@@ -47,6 +47,33 @@ describe('reap plans (simulator)', () => {
     assert.equal(out.removed.length, 1);
     assert.equal(sim.size, 1, 'the excluded container stays');
     assert.equal(sim.get(sim.ids()[0]!)?.labels.late, '1');
+  });
+
+  it('no plan is written when an engine did not answer, cut the list off, or the run timed out: exit 3, one line', async () => {
+    const answers = await start({ containers: [{ labels: LABELS, finishedAt: OLD }] });
+    const down = await start({ containers: [{ labels: LABELS, finishedAt: OLD }] });
+    await down.goDown();
+    const cut = await start({ bulk: [{ count: 50, labels: LABELS, finishedAt: OLD }], faults: { dropListMidBody: true } });
+    const hangs = await start({ containers: [{ labels: LABELS, finishedAt: OLD }], faults: { hang: true } });
+    const cases: Array<[string, string[], RegExp]> = [
+      ['an engine down', ['--host', answers.host, '--host', down.host], /did not answer \(cannot reach the engine/],
+      ['a list cut off', ['--host', answers.host, '--host', cut.host], /engine unix:\S+ did not answer/],
+      ['a timeout', ['--host', hangs.host, '--timeout', '1s'], /the dry run timed out after --timeout 1s/],
+    ];
+    for (const [what, hosts, why] of cases) {
+      for (const json of [[], ['--json']]) {
+        const plan = path.join(home.dir, `incomplete-${what.replace(/ /g, '-')}${json.length ? '-json' : ''}.json`);
+        const res = await runCli(['reap', '--dry-run', ...hosts, '--profile', PROFILE, '--lifetime', '0', ...json, '--plan-out', plan], { env });
+        assert.equal(res.code, 3, `${what}: ${res.stderr}`);
+        assert.equal(res.stdout, '', what);
+        const lines = res.stderr.trimEnd().split('\n');
+        assert.equal(lines.length, 1, `${what}: ${res.stderr}`);
+        assert.match(lines[0]!, new RegExp(`^hermes-janitor: no plan written to ${plan.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: `), what);
+        assert.match(lines[0]!, why, what);
+        assert.equal(existsSync(plan), false, `${what}: a plan was written`);
+      }
+    }
+    assert.equal(answers.size, 1, 'a dry run removes nothing');
   });
 
   it("a plan's stops are re-proved at apply: one that did something since is not stopped", async () => {

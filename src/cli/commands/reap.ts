@@ -317,7 +317,10 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
   if (plan) kept.push(...plannedButGone(run, across, [removed, stopped, kept, failed].flat()));
   kept.sort(byHostAndName);
   await recordSweep(run, across);
-  if (opts.planOut) await writePlan(run, engines.map((e) => e.host), { removed, stopped });
+  if (opts.planOut) {
+    refuseIncompletePlan(run, across);
+    await writePlan(run, engines.map((e) => e.host), { removed, stopped });
+  }
   const dirs = run.sandboxDirs
     ? await runSandboxDirsStep(
         { ...run.sandboxDirs, dryRun, now: () => run.ctx.now(), signal: run.signal },
@@ -388,6 +391,18 @@ async function recordSweep(run: ReapRun, across: AcrossEngines<ReapResult>): Pro
       });
     }),
   );
+}
+
+/**
+ * A plan is made only from a dry run that heard every engine to its end: one that an engine did not answer (or cut
+ * off), or that timed out, would list too little and look valid. Exit 3 with one line, and no file written.
+ */
+function refuseIncompletePlan(run: ReapRun, across: AcrossEngines<ReapResult>): void {
+  const silent = across.hosts.find((h) => !h.reachable);
+  const why = silent
+    ? `engine ${silent.host} did not answer (${silent.error ?? 'unknown error'})`
+    : across.timedOut ? `the dry run timed out after --timeout ${run.opts.timeout / 1000}s` : null;
+  if (why) throw new JanitorError(`no plan written to ${run.opts.planOut}: ${why}; make the plan again when every engine answers`, ExitCode.ENGINE);
 }
 
 /** `--plan-out FILE`: the exact ids the dry run would remove and stop, with engine, selection and policy. */

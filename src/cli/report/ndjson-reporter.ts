@@ -124,7 +124,7 @@ export class NdjsonReporter implements Reporter {
         for (const w of this.news.freshWarnings(ev.warnings)) this.emit('warning', { message: w });
         return this.emit('sweep', {
           host: ev.host, removed: ev.removed, stopped: ev.stopped, kept: ev.kept, failed: ev.failed, tracked: ev.tracked,
-          durationSeconds: ev.durationMs / 1000, interrupted: ev.interrupted, ...(ev.warnings.length ? { warnings: ev.warnings } : {}),
+          durationSeconds: ev.durationMs / 1000, interrupted: ev.interrupted, dryRun: ev.dryRun, ...(ev.warnings.length ? { warnings: ev.warnings } : {}),
         });
       case 'deadline-check':
         for (const w of this.news.freshWarnings(ev.warnings)) this.emit('warning', { message: w });

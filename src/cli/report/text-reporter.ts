@@ -70,7 +70,7 @@ export class TextReporter implements Reporter {
       case 'started': {
         this.showHost = n.hosts.length > 1;
         const scope = n.profile === null ? 'all profiles' : `profile ${n.profile}`;
-        const idle = n.stopIdle ? `stops sandboxes idle ${n.idleAfterSeconds} s` : 'idle sandboxes not stopped';
+        const idle = n.stopIdle ? `${n.dryRun ? 'would stop' : 'stops'} sandboxes idle ${n.idleAfterSeconds} s` : 'idle sandboxes not stopped';
         return this.line(`watching ${n.hosts.join(', ')} (threshold ${n.thresholdSeconds} s, ${idle}, ${scope}${n.dryRun ? ', dry run' : ''})`);
       }
       case 'stopping':
@@ -121,7 +121,8 @@ export class TextReporter implements Reporter {
         if (!this.quiet) for (const w of this.news.freshWarnings(ev.warnings)) this.ctx.stderr.write(`${this.ctx.now().toISOString()} warning: ${w}\n`);
         if (ev.type === 'sweep') {
           this.line(
-            `swept ${ev.host}: removed ${ev.removed}, stopped ${ev.stopped}, kept ${ev.kept}, failed ${ev.failed}; ` +
+            `swept ${ev.host}: ${ev.dryRun ? 'would remove' : 'removed'} ${ev.removed}, ${ev.dryRun ? 'would stop' : 'stopped'} ${ev.stopped}, ` +
+              `kept ${ev.kept}, failed ${ev.failed}; ` +
               `${ev.tracked} awaiting their deadline or idle check (${(ev.durationMs / 1000).toFixed(2)} s)`,
           );
         }
