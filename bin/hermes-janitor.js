@@ -61,9 +61,33 @@ const requireOnce = (function requireOnce(id) {
   return m;
 });
 
-function missingBuild(err) {
-  process.stderr.write(`hermes-janitor: cannot load the built CLI (${(err && (err.code || err.message)) || err}); run 'npm run build' first\n`);
+/**
+ * Whether argv is a hook an agent runs (`stop-hook` without a verb of its own, `tool-loop pre|post`): a hook's own
+ * failure must let the agent go on (exit 0, one warning line), where a command run by hand fails (exit 1). The
+ * full check, with the recording of the mistake, is the CLI's (src/cli/hook-invocation.ts); this one only runs when
+ * the CLI itself cannot run.
+ */
+function isHook(argv) {
+  if (argv.includes('--help') || argv.includes('-h')) return false;
+  if (argv.includes('stop-hook')) return !argv.some((a) => a === 'arm' || a === 'heartbeat' || a === 'disarm' || a === 'status');
+  return argv.includes('tool-loop') && (argv.includes('pre') || argv.includes('post'));
+}
+
+function missingBuild(err, argv) {
+  const why = `cannot load the built CLI (${(err && (err.code || err.message)) || err}); run 'npm run build' first`;
+  if (isHook(argv)) {
+    process.stderr.write(`hermes-janitor: warning: ${why}; the hook lets the agent go on\n`);
+    process.exit(0);
+  }
+  process.stderr.write(`hermes-janitor: ${why}\n`);
   process.exit(1);
+}
+
+/** A fault in a fast path (it has caught its own errors: this is a last resort). */
+function fastPathFault(err, argv) {
+  if (!isHook(argv)) throw err;
+  process.stderr.write(`hermes-janitor: warning: internal error: ${(err && err.message) || err}; the hook lets the agent go on\n`);
+  process.exit(0);
 }
 
 /**
@@ -85,9 +109,9 @@ const fastPath = (async function fastPath(argv) {
     try {
       fast = loadFastPath(name).exports;
     } catch (err) {
-      missingBuild(err);
+      missingBuild(err, argv);
     }
-    const code = await fast.runFastPath(argv);
+    const code = await fast.runFastPath(argv).catch((err) => fastPathFault(err, argv));
     if (code !== undefined) return code;
   }
   return undefined;
@@ -100,7 +124,7 @@ const run = (async function run(argv) {
   try {
     ({ main } = await import('../dist/cli/main.js'));
   } catch (err) {
-    missingBuild(err);
+    missingBuild(err, argv);
   }
   process.exit(await main(argv, undefined, { fastPathTried: true }));
 });

@@ -8,6 +8,8 @@ export interface StateRead {
   value: unknown;
   /** Why the value is undefined although a file is there (corrupt JSON, a symlink, unreadable). */
   problem?: string;
+  /** No file because something on its path that should be a directory is not one (ENOTDIR): a home that is a file. */
+  notDirectory?: true;
 }
 
 /** Whether a read found something: a value, or a file that is there but unusable (its `problem`). */
@@ -110,7 +112,8 @@ export class FileStateStore implements StateStore {
       }
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') return { value: undefined };
+      if (code === 'ENOENT') return { value: undefined };
+      if (code === 'ENOTDIR') return { value: undefined, notDirectory: true };
       if (code === 'ELOOP') return { value: undefined, problem: `${this.file} is a symlink; it is ignored and will be replaced` };
       throw err;
     }

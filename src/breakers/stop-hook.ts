@@ -55,6 +55,7 @@ export type StopHookWhy =
   | 'unusable-marker'
   | 'malformed-input'
   | 'save-failed'
+  | 'read-failed'
   | 'internal-error';
 
 /** The outcome of one Stop hook call. */
@@ -162,6 +163,7 @@ interface Stop {
 
 async function readMarker(store: StateStore): Promise<{ marker?: StopMarker; problem?: string }> {
   const read = await store.read();
+  if (read.notDirectory) throw new Error('something on its path is not a directory');
   if (read.value === undefined) return read.problem ? { problem: read.problem } : {};
   const parsed = parseMarker(read.value);
   return parsed.ok ? { marker: parsed.value } : { problem: `${parsed.problem} (${store.location})` };
@@ -221,7 +223,7 @@ async function decide(s: HookSettings, payload: StopHookInput): Promise<StopHook
     seen = await readMarker(s.store);
   } catch (err) {
     base.warnings.push(`cannot read the run marker ${s.store.location}: ${errorMessage(err)}; allowing the stop`);
-    return { action: 'allow', why: 'unusable-marker', ...base };
+    return { action: 'allow', why: 'read-failed', ...base };
   }
   if (seen.problem) return { action: 'allow', why: 'unusable-marker', ...base, warnings: [...base.warnings, `${seen.problem}; allowing the stop`] };
   // A first, lock-free look: a stop that changes nothing (no run, finished, a bystander) never touches the disk.

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command, CommanderError } from 'commander';
 import { type Context, processContext } from '../context.js';
 import { ENV_DEBUG } from '../defaults.js';
-import { JanitorError, errorMessage, ExitCode } from '../errors.js';
+import { JanitorError, UsageError, errorMessage, ExitCode } from '../errors.js';
 import { GLOBAL_OPTIONS, GLOBAL_VALUE_FLAGS } from './global-options.js';
 import { commanderFlags } from './option-table.js';
 import type { CommandModule, RunState } from './shared.js';
@@ -57,7 +57,10 @@ function readVersion(): string {
 
 type Commander = typeof import('commander');
 
-function buildProgram(ctx: Context, { Command }: Commander, exitCodesHelp: string): Command {
+/**
+ * `capture`: a hook's usage error is kept for its warning (hook-fail-open.ts) instead of printed as a usage error.
+ */
+function buildProgram(ctx: Context, { Command }: Commander, exitCodesHelp: string, capture?: (message: string) => void): Command {
   const program = new Command('hermes-janitor');
   program.description('Reaps orphaned hermes-agent containers and breaks agent loops.');
   for (const o of GLOBAL_OPTIONS) program.option(commanderFlags(o), o.description);
@@ -67,9 +70,12 @@ function buildProgram(ctx: Context, { Command }: Commander, exitCodesHelp: strin
     .configureOutput({
       writeOut: (s) => ctx.stdout.write(s),
       writeErr: (s) => ctx.stderr.write(s),
-      outputError: (s, write) =>
+      outputError: (s, write) => {
         // One line, always: commander puts its "(Did you mean ...?)" hint on a line of its own.
-        write(`hermes-janitor: ${s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')} (see 'hermes-janitor --help')\n`),
+        const line = s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ');
+        if (capture) capture(line);
+        else write(`hermes-janitor: ${line} (see 'hermes-janitor --help')\n`);
+      },
     })
     .addHelpText('after', `\n${exitCodesHelp}${docsLine('README.md')}`);
   return program;
@@ -85,6 +91,9 @@ export async function main(argv: string[], context?: Context, options: MainOptio
   const ctx = context ?? processContext(argv);
   const state: RunState = { exitCode: ExitCode.OK };
   let commander: Commander | undefined;
+  // A hook an agent runs fails open on its own usage errors (see hook-fail-open.ts); commander's message is kept for it.
+  const hook = argv.includes('stop-hook') || argv.includes('tool-loop') ? (await import('./hook-invocation.js')).hookInvocation(argv) : undefined;
+  let usage: string | undefined;
   try {
     const selected = findCommand(argv);
     if (!options.fastPathTried) {
@@ -92,7 +101,8 @@ export async function main(argv: string[], context?: Context, options: MainOptio
       if (code !== undefined) return code;
     }
     commander = await import('commander');
-    const program = buildProgram(ctx, commander, (await import('./shared.js')).EXIT_CODES_HELP);
+    const capture = hook ? (line: string) => void (usage = line) : undefined;
+    const program = buildProgram(ctx, commander, (await import('./shared.js')).EXIT_CODES_HELP, capture);
     if (argv.includes('--version') || argv.includes('-V')) program.version(readVersion(), '-V, --version');
     for (const entry of COMMANDS) {
       if (entry === selected) (await entry.load()).register(program, ctx, state);
@@ -105,8 +115,17 @@ export async function main(argv: string[], context?: Context, options: MainOptio
     await program.parseAsync(argv, { from: 'user' });
     return state.exitCode;
   } catch (err) {
+    const helpShown = commander && err instanceof commander.CommanderError && err.exitCode === 0;
+    if (hook && !helpShown) return hookFailed(argv, ctx, hook, err, usage);
     return report(err, ctx, commander?.CommanderError);
   }
+}
+
+/** A hook's own error: a usage error (commander's, or the command's) is a misconfigured hook; anything else internal. */
+async function hookFailed(argv: string[], ctx: Context, hook: string, err: unknown, usage: string | undefined): Promise<number> {
+  const what = usage !== undefined || err instanceof UsageError ? `hook misconfigured: ${usage ?? errorMessage(err)}` : `internal error: ${errorMessage(err)}`;
+  const [{ failOpen }, { hookHome }] = await Promise.all([import('./hook-fail-open.js'), import('./hook-invocation.js')]);
+  return failOpen(ctx, hook, what, hookHome(argv, ctx));
 }
 
 function report(err: unknown, ctx: Context, commanderError?: typeof CommanderError): number {

@@ -7,7 +7,8 @@ import type { Dialect } from '../core/hook-dialects.js';
 import { ENV_MAX_STOP_BLOCKS } from '../defaults.js';
 import { ExitCode, errorMessage } from '../errors.js';
 import { type Runners, get } from './hook-fast-path.js';
-import { createStopHook, defaultMarkerPath } from '../breakers/stop-hook.js';
+import { type StopHookWhy, createStopHook, defaultMarkerPath } from '../breakers/stop-hook.js';
+import { failOpen, ownErrorWhat } from './hook-fail-open.js';
 import { hookWarn, writeLine } from './hook-stdio.js';
 import { parseWholeNumber } from '../core/parse-args.js';
 import { COUNT_FLAG_MIN } from './hook-options.js';
@@ -44,6 +45,9 @@ export async function maxBlocksFromEnv(env: Context['env'], warnings: string[]):
   }
 }
 
+/** Decisions that failed open on the hook's own error rather than on its input (recorded for `status`). */
+const OWN_ERRORS: ReadonlySet<string> = new Set<StopHookWhy>(['save-failed', 'read-failed', 'internal-error']);
+
 /** The Stop hook: reads the input, decides, prints the answer in the input's dialect. Always returns 0. */
 export async function runStopHook(ctx: Context, run: StopHookRun): Promise<number> {
   const warnings: string[] = [];
@@ -58,7 +62,9 @@ export async function runStopHook(ctx: Context, run: StopHookRun): Promise<numbe
         ? { action: 'allow' as const, why: 'malformed-input' as const, warnings: [`${input.problem}; allowing the stop`] }
         : await hook.decide(input.payload as Parameters<typeof hook.decide>[0]);
     warnings.push(...result.warnings);
-    for (const w of warnings) hookWarn(ctx, `stop-hook: ${w}`);
+    // The hook's own error (its marker cannot be read or saved, a fault): one line, recorded for `status`.
+    if (OWN_ERRORS.has(result.why)) await failOpen(ctx, 'stop-hook', ownErrorWhat('stop-hook', warnings), run.home);
+    else for (const w of warnings) hookWarn(ctx, `stop-hook: ${w}`);
     const r = result as Partial<Awaited<ReturnType<typeof hook.decide>>>;
     if (run.json) {
       const doc = { hook: 'stop', action: result.action, why: result.why, output: r.output ?? null, marker, state: r.marker ?? null };
@@ -67,7 +73,7 @@ export async function runStopHook(ctx: Context, run: StopHookRun): Promise<numbe
       writeLine(ctx, r.output, false);
     }
   } catch (err) {
-    hookWarn(ctx, `stop-hook: internal error: ${errorMessage(err)}; allowing the stop`);
+    return failOpen(ctx, 'stop-hook', `internal error: ${errorMessage(err)}`, run.home);
   }
   return ExitCode.OK;
 }

@@ -7,7 +7,8 @@ import type { Context } from '../context.js';
 import type { Dialect } from '../core/hook-dialects.js';
 import { ExitCode, errorMessage } from '../errors.js';
 import { type Runners, get } from './hook-fast-path.js';
-import { createToolLoop, defaultToolLoopDir } from '../breakers/tool-loop.js';
+import { type ToolLoopWhy, createToolLoop, defaultToolLoopDir } from '../breakers/tool-loop.js';
+import { failOpen, ownErrorWhat } from './hook-fail-open.js';
 import { hookWarn, writeLine } from './hook-stdio.js';
 import { readInput } from './read-hook-input.js';
 
@@ -48,6 +49,9 @@ function describe(loop: Loop, event: 'pre' | 'post', r: Result): Record<string, 
   };
 }
 
+/** Decisions that failed open on the hook's own error rather than on its input (recorded for `status`). */
+const OWN_ERRORS: ReadonlySet<string> = new Set<ToolLoopWhy>(['state-error', 'internal-error']);
+
 /** A tool hook: reads the input, counts, prints a deny or failing answer when due. Returns 0, or 2 (see above). */
 export async function runToolLoopHook(ctx: Context, run: ToolLoopRun): Promise<number> {
   const name = `tool-loop ${run.event}`;
@@ -60,19 +64,22 @@ export async function runToolLoopHook(ctx: Context, run: ToolLoopRun): Promise<n
       input.problem !== undefined
         ? { action: 'allow', why: 'malformed-input', warnings: [`${input.problem}; the call is not counted`] }
         : await loop[run.event](input.payload as Parameters<Loop['pre']>[0]);
+    // The hook's own error (its history cannot be kept, a fault): one line, recorded for `status`.
+    const own = OWN_ERRORS.has(result.why);
+    if (own) await failOpen(ctx, name, ownErrorWhat(name, result.warnings), run.home);
     if (run.json) {
-      for (const w of result.warnings) hookWarn(ctx, `${name}: ${w}`);
+      if (!own) for (const w of result.warnings) hookWarn(ctx, `${name}: ${w}`);
       writeLine(ctx, describe(loop, run.event, result), true);
     } else if (result.exit) {
       // stderr is the answer the agent hands the model: only the reason goes there.
       ctx.stderr.write(`${result.exit.stderr}\n`);
       return ExitCode.HOOK_ANSWER;
     } else {
-      for (const w of result.warnings) hookWarn(ctx, `${name}: ${w}`);
+      if (!own) for (const w of result.warnings) hookWarn(ctx, `${name}: ${w}`);
       if (result.output) writeLine(ctx, result.output, false);
     }
   } catch (err) {
-    hookWarn(ctx, `${name}: internal error: ${errorMessage(err)}; the call is allowed`);
+    return failOpen(ctx, name, `internal error: ${errorMessage(err)}`, run.home);
   }
   return ExitCode.OK;
 }

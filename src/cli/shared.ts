@@ -23,9 +23,10 @@ export const EXIT_CODES_HELP = `Exit codes:
   status:     0 nothing needs attention; 1 something does; 2 usage error; 3 engine unreachable
   breakers:   0 proceed; 1 tripped (the caller should hold back); 2 usage error
               (internal and I/O errors fail open: exit 0 with a warning on stderr)
-  hooks:      0 (the answer, if any, on stdout); 2 usage error, or the answer itself where
-              the agent's only channel is exit 2 with the text on stderr (tool-loop post
-              for Copilot CLI's postToolUseFailure)`;
+  hooks:      0 (the answer, if any, on stdout), also on the hook's own errors (a bad flag or
+              value, a state file it cannot write: one warning, recorded for 'status');
+              2 only as the answer itself where the agent's only channel is exit 2 with the
+              text on stderr (tool-loop post for Copilot CLI's postToolUseFailure)`;
 
 /** Wraps a pure value parser as a commander option parser (one-line "invalid argument" errors, exit 2). */
 export function optionParser<T>(parse: (raw: string) => T): (raw: string) => T {

@@ -28,15 +28,18 @@ export function denyAnswer(dialect: Dialect, reason: string): HookAnswer {
   }
 }
 
-/** After a call: tell the model that a tool keeps failing (`event`: the event answered). */
+/**
+ * After a call: tell the model that a tool keeps failing (`event`: the event answered), in a form that adds the
+ * message and keeps the call's own output (its error text is what the model needs to change course).
+ */
 export function failingAnswer(dialect: Dialect, event: string, reason: string): HookAnswer | undefined {
   switch (dialect) {
     case 'claude':
-    case 'qwen':
-      if (event === 'PostToolUseFailure') return json({ hookSpecificOutput: { hookEventName: 'PostToolUseFailure', additionalContext: reason } });
-      return json({ decision: 'block', reason });
     case 'codex':
-      return json({ decision: 'block', reason });
+    case 'qwen':
+      // Added to what the model sees, never in place of the call's own output: Codex replaces a PostToolUse's
+      // output with a `decision: "block"` reason, and Qwen Code reads that decision as a blocking error.
+      return json({ hookSpecificOutput: { hookEventName: event === 'PostToolUseFailure' ? 'PostToolUseFailure' : 'PostToolUse', additionalContext: reason } });
     case 'gemini':
       return json({ hookSpecificOutput: { hookEventName: 'AfterTool', additionalContext: reason } });
     case 'copilot':

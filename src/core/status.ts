@@ -2,7 +2,7 @@
  * `status`, the pure part: container counts by verdict and rule from a `list` sweep, and what needs attention.
  * Verdicts and rules are taken as the sweep reports them, so new ones (stop, idle, never-started) are counted too.
  */
-import { agoSeconds } from './ages.js';
+import { ago, agoSeconds } from './ages.js';
 
 /** What status needs of one `list` entry (`rule`, `idleSeconds` are optional: older sweeps have none; `volumes`: the anonymous ones it holds, absent when none). */
 export interface StatusEntry {
@@ -108,6 +108,10 @@ export interface AttentionInput {
   toolLoopLooping: string[];
   /** The sandbox root cannot be used (not a directory, unreadable), or measuring it was cut short. */
   sandboxDirsProblem?: string | null;
+  /** Mistakes the hooks failed open on (core/hook-errors.ts), still remembered; their ages as of `now`. */
+  hookErrors?: ReadonlyArray<{ hook: string; what: string; count: number; lastSeen: string }>;
+  /** The instant of the report (default `asOf`). */
+  now?: Date;
 }
 
 /** One line per thing that needs a user's attention; empty when all is well. */
@@ -133,6 +137,9 @@ export function attention(a: AttentionInput): string[] {
     out.push(`stop-hook: ${a.stopHook.blocks} consecutive block(s) without progress (cap ${a.stopHook.maxBlocks}): the run is stalled`);
   }
   if (a.sandboxDirsProblem) out.push(`sandbox directories: ${a.sandboxDirsProblem}`);
+  for (const e of a.hookErrors ?? []) {
+    out.push(`${e.hook}: ${e.what} (seen ${e.count} time${e.count === 1 ? '' : 's'}, last ${ago(Date.parse(e.lastSeen), a.now ?? a.asOf)})`);
+  }
   if (a.toolLoopLooping.length) {
     out.push(`tool-loop: ${a.toolLoopLooping.length} session(s) looping (the next identical call or failure trips the breaker): ${a.toolLoopLooping.join(', ')}`);
   }

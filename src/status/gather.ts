@@ -13,6 +13,8 @@ import { loadRestartGuardSettings, restartGuardState, restartLoopStore } from '.
 import { createStopHook } from '../breakers/stop-hook.js';
 import { stuckSessionsStatus, stuckSessionsStore } from '../breakers/stuck-sessions.js';
 import { createToolLoop } from '../breakers/tool-loop.js';
+import { readHookErrors } from '../breakers/hook-errors.js';
+import type { HookErrorEntry } from '../core/hook-errors.js';
 import { type AttentionInput, type ContainerCounts, attention, countContainers, statusExitCode } from '../core/status.js';
 import { DEFAULT_SUSPEND_THRESHOLD } from '../core/stuck-sessions.js';
 import type { SandboxDirsSummary, SandboxRoot } from '../core/sandbox-dirs.js';
@@ -88,6 +90,8 @@ export interface StatusReport {
       maxBlocks: number;
       stalled: boolean;
       problem: string | null;
+      /** The stop hook's own mistakes it failed open on (a bad flag, a marker it cannot write), most recent first. */
+      hookErrors: HookErrorEntry[];
     };
     toolLoop: {
       location: string;
@@ -98,6 +102,8 @@ export interface StatusReport {
        * with the default thresholds. A trip itself resets the history, so this is what the state can show.
        */
       looping: string[];
+      /** The tool hooks' own mistakes they failed open on, most recent first. */
+      hookErrors: HookErrorEntry[];
     };
   };
   attention: string[];
@@ -245,6 +251,7 @@ async function breakers(home: string, now: Date, env: Record<string, string | un
     };
   });
   const blocks = st.marker?.blocks ?? 0;
+  const [stopErrors, loopErrors] = await Promise.all([readHookErrors(home, 'stop-hook', now), readHookErrors(home, 'tool-loop', now)]);
   return {
     restartGuard: {
       location: rg.location,
@@ -270,11 +277,13 @@ async function breakers(home: string, now: Date, env: Record<string, string | un
       maxBlocks: st.maxBlocks,
       stalled: st.armed && blocks >= st.maxBlocks,
       problem: st.problem ?? null,
+      hookErrors: stopErrors.errors,
     },
     toolLoop: {
       location: loop.location,
       sessions: loopRows,
       looping: loopRows.filter((r) => r.looping).map((r) => r.session ?? '?'),
+      hookErrors: loopErrors.errors,
     },
   };
 }
@@ -330,6 +339,8 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     stopHook: { stalled: brk.stopHook.stalled, blocks: brk.stopHook.blocks, maxBlocks: brk.stopHook.maxBlocks, problem: brk.stopHook.problem },
     toolLoopLooping: brk.toolLoop.looping,
     sandboxDirsProblem: sandboxes.detail.error,
+    hookErrors: [...brk.stopHook.hookErrors, ...brk.toolLoop.hookErrors],
+    now: req.now,
   };
   const lines = attention(facts);
   return {

@@ -125,3 +125,20 @@ export function assertUsageError(r: { code: number | null; stdout: string; stder
     else assert.match(r.stderr, n, ctx);
   }
 }
+
+/**
+ * A hook that failed open on its own mistake, as documented: exit 0, nothing on stdout (every dialect's "allow / no
+ * decision" answer), and stderr exactly one warning line `hermes-janitor: warning: ...` that names the mistake (each
+ * of `names`: a substring, or a pattern).
+ */
+export function assertFailsOpen(r: { code: number | null; stdout: string; stderr: string }, names: Array<string | RegExp>, what = ''): void {
+  const ctx = `${what ? `${what}: ` : ''}stderr ${JSON.stringify(r.stderr)}`;
+  assert.equal(r.code, 0, `exit ${r.code}; ${ctx}`);
+  assert.equal(r.stdout, '', ctx);
+  assert.match(r.stderr, /^hermes-janitor: warning: [^\n]+\n$/, `one line; ${ctx}`);
+  assert.doesNotMatch(r.stderr, /unexpected error|\n\s+at /, ctx);
+  for (const n of names) {
+    if (typeof n === 'string') assert.ok(r.stderr.includes(n), `names ${JSON.stringify(n)}; ${ctx}`);
+    else assert.match(r.stderr, n, ctx);
+  }
+}

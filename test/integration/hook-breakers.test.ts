@@ -8,7 +8,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, 
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { FIXTURES, type HookFixture } from '../fixtures/hook-dialects/index.js';
-import { BIN, REPO, assertUsageError, runCli, tempDir } from '../helpers/cli.js';
+import { BIN, REPO, assertFailsOpen, assertUsageError, runCli, tempDir } from '../helpers/cli.js';
 
 const tmp = tempDir('hj-hooks-');
 let n = 0;
@@ -163,12 +163,12 @@ describe('stop-hook (built CLI)', () => {
     assert.equal(readJson(markerFile(home)).remaining, 1);
   });
 
-  it('takes --max-blocks (>= 1, else exit 2) and HERMES_JANITOR_MAX_STOP_BLOCKS (invalid: warning, default 5)', async () => {
+  it('takes --max-blocks (>= 1, else a warning and the stop allowed) and HERMES_JANITOR_MAX_STOP_BLOCKS (invalid: warning, default 5)', async () => {
     const { home, env } = freshHome();
     await runCli(['stop-hook', 'arm', '--remaining', '2'], { env });
     for (const bad of ['0', '-1', 'x', '1.5']) {
       const r = await runCli(['stop-hook', '--max-blocks', bad], { env, input: stopPayload() });
-      assertUsageError(r, [`'${bad}'`, /--max-blocks must be a whole number >= 1/], bad);
+      assertFailsOpen(r, [`'${bad}'`, /stop-hook: hook misconfigured: .*--max-blocks must be a whole number >= 1.*; allowing the stop/], bad);
     }
     const viaEnv = { ...env, HERMES_JANITOR_MAX_STOP_BLOCKS: '1' };
     assert.equal((await runCli(['stop-hook'], { env: viaEnv, input: stopPayload() })).stdout, BLOCK(2));
@@ -196,9 +196,11 @@ describe('stop-hook (built CLI)', () => {
     assert.equal(readJson(markerFile(home)).blocks, 2);
     const json = await runCli(['stop-hook', '--json'], { env, input: '{}' });
     assert.equal(json.code, 0);
-    assertUsageError(await runCli(['stop-hook', 'bogus'], { env, input: stopPayload() }), ["unknown stop-hook verb 'bogus'"]);
+    // A word that is no verb is the hook, misconfigured: it fails open. The verbs, run by hand, keep usage errors.
+    assertFailsOpen(await runCli(['stop-hook', 'bogus'], { env, input: stopPayload() }), ["unknown stop-hook verb 'bogus'"]);
     assertUsageError(await runCli(['stop-hook', 'arm'], { env }), ["required option '--remaining"], '--remaining is required');
-    assertUsageError(await runCli(['--profile', '../x', 'stop-hook'], { env, input: stopPayload() }), ["invalid profile '../x'"]);
+    assertFailsOpen(await runCli(['--profile', '../x', 'stop-hook'], { env, input: stopPayload() }), ["invalid profile '../x'"]);
+    assertUsageError(await runCli(['--profile', '../x', 'stop-hook', 'status'], { env }), ["invalid profile '../x'"]);
     const help = await runCli(['stop-hook', '--help'], { env });
     assert.equal(help.code, 0);
     assert.match(help.stdout, /settings\.json/);
@@ -273,7 +275,7 @@ describe('tool-loop (built CLI)', () => {
     const status = JSON.parse((await runCli(['tool-loop', 'status', '--json', '--session', 'default'], { env })).stdout);
     assert.equal(status.sessions[0].session, 'default');
     assert.equal(status.sessions[0].state.streak, null);
-    assertUsageError(await runCli(['tool-loop', 'pre', '--threshold', '1'], { env, input: noSession }), ["'1'", '--threshold must be a whole number >= 2']);
+    assertFailsOpen(await runCli(['tool-loop', 'pre', '--threshold', '1'], { env, input: noSession }), ["'1'", '--threshold must be a whole number >= 2']);
     assert.equal(sessionFiles(home).length, 2);
   });
 
@@ -297,7 +299,8 @@ describe('tool-loop (built CLI)', () => {
     assert.equal((await post({ error: 'x' }, 'Read')).stdout, '', 'counted per tool');
     const blocked = await post({ error: { message: 'boom' } });
     assert.equal(blocked.code, 0);
-    assert.equal(blocked.stdout, '{"decision":"block","reason":"Bash failed 3 times in a row; change strategy"}\n');
+    // Added beside the call's own output (its error text), never in its place.
+    assert.equal(blocked.stdout, '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"Bash failed 3 times in a row; change strategy"}}\n');
     assert.equal((await post({ error: 'x' })).stdout, '', 'the count starts again');
   });
 
@@ -356,7 +359,7 @@ describe('tool-loop (built CLI)', () => {
     assert.match((await runCli(['tool-loop', 'status'], { env })).stdout, /no session histories/);
   });
 
-  it('prints a JSON document with --json, and rejects bad usage with exit 2', async () => {
+  it('prints a JSON document with --json; bad usage by hand is exit 2, a misconfigured hook fails open', async () => {
     const { env } = freshHome();
     const r = JSON.parse((await runCli(['tool-loop', 'pre', '--json'], { env, input: prePayload() })).stdout);
     assert.equal(r.action, 'allow');
@@ -364,9 +367,10 @@ describe('tool-loop (built CLI)', () => {
     assert.equal(r.session, SESSION);
     assert.equal(r.state.streak.tool, 'Bash');
     assertUsageError(await runCli(['tool-loop'], { env }), ["'tool-loop' needs a verb: pre, post, reset or status"]);
-    assertUsageError(await runCli(['tool-loop', 'bogus'], { env }), ["unknown tool-loop verb 'bogus'"]);
-    assertUsageError(await runCli(['tool-loop', 'pre', '--failure-threshold', '2'], { env, input: prePayload() }), ["unknown option '--failure-threshold'"]);
-    assertUsageError(await runCli(['tool-loop', 'post', '--failure-threshold', '0'], { env, input: prePayload() }), ["'0'", '--failure-threshold must be a whole number >= 1']);
+    assertUsageError(await runCli(['tool-loop', 'status', '--bogus'], { env }), ["unknown option '--bogus'"]);
+    assertFailsOpen(await runCli(['tool-loop', 'bogus'], { env }), ["unknown tool-loop verb 'bogus'"]);
+    assertFailsOpen(await runCli(['tool-loop', 'pre', '--failure-threshold', '2'], { env, input: prePayload() }), ["unknown option '--failure-threshold'"]);
+    assertFailsOpen(await runCli(['tool-loop', 'post', '--failure-threshold', '0'], { env, input: prePayload() }), ["'0'", '--failure-threshold must be a whole number >= 1']);
   });
 
   it('counts every one of 20 concurrent calls', async () => {
@@ -433,7 +437,7 @@ describe('hook dialects (built CLI)', () => {
     const reason = 'Bash failed 5 times in a row; change strategy';
     for (const [what, make, answer] of [
       ['PostToolUseFailure', (i: number) => nth(failure, i), JSON.stringify({ hookSpecificOutput: { hookEventName: 'PostToolUseFailure', additionalContext: reason } })],
-      ['PostToolUse with tool_response.is_error', (i: number) => ({ ...nth(failure, i), hook_event_name: 'PostToolUse', tool_response: { is_error: true } }), JSON.stringify({ decision: 'block', reason })],
+      ['PostToolUse with tool_response.is_error', (i: number) => ({ ...nth(failure, i), hook_event_name: 'PostToolUse', tool_response: { is_error: true } }), JSON.stringify({ hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: reason } })],
     ] as const) {
       const { env } = freshHome();
       const outs: string[] = [];
@@ -480,7 +484,7 @@ describe('hook dialects (built CLI)', () => {
     assert.deepEqual(two.map((o) => JSON.parse(o || 'null')?.hookSpecificOutput?.permissionDecisionReason ?? ''), ['', '', '', 'the same 2 calls (Bash, Read) repeated 2 times in a row; try a different approach']);
     const interleaved = [0, 1, 2, 3].flatMap((i) => [a, b, prePayload({ command: `step ${i}` })]);
     assert.deepEqual(await run(freshHome().env, interleaved), Array(12).fill(''));
-    assertUsageError(await runCli(['tool-loop', 'pre', '--cycle-threshold', '1'], { env: freshHome().env, input: a }), ["'1'", '--cycle-threshold must be a whole number >= 2']);
+    assertFailsOpen(await runCli(['tool-loop', 'pre', '--cycle-threshold', '1'], { env: freshHome().env, input: a }), ["'1'", '--cycle-threshold must be a whole number >= 2']);
   });
 
   it("answers Copilot CLI's postToolUseFailure only with exit 2 and the reason alone on stderr", async () => {

@@ -193,9 +193,8 @@ class ToolLoopModel {
     if (c === 'malformed' || c === 'other') return { answer: undefined, malformed: c === 'malformed' };
     const reason = this.decidePost(c);
     if (reason === undefined) return { answer: undefined, malformed: false };
-    const shape = isObject(payload) && payload.hook_event_name === 'PostToolUseFailure'
-      ? { hookSpecificOutput: { hookEventName: 'PostToolUseFailure', additionalContext: reason } }
-      : { decision: 'block', reason };
+    const event = isObject(payload) && payload.hook_event_name === 'PostToolUseFailure' ? 'PostToolUseFailure' : 'PostToolUse';
+    const shape = { hookSpecificOutput: { hookEventName: event, additionalContext: reason } };
     return { answer: shape, malformed: false };
   }
   /** The failing reason, or undefined when there is nothing to say. */

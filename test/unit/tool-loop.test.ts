@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, utimesSync, watch, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { FileToolLoopStore, MemoryToolLoopStore, createToolLoop, defaultToolLoopDir } from '../../src/breakers/tool-loop.js';
@@ -298,7 +298,7 @@ describe('tool-loop breaker (in process)', () => {
     assert.deepEqual({ stdout: denied.output }, denyAnswer('claude', 'Bash called 3 times in a row with identical arguments; try a different approach'));
     assert.equal((await loop.post({ ...call, tool_response: { error: 'x' } })).action, 'allow');
     const blocked = await loop.post({ ...call, tool_response: { success: false } });
-    assert.deepEqual(blocked.output, { decision: 'block', reason: 'Bash failed 2 times in a row; change strategy' });
+    assert.deepEqual(blocked.output, { hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'Bash failed 2 times in a row; change strategy' } });
     const statuses = await loop.status();
     assert.deepEqual(statuses.map((s) => s.session).sort(), ['other', 's']);
     assert.equal(await loop.reset('s'), 1);
@@ -439,6 +439,22 @@ describe('tool-loop breaker (in process)', () => {
     assert.throws(() => createToolLoop({ store: new MemoryToolLoopStore(), threshold: 2.5 }), RangeError);
   });
 
+  /**
+   * Resolves when another taker first tries `file`'s lock: each try writes its record to a temporary file beside the
+   * lock (`<file>.lock.<pid>.<random>.tmp`) before linking it, so the directory shows the try itself.
+   */
+  function lockTried(file: string): Promise<void> {
+    const prefix = `${path.basename(file)}.lock.`;
+    return new Promise((resolve) => {
+      const watcher = watch(path.dirname(file), (_event, name) => {
+        if (typeof name === 'string' && name.startsWith(prefix)) {
+          watcher.close();
+          resolve();
+        }
+      });
+    });
+  }
+
   it('a history file is replaced by removing it first; reset still forgets one caught in that moment', async () => {
     const dir = path.join(tmp.dir, 'replacing');
     const loop = createToolLoop({ dir, threshold: 5 });
@@ -453,8 +469,10 @@ describe('tool-loop breaker (in process)', () => {
       const writer = tryAcquireLock(`${file}.lock`, { staleMs: 30_000, refresh: false });
       assert.ok(writer);
       renameSync(file, `${file}.1.0badc0de.tmp`);
+      const tried = lockTried(file);
       const resetting = reset();
-      await new Promise((r) => setTimeout(r, 50));
+      // Reset has looked (the file missing, its lock there) and now waits for the lock: the hook's rename completes.
+      await Promise.race([tried, resetting.then(() => assert.fail('reset ended without waiting for the lock'))]);
       renameSync(`${file}.1.0badc0de.tmp`, file);
       await writer.release();
       assert.equal(await resetting, 1, 'the history the hook was writing is forgotten');

@@ -25,7 +25,7 @@ run marker says items remain, until --max-blocks stops in a row pass with no
 progress (no heartbeat, 'remaining' not lower); then it lets the session stop, with
 a systemMessage where the agent takes one. It always exits 0 and lets the session
 stop on any problem (no marker, a bystander session, bad input, a marker it
-cannot save). It speaks each agent's dialect (claude, codex, gemini, qwen, copilot,
+cannot save, a mistyped flag or a bad value: one warning, recorded for 'status'). It speaks each agent's dialect (claude, codex, gemini, qwen, copilot,
 cursor, hermes), recognised from the input or given with --dialect; see the README
 for each agent's configuration.
 

@@ -14,7 +14,9 @@ unless they deny a repeated call or a repeating sequence of calls (pre) or tell 
 model to change strategy (post). They speak each agent's dialect (claude, codex,
 gemini, qwen, copilot, cursor, hermes), recognised from the input or given with
 --dialect; where the agent's only answer is exit 2 with a text on stderr (Copilot
-CLI's postToolUseFailure), post answers so. Histories live in <home>/tool-loop/,
+CLI's postToolUseFailure), post answers so. A mistyped flag, a bad value or a
+history it cannot write lets the call run, with one warning, recorded for
+'status'. Histories live in <home>/tool-loop/,
 one file per session, deleted after 24 h untouched.
 
 .claude/settings.json:
