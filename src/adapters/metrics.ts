@@ -31,6 +31,8 @@ export interface RunMetrics {
   counts: EngineProfileCounts[];
   /** The home's sandbox directories, when they were measured (absent: those families are left out). */
   sandboxDirs?: SandboxDirGauges;
+  /** Abandoned exec trees of the run, by what came of them (absent: the family is left out). */
+  execTrees?: { ended: number; kept: number; failed: number };
 }
 
 /** Task directories under the sandbox root some container uses, and those none uses (null: not known). */
@@ -56,6 +58,10 @@ export const METRIC_FAMILIES = {
   orphans: {
     name: 'hermes_janitor_orphans',
     help: 'Containers past their threshold still present after the last reap run, per engine and profile.',
+  },
+  execTrees: {
+    name: 'hermes_janitor_exec_trees',
+    help: 'docker exec trees of running sandboxes the last reap run found past the bound, by state="ended"|"kept"|"failed".',
   },
   sandboxDirs: {
     name: 'hermes_janitor_sandbox_dirs',
@@ -102,6 +108,13 @@ export async function fillRegistry(registry: Registry, run: RunMetrics): Promise
     for (const [g, key] of per) g.set({ host: c.host, profile: c.profile }, c[key]);
   }
   if (run.sandboxDirs) await fillSandboxDirGauges(registry, run.sandboxDirs);
+  if (run.execTrees) {
+    const def = METRIC_FAMILIES.execTrees;
+    const existing = registry.getSingleMetric(def.name) as InstanceType<typeof Gauge> | undefined;
+    const g = existing ?? new Gauge({ name: def.name, help: def.help, labelNames: ['state'], registers: [registry] });
+    g.reset();
+    for (const state of ['ended', 'kept', 'failed'] as const) g.set({ state }, run.execTrees[state]);
+  }
 }
 
 /** Sets the sandbox-directory families (`state="used"|"unused"`); a state that is not known has no series. */

@@ -36,6 +36,8 @@ export interface EngineCommandOptions {
   stopIdle?: boolean;
   /** `--idle-max-processes`: the most processes an idle container may hold. */
   idleMaxProcesses?: number;
+  /** `--exec-max-age`, in ms. */
+  execMaxAge?: number;
   verbose?: boolean;
 }
 
@@ -50,6 +52,8 @@ export interface ActionOptions {
   /** Seconds a stop waits before the engine's SIGKILL. */
   stopTimeout: number;
   keepVolumes?: boolean;
+  /** `--keep-exec-trees`. */
+  keepExecTrees?: boolean;
   /** `--sandbox-dirs-older-than`, in ms. */
   sandboxDirsOlderThan?: number;
 }
@@ -110,6 +114,8 @@ export async function resolvePolicy(
       idleMaxProcesses: opts.idleMaxProcesses,
       stopTimeoutSeconds: opts.stopTimeout,
       sandboxDirsOlderThanMs: opts.sandboxDirsOlderThan,
+      execMaxAgeSeconds: opts.execMaxAge === undefined ? undefined : opts.execMaxAge / 1000,
+      keepExecTrees: opts.keepExecTrees,
     },
     { env: ctx.env, config, home: targets.home.home, now: () => ctx.now(), selection: targets.selection, selectorGiven: Boolean(opts.label?.length) },
   );

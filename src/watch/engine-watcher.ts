@@ -66,9 +66,11 @@ interface SweepRun {
   asOf: Date;
   signal: AbortSignal;
   onEvent?: Parameters<typeof reap>[0]['onEvent'];
+  /** When each exec started, from the `exec_start` events seen (ms), by exec id. */
+  execStarts?: ReadonlyMap<string, number>;
 }
 
-function reapRequest(engine: EngineClient, policy: WatchPolicy, { asOf, signal, onEvent }: SweepRun) {
+function reapRequest(engine: EngineClient, policy: WatchPolicy, { asOf, signal, onEvent, execStarts }: SweepRun) {
   return {
     engine,
     selection: policy.selection,
@@ -77,7 +79,7 @@ function reapRequest(engine: EngineClient, policy: WatchPolicy, { asOf, signal, 
     concurrency: policy.concurrency,
     dryRun: policy.dryRun,
     signal,
-    ...(policy.idle ? { idle: policy.idle } : {}),
+    ...(policy.idle ? { idle: execStarts ? { ...policy.idle, execStarts } : policy.idle } : {}),
     ...(policy.keepVolumes ? { keepVolumes: true } : {}),
     ...(onEvent ? { onEvent } : {}),
   };
@@ -96,6 +98,8 @@ export interface WatcherDeps {
 
 /** Which failure keeps a container tracked for another try, how long later. */
 const DEFAULT_RETRY_FAILED_MS = 60_000;
+/** `exec_start` times kept by `watch` (an exec of a container removed without its `exec_die` is dropped in turn). */
+const EXEC_STARTS_KEPT = 10_000;
 
 /**
  * The action at a deadline: re-inspects these containers and removes only what the policy still allows. It is
@@ -125,6 +129,8 @@ export class EngineWatcher {
    * and again only once activity or a restart reset the proof (a new start of idleness).
    */
   private readonly wouldStopSaid = new Map<string, number>();
+  /** When each exec started, from the engine's `exec_start` events (`timeNano`), by exec id; an exec's age where seen. */
+  private readonly execStarts = new Map<string, number>();
 
   constructor(
     readonly engine: EngineClient,
@@ -207,9 +213,21 @@ export class EngineWatcher {
     for await (const ev of stream) {
       if (signal.aborted) return;
       this.report({ type: 'event', host: this.host, event: ev });
+      this.noteExec(ev);
       const t = applyEvent(this.tracker, ev, this.policy.thresholdSeconds, this.clock, this.idle);
       if (t.kind === 'forgotten') this.wouldStopSaid.delete(t.id);
       if (t.kind !== 'ignored' && (t.kind !== 'activity' || t.recheckAt !== undefined)) this.arm();
+    }
+  }
+
+  /** Keeps `exec_start` times (at most EXEC_STARTS_KEPT, oldest dropped first); an `exec_die` drops its exec. */
+  private noteExec(ev: EngineEvent): void {
+    const execId = ev.attributes.execID;
+    if (!execId) return;
+    if (ev.action === 'exec_die') this.execStarts.delete(execId);
+    else if (ev.action === 'exec_start' && Number.isFinite(ev.timeMs)) {
+      this.execStarts.set(execId, ev.timeMs);
+      if (this.execStarts.size > EXEC_STARTS_KEPT) this.execStarts.delete(this.execStarts.keys().next().value!);
     }
   }
 
@@ -221,6 +239,7 @@ export class EngineWatcher {
         asOf: new Date(started),
         signal: AbortSignal.any([bounded, this.hardSignal]),
         onEvent: (ev) => this.onSweepEvent(ev, 'sweep', started),
+        execStarts: this.execStarts,
       }),
     );
     this.report({ type: 'sweep', tracked: this.tracked, ...this.summary(r, started) });
@@ -314,6 +333,7 @@ export class EngineWatcher {
           asOf: new Date(now),
           signal: AbortSignal.any([conn.signal, this.hardSignal]),
           onEvent: (ev) => this.onSweepEvent(ev, 'deadline', started),
+          execStarts: this.execStarts,
         });
       } catch (err) {
         // Unexpected: keep them for the next sweep, and start over.

@@ -48,6 +48,7 @@ interface RunRecord {
   success?: boolean;
   counts?: EngineProfileCounts[];
   sandboxDirs?: SandboxDirGauges;
+  execTrees?: { ended: number; kept: number; failed: number };
 }
 
 const HELP = `
@@ -103,6 +104,7 @@ async function recordMetrics(ctx: Context, file: string, record: RunRecord, star
       success: record.success === true,
       counts: record.counts ?? [],
       ...(record.sandboxDirs ? { sandboxDirs: record.sandboxDirs } : {}),
+      ...(record.execTrees ? { execTrees: record.execTrees } : {}),
     });
     await writeMetricsFile(file, text);
   } catch (err) {
@@ -303,7 +305,13 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
     timeoutSeconds: opts.timeout / 1000, warnings: [...new Set(across.results.flatMap((r) => r.warnings))],
     ...(opts.planOut ? { planOut: opts.planOut } : {}), failOpen: Boolean(opts.failOpen),
     ...(dirs?.result ? { sandboxDirs: dirs.result } : {}),
+    execTrees: {
+      ended: across.results.flatMap((r) => r.execTrees.ended),
+      kept: across.results.flatMap((r) => r.execTrees.kept),
+      failed: across.results.flatMap((r) => r.execTrees.failed),
+    },
   };
+  record.execTrees = { ended: report.execTrees.ended.length, kept: report.execTrees.kept.length, failed: report.execTrees.failed.length };
   await reporter.reapResult(report);
   if (!opts.failOpen || code === ExitCode.OK) return code;
   const firstDir = dirs?.result?.failed[0];

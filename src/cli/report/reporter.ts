@@ -6,6 +6,7 @@
 import type { LockRecord } from '../../adapters/file-lock.js';
 import type { Context } from '../../context.js';
 import type { HostOutcome } from '../../reaper/run.js';
+import type { ExecTreeReport } from '../../reaper/exec-trees.js';
 import type { SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
 import type { FailedEntry, KeptEntry, StoppedEntry, SweepEntry, SweepEvent } from '../../reaper/sweep.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
@@ -55,6 +56,8 @@ export interface ReapReport {
   failOpen: boolean;
   /** The sandbox-directory pass (`--sandbox-dirs-older-than`), when it ran. */
   sandboxDirs?: SandboxDirsResult;
+  /** The exec-tree pass: abandoned `docker exec` trees ended, kept (and why), failed. */
+  execTrees: ExecTreeReport;
 }
 
 export interface Reporter {
