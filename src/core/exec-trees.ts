@@ -135,6 +135,8 @@ export type ExecKeepReason =
   | 'process-changed'
   /** The re-check: no longer past the bound (a clock that went back, a bound raised since). */
   | 'within-bound'
+  /** Past the bound by its `exec_start` event, but its process cannot be found in the sandbox on this host. */
+  | 'process-not-found'
   /** The exec's process is the sandbox's init or under it: never signalled. */
   | 'not-an-exec-tree';
 

@@ -145,8 +145,9 @@ export async function endAbandonedTrees(
       keep(x.view.id, 'engine-not-local');
       continue;
     }
-    if (!x.view.abandoned || !x.root) continue;
-    if (!opts.end) keep(x.view.id, 'keep-exec-trees');
+    if (!x.view.abandoned) continue;
+    if (!x.root) keep(x.view.id, 'process-not-found');
+    else if (!opts.end) keep(x.view.id, 'keep-exec-trees');
     else if (ctx.dryRun) keep(x.view.id, 'dry-run');
     else {
       try {
