@@ -32,7 +32,14 @@ export interface RunMetrics {
   /** The home's sandbox directories, when they were measured (absent: those families are left out). */
   sandboxDirs?: SandboxDirGauges;
   /** Abandoned exec trees of the run, by what came of them (absent: the family is left out). */
-  execTrees?: { ended: number; kept: number; failed: number };
+  execTrees?: ExecTreeCounts;
+}
+
+/** How many exec trees past the bound a run ended, kept and failed to end. */
+export interface ExecTreeCounts {
+  ended: number;
+  kept: number;
+  failed: number;
 }
 
 /** Task directories under the sandbox root some container uses, and those none uses (null: not known). */

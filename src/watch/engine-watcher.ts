@@ -9,7 +9,7 @@ import type { EngineProfileCounts } from '../adapters/metrics.js';
 import { errorMessage } from '../errors.js';
 import { countsByEngineAndProfile } from '../reaper/run-metrics.js';
 import {
-  type FailedEntry, type IdleOptions, type KeptEntry, type ReapResult, type StoppedEntry, type SweepEntry, reap,
+  type FailedEntry, type IdleOptions, type KeptEntry, type ReapResult, type StoppedEntry, type SweepEntry, type SweepEvent, reap,
 } from '../reaper/sweep.js';
 import { type Sleep, backoffMs, realSleep } from './backoff.js';
 import { type IdleTracking, type TrackerState, applyEvent, deadlineOfKept, forgetFromSweep, newTracker, seedFromSweep } from './tracker.js';
@@ -25,7 +25,8 @@ export type WatchEvent =
   | { type: 'kept'; host: string; entry: KeptEntry; trigger: 'sweep' | 'deadline' }
   | ({ type: 'sweep'; tracked: number } & RunSummary)
   | ({ type: 'deadline-check' } & RunSummary)
-  | { type: 'event'; host: string; event: EngineEvent };
+  | { type: 'event'; host: string; event: EngineEvent }
+  | ({ host: string; trigger: 'sweep' | 'deadline' } & Extract<SweepEvent, { type: 'exec-tree' }>);
 
 /** The end of one run (a full sweep or a deadline check) on one engine. */
 export interface RunSummary {
@@ -39,6 +40,8 @@ export interface RunSummary {
   warnings: string[];
   /** Per profile, as `reap --metrics-file` counts a run. */
   counts: EngineProfileCounts[];
+  /** Exec trees past the bound this run ended, kept, failed to end. */
+  execTrees: { ended: number; kept: number; failed: number };
 }
 
 /** What the policy needs for one engine. */
@@ -251,6 +254,7 @@ export class EngineWatcher {
       host: this.host, removed: r.removed.length, stopped: r.stopped.length, kept: r.kept.length, failed: r.failed.length,
       durationMs: this.clock() - startedMs, interrupted: r.interrupted !== null, warnings: r.warnings,
       counts: countsByEngineAndProfile([{ host: this.host, result: r }], this.policy.selection.profile, this.policy.dryRun),
+      execTrees: { ended: r.execTrees.ended.length, kept: r.execTrees.kept.length, failed: r.execTrees.failed.length },
     };
   }
 
@@ -281,6 +285,9 @@ export class EngineWatcher {
         this.report({ type: 'stopped', host: this.host, entry: ev.entry, dryRun: ev.dryRun, trigger });
         return;
       }
+      case 'exec-tree':
+        this.report({ ...ev, host: this.host, trigger });
+        return;
       case 'kept': {
         const at = deadlineOfKept(ev.entry, this.policy.thresholdSeconds, { asOfMs: startedMs, idle: this.idle });
         if (at !== null) seedFromSweep(this.tracker, ev.entry.id, at, startedMs);

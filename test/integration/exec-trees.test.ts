@@ -19,6 +19,7 @@ import type { EngineClient } from '../../src/adapters/engine.js';
 import { procAccess } from '../../src/adapters/proc-table.js';
 import { type ProcIdentity, treeOf } from '../../src/core/exec-trees.js';
 import { runCli, tempDir } from '../helpers/cli.js';
+import { WatchProcess } from '../helpers/watch-process.js';
 import { ENGINE_HOST, ENGINE_KIND, ENGINE_SOCKET, EngineFixture, docker, requireEngine } from '../helpers/docker.js';
 
 const run = promisify(execFile);
@@ -193,5 +194,22 @@ describe(`exec trees hermes abandoned are ended; the job and young execs run on 
     }
     assert.deepEqual(stopped, [id]);
     assert.equal(await fx.state(id), 'exited');
+  });
+
+  it('watch ends an abandoned tree at its idle re-check, aged by the exec_start event it saw', async () => {
+    const w = WatchProcess.start([...sel, '--idle-after', '2s', '--stop-timeout', '1', '--exec-max-age', '5s'], env);
+    try {
+      await w.waitFor('connected', (lines) => lines.some((l) => l.event === 'engine' && l.state === 'connected'));
+      const id = await fx.create({ state: 'running', cmd: ['sleep', 'infinity'] });
+      await abandonedExec(id, 'sleep 1000 & sleep 1000');
+      await w.waitFor('exec-tree-ended', (lines) => lines.some((l) => l.event === 'exec-tree-ended'), 40_000);
+      const [ended] = w.events('exec-tree-ended');
+      assert.equal(ended!.processes, 2, JSON.stringify(ended));
+      assert.ok((ended!.ageSeconds as number) >= 5, JSON.stringify(ended));
+      await execEnds(ended!.execId as string);
+      assert.equal(await fx.state(id), 'running', 'ended the tree, not the sandbox (the idle rule judges it afresh)');
+    } finally {
+      await w.stop();
+    }
   });
 });

@@ -142,6 +142,10 @@ export class TextReporter implements Reporter {
         return;
       case 'event':
         return;
+      case 'exec-tree':
+        if (ev.state === 'ended') return this.line(execTreeLine(ev.tree));
+        if (ev.state === 'failed') this.ctx.stderr.write(`${this.ctx.now().toISOString()} failed to end exec tree ${ev.tree.execId.slice(0, 12)} in ${ev.tree.container}: ${ev.tree.error}\n`);
+        return;
     }
   }
 
