@@ -107,7 +107,8 @@ export async function resolveRunSettings(inputs: RunInputs, where: RunContext): 
     stopIdle, idleAfterSeconds, stopTimeoutSeconds, store, now: where.now,
     ...(idleMaxProcesses !== undefined ? { maxProcesses: idleMaxProcesses } : {}),
     ...(cgroup ? { localCounters: (await import('../adapters/cgroup-counters.js')).readCgroupCounters } : {}),
-    execTrees: resolveExecTrees(inputs, where),
+    // The bound comes from hermes' timeouts: the pass is for hermes' sandboxes only (not a --label selection).
+    ...(isHermesSelection(where.selection) ? { execTrees: resolveExecTrees(inputs, where) } : {}),
   };
   return {
     thresholdSeconds: threshold, lifetimeSeconds, olderThan: inputs.olderThanSeconds !== undefined, stopIdle, idleAfterSeconds,

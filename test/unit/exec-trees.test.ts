@@ -15,7 +15,9 @@ import { type ProcAccess, parseStat, procAccess } from '../../src/adapters/proc-
 import {
   type ProcEntry, type ProcIdentity, execAgeSeconds, execBoundSeconds, isAbandoned, recheckExec, signalTargets, treeOf,
 } from '../../src/core/exec-trees.js';
+import { selectionFrom } from '../../src/core/selection.js';
 import { hermesCommandTimeouts, resolveExecTrees } from '../../src/reaper/exec-settings.js';
+import { resolveRunSettings } from '../../src/reaper/settings.js';
 import { abandonedLoad, endAbandonedTrees, surveyExecs } from '../../src/reaper/exec-trees.js';
 import { EngineSimulator } from '../helpers/engine-simulator.js';
 
@@ -87,6 +89,15 @@ describe("exec trees: hermes' timeouts, read the way hermes reads them", () => {
     assert.equal(hermesCommandTimeouts({ TERMINAL_TIMEOUT: '700' }, none).timeouts[1]!.seconds, 700);
     // A value hermes cannot read gives hermes' own default, as hermes does.
     assert.equal(hermesCommandTimeouts({ TERMINAL_MAX_FOREGROUND_TIMEOUT: 'lots' }, none).timeouts[0]!.seconds, 600);
+  });
+
+  it('the pass is for the hermes selection only: a --label selection has none (its bound would mean nothing there)', async () => {
+    const where = { env: {}, config: none, home: '/nonexistent-hj', now: () => new Date(0), selectorGiven: false };
+    const store = { location: 'mem', read: async () => ({ value: undefined }), update: async () => undefined } as never;
+    const hermes = await resolveRunSettings({ idleStore: store }, { ...where, selection: selectionFrom({ profile: null }) });
+    assert.equal(hermes.idle.execTrees?.boundSeconds, 1200);
+    const ci = await resolveRunSettings({ idleStore: store }, { ...where, selection: selectionFrom({ profile: null, labels: ['ci-job'] }), selectorGiven: true });
+    assert.equal(ci.idle.execTrees, undefined);
   });
 
   it('--exec-max-age and janitor.exec_max_age replace it; --keep-exec-trees and janitor.keep_exec_trees turn ending off', () => {
