@@ -11,7 +11,9 @@ import {
   type ExecKeepReason, type ExecView, type ProcIdentity, type ProcSnapshot, commandLine, execAgeSeconds, isAbandoned, recheckExec,
   signalTargets, startMs,
 } from '../core/exec-trees.js';
+import { processLimit } from '../core/idle.js';
 import { EngineRequestError, errorMessage } from '../errors.js';
+import { type LocalCounters, readLocally } from './idle-stop.js';
 import { abortableSleep } from '../util/sleep.js';
 import type { ExecTreeOptions } from './exec-settings.js';
 
@@ -113,6 +115,16 @@ export async function surveyExecs(
     });
   }
   return { execs, local };
+}
+
+/**
+ * Whether the sandbox may be running an exec at all: false only when its cgroup, read on this host, holds no more
+ * than its init and its command (an exec is one more process at least). Spares the survey's exec inspects, which
+ * Podman would need for every finished exec it keeps listed (one per command hermes ever ran there).
+ */
+export function mayRunExecs(local: LocalCounters | undefined, d: Pick<ContainerDetails, 'id' | 'pid' | 'init'>): boolean {
+  const pids = readLocally(local, d.id, d.pid)?.pids;
+  return pids === undefined || pids === null || pids > processLimit(d.init);
 }
 
 /** The abandoned execs of a survey and their processes (what the idle rule leaves out while they run). */

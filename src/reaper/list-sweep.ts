@@ -6,7 +6,7 @@ import { isSelected } from '../core/selection.js';
 import { errorMessage } from '../errors.js';
 import { forEachBounded } from '../util/pool.js';
 import { IdleBook } from './idle-book.js';
-import { type AbandonedLoad, abandonedLoad, surveyExecs } from './exec-trees.js';
+import { type AbandonedLoad, abandonedLoad, mayRunExecs, surveyExecs } from './exec-trees.js';
 import { RunGuard } from './run-guard.js';
 import { candidates, consume, entryOf, verdictOf } from './sweep-rows.js';
 import type { ListResult, ListedEntry, SweepRequest } from './sweep.js';
@@ -75,7 +75,9 @@ export class ListSweep {
   /** The sandbox's running execs (`entry.execs`), and the abandoned ones the idle rule leaves out. */
   private async surveyExecs(book: IdleBook, details: ContainerDetails, entry: ListedEntry): Promise<AbandonedLoad | undefined> {
     const opts = book.opts.execTrees;
-    if (!opts || details.execIds.length === 0 || details.status.toLowerCase() !== 'running') return undefined;
+    if (!opts || details.status.toLowerCase() !== 'running') return undefined;
+    entry.execs = [];
+    if (details.execIds.length === 0 || !mayRunExecs(book.opts.localCounters, details)) return undefined;
     const asOf = book.idleInstant(this.req.asOf);
     const survey = await book.reads(() => surveyExecs(this.req.engine, details, opts, { asOf, signal: this.req.signal, execStarts: book.opts.execStarts }));
     entry.execs = survey.execs.map((x) => x.view);

@@ -13,7 +13,7 @@ import { EngineRequestError, errorMessage } from '../errors.js';
 import { forEachBounded } from '../util/pool.js';
 import { IdleBook } from './idle-book.js';
 import { type StopOutcome, execsInFlight, readLocally, reproveAndStop, volumesGone } from './idle-stop.js';
-import { type AbandonedLoad, type ExecTreeReport, abandonedLoad, endAbandonedTrees, surveyExecs } from './exec-trees.js';
+import { type AbandonedLoad, type ExecTreeReport, abandonedLoad, endAbandonedTrees, mayRunExecs, surveyExecs } from './exec-trees.js';
 import { RunGuard } from './run-guard.js';
 import { candidates, consume, entryOf, vanished, verdictOf } from './sweep-rows.js';
 import type { ReapRequest, ReapResult, StoppedEntry, SweepEntry } from './sweep.js';
@@ -202,7 +202,9 @@ export class ReapSweep {
     const { req } = this;
     const opts = book.opts.execTrees;
     const { details } = seen;
-    if (!opts || details.execIds.length === 0 || details.status.toLowerCase() !== 'running') return this.stopIfIdle(book, seen, base);
+    if (!opts || details.execIds.length === 0 || details.status.toLowerCase() !== 'running' || !mayRunExecs(book.opts.localCounters, details)) {
+      return this.stopIfIdle(book, seen, base);
+    }
     let abandoned: AbandonedLoad | undefined;
     try {
       const asOf = book.idleInstant(req.asOf);
