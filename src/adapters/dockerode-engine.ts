@@ -14,6 +14,7 @@ import type Dockerode from 'dockerode';
 import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_LIST_ROW_BYTES } from '../defaults.js';
 import { EngineRequestError, EngineUnreachableError, MalformedJsonArrayError } from '../errors.js';
 import type {
+  ExecDetails,
   ContainerDetails, ContainerMounts, ContainerSummary, EngineClient, EngineEvent, EngineImageCalls, EngineImages, EngineStatusCalls, EngineVersion,
   EventStream, ListQuery, RemoveOptions, RemoveOutcome, StatsCounters,
 } from './engine.js';
@@ -251,6 +252,21 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
       this.docker.getExec(execId).inspect({ abortSignal }) as Promise<unknown>,
     )) as { Running?: unknown } | null;
     return e !== null && e.Running !== false;
+  }
+
+  async execInspect(execId: string, signal?: AbortSignal): Promise<ExecDetails | null> {
+    const e = (await this.orNull(`inspect exec ${execId.slice(0, 12)}`, signal, (abortSignal) =>
+      this.docker.getExec(execId).inspect({ abortSignal }) as Promise<unknown>,
+    )) as { Running?: unknown; Pid?: unknown; ProcessConfig?: { entrypoint?: unknown; arguments?: unknown } } | null;
+    if (e === null) return null;
+    const pc = e.ProcessConfig ?? {};
+    return {
+      id: execId,
+      running: e.Running === true,
+      pid: typeof e.Pid === 'number' && Number.isSafeInteger(e.Pid) && e.Pid > 0 ? e.Pid : 0,
+      entrypoint: typeof pc.entrypoint === 'string' ? pc.entrypoint : '',
+      arguments: Array.isArray(pc.arguments) ? pc.arguments.filter((a): a is string => typeof a === 'string') : [],
+    };
   }
 
   async volumeExists(name: string, signal?: AbortSignal): Promise<boolean> {

@@ -104,6 +104,17 @@ export interface EngineEvent {
 /** A subscription to the engine's event stream: open once `events()` resolves; ends by throwing when the engine goes. */
 export type EventStream = AsyncIterable<EngineEvent>;
 
+/** What `GET /exec/{id}/json` says of an exec. */
+export interface ExecDetails {
+  id: string;
+  running: boolean;
+  /** The exec's process on the engine's host (0 when unknown). */
+  pid: number;
+  /** `ProcessConfig.entrypoint` and `.arguments`. */
+  entrypoint: string;
+  arguments: string[];
+}
+
 export interface EngineClient {
   /** The engine's address as given or resolved (`unix:///var/run/docker.sock`, `tcp://...`). */
   readonly host: string;
@@ -128,6 +139,11 @@ export interface EngineClient {
    * in a container's `ExecIDs`; Docker lists only live ones.
    */
   execRunning(execId: string, signal?: AbortSignal): Promise<boolean>;
+  /**
+   * One exec as the engine sees it (`GET /exec/{id}/json`): `Running`, the host `Pid` of its process, its
+   * `ProcessConfig`. Null on 404. Docker 20.10 and Podman 4.3 both give the host pid (checked).
+   */
+  execInspect(execId: string, signal?: AbortSignal): Promise<ExecDetails | null>;
   /**
    * Every container the engine knows, in any state and with any labels (`GET /containers/json?all=1`, no filter),
    * with its mount sources: whether a host directory is in use.

@@ -33,6 +33,8 @@ export interface RunMetrics {
   sandboxDirs?: SandboxDirGauges;
   /** The image pass, when it ran (absent: those families are left out). */
   images?: ImageGauges;
+  /** Abandoned exec trees of the run, by what came of them (absent: the family is left out). */
+  execTrees?: ExecTreeCounts;
 }
 
 /** The image pass's outcome (`--images-over`): counts by state, and the bytes the counted images take after it. */
@@ -43,6 +45,13 @@ export interface ImageGauges {
   failed: number;
   /** Null when not measured. */
   bytes: number | null;
+}
+
+/** How many exec trees past the bound a run ended, kept and failed to end. */
+export interface ExecTreeCounts {
+  ended: number;
+  kept: number;
+  failed: number;
 }
 
 /** Task directories under the sandbox root some container uses, and those none uses (null: not known). */
@@ -68,6 +77,10 @@ export const METRIC_FAMILIES = {
   orphans: {
     name: 'hermes_janitor_orphans',
     help: 'Containers past their threshold still present after the last reap run, per engine and profile.',
+  },
+  execTrees: {
+    name: 'hermes_janitor_exec_trees',
+    help: 'docker exec trees of running sandboxes the last reap run found past the bound, by state="ended"|"kept"|"failed".',
   },
   sandboxDirs: {
     name: 'hermes_janitor_sandbox_dirs',
@@ -123,6 +136,13 @@ export async function fillRegistry(registry: Registry, run: RunMetrics): Promise
   }
   if (run.sandboxDirs) await fillSandboxDirGauges(registry, run.sandboxDirs);
   if (run.images) await fillImageGauges(registry, run.images);
+  if (run.execTrees) {
+    const def = METRIC_FAMILIES.execTrees;
+    const existing = registry.getSingleMetric(def.name) as InstanceType<typeof Gauge> | undefined;
+    const g = existing ?? new Gauge({ name: def.name, help: def.help, labelNames: ['state'], registers: [registry] });
+    g.reset();
+    for (const state of ['ended', 'kept', 'failed'] as const) g.set({ state }, run.execTrees[state]);
+  }
 }
 
 /** Sets the image families (`hermes_janitor_images{state}`, `hermes_janitor_image_bytes`). */

@@ -80,6 +80,10 @@ export const OUTPUT_OPTIONS: readonly OptionDecl[] = [
     description: 'the most processes a running container may hold and still be idle, >= 1 (default: its init and its command, 2 with --init, else 1; also janitor.idle_max_processes in config.yaml); more is in use (a background job) and never stopped',
   },
   { flag: '--verbose', short: '-v', description: 'say on stderr which engine is used and why' },
+  {
+    flag: '--exec-max-age', value: '<duration>', parse: (v) => parseDuration(v, '--exec-max-age'),
+    description: "a sandbox's `docker exec` running longer than this is abandoned: its tree is ended and not counted as use (20m, 1h; default: janitor.exec_max_age in config.yaml, else 2 x the longest command timeout hermes can use: TERMINAL_MAX_FOREGROUND_TIMEOUT, terminal.timeout, code_execution.timeout)",
+  },
 ];
 
 /** What the commands that act (`reap`, `watch`) do to what they act on. */
@@ -87,6 +91,10 @@ export const ACTION_OPTIONS: readonly OptionDecl[] = [
   {
     flag: '--stop-timeout', value: '<seconds>', parse: (v) => parseWholeNumber(v, '--stop-timeout'), defaultValue: DEFAULT_STOP_TIMEOUT_SECONDS,
     description: "seconds a stop waits for the sandbox to exit before the engine kills it, cut to what the run's --timeout leaves minus 2 s (given larger than that: exit 2)",
+  },
+  {
+    flag: '--keep-exec-trees',
+    description: 'report `docker exec` trees running past the bound (abandoned by a hermes timeout) but never end them (also janitor.keep_exec_trees: true in config.yaml)',
   },
   { flag: '--keep-volumes', description: "leave removed containers' anonymous volumes behind (default: they go with the container)" },
   {

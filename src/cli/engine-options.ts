@@ -39,6 +39,8 @@ export interface EngineCommandOptions {
   stopIdle?: boolean;
   /** `--idle-max-processes`: the most processes an idle container may hold. */
   idleMaxProcesses?: number;
+  /** `--exec-max-age`, in ms. */
+  execMaxAge?: number;
   verbose?: boolean;
 }
 
@@ -53,6 +55,8 @@ export interface ActionOptions {
   /** Seconds a stop waits before the engine's SIGKILL. */
   stopTimeout: number;
   keepVolumes?: boolean;
+  /** `--keep-exec-trees`. */
+  keepExecTrees?: boolean;
   /** `--sandbox-dirs-older-than`, in ms. */
   sandboxDirsOlderThan?: number;
   /** `--images-over`, as given (checked by its parser). */
@@ -129,6 +133,8 @@ export async function resolvePolicy(
       idleMaxProcesses: opts.idleMaxProcesses,
       stopTimeoutSeconds: opts.stopTimeout,
       sandboxDirsOlderThanMs: opts.sandboxDirsOlderThan,
+      execMaxAgeSeconds: opts.execMaxAge === undefined ? undefined : opts.execMaxAge / 1000,
+      keepExecTrees: opts.keepExecTrees,
     },
     {
       env: ctx.env, config: files.config, hermes: files.hermes, home: targets.home.home, now: () => ctx.now(), selection: targets.selection,

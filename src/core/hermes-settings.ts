@@ -48,6 +48,15 @@ export interface SettingWhere {
   cwd: string;
 }
 
+/** hermes' defaults for its command timeouts (hermes-agent `tools/terminal_tool.py`). */
+export const HERMES_FOREGROUND_MAX_TIMEOUT = 600;
+export const HERMES_TERMINAL_TIMEOUT = 180;
+
+/** A positive whole number of seconds as hermes' `int()` takes it (`'90'`, ` 90 `), else undefined. */
+function positiveSeconds(raw: string | undefined): number | undefined {
+  return raw !== undefined && /^\s*\d+\s*$/.test(raw) && Number(raw) > 0 ? Number(raw) : undefined;
+}
+
 /** The hermes settings the janitor reads. */
 export const HERMES_SETTINGS = {
   /** `get_sandbox_dir()`: `$TERMINAL_SANDBOX_DIR` when not empty (taken as is, relative to the cwd), else `<home>/sandboxes`. */
@@ -65,6 +74,21 @@ export const HERMES_SETTINGS = {
       if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new Error(`must be a whole number of seconds >= 0, got '${raw}'`);
       return Number(raw);
     },
+  } satisfies HermesSettingSpec<number>,
+  /**
+   * `FOREGROUND_MAX_TIMEOUT` (tools/terminal_tool.py): the cap on a timeout the model asks for, from the environment
+   * only (no config.yaml key bridges to it); a value hermes cannot read as a positive whole number is its default, 600.
+   */
+  foregroundMaxTimeoutSeconds: {
+    envVar: 'TERMINAL_MAX_FOREGROUND_TIMEOUT',
+    configKey: null,
+    interpret: (raw) => positiveSeconds(raw) ?? HERMES_FOREGROUND_MAX_TIMEOUT,
+  } satisfies HermesSettingSpec<number>,
+  /** The default command timeout, `terminal.timeout` / `TERMINAL_TIMEOUT` (tools/terminal_tool.py): 180. */
+  terminalTimeoutSeconds: {
+    envVar: 'TERMINAL_TIMEOUT',
+    configKey: 'timeout',
+    interpret: (raw) => positiveSeconds(raw) ?? HERMES_TERMINAL_TIMEOUT,
   } satisfies HermesSettingSpec<number>,
   /** hermes' own orphan reaper switch, which also turns the janitor off: a non-empty value other than true/1/yes. */
   dockerOrphanReaper: {

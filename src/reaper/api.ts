@@ -55,6 +55,13 @@ export interface ReaperOptions {
    * `HERMES_JANITOR_CGROUP_SAMPLES` is false/0/no); false: always the engine's one-shot stats.
    */
   cgroupSamples?: boolean;
+  /**
+   * Seconds past which a running sandbox's `docker exec` is abandoned (default: `janitor.exec_max_age` in config.yaml,
+   * else 2 x the longest command timeout hermes can use). Hermes selection only.
+   */
+  execMaxAgeSeconds?: number;
+  /** Report abandoned exec trees, never end them (default: `janitor.keep_exec_trees`, else they are ended by `reap`). */
+  keepExecTrees?: boolean;
 }
 
 export interface SweepCallOptions {
@@ -121,6 +128,8 @@ export function createReaper(options: ReaperOptions = {}): Reaper {
           stopTimeoutSeconds: options.stopTimeoutSeconds,
           cgroupSamples: options.cgroupSamples,
           idleStore: options.idleStore,
+          execMaxAgeSeconds: options.execMaxAgeSeconds,
+          keepExecTrees: options.keepExecTrees,
         },
         {
           env, config, hermes: hermes.settings, home: home.home, now, selection, selectorGiven: Boolean(options.labels?.length), naming: 'options',

@@ -8,6 +8,7 @@ import { type IdleRecord, decideStop, mergeIdleState, observe, parseIdleState, p
 import { STATS_CONCURRENCY, STOP_CONCURRENCY } from '../defaults.js';
 import { errorMessage } from '../errors.js';
 import { limiter } from '../util/pool.js';
+import type { AbandonedLoad } from './exec-trees.js';
 import { execsInFlight, takeSample, withLocalCount } from './idle-stop.js';
 import type { IdleOptions } from './sweep.js';
 
@@ -85,10 +86,13 @@ export class IdleBook {
 
   /** What the idle rule says of one running, selected, not excluded container (one sample taken). */
   async judgeRunning(
-    engine: EngineClient, d: ContainerDetails, asOf: Date, signal: AbortSignal | undefined,
+    engine: EngineClient, d0: ContainerDetails, asOf: Date, signal: AbortSignal | undefined, abandoned?: AbandonedLoad,
   ): Promise<{ record: IdleRecord | undefined; decision: StopDecision }> {
+    // Abandoned exec trees (exec-trees.ts) are nobody's use: their execs and processes are left out.
+    const d = abandoned?.execIds.size ? { ...d0, execIds: d0.execIds.filter((id) => !abandoned.execIds.has(id)) } : d0;
     const taken = d.status.toLowerCase() === 'running' ? await this.reads(() => takeSample(engine, d, this.now, signal)) : null;
-    const sample = withLocalCount(taken, d, this.opts.localCounters);
+    const counted = withLocalCount(taken, d, this.opts.localCounters);
+    const sample = counted?.pids !== undefined && abandoned?.processes ? { ...counted, pids: Math.max(1, counted.pids - abandoned.processes) } : counted;
     const limit = this.limitOf(d);
     const record = sample ? observe(this.prev(d.id), sample, limit) : undefined;
     this.record(d.id, record);

@@ -6,6 +6,7 @@ import { isSelected } from '../core/selection.js';
 import { errorMessage } from '../errors.js';
 import { forEachBounded } from '../util/pool.js';
 import { IdleBook } from './idle-book.js';
+import { type AbandonedLoad, abandonedLoad, mayRunExecs, surveyExecs } from './exec-trees.js';
 import { RunGuard } from './run-guard.js';
 import { candidates, consume, entryOf, verdictOf } from './sweep-rows.js';
 import type { ListResult, ListedEntry, SweepRequest } from './sweep.js';
@@ -71,10 +72,23 @@ export class ListSweep {
     this.emit(entry);
   }
 
+  /** The sandbox's running execs (`entry.execs`), and the abandoned ones the idle rule leaves out. */
+  private async surveyExecs(book: IdleBook, details: ContainerDetails, entry: ListedEntry): Promise<AbandonedLoad | undefined> {
+    const opts = book.opts.execTrees;
+    if (!opts || details.status.toLowerCase() !== 'running') return undefined;
+    entry.execs = [];
+    if (details.execIds.length === 0 || !mayRunExecs(book.opts.localCounters, details)) return undefined;
+    const asOf = book.idleInstant(this.req.asOf);
+    const survey = await book.reads(() => surveyExecs(this.req.engine, details, opts, { asOf, signal: this.req.signal, execStarts: book.opts.execStarts }));
+    entry.execs = survey.execs.map((x) => x.view);
+    return abandonedLoad(survey);
+  }
+
   /** A running container's idle verdict (`stop` when `reap` would stop it now), from this run's sample. */
   private async judgeIdle(book: IdleBook, details: ContainerDetails, entry: ListedEntry): Promise<void> {
     try {
-      const { record, decision } = await book.judgeRunning(this.req.engine, details, this.req.asOf, this.req.signal);
+      const abandoned = await this.surveyExecs(book, details, entry);
+      const { record, decision } = await book.judgeRunning(this.req.engine, details, this.req.asOf, this.req.signal, abandoned);
       entry.idleSeconds = decision.idleSeconds;
       entry.processes = record ? (record.last.pids ?? null) : null;
       if (decision.stop) {

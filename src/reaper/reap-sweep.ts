@@ -13,6 +13,7 @@ import { EngineRequestError, errorMessage } from '../errors.js';
 import { forEachBounded } from '../util/pool.js';
 import { IdleBook } from './idle-book.js';
 import { type StopOutcome, execsInFlight, readLocally, reproveAndStop, volumesGone } from './idle-stop.js';
+import { type AbandonedLoad, type ExecTreeReport, abandonedLoad, endAbandonedTrees, mayRunExecs, surveyExecs } from './exec-trees.js';
 import { RunGuard } from './run-guard.js';
 import { candidates, consume, entryOf, vanished, verdictOf } from './sweep-rows.js';
 import type { ReapRequest, ReapResult, StoppedEntry, SweepEntry } from './sweep.js';
@@ -23,7 +24,7 @@ type Inspected = { row: ContainerSummary; details: ContainerDetails };
 
 export class ReapSweep {
   private readonly guard: RunGuard;
-  private readonly out: ReapResult = { removed: [], stopped: [], kept: [], failed: [], interrupted: null, warnings: [] };
+  private readonly out: ReapResult = { removed: [], stopped: [], kept: [], failed: [], execTrees: { ended: [], kept: [], failed: [] }, interrupted: null, warnings: [] };
   /** The idle observations (null when the idle rule is not applied: running containers are then not even listed). */
   private readonly book: IdleBook | null;
 
@@ -93,7 +94,7 @@ export class ReapSweep {
     const v = verdictOf(req.selection, details, req.asOf, thresholdFor(req, details.labels));
     const entry = this.entry(row, details, v);
     if (v.verdict === 'keep' && v.reason === 'running' && book) {
-      book.pending.push(this.stopIfIdle(book, { row, details }, entry));
+      book.pending.push(this.execTreesThenIdle(book, { row, details }, entry));
       return;
     }
     if (details.status.toLowerCase() !== 'running') book?.drop(details.id);
@@ -193,8 +194,55 @@ export class ReapSweep {
     this.settleStop(book, outcome, entry!);
   }
 
+  /**
+   * The exec-tree pass over a running sandbox (its abandoned trees ended, re-checked right before each signal), then
+   * the idle rule, which leaves out the abandoned execs still running and their processes.
+   */
+  private async execTreesThenIdle(book: IdleBook, seen: Inspected, base: SweepEntry): Promise<void> {
+    const { req } = this;
+    const opts = book.opts.execTrees;
+    const { details } = seen;
+    if (!opts || details.execIds.length === 0 || details.status.toLowerCase() !== 'running' || !mayRunExecs(book.opts.localCounters, details)) {
+      return this.stopIfIdle(book, seen, base);
+    }
+    let abandoned: AbandonedLoad | undefined;
+    try {
+      const asOf = book.idleInstant(req.asOf);
+      const survey = await book.reads(() => surveyExecs(req.engine, details, opts, { asOf, signal: req.signal, execStarts: book.opts.execStarts }));
+      base.execs = survey.execs.map((x) => x.view);
+      const report = await book.acts(() =>
+        endAbandonedTrees(req.engine, details, survey, opts, {
+          dryRun: req.dryRun, stopTimeoutSeconds: book.opts.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS, now: book.now,
+          signal: req.signal, container: base.name,
+        }),
+      );
+      this.reportTrees(report);
+      abandoned = abandonedLoad(survey, new Set(report.ended.map((e) => e.execId)));
+    } catch (err) {
+      if (this.guard.absorb(err)) return;
+      this.out.warnings.push(`cannot survey the execs of ${base.name} (${errorMessage(err)})`);
+    }
+    return this.stopIfIdle(book, seen, base, abandoned);
+  }
+
+  private reportTrees(r: ExecTreeReport): void {
+    const t = this.out.execTrees;
+    for (const tree of r.ended) {
+      t.ended.push(tree);
+      this.req.onEvent?.({ type: 'exec-tree', state: 'ended', tree });
+    }
+    for (const tree of r.kept) {
+      t.kept.push(tree);
+      this.req.onEvent?.({ type: 'exec-tree', state: 'kept', tree });
+    }
+    for (const tree of r.failed) {
+      t.failed.push(tree);
+      this.req.onEvent?.({ type: 'exec-tree', state: 'failed', tree });
+    }
+  }
+
   /** A running container under the idle rule: sampled, and stopped when the proof holds and holds again right now. */
-  private async stopIfIdle(book: IdleBook, seen: Inspected, base: SweepEntry): Promise<void> {
+  private async stopIfIdle(book: IdleBook, seen: Inspected, base: SweepEntry, abandoned?: AbandonedLoad): Promise<void> {
     const { req } = this;
     const { details } = seen;
     // A proof already gathered by earlier runs: if it suffices as of now, provided nothing happened since its last
@@ -203,7 +251,8 @@ export class ReapSweep {
     if (!req.dryRun && book.opts.stopIdle && prev && prev.last.startedAt === details.startedAt && details.status.toLowerCase() === 'running') {
       let tentative: ReturnType<IdleBook['tentativeStop']> | null = null;
       try {
-        const execIds = details.execIds.length ? await book.reads(() => execsInFlight(req.engine, details.execIds, req.signal)) : [];
+        const mine = details.execIds.filter((id) => !abandoned?.execIds.has(id));
+        const execIds = mine.length ? await book.reads(() => execsInFlight(req.engine, mine, req.signal)) : [];
         tentative = book.tentativeStop(prev, { startedAt: details.startedAt, execIds, limit: book.limitOf(details) }, req.asOf);
       } catch (err) {
         if (this.guard.absorb(err)) return;
@@ -212,7 +261,7 @@ export class ReapSweep {
     }
     let judged: Awaited<ReturnType<IdleBook['judgeRunning']>>;
     try {
-      judged = await book.judgeRunning(req.engine, details, req.asOf, req.signal);
+      judged = await book.judgeRunning(req.engine, details, req.asOf, req.signal, abandoned);
     } catch (err) {
       if (this.guard.absorb(err)) return;
       return this.keep({ ...base, idleSeconds: null, idleReason: 'stats-unavailable', processes: null }, 'running');

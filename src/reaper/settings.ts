@@ -13,6 +13,7 @@ import { UsageError } from '../errors.js';
 import { ValueError, parseDuration } from '../core/parse-args.js';
 import { thresholdSeconds } from '../core/policy.js';
 import { type Selection, isHermesSelection } from '../core/selection.js';
+import { resolveExecTrees } from './exec-settings.js';
 import type { IdleOptions } from './sweep.js';
 
 /** What a run was given (undefined: not given): flags on the command line, options in the library. */
@@ -32,6 +33,10 @@ export interface RunInputs {
   idleStore?: StateStore | undefined;
   /** `--sandbox-dirs-older-than`, in ms: remove unused task directories unchanged this long (default: off). */
   sandboxDirsOlderThanMs?: number | undefined;
+  /** `--exec-max-age`, in seconds: replaces the bound from hermes' timeouts (exec-settings.ts). */
+  execMaxAgeSeconds?: number | undefined;
+  /** `--keep-exec-trees`: abandoned exec trees are reported, never ended. */
+  keepExecTrees?: boolean | undefined;
 }
 
 /** Where a run's settings are resolved: its environment, config.yaml, hermes' settings, hermes home, clock and selection. */
@@ -119,6 +124,8 @@ export async function resolveRunSettings(inputs: RunInputs, where: RunContext): 
     stopIdle, idleAfterSeconds, stopTimeoutSeconds, store, now: where.now,
     ...(idleMaxProcesses !== undefined ? { maxProcesses: idleMaxProcesses } : {}),
     ...(cgroup ? { localCounters: (await import('../adapters/cgroup-counters.js')).readCgroupCounters } : {}),
+    // The bound comes from hermes' timeouts: the pass is for hermes' sandboxes only (not a --label selection).
+    ...(isHermesSelection(where.selection) ? { execTrees: resolveExecTrees(inputs, where) } : {}),
   };
   return {
     thresholdSeconds: threshold, lifetimeSeconds, olderThan: inputs.olderThanSeconds !== undefined, stopIdle, idleAfterSeconds,

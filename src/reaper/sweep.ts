@@ -7,6 +7,9 @@ import type { StateStore } from '../adapters/state-file.js';
 import type { IdleKeepReason } from '../core/idle.js';
 import type { KeepReason, Rule } from '../core/policy.js';
 import type { Selection } from '../core/selection.js';
+import type { ExecView } from '../core/exec-trees.js';
+import type { ExecTreeOptions } from './exec-settings.js';
+import type { EndedTree, ExecTreeReport, FailedTree, KeptTree } from './exec-trees.js';
 import type { LocalCounters } from './idle-stop.js';
 import { ListSweep } from './list-sweep.js';
 import { ReapSweep } from './reap-sweep.js';
@@ -37,6 +40,11 @@ export interface SweepEntry {
    * the engine nor the cgroup gave a count). More than its init and its command: `in-use`.
    */
   processes?: number | null;
+  /**
+   * Running hermes sandboxes under the exec-tree pass: their running `docker exec` sessions, with age, process count,
+   * command and whether they are past the bound (`abandoned`).
+   */
+  execs?: ExecView[];
   /**
    * Removed containers: the anonymous volumes that went with them (a dry run: those that would). Listed
    * containers: the anonymous volumes they hold, present only when they hold some (status counts these).
@@ -69,7 +77,10 @@ export type SweepEvent =
   | { type: 'kept'; entry: KeptEntry }
   | { type: 'failed'; entry: FailedEntry }
   | { type: 'listed'; entry: ListedEntry }
-  | { type: 'candidates'; count: number };
+  | { type: 'candidates'; count: number }
+  | { type: 'exec-tree'; state: 'ended'; tree: EndedTree }
+  | { type: 'exec-tree'; state: 'kept'; tree: KeptTree }
+  | { type: 'exec-tree'; state: 'failed'; tree: FailedTree };
 
 export interface SweepRequest {
   engine: EngineClient;
@@ -121,6 +132,13 @@ export interface IdleOptions {
    * command (2 with `HostConfig.Init`, else 1).
    */
   maxProcesses?: number;
+  /**
+   * The exec-tree pass (`exec-trees.ts`), run over each running sandbox before the idle rule: execs past the bound
+   * are reported, ended by `reap` (unless `end` is false), and left out of the idle rule's in-use count.
+   */
+  execTrees?: ExecTreeOptions;
+  /** `watch`: when each exec started, from the engine's `exec_start` events (ms since the epoch), by exec id. */
+  execStarts?: ReadonlyMap<string, number>;
 }
 
 export interface ReapRequest extends SweepRequest {
@@ -137,6 +155,8 @@ export interface ReapResult {
   stopped: StoppedEntry[];
   kept: KeptEntry[];
   failed: FailedEntry[];
+  /** Abandoned exec trees ended, kept (and why), failed. */
+  execTrees: ExecTreeReport;
   interrupted: Interruption | null;
   /** Non-fatal problems (the idle state could not be read or written). */
   warnings: string[];

@@ -2,6 +2,7 @@
  * `status`: gathers engines, containers, janitor state and breakers into one report. Read-only: it never writes
  * a file, never takes a lock, never creates a directory.
  */
+import type { ExecView } from '../core/exec-trees.js';
 import type { IdleOptions } from '../reaper/sweep.js';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
@@ -71,6 +72,11 @@ export interface StatusReport {
   thresholdSeconds: number;
   engines: EngineStatus[];
   containers: (ContainerCounts & { failed: number; timedOut: boolean }) | null;
+  /**
+   * Each running sandbox with its running `docker exec` sessions (`execs: [{id, ageSeconds, processes, command,
+   * abandoned}]`); empty when no engine answered.
+   */
+  runningSandboxes: Array<{ id: string; name: string; host: string; execs: ExecView[] }>;
   janitor: { sweeps: SweepStamp[]; locks: LockStatus[]; log: LogStatus };
   /** The home's sandbox root (`$TERMINAL_SANDBOX_DIR`, else `<home>/sandboxes`): its task directories, measured. */
   sandboxDirs: SandboxDirsSummary;
@@ -292,6 +298,7 @@ async function breakers(home: string, now: Date, env: Record<string, string | un
 export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
   const engines: EngineStatus[] = [];
   let containers: StatusReport['containers'] = null;
+  const runningSandboxes: StatusReport['runningSandboxes'] = [];
   const connected = req.discoveryError ? [] : await req.connect(req.endpoints);
   if (req.discoveryError) {
     engines.push({ host: null, chosenBy: 'discovery', reachable: false, kind: null, version: null, apiVersion: null, error: req.discoveryError });
@@ -311,6 +318,9 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
       if (e) Object.assign(e, { reachable: false, error: h.error });
     }
     const entries: ListedEntry[] = across.results.flatMap((r) => r.containers);
+    for (const e of entries) {
+      if (e.state.toLowerCase() === 'running') runningSandboxes.push({ id: e.id, name: e.name, host: e.host, execs: e.execs ?? [] });
+    }
     containers = {
       ...countContainers(entries),
       failed: across.results.reduce((n, r) => n + r.failed.length, 0),
@@ -350,6 +360,7 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     thresholdSeconds: req.thresholdSeconds,
     engines,
     containers,
+    runningSandboxes,
     janitor: { sweeps, locks, log },
     sandboxDirs: sandboxes.summary,
     sandboxDirsDetail: sandboxes.detail,

@@ -9,7 +9,7 @@ import type { EngineProfileCounts } from '../adapters/metrics.js';
 import { errorMessage } from '../errors.js';
 import { countsByEngineAndProfile } from '../reaper/run-metrics.js';
 import {
-  type FailedEntry, type IdleOptions, type KeptEntry, type ReapResult, type StoppedEntry, type SweepEntry, reap,
+  type FailedEntry, type IdleOptions, type KeptEntry, type ReapResult, type StoppedEntry, type SweepEntry, type SweepEvent, reap,
 } from '../reaper/sweep.js';
 import { type Sleep, backoffMs, realSleep } from './backoff.js';
 import { type IdleTracking, type TrackerState, applyEvent, deadlineOfKept, forgetFromSweep, newTracker, seedFromSweep } from './tracker.js';
@@ -25,7 +25,8 @@ export type WatchEvent =
   | { type: 'kept'; host: string; entry: KeptEntry; trigger: 'sweep' | 'deadline' }
   | ({ type: 'sweep'; tracked: number } & RunSummary)
   | ({ type: 'deadline-check' } & RunSummary)
-  | { type: 'event'; host: string; event: EngineEvent };
+  | { type: 'event'; host: string; event: EngineEvent }
+  | ({ host: string; trigger: 'sweep' | 'deadline' } & Extract<SweepEvent, { type: 'exec-tree' }>);
 
 /** The end of one run (a full sweep or a deadline check) on one engine. */
 export interface RunSummary {
@@ -41,6 +42,8 @@ export interface RunSummary {
   warnings: string[];
   /** Per profile, as `reap --metrics-file` counts a run. */
   counts: EngineProfileCounts[];
+  /** Exec trees past the bound this run ended, kept, failed to end. */
+  execTrees: { ended: number; kept: number; failed: number };
 }
 
 /** What the policy needs for one engine. */
@@ -68,9 +71,11 @@ interface SweepRun {
   asOf: Date;
   signal: AbortSignal;
   onEvent?: Parameters<typeof reap>[0]['onEvent'];
+  /** When each exec started, from the `exec_start` events seen (ms), by exec id. */
+  execStarts?: ReadonlyMap<string, number>;
 }
 
-function reapRequest(engine: EngineClient, policy: WatchPolicy, { asOf, signal, onEvent }: SweepRun) {
+function reapRequest(engine: EngineClient, policy: WatchPolicy, { asOf, signal, onEvent, execStarts }: SweepRun) {
   return {
     engine,
     selection: policy.selection,
@@ -79,7 +84,7 @@ function reapRequest(engine: EngineClient, policy: WatchPolicy, { asOf, signal, 
     concurrency: policy.concurrency,
     dryRun: policy.dryRun,
     signal,
-    ...(policy.idle ? { idle: policy.idle } : {}),
+    ...(policy.idle ? { idle: execStarts ? { ...policy.idle, execStarts } : policy.idle } : {}),
     ...(policy.keepVolumes ? { keepVolumes: true } : {}),
     ...(onEvent ? { onEvent } : {}),
   };
@@ -98,6 +103,8 @@ export interface WatcherDeps {
 
 /** Which failure keeps a container tracked for another try, how long later. */
 const DEFAULT_RETRY_FAILED_MS = 60_000;
+/** `exec_start` times kept by `watch` (an exec of a container removed without its `exec_die` is dropped in turn). */
+const EXEC_STARTS_KEPT = 10_000;
 
 /**
  * The action at a deadline: re-inspects these containers and removes only what the policy still allows. It is
@@ -126,6 +133,8 @@ export class EngineWatcher {
    * and again only once activity or a restart reset the proof (a new start of idleness).
    */
   private readonly wouldStopSaid = new Map<string, number>();
+  /** When each exec started, from the engine's `exec_start` events (`timeNano`), by exec id; an exec's age where seen. */
+  private readonly execStarts = new Map<string, number>();
 
   constructor(
     readonly engine: EngineClient,
@@ -212,9 +221,21 @@ export class EngineWatcher {
     for await (const ev of stream) {
       if (signal.aborted) return;
       this.report({ type: 'event', host: this.host, event: ev });
+      this.noteExec(ev);
       const t = applyEvent(this.tracker, ev, this.policy.thresholdSeconds, this.clock, this.idle);
       if (t.kind === 'forgotten') this.wouldStopSaid.delete(t.id);
       if (t.kind !== 'ignored' && (t.kind !== 'activity' || t.recheckAt !== undefined)) this.arm();
+    }
+  }
+
+  /** Keeps `exec_start` times (at most EXEC_STARTS_KEPT, oldest dropped first); an `exec_die` drops its exec. */
+  private noteExec(ev: EngineEvent): void {
+    const execId = ev.attributes.execID;
+    if (!execId) return;
+    if (ev.action === 'exec_die') this.execStarts.delete(execId);
+    else if (ev.action === 'exec_start' && Number.isFinite(ev.timeMs)) {
+      this.execStarts.set(execId, ev.timeMs);
+      if (this.execStarts.size > EXEC_STARTS_KEPT) this.execStarts.delete(this.execStarts.keys().next().value!);
     }
   }
 
@@ -226,6 +247,7 @@ export class EngineWatcher {
         asOf: new Date(started),
         signal: AbortSignal.any([bounded, this.hardSignal]),
         onEvent: (ev) => this.onSweepEvent(ev, 'sweep', started),
+        execStarts: this.execStarts,
       }),
     );
     this.report({ type: 'sweep', tracked: this.tracked, ...this.summary(r, started) });
@@ -237,6 +259,7 @@ export class EngineWatcher {
       host: this.host, removed: r.removed.length, stopped: r.stopped.length, kept: r.kept.length, failed: r.failed.length,
       durationMs: this.clock() - startedMs, interrupted: r.interrupted !== null, dryRun: this.policy.dryRun, warnings: r.warnings,
       counts: countsByEngineAndProfile([{ host: this.host, result: r }], this.policy.selection.profile, this.policy.dryRun),
+      execTrees: { ended: r.execTrees.ended.length, kept: r.execTrees.kept.length, failed: r.execTrees.failed.length },
     };
   }
 
@@ -267,6 +290,9 @@ export class EngineWatcher {
         this.report({ type: 'stopped', host: this.host, entry: ev.entry, dryRun: ev.dryRun, trigger });
         return;
       }
+      case 'exec-tree':
+        this.report({ ...ev, host: this.host, trigger });
+        return;
       case 'kept': {
         const at = deadlineOfKept(ev.entry, this.policy.thresholdSeconds, { asOfMs: startedMs, idle: this.idle });
         if (at !== null) seedFromSweep(this.tracker, ev.entry.id, at, startedMs);
@@ -319,6 +345,7 @@ export class EngineWatcher {
           asOf: new Date(now),
           signal: AbortSignal.any([conn.signal, this.hardSignal]),
           onEvent: (ev) => this.onSweepEvent(ev, 'deadline', started),
+          execStarts: this.execStarts,
         });
       } catch (err) {
         // Unexpected: keep them for the next sweep, and start over.

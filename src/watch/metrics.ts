@@ -3,6 +3,7 @@
  * The per-run families are `reap --metrics-file`'s own (`src/adapters/metrics.ts`: same names, HELP, TYPE and
  * labels), filled after every run (a full sweep or a deadline check); the families below are watch's own.
  */
+import type { ExecTreeCounts } from '../adapters/metrics.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { EngineProfileCounts, ImageGauges, SandboxDirGauges } from '../adapters/metrics.js';
@@ -49,10 +50,14 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
   // The shared per-run families: each engine's last run, all engines together (a run of one engine leaves the
   // others' series as they were). Filled once before the first run, so every family is there from the start.
   const lastCounts = new Map<string, EngineProfileCounts[]>();
-  let filling = fillRegistry(registry, { finishedAt: new Date(), durationSeconds: 0, success: true, counts: [] });
-  const endRun = (host: string, durationMs: number, ok: boolean, counts: EngineProfileCounts[]) => {
+  const lastTrees = new Map<string, ExecTreeCounts>();
+  const none: ExecTreeCounts = { ended: 0, kept: 0, failed: 0 };
+  let filling = fillRegistry(registry, { finishedAt: new Date(), durationSeconds: 0, success: true, counts: [], execTrees: none });
+  const endRun = (host: string, durationMs: number, ok: boolean, counts: EngineProfileCounts[], trees: ExecTreeCounts) => {
     lastCounts.set(host, counts);
-    const run = { finishedAt: new Date(), durationSeconds: durationMs / 1000, success: ok, counts: [...lastCounts.values()].flat() };
+    lastTrees.set(host, trees);
+    const execTrees = [...lastTrees.values()].reduce((a, b) => ({ ended: a.ended + b.ended, kept: a.kept + b.kept, failed: a.failed + b.failed }), none);
+    const run = { finishedAt: new Date(), durationSeconds: durationMs / 1000, success: ok, counts: [...lastCounts.values()].flat(), execTrees };
     filling = filling.then(() => fillRegistry(registry, run));
   };
 
@@ -76,9 +81,10 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
         case 'failed':
           failedTotal.inc({ host: ev.host, profile: profileOf(ev.entry.profile) });
           return;
+
         case 'sweep':
         case 'deadline-check':
-          endRun(ev.host, ev.durationMs, ev.failed === 0 && !ev.interrupted, ev.counts);
+          endRun(ev.host, ev.durationMs, ev.failed === 0 && !ev.interrupted, ev.counts, ev.execTrees);
           return;
         default:
           return;

@@ -255,6 +255,8 @@ interface Rec {
   pid: number;
   execIds: string[];
   finishedExecs: Set<string>;
+  /** What `GET /exec/{id}/json` adds for an exec (`setExecDetails`): its host `Pid` and `ProcessConfig`. */
+  execDetails: Map<string, { pid: number; entrypoint: string; arguments: string[] }>;
   statsCalls: number;
   volumes: Array<{ name: string; anonymous: boolean }>;
   binds: Array<{ source: string; destination: string }>;
@@ -422,6 +424,7 @@ export class EngineSimulator {
       pid: 4242,
       execIds: spec.execIds ?? [],
       finishedExecs: new Set(spec.finishedExecs ?? []),
+      execDetails: new Map(),
       statsCalls: 0,
       volumes: spec.volumes ?? [],
       binds: spec.binds ?? [],
@@ -626,6 +629,14 @@ export class EngineSimulator {
     rec.execIds = execIds;
   }
 
+  /** Gives an exec of the container a host pid and a command (its `GET /exec/{id}/json` answer). */
+  setExecDetails(id: string, execId: string, details: { pid: number; entrypoint: string; arguments: string[] }): void {
+    const rec = this.find(id);
+    if (!rec) throw new Error(`no container ${id}`);
+    if (!rec.execIds.includes(execId)) rec.execIds = [...rec.execIds, execId];
+    rec.execDetails.set(execId, details);
+  }
+
   /** Removes a container behind the janitor's back. */
   delete(id: string): boolean {
     const rec = this.find(id);
@@ -808,7 +819,13 @@ export class EngineSimulator {
         // Execs in a container's ExecIDs run; `finishedExecs` are listed too (as Podman does) but have ended.
         const eid = decodeURIComponent(exec![1]!);
         for (const r of this.byId.values()) {
-          if (r.execIds.includes(eid)) return this.send(res, 200, { ID: eid, Running: !r.finishedExecs.has(eid), ExitCode: null });
+          if (r.execIds.includes(eid)) {
+            const more = r.execDetails.get(eid);
+            return this.send(res, 200, {
+              ID: eid, Running: !r.finishedExecs.has(eid), ExitCode: null, ContainerID: r.id,
+              ...(more ? { Pid: more.pid, ProcessConfig: { entrypoint: more.entrypoint, arguments: more.arguments, tty: false, privileged: false } } : { Pid: 0 }),
+            });
+          }
         }
         throw new HttpError(404, `No such exec instance: ${eid}`);
       }

@@ -54,6 +54,7 @@ interface RunRecord {
   sandboxDirs?: SandboxDirGauges;
   /** The image pass's outcome (`--images-over`), for its metrics. */
   images?: ImageGauges;
+  execTrees?: { ended: number; kept: number; failed: number };
 }
 
 const HELP = `
@@ -110,6 +111,7 @@ async function recordMetrics(ctx: Context, file: string, record: RunRecord, star
       counts: record.counts ?? [],
       ...(record.sandboxDirs ? { sandboxDirs: record.sandboxDirs } : {}),
       ...(record.images ? { images: record.images } : {}),
+      ...(record.execTrees ? { execTrees: record.execTrees } : {}),
     });
     await writeMetricsFile(file, text);
   } catch (err) {
@@ -347,7 +349,13 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
     ...(opts.planOut ? { planOut: opts.planOut } : {}), failOpen: Boolean(opts.failOpen),
     ...(dirs?.result ? { sandboxDirs: dirs.result } : {}),
     ...(images ? { images } : {}),
+    execTrees: {
+      ended: across.results.flatMap((r) => r.execTrees.ended),
+      kept: across.results.flatMap((r) => r.execTrees.kept),
+      failed: across.results.flatMap((r) => r.execTrees.failed),
+    },
   };
+  record.execTrees = { ended: report.execTrees.ended.length, kept: report.execTrees.kept.length, failed: report.execTrees.failed.length };
   await reporter.reapResult(report);
   if (!opts.failOpen || code === ExitCode.OK) return code;
   const firstDir = dirs?.result?.failed[0];

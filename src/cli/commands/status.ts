@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { IdleOptions } from '../../reaper/sweep.js';
 import type { Context } from '../../context.js';
 import { ExitCode, errorMessage } from '../../errors.js';
-import { UP_TO_DAYS, ago, agoSeconds } from '../../core/ages.js';
+import { UP_TO_DAYS, ago, agoSeconds, spanSeconds } from '../../core/ages.js';
 import { rootOrigin, sandboxRoot, shownPath } from '../../core/sandbox-dirs.js';
 import { diskSize } from '../../core/sizes.js';
 import type { StatusReport } from '../../status/gather.js';
@@ -162,6 +162,13 @@ export function render(r: StatusReport, now: Date, settings?: SettingSources): s
     const v = c.anonymousVolumes;
     out.push(`  anonymous volumes: ${v.total} held by ${plural(v.containers, 'container')}${v.heldByOrphans ? ` (${v.heldByOrphans} by orphans, freed by a reap)` : ''}`);
     if (c.failed) out.push(`  ${plural(c.failed, 'container')} could not be inspected`);
+  }
+  for (const s of r.runningSandboxes) {
+    for (const x of s.execs) {
+      const age = x.ageSeconds === null ? 'age unknown' : `running ${spanSeconds(x.ageSeconds, new Date(r.asOf), UP_TO_DAYS)}`;
+      const procs = x.processes === null ? 'processes unknown' : plural(x.processes, 'process', 'processes');
+      out.push(`  exec ${x.id.slice(0, 12)} in ${s.name}: ${age}, ${procs}${x.abandoned ? ', ABANDONED' : ''}: ${x.command}`);
+    }
   }
   out.push('Janitor');
   if (r.janitor.sweeps.length === 0) out.push('  last sweep: none recorded');

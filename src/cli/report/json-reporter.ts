@@ -29,7 +29,7 @@ export class JsonReporter implements Reporter {
     writeJson(this.ctx, {
       dryRun: r.dryRun, asOf: r.asOf.toISOString(), thresholdSeconds: r.thresholdSeconds, profile: r.profile,
       stopIdle: r.stopIdle, idleAfterSeconds: r.idleAfterSeconds,
-      removed: r.removed, stopped: r.stopped, kept: r.kept, failed: r.failed, hosts: r.hosts, timedOut: r.timedOut,
+      removed: r.removed, stopped: r.stopped, kept: r.kept, failed: r.failed, execTrees: r.execTrees, hosts: r.hosts, timedOut: r.timedOut,
       ...(r.sandboxDirs ? { sandboxDirs: r.sandboxDirs } : {}),
       ...(r.images ? { images: r.images } : {}),
       ...(r.planOut ? { planOut: r.planOut } : {}), ...(r.warnings.length ? { warnings: r.warnings } : {}),

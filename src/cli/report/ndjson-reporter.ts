@@ -30,6 +30,8 @@ export function sweepEventToNdjson(ctx: Context, ev: SweepEvent, extra: Record<s
       return ndjsonEvent(ctx, 'container', { ...ev.entry, ...extra });
     case 'candidates':
       return;
+    case 'exec-tree':
+      return ndjsonEvent(ctx, `exec-tree-${ev.state}`, { ...ev.tree, ...extra });
   }
 }
 
@@ -136,6 +138,9 @@ export class NdjsonReporter implements Reporter {
       case 'stopped':
       case 'failed':
         return sweepEventToNdjson(this.ctx, ev, { trigger: ev.trigger });
+      case 'exec-tree':
+        if (ev.state === 'kept') return; // said by every sweep while kept: only what changes is logged
+        return sweepEventToNdjson(this.ctx, ev, { host: ev.host, trigger: ev.trigger });
       case 'engine':
         return this.emit('engine', {
           host: ev.host, state: ev.state, error: ev.error ?? null, ...(ev.retryInMs !== undefined ? { retryInSeconds: ev.retryInMs / 1000 } : {}),

@@ -6,6 +6,7 @@
 import type { LockRecord } from '../../adapters/file-lock.js';
 import type { Context } from '../../context.js';
 import type { HostOutcome } from '../../reaper/run.js';
+import type { ExecTreeReport } from '../../reaper/exec-trees.js';
 import type { SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
 import type { ImagesReport } from '../images-step.js';
 import type { FailedEntry, KeptEntry, StoppedEntry, SweepEntry, SweepEvent } from '../../reaper/sweep.js';
@@ -72,6 +73,8 @@ export interface ReapReport {
   sandboxDirs?: SandboxDirsResult;
   /** The image pass (`--images-over`), when it ran. */
   images?: ImagesReport;
+  /** The exec-tree pass: abandoned `docker exec` trees ended, kept (and why), failed. */
+  execTrees: ExecTreeReport;
 }
 
 export interface Reporter {

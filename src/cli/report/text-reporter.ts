@@ -12,6 +12,7 @@ import { shownPath } from '../../core/sandbox-dirs.js';
 import type { RemovedSandboxDir, SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
 import type { RemovedImage } from '../../reaper/images.js';
 import type { ImagesReport } from '../images-step.js';
+import type { EndedTree } from '../../reaper/exec-trees.js';
 import { UP_TO_DAYS, span } from '../../core/ages.js';
 import { type Progress, hostProblems, reapLine, startProgress, whenOf } from '../render-containers.js';
 import type { Notice, ReapReport, Reporter } from './reporter.js';
@@ -92,6 +93,7 @@ export class TextReporter implements Reporter {
       for (const f of r.failed) ctx.stderr.write(`${reapLine('failed', f, this.when(f, r.asOf), showHost)}\n`);
       for (const f of r.sandboxDirs?.failed ?? []) this.say(f.error);
       for (const f of r.images?.failed ?? []) this.say(f.error);
+      for (const f of r.execTrees.failed) this.say(`failed to end exec tree ${f.execId.slice(0, 12)} in ${f.container}: ${f.error}`);
     }
     if (this.quiet) return;
     // What was removed before an engine went away mid-sweep is still reported.
@@ -100,11 +102,15 @@ export class TextReporter implements Reporter {
     for (const e of r.removed) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would remove' : 'removed', e, this.when(e, r.asOf), showHost)}\n`);
     for (const e of r.stopped) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would stop' : 'stopped', e, this.when(e, r.asOf), showHost)}\n`);
     for (const d of r.sandboxDirs?.removed ?? []) ctx.stdout.write(`${this.sandboxDirLine(d, r)}\n`);
-    for (const line of imageLines(r.images, r.dryRun, showHost)) ctx.stdout.write(`${line}\n`);
+    for (const line of imageLines(r.images, r.dryRun, showHost)) ctx.stdout.write(`${line}
+`);
+    for (const t of r.execTrees.ended) ctx.stdout.write(`${execTreeLine(t)}
+`);
     const scope = r.profile === null ? 'all profiles' : `profile ${r.profile}`;
     ctx.stdout.write(
       `${r.dryRun ? 'Would remove' : 'Removed'} ${r.removed.length}, ${r.dryRun ? 'would stop' : 'stopped'} ${r.stopped.length}, ` +
-        `kept ${r.kept.length}, failed ${r.failed.length}${sandboxDirsCounts(r)}${imagesCounts(r.images, r.dryRun)} (threshold ${r.thresholdSeconds} s, ${scope}${r.dryRun ? ', dry run' : ''}).\n`,
+        `kept ${r.kept.length}, failed ${r.failed.length}${sandboxDirsCounts(r)}${imagesCounts(r.images, r.dryRun)}${execTreeCounts(r)} (threshold ${r.thresholdSeconds} s, ${scope}${r.dryRun ? ', dry run' : ''}).
+`,
     );
   }
 
@@ -146,6 +152,10 @@ export class TextReporter implements Reporter {
         return;
       case 'event':
         return;
+      case 'exec-tree':
+        if (ev.state === 'ended') return this.line(execTreeLine(ev.tree));
+        if (ev.state === 'failed') this.ctx.stderr.write(`${this.ctx.now().toISOString()} failed to end exec tree ${ev.tree.execId.slice(0, 12)} in ${ev.tree.container}: ${ev.tree.error}\n`);
+        return;
     }
   }
 
@@ -172,6 +182,19 @@ export class TextReporter implements Reporter {
   failOpen(problem: string | null): void {
     if (!this.quiet && problem) this.say(`${problem} (--fail-open: exit 0)`);
   }
+}
+
+/** `ended exec tree <id> in <container> (running 25 minutes, 6 processes)`. */
+export function execTreeLine(t: EndedTree): string {
+  const running = span(0, new Date(t.ageSeconds * 1000), UP_TO_DAYS);
+  return `ended exec tree ${t.execId.slice(0, 12)} in ${t.container} (running ${running}, ${t.processes} ${t.processes === 1 ? 'process' : 'processes'})`;
+}
+
+/** The summary's part for the exec trees, when there were any: `; exec trees: ended 1, kept 0, failed 0`. */
+function execTreeCounts(r: ReapReport): string {
+  const t = r.execTrees;
+  if (t.ended.length + t.kept.length + t.failed.length === 0) return '';
+  return `; exec trees: ended ${t.ended.length}, kept ${t.kept.length}, failed ${t.failed.length}`;
 }
 
 /** The summary's part for the sandbox directories: `; sandbox dirs: removed 2 (1.2 GiB), kept 5, failed 0`. */

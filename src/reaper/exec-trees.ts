@@ -1,0 +1,222 @@
+/**
+ * The exec-tree step: run over each running sandbox before the idle rule. It lists the sandbox's running execs with
+ * their age and process count (`surveyExecs`), and ends the trees past the bound (`endAbandonedTrees`): SIGTERM to
+ * the exec's process and all its descendants, SIGKILL to those still there after the stop timeout, each signal only
+ * after the re-check (exec still running, same pid and start time, still past the bound) and each to the very process
+ * that was seen (pid and start time checked right before its kill). The decisions are pure (`core/exec-trees.ts`).
+ */
+import type { ContainerDetails, EngineClient, ExecDetails } from '../adapters/engine.js';
+import { type ProcAccess, procAccess } from '../adapters/proc-table.js';
+import {
+  type ExecKeepReason, type ExecView, type ProcIdentity, type ProcSnapshot, commandLine, execAgeSeconds, isAbandoned, recheckExec,
+  signalTargets, startMs,
+} from '../core/exec-trees.js';
+import { processLimit } from '../core/idle.js';
+import { EngineRequestError, errorMessage } from '../errors.js';
+import { type LocalCounters, readLocally } from './idle-stop.js';
+import { abortableSleep } from '../util/sleep.js';
+import type { ExecTreeOptions } from './exec-settings.js';
+
+/** `execTrees` of the JSON report. */
+export interface EndedTree {
+  container: string;
+  execId: string;
+  ageSeconds: number;
+  /** Processes signalled (the exec's process and its descendants). */
+  processes: number;
+  /** How many of them were still there after the grace and got SIGKILL. */
+  killed: number;
+}
+export interface KeptTree {
+  container: string;
+  execId: string;
+  reason: ExecKeepReason;
+}
+export interface FailedTree {
+  container: string;
+  execId: string;
+  error: string;
+}
+export interface ExecTreeReport {
+  ended: EndedTree[];
+  kept: KeptTree[];
+  failed: FailedTree[];
+}
+
+/** One running exec as surveyed. */
+interface Surveyed {
+  view: ExecView;
+  /** Its process on this host, where it is provably the container's. */
+  root: ProcIdentity | null;
+}
+
+/** What the survey of one sandbox found. */
+export interface ExecSurvey {
+  execs: Surveyed[];
+  /** The engine's processes can be seen and signalled from here. */
+  local: boolean;
+}
+
+/** What the idle rule leaves out: abandoned execs still running, and their processes. */
+export interface AbandonedLoad {
+  execIds: ReadonlySet<string>;
+  processes: number;
+}
+
+/** Whether the engine runs on this host: a unix socket (tcp and ssh engines are elsewhere, as far as we can prove). */
+export function engineIsLocal(engine: Pick<EngineClient, 'host'>): boolean {
+  return engine.host.startsWith('unix://') || engine.host.startsWith('/');
+}
+
+const procOf = (opts: ExecTreeOptions): ProcAccess => opts.proc ?? procAccess();
+
+/** The exec's process identity on this host, where it is in the container's cgroup and in the snapshot. */
+function rootOf(proc: ProcAccess, snap: ProcSnapshot | null, e: ExecDetails, containerId: string): ProcIdentity | null {
+  if (!snap || e.pid <= 0) return null;
+  const p = snap.procs.get(e.pid);
+  if (!p || !proc.inContainer(e.pid, containerId)) return null;
+  return { pid: p.pid, startTicks: p.startTicks };
+}
+
+/**
+ * The sandbox's running execs: age (from `execStarts`, the engine's `exec_start` events where `watch` saw them, else
+ * the process' start time on this host), process count, command, abandoned. Execs the engine no longer knows or that
+ * have ended are left out; connection failures are thrown.
+ */
+export async function surveyExecs(
+  engine: EngineClient, d: Pick<ContainerDetails, 'id' | 'execIds' | 'pid'>, opts: ExecTreeOptions,
+  at: { asOf: Date; signal?: AbortSignal | undefined; execStarts?: ReadonlyMap<string, number> | undefined },
+): Promise<ExecSurvey> {
+  const proc = procOf(opts);
+  const local = engineIsLocal(engine);
+  const snap = local && d.execIds.length ? proc.snapshot() : null;
+  const execs: Surveyed[] = [];
+  for (const id of d.execIds) {
+    let e: ExecDetails | null;
+    try {
+      e = await engine.execInspect(id, at.signal);
+    } catch (err) {
+      if (err instanceof EngineRequestError) continue;
+      throw err;
+    }
+    if (!e || !e.running) continue;
+    const root = rootOf(proc, snap, e, d.id);
+    const ageSeconds = execAgeSeconds(at.asOf, {
+      eventMs: at.execStarts?.get(id),
+      processStartMs: root && snap ? startMs(snap, root.startTicks) : null,
+    });
+    const tree = root && snap ? signalTargets(snap, root, d.pid) : null;
+    execs.push({
+      view: {
+        id, ageSeconds, processes: tree ? tree.length : null, command: commandLine(e.entrypoint, e.arguments),
+        abandoned: isAbandoned(ageSeconds, opts.boundSeconds),
+      },
+      root,
+    });
+  }
+  return { execs, local };
+}
+
+/**
+ * Whether the sandbox may be running an exec at all: false only when its cgroup, read on this host, holds no more
+ * than its init and its command (an exec is one more process at least). Spares the survey's exec inspects, which
+ * Podman would need for every finished exec it keeps listed (one per command hermes ever ran there).
+ */
+export function mayRunExecs(local: LocalCounters | undefined, d: Pick<ContainerDetails, 'id' | 'pid' | 'init'>): boolean {
+  const pids = readLocally(local, d.id, d.pid)?.pids;
+  return pids === undefined || pids === null || pids > processLimit(d.init);
+}
+
+/** The abandoned execs of a survey and their processes (what the idle rule leaves out while they run). */
+export function abandonedLoad(survey: ExecSurvey, except: ReadonlySet<string> = new Set()): AbandonedLoad {
+  const left = survey.execs.filter((x) => x.view.abandoned && !except.has(x.view.id));
+  return { execIds: new Set(left.map((x) => x.view.id)), processes: left.reduce((n, x) => n + (x.view.processes ?? 0), 0) };
+}
+
+/** How one call of `endAbandonedTrees` runs. */
+export interface EndContext {
+  dryRun: boolean;
+  stopTimeoutSeconds: number;
+  now: () => Date;
+  signal?: AbortSignal | undefined;
+  /** Name of the container in reports. */
+  container: string;
+}
+
+/**
+ * Ends the survey's abandoned trees (or reports why not). An engine on another host gets every running exec reported
+ * as kept (`engine-not-local`): its processes cannot be seen from here, so none is judged abandoned, none ended.
+ */
+export async function endAbandonedTrees(
+  engine: EngineClient, d: Pick<ContainerDetails, 'id' | 'pid'>, survey: ExecSurvey, opts: ExecTreeOptions, ctx: EndContext,
+): Promise<ExecTreeReport> {
+  const out: ExecTreeReport = { ended: [], kept: [], failed: [] };
+  const keep = (execId: string, reason: ExecKeepReason) => out.kept.push({ container: ctx.container, execId, reason });
+  for (const x of survey.execs) {
+    if (!survey.local) {
+      keep(x.view.id, 'engine-not-local');
+      continue;
+    }
+    if (!x.view.abandoned) continue;
+    if (!x.root) keep(x.view.id, 'process-not-found');
+    else if (!opts.end) keep(x.view.id, 'keep-exec-trees');
+    else if (ctx.dryRun) keep(x.view.id, 'dry-run');
+    else {
+      try {
+        const r = await endTree(engine, d, { root: x.root, execId: x.view.id }, opts, ctx);
+        if ('reason' in r) keep(x.view.id, r.reason);
+        else out.ended.push({ container: ctx.container, execId: x.view.id, ageSeconds: Math.round(x.view.ageSeconds ?? 0), ...r });
+      } catch (err) {
+        out.failed.push({ container: ctx.container, execId: x.view.id, error: errorMessage(err) });
+      }
+    }
+  }
+  return out;
+}
+
+/** The re-check right before signalling, then the signals. */
+async function endTree(
+  engine: EngineClient, d: Pick<ContainerDetails, 'pid'>, seen: { root: ProcIdentity; execId: string }, opts: ExecTreeOptions, ctx: EndContext,
+): Promise<{ processes: number; killed: number } | { reason: ExecKeepReason }> {
+  const proc = procOf(opts);
+  const { root, execId } = seen;
+  const fresh = await engine.execInspect(execId, ctx.signal);
+  const snap = proc.snapshot();
+  const now = fresh && snap ? snap.procs.get(fresh.pid) : undefined;
+  const why = recheckExec(root, {
+    running: Boolean(fresh?.running),
+    pid: fresh?.pid ?? 0,
+    startTicks: now ? now.startTicks : null,
+    ageSeconds: now && snap ? execAgeSeconds(ctx.now(), { processStartMs: startMs(snap, now.startTicks) }) : null,
+  }, opts.boundSeconds);
+  if (why) return { reason: why };
+  const targets = signalTargets(snap!, root, d.pid);
+  if (!targets) return { reason: 'not-an-exec-tree' };
+  const termed = targets.filter((p) => proc.signal(p, 'SIGTERM') === 'sent');
+  const survivors = await waitGone(proc, termed, ctx.stopTimeoutSeconds * 1000, ctx.signal);
+  let killed = 0;
+  if (survivors.length) {
+    // Survivors and whatever they started since (their descendants now), never init or anything under it.
+    const again = proc.snapshot();
+    const seen = new Set<number>();
+    for (const s of survivors) {
+      for (const p of (again ? signalTargets(again, s, d.pid) : null) ?? [s]) {
+        if (seen.has(p.pid)) continue;
+        seen.add(p.pid);
+        if (proc.signal(p, 'SIGKILL') === 'sent') killed++;
+      }
+    }
+  }
+  return { processes: targets.length, killed };
+}
+
+/** Waits up to `ms` for the processes to end (checked every 100 ms); those still there. */
+async function waitGone(proc: ProcAccess, ps: ProcIdentity[], ms: number, signal?: AbortSignal): Promise<ProcIdentity[]> {
+  const until = Date.now() + ms;
+  let left = ps.filter((p) => proc.alive(p));
+  while (left.length && Date.now() < until && !signal?.aborted) {
+    await abortableSleep(Math.min(100, Math.max(1, until - Date.now())), signal);
+    left = left.filter((p) => proc.alive(p));
+  }
+  return left;
+}
