@@ -64,7 +64,7 @@ const requireOnce = (function requireOnce(id) {
 /**
  * Whether argv is a hook an agent runs (`stop-hook` without a verb of its own, `tool-loop pre|post`): a hook's own
  * failure must let the agent go on (exit 0, one warning line), where a command run by hand fails (exit 1). The
- * full check, with the recording of the mistake, is the CLI's (src/cli/hook-invocation.ts); this one only runs when
+ * full check, with the recording of the mistake, is the CLI's (src/cli/hooks/hook-invocation.ts); this one only runs when
  * the CLI itself cannot run.
  */
 function isHook(argv) {

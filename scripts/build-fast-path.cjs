@@ -60,7 +60,7 @@ function patch(name, code) {
 fs.mkdirSync(path.join(ROOT, 'dist'), { recursive: true });
 for (const name of BUNDLES) {
   const result = esbuild.buildSync({
-    entryPoints: [path.join(ROOT, 'src', 'cli', `${name}.ts`)],
+    entryPoints: [path.join(ROOT, 'src', 'cli', ...(name === 'fast-path' ? [] : ['hooks']), `${name}.ts`)],
     bundle: true,
     platform: 'node',
     format: 'cjs',

@@ -11,12 +11,12 @@
  * its own code only.
  */
 import { type Context, processContext } from '../context.js';
-import { type Runners, runHooks } from './hook-fast-path.js';
-import { STOP_HOOK_RUNNERS } from './run-stop-hook.js';
-import { TOOL_LOOP_RUNNERS } from './run-tool-loop-hook.js';
+import { type Runners, runHooks } from './hooks/hook-fast-path.js';
+import { STOP_HOOK_RUNNERS } from './hooks/run-stop-hook.js';
+import { TOOL_LOOP_RUNNERS } from './hooks/run-tool-loop-hook.js';
 
 /** For the build's code-cache warm-up (scripts/fast-path-cache.cjs): the reading of a pipe, as a hook's stdin. */
-export { readHookInputFd } from './read-hook-input.js';
+export { readHookInputFd } from './hooks/read-hook-input.js';
 
 const HOOKS = new Set(['stop-hook', 'tool-loop']);
 const RUNNERS: Runners = { ...STOP_HOOK_RUNNERS, ...TOOL_LOOP_RUNNERS };

@@ -92,7 +92,7 @@ export async function main(argv: string[], context?: Context, options: MainOptio
   const state: RunState = { exitCode: ExitCode.OK };
   let commander: Commander | undefined;
   // A hook an agent runs fails open on its own usage errors (see hook-fail-open.ts); commander's message is kept for it.
-  const hook = argv.includes('stop-hook') || argv.includes('tool-loop') ? (await import('./hook-invocation.js')).hookInvocation(argv) : undefined;
+  const hook = argv.includes('stop-hook') || argv.includes('tool-loop') ? (await import('./hooks/hook-invocation.js')).hookInvocation(argv) : undefined;
   let usage: string | undefined;
   try {
     const selected = findCommand(argv);
@@ -124,7 +124,7 @@ export async function main(argv: string[], context?: Context, options: MainOptio
 /** A hook's own error: a usage error (commander's, or the command's) is a misconfigured hook; anything else internal. */
 async function hookFailed(argv: string[], ctx: Context, hook: string, err: unknown, usage: string | undefined): Promise<number> {
   const what = usage !== undefined || err instanceof UsageError ? `hook misconfigured: ${usage ?? errorMessage(err)}` : `internal error: ${errorMessage(err)}`;
-  const [{ failOpen }, { hookHome }] = await Promise.all([import('./hook-fail-open.js'), import('./hook-invocation.js')]);
+  const [{ failOpen }, { hookHome }] = await Promise.all([import('./hooks/hook-fail-open.js'), import('./hooks/hook-invocation.js')]);
   return failOpen(ctx, hook, what, hookHome(argv, ctx));
 }
 

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { hookInvocation } from '../../src/cli/hook-invocation.js';
+import { hookInvocation } from '../../src/cli/hooks/hook-invocation.js';
 import { HOOK_ERROR_FORGET_MS, MAX_HOOK_ERRORS, hookErrorsFrom, withHookError } from '../../src/core/hook-errors.js';
 import { attention, statusExitCode, type AttentionInput } from '../../src/core/status.js';
 

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, constants, openSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { readHookInputFd } from '../../src/cli/read-hook-input.js';
+import { readHookInputFd } from '../../src/cli/hooks/read-hook-input.js';
 import { tempDir } from '../helpers/cli.js';
 
 const tmp = tempDir('hj-input-');

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { GLOBAL_OPTIONS } from '../../src/cli/global-options.js';
-import { HOOK_FORMS } from '../../src/cli/hook-options.js';
+import { HOOK_FORMS } from '../../src/cli/hooks/hook-options.js';
 import { parsePlainArgv } from '../../src/cli/option-table.js';
 import { DIALECT_EVENTS, type Dialect, type EventRole } from '../../src/core/hook-dialects.js';
 import { REPO } from '../helpers/cli.js';

@@ -41,7 +41,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         if (!(err instanceof NoEngineFoundError)) throw err;
         discoveryError = errorMessage(err);
       }
-      const { maxBlocksFromEnv } = await import('../run-stop-hook.js');
+      const { maxBlocksFromEnv } = await import('../hooks/run-stop-hook.js');
       const warnings: string[] = [];
       const maxStopBlocks = await maxBlocksFromEnv(ctx.env, warnings);
       const { gatherStatus } = await import('../../status/gather.js');

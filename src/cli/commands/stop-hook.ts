@@ -3,9 +3,9 @@ import type { StopHook, StopMarker } from '../../breakers/stop-hook.js';
 import type { Context } from '../../context.js';
 import type { Dialect } from '../../core/hook-dialects.js';
 import { ExitCode, UsageError, errorMessage } from '../../errors.js';
-import { STOP_HOOK_OPTIONS, countParser } from '../hook-options.js';
+import { STOP_HOOK_OPTIONS, countParser } from '../hooks/hook-options.js';
 import { resolvePathArg } from '../path-arg.js';
-import { maxBlocksFromEnv, runStopHook } from '../run-stop-hook.js';
+import { maxBlocksFromEnv, runStopHook } from '../hooks/run-stop-hook.js';
 import { type RunState, action, addOptions, homeFrom, optionParser, warn, writeJson } from '../shared.js';
 import { docsLine } from '../docs-page.js';
 

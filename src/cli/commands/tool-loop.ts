@@ -3,8 +3,8 @@ import type { ToolLoopSessionStatus } from '../../breakers/tool-loop.js';
 import type { Context } from '../../context.js';
 import type { Dialect } from '../../core/hook-dialects.js';
 import { ExitCode, errorMessage } from '../../errors.js';
-import { TOOL_LOOP_POST_OPTIONS, TOOL_LOOP_PRE_OPTIONS } from '../hook-options.js';
-import { runToolLoopHook } from '../run-tool-loop-hook.js';
+import { TOOL_LOOP_POST_OPTIONS, TOOL_LOOP_PRE_OPTIONS } from '../hooks/hook-options.js';
+import { runToolLoopHook } from '../hooks/run-tool-loop-hook.js';
 import { type RunState, action, addOptions, homeFrom, requireVerb, warn, writeJson } from '../shared.js';
 import { docsLine } from '../docs-page.js';
 

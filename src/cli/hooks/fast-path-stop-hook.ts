@@ -2,7 +2,7 @@
  * The stop hook's own start-up bundle (dist/fast-path-stop-hook.cjs; see fast-path.ts): `stop-hook` exactly as
  * fast-path.ts runs it, and undefined (nothing read) for anything else, which bin/ then hands to dist/fast-path.cjs.
  */
-import type { Context } from '../context.js';
+import type { Context } from '../../context.js';
 import { runHooks } from './hook-fast-path.js';
 import { STOP_HOOK_RUNNERS } from './run-stop-hook.js';
 

@@ -4,9 +4,9 @@
  * (hook-fail-open.ts), a hand-run command's is exit 2. Decided on argv alone, before or without commander, and
  * only when commander has failed on it: nothing here runs on a hook call that went well.
  */
-import type { Context } from '../context.js';
-import { resolveHermesHome } from '../core/hermes-home.js';
-import { GLOBAL_OPTIONS } from './global-options.js';
+import type { Context } from '../../context.js';
+import { resolveHermesHome } from '../../core/hermes-home.js';
+import { GLOBAL_OPTIONS } from '../global-options.js';
 import { HOOK_FORMS } from './hook-options.js';
 
 /** The verbs run by hand (by a person or an orchestrator), whose mistakes are usage errors. */

@@ -3,7 +3,7 @@
  * as a process (no stream set-up: hooks run on every tool call, so start-up time matters).
  */
 import { writeSync } from 'node:fs';
-import type { Context, OutputStream } from '../context.js';
+import type { Context, OutputStream } from '../../context.js';
 
 export function oneLine(s: string, max = 300): string {
   const line = s.replace(/\s*[\r\n]+\s*/g, ' ');

@@ -3,7 +3,7 @@
  * `tool-loop post` exactly as fast-path.ts runs them, and undefined (nothing read) for anything else, which bin/
  * then hands to dist/fast-path.cjs.
  */
-import type { Context } from '../context.js';
+import type { Context } from '../../context.js';
 import { runHooks } from './hook-fast-path.js';
 import { TOOL_LOOP_RUNNERS } from './run-tool-loop-hook.js';
 

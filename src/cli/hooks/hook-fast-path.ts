@@ -3,12 +3,12 @@
  * `tool-loop pre [options]`, `tool-loop post [options]`, each with exactly the options declared in hook-options.ts.
  * Anything else returns undefined, having read nothing, and commander handles it with its usual messages.
  */
-import { type Context, processContext } from '../context.js';
-import { resolveHomeDir } from '../core/hermes-home.js';
-import { GLOBAL_OPTIONS } from './global-options.js';
+import { type Context, processContext } from '../../context.js';
+import { resolveHomeDir } from '../../core/hermes-home.js';
+import { GLOBAL_OPTIONS } from '../global-options.js';
 import { HOOK_FORMS, type HookFormName } from './hook-options.js';
 import { rawStdioContext } from './hook-stdio.js';
-import { parsePlainArgv } from './option-table.js';
+import { parsePlainArgv } from '../option-table.js';
 
 export interface FastPathOptions {
   /** Read the hook input from this descriptor (the process's own stdin, 0) instead of `ctx.stdin`. */

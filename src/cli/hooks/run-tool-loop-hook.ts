@@ -3,11 +3,11 @@
  * its answer in the input's dialect. Exits 0 (fail open), or 2 where the dialect's only answer is exit 2 with the
  * text on stderr. Keeps stdout for the harness. Loaded by the fast path: no commander here.
  */
-import type { Context } from '../context.js';
-import type { Dialect } from '../core/hook-dialects.js';
-import { ExitCode, errorMessage } from '../errors.js';
+import type { Context } from '../../context.js';
+import type { Dialect } from '../../core/hook-dialects.js';
+import { ExitCode, errorMessage } from '../../errors.js';
 import { type Runners, get } from './hook-fast-path.js';
-import { type ToolLoopWhy, createToolLoop, defaultToolLoopDir } from '../breakers/tool-loop.js';
+import { type ToolLoopWhy, createToolLoop, defaultToolLoopDir } from '../../breakers/tool-loop.js';
 import { failOpen, ownErrorWhat } from './hook-fail-open.js';
 import { hookWarn, writeLine } from './hook-stdio.js';
 import { readInput } from './read-hook-input.js';

@@ -3,8 +3,8 @@
  * (a terminal, too much input, no end in time, not JSON) is a `problem` the hook turns into one warning.
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import type { Context } from '../context.js';
-import { errorMessage } from '../errors.js';
+import type { Context } from '../../context.js';
+import { errorMessage } from '../../errors.js';
 import { oneLine } from './hook-stdio.js';
 
 /** Hook input larger than this is not read (the call is allowed). */

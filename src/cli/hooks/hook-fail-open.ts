@@ -6,9 +6,9 @@
  * Loaded by the fast path, but run only when something went wrong: a call that went well does none of this.
  */
 import { statSync } from 'node:fs';
-import { recordHookError } from '../breakers/hook-errors.js';
-import type { Context } from '../context.js';
-import { ExitCode, errorMessage } from '../errors.js';
+import { recordHookError } from '../../breakers/hook-errors.js';
+import type { Context } from '../../context.js';
+import { ExitCode, errorMessage } from '../../errors.js';
 import { escapeControls, hookWarn, oneLine } from './hook-stdio.js';
 
 /** What a hook does when it fails open: the stop hook lets the session stop, a tool hook lets the call run. */

@@ -3,9 +3,9 @@
  * commands register them from here and the hook fast path parses argv with them. Cheap to import (the fast path
  * loads it on every hook call).
  */
-import { DIALECTS, type Dialect, isDialect } from '../core/hook-dialects.js';
-import { ValueError, parseWholeNumber } from '../core/parse-args.js';
-import type { OptionDecl, PlainForm } from './option-table.js';
+import { DIALECTS, type Dialect, isDialect } from '../../core/hook-dialects.js';
+import { ValueError, parseWholeNumber } from '../../core/parse-args.js';
+import type { OptionDecl, PlainForm } from '../option-table.js';
 
 /**
  * The smallest value of each whole-number flag: `--max-blocks` >= 1, `--threshold` >= 2 (1 would deny every

@@ -2,17 +2,17 @@
  * Running the Stop hook (`stop-hook` with no verb): read the hook JSON, decide with the stop-hook breaker, print its
  * answer. Always exits 0 (fail open) and keeps stdout for the harness. Loaded by the fast path: no commander here.
  */
-import type { Context } from '../context.js';
-import type { Dialect } from '../core/hook-dialects.js';
-import { ENV_MAX_STOP_BLOCKS } from '../defaults.js';
-import { ExitCode, errorMessage } from '../errors.js';
+import type { Context } from '../../context.js';
+import type { Dialect } from '../../core/hook-dialects.js';
+import { ENV_MAX_STOP_BLOCKS } from '../../defaults.js';
+import { ExitCode, errorMessage } from '../../errors.js';
 import { type Runners, get } from './hook-fast-path.js';
-import { type StopHookWhy, createStopHook, defaultMarkerPath } from '../breakers/stop-hook.js';
+import { type StopHookWhy, createStopHook, defaultMarkerPath } from '../../breakers/stop-hook.js';
 import { failOpen, ownErrorWhat } from './hook-fail-open.js';
 import { hookWarn, writeLine } from './hook-stdio.js';
-import { parseWholeNumber } from '../core/parse-args.js';
+import { parseWholeNumber } from '../../core/parse-args.js';
 import { COUNT_FLAG_MIN } from './hook-options.js';
-import { resolvePathArg } from './path-arg.js';
+import { resolvePathArg } from '../path-arg.js';
 import { readInput } from './read-hook-input.js';
 
 export interface StopHookRun {
