@@ -24,6 +24,7 @@
 import path from 'node:path';
 import { DEFAULT_LIFETIME_SECONDS, ENV_LIFETIME, ENV_REAPER_SWITCH, ENV_TERMINAL_SANDBOX_DIR, SANDBOX_ROOT_DIRNAME } from '../defaults.js';
 import { type DotenvBinding, dotenvValues } from './dotenv.js';
+import { wholeNumberOf } from './config-number.js';
 
 /** A setting and where it came from (`default`, `env NAME`, a `.env` path, `config.yaml terminal.KEY`, a flag). */
 export interface Sourced<T> {
@@ -54,7 +55,8 @@ export const HERMES_TERMINAL_TIMEOUT = 180;
 
 /** A positive whole number of seconds as hermes' `int()` takes it (`'90'`, ` 90 `), else undefined. */
 function positiveSeconds(raw: string | undefined): number | undefined {
-  return raw !== undefined && /^\s*\d+\s*$/.test(raw) && Number(raw) > 0 ? Number(raw) : undefined;
+  const n = wholeNumberOf(raw);
+  return n !== undefined && n > 0 ? n : undefined;
 }
 
 /** The hermes settings the janitor reads. */
@@ -71,8 +73,9 @@ export const HERMES_SETTINGS = {
     configKey: 'lifetime_seconds',
     interpret: (raw) => {
       if (raw === undefined || raw.trim() === '') return DEFAULT_LIFETIME_SECONDS;
-      if (!/^\s*\d+\s*$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new Error(`must be a whole number of seconds >= 0, got '${raw}'`);
-      return Number(raw);
+      const n = wholeNumberOf(raw);
+      if (n === undefined) throw new Error(`must be a whole number of seconds >= 0, got '${raw}'`);
+      return n;
     },
   } satisfies HermesSettingSpec<number>,
   /**

@@ -11,15 +11,15 @@ import { type CommandTimeouts, execBoundSeconds } from '../core/exec-trees.js';
 import { parseDuration } from '../core/parse-args.js';
 import { UsageError } from '../errors.js';
 import type { ProcAccess } from '../adapters/proc-table.js';
+import { wholeNumberOf } from '../core/config-number.js';
 
 /** hermes' default for `execute_code` (hermes-agent `tools/code_execution_tool.py`). */
 export const HERMES_CODE_EXECUTION_TIMEOUT = 300;
 
-/** A positive whole number as hermes' `int()` would take it (`'90'`, ` 90 `, 90), else undefined. */
+/** A positive whole number as hermes' `int()` would take it (`'90'`, ` 90 `, 90, 90.5 as 90), else undefined. */
 function seconds(raw: unknown): number | undefined {
-  if (typeof raw === 'number' && Number.isFinite(raw) && raw > 0) return Math.floor(raw);
-  if (typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) && Number(raw) > 0) return Number(raw);
-  return undefined;
+  const n = wholeNumberOf(raw, { floor: true });
+  return n !== undefined && n > 0 ? n : undefined;
 }
 
 /**

@@ -15,6 +15,7 @@ import { thresholdSeconds } from '../core/policy.js';
 import { type Selection, isHermesSelection } from '../core/selection.js';
 import { resolveExecTrees } from './exec-settings.js';
 import type { IdleOptions } from './sweep.js';
+import { wholeNumberOf } from '../core/config-number.js';
 
 /** What a run was given (undefined: not given): flags on the command line, options in the library. */
 export interface RunInputs {
@@ -244,8 +245,8 @@ export function resolveIdleMaxProcesses(
   const cfg = usable(config, 'pass --idle-max-processes');
   const raw = cfg.get('janitor.idle_max_processes');
   if (raw === undefined || raw === null) return { value: undefined, source: 'default' };
-  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(n) || n < 1) {
+  const n = wholeNumberOf(raw);
+  if (n === undefined || n < 1) {
     throw new UsageError(
       `janitor.idle_max_processes in ${cfg.file} must be a whole number >= 1, got '${String(raw)}': fix the file or pass --idle-max-processes`,
     );

@@ -1,15 +1,16 @@
 /**
  * The one control-character escaper: text that reaches a terminal or a log line (a path an agent named, a profile,
- * a session key, a script line) stays one line and cannot move the cursor or forge another line. Escapes C0
- * (U+0000-U+001F), DEL and C1 (U+007F-U+009F) as `\uXXXX`; JSON output keeps the text as it is.
+ * a session key, a script line, a hook's unreadable input) stays one line and cannot move the cursor, forge
+ * another line or reorder what follows. Escapes, the widest range any caller needs: C0 (U+0000-U+001F), DEL and C1
+ * (U+007F-U+009F), the line and paragraph separators, the bidirectional embeddings, overrides and isolates
+ * (U+202A-U+202E, U+2066-U+2069), U+FFFD (what undecodable bytes became) and lone surrogates; as `\uXXXX` (or
+ * `\xNN` below U+0100 with `bytes`). JSON output keeps the text as it is.
  */
 
-// eslint-disable-next-line no-control-regex
-const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/;
-// eslint-disable-next-line no-control-regex
-const CONTROLS_G = /[\u0000-\u001f\u007f-\u009f]/g;
-// eslint-disable-next-line no-control-regex
-const CONTROLS_AND_BACKSLASH_G = /[\u0000-\u001f\u007f-\u009f\\]/g;
+const RANGE = String.raw`[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufffd]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]`;
+const CONTROLS = new RegExp(RANGE);
+const CONTROLS_G = new RegExp(RANGE, 'g');
+const CONTROLS_AND_BACKSLASH_G = new RegExp(`${RANGE}|\\\\`, 'g');
 /** JSON's short escapes, for `short`. */
 const SHORT: Record<string, string> = { '\b': '\\b', '\t': '\\t', '\n': '\\n', '\f': '\\f', '\r': '\\r' };
 
@@ -20,15 +21,18 @@ export interface EscapeOptions {
   short?: boolean;
   /** Double backslashes too, so the escaped text reads back unambiguously (`a\u000a` vs `a\\u000a`). */
   backslash?: boolean;
+  /** Below U+0100 as `\xNN` (a byte as a hook harness sent it), the rest as `\uXXXX`. */
+  bytes?: boolean;
 }
 
 const hex4 = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+const hex2 = (c: string) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
 
 export function escapeControls(text: string, o: EscapeOptions = {}): string {
   return text.replace(o.backslash ? CONTROLS_AND_BACKSLASH_G : CONTROLS_G, (c) => {
     if (c === '\\') return '\\\\';
     if (o.keepTab && c === '\t') return c;
-    return (o.short && SHORT[c]) || hex4(c);
+    return (o.short && SHORT[c]) || (o.bytes && c.charCodeAt(0) < 0x100 ? hex2(c) : hex4(c));
   });
 }
 

@@ -1,5 +1,6 @@
 /**
- * The helpers every message uses exist once in src/ (one plural, one control-character escaper), and the escaper
+ * The helpers every message uses exist once in src/ (one plural, one control-character escaper, one reading of a
+ * config number), and the escaper
  * covers the widest range any caller needs: C0, DEL and C1, so no message can carry a terminal escape or a newline.
  */
 import assert from 'node:assert/strict';
@@ -8,6 +9,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { escapeControls, hasControls } from '../../src/util/escape-controls.js';
 import { plural } from '../../src/util/plural.js';
+import { wholeNumberOf } from '../../src/core/config-number.js';
 import { REPO } from '../helpers/cli.js';
 
 function sources(dir = path.join(REPO, 'src')): Array<{ file: string; text: string }> {
@@ -26,6 +28,20 @@ describe('one definition of each shared helper', () => {
     // A regular expression over the C0 range written anywhere else is another escaper (or its test).
     const escapers = src.filter((f) => /\\u0000-\\u00(08|1f)/.test(f.text)).map((f) => f.file);
     assert.deepEqual(escapers, ['src/util/escape-controls.ts']);
+    // The digits-with-spaces reading of a config number, once.
+    const numbers = src.filter((f) => f.text.includes(String.raw`/^\s*\d+\s*$/`)).map((f) => f.file);
+    assert.deepEqual(numbers, ['src/core/config-number.ts']);
+  });
+
+  it('a config number: a YAML whole number or digits with spaces around; floor on request; nothing else', () => {
+    assert.equal(wholeNumberOf(90), 90);
+    assert.equal(wholeNumberOf(' 90 '), 90);
+    assert.equal(wholeNumberOf('0'), 0);
+    for (const bad of ['-1', '+5', '9.5', '1e3', 'soon', '', true, null, undefined, -1, 2.5, 2 ** 60, '99999999999999999999']) {
+      assert.equal(wholeNumberOf(bad), undefined, String(bad));
+    }
+    assert.equal(wholeNumberOf(90.9, { floor: true }), 90);
+    assert.equal(wholeNumberOf('90.9', { floor: true }), undefined, 'text is never floored');
   });
 
   it('escapes C0, DEL and C1 as \\uXXXX; keeps tabs, writes JSON short forms or doubles backslashes when asked', () => {
@@ -34,6 +50,9 @@ describe('one definition of each shared helper', () => {
     assert.equal(escapeControls('a\tb\n', { keepTab: true }), 'a\tb\\u000a');
     assert.equal(escapeControls('x\ny\t\u0001', { short: true }), 'x\\ny\\t\\u0001');
     assert.equal(escapeControls('a\\u000a\n', { backslash: true }), 'a\\\\u000a\\u000a');
+    assert.equal(escapeControls('a\u2028b\u202ec\u2066d\ufffde\ud800f\udc00g'), 'a\\u2028b\\u202ec\\u2066d\\ufffde\\ud800f\\udc00g', 'separators, bidi controls, U+FFFD, lone surrogates');
+    assert.equal(escapeControls('emoji \ud83d\ude00 stays'), 'emoji \ud83d\ude00 stays', 'a surrogate pair is a character');
+    assert.equal(escapeControls('\u0000\u009f\u202e', { bytes: true }), '\\x00\\x9f\\u202e');
     assert.equal(hasControls('plain'), false);
     assert.equal(hasControls('bell\u0007'), true);
     assert.equal(hasControls('c1\u0090'), true);

@@ -9,7 +9,7 @@ import { statSync } from 'node:fs';
 import { recordHookError } from '../../breakers/hook-errors.js';
 import type { Context } from '../../context.js';
 import { ExitCode, errorMessage } from '../../errors.js';
-import { escapeControls, hookWarn, oneLine } from './hook-stdio.js';
+import { escapeForWarning, hookWarn, oneLine } from './hook-stdio.js';
 
 /** What a hook does when it fails open: the stop hook lets the session stop, a tool hook lets the call run. */
 export const letThrough = (hook: string): string => (hook === 'stop-hook' ? 'allowing the stop' : 'the call is allowed');
@@ -29,7 +29,7 @@ function notADirectory(home: string): boolean {
  */
 export async function failOpen(ctx: Context, hook: string, mistake: string, home: string | undefined): Promise<number> {
   // Recorded as it is shown: one line, escaped (it may quote argv or input; status prints it to a terminal).
-  let what = escapeControls(oneLine(mistake, 1000));
+  let what = escapeForWarning(oneLine(mistake, 1000));
   let note: string;
   if (home === undefined) note = ' (not recorded: no hermes home)';
   else if (notADirectory(home)) {

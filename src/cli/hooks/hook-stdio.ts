@@ -4,6 +4,7 @@
  */
 import { writeSync } from 'node:fs';
 import type { Context, OutputStream } from '../../context.js';
+import { escapeControls } from '../../util/escape-controls.js';
 
 export function oneLine(s: string, max = 300): string {
   const line = s.replace(/\s*[\r\n]+\s*/g, ' ');
@@ -16,16 +17,13 @@ export function oneLine(s: string, max = 300): string {
  * quotes the text it choked on), and must stay one readable line that cannot move a terminal's cursor or forge
  * another line.
  */
-export function escapeControls(s: string): string {
-  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufffd]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, (c) => {
-    const n = c.charCodeAt(0);
-    return n < 0x100 ? `\\x${n.toString(16).padStart(2, '0')}` : `\\u${n.toString(16).padStart(4, '0')}`;
-  });
+export function escapeForWarning(s: string): string {
+  return escapeControls(s, { bytes: true });
 }
 
 /** One warning line on stderr (same format as the other commands' warnings), control and binary bytes escaped. */
 export function hookWarn(ctx: Context, message: string): void {
-  ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(oneLine(message, 1000))}\n`);
+  ctx.stderr.write(`hermes-janitor: warning: ${escapeForWarning(oneLine(message, 1000))}\n`);
 }
 
 /** Writes synchronously to a file descriptor (no stream set-up); a closed or failing reader is ignored. */
