@@ -92,6 +92,10 @@ export const ACTION_OPTIONS: readonly OptionDecl[] = [
     flag: '--sandbox-dirs-older-than', value: '<duration>', parse: (v) => parseDuration(v, '--sandbox-dirs-older-than'),
     description: 'also remove the task directories hermes leaves under <sandbox root>/docker/ that no container uses and nothing changed in for this long: 30d, 12h (default: janitor.sandbox_dirs_older_than in config.yaml, else never; watch checks once an hour)',
   },
+  {
+    flag: '--keep-shell-snapshots',
+    description: "leave hermes' abandoned shell snapshots (<temp dir>/hermes-snap-*.sh, which hold its exported variables) in place; they are removed by default (also janitor.keep_shell_snapshots: true in config.yaml)",
+  },
 ];
 
 /** `reap`'s own. */

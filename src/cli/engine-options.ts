@@ -52,6 +52,8 @@ export interface ActionOptions {
   keepVolumes?: boolean;
   /** `--sandbox-dirs-older-than`, in ms. */
   sandboxDirsOlderThan?: number;
+  /** `--keep-shell-snapshots`. */
+  keepShellSnapshots?: boolean;
 }
 
 /** Options of the commands that act (`reap`, `watch`): how a stop ends a sandbox, and anonymous volumes. */

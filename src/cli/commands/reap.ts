@@ -23,6 +23,8 @@ import {
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
 import { type SandboxDirsStep, checkSandboxRoot, runSandboxDirsStep } from '../sandbox-dirs-step.js';
+import { type ShellSnapshotSettings, shellSnapshotSettings } from '../../reaper/shell-snapshot-settings.js';
+import { noEngineAtAll, runShellSnapshotStep } from '../shell-snapshots-step.js';
 import { byHostAndName } from '../render-containers.js';
 import { type ReapReport, type Reporter, chooseReporter } from '../report/reporter.js';
 import { reapProblems } from '../report/text-reporter.js';
@@ -174,6 +176,8 @@ interface ReapRun {
   reporter: Reporter;
   /** The sandbox-directory step after the sweep (removal and/or measure), or null when neither is asked for. */
   sandboxDirs: Omit<SandboxDirsStep, 'now' | 'signal' | 'dryRun'> | null;
+  /** The shell-snapshot pass's settings; null with a plan (a plan lists containers only). */
+  shellSnapshots: ShellSnapshotSettings | null;
 }
 
 async function runReap(opts: ReapOptions, command: Command, ctx: Context, record: RunRecord): Promise<number> {
@@ -204,12 +208,19 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   const policy = await resolvePolicy(plan ? withPlan(opts, plan) : opts, ctx, config, targets);
   const keepVolumes = Boolean(opts.keepVolumes || (plan?.keepVolumes && command.getOptionValueSource('keepVolumes') !== 'cli'));
   const sandboxDirs = await sandboxDirsOf(opts, plan, policy, { ctx, home: home.home, measure: record.measureSandboxDirs });
+  const shellSnapshots = plan ? null : shellSnapshotSettings({ lifetimeSeconds: opts.lifetime, keep: opts.keepShellSnapshots }, ctx.env, config);
   const run: ReapRun = {
-    opts, ctx, targets, plan, policy, keepVolumes, dryRun: Boolean(opts.dryRun), signal: timeoutSignal(opts), reporter, sandboxDirs,
+    opts, ctx, targets, plan, policy, keepVolumes, dryRun: Boolean(opts.dryRun), signal: timeoutSignal(opts), reporter, sandboxDirs, shellSnapshots,
   };
   record.attempted = true;
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
-  await discoverTargets(targets, opts, ctx);
+  try {
+    await discoverTargets(targets, opts, ctx);
+  } catch (err) {
+    const none = await noEngineAtAll(err, targets.endpoints);
+    if (none === null) throw err;
+    return engineFreeRun(run, record, none);
+  }
 
   // One reap per home and engine at a time (dry runs take no lock).
   let locks: HeldLock[] = [];
@@ -229,6 +240,24 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   } finally {
     await Promise.all(locks.map((l) => l.release()));
   }
+}
+
+/**
+ * A host with no engine at all (hermes' local backend): the shell-snapshot pass alone, said once; exit 0 unless a
+ * snapshot could not be removed (1).
+ */
+async function engineFreeRun(run: ReapRun, record: RunRecord, noEngine: string): Promise<number> {
+  const { opts, policy, dryRun } = run;
+  const snaps = run.shellSnapshots ? await runShellSnapshotStep(run.shellSnapshots, dryRun, () => run.ctx.now()) : null;
+  const code = (snaps?.failed.length ?? 0) > 0 ? ExitCode.FAILED : ExitCode.OK;
+  record.success = code === ExitCode.OK;
+  record.counts = [];
+  await run.reporter.reapResult({
+    dryRun, asOf: policy.asOf, thresholdSeconds: policy.thresholdSeconds, profile: run.targets.selection.profile, stopIdle: policy.stopIdle,
+    idleAfterSeconds: policy.idleAfterSeconds, removed: [], stopped: [], kept: [], failed: [], hosts: [], timedOut: false,
+    timeoutSeconds: opts.timeout / 1000, warnings: [], failOpen: Boolean(opts.failOpen), noEngine, ...(snaps ? { shellSnapshots: snaps } : {}),
+  });
+  return opts.failOpen ? ExitCode.OK : code;
 }
 
 /**
@@ -289,10 +318,11 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
       )
     : null;
   if (dirs?.gauges) record.sandboxDirs = dirs.gauges;
+  const snaps = run.shellSnapshots ? await runShellSnapshotStep(run.shellSnapshots, dryRun, () => run.ctx.now()) : null;
 
   // --timeout also bounds the sandbox-directory pass: one it cut short is a run that timed out (exit 3), as a sweep's.
   const timedOut = across.timedOut || Boolean(dirs?.result?.kept.some((k) => k.reason === 'cut-short'));
-  const code = sweepExitCode({ ...across, timedOut }, failed.length + (dirs?.result?.failed.length ?? 0));
+  const code = sweepExitCode({ ...across, timedOut }, failed.length + (dirs?.result?.failed.length ?? 0) + (snaps?.failed.length ?? 0));
   record.success = code === ExitCode.OK;
   // An engine that could not be reached has no counts (absent series, not zeros).
   const reached = across.results.flatMap((result, i) => (across.hosts[i]!.reachable ? [{ host: engines[i]!.host, result }] : []));
@@ -303,6 +333,7 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
     timeoutSeconds: opts.timeout / 1000, warnings: [...new Set(across.results.flatMap((r) => r.warnings))],
     ...(opts.planOut ? { planOut: opts.planOut } : {}), failOpen: Boolean(opts.failOpen),
     ...(dirs?.result ? { sandboxDirs: dirs.result } : {}),
+    ...(snaps ? { shellSnapshots: snaps } : {}),
   };
   await reporter.reapResult(report);
   if (!opts.failOpen || code === ExitCode.OK) return code;

@@ -31,6 +31,8 @@ export class JsonReporter implements Reporter {
       stopIdle: r.stopIdle, idleAfterSeconds: r.idleAfterSeconds,
       removed: r.removed, stopped: r.stopped, kept: r.kept, failed: r.failed, hosts: r.hosts, timedOut: r.timedOut,
       ...(r.sandboxDirs ? { sandboxDirs: r.sandboxDirs } : {}),
+      ...(r.shellSnapshots ? { shellSnapshots: r.shellSnapshots } : {}),
+      ...(r.noEngine ? { noEngine: r.noEngine } : {}),
       ...(r.planOut ? { planOut: r.planOut } : {}), ...(r.warnings.length ? { warnings: r.warnings } : {}),
     });
   }
@@ -38,6 +40,8 @@ export class JsonReporter implements Reporter {
   watchEvent(): void {}
 
   sandboxDirsPass(): void {}
+
+  shellSnapshotsPass(): void {}
 
   failOpen(): void {}
 }

@@ -7,6 +7,7 @@ import type { LockRecord } from '../../adapters/file-lock.js';
 import type { Context } from '../../context.js';
 import type { HostOutcome } from '../../reaper/run.js';
 import type { SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
+import type { ShellSnapshotsResult } from '../../reaper/shell-snapshots.js';
 import type { FailedEntry, KeptEntry, StoppedEntry, SweepEntry, SweepEvent } from '../../reaper/sweep.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
 
@@ -55,6 +56,10 @@ export interface ReapReport {
   failOpen: boolean;
   /** The sandbox-directory pass (`--sandbox-dirs-older-than`), when it ran. */
   sandboxDirs?: SandboxDirsResult;
+  /** The shell-snapshot pass, when it ran (not with `--keep-shell-snapshots`, nor with `--plan`). */
+  shellSnapshots?: ShellSnapshotsResult;
+  /** This host has no engine at all: the line saying so (the run checked the host's own files only). */
+  noEngine?: string;
 }
 
 export interface Reporter {
@@ -69,6 +74,8 @@ export interface Reporter {
   watchEvent(ev: WatchEvent): void;
   /** `watch`: its (hourly) pass over the sandbox directories. */
   sandboxDirsPass(result: SandboxDirsResult, dryRun: boolean): void;
+  /** `watch`: its pass over the shell snapshots (on the sandbox-directory schedule). */
+  shellSnapshotsPass(result: ShellSnapshotsResult, dryRun: boolean): void;
   /** With `--fail-open`, the problem that left the exit code at 0 (text says it; the other formats carry it). */
   failOpen(problem: string | null): void;
 }

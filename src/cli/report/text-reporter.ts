@@ -10,6 +10,7 @@ import { holderText } from '../reap-locks.js';
 import { diskSize } from '../../core/sizes.js';
 import { shownPath } from '../../core/sandbox-dirs.js';
 import type { RemovedSandboxDir, SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
+import type { RemovedSnapshot, ShellSnapshotsResult } from '../../reaper/shell-snapshots.js';
 import { UP_TO_DAYS, span } from '../../core/ages.js';
 import { type Progress, hostProblems, reapLine, startProgress, whenOf } from '../render-containers.js';
 import type { Notice, ReapReport, Reporter } from './reporter.js';
@@ -87,18 +88,22 @@ export class TextReporter implements Reporter {
       for (const p of reapProblems(r)) this.say(p);
       for (const f of r.failed) ctx.stderr.write(`${reapLine('failed', f, this.when(f, r.asOf), showHost)}\n`);
       for (const f of r.sandboxDirs?.failed ?? []) this.say(f.error);
+      for (const f of r.shellSnapshots?.failed ?? []) this.say(f.error);
     }
+    if (r.noEngine && !this.quiet) this.say(r.noEngine);
     if (this.quiet) return;
+    for (const d of r.shellSnapshots?.removed ?? []) ctx.stdout.write(`${snapshotLine(d, r.dryRun, r.asOf)}\n`);
     // What was removed before an engine went away mid-sweep is still reported.
     const anything = r.removed.length + r.stopped.length + r.kept.length + r.failed.length > 0;
-    if (!anything && r.hosts.every((h) => !h.reachable)) return;
+    const snapshotNews = (r.shellSnapshots?.removed.length ?? 0) + (r.shellSnapshots?.failed.length ?? 0) > 0;
+    if (!anything && !snapshotNews && !r.noEngine && r.hosts.every((h) => !h.reachable)) return;
     for (const e of r.removed) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would remove' : 'removed', e, this.when(e, r.asOf), showHost)}\n`);
     for (const e of r.stopped) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would stop' : 'stopped', e, this.when(e, r.asOf), showHost)}\n`);
     for (const d of r.sandboxDirs?.removed ?? []) ctx.stdout.write(`${this.sandboxDirLine(d, r)}\n`);
     const scope = r.profile === null ? 'all profiles' : `profile ${r.profile}`;
     ctx.stdout.write(
       `${r.dryRun ? 'Would remove' : 'Removed'} ${r.removed.length}, ${r.dryRun ? 'would stop' : 'stopped'} ${r.stopped.length}, ` +
-        `kept ${r.kept.length}, failed ${r.failed.length}${sandboxDirsCounts(r)} (threshold ${r.thresholdSeconds} s, ${scope}${r.dryRun ? ', dry run' : ''}).\n`,
+        `kept ${r.kept.length}, failed ${r.failed.length}${sandboxDirsCounts(r)}${snapshotCounts(r.shellSnapshots, r.dryRun)} (threshold ${r.thresholdSeconds} s, ${scope}${r.dryRun ? ', dry run' : ''}).\n`,
     );
   }
 
@@ -152,9 +157,29 @@ export class TextReporter implements Reporter {
     );
   }
 
+  shellSnapshotsPass(result: ShellSnapshotsResult, dryRun: boolean): void {
+    const now = this.ctx.now();
+    for (const f of result.failed) this.ctx.stderr.write(`${now.toISOString()} failed ${f.error}\n`);
+    for (const d of result.removed) this.line(snapshotLine(d, dryRun, now));
+    this.line(`checked shell snapshots${snapshotCounts(result, dryRun).replace(/^; shell snapshots/, '')}`);
+  }
+
   failOpen(problem: string | null): void {
     if (!this.quiet && problem) this.say(`${problem} (--fail-open: exit 0)`);
   }
+}
+
+/** `removed shell snapshot /tmp/hermes-snap-<id>.sh (uid 1000, unchanged 3 days, 2 secret-looking names)`. */
+function snapshotLine(d: RemovedSnapshot, dryRun: boolean, asOf: Date): string {
+  const names = d.secretNames === null ? '' : `, ${d.secretNames.length} secret-looking ${d.secretNames.length === 1 ? 'name' : 'names'}`;
+  const more = d.files.length > 1 ? `, ${d.files.length} files` : '';
+  return `${dryRun ? 'Would remove' : 'removed'} shell snapshot ${shownPath(d.path)} (uid ${d.owner}, unchanged ${span(Date.parse(d.lastChange), asOf, UP_TO_DAYS)}${names}${more})`;
+}
+
+/** The summary's part for the shell snapshots: `; shell snapshots: removed 2, kept 1, failed 0`. */
+function snapshotCounts(s: ShellSnapshotsResult | undefined, dryRun: boolean): string {
+  if (!s) return '';
+  return `; shell snapshots: ${dryRun ? 'would remove' : 'removed'} ${s.removed.length}, kept ${s.kept.length}, failed ${s.failed.length}`;
 }
 
 /** The summary's part for the sandbox directories: `; sandbox dirs: removed 2 (1.2 GiB), kept 5, failed 0`. */
