@@ -31,6 +31,16 @@ export interface RunMetrics {
   counts: EngineProfileCounts[];
   /** The home's sandbox directories, when they were measured (absent: those families are left out). */
   sandboxDirs?: SandboxDirGauges;
+  /** hermes' shell snapshots per temp directory, when the pass ran (absent: that family is left out). */
+  shellSnapshots?: ShellSnapshotGauges[];
+}
+
+/** One temp directory's shell snapshots: found by the run, abandoned (removed, or would be), holding secret-looking names. */
+export interface ShellSnapshotGauges {
+  dir: string;
+  found: number;
+  abandoned: number;
+  withSecretNames: number;
 }
 
 /** Task directories under the sandbox root some container uses, and those none uses (null: not known). */
@@ -64,6 +74,10 @@ export const METRIC_FAMILIES = {
   sandboxDirBytes: {
     name: 'hermes_janitor_sandbox_dir_bytes',
     help: 'Size on disk (allocated bytes) of the task directories under the sandbox root, by state="used"|"unused"; absent while not every engine answered.',
+  },
+  shellSnapshots: {
+    name: 'hermes_janitor_shell_snapshots',
+    help: 'hermes shell snapshots in a temp directory at the last reap run, by state="found"|"abandoned"|"with_secret_names" (abandoned ones are removed unless --keep-shell-snapshots or a dry run).',
   },
 } as const;
 
@@ -102,6 +116,15 @@ export async function fillRegistry(registry: Registry, run: RunMetrics): Promise
     for (const [g, key] of per) g.set({ host: c.host, profile: c.profile }, c[key]);
   }
   if (run.sandboxDirs) await fillSandboxDirGauges(registry, run.sandboxDirs);
+  if (run.shellSnapshots) {
+    const def = f.shellSnapshots;
+    const g = new Gauge({ name: def.name, help: def.help, labelNames: ['temp_dir', 'state'], registers: [registry] });
+    for (const d of run.shellSnapshots) {
+      g.set({ temp_dir: d.dir, state: 'found' }, d.found);
+      g.set({ temp_dir: d.dir, state: 'abandoned' }, d.abandoned);
+      g.set({ temp_dir: d.dir, state: 'with_secret_names' }, d.withSecretNames);
+    }
+  }
 }
 
 /** Sets the sandbox-directory families (`state="used"|"unused"`); a state that is not known has no series. */

@@ -12,7 +12,8 @@ import { type ReapPlan, buildPlan, parsePlan, planDisagreements, planSelection }
 import { type AcrossEngines, acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { reaperDisabled } from '../../reaper/settings.js';
 import { countsByEngineAndProfile } from '../../reaper/run-metrics.js';
-import type { EngineProfileCounts, SandboxDirGauges } from '../../adapters/metrics.js';
+import type { EngineProfileCounts, SandboxDirGauges, ShellSnapshotGauges } from '../../adapters/metrics.js';
+import { type ShellSnapshotsResult, summarize } from '../../reaper/shell-snapshots.js';
 import { sandboxRoot } from '../../core/sandbox-dirs.js';
 import { ENV_METRICS_FILE } from '../../defaults.js';
 import { type KeptEntry, type ReapResult, type SweepEntry, reap } from '../../reaper/sweep.js';
@@ -50,6 +51,7 @@ interface RunRecord {
   success?: boolean;
   counts?: EngineProfileCounts[];
   sandboxDirs?: SandboxDirGauges;
+  shellSnapshots?: ShellSnapshotGauges[];
 }
 
 const HELP = `
@@ -105,6 +107,7 @@ async function recordMetrics(ctx: Context, file: string, record: RunRecord, star
       success: record.success === true,
       counts: record.counts ?? [],
       ...(record.sandboxDirs ? { sandboxDirs: record.sandboxDirs } : {}),
+      ...(record.shellSnapshots ? { shellSnapshots: record.shellSnapshots } : {}),
     });
     await writeMetricsFile(file, text);
   } catch (err) {
@@ -218,8 +221,10 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     await discoverTargets(targets, opts, ctx);
   } catch (err) {
     const none = await noEngineAtAll(err, targets.endpoints);
-    if (none === null) throw err;
-    return engineFreeRun(run, record, none);
+    if (none !== null) return engineFreeRun(run, record, { noEngine: none });
+    const { NoEngineFoundError } = await import('../../adapters/engine-discovery.js');
+    if (!(err instanceof NoEngineFoundError) || opts.failOpen) throw err;
+    return engineFreeRun(run, record, { error: errorMessage(err) });
   }
 
   // One reap per home and engine at a time (dry runs take no lock).
@@ -243,21 +248,30 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
 }
 
 /**
- * A host with no engine at all (hermes' local backend): the shell-snapshot pass alone, said once; exit 0 unless a
- * snapshot could not be removed (1).
+ * A run without an engine: the shell-snapshot pass alone. A host with no engine at all (hermes' local backend,
+ * `noEngine`): said once, exit 0 unless a snapshot could not be removed (1). Discovery found sockets but none
+ * answered (`error`): exit 3 for the engine.
  */
-async function engineFreeRun(run: ReapRun, record: RunRecord, noEngine: string): Promise<number> {
+async function engineFreeRun(run: ReapRun, record: RunRecord, why: { noEngine: string } | { error: string }): Promise<number> {
   const { opts, policy, dryRun } = run;
   const snaps = run.shellSnapshots ? await runShellSnapshotStep(run.shellSnapshots, dryRun, () => run.ctx.now()) : null;
-  const code = (snaps?.failed.length ?? 0) > 0 ? ExitCode.FAILED : ExitCode.OK;
+  if (snaps) record.shellSnapshots = snapshotGauges(snaps);
+  const code = 'error' in why ? ExitCode.ENGINE : (snaps?.failed.length ?? 0) > 0 ? ExitCode.FAILED : ExitCode.OK;
   record.success = code === ExitCode.OK;
   record.counts = [];
+  const hosts = 'error' in why ? [{ host: '(discovery)', reachable: false, error: why.error }] : [];
   await run.reporter.reapResult({
     dryRun, asOf: policy.asOf, thresholdSeconds: policy.thresholdSeconds, profile: run.targets.selection.profile, stopIdle: policy.stopIdle,
-    idleAfterSeconds: policy.idleAfterSeconds, removed: [], stopped: [], kept: [], failed: [], hosts: [], timedOut: false,
-    timeoutSeconds: opts.timeout / 1000, warnings: [], failOpen: Boolean(opts.failOpen), noEngine, ...(snaps ? { shellSnapshots: snaps } : {}),
+    idleAfterSeconds: policy.idleAfterSeconds, removed: [], stopped: [], kept: [], failed: [], hosts, timedOut: false,
+    timeoutSeconds: opts.timeout / 1000, warnings: [], failOpen: Boolean(opts.failOpen), ...('noEngine' in why ? { noEngine: why.noEngine } : {}),
+    ...(snaps ? { shellSnapshots: snaps } : {}),
   });
   return opts.failOpen ? ExitCode.OK : code;
+}
+
+/** The metrics of the shell-snapshot pass, per temp directory. */
+function snapshotGauges(r: ShellSnapshotsResult): ShellSnapshotGauges[] {
+  return summarize(r).map((s) => ({ dir: s.dir, found: s.snapshots, abandoned: s.abandoned, withSecretNames: s.withSecretNames }));
 }
 
 /**
@@ -319,6 +333,7 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
     : null;
   if (dirs?.gauges) record.sandboxDirs = dirs.gauges;
   const snaps = run.shellSnapshots ? await runShellSnapshotStep(run.shellSnapshots, dryRun, () => run.ctx.now()) : null;
+  if (snaps) record.shellSnapshots = snapshotGauges(snaps);
 
   // --timeout also bounds the sandbox-directory pass: one it cut short is a run that timed out (exit 3), as a sweep's.
   const timedOut = across.timedOut || Boolean(dirs?.result?.kept.some((k) => k.reason === 'cut-short'));

@@ -24,15 +24,22 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   addEngineOptions(cmd, { output: false }).action(
     action(state, async (opts: EngineCommandOptions, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
-      const policy = await resolvePolicy(opts, ctx, await loadHomeConfig(targets.home), targets);
+      const config = await loadHomeConfig(targets.home);
+      const policy = await resolvePolicy(opts, ctx, config, targets);
+      const { shellSnapshotSettings } = await import('../../reaper/shell-snapshot-settings.js');
+      const snapshots = shellSnapshotSettings({ lifetimeSeconds: opts.lifetime }, ctx.env, config);
       const signal = timeoutSignal(opts);
       let discoveryError: string | undefined;
+      let noEngine: string | undefined;
       try {
         await discoverTargets(targets, {}, ctx);
       } catch (err) {
         const { NoEngineFoundError } = await import('../../adapters/engine-discovery.js');
         if (!(err instanceof NoEngineFoundError)) throw err;
-        discoveryError = errorMessage(err);
+        const { noEngineAtAll } = await import('../shell-snapshots-step.js');
+        const none = await noEngineAtAll(err, targets.endpoints);
+        if (none !== null) noEngine = none;
+        else discoveryError = errorMessage(err);
       }
       const { maxBlocksFromEnv } = await import('../run-stop-hook.js');
       const warnings: string[] = [];
@@ -43,6 +50,8 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         selection: targets.selection,
         endpoints: targets.endpoints,
         ...(discoveryError ? { discoveryError } : {}),
+        ...(noEngine ? { noEngine } : {}),
+        shellSnapshots: snapshots,
         connect: connectEngines,
         thresholdSeconds: policy.thresholdSeconds,
         asOf: policy.asOf,
@@ -86,6 +95,33 @@ function renderSandboxes(r: StatusReport, now: Date): string[] {
   return out;
 }
 
+/** The host's own part: hermes processes found, and hermes' shell snapshots per temp directory. */
+function renderHost(r: StatusReport, now: Date): string[] {
+  const out: string[] = [];
+  const hp = r.hermesProcesses;
+  if (hp) {
+    out.push(`hermes processes on this host: ${hp.processes.length}${hp.hidden ? ` (some may be missing: ${hp.hidden})` : ''}`);
+    for (const p of hp.processes.slice(0, 10)) {
+      out.push(`  pid ${p.pid} (uid ${p.uid}), profile ${p.profile ?? `every profile (${p.profileUnknown})`}, running since ${p.since}: ${p.command.slice(0, 80)}`);
+    }
+    if (hp.processes.length > 10) out.push(`  ... and ${hp.processes.length - 10} more`);
+  }
+  for (const s of r.shellSnapshots ?? []) {
+    out.push(`Shell snapshots (${s.dir}${s.from === 'default' ? '' : `, from ${s.from}`})`);
+    if (s.problem) {
+      out.push(`  unknown: ${s.problem}`);
+      continue;
+    }
+    const oldest = s.oldestChange ? `; the oldest last changed ${ago(Date.parse(s.oldestChange), now, UP_TO_DAYS)}` : '';
+    out.push(`  ${plural(s.snapshots, 'snapshot')}, ${s.abandoned} abandoned (a reap removes them)${oldest}`);
+    if (s.snapshots) {
+      out.push(`  holding secret-looking names: ${s.withSecretNames} (${plural(s.secretNames, 'name')}${s.unreadable ? `; ${s.unreadable} not readable here` : ''})`);
+    }
+    if (s.otherUsers) out.push(`  other users': ${s.otherUsers} (only root or their owner removes them)`);
+  }
+  return out;
+}
+
 const groups = (m: Record<string, number>) =>
   Object.entries(m)
     .sort(([a], [b]) => a.localeCompare(b))
@@ -97,6 +133,10 @@ export function render(r: StatusReport, now: Date): string {
   const out: string[] = [];
   out.push('Engines');
   for (const e of r.engines) {
+    if (e.host === null && r.noEngine) {
+      out.push(`  none on this host: ${r.noEngine}`);
+      continue;
+    }
     const what = e.reachable ? `reachable, ${e.kind ?? 'engine'} ${e.version ?? '?'}${e.apiVersion ? ` (API ${e.apiVersion})` : ''}` : 'UNREACHABLE';
     out.push(`  ${e.host ?? '(none found)'}: ${what}`);
     out.push(`    chosen: ${e.chosenBy}`);
@@ -133,6 +173,7 @@ export function render(r: StatusReport, now: Date): string {
   out.push(`  log: ${log.path} ${log.exists ? `(${size(log.sizeBytes)})` : '(none yet)'}`);
   if (log.lastRun) out.push(`    last background run: ${log.lastRun.startedAt} ${log.lastRun.completed ? 'completed' : 'no summary line'}`);
   out.push(...renderSandboxes(r, now));
+  out.push(...renderHost(r, now));
   const b = r.breakers;
   out.push('Breakers');
   out.push(

@@ -14,6 +14,8 @@ import {
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
 import { checkSandboxRoot, runSandboxDirsStep } from '../sandbox-dirs-step.js';
+import { type ShellSnapshotSettings, shellSnapshotSettings } from '../../reaper/shell-snapshot-settings.js';
+import { runShellSnapshotStep } from '../shell-snapshots-step.js';
 import { type Reporter, chooseReporter } from '../report/reporter.js';
 import { WATCH_OPTIONS } from '../engine-option-table.js';
 import { type RunState, action, addOptions } from '../shared.js';
@@ -53,6 +55,8 @@ interface WatchRun {
   reporter: Reporter;
   /** Aborted by SIGTERM or SIGINT. */
   stopping: AbortSignal;
+  /** The shell-snapshot pass (on the sandbox-directory schedule); null with `--keep-shell-snapshots`. */
+  shellSnapshots: ShellSnapshotSettings | null;
 }
 
 async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Promise<number> {
@@ -83,7 +87,11 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  const run: WatchRun = { opts, ctx, targets, policy, dryRun: Boolean(opts.dryRun), sweepTimeoutMs, sandboxDirsEveryMs, reporter, stopping: stopping.signal };
+  const snapshots = shellSnapshotSettings({ lifetimeSeconds: opts.lifetime, keep: opts.keepShellSnapshots }, ctx.env, config);
+  const run: WatchRun = {
+    opts, ctx, targets, policy, dryRun: Boolean(opts.dryRun), sweepTimeoutMs, sandboxDirsEveryMs, reporter, stopping: stopping.signal,
+    shellSnapshots: snapshots.keep ? null : snapshots,
+  };
   let locks: HeldLock[] = [];
   try {
     // The reap lock of this home, per engine, for as long as watch runs (unless a dry run); said once when held.
@@ -112,16 +120,20 @@ async function scheduleSandboxDirs(
   run: WatchRun, service: { watchers: ReadonlyArray<{ engine: EngineClient; state: string }>; healthy: boolean }, metrics: WatchMetrics | null,
 ): Promise<{ stop(): Promise<void> } | null> {
   const olderThanMs = run.policy.sandboxDirsOlderThanMs;
-  if (olderThanMs === null && !metrics) return null;
+  if (olderThanMs === null && !metrics && !run.shellSnapshots) return null;
   const root = sandboxRoot(run.targets.home.home, run.ctx.env, run.ctx.cwd); // checked by runWatch before anything started
   let current: Promise<void> = Promise.resolve();
   const check = async () => {
     const answers = service.watchers.map((w) => ({ engine: w.engine, answered: w.state === 'connected', ...(w.state === 'connected' ? {} : { error: `not connected (${w.state})` }) }));
-    const { result, gauges } = await runSandboxDirsStep(
-      { root, olderThanMs, dryRun: run.dryRun, now: () => run.ctx.now(), signal: run.stopping, gauges: Boolean(metrics) }, answers,
-    );
-    if (result && !run.stopping.aborted) run.reporter.sandboxDirsPass(result, run.dryRun);
-    if (gauges) metrics?.setSandboxDirs(gauges);
+    if (olderThanMs !== null || metrics) {
+      const { result, gauges } = await runSandboxDirsStep(
+        { root, olderThanMs, dryRun: run.dryRun, now: () => run.ctx.now(), signal: run.stopping, gauges: Boolean(metrics) }, answers,
+      );
+      if (result && !run.stopping.aborted) run.reporter.sandboxDirsPass(result, run.dryRun);
+      if (gauges) metrics?.setSandboxDirs(gauges);
+    }
+    const snaps = run.shellSnapshots && !run.stopping.aborted ? await runShellSnapshotStep(run.shellSnapshots, run.dryRun, () => run.ctx.now()) : null;
+    if (snaps) run.reporter.shellSnapshotsPass(snaps, run.dryRun);
   };
   const tick = () => {
     current = current.then(check).catch((err: unknown) => {
