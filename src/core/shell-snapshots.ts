@@ -105,8 +105,11 @@ export interface SnapshotVerdict {
 /** The process table as the rule needs it. */
 export interface ProcessView {
   processes: readonly HermesProcess[];
-  /** Null: every user's processes were seen. Else why not, and whose (null: possibly anyone's but this user's). */
-  hidden: { why: string; uids: ReadonlySet<number> | null } | null;
+  /**
+   * Null: every user's processes were seen. Else why not, and whose: a set of uids, `others` (anyone's but this
+   * user's: hidepid), or `all` (no procfs).
+   */
+  hidden: { why: string; uids: ReadonlySet<number> | 'others' | 'all' } | null;
   /** This process's effective uid. */
   selfUid: number;
 }
@@ -128,7 +131,8 @@ export function judgeSession(s: Pick<SnapshotSession, 'uid' | 'lastChangeMs'>, v
   const age = nowMs - s.lastChangeMs;
   if (age < thresholdMs) return { abandoned: false, reason: 'changed-recently', detail: `changed ${Math.floor(age / 1000)} s ago, under the threshold of ${thresholdMs / 1000} s` };
   const hidden = view.hidden;
-  if (hidden && (hidden.uids === null ? s.uid !== view.selfUid : hidden.uids.has(s.uid))) {
+  const hides = (u: ReadonlySet<number> | 'others' | 'all') => (u === 'all' ? true : u === 'others' ? s.uid !== view.selfUid : u.has(s.uid));
+  if (hidden && hides(hidden.uids)) {
     return { abandoned: false, reason: 'processes-hidden', detail: `uid ${s.uid}'s processes cannot all be seen (${hidden.why})` };
   }
   const owner = view.processes.find((p) => p.uid === s.uid && (p.hermes || p.python) && p.startedAtMs <= s.lastChangeMs + START_SLACK_MS);

@@ -75,10 +75,9 @@ interface Pass {
 
 /** A process table as the rule reads it. */
 export function viewOf(t: ProcessTable, selfUid: number): ProcessView {
-  const hidden = t.hidden === null ? null : { why: t.hidden, uids: t.readable ? t.blindUids : new Set<number>() };
-  // No procfs at all: nobody's processes are known, so every owner's are hidden.
-  if (!t.readable) return { processes: [], hidden: { why: t.hidden ?? 'no procfs', uids: null }, selfUid: -1 };
-  return { processes: t.processes, hidden, selfUid };
+  // No procfs at all: nobody's processes are known.
+  if (!t.readable) return { processes: [], hidden: { why: t.hidden ?? 'no procfs', uids: 'all' }, selfUid };
+  return { processes: t.processes, hidden: t.hidden === null ? null : { why: t.hidden, uids: t.blindUids ?? 'others' }, selfUid };
 }
 
 /**
