@@ -161,7 +161,7 @@ export class TextReporter implements Reporter {
     const now = this.ctx.now();
     for (const f of result.failed) this.ctx.stderr.write(`${now.toISOString()} failed ${f.error}\n`);
     for (const d of result.removed) this.line(snapshotLine(d, dryRun, now));
-    this.line(`checked shell snapshots${snapshotCounts(result, dryRun).replace(/^; shell snapshots/, '')}`);
+    this.line(`checked shell snapshots${snapshotCounts(result, dryRun, true).replace(/^; shell snapshots/, '')}`);
   }
 
   failOpen(problem: string | null): void {
@@ -177,8 +177,9 @@ function snapshotLine(d: RemovedSnapshot, dryRun: boolean, asOf: Date): string {
 }
 
 /** The summary's part for the shell snapshots: `; shell snapshots: removed 2, kept 1, failed 0`. */
-function snapshotCounts(s: ShellSnapshotsResult | undefined, dryRun: boolean): string {
-  if (!s) return '';
+function snapshotCounts(s: ShellSnapshotsResult | undefined, dryRun: boolean, always = false): string {
+  // In reap's summary only when something was (or would be) removed or failed: kept snapshots alone are no news.
+  if (!s || (!always && s.removed.length + s.failed.length === 0)) return '';
   return `; shell snapshots: ${dryRun ? 'would remove' : 'removed'} ${s.removed.length}, kept ${s.kept.length}, failed ${s.failed.length}`;
 }
 
