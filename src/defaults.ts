@@ -69,3 +69,8 @@ export const SANDBOX_REMOVING_PREFIX = '.hermes-janitor-removing.';
 export const SANDBOX_DIRS_EVERY_MS = 3_600_000;
 /** Another interval for that check (a duration: `30m`; tests use seconds). */
 export const ENV_SANDBOX_DIRS_EVERY = 'HERMES_JANITOR_SANDBOX_DIRS_EVERY';
+
+/** The idle threshold of an owned sandbox (a living hermes on this host may serve its profile): 24 h. */
+export const DEFAULT_IDLE_AFTER_OWNED_SECONDS = 86_400;
+/** How long a sandbox the janitor stopped is kept before the exited rule applies: 7 days. */
+export const DEFAULT_STOPPED_RETENTION_SECONDS = 7 * 86_400;

@@ -32,6 +32,10 @@ export interface EngineCommandOptions {
   quiet?: boolean;
   /** Idle threshold in ms (`--idle-after`). */
   idleAfter?: number;
+  /** Idle threshold of an owned sandbox in ms, null for never (`--idle-after-owned`). */
+  idleAfterOwned?: number | null;
+  /** `--stopped-retention`, in ms. */
+  stoppedRetention?: number;
   /** `--stop-idle` (true) / `--no-stop-idle` (false). */
   stopIdle?: boolean;
   /** `--idle-max-processes`: the most processes an idle container may hold. */
@@ -112,6 +116,8 @@ export async function resolvePolicy(
       idleMaxProcesses: opts.idleMaxProcesses,
       stopTimeoutSeconds: opts.stopTimeout,
       sandboxDirsOlderThanMs: opts.sandboxDirsOlderThan,
+      idleAfterOwnedSeconds: opts.idleAfterOwned === undefined ? undefined : opts.idleAfterOwned === null ? null : opts.idleAfterOwned / 1000,
+      stoppedRetentionSeconds: opts.stoppedRetention === undefined ? undefined : opts.stoppedRetention / 1000,
     },
     { env: ctx.env, config, home: targets.home.home, now: () => ctx.now(), selection: targets.selection, selectorGiven: Boolean(opts.label?.length) },
   );

@@ -68,13 +68,19 @@ export class ListSweep {
       return;
     }
     if (details && details.status.toLowerCase() !== 'running') book?.drop(details.id);
+    if (details && book && v.verdict === 'reap' && v.rule === 'exited' && book.retained(details, req.asOf)) {
+      entry.verdict = 'keep';
+      entry.reason = 'stopped-retained';
+    }
     this.emit(entry);
   }
 
   /** A running container's idle verdict (`stop` when `reap` would stop it now), from this run's sample. */
   private async judgeIdle(book: IdleBook, details: ContainerDetails, entry: ListedEntry): Promise<void> {
+    const owner = book.ownerFor(entry.profile);
+    if (owner) entry.owner = owner;
     try {
-      const { record, decision } = await book.judgeRunning(this.req.engine, details, this.req.asOf, this.req.signal);
+      const { record, decision } = await book.judgeRunning(this.req.engine, details, this.req.asOf, this.req.signal, owner);
       entry.idleSeconds = decision.idleSeconds;
       entry.processes = record ? (record.last.pids ?? null) : null;
       if (decision.stop) {

@@ -32,6 +32,9 @@ export interface RunInputs {
   idleStore?: StateStore | undefined;
   /** `--sandbox-dirs-older-than`, in ms: remove unused task directories unchanged this long (default: off). */
   sandboxDirsOlderThanMs?: number | undefined;
+  /** `--idle-after-owned`, in seconds (null: never); `--stopped-retention`, in seconds (owner-settings.ts). */
+  idleAfterOwnedSeconds?: number | null | undefined;
+  stoppedRetentionSeconds?: number | undefined;
 }
 
 /** Where a run's settings are resolved: its environment, config.yaml, hermes home, clock and selection. */
@@ -98,8 +101,9 @@ export async function resolveRunSettings(inputs: RunInputs, where: RunContext): 
   const stopTimeoutSeconds = inputs.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS;
   const cgroup = inputs.cgroupSamples ?? cgroupSamplesEnabled(where.env);
   const store = inputs.idleStore ?? new (await import('../adapters/state-file.js')).FileStateStore(idleStatePath(where.home));
+  const owned = await (await import('./owner-settings.js')).resolveOwnerSettings(inputs, where.config);
   const idle: IdleOptions = {
-    stopIdle, idleAfterSeconds, stopTimeoutSeconds, store, now: where.now,
+    stopIdle, idleAfterSeconds, stopTimeoutSeconds, store, now: where.now, ...owned,
     ...(idleMaxProcesses !== undefined ? { maxProcesses: idleMaxProcesses } : {}),
     ...(cgroup ? { localCounters: (await import('../adapters/cgroup-counters.js')).readCgroupCounters } : {}),
   };

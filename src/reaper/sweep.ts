@@ -6,6 +6,7 @@ import type { EngineClient } from '../adapters/engine.js';
 import type { StateStore } from '../adapters/state-file.js';
 import type { IdleKeepReason } from '../core/idle.js';
 import type { KeepReason, Rule } from '../core/policy.js';
+import type { OwnerView, SandboxOwner } from '../core/owners.js';
 import type { Selection } from '../core/selection.js';
 import type { LocalCounters } from './idle-stop.js';
 import { ListSweep } from './list-sweep.js';
@@ -37,6 +38,8 @@ export interface SweepEntry {
    * the engine nor the cgroup gave a count). More than its init and its command: `in-use`.
    */
   processes?: number | null;
+  /** Running sandboxes whose profile a living hermes on this host may serve (absent: abandoned, or owners not considered). */
+  owner?: SandboxOwner;
   /**
    * Removed containers: the anonymous volumes that went with them (a dry run: those that would). Listed
    * containers: the anonymous volumes they hold, present only when they hold some (status counts these).
@@ -106,6 +109,15 @@ export interface IdleOptions {
    * command (2 with `HostConfig.Init`, else 1).
    */
   maxProcesses?: number;
+  /**
+   * The living hermes processes that may own this engine's sandboxes, read afresh at each call (the start of a sweep,
+   * and right before each stop). Omitted: owners are not considered (every sandbox is judged by `idleAfterSeconds`).
+   */
+  owners?: (engineHost: string) => OwnerView;
+  /** Idle threshold of an owned sandbox, in seconds; null: never stopped (`--idle-after-owned never`). Default 24 h. */
+  idleAfterOwnedSeconds?: number | null;
+  /** How long a sandbox the janitor stopped is kept before the exited rule applies (`--stopped-retention`); default 0. */
+  stoppedRetentionSeconds?: number;
 }
 
 export interface ReapRequest extends SweepRequest {

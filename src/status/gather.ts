@@ -101,6 +101,11 @@ export interface StatusReport {
   };
   /** This host has no engine at all (not an unreachable one): the line saying so. */
   noEngine?: string;
+  /**
+   * Running sandboxes owned (a living hermes on this host may serve their profile) and abandoned, exited ones kept as
+   * `stopped-retained`; `blind`: engines whose owners cannot be seen, and why (every sandbox on them is owned).
+   */
+  sandboxOwners?: { owned: number; abandoned: number; stoppedRetained: number; blind: string[] };
   /** hermes' shell snapshots, per temp directory looked at (absent when not asked for). */
   shellSnapshots?: ShellSnapshotsSummary[];
   /** The living processes of this host that could be hermes, and the profile each serves (null: every profile). */
@@ -315,6 +320,7 @@ function hostProcesses(req: StatusRequest): Pick<StatusReport, 'shellSnapshots' 
 export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
   const engines: EngineStatus[] = [];
   let containers: StatusReport['containers'] = null;
+  let sandboxOwners: StatusReport['sandboxOwners'];
   const noneFound = req.discoveryError ?? req.noEngine;
   const connected = noneFound ? [] : await req.connect(req.endpoints);
   if (noneFound) {
@@ -334,6 +340,13 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
       if (e) Object.assign(e, { reachable: false, error: h.error });
     }
     const entries: ListedEntry[] = across.results.flatMap((r) => r.containers);
+    const running = entries.filter((e) => e.state.toLowerCase() === 'running');
+    sandboxOwners = {
+      owned: running.filter((e) => e.owner).length,
+      abandoned: running.filter((e) => !e.owner).length,
+      stoppedRetained: entries.filter((e) => e.reason === 'stopped-retained').length,
+      blind: req.idle?.owners ? live.map((e) => req.idle!.owners!(e.host).blind).filter((b): b is string => b !== null) : [],
+    };
     containers = {
       ...countContainers(entries),
       failed: across.results.reduce((n, r) => n + r.failed.length, 0),
@@ -376,6 +389,7 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     sandboxDirs: sandboxes.summary,
     sandboxDirsDetail: sandboxes.detail,
     ...(req.noEngine ? { noEngine: req.noEngine } : {}),
+    ...(sandboxOwners ? { sandboxOwners } : {}),
     ...host,
     breakers: brk,
     attention: lines,

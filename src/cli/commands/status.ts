@@ -159,6 +159,11 @@ export function render(r: StatusReport, now: Date): string {
     const v = c.anonymousVolumes;
     out.push(`  anonymous volumes: ${v.total} held by ${plural(v.containers, 'container')}${v.heldByOrphans ? ` (${v.heldByOrphans} by orphans, freed by a reap)` : ''}`);
     if (c.failed) out.push(`  ${plural(c.failed, 'container')} could not be inspected`);
+    const o = r.sandboxOwners;
+    if (o) {
+      out.push(`  running sandboxes: ${o.owned} owned (a living hermes on this host may serve their profile), ${o.abandoned} abandoned; stopped-retained ${o.stoppedRetained}`);
+      for (const b of o.blind) out.push(`    every sandbox owned: ${b}`);
+    }
   }
   out.push('Janitor');
   if (r.janitor.sweeps.length === 0) out.push('  last sweep: none recorded');
