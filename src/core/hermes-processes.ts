@@ -58,24 +58,38 @@ export function homeVariables(raw: string): { hermesHome?: string; home?: string
   return out;
 }
 
-const HERMES_WORD = /hermes/i;
+/** A path component that is hermes' own: `hermes`, `hermes-agent`, `hermes_cli`, `hermes-gateway`, `hermes.py`... */
+const HERMES_COMPONENT = /^hermes(?:$|[-_.])/i;
 /** The janitor names itself `hermes-janitor`: never taken for hermes. */
-const JANITOR_WORD = /hermes[-_]janitor/gi;
+const JANITOR_COMPONENT = /^hermes[-_]janitor/i;
 const ENTRY_MODULES = /^(hermes_cli(\.main)?|run_agent|gateway(\.run)?|acp_adapter(\.entry)?)$/;
 const ENTRY_FILES = /(^|\/)(run_agent|hermes_cli\/main|gateway\/run|acp_adapter\/entry)\.py$/;
 const PYTHON = /^python(\d+(\.\d+)*)?$/;
+/** Programs that run a script named by their first argument that is not an option. */
+const INTERPRETERS = /^(python(\d+(\.\d+)*)?|sh|bash|dash|zsh|node|nodejs|env)$/;
+
+const namesHermesPath = (p: string): boolean =>
+  p.split('/').some((c) => HERMES_COMPONENT.test(c) && !JANITOR_COMPONENT.test(c)) || ENTRY_FILES.test(p);
 
 /**
- * Whether a command line could be hermes: an argument naming hermes (its `hermes`, `hermes-agent`, `hermes-acp`
- * scripts, a path under a hermes checkout, `hermes_cli`), or one of its modules or entry files (`-m gateway.run`,
- * `run_agent.py`). `hermes-janitor` does not count. Errs towards yes.
+ * Whether a command line could be hermes: its program, or the script an interpreter runs (its first argument that
+ * is not an option; never a `-c` command string), has a path component that is hermes' own (its `hermes`,
+ * `hermes-agent`, `hermes-acp` scripts, a checkout or venv under `hermes-agent/`, `exec -a hermes-gateway`), or is
+ * one of its entry files (`run_agent.py`, `gateway/run.py`); or an interpreter runs one of its modules (`-m
+ * hermes_cli.main`, `-m gateway.run`). `hermes-janitor` does not count, nor does a word inside a command string or a
+ * file argument (a sandbox's `hermes_bg_<id>.log`).
  */
 export function namesHermes(argv: readonly string[]): boolean {
-  for (let i = 0; i < argv.length; i++) {
+  const program = argv[0] ?? '';
+  if (namesHermesPath(program)) return true;
+  if (!INTERPRETERS.test(path.basename(program))) return false;
+  for (let i = 1; i < argv.length; i++) {
     const a = argv[i]!;
-    if (HERMES_WORD.test(a.replace(JANITOR_WORD, ''))) return true;
-    if (ENTRY_FILES.test(a)) return true;
-    if ((a === '-m' && ENTRY_MODULES.test(argv[i + 1] ?? '')) || (a.startsWith('-m') && ENTRY_MODULES.test(a.slice(2)))) return true;
+    if (a === '-m') return ENTRY_MODULES.test(argv[i + 1] ?? '');
+    if (a.startsWith('-m') && !a.startsWith('--')) return ENTRY_MODULES.test(a.slice(2));
+    if (a === '-c' || (a.startsWith('-') && !a.startsWith('--') && a.includes('c') && path.basename(program) !== 'env')) return false;
+    if (a.startsWith('-') || (path.basename(program) === 'env' && a.includes('='))) continue;
+    return namesHermesPath(a) || (path.basename(program) === 'env' && namesHermes(argv.slice(i)));
   }
   return false;
 }

@@ -18,11 +18,14 @@ describe('hermes processes: command lines', () => {
       ['/home/u/.local/bin/hermes', 'gateway', 'run'],
       ['hermes-gateway'],
       ['/usr/bin/python3', '/home/u/.local/bin/hermes-agent'],
+      ['/home/u/.hermes/hermes-agent/venv/bin/python', '/home/u/.hermes/hermes-agent/venv/bin/hermes', 'chat'],
       ['python3', '-m', 'hermes_cli.main', 'chat'],
-      ['python3', '-mgateway.run'],
+      ['python3', '-u', '-mgateway.run'],
       ['python', '/opt/checkout/run_agent.py', '--query', 'x'],
       ['python', '-m', 'acp_adapter.entry'],
       ['node', '/srv/Hermes/agent.js'],
+      ['sh', '/tmp/hj-standin-x/hermes-standin.sh', '-'],
+      ['/usr/bin/env', 'PYTHONUNBUFFERED=1', 'python3', '/opt/hermes-agent/cli.py'],
     ]) assert.equal(namesHermes(argv), true, argv.join(' '));
     for (const argv of [
       ['node', '/work/wt/bin/hermes-janitor.js', 'reap'],
@@ -30,6 +33,11 @@ describe('hermes processes: command lines', () => {
       ['python3', '-m', 'http.server'],
       ['sleep', '600'],
       ['python', 'my_run_agent_tool.py'],
+      // A sandbox's background job (its processes are visible on the host): a word in a command string or a file argument.
+      ['sh', '-c', "( sh -c 'exec sleep 600' > /tmp/hermes_bg_t.log 2>&1 ) & echo $! > /tmp/hermes_bg_t.pid"],
+      ['bash', '/root/.pyenv/libexec/pyenv-exec', 'python3', '-c', 'print("hermesProcesses")'],
+      ['tail', '-f', '/home/u/.hermes/logs/hermes.log'],
+      ['vim', 'hermes-notes.txt'],
     ]) assert.equal(namesHermes(argv), false, argv.join(' '));
   });
 
