@@ -43,10 +43,11 @@ export async function renderTable(ctx: Context, rows: ListedEntry[], asOf: Date,
   return table.toString();
 }
 
-/** The REASON cell: `running (idle-too-recent)`, `running (in-use: 4 processes)`. */
+/** The REASON cell: `running (idle-too-recent)`, `running (in-use: 4 processes)`, `running (owner-alive: pid 4812)`. */
 function reasonCell(r: ListedEntry): string {
   if (!r.idleReason) return r.reason;
   if (r.idleReason === 'in-use' && typeof r.processes === 'number') return `${r.reason} (in-use: ${r.processes} processes)`;
+  if (r.idleReason === 'owner-alive' && r.owner) return `${r.reason} (owner-alive: ${r.owner.pid === null ? 'owners not visible' : `pid ${r.owner.pid}`})`;
   return `${r.reason} (${r.idleReason})`;
 }
 
