@@ -116,14 +116,20 @@ export async function fillRegistry(registry: Registry, run: RunMetrics): Promise
     for (const [g, key] of per) g.set({ host: c.host, profile: c.profile }, c[key]);
   }
   if (run.sandboxDirs) await fillSandboxDirGauges(registry, run.sandboxDirs);
-  if (run.shellSnapshots) {
-    const def = f.shellSnapshots;
-    const g = new Gauge({ name: def.name, help: def.help, labelNames: ['temp_dir', 'state'], registers: [registry] });
-    for (const d of run.shellSnapshots) {
-      g.set({ temp_dir: d.dir, state: 'found' }, d.found);
-      g.set({ temp_dir: d.dir, state: 'abandoned' }, d.abandoned);
-      g.set({ temp_dir: d.dir, state: 'with_secret_names' }, d.withSecretNames);
-    }
+  if (run.shellSnapshots) await fillShellSnapshotGauges(registry, run.shellSnapshots);
+}
+
+/** Sets the shell-snapshot family (`temp_dir`, `state="found"|"abandoned"|"with_secret_names"`), created on first use. */
+export async function fillShellSnapshotGauges(registry: Registry, dirs: readonly ShellSnapshotGauges[]): Promise<void> {
+  const { Gauge } = await import('prom-client');
+  const def = METRIC_FAMILIES.shellSnapshots;
+  const existing = registry.getSingleMetric(def.name) as InstanceType<typeof Gauge> | undefined;
+  const g = existing ?? new Gauge({ name: def.name, help: def.help, labelNames: ['temp_dir', 'state'], registers: [registry] });
+  g.reset();
+  for (const d of dirs) {
+    g.set({ temp_dir: d.dir, state: 'found' }, d.found);
+    g.set({ temp_dir: d.dir, state: 'abandoned' }, d.abandoned);
+    g.set({ temp_dir: d.dir, state: 'with_secret_names' }, d.withSecretNames);
   }
 }
 

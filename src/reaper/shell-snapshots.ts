@@ -213,3 +213,8 @@ export function summarize(r: ShellSnapshotsResult): ShellSnapshotsSummary[] {
     };
   });
 }
+
+/** The metrics of a pass, per temp directory (`hermes_janitor_shell_snapshots`). */
+export function snapshotGauges(r: ShellSnapshotsResult): Array<{ dir: string; found: number; abandoned: number; withSecretNames: number }> {
+  return summarize(r).map((s) => ({ dir: s.dir, found: s.snapshots, abandoned: s.abandoned, withSecretNames: s.withSecretNames }));
+}

@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { EngineProfileCounts, SandboxDirGauges } from '../adapters/metrics.js';
+import type { EngineProfileCounts, SandboxDirGauges, ShellSnapshotGauges } from '../adapters/metrics.js';
 import type { WatchEvent } from './engine-watcher.js';
 
 /** Families only `watch` has. */
@@ -25,13 +25,15 @@ export interface WatchMetrics {
   setTracked(host: string, n: number): void;
   /** The sandbox directories as last measured (`hermes_janitor_sandbox_dirs`, `_dir_bytes`). */
   setSandboxDirs(dirs: SandboxDirGauges): void;
+  /** hermes' shell snapshots as last checked (`hermes_janitor_shell_snapshots`). */
+  setShellSnapshots(dirs: ShellSnapshotGauges[]): void;
   text(): Promise<string>;
   contentType: string;
 }
 
 export async function createWatchMetrics(profileOf: (profile: string | null) => string): Promise<WatchMetrics> {
   const prom = await import('prom-client');
-  const { fillRegistry, fillSandboxDirGauges, newMetricsRegistry } = await import('../adapters/metrics.js');
+  const { fillRegistry, fillSandboxDirGauges, fillShellSnapshotGauges, newMetricsRegistry } = await import('../adapters/metrics.js');
   const registry = await newMetricsRegistry();
   const g = (name: string, help: string, labelNames: string[] = []) => new prom.Gauge({ name, help, labelNames, registers: [registry] });
   const c = (name: string, help: string, labelNames: string[]) => new prom.Counter({ name, help, labelNames, registers: [registry] });
@@ -47,7 +49,7 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
   // The shared per-run families: each engine's last run, all engines together (a run of one engine leaves the
   // others' series as they were). Filled once before the first run, so every family is there from the start.
   const lastCounts = new Map<string, EngineProfileCounts[]>();
-  let filling = fillRegistry(registry, { finishedAt: new Date(), durationSeconds: 0, success: true, counts: [] });
+  let filling = fillRegistry(registry, { finishedAt: new Date(), durationSeconds: 0, success: true, counts: [], shellSnapshots: [] });
   const endRun = (host: string, durationMs: number, ok: boolean, counts: EngineProfileCounts[]) => {
     lastCounts.set(host, counts);
     const run = { finishedAt: new Date(), durationSeconds: durationMs / 1000, success: ok, counts: [...lastCounts.values()].flat() };
@@ -87,6 +89,9 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
     },
     setSandboxDirs(dirs) {
       filling = filling.then(() => fillSandboxDirGauges(registry, dirs));
+    },
+    setShellSnapshots(dirs) {
+      filling = filling.then(() => fillShellSnapshotGauges(registry, dirs));
     },
     text: async () => {
       await filling;

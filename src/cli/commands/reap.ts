@@ -13,7 +13,7 @@ import { type AcrossEngines, acrossEngines, sweepExitCode } from '../../reaper/r
 import { reaperDisabled } from '../../reaper/settings.js';
 import { countsByEngineAndProfile } from '../../reaper/run-metrics.js';
 import type { EngineProfileCounts, SandboxDirGauges, ShellSnapshotGauges } from '../../adapters/metrics.js';
-import { type ShellSnapshotsResult, summarize } from '../../reaper/shell-snapshots.js';
+import { snapshotGauges } from '../../reaper/shell-snapshots.js';
 import { sandboxRoot } from '../../core/sandbox-dirs.js';
 import { ENV_METRICS_FILE } from '../../defaults.js';
 import { type KeptEntry, type ReapResult, type SweepEntry, reap } from '../../reaper/sweep.js';
@@ -267,11 +267,6 @@ async function engineFreeRun(run: ReapRun, record: RunRecord, why: { noEngine: s
     ...(snaps ? { shellSnapshots: snaps } : {}),
   });
   return opts.failOpen ? ExitCode.OK : code;
-}
-
-/** The metrics of the shell-snapshot pass, per temp directory. */
-function snapshotGauges(r: ShellSnapshotsResult): ShellSnapshotGauges[] {
-  return summarize(r).map((s) => ({ dir: s.dir, found: s.snapshots, abandoned: s.abandoned, withSecretNames: s.withSecretNames }));
 }
 
 /**

@@ -133,7 +133,10 @@ async function scheduleSandboxDirs(
       if (gauges) metrics?.setSandboxDirs(gauges);
     }
     const snaps = run.shellSnapshots && !run.stopping.aborted ? await runShellSnapshotStep(run.shellSnapshots, run.dryRun, () => run.ctx.now()) : null;
-    if (snaps) run.reporter.shellSnapshotsPass(snaps, run.dryRun);
+    if (snaps) {
+      run.reporter.shellSnapshotsPass(snaps, run.dryRun);
+      metrics?.setShellSnapshots((await import('../../reaper/shell-snapshots.js')).snapshotGauges(snaps));
+    }
   };
   const tick = () => {
     current = current.then(check).catch((err: unknown) => {
