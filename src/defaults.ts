@@ -90,3 +90,7 @@ export const DEFAULT_IMAGES_MIN_AGE_MS = 3_600_000;
 export const IMAGES_EVERY_MS = 600_000;
 /** Another interval for that pass (a duration: `5m`; tests use seconds). */
 export const ENV_IMAGES_EVERY = 'HERMES_JANITOR_IMAGES_EVERY';
+/** The idle threshold of an owned sandbox (a living hermes on this host may serve its profile): 24 h. */
+export const DEFAULT_IDLE_AFTER_OWNED_SECONDS = 86_400;
+/** How long a sandbox the janitor stopped is kept before the exited rule applies: 7 days. */
+export const DEFAULT_STOPPED_RETENTION_SECONDS = 7 * 86_400;

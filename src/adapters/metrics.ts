@@ -35,6 +35,8 @@ export interface RunMetrics {
   images?: ImageGauges;
   /** Abandoned exec trees of the run, by what came of them (absent: the family is left out). */
   execTrees?: ExecTreeCounts;
+  /** hermes' shell snapshots per temp directory, when the pass ran (absent: that family is left out). */
+  shellSnapshots?: ShellSnapshotGauges[];
 }
 
 /** The image pass's outcome (`--images-over`): counts by state, and the bytes the counted images take after it. */
@@ -52,6 +54,14 @@ export interface ExecTreeCounts {
   ended: number;
   kept: number;
   failed: number;
+}
+
+/** One temp directory's shell snapshots: found by the run, abandoned (removed, or would be), holding secret-looking names. */
+export interface ShellSnapshotGauges {
+  dir: string;
+  found: number;
+  abandoned: number;
+  withSecretNames: number;
 }
 
 /** Task directories under the sandbox root some container uses, and those none uses (null: not known). */
@@ -98,6 +108,10 @@ export const METRIC_FAMILIES = {
     name: 'hermes_janitor_image_bytes',
     help: 'Bytes the counted images take after the last image pass (unique sizes, shared layers once, from GET /system/df); absent when not measured.',
   },
+  shellSnapshots: {
+    name: 'hermes_janitor_shell_snapshots',
+    help: 'hermes shell snapshots in a temp directory at the last reap run, by state="found"|"abandoned"|"with_secret_names" (abandoned ones are removed unless --keep-shell-snapshots or a dry run).',
+  },
 } as const;
 
 const LABELS = ['host', 'profile'] as const;
@@ -143,6 +157,7 @@ export async function fillRegistry(registry: Registry, run: RunMetrics): Promise
     g.reset();
     for (const state of ['ended', 'kept', 'failed'] as const) g.set({ state }, run.execTrees[state]);
   }
+  if (run.shellSnapshots) await fillShellSnapshotGauges(registry, run.shellSnapshots);
 }
 
 /** Sets the image families (`hermes_janitor_images{state}`, `hermes_janitor_image_bytes`). */
@@ -158,6 +173,20 @@ export async function fillImageGauges(registry: Registry, images: ImageGauges): 
   for (const state of ['used', 'removed', 'kept', 'failed'] as const) count.set({ state }, images[state]);
   if (images.bytes !== null) gauge(METRIC_FAMILIES.imageBytes, []).set(images.bytes);
   else registry.removeSingleMetric(METRIC_FAMILIES.imageBytes.name); // not measured: no series, not a stale one
+}
+
+/** Sets the shell-snapshot family (`temp_dir`, `state="found"|"abandoned"|"with_secret_names"`), created on first use. */
+export async function fillShellSnapshotGauges(registry: Registry, dirs: readonly ShellSnapshotGauges[]): Promise<void> {
+  const { Gauge } = await import('prom-client');
+  const def = METRIC_FAMILIES.shellSnapshots;
+  const existing = registry.getSingleMetric(def.name) as InstanceType<typeof Gauge> | undefined;
+  const g = existing ?? new Gauge({ name: def.name, help: def.help, labelNames: ['temp_dir', 'state'], registers: [registry] });
+  g.reset();
+  for (const d of dirs) {
+    g.set({ temp_dir: d.dir, state: 'found' }, d.found);
+    g.set({ temp_dir: d.dir, state: 'abandoned' }, d.abandoned);
+    g.set({ temp_dir: d.dir, state: 'with_secret_names' }, d.withSecretNames);
+  }
 }
 
 /** Sets the sandbox-directory families (`state="used"|"unused"`); a state that is not known has no series. */

@@ -73,6 +73,14 @@ export const OUTPUT_OPTIONS: readonly OptionDecl[] = [
     flag: '--idle-after', value: '<duration>', parse: (v) => parseDuration(v, '--idle-after'),
     description: 'stop a running sandbox idle at least this long (90s, 30m, 1h; default: the threshold computed from the lifetime, also with --older-than)',
   },
+  {
+    flag: '--idle-after-owned', value: '<duration>', parse: (v) => parseIdleAfterOwnedFlag(v),
+    description: "stop a sandbox that a living hermes on this host may own (its profile's) only once idle this long: 24h (default), 90m, or never (also janitor.idle_after_owned in config.yaml)",
+  },
+  {
+    flag: '--stopped-retention', value: '<duration>', parse: (v) => parseDuration(v, '--stopped-retention'),
+    description: 'keep a sandbox the janitor stopped this long before the exited rule removes it, so hermes can start it again: 7d (default) (also janitor.stopped_retention in config.yaml)',
+  },
   { flag: '--stop-idle', description: 'stop idle running sandboxes (the default for the hermes selection; needed with --label)' },
   { flag: '--no-stop-idle', description: `never stop running sandboxes (also ${ENV_STOP_IDLE}=false or janitor.stop_idle: false in config.yaml)` },
   {
@@ -114,7 +122,16 @@ export const ACTION_OPTIONS: readonly OptionDecl[] = [
     flag: '--keep-image', value: '<pattern>', repeatable: true, parse: (v) => (parseKeepPattern(v, '--keep-image'), v),
     description: 'never remove an image with a repository:tag or id matching this regular expression (repeatable; also janitor.keep_images in config.yaml)',
   },
+  {
+    flag: '--keep-shell-snapshots',
+    description: "leave hermes' abandoned shell snapshots (<temp dir>/hermes-snap-*.sh, which hold its exported variables) in place; they are removed by default (also janitor.keep_shell_snapshots: true in config.yaml)",
+  },
 ];
+
+/** `--idle-after-owned`: a duration in ms, or null for `never` (this module imports nothing: the fast paths load it). */
+function parseIdleAfterOwnedFlag(v: string): number | null {
+  return v.trim().toLowerCase() === 'never' ? null : parseDuration(v, '--idle-after-owned');
+}
 
 /** `reap`'s own. */
 export const REAP_OPTIONS: readonly OptionDecl[] = [

@@ -35,6 +35,10 @@ export interface EngineCommandOptions {
   quiet?: boolean;
   /** Idle threshold in ms (`--idle-after`). */
   idleAfter?: number;
+  /** Idle threshold of an owned sandbox in ms, null for never (`--idle-after-owned`). */
+  idleAfterOwned?: number | null;
+  /** `--stopped-retention`, in ms. */
+  stoppedRetention?: number;
   /** `--stop-idle` (true) / `--no-stop-idle` (false). */
   stopIdle?: boolean;
   /** `--idle-max-processes`: the most processes an idle container may hold. */
@@ -66,6 +70,8 @@ export interface ActionOptions {
   imagesMinAge?: number;
   /** `--keep-image`, as given (each checked by its parser). */
   keepImage?: string[];
+  /** `--keep-shell-snapshots`. */
+  keepShellSnapshots?: boolean;
 }
 
 /** Options of the commands that act (`reap`, `watch`): how a stop ends a sandbox, and anonymous volumes. */
@@ -135,6 +141,8 @@ export async function resolvePolicy(
       sandboxDirsOlderThanMs: opts.sandboxDirsOlderThan,
       execMaxAgeSeconds: opts.execMaxAge === undefined ? undefined : opts.execMaxAge / 1000,
       keepExecTrees: opts.keepExecTrees,
+      idleAfterOwnedSeconds: opts.idleAfterOwned === undefined ? undefined : opts.idleAfterOwned === null ? null : opts.idleAfterOwned / 1000,
+      stoppedRetentionSeconds: opts.stoppedRetention === undefined ? undefined : opts.stoppedRetention / 1000,
     },
     {
       env: ctx.env, config: files.config, hermes: files.hermes, home: targets.home.home, now: () => ctx.now(), selection: targets.selection,

@@ -41,14 +41,20 @@ export function finishedCell(r: ListedEntry, asOf: Date): string {
  */
 function shortReason(r: ListedEntry): string {
   if (r.reason !== 'running' || !r.idleReason) return reasonCell(r);
-  return r.idleReason === 'in-use' && typeof r.processes === 'number' ? `in-use: ${r.processes} processes` : r.idleReason;
+  return idleDetail(r);
 }
 
-/** The REASON cell: `running (idle-too-recent)`, `running (in-use: 4 processes)`. */
+/** `in-use: 4 processes`, `owner-alive: pid 4812`, else the idle reason alone. */
+function idleDetail(r: ListedEntry): string {
+  if (r.idleReason === 'in-use' && typeof r.processes === 'number') return `in-use: ${r.processes} processes`;
+  if (r.idleReason === 'owner-alive' && r.owner) return `owner-alive: ${r.owner.pid === null ? 'owners not visible' : `pid ${r.owner.pid}`}`;
+  return r.idleReason ?? '';
+}
+
+/** The REASON cell: `running (idle-too-recent)`, `running (in-use: 4 processes)`, `running (owner-alive: pid 4812)`. */
 export function reasonCell(r: ListedEntry): string {
   if (!r.idleReason) return r.reason;
-  if (r.idleReason === 'in-use' && typeof r.processes === 'number') return `${r.reason} (in-use: ${r.processes} processes)`;
-  return `${r.reason} (${r.idleReason})`;
+  return `${r.reason} (${idleDetail(r)})`;
 }
 
 function columnsOf(rows: ListedEntry[], o: TableOptions): { head: string[]; cells: string[][] } {

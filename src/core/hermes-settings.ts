@@ -93,6 +93,15 @@ export const HERMES_SETTINGS = {
     configKey: 'timeout',
     interpret: (raw) => positiveSeconds(raw) ?? HERMES_TERMINAL_TIMEOUT,
   } satisfies HermesSettingSpec<number>,
+  /**
+   * hermes' process `TMPDIR` (a `.env` can set it), where its local shell snapshots go unless the backend's
+   * `terminal.env` names another (`tools/environments/local.py` `get_temp_dir`); empty when unset.
+   */
+  tmpDir: {
+    envVar: 'TMPDIR',
+    configKey: null,
+    interpret: (raw) => raw ?? '',
+  } satisfies HermesSettingSpec<string>,
   /** hermes' own orphan reaper switch, which also turns the janitor off: a non-empty value other than true/1/yes. */
   dockerOrphanReaper: {
     envVar: ENV_REAPER_SWITCH,

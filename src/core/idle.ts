@@ -131,6 +131,8 @@ export type IdleKeepReason =
   | 'observing'
   /** Idle for less than the idle threshold. */
   | 'idle-too-recent'
+  /** Owned (a living hermes on this host may serve its profile) and idle for less than `--idle-after-owned`. */
+  | 'owner-alive'
   /** Started less than the idle threshold ago. */
   | 'started-recently'
   /** A `docker exec` is in flight. */
@@ -203,10 +205,55 @@ export function reproved(last: IdleSample, now: Recheck): boolean {
   );
 }
 
-/** The idle-observation state document: per engine, per container id. */
+/** A stop the janitor made: the container is kept (`stopped-retained`) for the retention, so that hermes can start it again. */
+export interface StopRecord {
+  /** `State.StartedAt` of the run it stopped: a container started again since is no longer the one stopped. */
+  startedAt: string;
+  /** When it was stopped (ISO 8601). */
+  stoppedAt: string;
+}
+
+/** The idle-observation state document: per engine, per container id; and the janitor's stops, the same way. */
 export interface IdleState {
   version: 1;
   engines: Record<string, Record<string, IdleRecord>>;
+  stops?: Record<string, Record<string, StopRecord>>;
+}
+
+/**
+ * Whether an exited container is kept as `stopped-retained` as of `nowMs`: the janitor stopped it (its record, with
+ * the same `StartedAt`), less than `retentionSeconds` ago.
+ */
+export function isRetained(stop: StopRecord | undefined, startedAt: string, nowMs: number, retentionSeconds: number): boolean {
+  if (!stop || stop.startedAt !== startedAt) return false;
+  const at = ms(stop.stoppedAt);
+  return Number.isFinite(at) && nowMs - at < retentionSeconds * 1000;
+}
+
+/** Merges one engine's stop records: `added` replace theirs, `forget` ids are dropped. */
+export function mergeStops(current: IdleState, host: string, added: ReadonlyMap<string, StopRecord>, forget: Iterable<string>): IdleState {
+  const recs = { ...(current.stops?.[host] ?? {}) };
+  for (const id of forget) delete recs[id];
+  for (const [id, r] of added) recs[id] = r;
+  const stops = { ...(current.stops ?? {}) };
+  if (Object.keys(recs).length) stops[host] = recs;
+  else delete stops[host];
+  return { ...current, ...(Object.keys(stops).length ? { stops } : { stops: undefined }) };
+}
+
+function parseStops(v: unknown): IdleState['stops'] {
+  if (!v || typeof v !== 'object') return undefined;
+  const out: NonNullable<IdleState['stops']> = {};
+  for (const [host, recs] of Object.entries(v as Record<string, unknown>)) {
+    if (!recs || typeof recs !== 'object') continue;
+    const kept: Record<string, StopRecord> = {};
+    for (const [id, r] of Object.entries(recs as Record<string, unknown>)) {
+      const rec = r as Partial<StopRecord> | null;
+      if (rec && isStr(rec.startedAt) && isStr(rec.stoppedAt) && Number.isFinite(ms(rec.stoppedAt))) kept[id] = { startedAt: rec.startedAt, stoppedAt: rec.stoppedAt };
+    }
+    out[host] = kept;
+  }
+  return out;
 }
 
 const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
@@ -239,6 +286,8 @@ export function parseIdleState(value: unknown): IdleState {
     }
     out.engines[host] = kept;
   }
+  const stops = parseStops((v as { stops?: unknown }).stops);
+  if (stops) out.stops = stops;
   return out;
 }
 
@@ -253,5 +302,5 @@ export function mergeIdleState(current: IdleState, host: string, observed: Reado
   const engines = { ...current.engines };
   if (Object.keys(recs).length) engines[host] = recs;
   else delete engines[host];
-  return { version: 1, engines };
+  return { version: 1, engines, ...(current.stops ? { stops: current.stops } : {}) };
 }

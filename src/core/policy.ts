@@ -8,7 +8,9 @@ export type KeepReason =
   | 'future-finished-at'
   | 'running'
   | 'gone'
-  | 'excluded';
+  | 'excluded'
+  /** Exited because the janitor stopped it (idle), within `--stopped-retention`: kept so that hermes can start it again. */
+  | 'stopped-retained';
 
 /**
  * The rule a container falls under: `exited` (aged by FinishedAt), `never-started` (status `created` with a zero

@@ -4,7 +4,9 @@
  * are dropped.
  */
 import type { ContainerDetails, EngineClient } from '../adapters/engine.js';
-import { type IdleRecord, decideStop, mergeIdleState, observe, parseIdleState, processLimit } from '../core/idle.js';
+import { type IdleRecord, type StopRecord, decideStop, isRetained, mergeIdleState, mergeStops, observe, parseIdleState, processLimit } from '../core/idle.js';
+import { type OwnerView, type SandboxOwner, idleThresholdFor, ownerOf } from '../core/owners.js';
+import { DEFAULT_IDLE_AFTER_OWNED_SECONDS } from '../defaults.js';
 import { STATS_CONCURRENCY, STOP_CONCURRENCY } from '../defaults.js';
 import { errorMessage } from '../errors.js';
 import { limiter } from '../util/pool.js';
@@ -14,11 +16,23 @@ import type { IdleOptions } from './sweep.js';
 
 export type StopDecision = ReturnType<typeof decideStop>;
 
+/** What else a running container is judged with: its abandoned exec trees (left out) and its owner, if any. */
+export interface RunningJudgement {
+  abandoned?: AbandonedLoad | undefined;
+  owner?: SandboxOwner | null;
+}
+
 export class IdleBook {
   readonly observed = new Map<string, IdleRecord>();
   readonly forget = new Set<string>();
   readonly seen = new Set<string>();
   private previous: Record<string, IdleRecord> = {};
+  /** The janitor's stops of this engine (loaded), those made by this run, and those to drop. */
+  private previousStops: Record<string, StopRecord> = {};
+  readonly stops = new Map<string, StopRecord>();
+  readonly forgetStops = new Set<string>();
+  /** The owners as seen at the start of the sweep (null: owners not considered). */
+  private ownerView: OwnerView | null = null;
   readonly now: () => Date;
   /** Running containers are judged apart from the inspect/remove workers, so their samples go out together. */
   readonly pending: Array<Promise<void>> = [];
@@ -41,10 +55,40 @@ export class IdleBook {
     try {
       const r = await this.opts.store.read();
       if (r.problem) this.warnings.push(r.problem);
-      this.previous = parseIdleState(r.value).engines[this.host] ?? {};
+      const state = parseIdleState(r.value);
+      this.previous = state.engines[this.host] ?? {};
+      this.previousStops = state.stops?.[this.host] ?? {};
     } catch (err) {
       this.warnings.push(`cannot read the idle state ${this.opts.store.location} (${errorMessage(err)}); observing afresh`);
     }
+  }
+
+  /** The owner of a sandbox of `profile` (`fresh`: from the process table read now), or null when it is abandoned. */
+  ownerFor(profile: string | null, fresh = false): SandboxOwner | null {
+    if (!this.opts.owners) return null;
+    if (fresh || !this.ownerView) this.ownerView = this.opts.owners(this.host);
+    return ownerOf(this.ownerView, profile);
+  }
+
+  /** The idle threshold of a sandbox whose owner is `owner` (null: abandoned). */
+  thresholdOf(owner: SandboxOwner | null): number {
+    return idleThresholdFor(owner !== null, this.opts.idleAfterSeconds, this.opts.idleAfterOwnedSeconds === undefined ? DEFAULT_IDLE_AFTER_OWNED_SECONDS : this.opts.idleAfterOwnedSeconds);
+  }
+
+  /** An exited container the janitor stopped within the retention (a stale record, of a run started since, is dropped). */
+  retained(d: Pick<ContainerDetails, 'id' | 'startedAt'>, asOf: Date): boolean {
+    const stop = this.stops.get(d.id) ?? this.previousStops[d.id];
+    if (!stop) return false;
+    if (stop.startedAt !== d.startedAt) {
+      this.forgetStops.add(d.id);
+      return false;
+    }
+    return isRetained(stop, d.startedAt, this.idleInstant(asOf).getTime(), this.opts.stoppedRetentionSeconds ?? 0);
+  }
+
+  /** Records a stop this run made (the container's `StartedAt`, now). */
+  recordStop(id: string, startedAt: string): void {
+    this.stops.set(id, { startedAt, stoppedAt: this.now().toISOString() });
   }
 
   prev(id: string): IdleRecord | undefined {
@@ -75,19 +119,24 @@ export class IdleBook {
    * The stop decision for `prev` if a sample taken now shows nothing since its last one (a proof not started, because
    * its last sample was in use or had no count, stays unstarted).
    */
-  tentativeStop(prev: IdleRecord, now: { startedAt: string; execIds: readonly string[]; limit: number }, asOf: Date): StopDecision {
+  tentativeStop(
+    prev: IdleRecord, now: { startedAt: string; execIds: readonly string[]; limit: number; owner?: SandboxOwner | null }, asOf: Date,
+  ): StopDecision {
     const samples = prev.samples === 0 ? 0 : prev.samples + 1;
-    return decideStop(
+    const owner = now.owner ?? null;
+    const decision = decideStop(
       { enabled: true, record: { ...prev, samples }, startedAt: now.startedAt, execIds: now.execIds, processLimit: now.limit },
       this.idleInstant(asOf),
-      this.opts.idleAfterSeconds,
+      this.thresholdOf(owner),
     );
+    return ownedReason(decision, owner);
   }
 
   /** What the idle rule says of one running, selected, not excluded container (one sample taken). */
   async judgeRunning(
-    engine: EngineClient, d0: ContainerDetails, asOf: Date, signal: AbortSignal | undefined, abandoned?: AbandonedLoad,
+    engine: EngineClient, d0: ContainerDetails, asOf: Date, signal: AbortSignal | undefined, by: RunningJudgement = {},
   ): Promise<{ record: IdleRecord | undefined; decision: StopDecision }> {
+    const { abandoned, owner = null } = by;
     // Abandoned exec trees (exec-trees.ts) are nobody's use: their execs and processes are left out.
     const d = abandoned?.execIds.size ? { ...d0, execIds: d0.execIds.filter((id) => !abandoned.execIds.has(id)) } : d0;
     const taken = d.status.toLowerCase() === 'running' ? await this.reads(() => takeSample(engine, d, this.now, signal)) : null;
@@ -103,9 +152,9 @@ export class IdleBook {
     const decision = decideStop(
       { enabled: this.opts.stopIdle, record, startedAt: d.startedAt, execIds, processLimit: limit },
       this.idleInstant(asOf),
-      this.opts.idleAfterSeconds,
+      this.thresholdOf(owner),
     );
-    return { record, decision };
+    return { record, decision: ownedReason(decision, owner) };
   }
 
   /** Writes the observations back; with a complete sweep, first drops records of containers that no longer exist. */
@@ -113,9 +162,12 @@ export class IdleBook {
     const store = this.opts.store;
     if (!store) return;
     if (complete) await this.forgetVanished(engine, signal);
-    if (this.observed.size === 0 && this.forget.size === 0) return;
+    if (this.observed.size === 0 && this.forget.size === 0 && this.stops.size === 0 && this.forgetStops.size === 0) return;
     try {
-      await store.update((cur) => ({ next: mergeIdleState(parseIdleState(cur.value), this.host, this.observed, this.forget), result: undefined }));
+      await store.update((cur) => ({
+        next: mergeStops(mergeIdleState(parseIdleState(cur.value), this.host, this.observed, this.forget), this.host, this.stops, this.forgetStops),
+        result: undefined,
+      }));
     } catch (err) {
       this.warnings.push(`cannot record idle observations in ${store.location} (${errorMessage(err)})`);
     }
@@ -123,15 +175,25 @@ export class IdleBook {
 
   /** Records of containers this sweep did not see, and the engine no longer knows, are dropped. */
   private async forgetVanished(engine: EngineClient, signal: AbortSignal | undefined): Promise<void> {
-    const unseen = Object.keys(this.previous).filter((id) => !this.seen.has(id));
+    const unseen = [...new Set([...Object.keys(this.previous), ...Object.keys(this.previousStops)])].filter((id) => !this.seen.has(id));
     for (let i = 0; i < unseen.length; i += 100) {
       const chunk = unseen.slice(i, i + 100);
       try {
         const exist = new Set((await engine.list({ labels: [], ids: chunk }, signal)).map((r) => r.id));
-        for (const id of chunk) if (!exist.has(id)) this.forget.add(id);
+        for (const id of chunk) {
+          if (exist.has(id)) continue;
+          if (Object.hasOwn(this.previous, id)) this.forget.add(id);
+          if (Object.hasOwn(this.previousStops, id)) this.forgetStops.add(id);
+        }
       } catch {
         return; // kept for now; dropped by a later sweep
       }
     }
   }
+}
+
+/** An owned sandbox kept by the longer threshold says so: `owner-alive`, while that threshold is not reached. */
+function ownedReason(d: StopDecision, owner: SandboxOwner | null): StopDecision {
+  if (!owner || d.stop || (d.why !== 'idle-too-recent' && d.why !== 'started-recently')) return d;
+  return { ...d, why: 'owner-alive' };
 }

@@ -69,6 +69,10 @@ export class ListSweep {
       return;
     }
     if (details && details.status.toLowerCase() !== 'running') book?.drop(details.id);
+    if (details && book && v.verdict === 'reap' && v.rule === 'exited' && book.retained(details, req.asOf)) {
+      entry.verdict = 'keep';
+      entry.reason = 'stopped-retained';
+    }
     this.emit(entry);
   }
 
@@ -86,9 +90,11 @@ export class ListSweep {
 
   /** A running container's idle verdict (`stop` when `reap` would stop it now), from this run's sample. */
   private async judgeIdle(book: IdleBook, details: ContainerDetails, entry: ListedEntry): Promise<void> {
+    const owner = book.ownerFor(entry.profile);
+    if (owner) entry.owner = owner;
     try {
       const abandoned = await this.surveyExecs(book, details, entry);
-      const { record, decision } = await book.judgeRunning(this.req.engine, details, this.req.asOf, this.req.signal, abandoned);
+      const { record, decision } = await book.judgeRunning(this.req.engine, details, this.req.asOf, this.req.signal, { abandoned, owner });
       entry.idleSeconds = decision.idleSeconds;
       entry.processes = record ? (record.last.pids ?? null) : null;
       if (decision.stop) {

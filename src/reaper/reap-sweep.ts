@@ -99,6 +99,8 @@ export class ReapSweep {
     }
     if (details.status.toLowerCase() !== 'running') book?.drop(details.id);
     if (v.verdict === 'keep') return this.keep(entry, v.reason);
+    // A sandbox the janitor stopped stays for the retention, so that hermes can start it again.
+    if (v.rule === 'exited' && book?.retained(details, req.asOf)) return this.keep(entry, 'stopped-retained');
     if (req.dryRun) {
       entry.volumes = req.keepVolumes ? [] : anonymousVolumes(details.volumes);
       this.out.removed.push(entry);
@@ -172,10 +174,13 @@ export class ReapSweep {
       if (!isSelected(req.selection, d.labels) || d.startedAt !== prev.last.startedAt) return false;
       const v = verdictOf(req.selection, d, req.asOf, thresholdFor(req, d.labels));
       if (v.verdict !== 'keep' || v.reason !== 'running') return false;
-      const decision = book.tentativeStop(prev, { startedAt: d.startedAt, execIds, limit: book.limitOf(d) }, req.asOf);
+      const base = this.entry(row, d, v);
+      // Right before the stop: its owners from the process table read now.
+      const owner = book.ownerFor(base.profile, true);
+      const decision = book.tentativeStop(prev, { startedAt: d.startedAt, execIds, limit: book.limitOf(d), owner }, req.asOf);
       if (!decision.stop) return false;
       book.seen.add(d.id);
-      entry = { ...this.entry(row, d, v), idleSeconds: decision.idleSeconds };
+      entry = { ...base, idleSeconds: decision.idleSeconds };
       return true;
     };
     let outcome: StopOutcome;
@@ -242,18 +247,21 @@ export class ReapSweep {
   }
 
   /** A running container under the idle rule: sampled, and stopped when the proof holds and holds again right now. */
-  private async stopIfIdle(book: IdleBook, seen: Inspected, base: SweepEntry, abandoned?: AbandonedLoad): Promise<void> {
+  private async stopIfIdle(book: IdleBook, seen: Inspected, entryBase: SweepEntry, abandoned?: AbandonedLoad): Promise<void> {
+    let base = entryBase;
     const { req } = this;
     const { details } = seen;
     // A proof already gathered by earlier runs: if it suffices as of now, provided nothing happened since its last
     // sample, the re-check's fresh sample is this run's only one (one pass of the engine's stats collector, not two).
     const prev = book.prev(details.id);
+    const owner = book.ownerFor(base.profile);
+    if (owner) base = { ...base, owner };
     if (!req.dryRun && book.opts.stopIdle && prev && prev.last.startedAt === details.startedAt && details.status.toLowerCase() === 'running') {
       let tentative: ReturnType<IdleBook['tentativeStop']> | null = null;
       try {
         const mine = details.execIds.filter((id) => !abandoned?.execIds.has(id));
         const execIds = mine.length ? await book.reads(() => execsInFlight(req.engine, mine, req.signal)) : [];
-        tentative = book.tentativeStop(prev, { startedAt: details.startedAt, execIds, limit: book.limitOf(details) }, req.asOf);
+        tentative = book.tentativeStop(prev, { startedAt: details.startedAt, execIds, limit: book.limitOf(details), owner }, req.asOf);
       } catch (err) {
         if (this.guard.absorb(err)) return;
       }
@@ -261,7 +269,7 @@ export class ReapSweep {
     }
     let judged: Awaited<ReturnType<IdleBook['judgeRunning']>>;
     try {
-      judged = await book.judgeRunning(req.engine, details, req.asOf, req.signal, abandoned);
+      judged = await book.judgeRunning(req.engine, details, req.asOf, req.signal, { abandoned, owner });
     } catch (err) {
       if (this.guard.absorb(err)) return;
       return this.keep({ ...base, idleSeconds: null, idleReason: 'stats-unavailable', processes: null }, 'running');
@@ -301,6 +309,7 @@ export class ReapSweep {
       return this.keep({ ...entry, idleSeconds: idle, idleReason: outcome.why, processes }, 'running');
     }
     book.drop(entry.id);
+    book.recordStop(entry.id, outcome.sample.startedAt);
     const stopped: StoppedEntry = {
       ...entry, state: 'exited', processes: outcome.sample.pids ?? null, graceSeconds: outcome.graceSeconds,
       ...(outcome.killed !== undefined ? { killed: outcome.killed } : {}),
@@ -315,6 +324,9 @@ export class ReapSweep {
    */
   private async reproveThenStop(book: IdleBook, record: IdleRecord, seen: Inspected, entry: StoppedEntry): Promise<void> {
     if (this.guard.stopped) return;
+    // Right before acting: its owners from the process table read now (a hermes started since lengthens the threshold).
+    const owner = book.ownerFor(entry.profile, true);
+    if (owner && entry.idleSeconds < book.thresholdOf(owner)) return this.keep({ ...entry, owner, idleReason: 'owner-alive' }, 'running');
     let outcome: StopOutcome;
     try {
       outcome = await reproveAndStop(this.req.engine, entry.id, record, { ...this.stopOptions(book), inspected: seen.details });

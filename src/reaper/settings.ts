@@ -38,6 +38,9 @@ export interface RunInputs {
   execMaxAgeSeconds?: number | undefined;
   /** `--keep-exec-trees`: abandoned exec trees are reported, never ended. */
   keepExecTrees?: boolean | undefined;
+  /** `--idle-after-owned`, in seconds (null: never); `--stopped-retention`, in seconds (owner-settings.ts). */
+  idleAfterOwnedSeconds?: number | null | undefined;
+  stoppedRetentionSeconds?: number | undefined;
 }
 
 /** Where a run's settings are resolved: its environment, config.yaml, hermes' settings, hermes home, clock and selection. */
@@ -121,8 +124,9 @@ export async function resolveRunSettings(inputs: RunInputs, where: RunContext): 
   const stopTimeoutSeconds = inputs.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS;
   const cgroup = inputs.cgroupSamples ?? cgroupSamplesEnabled(where.env);
   const store = inputs.idleStore ?? new (await import('../adapters/state-file.js')).FileStateStore(idleStatePath(where.home));
+  const owned = await (await import('./owner-settings.js')).resolveOwnerSettings(inputs, where.config);
   const idle: IdleOptions = {
-    stopIdle, idleAfterSeconds, stopTimeoutSeconds, store, now: where.now,
+    stopIdle, idleAfterSeconds, stopTimeoutSeconds, store, now: where.now, ...owned,
     ...(idleMaxProcesses !== undefined ? { maxProcesses: idleMaxProcesses } : {}),
     ...(cgroup ? { localCounters: (await import('../adapters/cgroup-counters.js')).readCgroupCounters } : {}),
     // The bound comes from hermes' timeouts: the pass is for hermes' sandboxes only (not a --label selection).

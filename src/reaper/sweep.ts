@@ -6,6 +6,7 @@ import type { EngineClient } from '../adapters/engine.js';
 import type { StateStore } from '../adapters/state-file.js';
 import type { IdleKeepReason } from '../core/idle.js';
 import type { KeepReason, Rule } from '../core/policy.js';
+import type { OwnerView, SandboxOwner } from '../core/owners.js';
 import type { Selection } from '../core/selection.js';
 import type { ExecView } from '../core/exec-trees.js';
 import type { ExecTreeOptions } from './exec-settings.js';
@@ -40,6 +41,8 @@ export interface SweepEntry {
    * the engine nor the cgroup gave a count). More than its init and its command: `in-use`.
    */
   processes?: number | null;
+  /** Running sandboxes whose profile a living hermes on this host may serve (absent: abandoned, or owners not considered). */
+  owner?: SandboxOwner;
   /**
    * Running hermes sandboxes under the exec-tree pass: their running `docker exec` sessions, with age, process count,
    * command and whether they are past the bound (`abandoned`).
@@ -139,6 +142,15 @@ export interface IdleOptions {
   execTrees?: ExecTreeOptions;
   /** `watch`: when each exec started, from the engine's `exec_start` events (ms since the epoch), by exec id. */
   execStarts?: ReadonlyMap<string, number>;
+  /**
+   * The living hermes processes that may own this engine's sandboxes, read afresh at each call (the start of a sweep,
+   * and right before each stop). Omitted: owners are not considered (every sandbox is judged by `idleAfterSeconds`).
+   */
+  owners?: (engineHost: string) => OwnerView;
+  /** Idle threshold of an owned sandbox, in seconds; null: never stopped (`--idle-after-owned never`). Default 24 h. */
+  idleAfterOwnedSeconds?: number | null;
+  /** How long a sandbox the janitor stopped is kept before the exited rule applies (`--stopped-retention`); default 0. */
+  stoppedRetentionSeconds?: number;
 }
 
 export interface ReapRequest extends SweepRequest {

@@ -26,6 +26,9 @@ import { type ListedEntry, list } from '../reaper/sweep.js';
 import { type SandboxDirsDetail, surveySandboxDirs } from './sandbox-dirs.js';
 import { type ImagesStatus, surveyImages } from './images.js';
 import type { ImageBudget } from '../core/image-budget.js';
+import { listHermesProcesses } from '../adapters/hermes-processes.js';
+import type { ShellSnapshotSettings } from '../reaper/shell-snapshot-settings.js';
+import { type ShellSnapshotsSummary, shellSnapshotPass, summarize } from '../reaper/shell-snapshots.js';
 
 export interface EngineStatus {
   /** The address (null when discovery found none). */
@@ -112,8 +115,31 @@ export interface StatusReport {
       hookErrors: HookErrorEntry[];
     };
   };
+  /** This host has no engine at all (not an unreachable one): the line saying so. */
+  noEngine?: string;
+  /**
+   * Running sandboxes owned (a living hermes on this host may serve their profile) and abandoned, exited ones kept as
+   * `stopped-retained`; `blind`: engines whose owners cannot be seen, and why (every sandbox on them is owned).
+   */
+  sandboxOwners?: { owned: number; abandoned: number; stoppedRetained: number; blind: string[] };
+  /** hermes' shell snapshots, per temp directory looked at (absent when not asked for). */
+  shellSnapshots?: ShellSnapshotsSummary[];
+  /** The living processes of this host that could be hermes, and the profile each serves (null: every profile). */
+  hermesProcesses?: { processes: HermesProcessStatus[]; hidden: string | null };
   attention: string[];
   exitCode: 0 | 1 | 3;
+}
+
+/** One living hermes process as `status` shows it. */
+export interface HermesProcessStatus {
+  pid: number;
+  uid: number;
+  /** The profile it serves; null: every profile (`profileUnknown` says why). */
+  profile: string | null;
+  profileUnknown: string | null;
+  /** When it started (ISO 8601). */
+  since: string;
+  command: string;
 }
 
 export interface StatusRequest {
@@ -138,6 +164,10 @@ export interface StatusRequest {
   sandboxRoot: SandboxRoot;
   /** The image budget (janitor.images_over), or null when none is set. */
   imagesBudget?: ImageBudget | null;
+  /** The shell-snapshot pass's settings: counted as a dry run would (nothing removed). */
+  shellSnapshots?: ShellSnapshotSettings;
+  /** This host has no engine at all (said once; not an unreachable engine: exit 0). */
+  noEngine?: string;
 }
 
 const hasStatusCalls = (e: EngineClient): e is EngineClient & EngineStatusCalls =>
@@ -294,14 +324,31 @@ async function breakers(home: string, now: Date, env: Record<string, string | un
   };
 }
 
+/** The shell snapshots (as a dry run counts them) and the living hermes processes of this host. */
+function hostProcesses(req: StatusRequest): Pick<StatusReport, 'shellSnapshots' | 'hermesProcesses'> {
+  const table = listHermesProcesses({ python: true });
+  const hermes: HermesProcessStatus[] = table.processes.filter((p) => p.hermes).map((p) => ({
+    pid: p.pid, uid: p.uid, profile: p.profile, profileUnknown: p.profileUnknown ?? null, since: new Date(p.startedAtMs).toISOString(), command: p.command,
+  }));
+  const out: Pick<StatusReport, 'shellSnapshots' | 'hermesProcesses'> = { hermesProcesses: { processes: hermes, hidden: table.hidden } };
+  const s = req.shellSnapshots;
+  if (s) {
+    const result = shellSnapshotPass({ tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun: true, now: () => req.now, processes: () => table });
+    out.shellSnapshots = summarize(result);
+  }
+  return out;
+}
+
 /** The whole report; never throws for an unreachable engine (it is reported, exit 3). */
 export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
   const engines: EngineStatus[] = [];
   let containers: StatusReport['containers'] = null;
   const runningSandboxes: StatusReport['runningSandboxes'] = [];
-  const connected = req.discoveryError ? [] : await req.connect(req.endpoints);
-  if (req.discoveryError) {
-    engines.push({ host: null, chosenBy: 'discovery', reachable: false, kind: null, version: null, apiVersion: null, error: req.discoveryError });
+  let sandboxOwners: StatusReport['sandboxOwners'];
+  const noneFound = req.discoveryError ?? req.noEngine;
+  const connected = noneFound ? [] : await req.connect(req.endpoints);
+  if (noneFound) {
+    engines.push({ host: null, chosenBy: 'discovery', reachable: false, kind: null, version: null, apiVersion: null, error: noneFound });
   }
   engines.push(...(await Promise.all(connected.map((e, i) => engineStatus(e, req.endpoints[i]!, req.signal)))));
   const live = connected.filter((_, i) => engines[engines.length - connected.length + i]!.reachable);
@@ -321,13 +368,22 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     for (const e of entries) {
       if (e.state.toLowerCase() === 'running') runningSandboxes.push({ id: e.id, name: e.name, host: e.host, execs: e.execs ?? [] });
     }
+    const running = entries.filter((e) => e.state.toLowerCase() === 'running');
+    sandboxOwners = {
+      owned: running.filter((e) => e.owner).length,
+      abandoned: running.filter((e) => !e.owner).length,
+      stoppedRetained: entries.filter((e) => e.reason === 'stopped-retained').length,
+      blind: req.idle?.owners ? live.map((e) => req.idle!.owners!(e.host).blind).filter((b): b is string => b !== null) : [],
+    };
     containers = {
       ...countContainers(entries),
       failed: across.results.reduce((n, r) => n + r.failed.length, 0),
       timedOut: across.timedOut,
     };
   }
-  const unreachable = engines.filter((e) => !e.reachable).map((e) => e.host ?? '(none found)');
+  // No engine at all on this host is not an unreachable one.
+  const unreachable = engines.filter((e) => !e.reachable && !(req.noEngine && e.host === null)).map((e) => e.host ?? '(none found)');
+  const host = hostProcesses(req);
   const [images, sandboxes, sweeps, locks, log, brk] = await Promise.all([
     surveyImages(req.home, live.filter((e) => !unreachable.includes(e.host)), req.imagesBudget ?? null, req.signal),
     surveySandboxDirs(req.sandboxRoot, live.filter((e) => !unreachable.includes(e.host)), unreachable, req.signal),
@@ -365,6 +421,9 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     sandboxDirs: sandboxes.summary,
     sandboxDirsDetail: sandboxes.detail,
     images,
+    ...(req.noEngine ? { noEngine: req.noEngine } : {}),
+    ...(sandboxOwners ? { sandboxOwners } : {}),
+    ...host,
     breakers: brk,
     attention: lines,
     exitCode: statusExitCode(facts, lines),

@@ -6,7 +6,7 @@
 import type { ExecTreeCounts } from '../adapters/metrics.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { EngineProfileCounts, ImageGauges, SandboxDirGauges } from '../adapters/metrics.js';
+import type { EngineProfileCounts, ImageGauges, SandboxDirGauges, ShellSnapshotGauges } from '../adapters/metrics.js';
 import type { WatchEvent } from './engine-watcher.js';
 
 /** Families only `watch` has. */
@@ -28,13 +28,15 @@ export interface WatchMetrics {
   setSandboxDirs(dirs: SandboxDirGauges): void;
   /** The last image pass (`hermes_janitor_images{state}`, `hermes_janitor_image_bytes`). */
   setImages(images: ImageGauges): void;
+  /** hermes' shell snapshots as last checked (`hermes_janitor_shell_snapshots`). */
+  setShellSnapshots(dirs: ShellSnapshotGauges[]): void;
   text(): Promise<string>;
   contentType: string;
 }
 
 export async function createWatchMetrics(profileOf: (profile: string | null) => string): Promise<WatchMetrics> {
   const prom = await import('prom-client');
-  const { fillImageGauges, fillRegistry, fillSandboxDirGauges, newMetricsRegistry } = await import('../adapters/metrics.js');
+  const { fillImageGauges, fillRegistry, fillSandboxDirGauges, fillShellSnapshotGauges, newMetricsRegistry } = await import('../adapters/metrics.js');
   const registry = await newMetricsRegistry();
   const g = (name: string, help: string, labelNames: string[] = []) => new prom.Gauge({ name, help, labelNames, registers: [registry] });
   const c = (name: string, help: string, labelNames: string[]) => new prom.Counter({ name, help, labelNames, registers: [registry] });
@@ -52,7 +54,7 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
   const lastCounts = new Map<string, EngineProfileCounts[]>();
   const lastTrees = new Map<string, ExecTreeCounts>();
   const none: ExecTreeCounts = { ended: 0, kept: 0, failed: 0 };
-  let filling = fillRegistry(registry, { finishedAt: new Date(), durationSeconds: 0, success: true, counts: [], execTrees: none });
+  let filling = fillRegistry(registry, { finishedAt: new Date(), durationSeconds: 0, success: true, counts: [], execTrees: none, shellSnapshots: [] });
   const endRun = (host: string, durationMs: number, ok: boolean, counts: EngineProfileCounts[], trees: ExecTreeCounts) => {
     lastCounts.set(host, counts);
     lastTrees.set(host, trees);
@@ -98,6 +100,9 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
     },
     setImages(images) {
       filling = filling.then(() => fillImageGauges(registry, images));
+    },
+    setShellSnapshots(dirs) {
+      filling = filling.then(() => fillShellSnapshotGauges(registry, dirs));
     },
     text: async () => {
       await filling;

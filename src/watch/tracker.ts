@@ -138,7 +138,7 @@ export interface KeptContext {
  * - running, with the idle rule on: when its proof could first hold (since + idle threshold, from its idle
  *   seconds as of the sweep), or one idle threshold later when there is no proof yet (one sample, activity just
  *   seen, no stats, an exec in flight). Never sooner than `IDLE_SETTLE_MS` after the sweep, so a container the
- *   proof keeps refusing is not re-checked in a loop.
+ *   proof keeps refusing is not re-checked in a loop. An owned one (`owner-alive`) one idle threshold after the sweep.
  */
 export function deadlineOfKept(kept: KeptVerdict, thresholdSeconds: number, ctx?: KeptContext): number | null {
   // `future-finished-at`: it finished after the run's as-of instant, which is taken before the inspect, so a
@@ -155,6 +155,9 @@ export function deadlineOfKept(kept: KeptVerdict, thresholdSeconds: number, ctx?
   }
   if (kept.reason !== 'running' || kept.rule !== 'idle' || !ctx?.idle || kept.idleReason === 'stop-idle-off') return null;
   const afterMs = ctx.idle.idleAfterSeconds * 1000;
+  // Owned (a living hermes may serve its profile): looked at again one idle threshold later (its owner may be gone
+  // by then, and it then goes by the usual threshold), not at once in a loop.
+  if (kept.idleReason === 'owner-alive') return ctx.asOfMs + Math.max(afterMs, IDLE_SETTLE_MS);
   const proven = typeof kept.idleSeconds === 'number' && kept.idleReason !== 'exec-in-flight';
   const at = ctx.asOfMs + (proven ? Math.ceil(afterMs - kept.idleSeconds! * 1000) : afterMs);
   return Math.max(at, ctx.asOfMs + IDLE_SETTLE_MS);

@@ -155,6 +155,8 @@ describe('deadlineOfKept, other rules', () => {
     assert.equal(deadlineOfKept({ ...running, idleSeconds: null, idleReason: 'observing' }, 3, { asOfMs, idle }), asOfMs + 10_000);
     assert.equal(deadlineOfKept({ ...running, idleSeconds: 30, idleReason: 'exec-in-flight' }, 3, { asOfMs, idle }), asOfMs + 10_000);
     assert.equal(deadlineOfKept({ ...running, idleSeconds: 30, idleReason: 'proof-failed' }, 3, { asOfMs, idle }), asOfMs + IDLE_SETTLE_MS);
+    // Owned (a living hermes may serve its profile), past the usual threshold: one idle threshold later, not in a loop.
+    assert.equal(deadlineOfKept({ ...running, idleSeconds: 30, idleReason: 'owner-alive' }, 3, { asOfMs, idle }), asOfMs + 10_000);
     assert.equal(deadlineOfKept({ ...running, idleSeconds: 4, idleReason: 'idle-too-recent' }, 3, { asOfMs, idle: null }), null);
     assert.equal(deadlineOfKept({ ...running, idleSeconds: 4, idleReason: 'stop-idle-off' }, 3, { asOfMs, idle }), null);
     assert.equal(deadlineOfKept({ reason: 'running', finishedAt: '', rule: null }, 3, { asOfMs, idle }), null, 'paused, restarting');

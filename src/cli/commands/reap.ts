@@ -12,7 +12,8 @@ import { type ReapPlan, buildPlan, parsePlan, planDisagreements, planSelection }
 import { type AcrossEngines, acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { reaperDisabled } from '../../reaper/settings.js';
 import { countsByEngineAndProfile } from '../../reaper/run-metrics.js';
-import type { EngineProfileCounts, ImageGauges, SandboxDirGauges } from '../../adapters/metrics.js';
+import type { EngineProfileCounts, ImageGauges, SandboxDirGauges, ShellSnapshotGauges } from '../../adapters/metrics.js';
+import { snapshotGauges } from '../../reaper/shell-snapshots.js';
 import { sandboxRoot } from '../../core/sandbox-dirs.js';
 import { ENV_METRICS_FILE } from '../../defaults.js';
 import { type KeptEntry, type ReapResult, type SweepEntry, reap } from '../../reaper/sweep.js';
@@ -26,6 +27,8 @@ import { type SandboxDirsStep, checkSandboxRoot, runSandboxDirsStep, uniqueRoots
 import type { ImagesReport, ImagesStep } from '../images-step.js';
 import { type ImageSettings, resolveImageSettings } from '../../reaper/image-settings.js';
 import type { HermesConfig } from '../../adapters/config.js';
+import { type ShellSnapshotSettings, shellSnapshotSettings } from '../../reaper/shell-snapshot-settings.js';
+import { noEngineAtAll, runShellSnapshotStep } from '../shell-snapshots-step.js';
 import { byHostAndName } from '../render-containers.js';
 import { type ReapReport, type Reporter, chooseReporter } from '../report/reporter.js';
 import { reapProblems } from '../report/text-reporter.js';
@@ -55,6 +58,7 @@ interface RunRecord {
   /** The image pass's outcome (`--images-over`), for its metrics. */
   images?: ImageGauges;
   execTrees?: { ended: number; kept: number; failed: number };
+  shellSnapshots?: ShellSnapshotGauges[];
 }
 
 const HELP = `
@@ -112,6 +116,7 @@ async function recordMetrics(ctx: Context, file: string, record: RunRecord, star
       ...(record.sandboxDirs ? { sandboxDirs: record.sandboxDirs } : {}),
       ...(record.images ? { images: record.images } : {}),
       ...(record.execTrees ? { execTrees: record.execTrees } : {}),
+      ...(record.shellSnapshots ? { shellSnapshots: record.shellSnapshots } : {}),
     });
     await writeMetricsFile(file, text);
   } catch (err) {
@@ -187,6 +192,8 @@ interface ReapRun {
   sandboxDirs: Omit<SandboxDirsStep, 'now' | 'signal' | 'dryRun'> | null;
   /** The image step (`--images-over`, `janitor.images_over`), or null when the budget is off. */
   images: ImagesStep | null;
+  /** The shell-snapshot pass's settings; null with a plan (a plan lists containers only). */
+  shellSnapshots: ShellSnapshotSettings | null;
 }
 
 async function runReap(opts: ReapOptions, command: Command, ctx: Context, record: RunRecord): Promise<number> {
@@ -225,13 +232,22 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
         selection, dryRun: Boolean(opts.dryRun), now: () => ctx.now(), signal,
       })
     : null;
+  const shellSnapshots = plan ? null : shellSnapshotSettings({ lifetimeSeconds: opts.lifetime, keep: opts.keepShellSnapshots }, ctx.env, files);
   const run: ReapRun = {
     opts, ctx, targets, plan, policy, keepVolumes, dryRun: Boolean(opts.dryRun), signal,
-    deadlineMs: opts.timeout > 0 ? Date.now() + opts.timeout : undefined, reporter, sandboxDirs, images,
+    deadlineMs: opts.timeout > 0 ? Date.now() + opts.timeout : undefined, reporter, sandboxDirs, images, shellSnapshots,
   };
   record.attempted = true;
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
-  await discoverTargets(targets, opts, ctx);
+  try {
+    await discoverTargets(targets, opts, ctx);
+  } catch (err) {
+    const none = await noEngineAtAll(err, targets.endpoints);
+    if (none !== null) return engineFreeRun(run, record, { noEngine: none });
+    const { NoEngineFoundError } = await import('../../adapters/engine-discovery.js');
+    if (!(err instanceof NoEngineFoundError) || opts.failOpen) throw err;
+    return engineFreeRun(run, record, { error: errorMessage(err) });
+  }
 
   // One reap per home and engine at a time (dry runs take no lock).
   let locks: HeldLock[] = [];
@@ -251,6 +267,29 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   } finally {
     await Promise.all(locks.map((l) => l.release()));
   }
+}
+
+/**
+ * A run without an engine: the shell-snapshot pass alone. A host with no engine at all (hermes' local backend,
+ * `noEngine`): said once, exit 0 unless a snapshot could not be removed (1). Discovery found sockets but none
+ * answered (`error`): exit 3 for the engine.
+ */
+async function engineFreeRun(run: ReapRun, record: RunRecord, why: { noEngine: string } | { error: string }): Promise<number> {
+  const { opts, policy, dryRun } = run;
+  const snaps = run.shellSnapshots ? await runShellSnapshotStep(run.shellSnapshots, dryRun, () => run.ctx.now()) : null;
+  if (snaps) record.shellSnapshots = snapshotGauges(snaps);
+  const code = 'error' in why ? ExitCode.ENGINE : (snaps?.failed.length ?? 0) > 0 ? ExitCode.FAILED : ExitCode.OK;
+  record.success = code === ExitCode.OK;
+  record.counts = [];
+  const hosts = 'error' in why ? [{ host: '(discovery)', reachable: false, error: why.error }] : [];
+  await run.reporter.reapResult({
+    dryRun, asOf: policy.asOf, thresholdSeconds: policy.thresholdSeconds, profile: run.targets.selection.profile, stopIdle: policy.stopIdle,
+    idleAfterSeconds: policy.idleAfterSeconds, removed: [], stopped: [], kept: [], failed: [], hosts, timedOut: false,
+    timeoutSeconds: opts.timeout / 1000, warnings: [], failOpen: Boolean(opts.failOpen), ...('noEngine' in why ? { noEngine: why.noEngine } : {}),
+    execTrees: { ended: [], kept: [], failed: [] },
+    ...(snaps ? { shellSnapshots: snaps } : {}),
+  });
+  return opts.failOpen ? ExitCode.OK : code;
 }
 
 /**
@@ -333,11 +372,14 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
   const answers = engines.map((engine, i) => ({ engine, answered: across.hosts[i]!.reachable, ...(across.hosts[i]!.error ? { error: across.hosts[i]!.error! } : {}) }));
   const images = run.images ? await (await import('../images-step.js')).runImagesStep(run.images, answers) : null;
   if (images) record.images = (await import('../images-step.js')).imageGauges(images, dryRun);
+  const snaps = run.shellSnapshots ? await runShellSnapshotStep(run.shellSnapshots, dryRun, () => run.ctx.now()) : null;
+  if (snaps) record.shellSnapshots = snapshotGauges(snaps);
 
   // --timeout also bounds the sandbox-directory pass: one it cut short is a run that timed out (exit 3), as a sweep's.
   const timedOut =
     across.timedOut || Boolean(dirs?.result?.kept.some((k) => k.reason === 'cut-short')) || Boolean(images?.kept.some((k) => k.reason === 'cut-short'));
-  const code = sweepExitCode({ ...across, timedOut }, failed.length + (dirs?.result?.failed.length ?? 0) + (images?.failed.length ?? 0));
+  const failures = failed.length + (dirs?.result?.failed.length ?? 0) + (images?.failed.length ?? 0) + (snaps?.failed.length ?? 0);
+  const code = sweepExitCode({ ...across, timedOut }, failures);
   record.success = code === ExitCode.OK;
   // An engine that could not be reached has no counts (absent series, not zeros).
   const reached = across.results.flatMap((result, i) => (across.hosts[i]!.reachable ? [{ host: engines[i]!.host, result }] : []));
@@ -354,6 +396,7 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
       kept: across.results.flatMap((r) => r.execTrees.kept),
       failed: across.results.flatMap((r) => r.execTrees.failed),
     },
+    ...(snaps ? { shellSnapshots: snaps } : {}),
   };
   record.execTrees = { ended: report.execTrees.ended.length, kept: report.execTrees.kept.length, failed: report.execTrees.failed.length };
   await reporter.reapResult(report);

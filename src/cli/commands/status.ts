@@ -32,14 +32,20 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const policy = await resolvePolicy(opts, ctx, files, targets);
       const { resolveImageSettings } = await import('../../reaper/image-settings.js');
       const imagesBudget = resolveImageSettings({}, files.config)?.budget ?? null;
+      const { shellSnapshotSettings } = await import('../../reaper/shell-snapshot-settings.js');
+      const snapshots = shellSnapshotSettings({ lifetimeSeconds: opts.lifetime }, ctx.env, files);
       const signal = timeoutSignal(opts);
       let discoveryError: string | undefined;
+      let noEngine: string | undefined;
       try {
         await discoverTargets(targets, {}, ctx);
       } catch (err) {
         const { NoEngineFoundError } = await import('../../adapters/engine-discovery.js');
         if (!(err instanceof NoEngineFoundError)) throw err;
-        discoveryError = errorMessage(err);
+        const { noEngineAtAll } = await import('../shell-snapshots-step.js');
+        const none = await noEngineAtAll(err, targets.endpoints);
+        if (none !== null) noEngine = none;
+        else discoveryError = errorMessage(err);
       }
       const { maxBlocksFromEnv } = await import('../hooks/run-stop-hook.js');
       const warnings: string[] = [];
@@ -50,6 +56,8 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         selection: targets.selection,
         endpoints: targets.endpoints,
         ...(discoveryError ? { discoveryError } : {}),
+        ...(noEngine ? { noEngine } : {}),
+        shellSnapshots: snapshots,
         connect: connectEngines,
         thresholdSeconds: policy.thresholdSeconds,
         ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
@@ -129,6 +137,33 @@ function renderImages(r: StatusReport, now: Date): string[] {
   return ['Images hermes used', `  ${plural(i.count, 'image')}, ${size(i.bytes)} (${size(i.uniqueBytes)} unique); ${budget}${over}${oldest}`];
 }
 
+/** The host's own part: hermes processes found, and hermes' shell snapshots per temp directory. */
+function renderHost(r: StatusReport, now: Date): string[] {
+  const out: string[] = [];
+  const hp = r.hermesProcesses;
+  if (hp) {
+    out.push(`hermes processes on this host: ${hp.processes.length}${hp.hidden ? ` (some may be missing: ${hp.hidden})` : ''}`);
+    for (const p of hp.processes.slice(0, 10)) {
+      out.push(`  pid ${p.pid} (uid ${p.uid}), profile ${p.profile ?? `every profile (${p.profileUnknown})`}, running since ${p.since}: ${p.command.slice(0, 80)}`);
+    }
+    if (hp.processes.length > 10) out.push(`  ... and ${hp.processes.length - 10} more`);
+  }
+  for (const s of r.shellSnapshots ?? []) {
+    out.push(`Shell snapshots (${s.dir}${s.from === 'default' ? '' : `, from ${s.from}`})`);
+    if (s.problem) {
+      out.push(`  unknown: ${s.problem}`);
+      continue;
+    }
+    const oldest = s.oldestChange ? `; the oldest last changed ${ago(Date.parse(s.oldestChange), now, UP_TO_DAYS)}` : '';
+    out.push(`  ${plural(s.snapshots, 'snapshot')}, ${s.abandoned} abandoned (a reap removes them)${oldest}`);
+    if (s.snapshots) {
+      out.push(`  holding secret-looking names: ${s.withSecretNames} (${plural(s.secretNames, 'name')}${s.unreadable ? `; ${s.unreadable} not readable here` : ''})`);
+    }
+    if (s.otherUsers) out.push(`  other users': ${s.otherUsers} (only root or their owner removes them)`);
+  }
+  return out;
+}
+
 const groups = (m: Record<string, number>) =>
   Object.entries(m)
     .sort(([a], [b]) => a.localeCompare(b))
@@ -140,6 +175,10 @@ export function render(r: StatusReport, now: Date, settings?: SettingSources): s
   const out: string[] = [];
   out.push('Engines');
   for (const e of r.engines) {
+    if (e.host === null && r.noEngine) {
+      out.push(`  none on this host: ${r.noEngine}`);
+      continue;
+    }
     const what = e.reachable ? `reachable, ${e.kind ?? 'engine'} ${e.version ?? '?'}${e.apiVersion ? ` (API ${e.apiVersion})` : ''}` : 'UNREACHABLE';
     out.push(`  ${e.host ?? '(none found)'}: ${what}`);
     out.push(`    chosen: ${e.chosenBy}`);
@@ -162,6 +201,11 @@ export function render(r: StatusReport, now: Date, settings?: SettingSources): s
     const v = c.anonymousVolumes;
     out.push(`  anonymous volumes: ${v.total} held by ${plural(v.containers, 'container')}${v.heldByOrphans ? ` (${v.heldByOrphans} by orphans, freed by a reap)` : ''}`);
     if (c.failed) out.push(`  ${plural(c.failed, 'container')} could not be inspected`);
+    const o = r.sandboxOwners;
+    if (o) {
+      out.push(`  running sandboxes: ${o.owned} owned (a living hermes on this host may serve their profile), ${o.abandoned} abandoned; stopped-retained ${o.stoppedRetained}`);
+      for (const b of o.blind) out.push(`    every sandbox owned: ${b}`);
+    }
   }
   for (const s of r.runningSandboxes) {
     for (const x of s.execs) {
@@ -184,6 +228,7 @@ export function render(r: StatusReport, now: Date, settings?: SettingSources): s
   if (log.lastRun) out.push(`    last background run: ${log.lastRun.startedAt} ${log.lastRun.completed ? 'completed' : 'no summary line'}`);
   out.push(...renderSandboxes(r, now));
   out.push(...renderImages(r, now));
+  out.push(...renderHost(r, now));
   if (settings) out.push(...renderSettings(settings));
   const b = r.breakers;
   out.push('Breakers');

@@ -15,6 +15,8 @@ import {
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
 import { checkSandboxRoot, runSandboxDirsStep } from '../sandbox-dirs-step.js';
+import { type ShellSnapshotSettings, shellSnapshotSettings } from '../../reaper/shell-snapshot-settings.js';
+import { runShellSnapshotStep } from '../shell-snapshots-step.js';
 import { type Reporter, chooseReporter } from '../report/reporter.js';
 import { WATCH_OPTIONS } from '../engine-option-table.js';
 import { type ImageSettings, resolveImageSettings } from '../../reaper/image-settings.js';
@@ -65,6 +67,8 @@ interface WatchRun {
   baseline: string;
   /** Follows hermes' files (`watch-settings.ts`): `policy` is replaced when they change. */
   follower?: SettingsFollower;
+  /** The shell-snapshot pass (on the sandbox-directory schedule); null with `--keep-shell-snapshots`. */
+  shellSnapshots: ShellSnapshotSettings | null;
 }
 
 async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Promise<number> {
@@ -98,8 +102,10 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  const snapshots = shellSnapshotSettings({ lifetimeSeconds: opts.lifetime, keep: opts.keepShellSnapshots }, ctx.env, files);
   const run: WatchRun = {
     opts, ctx, targets, policy, baseline, dryRun: Boolean(opts.dryRun), sweepTimeoutMs, sandboxDirsEveryMs, reporter, stopping: stopping.signal, images,
+    shellSnapshots: snapshots.keep ? null : snapshots,
   };
   let locks: HeldLock[] = [];
   try {
@@ -129,17 +135,24 @@ async function scheduleSandboxDirs(
   run: WatchRun, service: { watchers: ReadonlyArray<{ engine: EngineClient; state: string }>; healthy: boolean }, metrics: WatchMetrics | null,
 ): Promise<{ stop(): Promise<void> } | null> {
   const olderThanMs = run.policy.sandboxDirsOlderThanMs;
-  if (olderThanMs === null && !metrics) return null;
+  if (olderThanMs === null && !metrics && !run.shellSnapshots) return null;
   let current: Promise<void> = Promise.resolve();
   const check = async () => {
     await run.follower?.check(); // hermes' files as they are now (the root may have moved)
     const root = sandboxRoot(run.policy.sources.sandboxRoot, run.targets.home.home); // checked by runWatch before anything started
     const answers = service.watchers.map((w) => ({ engine: w.engine, answered: w.state === 'connected', ...(w.state === 'connected' ? {} : { error: `not connected (${w.state})` }) }));
-    const { result, gauges } = await runSandboxDirsStep(
-      { roots: [root], olderThanMs, dryRun: run.dryRun, now: () => run.ctx.now(), signal: run.stopping, gauges: Boolean(metrics) }, answers,
-    );
-    if (result && !run.stopping.aborted) run.reporter.sandboxDirsPass(result, run.dryRun);
-    if (gauges) metrics?.setSandboxDirs(gauges);
+    if (olderThanMs !== null || metrics) {
+      const { result, gauges } = await runSandboxDirsStep(
+        { roots: [root], olderThanMs, dryRun: run.dryRun, now: () => run.ctx.now(), signal: run.stopping, gauges: Boolean(metrics) }, answers,
+      );
+      if (result && !run.stopping.aborted) run.reporter.sandboxDirsPass(result, run.dryRun);
+      if (gauges) metrics?.setSandboxDirs(gauges);
+    }
+    const snaps = run.shellSnapshots && !run.stopping.aborted ? await runShellSnapshotStep(run.shellSnapshots, run.dryRun, () => run.ctx.now()) : null;
+    if (snaps) {
+      run.reporter.shellSnapshotsPass(snaps, run.dryRun);
+      metrics?.setShellSnapshots((await import('../../reaper/shell-snapshots.js')).snapshotGauges(snaps));
+    }
   };
   const tick = () => {
     current = current.then(check).catch((err: unknown) => {

@@ -32,6 +32,8 @@ export class JsonReporter implements Reporter {
       removed: r.removed, stopped: r.stopped, kept: r.kept, failed: r.failed, execTrees: r.execTrees, hosts: r.hosts, timedOut: r.timedOut,
       ...(r.sandboxDirs ? { sandboxDirs: r.sandboxDirs } : {}),
       ...(r.images ? { images: r.images } : {}),
+      ...(r.shellSnapshots ? { shellSnapshots: r.shellSnapshots } : {}),
+      ...(r.noEngine ? { noEngine: r.noEngine } : {}),
       ...(r.planOut ? { planOut: r.planOut } : {}), ...(r.warnings.length ? { warnings: r.warnings } : {}),
     });
   }
@@ -43,6 +45,7 @@ export class JsonReporter implements Reporter {
   imagesPass(): void {}
 
   imageUsed(): void {}
+  shellSnapshotsPass(): void {}
 
   failOpen(): void {}
 }

@@ -6,6 +6,7 @@ import type { Context } from '../../context.js';
 import type { SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
 import type { ImagesReport } from '../images-step.js';
 import type { ImageUseNotice } from './reporter.js';
+import type { ShellSnapshotsResult } from '../../reaper/shell-snapshots.js';
 import type { SweepEvent } from '../../reaper/sweep.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
 import type { Notice, ReapReport, Reporter } from './reporter.js';
@@ -79,9 +80,12 @@ export class NdjsonReporter implements Reporter {
 
   async reapResult(r: ReapReport): Promise<void> {
     for (const w of r.warnings) this.emit('warning', { message: w });
+    if (r.noEngine) this.emit('no-engine', { message: r.noEngine });
     const dirs = r.sandboxDirs;
     if (dirs) this.sandboxDirs(dirs, r.dryRun);
     if (r.images) this.images(r.images, r.dryRun);
+    const snaps = r.shellSnapshots;
+    if (snaps) this.shellSnapshots(snaps, r.dryRun);
     this.emit('summary', {
       dryRun: r.dryRun, asOf: r.asOf.toISOString(), thresholdSeconds: r.thresholdSeconds, profile: r.profile,
       stopIdle: r.stopIdle, idleAfterSeconds: r.idleAfterSeconds,
@@ -89,7 +93,24 @@ export class NdjsonReporter implements Reporter {
       timedOut: r.timedOut,
       ...(dirs ? { sandboxDirs: { removed: dirs.removed.length, kept: dirs.kept.length, failed: dirs.failed.length } } : {}),
       ...(r.images ? { images: imageCounts(r.images) } : {}),
+      ...(snaps ? { shellSnapshots: { removed: snaps.removed.length, kept: snaps.kept.length, failed: snaps.failed.length } } : {}),
     });
+  }
+
+  /** One line per shell snapshot the pass removed (or would), kept or failed on. */
+  shellSnapshots(s: ShellSnapshotsResult, dryRun: boolean): void {
+    for (const d of s.removed) this.emit(dryRun ? 'would-remove-shell-snapshot' : 'removed-shell-snapshot', { ...d });
+    for (const d of s.kept) this.emit('kept-shell-snapshot', { ...d });
+    for (const d of s.failed) this.emit('failed-shell-snapshot', { ...d });
+  }
+
+  shellSnapshotsPass(result: ShellSnapshotsResult, dryRun: boolean): void {
+    if (this.quiet) {
+      for (const d of result.failed) this.emit('failed-shell-snapshot', { ...d });
+      return;
+    }
+    this.shellSnapshots(result, dryRun);
+    this.emit('shell-snapshots', { removed: result.removed.length, kept: result.kept.length, failed: result.failed.length, dryRun });
   }
 
   /** One line per sandbox directory the pass removed (or would), kept or failed on. */

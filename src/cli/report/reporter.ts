@@ -9,6 +9,7 @@ import type { HostOutcome } from '../../reaper/run.js';
 import type { ExecTreeReport } from '../../reaper/exec-trees.js';
 import type { SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
 import type { ImagesReport } from '../images-step.js';
+import type { ShellSnapshotsResult } from '../../reaper/shell-snapshots.js';
 import type { FailedEntry, KeptEntry, StoppedEntry, SweepEntry, SweepEvent } from '../../reaper/sweep.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
 
@@ -75,6 +76,10 @@ export interface ReapReport {
   images?: ImagesReport;
   /** The exec-tree pass: abandoned `docker exec` trees ended, kept (and why), failed. */
   execTrees: ExecTreeReport;
+  /** The shell-snapshot pass, when it ran (not with `--keep-shell-snapshots`, nor with `--plan`). */
+  shellSnapshots?: ShellSnapshotsResult;
+  /** This host has no engine at all: the line saying so (the run checked the host's own files only). */
+  noEngine?: string;
 }
 
 export interface Reporter {
@@ -93,6 +98,8 @@ export interface Reporter {
   imageUsed(use: ImageUseNotice): void;
   /** `watch`: its (periodic) image pass. */
   imagesPass(result: ImagesReport, dryRun: boolean): void;
+  /** `watch`: its pass over the shell snapshots (on the sandbox-directory schedule). */
+  shellSnapshotsPass(result: ShellSnapshotsResult, dryRun: boolean): void;
   /** With `--fail-open`, the problem that left the exit code at 0 (text says it; the other formats carry it). */
   failOpen(problem: string | null): void;
 }

@@ -13,6 +13,7 @@ import type { RemovedSandboxDir, SandboxDirsResult } from '../../reaper/sandbox-
 import type { RemovedImage } from '../../reaper/images.js';
 import type { ImagesReport } from '../images-step.js';
 import type { EndedTree } from '../../reaper/exec-trees.js';
+import type { RemovedSnapshot, ShellSnapshotsResult } from '../../reaper/shell-snapshots.js';
 import { UP_TO_DAYS, span } from '../../core/ages.js';
 import { type Progress, hostProblems, reapLine, startProgress, whenOf } from '../render-containers.js';
 import type { Notice, ReapReport, Reporter } from './reporter.js';
@@ -94,11 +95,15 @@ export class TextReporter implements Reporter {
       for (const f of r.sandboxDirs?.failed ?? []) this.say(f.error);
       for (const f of r.images?.failed ?? []) this.say(f.error);
       for (const f of r.execTrees.failed) this.say(`failed to end exec tree ${f.execId.slice(0, 12)} in ${f.container}: ${f.error}`);
+      for (const f of r.shellSnapshots?.failed ?? []) this.say(f.error);
     }
+    if (r.noEngine && !this.quiet) this.say(r.noEngine);
     if (this.quiet) return;
+    for (const d of r.shellSnapshots?.removed ?? []) ctx.stdout.write(`${snapshotLine(d, r.dryRun, r.asOf)}\n`);
     // What was removed before an engine went away mid-sweep is still reported.
     const anything = r.removed.length + r.stopped.length + r.kept.length + r.failed.length > 0;
-    if (!anything && r.hosts.every((h) => !h.reachable)) return;
+    const snapshotNews = (r.shellSnapshots?.removed.length ?? 0) + (r.shellSnapshots?.failed.length ?? 0) > 0;
+    if (!anything && !snapshotNews && !r.noEngine && r.hosts.every((h) => !h.reachable)) return;
     for (const e of r.removed) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would remove' : 'removed', e, this.when(e, r.asOf), showHost)}\n`);
     for (const e of r.stopped) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would stop' : 'stopped', e, this.when(e, r.asOf), showHost)}\n`);
     for (const d of r.sandboxDirs?.removed ?? []) ctx.stdout.write(`${this.sandboxDirLine(d, r)}\n`);
@@ -109,7 +114,7 @@ export class TextReporter implements Reporter {
     const scope = r.profile === null ? 'all profiles' : `profile ${r.profile}`;
     ctx.stdout.write(
       `${r.dryRun ? 'Would remove' : 'Removed'} ${r.removed.length}, ${r.dryRun ? 'would stop' : 'stopped'} ${r.stopped.length}, ` +
-        `kept ${r.kept.length}, failed ${r.failed.length}${sandboxDirsCounts(r)}${imagesCounts(r.images, r.dryRun)}${execTreeCounts(r)} (threshold ${r.thresholdSeconds} s, ${scope}${r.dryRun ? ', dry run' : ''}).
+        `kept ${r.kept.length}, failed ${r.failed.length}${sandboxDirsCounts(r)}${imagesCounts(r.images, r.dryRun)}${execTreeCounts(r)}${snapshotCounts(r.shellSnapshots, r.dryRun)} (threshold ${r.thresholdSeconds} s, ${scope}${r.dryRun ? ', dry run' : ''}).
 `,
     );
   }
@@ -179,6 +184,13 @@ export class TextReporter implements Reporter {
     this.line(`checked images${imagesCounts(result, dryRun).replace(/^; images/, '')}`);
   }
 
+  shellSnapshotsPass(result: ShellSnapshotsResult, dryRun: boolean): void {
+    const now = this.ctx.now();
+    for (const f of result.failed) this.ctx.stderr.write(`${now.toISOString()} failed ${f.error}\n`);
+    for (const d of result.removed) this.line(snapshotLine(d, dryRun, now));
+    this.line(`checked shell snapshots${snapshotCounts(result, dryRun, true).replace(/^; shell snapshots/, '')}`);
+  }
+
   failOpen(problem: string | null): void {
     if (!this.quiet && problem) this.say(`${problem} (--fail-open: exit 0)`);
   }
@@ -195,6 +207,20 @@ function execTreeCounts(r: ReapReport): string {
   const t = r.execTrees;
   if (t.ended.length + t.kept.length + t.failed.length === 0) return '';
   return `; exec trees: ended ${t.ended.length}, kept ${t.kept.length}, failed ${t.failed.length}`;
+}
+
+/** `removed shell snapshot /tmp/hermes-snap-<id>.sh (uid 1000, unchanged 3 days, 2 secret-looking names)`. */
+function snapshotLine(d: RemovedSnapshot, dryRun: boolean, asOf: Date): string {
+  const names = d.secretNames === null ? '' : `, ${d.secretNames.length} secret-looking ${d.secretNames.length === 1 ? 'name' : 'names'}`;
+  const more = d.files.length > 1 ? `, ${d.files.length} files` : '';
+  return `${dryRun ? 'Would remove' : 'removed'} shell snapshot ${shownPath(d.path)} (uid ${d.owner}, unchanged ${span(Date.parse(d.lastChange), asOf, UP_TO_DAYS)}${names}${more})`;
+}
+
+/** The summary's part for the shell snapshots: `; shell snapshots: removed 2, kept 1, failed 0`. */
+function snapshotCounts(s: ShellSnapshotsResult | undefined, dryRun: boolean, always = false): string {
+  // In reap's summary only when something was (or would be) removed or failed: kept snapshots alone are no news.
+  if (!s || (!always && s.removed.length + s.failed.length === 0)) return '';
+  return `; shell snapshots: ${dryRun ? 'would remove' : 'removed'} ${s.removed.length}, kept ${s.kept.length}, failed ${s.failed.length}`;
 }
 
 /** The summary's part for the sandbox directories: `; sandbox dirs: removed 2 (1.2 GiB), kept 5, failed 0`. */

@@ -1,0 +1,140 @@
+/**
+ * The living processes of this host that could be hermes, read from procfs (the rules are
+ * `core/hermes-processes.ts`). Only the two variables a profile follows from are taken out of an environment.
+ */
+import fs from 'node:fs';
+import {
+  type HermesProcess, homeVariables, isPython, namesHermes, parseBootTime, parseCmdline, parseStatComm, parseStatusUid, servedProfile,
+  shownCommand, startedAtMs,
+} from '../core/hermes-processes.js';
+import { parseStatStartTime } from './process-identity.js';
+
+/** What the process table showed. */
+export interface ProcessTable {
+  /** Processes whose command line names hermes, or (with `python`) that run a Python interpreter. */
+  processes: HermesProcess[];
+  /**
+   * Why some processes may be missing or unreadable (procfs mounted with `hidepid`, a process whose command line
+   * could not be read), or null: the whole table was read. Processes of `blindUids` may hide; undefined there means
+   * any user's.
+   */
+  hidden: string | null;
+  /** The users some of whose processes could not be read; null when it cannot be told (hidepid hides whole users). */
+  blindUids: Set<number> | null;
+  /** procfs was read at all (false: no procfs, nothing is known). */
+  readable: boolean;
+}
+
+export interface ProcessScanOptions {
+  /** Also list Python interpreters that do not name hermes. */
+  python?: boolean;
+  /** procfs root (tests); default `/proc`. */
+  procRoot?: string;
+  /** This process's pid (left out); default `process.pid`. */
+  selfPid?: number;
+}
+
+function read(file: string): string | null {
+  try {
+    return fs.readFileSync(file, 'latin1');
+  } catch {
+    return null;
+  }
+}
+
+function errCode(file: string, fn: (f: string) => unknown): string | null {
+  try {
+    fn(file);
+    return null;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code ?? 'error';
+  }
+}
+
+/** The `hidepid` option of the procfs mount at `procRoot`, when it hides other users' processes from this one. */
+export function hidepidProblem(procRoot = '/proc'): string | null {
+  if (process.geteuid?.() === 0) return null;
+  const info = read(`${procRoot}/self/mountinfo`) ?? '';
+  for (const line of info.split('\n')) {
+    const fields = line.split(' ');
+    if (fields[4] !== procRoot) continue;
+    const m = /(?:^|,)hidepid=([^,\s]+)/.exec(line);
+    if (m && m[1] !== '0' && m[1] !== 'off') return `procfs is mounted with hidepid=${m[1]}: other users' processes are hidden from this one`;
+  }
+  return null;
+}
+
+/**
+ * Lists the processes that could be hermes. Each is identified by its pid and start time; its owner is the real uid
+ * of its status. A process whose command line cannot be read is listed as hermes (unsure means it could be), with
+ * every profile. Never throws; `readable: false` when there is no procfs.
+ */
+export function listHermesProcesses(opts: ProcessScanOptions = {}): ProcessTable {
+  const proc = opts.procRoot ?? '/proc';
+  const self = opts.selfPid ?? process.pid;
+  const boot = parseBootTime(read(`${proc}/stat`) ?? '');
+  let names: string[];
+  try {
+    names = fs.readdirSync(proc);
+  } catch {
+    return { processes: [], hidden: 'procfs cannot be read', blindUids: null, readable: false };
+  }
+  if (boot === null) return { processes: [], hidden: 'procfs gives no boot time', blindUids: null, readable: false };
+  const out: HermesProcess[] = [];
+  const blind = new Set<number>();
+  for (const name of names) {
+    if (!/^\d+$/.test(name) || Number(name) === self) continue;
+    const p = readOne(proc, Number(name), boot, opts.python === true, blind);
+    if (p) out.push(p);
+  }
+  const hide = hidepidProblem(proc);
+  const hidden = hide ?? (blind.size ? `the command line of ${blind.size === 1 ? 'a process' : 'some processes'} could not be read` : null);
+  return { processes: out.sort((a, b) => a.startedAtMs - b.startedAtMs || a.pid - b.pid), hidden, blindUids: hide ? null : blind, readable: true };
+}
+
+function readOne(proc: string, pid: number, boot: number, python: boolean, blind: Set<number>): HermesProcess | null {
+  const dir = `${proc}/${pid}`;
+  const stat = read(`${dir}/stat`);
+  if (stat === null) return null; // gone since the listing
+  const ticks = parseStatStartTime(stat);
+  if (ticks === null) return null;
+  const uid = parseStatusUid(read(`${dir}/status`) ?? '') ?? ownerOf(dir);
+  if (uid === null) return null;
+  const rawCmd = read(`${dir}/cmdline`);
+  const base = { pid, uid, startedAtMs: startedAtMs(Number(ticks), boot) };
+  if (rawCmd === null) {
+    blind.add(uid);
+    return { ...base, command: `(${parseStatComm(stat)})`, hermes: true, python: false, profile: null, profileUnknown: 'its command line cannot be read' };
+  }
+  const argv = parseCmdline(rawCmd);
+  if (argv.length === 0) return null; // a kernel thread or a zombie
+  const hermes = namesHermes(argv);
+  const py = isPython(argv, parseStatComm(stat));
+  if (!hermes && !(python && py)) return null;
+  const envRaw = read(`${dir}/environ`);
+  const served = servedProfile({
+    argv,
+    env: envRaw === null ? null : homeVariables(envRaw),
+    ...(envRaw === null ? { envProblem: errCode(`${dir}/environ`, (f) => fs.readFileSync(f)) ?? 'unreadable' } : {}),
+    cwd: readLink(`${dir}/cwd`),
+  });
+  const p: HermesProcess = { ...base, command: shownCommand(argv), hermes, python: py, profile: served.profile };
+  if (served.profile === null) p.profileUnknown = served.why;
+  return p;
+}
+
+function ownerOf(dir: string): number | null {
+  try {
+    return fs.statSync(dir).uid;
+  } catch {
+    return null;
+  }
+}
+
+function readLink(p: string): string | null {
+  try {
+    return fs.readlinkSync(p);
+  } catch {
+    return null;
+  }
+}

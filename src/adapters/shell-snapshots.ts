@@ -1,0 +1,126 @@
+/**
+ * The files side of the shell-snapshot pass (rules in `core/shell-snapshots.ts`). Everything is done relative to
+ * one open descriptor of the temp directory, through `/proc/self/fd/<fd>/<name>` (Node.js has no `openat` or
+ * `unlinkat`; the kernel resolves that magic link to the very directory opened, never again by its path), so a
+ * directory on the way swapped for a symlink cannot redirect a read or a removal. The name is a single plain
+ * component: `lstat` and `unlink` do not follow a last component that is a symlink, and reads open with
+ * `O_NOFOLLOW`. In a sticky temp directory (`/tmp`) only a file's owner (or root) can rename, replace or remove it.
+ */
+import fs, { constants, type Stats } from 'node:fs';
+import { secretNamesIn, snapshotName } from '../core/shell-snapshots.js';
+
+/** The largest snapshot read for names (an `export -p` dump is a few KiB). */
+export const MAX_SNAPSHOT_BYTES = 1024 * 1024;
+
+/** An open temp directory. */
+export interface TempDirHandle {
+  dir: string;
+  fd: number;
+  dev: number;
+  ino: number;
+}
+
+/** One file of the temp directory whose name is exactly a snapshot's. */
+export interface SnapshotFile {
+  name: string;
+  uid: number;
+  dev: number;
+  ino: number;
+  mtimeMs: number;
+  size: number;
+  regular: boolean;
+  symlink: boolean;
+}
+
+const at = (h: TempDirHandle, name: string) => `/proc/self/fd/${h.fd}/${name}`;
+
+/** Opens the temp directory (a symlink to a directory as the configured path itself is followed, as hermes does). */
+export function openTempDir(dir: string): TempDirHandle {
+  const fd = fs.openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NONBLOCK);
+  const st = fs.fstatSync(fd);
+  return { dir, fd, dev: st.dev, ino: st.ino };
+}
+
+export function closeTempDir(h: TempDirHandle): void {
+  try {
+    fs.closeSync(h.fd);
+  } catch {
+    /* already closed */
+  }
+}
+
+function lstatAt(h: TempDirHandle, name: string): Stats | null {
+  try {
+    return fs.lstatSync(at(h, name));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+const factsOf = (name: string, st: Stats): SnapshotFile => ({
+  name, uid: st.uid, dev: st.dev, ino: st.ino, mtimeMs: st.mtimeMs, size: st.size, regular: st.isFile(), symlink: st.isSymbolicLink(),
+});
+
+/** The entries directly in the directory whose names are exactly snapshot names, with their `lstat`. */
+export function listSnapshotFiles(h: TempDirHandle): SnapshotFile[] {
+  const out: SnapshotFile[] = [];
+  for (const name of fs.readdirSync(at(h, '.'))) {
+    if (!snapshotName(name)) continue;
+    const st = lstatAt(h, name);
+    if (st) out.push(factsOf(name, st));
+  }
+  return out;
+}
+
+/**
+ * The secret-looking variable names a snapshot declares, or null when it cannot be read (another user's, as a
+ * user; replaced since it was listed). Opened without following a symlink, checked to be the file listed; the
+ * text is parsed for names and dropped.
+ */
+export function readSecretNames(h: TempDirHandle, f: SnapshotFile): string[] | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(at(h, f.name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile() || st.ino !== f.ino || st.dev !== f.dev) return null;
+    const buf = Buffer.alloc(Math.min(st.size, MAX_SNAPSHOT_BYTES));
+    const n = fs.readSync(fd, buf, 0, buf.length, 0);
+    return secretNamesIn(buf.toString('latin1', 0, n));
+  } catch {
+    return null;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+export type UnlinkOutcome = { status: 'removed' } | { status: 'gone' } | { status: 'changed'; detail: string } | { status: 'failed'; code: string };
+
+/**
+ * Removes one file if it is still the one judged: right before the `unlink`, a fresh `lstat` must show a regular
+ * file with the same inode, device and owner, on the temp directory's filesystem.
+ */
+export function unlinkIfUnchanged(h: TempDirHandle, f: SnapshotFile): UnlinkOutcome {
+  let st: Stats | null;
+  try {
+    st = lstatAt(h, f.name);
+  } catch (err) {
+    return { status: 'failed', code: (err as NodeJS.ErrnoException).code ?? 'error' };
+  }
+  if (!st) return { status: 'gone' };
+  if (!st.isFile()) return { status: 'changed', detail: 'no longer a regular file' };
+  if (st.ino !== f.ino || st.dev !== f.dev || st.uid !== f.uid) return { status: 'changed', detail: 'replaced since it was judged' };
+  if (st.dev !== h.dev) return { status: 'changed', detail: 'on another filesystem' };
+  if (st.mtimeMs !== f.mtimeMs) return { status: 'changed', detail: 'changed since it was judged' };
+  try {
+    fs.unlinkSync(at(h, f.name));
+    return { status: 'removed' };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    return code === 'ENOENT' ? { status: 'gone' } : { status: 'failed', code };
+  }
+}

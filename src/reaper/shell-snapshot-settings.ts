@@ -1,0 +1,49 @@
+/**
+ * The settings of the shell-snapshot pass, read in this one function: hermes' temp directory (`terminal.env` in
+ * config.yaml, else the process's environment: `core/shell-snapshots.ts` `hermesTempDir`), the terminal lifetime the
+ * threshold follows from, and the switch that keeps snapshots (`--keep-shell-snapshots`, `janitor.keep_shell_snapshots`
+ * in config.yaml). The lifetime and hermes' TMPDIR come from the settings resolver (`core/hermes-settings.ts`), so
+ * hermes' `.env` files count as in hermes.
+ */
+import type { HermesConfig } from '../adapters/config.js';
+import type { HermesSettings } from '../core/hermes-settings.js';
+import { hermesTempDir } from '../core/shell-snapshots.js';
+import { thresholdSeconds } from '../core/policy.js';
+import { UsageError } from '../errors.js';
+import { resolveLifetime } from './settings.js';
+import type { TempDir } from './shell-snapshots.js';
+
+export interface ShellSnapshotSettings {
+  tempDirs: TempDir[];
+  lifetimeSeconds: number;
+  /** 2 x max(lifetime, 60 s), in ms. */
+  thresholdMs: number;
+  /** Snapshots are only counted, never removed. */
+  keep: boolean;
+}
+
+export function shellSnapshotSettings(
+  flags: { lifetimeSeconds?: number | undefined; keep?: boolean | undefined },
+  env: Record<string, string | undefined>,
+  files: { config: HermesConfig; hermes: HermesSettings },
+): ShellSnapshotSettings {
+  const { config, hermes } = files;
+  const lifetime = resolveLifetime(flags.lifetimeSeconds, hermes.lifetimeSeconds).value;
+  const terminalEnv = config.problem ? null : config.get('terminal.env');
+  // hermes' own TMPDIR as hermes resolves it (a .env may set it); TMP and TEMP as the janitor's environment has them.
+  const hermesEnv = { ...env, TMPDIR: hermes.tmpDir.value || undefined };
+  const t = hermesTempDir(terminalEnv && typeof terminalEnv === 'object' && !Array.isArray(terminalEnv) ? (terminalEnv as Record<string, unknown>) : null, hermesEnv);
+  return { tempDirs: [t], lifetimeSeconds: lifetime, thresholdMs: thresholdSeconds(lifetime) * 1000, keep: flags.keep === true || keepFromConfig(config) };
+}
+
+/** `janitor.keep_shell_snapshots` in config.yaml: true/yes/on keeps them; false/no/off or absent removes; else a usage error. */
+function keepFromConfig(config: HermesConfig): boolean {
+  if (config.problem) return false;
+  const v = config.get('janitor.keep_shell_snapshots');
+  if (v === undefined || v === null || v === false) return false;
+  if (v === true) return true;
+  const t = typeof v === 'string' ? v.trim().toLowerCase() : '';
+  if (['true', 'yes', 'on', '1'].includes(t)) return true;
+  if (['false', 'no', 'off', '0'].includes(t)) return false;
+  throw new UsageError(`janitor.keep_shell_snapshots in ${config.file} must be true or false, got '${String(v)}': fix the file or pass --keep-shell-snapshots`);
+}

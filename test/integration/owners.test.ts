@@ -1,0 +1,157 @@
+/**
+ * Owned and abandoned sandboxes (#30) against the real engine (Docker, and Podman through its compatible API), with
+ * real processes: a stand-in gateway (its command line names hermes; HERMES_HOME points at the first profile's home)
+ * in a pid namespace of its own, shared with the janitor's runs only, so other processes of a shared machine do not
+ * count. With a short idle threshold and a long owned one, the second profile's sandbox is stopped, the first kept
+ * (`owner-alive`); once the stand-in is SIGKILLed, the first is stopped too. A sandbox the janitor stopped is kept
+ * (`stopped-retained`) past the threshold and removed after the retention; one it did not stop is removed as
+ * before. A janitor running as another user, which cannot read the stand-in's environment: every profile owned.
+ */
+import assert from 'node:assert/strict';
+import { chmodSync } from 'node:fs';
+import path from 'node:path';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { tempDir } from '../helpers/cli.js';
+import { ENGINE_HOST, ENGINE_KIND, EngineFixture, RUN_LABEL, docker, requireEngine } from '../helpers/docker.js';
+import { EngineProxy } from '../helpers/engine-proxy.js';
+import { type StandIn, pidNamespace, runCliAs, standInScript, startStandIn, testUser } from '../helpers/owners.js';
+import { failUnderCi, skipUnless } from '../helpers/preconditions.js';
+
+interface Owner { pid: number | null; command: string; since: string | null }
+interface Entry { id: string; state: string; reason?: string; idleReason?: string; owner?: Owner; verdict?: string }
+interface ReapJson { removed: Entry[]; stopped: Entry[]; kept: Entry[]; failed: Entry[] }
+
+const user = testUser();
+const unmetReason = typeof user === 'string' ? user : false;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe(`owned and abandoned sandboxes (${ENGINE_KIND}, real processes)`, { skip: skipUnless(unmetReason) }, () => {
+  const fx = new EngineFixture();
+  const home = tempDir('hj-owned-');
+  const cleanups: Array<() => unknown> = [];
+  const standIns: StandIn[] = [];
+  let ns: { prefix: string[]; close: () => Promise<void> };
+  let script: string;
+  const [p1, p2] = [`${fx.profile}a`, `${fx.profile}b`];
+  const gatewayHome = '/srv/hj-gateway';
+  const scope = ['--all-profiles', '--label', `${RUN_LABEL}=${fx.runId}`];
+  const sel = [...scope, '--stop-idle', '--idle-after', '2s', '--idle-after-owned', '1h'];
+  const env = { HOME: home.dir, ...(process.env.DOCKER_HOST ? { DOCKER_HOST: process.env.DOCKER_HOST } : {}) };
+  const byId = (entries: Entry[], id: string) => entries.find((e) => e.id === id);
+
+  before(async () => {
+    failUnderCi(unmetReason);
+    await requireEngine();
+    ns = await pidNamespace();
+    const s = standInScript();
+    script = s.script;
+    cleanups.push(s.cleanup);
+  });
+  afterEach(async () => {
+    await Promise.all(standIns.splice(0).map((s) => s.kill()));
+    await fx.removeContainers();
+  });
+  after(async () => {
+    await Promise.all(standIns.map((s) => s.kill()));
+    await ns?.close();
+    await fx.cleanup();
+    for (const c of cleanups) c();
+    home.cleanup();
+  });
+
+  const janitor = async (args: string[], as: { uid: number; gid: number } | null = null, extra: Record<string, string> = {}) => {
+    const r = await runCliAs(as, args, { ...env, ...extra }, ns.prefix);
+    assert.ok(r.code === 0, `exit ${r.code}: ${r.stderr}${r.stdout}`);
+    return r;
+  };
+  const reap = async (args: string[] = []) => JSON.parse((await janitor(['reap', '--json', ...sel, ...args])).stdout) as ReapJson;
+
+  it("the gateway's profile is owned (kept, owner-alive); the other is stopped; the gateway killed, its sandbox is stopped on a later run", async () => {
+    const [s1, s2] = await Promise.all([fx.create({ state: 'running', profile: p1 }), fx.create({ state: 'running', profile: p2 })]);
+    const gw = await startStandIn(script, '-', { HOME: gatewayHome, HERMES_HOME: `${gatewayHome}/.hermes/profiles/${p1}`, TMPDIR: home.dir }, null, ns.prefix);
+    standIns.push(gw);
+    // The first sample starts each proof; the next run, past the short threshold, decides.
+    const first = JSON.parse((await janitor(['list', '--json', ...sel])).stdout) as { containers: Entry[] };
+    assert.equal(byId(first.containers, s1)!.owner?.pid, gw.innerPid, JSON.stringify(byId(first.containers, s1)));
+    assert.match(byId(first.containers, s1)!.owner!.command, /hermes-standin\.sh/);
+    assert.equal(byId(first.containers, s2)!.owner, undefined);
+    await sleep(2600);
+    const out = await reap();
+    assert.deepEqual(out.stopped.map((e) => e.id), [s2], JSON.stringify(out));
+    const kept = byId(out.kept, s1)!;
+    assert.deepEqual([kept.reason, kept.idleReason, kept.owner?.pid], ['running', 'owner-alive', gw.innerPid], JSON.stringify(kept));
+    assert.equal(await fx.state(s1), 'running');
+    assert.equal(await fx.state(s2), 'exited');
+    const table = await janitor(['list', ...sel]);
+    assert.match(table.stdout, new RegExp(`running \\(owner-alive: pid ${gw.innerPid}\\)`), table.stdout);
+    // status: the process found, and the counts.
+    const st = JSON.parse((await janitor(['status', '--json', ...scope])).stdout) as {
+      hermesProcesses: { processes: Array<{ pid: number; profile: string | null; since: string }> };
+      sandboxOwners: { owned: number; abandoned: number; stoppedRetained: number; blind: string[] };
+    };
+    assert.deepEqual(st.hermesProcesses.processes.map((p) => [p.pid, p.profile]), [[gw.innerPid, p1]]);
+    assert.equal(st.sandboxOwners.owned, 1);
+    assert.deepEqual(st.sandboxOwners.blind, []);
+    const text = await janitor(['status', ...scope]);
+    assert.match(text.stdout, new RegExp(`pid ${gw.innerPid} \\(uid 0\\), profile ${p1}, running since `));
+    assert.match(text.stdout, /running sandboxes: 1 owned .*, 0 abandoned/);
+
+    await gw.kill();
+    const later = await reap();
+    assert.deepEqual(later.stopped.map((e) => e.id), [s1], JSON.stringify(later));
+    assert.equal(await fx.state(s1), 'exited');
+  });
+
+  it('a sandbox the janitor stopped is kept (stopped-retained) past the threshold, removed after the retention; one it did not stop is removed as today', async () => {
+    const [ours, theirs] = await Promise.all([fx.create({ state: 'running', profile: p2 }), fx.create({ state: 'running', profile: p2 })]);
+    await janitor(['list', '--json', ...sel]);
+    await docker(['stop', '-t', '1', theirs]);
+    await sleep(2600);
+    const stop = await reap();
+    assert.deepEqual(stop.stopped.map((e) => e.id), [ours]);
+    // An hour later as far as the exited rule goes (--as-of): past 2 x lifetime for both.
+    const asOf = new Date(Date.now() + 3_600_000).toISOString();
+    const retained = await reap(['--as-of', asOf, '--stopped-retention', '1h']);
+    assert.deepEqual(retained.removed.map((e) => e.id), [theirs], JSON.stringify(retained));
+    assert.equal(byId(retained.kept, ours)?.reason, 'stopped-retained');
+    const listed = JSON.parse((await janitor(['list', '--json', ...sel, '--as-of', asOf, '--stopped-retention', '1h'])).stdout) as { containers: Entry[] };
+    assert.deepEqual([byId(listed.containers, ours)?.verdict, byId(listed.containers, ours)?.reason], ['keep', 'stopped-retained']);
+    // Past the retention (a retention of 1 s, judged by the clock: the stop is older than that by now).
+    const removed = await reap(['--as-of', asOf, '--stopped-retention', '1s']);
+    assert.deepEqual(removed.removed.map((e) => e.id), [ours], JSON.stringify(removed));
+  });
+
+  it("the janitor as another user cannot read the gateway's environment: every profile owned, nothing stopped, the reason given", async () => {
+    const u = user as { uid: number; gid: number };
+    const proxyDir = tempDir('hj-owned-proxy-');
+    cleanups.push(proxyDir.cleanup);
+    chmodSync(proxyDir.dir, 0o755);
+    const proxy = await EngineProxy.start(proxyDir.dir);
+    cleanups.push(() => proxy.close());
+    chmodSync(proxy.socket, 0o666);
+    const userHome = tempDir('hj-owned-user-');
+    cleanups.push(userHome.cleanup);
+    chmodSync(userHome.dir, 0o777);
+    const [s1, s2] = await Promise.all([fx.create({ state: 'running', profile: p1 }), fx.create({ state: 'running', profile: p2 })]);
+    const gw = await startStandIn(script, '-', { HOME: gatewayHome, HERMES_HOME: `${gatewayHome}/.hermes/profiles/${p1}` }, null, ns.prefix);
+    standIns.push(gw);
+    const asUser = ['--host', `unix://${proxy.socket}`, ...sel];
+    const uenv = { HOME: userHome.dir };
+    await janitor(['list', '--json', ...asUser], u, uenv);
+    await sleep(2600);
+    const out = JSON.parse((await janitor(['reap', '--json', ...asUser], u, uenv)).stdout) as ReapJson;
+    assert.deepEqual(out.stopped, [], JSON.stringify(out));
+    for (const id of [s1, s2]) {
+      const k = byId(out.kept, id)!;
+      assert.equal(k.idleReason, 'owner-alive', JSON.stringify(k));
+      assert.equal(k.owner?.pid, gw.innerPid);
+    }
+    const st = JSON.parse((await janitor(['status', '--json', '--host', `unix://${proxy.socket}`, ...scope], u, uenv)).stdout) as {
+      hermesProcesses: { processes: Array<{ pid: number; profile: string | null; profileUnknown: string | null }> };
+    };
+    const p = st.hermesProcesses.processes.find((x) => x.pid === gw.innerPid)!;
+    assert.equal(p.profile, null);
+    assert.match(p.profileUnknown ?? '', /environment cannot be read \(EACCES\)/);
+    assert.equal(ENGINE_HOST.length > 0, true);
+  });
+});
