@@ -38,6 +38,12 @@ export const LABEL_VALUE_MAX = 63;
 export const ENV_HERMES_HOME = 'HERMES_HOME';
 export const ENV_LIFETIME = 'TERMINAL_LIFETIME_SECONDS';
 export const ENV_REAPER_SWITCH = 'TERMINAL_DOCKER_ORPHAN_REAPER';
+/**
+ * `true`/`1`/`yes`/`on`: the janitor reaps even where hermes' own orphan reaper is switched off (to leave removal to
+ * the janitor, e.g. so that a stopped sandbox is kept for `--stopped-retention`); unset or anything else: it follows
+ * hermes' switch.
+ */
+export const ENV_JANITOR_REAPER = 'HERMES_JANITOR_REAPER';
 export const ENV_MAX_STOP_BLOCKS = 'HERMES_JANITOR_MAX_STOP_BLOCKS';
 export const ENV_DEBUG = 'HERMES_JANITOR_DEBUG';
 /** `false`/`0`/`no` turns the idle rule (stopping idle running sandboxes) off. */

@@ -7,7 +7,7 @@ import type { HermesSettings, Sourced } from '../core/hermes-settings.js';
 import { idleStatePath } from '../adapters/janitor-files.js';
 import type { StateStore } from '../adapters/state-file.js';
 import {
-  DEFAULT_STOP_TIMEOUT_SECONDS, ENV_CGROUP_SAMPLES, ENV_SANDBOX_DIRS_EVERY, ENV_STOP_IDLE, HERMES_MIN_THRESHOLD_SECONDS, SANDBOX_DIRS_EVERY_MS,
+  ENV_JANITOR_REAPER, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_CGROUP_SAMPLES, ENV_SANDBOX_DIRS_EVERY, ENV_STOP_IDLE, HERMES_MIN_THRESHOLD_SECONDS, SANDBOX_DIRS_EVERY_MS,
 } from '../defaults.js';
 import { UsageError } from '../errors.js';
 import { ValueError, parseDuration } from '../core/parse-args.js';
@@ -207,9 +207,12 @@ export function resolveLifetime(flag: number | undefined, hermes: Sourced<number
  * `terminal.docker_orphan_reaper` included) set to a non-empty value other than true/1/yes. Returns the reason when
  * disabled (the setting's source), else null.
  */
-export function reaperDisabled(hermes: HermesSettings): string | null {
+export function reaperDisabled(hermes: HermesSettings, env: Record<string, string | undefined> = {}): string | null {
   const s = hermes.dockerOrphanReaper;
-  return s.value ? null : s.source;
+  if (s.value) return null;
+  // hermes' own reaper is off, but the janitor was told to reap regardless (removal left to it).
+  if (['true', '1', 'yes', 'on'].includes((env[ENV_JANITOR_REAPER] ?? '').trim().toLowerCase())) return null;
+  return s.source;
 }
 
 /**

@@ -181,6 +181,16 @@ describe('reap and list against the real engine', () => {
       env: { ...env, TERMINAL_DOCKER_ORPHAN_REAPER: 'Yes' },
     });
     assert.equal((JSON.parse(stillOff.stdout) as { disabled: boolean }).disabled, true, 'config.yaml overrides the environment');
+    // Removal left to the janitor: hermes' own reaper stays off, the janitor reaps (HERMES_JANITOR_REAPER).
+    const leftToJanitor = await runCli(['reap', '--json', '--dry-run', '--home', cfgHome, '--profile', fx.profile, '--as-of', asOf], {
+      env: { ...env, HERMES_JANITOR_REAPER: 'true' },
+    });
+    assert.equal(leftToJanitor.code, 0, leftToJanitor.stderr);
+    assert.ok(ids((JSON.parse(leftToJanitor.stdout) as ReapJson).removed).includes(id), 'HERMES_JANITOR_REAPER=true reaps despite hermes switch');
+    const notOn = await runCli(['reap', '--json', '--dry-run', '--home', cfgHome, '--profile', fx.profile, '--as-of', asOf], {
+      env: { ...env, HERMES_JANITOR_REAPER: 'maybe' },
+    });
+    assert.equal((JSON.parse(notOn.stdout) as { disabled: boolean }).disabled, true, 'anything but an explicit yes follows hermes');
     writeFileSync(path.join(cfgHome, '.env'), 'TERMINAL_DOCKER_ORPHAN_REAPER=Yes\n');
     writeFileSync(path.join(cfgHome, 'config.yaml'), 'janitor: {}\n');
     const enabled = await runCli(['reap', '--json', '--dry-run', '--home', cfgHome, '--profile', fx.profile, '--as-of', asOf], {

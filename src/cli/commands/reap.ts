@@ -217,7 +217,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     return ExitCode.OK;
   }
   const files = await loadHomeConfig(home, ctx);
-  const disabled = reaperDisabled(files.hermes);
+  const disabled = reaperDisabled(files.hermes, ctx.env);
   if (disabled) {
     reporter.notice({ kind: 'disabled', reason: `reaper disabled by ${disabled}`, what: 'nothing done' });
     return ExitCode.OK;

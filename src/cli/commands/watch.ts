@@ -80,7 +80,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   const baseline = await settingsSignature(targets.home.home, ctx.env); // before reading: a change meanwhile is seen
   const files = await loadHomeConfig(targets.home, ctx);
   const policy = await resolvePolicy(opts, ctx, files, targets);
-  const disabled = reaperDisabled(files.hermes);
+  const disabled = reaperDisabled(files.hermes, ctx.env);
   if (disabled) {
     reporter.notice({ kind: 'disabled', reason: `reaper disabled by ${disabled}`, what: 'not watching' });
     return ExitCode.OK;
