@@ -339,12 +339,38 @@ function hostProcesses(req: StatusRequest): Pick<StatusReport, 'shellSnapshots' 
   return out;
 }
 
+/** The containers of the live engines as `list` judges them: the counts, running sandboxes' execs, owners. */
+async function surveyContainers(
+  req: StatusRequest, live: EngineClient[], engines: EngineStatus[],
+): Promise<Pick<StatusReport, 'containers' | 'runningSandboxes' | 'sandboxOwners'>> {
+  const across = await acrossEngines(live, (engine) =>
+    list({
+      engine, selection: req.selection, thresholdSeconds: req.thresholdSeconds, asOf: req.asOf, concurrency: req.concurrency,
+      ...(req.thresholdByProfile ? { thresholdByProfile: req.thresholdByProfile } : {}),
+      ...(req.signal ? { signal: req.signal } : {}), ...(req.idle ? { idle: req.idle } : {}),
+    }),
+  );
+  for (const h of across.hosts.filter((x) => !x.reachable)) {
+    const e = engines.find((x) => x.host === h.host);
+    if (e) Object.assign(e, { reachable: false, error: h.error });
+  }
+  const entries: ListedEntry[] = across.results.flatMap((r) => r.containers);
+  const running = entries.filter((e) => e.state.toLowerCase() === 'running');
+  return {
+    runningSandboxes: running.map((e) => ({ id: e.id, name: e.name, host: e.host, execs: e.execs ?? [] })),
+    sandboxOwners: {
+      owned: running.filter((e) => e.owner).length,
+      abandoned: running.filter((e) => !e.owner).length,
+      stoppedRetained: entries.filter((e) => e.reason === 'stopped-retained').length,
+      blind: req.idle?.owners ? live.map((e) => req.idle!.owners!(e.host).blind).filter((b): b is string => b !== null) : [],
+    },
+    containers: { ...countContainers(entries), failed: across.results.reduce((n, r) => n + r.failed.length, 0), timedOut: across.timedOut },
+  };
+}
+
 /** The whole report; never throws for an unreachable engine (it is reported, exit 3). */
 export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
   const engines: EngineStatus[] = [];
-  let containers: StatusReport['containers'] = null;
-  const runningSandboxes: StatusReport['runningSandboxes'] = [];
-  let sandboxOwners: StatusReport['sandboxOwners'];
   const noneFound = req.discoveryError ?? req.noEngine;
   const connected = noneFound ? [] : await req.connect(req.endpoints);
   if (noneFound) {
@@ -352,35 +378,8 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
   }
   engines.push(...(await Promise.all(connected.map((e, i) => engineStatus(e, req.endpoints[i]!, req.signal)))));
   const live = connected.filter((_, i) => engines[engines.length - connected.length + i]!.reachable);
-  if (live.length > 0) {
-    const across = await acrossEngines(live, (engine) =>
-      list({
-        engine, selection: req.selection, thresholdSeconds: req.thresholdSeconds, asOf: req.asOf, concurrency: req.concurrency,
-        ...(req.thresholdByProfile ? { thresholdByProfile: req.thresholdByProfile } : {}),
-        ...(req.signal ? { signal: req.signal } : {}), ...(req.idle ? { idle: req.idle } : {}),
-      }),
-    );
-    for (const h of across.hosts.filter((x) => !x.reachable)) {
-      const e = engines.find((x) => x.host === h.host);
-      if (e) Object.assign(e, { reachable: false, error: h.error });
-    }
-    const entries: ListedEntry[] = across.results.flatMap((r) => r.containers);
-    for (const e of entries) {
-      if (e.state.toLowerCase() === 'running') runningSandboxes.push({ id: e.id, name: e.name, host: e.host, execs: e.execs ?? [] });
-    }
-    const running = entries.filter((e) => e.state.toLowerCase() === 'running');
-    sandboxOwners = {
-      owned: running.filter((e) => e.owner).length,
-      abandoned: running.filter((e) => !e.owner).length,
-      stoppedRetained: entries.filter((e) => e.reason === 'stopped-retained').length,
-      blind: req.idle?.owners ? live.map((e) => req.idle!.owners!(e.host).blind).filter((b): b is string => b !== null) : [],
-    };
-    containers = {
-      ...countContainers(entries),
-      failed: across.results.reduce((n, r) => n + r.failed.length, 0),
-      timedOut: across.timedOut,
-    };
-  }
+  const { containers, runningSandboxes, sandboxOwners } =
+    live.length > 0 ? await surveyContainers(req, live, engines) : { containers: null, runningSandboxes: [], sandboxOwners: undefined };
   // No engine at all on this host is not an unreachable one.
   const unreachable = engines.filter((e) => !e.reachable && !(req.noEngine && e.host === null)).map((e) => e.host ?? '(none found)');
   const host = hostProcesses(req);

@@ -171,7 +171,8 @@ const groups = (m: Record<string, number>) =>
     .join(', ');
 
 /** The text report: one section per part, then what needs attention; ages as of the report's instant (`now`). */
-export function render(r: StatusReport, now: Date, settings?: SettingSources): string {
+/** The engines section: each engine, reachable or not, how it was chosen. */
+function renderEngines(r: StatusReport): string[] {
   const out: string[] = [];
   out.push('Engines');
   for (const e of r.engines) {
@@ -184,6 +185,12 @@ export function render(r: StatusReport, now: Date, settings?: SettingSources): s
     out.push(`    chosen: ${e.chosenBy}`);
     if (e.error) out.push(`    error: ${e.error}`);
   }
+  return out;
+}
+
+/** The containers section: the verdicts, in-use and owned sandboxes, and running execs with their ages. */
+function renderContainers(r: StatusReport): string[] {
+  const out: string[] = [];
   const scope = r.profile === null ? 'all profiles' : `profile ${r.profile}`;
   out.push(`Containers (${scope}, threshold ${r.thresholdSeconds} s)`);
   const c = r.containers;
@@ -214,6 +221,11 @@ export function render(r: StatusReport, now: Date, settings?: SettingSources): s
       out.push(`  exec ${x.id.slice(0, 12)} in ${s.name}: ${age}, ${procs}${x.abandoned ? ', ABANDONED' : ''}: ${x.command}`);
     }
   }
+  return out;
+}
+
+export function render(r: StatusReport, now: Date, settings?: SettingSources): string {
+  const out: string[] = [...renderEngines(r), ...renderContainers(r)];
   out.push('Janitor');
   if (r.janitor.sweeps.length === 0) out.push('  last sweep: none recorded');
   for (const s of r.janitor.sweeps) {
