@@ -20,8 +20,8 @@ function packed(): Set<string> {
 describe('npm pack', () => {
   const files = packed();
 
-  it('ships the bin, the built CLI and library with its types, the README and every docs page', () => {
-    for (const f of ['package.json', 'README.md', 'bin/hermes-janitor.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js', 'dist/fast-path.cjs']) {
+  it('ships the bin, the built CLI and library with its types, the README, the license and every docs page', () => {
+    for (const f of ['package.json', 'README.md', 'LICENSE', 'bin/hermes-janitor.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js', 'dist/fast-path.cjs']) {
       assert.ok(files.has(f), `${f} is in the package`);
     }
     const pages = readdirSync(path.join(REPO, 'docs')).filter((n) => n.endsWith('.md'));
