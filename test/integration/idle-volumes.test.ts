@@ -121,9 +121,14 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
     assert.deepEqual(calls(restarted), ['/json', '/stats'], proxy.since(mark).join('\n'));
     assert.deepEqual(calls(busy), ['/json', '/stats'], proxy.since(mark).join('\n'));
 
-    // hermes would `docker start` it again; if not, the exited rule removes it 2 x lifetime after the stop.
+    // hermes would `docker start` it again; if not, the janitor keeps it for the stopped retention (default 7 days,
+    // stopped-retained), and after that the exited rule removes it 2 x lifetime after the stop.
+    const stoppedBy = Date.now();
     const finished = await fx.finishedAt(idle);
-    const later = await runCli(['reap', '--json', ...via, '--lifetime', '0', '--as-of', plus(finished, 121), '--no-stop-idle'], { env });
+    const kept = await runCli(['reap', '--json', ...via, '--lifetime', '0', '--as-of', plus(finished, 121), '--no-stop-idle'], { env });
+    assert.equal(byId((JSON.parse(kept.stdout) as ReapJson).kept, idle)?.reason, 'stopped-retained', kept.stdout);
+    await sleep(Math.max(0, stoppedBy + 1100 - Date.now())); // the stop older than a retention of 1 s
+    const later = await runCli(['reap', '--json', ...via, '--lifetime', '0', '--as-of', plus(finished, 121), '--no-stop-idle', '--stopped-retention', '1s'], { env });
     assert.equal(later.code, 0, later.stderr);
     const lj = JSON.parse(later.stdout) as ReapJson;
     assert.deepEqual(lj.removed.map((e) => [e.id, e.rule]), [[idle, 'exited']]);

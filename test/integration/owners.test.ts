@@ -108,6 +108,7 @@ describe(`owned and abandoned sandboxes (${ENGINE_KIND}, real processes)`, { ski
     await docker(['stop', '-t', '1', theirs]);
     await sleep(2600);
     const stop = await reap();
+    const stoppedBy = Date.now();
     assert.deepEqual(stop.stopped.map((e) => e.id), [ours]);
     // An hour later as far as the exited rule goes (--as-of): past 2 x lifetime for both.
     const asOf = new Date(Date.now() + 3_600_000).toISOString();
@@ -116,7 +117,9 @@ describe(`owned and abandoned sandboxes (${ENGINE_KIND}, real processes)`, { ski
     assert.equal(byId(retained.kept, ours)?.reason, 'stopped-retained');
     const listed = JSON.parse((await janitor(['list', '--json', ...sel, '--as-of', asOf, '--stopped-retention', '1h'])).stdout) as { containers: Entry[] };
     assert.deepEqual([byId(listed.containers, ours)?.verdict, byId(listed.containers, ours)?.reason], ['keep', 'stopped-retained']);
-    // Past the retention (a retention of 1 s, judged by the clock: the stop is older than that by now).
+    // Past the retention (a retention of 1 s, judged by the clock): the runs above may take less than that on a quick
+    // machine, so the stop is first made older than a second.
+    await sleep(Math.max(0, stoppedBy + 1100 - Date.now()));
     const removed = await reap(['--as-of', asOf, '--stopped-retention', '1s']);
     assert.deepEqual(removed.removed.map((e) => e.id), [ours], JSON.stringify(removed));
   });
