@@ -9,7 +9,7 @@ import { filesystemBytes } from '../adapters/filesystem-size.js';
 import { type ImageUses, imageUsesOf } from '../adapters/image-uses.js';
 import type { Selection } from '../core/selection.js';
 import { errorMessage } from '../errors.js';
-import { type FailedImage, type ImagesResult, type KeptImage, type RemovedImage, recordImageSightings, reduceImages } from '../reaper/images.js';
+import { type ImagesResult, recordImageSightings, reduceImages } from '../reaper/images.js';
 import type { ImageSettings } from '../reaper/image-settings.js';
 import type { EngineAnswer } from './sandbox-dirs-step.js';
 import type { ImageGauges } from '../adapters/metrics.js';
@@ -23,19 +23,13 @@ export interface ImagesStep {
   signal?: AbortSignal | undefined;
 }
 
-/** The `images` object of `reap --json`: every engine's entries (each with its `host`), bytes summed. */
-export interface ImagesReport {
-  removed: RemovedImage[];
-  kept: KeptImage[];
-  failed: FailedImage[];
-  bytesBefore: number | null;
-  bytesAfter: number | null;
-  /** The budget in bytes (the same for every engine unless a percentage of different disks: then null, see `engines`). */
-  budget: number | null;
+/**
+ * The `images` object of `reap --json`: every engine's entries (each with its `host`), bytes and counts summed; the
+ * budget is the same for every engine unless a percentage of different disks (then null, see `engines`).
+ */
+export interface ImagesReport extends Omit<ImagesResult, 'host'> {
   /** Each engine's own figures. */
   engines: Array<{ host: string; bytesBefore: number | null; bytesAfter: number | null; budget: number | null }>;
-  /** How many images counted before the removals, every engine together. */
-  counted: number;
 }
 
 export async function imagesStepFor(settings: ImageSettings, home: string, rest: Omit<ImagesStep, 'settings' | 'uses'>): Promise<ImagesStep> {
