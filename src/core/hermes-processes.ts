@@ -12,6 +12,7 @@ import path from 'node:path';
 import { hermesRoot, profileName } from './hermes-home.js';
 import { sanitizeLabelValue } from './sanitize.js';
 import { ENV_HERMES_HOME, PROFILE_NAME_PATTERN } from '../defaults.js';
+import { escapeControls } from '../util/escape-controls.js';
 
 /** Linux exports start times in USER_HZ, which is 100 on every architecture (`sysconf(_SC_CLK_TCK)`). */
 export const USER_HZ = 100;
@@ -179,7 +180,7 @@ export function servedProfile(f: ProfileFacts): { profile: string } | { profile:
 
 /** The command line as shown: arguments joined by spaces, control characters escaped, at most 200 characters. */
 export function shownCommand(argv: readonly string[]): string {
-  const s = argv.join(' ').replace(/[\u0000-\u001f\u007f]/g, (c) => JSON.stringify(c).slice(1, -1));
+  const s = escapeControls(argv.join(' '), { short: true });
   return s.length > 200 ? `${s.slice(0, 199)}…` : s;
 }
 
