@@ -181,14 +181,19 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
     await this.call('ping', signal, (abortSignal) => (this.docker.ping as unknown as WithSignal).call(this.docker, { abortSignal }));
   }
 
-  async list(query: ListQuery, signal?: AbortSignal): Promise<ContainerSummary[]> {
+  list(query: ListQuery, signal?: AbortSignal): Promise<ContainerSummary[]> {
+    return this.listRows(query, signal, readListRow);
+  }
+
+  /** `GET /containers/json?all=1` with the query's filters, each row read by `read`. */
+  private async listRows(query: ListQuery, signal: AbortSignal | undefined, read: typeof readListRow): Promise<ContainerSummary[]> {
     const filters: Record<string, string[]> = { label: query.labels };
     if (query.status) filters.status = query.status;
     if (query.ids) filters.id = query.ids;
     const what = 'the container list';
     // Streamed row by row: a list of 100k containers is ~100 MB of JSON, never held whole.
     return this.call(what, signal, async (abortSignal) =>
-      this.rows(what, await this.stream(listRequest({ all: true, filters: JSON.stringify(filters) }), abortSignal), readListRow),
+      this.rows(what, await this.stream(listRequest({ all: true, filters: JSON.stringify(filters) }), abortSignal), read),
     );
   }
 
@@ -303,14 +308,8 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
     return out;
   }
 
-  async listWithImages(query: ListQuery, signal?: AbortSignal): Promise<ContainerSummary[]> {
-    const filters: Record<string, string[]> = { label: query.labels };
-    if (query.status) filters.status = query.status;
-    if (query.ids) filters.id = query.ids;
-    const what = 'the container list';
-    return this.call(what, signal, async (abortSignal) =>
-      this.rows(what, await this.stream(listRequest({ all: true, filters: JSON.stringify(filters) }), abortSignal), readImageUserRow),
-    );
+  listWithImages(query: ListQuery, signal?: AbortSignal): Promise<ContainerSummary[]> {
+    return this.listRows(query, signal, readImageUserRow);
   }
 
   async imageUsers(imageId: string, signal?: AbortSignal): Promise<ContainerSummary[]> {
