@@ -30,6 +30,13 @@ import { wholeNumberOf } from './config-number.js';
 export interface Sourced<T> {
   value: T;
   source: string;
+  /**
+   * hermes' own settings: the value each reading gives (`scope`: as a routed turn reads the profile, `launch`: as a
+   * process launched on the profile reads it; `src/hermes/readings.ts`), when both were read.
+   */
+  readings?: Array<{ reading: 'scope' | 'launch'; value: T; source: string }>;
+  /** Which reading `value` is: the one that removes, stops or ends later. */
+  used?: 'scope' | 'launch';
 }
 
 /** One setting hermes takes from its environment, bridged from `terminal.<configKey>` in config.yaml. */
@@ -100,6 +107,15 @@ export const HERMES_SETTINGS = {
   tmpDir: {
     envVar: 'TMPDIR',
     configKey: null,
+    interpret: (raw) => raw ?? '',
+  } satisfies HermesSettingSpec<string>,
+  /**
+   * `terminal.docker_shared_container_key`: profiles that name the same key share one container identity
+   * (`src/hermes/identity.ts`); empty: the profile's own. Taken as written (versions differ on stripping it).
+   */
+  dockerSharedContainerKey: {
+    envVar: 'TERMINAL_DOCKER_SHARED_CONTAINER_KEY',
+    configKey: 'docker_shared_container_key',
     interpret: (raw) => raw ?? '',
   } satisfies HermesSettingSpec<string>,
   /** hermes' own orphan reaper switch, which also turns the janitor off: a non-empty value other than true/1/yes. */
