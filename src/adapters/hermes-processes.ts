@@ -1,12 +1,14 @@
 /**
- * The living processes of this host that could be hermes, read from procfs (the rules are
- * `core/hermes-processes.ts`). Only the two variables a profile follows from are taken out of an environment.
+ * The living processes of this host that could be hermes, read from procfs (which one is hermes and what it owns:
+ * `hermes/processes.ts`). Only the variables those rules read are taken out of an environment.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import {
-  type HermesProcess, homeVariables, isPython, namesHermes, parseBootTime, parseCmdline, parseStatComm, parseStatusUid, servedProfile,
-  shownCommand, startedAtMs,
+  type HermesProcess, isPython, parseBootTime, parseCmdline, parseStatComm, parseStatusUid, shownCommand, startedAtMs,
 } from '../core/hermes-processes.js';
+import { createPlaceProbe } from '../hermes/installs.js';
+import { type PlaceProbe, hermesCommand, ownershipOf, processVariables } from '../hermes/processes.js';
 import { parseStatStartTime } from './process-identity.js';
 
 /** What the process table showed. */
@@ -32,6 +34,8 @@ export interface ProcessScanOptions {
   procRoot?: string;
   /** This process's pid (left out); default `process.pid`. */
   selfPid?: number;
+  /** What paths are part of hermes (tests); default: the filesystem's answer (`hermes/installs.ts`). */
+  probe?: PlaceProbe;
 }
 
 function read(file: string): string | null {
@@ -82,9 +86,10 @@ export function listHermesProcesses(opts: ProcessScanOptions = {}): ProcessTable
   if (boot === null) return { processes: [], hidden: 'procfs gives no boot time', blindUids: null, readable: false };
   const out: HermesProcess[] = [];
   const blind = new Set<number>();
+  const probe = opts.probe ?? createPlaceProbe();
   for (const name of names) {
     if (!/^\d+$/.test(name) || Number(name) === self) continue;
-    const p = readOne(proc, Number(name), boot, opts.python === true, blind);
+    const p = readOne(proc, Number(name), boot, { python: opts.python === true, blind, probe });
     if (p) out.push(p);
   }
   const hide = hidepidProblem(proc);
@@ -92,7 +97,7 @@ export function listHermesProcesses(opts: ProcessScanOptions = {}): ProcessTable
   return { processes: out.sort((a, b) => a.startedAtMs - b.startedAtMs || a.pid - b.pid), hidden, blindUids: hide ? null : blind, readable: true };
 }
 
-function readOne(proc: string, pid: number, boot: number, python: boolean, blind: Set<number>): HermesProcess | null {
+function readOne(proc: string, pid: number, boot: number, scan: { python: boolean; blind: Set<number>; probe: PlaceProbe }): HermesProcess | null {
   const dir = `${proc}/${pid}`;
   const stat = read(`${dir}/stat`);
   if (stat === null) return null; // gone since the listing
@@ -103,24 +108,41 @@ function readOne(proc: string, pid: number, boot: number, python: boolean, blind
   const rawCmd = read(`${dir}/cmdline`);
   const base = { pid, uid, startedAtMs: startedAtMs(Number(ticks), boot) };
   if (rawCmd === null) {
-    blind.add(uid);
-    return { ...base, command: `(${parseStatComm(stat)})`, hermes: true, python: false, profile: null, profileUnknown: 'its command line cannot be read' };
+    scan.blind.add(uid);
+    const why = 'its command line cannot be read';
+    return { ...base, command: `(${parseStatComm(stat)})`, hermes: true, python: false, profile: null, profileUnknown: why, serves: 'all-profiles', owns: null, why };
   }
   const argv = parseCmdline(rawCmd);
   if (argv.length === 0) return null; // a kernel thread or a zombie
-  const hermes = namesHermes(argv);
   const py = isPython(argv, parseStatComm(stat));
-  if (!hermes && !(python && py)) return null;
+  if (!py && !argvMayBeHermes(argv)) return null;
+  // The environment is read only for a process that may be hermes (a Python interpreter's PYTHONPATH is part of that).
+  let cmd = py ? null : hermesCommand(argv, null, scan.probe);
+  if (!py && !cmd) return null;
   const envRaw = read(`${dir}/environ`);
-  const served = servedProfile({
-    argv,
-    env: envRaw === null ? null : homeVariables(envRaw),
+  const vars = envRaw === null ? null : processVariables(envRaw);
+  if (py) cmd = hermesCommand(argv, vars, scan.probe);
+  if (!cmd && !(scan.python && py)) return null;
+  const command = shownCommand(argv);
+  if (!cmd) return { ...base, command, hermes: false, python: py, profile: null, profileUnknown: 'not hermes', serves: 'all-profiles', owns: null, why: 'not hermes' };
+  const ownership = ownershipOf(cmd, {
+    vars,
     ...(envRaw === null ? { envProblem: errCode(`${dir}/environ`, (f) => fs.readFileSync(f)) ?? 'unreadable' } : {}),
     cwd: readLink(`${dir}/cwd`),
   });
-  const p: HermesProcess = { ...base, command: shownCommand(argv), hermes, python: py, profile: served.profile };
-  if (served.profile === null) p.profileUnknown = served.why;
+  const p: HermesProcess = {
+    ...base, command, hermes: true, hermesWhy: cmd.why, python: py, ownership, places: cmd.places,
+    ...(vars?.sharedKey !== undefined ? { sharedKey: vars.sharedKey } : {}),
+    ...(ownership.serves === 'profile'
+      ? { profile: ownership.profile, serves: 'profile', owns: [ownership.profile], why: ownership.why }
+      : { profile: null, profileUnknown: ownership.why, serves: 'all-profiles', owns: null, why: ownership.why }),
+  };
   return p;
+}
+
+/** A command line that could be hermes without reading anything else: an entry point's name, or an interpreter. */
+function argvMayBeHermes(argv: readonly string[]): boolean {
+  return /^(hermes|hermes-agent|hermes-acp|python(\d+(\.\d+)*)?|sh|bash|dash|zsh|node|nodejs|env)$/.test(path.basename(argv[0] ?? ''));
 }
 
 function ownerOf(dir: string): number | null {

@@ -5,13 +5,13 @@ import { type EngineEndpoint, whyEngine } from '../adapters/engine-host.js';
 import type { EngineClient } from '../adapters/engine.js';
 import type { Context } from '../context.js';
 import { KILL_MARGIN_SECONDS } from '../defaults.js';
-import { thresholdSeconds } from '../core/policy.js';
 import { UsageError } from '../errors.js';
 import type { HermesHome } from '../core/hermes-home.js';
 import type { HermesSettings } from '../core/hermes-settings.js';
 import { ValueError } from '../core/parse-args.js';
-import { type Selection, selectionFrom } from '../core/selection.js';
-import { type RunSettings, resolveRunSettings } from '../reaper/settings.js';
+import { type Selection, profileValuesOf, selectionFrom } from '../core/selection.js';
+import type { Held, LabelRules } from '../hermes/judgement.js';
+import { type RunSettings, janitorReaps, resolveRunSettings } from '../reaper/settings.js';
 import { ACTION_OPTIONS, ENGINE_OPTIONS, OUTPUT_OPTIONS } from './engine-option-table.js';
 import { addOptions, homeDirFrom, optionsOnly } from './shared.js';
 
@@ -112,10 +112,13 @@ export type RunPolicy = RunSettings & {
   /** `--all-profiles`: every profile's settings, from its own home (else empty). */
   profiles: ProfileSettings[];
   /**
-   * `--all-profiles` without `--lifetime`/`--older-than`: each profile's threshold from its own lifetime, by profile
-   * label value (`SweepRequest.thresholdByProfile`).
+   * Without `--lifetime`/`--older-than`: the threshold of each label value from the longest lifetime among the
+   * profiles it belongs to (`--all-profiles`: every profile's; one profile: its own and those sharing its container
+   * identity), by profile label value (`SweepRequest.thresholdByProfile`).
    */
   thresholdByProfile?: Record<string, number>;
+  /** The label values nothing is removed or stopped for (`SweepRequest.held`). */
+  held: Record<string, Held>;
 };
 
 /**
@@ -149,45 +152,51 @@ export async function resolvePolicy(
       selectorGiven: Boolean(opts.label?.length),
     },
   );
-  const profiles = await loadAllProfiles(opts, targets.home, ctx);
+  const judged = await judgeProfiles(opts, ctx, files, targets);
   const flagged = opts.lifetime !== undefined || opts.olderThan !== undefined;
+  const byLabel = judged.rules.thresholdByLabel;
+  // One profile: its own threshold is the longest of its labels' (those it shares with other profiles included).
+  const selected = profileValuesOf(targets.selection) ?? [];
+  const shared = !flagged && !opts.allProfiles ? Math.max(settings.thresholdSeconds, ...selected.map((l) => byLabel[l] ?? 0)) : settings.thresholdSeconds;
   return {
-    ...settings, asOf: opts.asOf ?? ctx.now(), profiles,
-    ...(profiles.length && !flagged
-      ? { thresholdByProfile: Object.fromEntries(profiles.map((p) => [p.profile, thresholdSeconds(p.hermes.lifetimeSeconds.value)])) }
-      : {}),
+    ...settings, thresholdSeconds: shared, asOf: opts.asOf ?? ctx.now(), profiles: opts.allProfiles ? judged.profiles : [],
+    held: judged.rules.held,
+    ...(!flagged && Object.keys(byLabel).length ? { thresholdByProfile: byLabel } : {}),
   };
 }
 
-/** One profile of `--all-profiles`: its home and hermes' settings as read from that home. */
+/** One profile of `--all-profiles`: its home and hermes' settings as read from that home (null: refused). */
 export interface ProfileSettings {
   profile: string;
   home: string;
-  hermes: HermesSettings;
+  hermes: HermesSettings | null;
+  /** Why hermes refuses the profile's turns (a file that does not parse), or null: nothing is removed for it. */
+  refused: string | null;
 }
 
 /**
- * With `--all-profiles`, hermes' settings of every profile under the run's hermes root, each from its own home's
- * files (a config.yaml that is not YAML is exit 2, naming it); without it, none.
+ * The profiles the run judges by (`hermes/profile-set.ts` `judgeRun`): with `--all-profiles` every profile under the
+ * run's hermes root, else the run's own and those sharing its container identity; a profile refused is said on stderr.
  */
-export async function loadAllProfiles(
-  opts: { allProfiles?: boolean }, home: HermesHome, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>,
-): Promise<ProfileSettings[]> {
-  if (!opts.allProfiles) return [];
-  const { loadHermesSettings, profileHomes } = await import('../adapters/hermes-settings.js');
-  const out: ProfileSettings[] = [];
-  for (const p of await profileHomes(home.root)) {
-    const { settings, warnings } = await loadHermesSettings({ home: p.home, env: ctx.env, cwd: ctx.cwd });
-    for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
-    out.push({ ...p, hermes: settings });
-  }
-  return out;
+async function judgeProfiles(
+  opts: { allProfiles?: boolean }, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>, files: HomeFiles, targets: Pick<EngineTargets, 'home' | 'selection'>,
+): Promise<{ profiles: ProfileSettings[]; rules: LabelRules }> {
+  const { judgeRun } = await import('../hermes/profile-set.js');
+  const { home, selection } = targets;
+  const run = { profile: home.profile, home: home.home, settings: files.hermes, refused: files.refused };
+  const judged = await judgeRun(run, selection, {
+    root: home.root, env: ctx.env, cwd: ctx.cwd, allProfiles: Boolean(opts.allProfiles), janitorReaps: janitorReaps(ctx.env),
+  });
+  for (const w of judged.warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
+  return { profiles: judged.profiles.map((p) => ({ profile: p.profile, home: p.home, hermes: p.settings, refused: p.refused })), rules: judged.rules };
 }
 
 /** A home's config.yaml and hermes' settings for it. */
 export interface HomeFiles {
   config: HermesConfig;
   hermes: HermesSettings;
+  /** Why hermes refuses the profile's routed turns (a file that does not parse), or null. */
+  refused: string | null;
 }
 
 /**
@@ -197,9 +206,9 @@ export interface HomeFiles {
 export async function loadHomeConfig(home: HermesHome, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>): Promise<HomeFiles> {
   const config = await loadConfig(home.home);
   const { loadHermesSettings } = await import('../adapters/hermes-settings.js');
-  const { settings, warnings } = await loadHermesSettings({ home: home.home, env: ctx.env, cwd: ctx.cwd, config });
+  const { settings, warnings, refused } = await loadHermesSettings({ home: home.home, env: ctx.env, cwd: ctx.cwd, config });
   for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
-  return { config, hermes: settings };
+  return { config, hermes: settings, refused };
 }
 
 /**

@@ -1,21 +1,19 @@
 /**
  * Living hermes processes on this host, as read from procfs: what a process's command line, start time and
  * environment say about it. Pure: bytes and numbers in, facts out (the reading is `adapters/hermes-processes.ts`).
- *
- * hermes-agent's entry points (NousResearch/hermes-agent `pyproject.toml` `[project.scripts]`, read at commit
- * 00067189dfecf833d4d009c2dd977ae85cf800e0): `hermes` (`hermes_cli.main:main`, which also runs `hermes gateway`),
- * `hermes-agent` (`run_agent:main`), `hermes-acp` (`acp_adapter.entry:main`); from a checkout, `python run_agent.py`,
- * `python -m hermes_cli.main`, `python -m gateway.run`. Each serves the hermes home in `HERMES_HOME`, else
- * `~/.hermes` (a profile chosen with `-p`/`--profile` is set inside the process, after its environment was taken).
+ * Which process is hermes and what it owns are hermes' rules: `hermes/processes.ts`.
  */
 import path from 'node:path';
-import { hermesRoot, profileName } from './hermes-home.js';
-import { sanitizeLabelValue } from './sanitize.js';
-import { ENV_HERMES_HOME, PROFILE_NAME_PATTERN } from '../defaults.js';
+import type { HermesPlace, Ownership } from '../hermes/processes.js';
 import { escapeControls } from '../util/escape-controls.js';
+
+const PYTHON = /^python(\d+(\.\d+)*)?$/;
 
 /** Linux exports start times in USER_HZ, which is 100 on every architecture (`sysconf(_SC_CLK_TCK)`). */
 export const USER_HZ = 100;
+
+/** What a hermes process owns, as `list`, `status` and `--json` name it. */
+export type Serves = 'all-profiles' | 'allowlist' | 'profile';
 
 /** A living process of this host that could be hermes, and what it serves. */
 export interface HermesProcess {
@@ -26,17 +24,29 @@ export interface HermesProcess {
   startedAtMs: number;
   /** Its command line, arguments joined by spaces (at most 200 characters; never its environment). */
   command: string;
-  /** The command line names hermes or one of its entry points. */
+  /** It is hermes (`hermes/processes.ts`); `hermesWhy` says by what. */
   hermes: boolean;
+  hermesWhy?: string;
   /** Its program is a Python interpreter (hermes runs in one; used where unsure means keep). */
   python: boolean;
   /**
-   * The profile (label value) it serves, or null: every profile (its environment could not be read, or it may serve
-   * several): unverifiable means owned.
+   * The one profile (label value) it serves, or null: several, or every one (its environment could not be read, it
+   * serves a root, ...): unverifiable means owned.
    */
   profile: string | null;
   /** Why `profile` is null. */
   profileUnknown?: string;
+  /** What it serves: one profile, every profile of its root (or unverifiable: everything), or its root's allowlist. */
+  serves: Serves;
+  /** The label values it owns (profile names and their container identities); null: every one. */
+  owns: string[] | null;
+  /** Why it owns what it owns (shown). */
+  why: string;
+  /** What `hermes/owned-profiles.ts` resolves `owns` from (a served root, a profile home), and where hermes lies. */
+  ownership?: Ownership;
+  places?: HermesPlace[];
+  /** Its `TERMINAL_DOCKER_SHARED_CONTAINER_KEY` (the launch reading of what it serves). */
+  sharedKey?: string;
 }
 
 /** The arguments of a `/proc/<pid>/cmdline` (NUL-separated, NUL-terminated). */
@@ -44,55 +54,6 @@ export function parseCmdline(raw: string): string[] {
   const parts = raw.split('\0');
   if (parts.at(-1) === '') parts.pop();
   return parts;
-}
-
-/**
- * The two variables the profile follows from, out of a `/proc/<pid>/environ` (NUL-separated `NAME=value`). Nothing
- * else is kept: an agent's environment holds its secrets.
- */
-export function homeVariables(raw: string): { hermesHome?: string; home?: string } {
-  const out: { hermesHome?: string; home?: string } = {};
-  for (const entry of raw.split('\0')) {
-    if (entry.startsWith(`${ENV_HERMES_HOME}=`)) out.hermesHome = entry.slice(ENV_HERMES_HOME.length + 1);
-    else if (entry.startsWith('HOME=')) out.home = entry.slice(5);
-  }
-  return out;
-}
-
-/** A path component that is hermes' own: `hermes`, `hermes-agent`, `hermes_cli`, `hermes-gateway`, `hermes.py`... */
-const HERMES_COMPONENT = /^hermes(?:$|[-_.])/i;
-/** The janitor names itself `hermes-janitor`: never taken for hermes. */
-const JANITOR_COMPONENT = /^hermes[-_]janitor/i;
-const ENTRY_MODULES = /^(hermes_cli(\.main)?|run_agent|gateway(\.run)?|acp_adapter(\.entry)?)$/;
-const ENTRY_FILES = /(^|\/)(run_agent|hermes_cli\/main|gateway\/run|acp_adapter\/entry)\.py$/;
-const PYTHON = /^python(\d+(\.\d+)*)?$/;
-/** Programs that run a script named by their first argument that is not an option. */
-const INTERPRETERS = /^(python(\d+(\.\d+)*)?|sh|bash|dash|zsh|node|nodejs|env)$/;
-
-const namesHermesPath = (p: string): boolean =>
-  p.split('/').some((c) => HERMES_COMPONENT.test(c) && !JANITOR_COMPONENT.test(c)) || ENTRY_FILES.test(p);
-
-/**
- * Whether a command line could be hermes: its program, or the script an interpreter runs (its first argument that
- * is not an option; never a `-c` command string), has a path component that is hermes' own (its `hermes`,
- * `hermes-agent`, `hermes-acp` scripts, a checkout or venv under `hermes-agent/`, `exec -a hermes-gateway`), or is
- * one of its entry files (`run_agent.py`, `gateway/run.py`); or an interpreter runs one of its modules (`-m
- * hermes_cli.main`, `-m gateway.run`). `hermes-janitor` does not count, nor does a word inside a command string or a
- * file argument (a sandbox's `hermes_bg_<id>.log`).
- */
-export function namesHermes(argv: readonly string[]): boolean {
-  const program = argv[0] ?? '';
-  if (namesHermesPath(program)) return true;
-  if (!INTERPRETERS.test(path.basename(program))) return false;
-  for (let i = 1; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '-m') return ENTRY_MODULES.test(argv[i + 1] ?? '');
-    if (a.startsWith('-m') && !a.startsWith('--')) return ENTRY_MODULES.test(a.slice(2));
-    if (a === '-c' || (a.startsWith('-') && !a.startsWith('--') && a.includes('c') && path.basename(program) !== 'env')) return false;
-    if (a.startsWith('-') || (path.basename(program) === 'env' && a.includes('='))) continue;
-    return namesHermesPath(a) || (path.basename(program) === 'env' && namesHermes(argv.slice(i)));
-  }
-  return false;
 }
 
 /** Whether the program is a Python interpreter: by its first argument's name or its `comm`. */
@@ -124,67 +85,13 @@ export function parseStatComm(line: string): string {
   return from >= 0 && to > from ? line.slice(from + 1, to) : '';
 }
 
-/** Arguments that make one process serve several profiles (a gateway for all of them). */
-const SEVERAL_PROFILES = new Set(['--all-profiles', '--profiles']);
-
-/** The profile named by `-p NAME`, `--profile NAME` or `--profile=NAME` on a command line, or undefined. */
-function profileArgument(argv: readonly string[]): string | undefined {
-  for (let i = 1; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '-p' || a === '--profile') return argv[i + 1];
-    if (a.startsWith('--profile=')) return a.slice('--profile='.length);
-  }
-  return undefined;
-}
-
-export interface ProfileFacts {
-  argv: readonly string[];
-  /** Its environment's `HERMES_HOME` and `HOME`; null when the environment could not be read. */
-  env: { hermesHome?: string; home?: string } | null;
-  /** Why the environment could not be read (shown). */
-  envProblem?: string;
-  /** Its working directory (a relative `HERMES_HOME` is relative to it), or null when unreadable. */
-  cwd: string | null;
-}
-
-/**
- * The profile a hermes process serves, by the rule of its container labels (`core/hermes-home.ts`): its home is
- * `HERMES_HOME`, else `~/.hermes` (`HOME` from its environment), or `<root>/profiles/NAME` for `-p NAME`. Null with
- * the reason when it cannot be told: an environment that cannot be read, no `HOME`, a relative home without a
- * readable working directory, arguments for several profiles, or no `HERMES_HOME` and no `-p` (hermes then may pick
- * a sticky profile of its own).
- */
-export function servedProfile(f: ProfileFacts): { profile: string } | { profile: null; why: string } {
-  if (f.argv.some((a) => SEVERAL_PROFILES.has(a))) return { profile: null, why: 'serves several profiles' };
-  if (f.env === null) return { profile: null, why: `its environment cannot be read (${f.envProblem ?? 'denied'})` };
-  const homedir = f.env.home;
-  if (!homedir || !homedir.startsWith('/')) return { profile: null, why: 'no absolute HOME in its environment' };
-  const named = profileArgument(f.argv);
-  let home: string;
-  if (f.env.hermesHome) {
-    const h = f.env.hermesHome;
-    if (h === '~' || h.startsWith('~/')) home = path.join(homedir, h.slice(1));
-    else if (h.startsWith('/')) home = path.resolve(h);
-    else if (f.cwd) home = path.resolve(f.cwd, h);
-    else return { profile: null, why: 'a relative HERMES_HOME and an unreadable working directory' };
-  } else if (named !== undefined) {
-    if (named !== 'default' && !PROFILE_NAME_PATTERN.test(named)) return { profile: null, why: `an unusable --profile '${named.slice(0, 64)}'` };
-    return { profile: sanitizeLabelValue(named) };
-  } else {
-    return { profile: null, why: 'no HERMES_HOME in its environment (hermes may pick a sticky profile)' };
-  }
-  const root = hermesRoot(home, homedir);
-  if (named !== undefined && (named === 'default' || PROFILE_NAME_PATTERN.test(named))) return { profile: sanitizeLabelValue(named) };
-  return { profile: sanitizeLabelValue(profileName(home, root)) };
-}
-
 /** The command line as shown: arguments joined by spaces, control characters escaped, at most 200 characters. */
 export function shownCommand(argv: readonly string[]): string {
   const s = escapeControls(argv.join(' '), { short: true });
   return s.length > 200 ? `${s.slice(0, 199)}…` : s;
 }
 
-/** Whether `p` may own sandboxes of `profile`: its own profile, or every profile when that is unknown. */
-export function mayServe(p: Pick<HermesProcess, 'profile'>, profile: string): boolean {
-  return p.profile === null || p.profile === profile;
+/** Whether `p` may own sandboxes labelled `label`: one of the label values it owns, or any when that is unknown. */
+export function mayServe(p: Pick<HermesProcess, 'owns'>, label: string): boolean {
+  return p.owns === null || p.owns.includes(label);
 }

@@ -63,11 +63,24 @@ export class IdleBook {
     }
   }
 
-  /** The owner of a sandbox of `profile` (`fresh`: from the process table read now), or null when it is abandoned. */
-  ownerFor(profile: string | null, fresh = false): SandboxOwner | null {
+  /**
+   * The owner of a sandbox of `profile` (`fresh`: from the process table read now; else as read at the start of the
+   * sweep), or null when it is abandoned.
+   */
+  async ownerFor(profile: string | null, fresh = false): Promise<SandboxOwner | null> {
     if (!this.opts.owners) return null;
-    if (fresh || !this.ownerView) this.ownerView = this.opts.owners(this.host);
+    if (fresh || !this.ownerView) this.ownerView = await this.opts.owners(this.host);
     return ownerOf(this.ownerView, profile);
+  }
+
+  /** `ownerFor` from the view last read (`refreshOwners`), for a decision that cannot wait. */
+  ownerNow(profile: string | null): SandboxOwner | null {
+    return this.opts.owners && this.ownerView ? ownerOf(this.ownerView, profile) : null;
+  }
+
+  /** Reads the process table afresh (right before a stop). */
+  async refreshOwners(): Promise<void> {
+    if (this.opts.owners) this.ownerView = await this.opts.owners(this.host);
   }
 
   /** The idle threshold of a sandbox whose owner is `owner` (null: abandoned). */

@@ -1,7 +1,7 @@
 /** One `list` of one engine: every selected container in any state, with the verdict `reap` would reach. */
 import type { ContainerDetails, ContainerSummary } from '../adapters/engine.js';
 import { anonymousVolumes } from '../adapters/engine.js';
-import { type Verdict, thresholdFor } from '../core/policy.js';
+import { type Verdict, heldReason, thresholdFor } from '../core/policy.js';
 import { isSelected } from '../core/selection.js';
 import { errorMessage } from '../errors.js';
 import { forEachBounded } from '../util/pool.js';
@@ -62,6 +62,12 @@ export class ListSweep {
     // Taken from this inspect, so status needs no second one per container.
     const held = details ? anonymousVolumes(details.volumes) : [];
     if (held.length > 0) entry.volumes = held;
+    // A profile it belongs to is refused by hermes, or has its reaper off: nothing is removed or stopped for it.
+    const hold = details && !(v.verdict === 'keep' && v.reason === 'excluded') ? heldReason(req, details.labels) : null;
+    if (hold) {
+      book?.seen.add(details!.id);
+      return this.emit({ ...entry, verdict: 'keep', reason: hold });
+    }
     if (details) book?.seen.add(details.id);
     if (details && book && v.verdict === 'keep' && v.reason === 'running') {
       // Judged apart from the inspect workers, so the samples of the sweep go out together.
@@ -90,9 +96,9 @@ export class ListSweep {
 
   /** A running container's idle verdict (`stop` when `reap` would stop it now), from this run's sample. */
   private async judgeIdle(book: IdleBook, details: ContainerDetails, entry: ListedEntry): Promise<void> {
-    const owner = book.ownerFor(entry.profile);
-    if (owner) entry.owner = owner;
     try {
+      const owner = await book.ownerFor(entry.profile);
+      if (owner) entry.owner = owner;
       const abandoned = await this.surveyExecs(book, details, entry);
       const { record, decision } = await book.judgeRunning(this.req.engine, details, this.req.asOf, this.req.signal, { abandoned, owner });
       entry.idleSeconds = decision.idleSeconds;

@@ -14,7 +14,7 @@ export interface OwnerSettings {
   /** Seconds; null: an owned sandbox is never stopped. */
   idleAfterOwnedSeconds: number | null;
   stoppedRetentionSeconds: number;
-  owners: (engineHost: string) => OwnerView;
+  owners: (engineHost: string) => Promise<OwnerView>;
 }
 
 /**
@@ -25,15 +25,21 @@ export interface OwnerSettings {
 export async function resolveOwnerSettings(
   inputs: { idleAfterOwnedSeconds?: number | null | undefined; stoppedRetentionSeconds?: number | undefined },
   config: HermesConfig,
+  env: Record<string, string | undefined> = {},
 ): Promise<OwnerSettings> {
   const owned = inputs.idleAfterOwnedSeconds !== undefined ? inputs.idleAfterOwnedSeconds : configDuration(config, 'janitor.idle_after_owned', '--idle-after-owned', true);
   const retention = inputs.stoppedRetentionSeconds ?? configDuration(config, 'janitor.stopped_retention', '--stopped-retention', false);
   const { listHermesProcesses } = await import('../adapters/hermes-processes.js');
-  const { ownerViewOf } = await import('../core/owners.js');
+  const { engineOnThisHost, ownerViewOf } = await import('../core/owners.js');
+  const { resolveOwnership } = await import('../hermes/owned-profiles.js');
+  const where = { env, cwd: process.cwd() };
   return {
     idleAfterOwnedSeconds: owned === undefined ? DEFAULT_IDLE_AFTER_OWNED_SECONDS : owned,
     stoppedRetentionSeconds: retention ?? DEFAULT_STOPPED_RETENTION_SECONDS,
-    owners: (host) => ownerViewOf(listHermesProcesses(), host),
+    owners: async (host) => {
+      const table = listHermesProcesses();
+      return ownerViewOf(engineOnThisHost(host) ? await resolveOwnership(table, where) : table, host);
+    },
   };
 }
 

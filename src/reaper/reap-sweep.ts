@@ -6,7 +6,7 @@
 import type { ContainerDetails, ContainerSummary } from '../adapters/engine.js';
 import { anonymousVolumes, isGoing } from '../adapters/engine.js';
 import { type IdleRecord, idleSeconds } from '../core/idle.js';
-import { type KeepReason, type Verdict, thresholdFor } from '../core/policy.js';
+import { type KeepReason, type Verdict, heldReason, thresholdFor } from '../core/policy.js';
 import { isExcluded, isSelected } from '../core/selection.js';
 import { DEFAULT_STOP_TIMEOUT_SECONDS } from '../defaults.js';
 import { EngineRequestError, errorMessage } from '../errors.js';
@@ -93,6 +93,9 @@ export class ReapSweep {
     book?.seen.add(details.id);
     const v = verdictOf(req.selection, details, req.asOf, thresholdFor(req, details.labels));
     const entry = this.entry(row, details, v);
+    // A profile it belongs to is refused by hermes, or has its reaper off: nothing is removed or stopped for it.
+    const held = heldReason(req, details.labels);
+    if (held && !(v.verdict === 'keep' && v.reason === 'excluded')) return this.keep(entry, held);
     if (v.verdict === 'keep' && v.reason === 'running' && book) {
       book.pending.push(this.execTreesThenIdle(book, { row, details }, entry));
       return;
@@ -151,7 +154,7 @@ export class ReapSweep {
   private provenBefore(book: IdleBook, row: ContainerSummary): boolean {
     const { req } = this;
     if (req.dryRun || !book.opts.stopIdle || !book.opts.localCounters || row.state.toLowerCase() !== 'running') return false;
-    if (isExcluded(req.selection, row.labels)) return false;
+    if (isExcluded(req.selection, row.labels) || heldReason(req, row.labels)) return false;
     const prev = book.prev(row.id);
     // Its init process as last sampled still in its cgroup, readable here (else the re-check would need the engine).
     if (!prev?.last.pid || !readLocally(book.opts.localCounters, row.id, prev.last.pid)) return false;
@@ -175,8 +178,8 @@ export class ReapSweep {
       const v = verdictOf(req.selection, d, req.asOf, thresholdFor(req, d.labels));
       if (v.verdict !== 'keep' || v.reason !== 'running') return false;
       const base = this.entry(row, d, v);
-      // Right before the stop: its owners from the process table read now.
-      const owner = book.ownerFor(base.profile, true);
+      // Right before the stop: its owners from the process table read now (`refreshOwners` below).
+      const owner = book.ownerNow(base.profile);
       const decision = book.tentativeStop(prev, { startedAt: d.startedAt, execIds, limit: book.limitOf(d), owner }, req.asOf);
       if (!decision.stop) return false;
       book.seen.add(d.id);
@@ -185,6 +188,7 @@ export class ReapSweep {
     };
     let outcome: StopOutcome;
     try {
+      await book.refreshOwners();
       outcome = await reproveAndStop(req.engine, row.id, prev, { ...this.stopOptions(book), candidate });
     } catch (err) {
       if (!entry) return this.inspectAndJudge(row); // the inspect failed: the usual way decides (gone, failed, run over)
@@ -254,7 +258,13 @@ export class ReapSweep {
     // A proof already gathered by earlier runs: if it suffices as of now, provided nothing happened since its last
     // sample, the re-check's fresh sample is this run's only one (one pass of the engine's stats collector, not two).
     const prev = book.prev(details.id);
-    const owner = book.ownerFor(base.profile);
+    let owner: Awaited<ReturnType<IdleBook['ownerFor']>> = null;
+    try {
+      owner = await book.ownerFor(base.profile);
+    } catch (err) {
+      if (this.guard.absorb(err)) return;
+      return this.keep({ ...base, idleSeconds: null, idleReason: 'stats-unavailable', processes: null }, 'running');
+    }
     if (owner) base = { ...base, owner };
     if (!req.dryRun && book.opts.stopIdle && prev && prev.last.startedAt === details.startedAt && details.status.toLowerCase() === 'running') {
       let tentative: ReturnType<IdleBook['tentativeStop']> | null = null;
@@ -324,11 +334,11 @@ export class ReapSweep {
    */
   private async reproveThenStop(book: IdleBook, record: IdleRecord, seen: Inspected, entry: StoppedEntry): Promise<void> {
     if (this.guard.stopped) return;
-    // Right before acting: its owners from the process table read now (a hermes started since lengthens the threshold).
-    const owner = book.ownerFor(entry.profile, true);
-    if (owner && entry.idleSeconds < book.thresholdOf(owner)) return this.keep({ ...entry, owner, idleReason: 'owner-alive' }, 'running');
     let outcome: StopOutcome;
     try {
+      // Right before acting: its owners from the process table read now (a hermes started since lengthens the threshold).
+      const owner = await book.ownerFor(entry.profile, true);
+      if (owner && entry.idleSeconds < book.thresholdOf(owner)) return this.keep({ ...entry, owner, idleReason: 'owner-alive' }, 'running');
       outcome = await reproveAndStop(this.req.engine, entry.id, record, { ...this.stopOptions(book), inspected: seen.details });
     } catch (err) {
       this.guard.absorb(err);

@@ -79,11 +79,17 @@ export interface RunSettings {
   sources: SettingSources;
 }
 
-/** The settings with their sources, as `status --json` carries them (`settings`). */
+/**
+ * The settings with their sources, as `status --json` carries them (`settings`); hermes' own also with their scope and
+ * launch readings (`readings`) and the one acted on (`used`).
+ */
 export interface SettingSources {
   sandboxRoot: Sourced<string>;
   lifetimeSeconds: Sourced<number>;
   dockerOrphanReaper: Sourced<boolean>;
+  dockerSharedContainerKey: Sourced<string>;
+  terminalTimeoutSeconds: Sourced<number>;
+  foregroundMaxTimeoutSeconds: Sourced<number>;
   stopIdle: Sourced<boolean>;
   idleMaxProcesses: Sourced<number | null>;
   sandboxDirsOlderThanMs: Sourced<number | null>;
@@ -124,7 +130,7 @@ export async function resolveRunSettings(inputs: RunInputs, where: RunContext): 
   const stopTimeoutSeconds = inputs.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS;
   const cgroup = inputs.cgroupSamples ?? cgroupSamplesEnabled(where.env);
   const store = inputs.idleStore ?? new (await import('../adapters/state-file.js')).FileStateStore(idleStatePath(where.home));
-  const owned = await (await import('./owner-settings.js')).resolveOwnerSettings(inputs, where.config);
+  const owned = await (await import('./owner-settings.js')).resolveOwnerSettings(inputs, where.config, where.env);
   const idle: IdleOptions = {
     stopIdle, idleAfterSeconds, stopTimeoutSeconds, store, now: where.now, ...owned,
     ...(idleMaxProcesses !== undefined ? { maxProcesses: idleMaxProcesses } : {}),
@@ -138,6 +144,8 @@ export async function resolveRunSettings(inputs: RunInputs, where: RunContext): 
     sandboxDirsOlderThanMs: dirs.value,
     sources: {
       sandboxRoot: where.hermes.sandboxRoot, lifetimeSeconds: lifetime, dockerOrphanReaper: where.hermes.dockerOrphanReaper,
+      dockerSharedContainerKey: where.hermes.dockerSharedContainerKey, terminalTimeoutSeconds: where.hermes.terminalTimeoutSeconds,
+      foregroundMaxTimeoutSeconds: where.hermes.foregroundMaxTimeoutSeconds,
       stopIdle: stopIdleSourced, idleMaxProcesses: { value: maxProcesses.value ?? null, source: maxProcesses.source }, sandboxDirsOlderThanMs: dirs,
     },
   };
@@ -211,8 +219,13 @@ export function reaperDisabled(hermes: HermesSettings, env: Record<string, strin
   const s = hermes.dockerOrphanReaper;
   if (s.value) return null;
   // hermes' own reaper is off, but the janitor was told to reap regardless (removal left to it).
-  if (['true', '1', 'yes', 'on'].includes((env[ENV_JANITOR_REAPER] ?? '').trim().toLowerCase())) return null;
+  if (janitorReaps(env)) return null;
   return s.source;
+}
+
+/** `HERMES_JANITOR_REAPER` is yes: the janitor reaps even where hermes' own orphan reaper is off. */
+export function janitorReaps(env: Record<string, string | undefined>): boolean {
+  return ['true', '1', 'yes', 'on'].includes((env[ENV_JANITOR_REAPER] ?? '').trim().toLowerCase());
 }
 
 /**

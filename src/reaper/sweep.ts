@@ -15,6 +15,7 @@ import type { LocalCounters } from './idle-stop.js';
 import { ListSweep } from './list-sweep.js';
 import { ReapSweep } from './reap-sweep.js';
 import type { Interruption } from './run-guard.js';
+import type { Held } from '../hermes/judgement.js';
 
 export type { Interruption } from './run-guard.js';
 
@@ -110,6 +111,11 @@ export interface SweepRequest {
    * `hermes-profile` label; a container of a profile not listed is judged by `thresholdSeconds`.
    */
   thresholdByProfile?: Readonly<Record<string, number>>;
+  /**
+   * Label values (of `hermes-profile`) nothing is removed or stopped for: a profile they belong to is refused by
+   * hermes, or has hermes' orphan reaper off (`hermes/judgement.ts`). Their containers are kept with that reason.
+   */
+  held?: Readonly<Record<string, Held>>;
 }
 
 /** The idle rule's settings for a sweep. */
@@ -146,7 +152,7 @@ export interface IdleOptions {
    * The living hermes processes that may own this engine's sandboxes, read afresh at each call (the start of a sweep,
    * and right before each stop). Omitted: owners are not considered (every sandbox is judged by `idleAfterSeconds`).
    */
-  owners?: (engineHost: string) => OwnerView;
+  owners?: (engineHost: string) => Promise<OwnerView>;
   /** Idle threshold of an owned sandbox, in seconds; null: never stopped (`--idle-after-owned never`). Default 24 h. */
   idleAfterOwnedSeconds?: number | null;
   /** How long a sandbox the janitor stopped is kept before the exited rule applies (`--stopped-retention`); default 0. */

@@ -27,6 +27,9 @@ import { type SandboxDirsDetail, surveySandboxDirs } from './sandbox-dirs.js';
 import { type ImagesStatus, surveyImages } from './images.js';
 import type { ImageBudget } from '../core/image-budget.js';
 import { listHermesProcesses } from '../adapters/hermes-processes.js';
+import type { HermesProcess } from '../core/hermes-processes.js';
+import type { HermesInstall } from '../hermes/installs.js';
+import type { Held } from '../hermes/judgement.js';
 import type { ShellSnapshotSettings } from '../reaper/shell-snapshot-settings.js';
 import { type ShellSnapshotsSummary, shellSnapshotPass, summarize } from '../reaper/shell-snapshots.js';
 
@@ -126,6 +129,11 @@ export interface StatusReport {
   shellSnapshots?: ShellSnapshotsSummary[];
   /** The living processes of this host that could be hermes, and the profile each serves (null: every profile). */
   hermesProcesses?: { processes: HermesProcessStatus[]; hidden: string | null };
+  /**
+   * The hermes installs found on this host (behind each living hermes process, and the `hermes` on PATH), each with
+   * its version and commit, against the newest hermes this janitor was checked against.
+   */
+  hermesInstalls?: HermesInstallsStatus;
   attention: string[];
   exitCode: 0 | 1 | 3;
 }
@@ -140,6 +148,19 @@ export interface HermesProcessStatus {
   /** When it started (ISO 8601). */
   since: string;
   command: string;
+  /** What it serves (`all-profiles` also when that cannot be verified), the label values it owns (null: all), and why. */
+  serves: HermesProcess['serves'];
+  owns: string[] | null;
+  why: string;
+  /** Why it counts as hermes (its entry point, module, checkout, venv...). */
+  hermesWhy: string | null;
+}
+
+/** `status`'s hermes installs. */
+export interface HermesInstallsStatus {
+  /** The newest hermes this janitor was checked against. */
+  known: { version: string; releaseDate: string; commit: string };
+  installs: Array<HermesInstall & { foundBy: string[]; newerThanKnown: boolean | null }>;
 }
 
 export interface StatusRequest {
@@ -152,6 +173,8 @@ export interface StatusRequest {
   thresholdSeconds: number;
   /** `--all-profiles`: each profile's own threshold (`SweepRequest.thresholdByProfile`). */
   thresholdByProfile?: Record<string, number>;
+  /** Labels nothing is removed or stopped for (`SweepRequest.held`). */
+  held?: Record<string, Held>;
   asOf: Date;
   now: Date;
   concurrency: number;
@@ -324,13 +347,20 @@ async function breakers(home: string, now: Date, env: Record<string, string | un
   };
 }
 
-/** The shell snapshots (as a dry run counts them) and the living hermes processes of this host. */
-function hostProcesses(req: StatusRequest): Pick<StatusReport, 'shellSnapshots' | 'hermesProcesses'> {
+/** The shell snapshots (as a dry run counts them), the living hermes processes of this host and its hermes installs. */
+async function hostProcesses(req: StatusRequest): Promise<Pick<StatusReport, 'shellSnapshots' | 'hermesProcesses' | 'hermesInstalls'>> {
+  const { resolveOwnership } = await import('../hermes/owned-profiles.js');
   const table = listHermesProcesses({ python: true });
-  const hermes: HermesProcessStatus[] = table.processes.filter((p) => p.hermes).map((p) => ({
+  const owned = await resolveOwnership(table, { env: req.env, cwd: process.cwd() });
+  const hermes: HermesProcessStatus[] = owned.processes.filter((p) => p.hermes).map((p) => ({
     pid: p.pid, uid: p.uid, profile: p.profile, profileUnknown: p.profileUnknown ?? null, since: new Date(p.startedAtMs).toISOString(), command: p.command,
+    serves: p.serves, owns: p.owns, why: p.why, hermesWhy: p.hermesWhy ?? null,
   }));
-  const out: Pick<StatusReport, 'shellSnapshots' | 'hermesProcesses'> = { hermesProcesses: { processes: hermes, hidden: table.hidden } };
+  const { hermesInstalls } = await import('./hermes-installs.js');
+  const out: Pick<StatusReport, 'shellSnapshots' | 'hermesProcesses' | 'hermesInstalls'> = {
+    hermesProcesses: { processes: hermes, hidden: table.hidden },
+    hermesInstalls: hermesInstalls(owned.processes, req.env.PATH),
+  };
   const s = req.shellSnapshots;
   if (s) {
     const result = shellSnapshotPass({ tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun: true, now: () => req.now, processes: () => table });
@@ -347,6 +377,7 @@ async function surveyContainers(
     list({
       engine, selection: req.selection, thresholdSeconds: req.thresholdSeconds, asOf: req.asOf, concurrency: req.concurrency,
       ...(req.thresholdByProfile ? { thresholdByProfile: req.thresholdByProfile } : {}),
+      ...(req.held ? { held: req.held } : {}),
       ...(req.signal ? { signal: req.signal } : {}), ...(req.idle ? { idle: req.idle } : {}),
     }),
   );
@@ -362,7 +393,7 @@ async function surveyContainers(
       owned: running.filter((e) => e.owner).length,
       abandoned: running.filter((e) => !e.owner).length,
       stoppedRetained: entries.filter((e) => e.reason === 'stopped-retained').length,
-      blind: req.idle?.owners ? live.map((e) => req.idle!.owners!(e.host).blind).filter((b): b is string => b !== null) : [],
+      blind: req.idle?.owners ? (await Promise.all(live.map(async (e) => (await req.idle!.owners!(e.host)).blind))).filter((b): b is string => b !== null) : [],
     },
     containers: { ...countContainers(entries), failed: across.results.reduce((n, r) => n + r.failed.length, 0), timedOut: across.timedOut },
   };
@@ -382,7 +413,7 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     live.length > 0 ? await surveyContainers(req, live, engines) : { containers: null, runningSandboxes: [], sandboxOwners: undefined };
   // No engine at all on this host is not an unreachable one.
   const unreachable = engines.filter((e) => !e.reachable && !(req.noEngine && e.host === null)).map((e) => e.host ?? '(none found)');
-  const host = hostProcesses(req);
+  const host = await hostProcesses(req);
   const [images, sandboxes, sweeps, locks, log, brk] = await Promise.all([
     surveyImages(req.home, live.filter((e) => !unreachable.includes(e.host)), req.imagesBudget ?? null, req.signal),
     surveySandboxDirs(req.sandboxRoot, live.filter((e) => !unreachable.includes(e.host)), unreachable, req.signal),

@@ -4,7 +4,10 @@
  * when the engine goes away, and never gives up on it.
  */
 import type { EngineClient, EngineEvent } from '../adapters/engine.js';
-import { engineLabelFilters, type Selection } from '../core/selection.js';
+import { engineLabelFilters, isSelected, type Selection } from '../core/selection.js';
+import type { Held } from '../hermes/judgement.js';
+import { thresholdFor } from '../core/policy.js';
+import { PROFILE_LABEL } from '../defaults.js';
 import type { EngineProfileCounts } from '../adapters/metrics.js';
 import { errorMessage } from '../errors.js';
 import { countsByEngineAndProfile } from '../reaper/run-metrics.js';
@@ -58,6 +61,10 @@ export interface WatchPolicy {
   idle?: IdleOptions;
   /** Leave removed containers' anonymous volumes behind. */
   keepVolumes?: boolean;
+  /** Each label's own threshold (`SweepRequest.thresholdByProfile`): deadlines follow the container's. */
+  thresholdByProfile?: Readonly<Record<string, number>>;
+  /** Labels nothing is removed or stopped for (`SweepRequest.held`). */
+  held?: Readonly<Record<string, Held>>;
 }
 
 /** The idle rule as the tracker needs it: null unless idle sandboxes are stopped. */
@@ -86,6 +93,8 @@ function reapRequest(engine: EngineClient, policy: WatchPolicy, { asOf, signal, 
     signal,
     ...(policy.idle ? { idle: execStarts ? { ...policy.idle, execStarts } : policy.idle } : {}),
     ...(policy.keepVolumes ? { keepVolumes: true } : {}),
+    ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
+    ...(policy.held ? { held: policy.held } : {}),
     ...(onEvent ? { onEvent } : {}),
   };
 }
@@ -160,6 +169,11 @@ export class EngineWatcher {
     return this.engine.host;
   }
 
+  /** The threshold a container of `profile` (its label value) is judged by. */
+  private thresholdOf(profile: string | null): number {
+    return thresholdFor(this.policy, profile === null ? {} : { [PROFILE_LABEL]: profile });
+  }
+
   get tracked(): number {
     return this.tracker.deadlines.size;
   }
@@ -220,9 +234,12 @@ export class EngineWatcher {
   private async follow(stream: AsyncIterable<EngineEvent>, signal: AbortSignal): Promise<void> {
     for await (const ev of stream) {
       if (signal.aborted) return;
+      // A profile selected by several label values is not filtered by the engine (`engineLabelFilters`): here.
+      const sel = this.policy.selection;
+      if (sel.profileValues && sel.profileValues.length > 1 && Object.hasOwn(ev.attributes, sel.profileLabel) && !isSelected(sel, ev.attributes)) continue;
       this.report({ type: 'event', host: this.host, event: ev });
       this.noteExec(ev);
-      const t = applyEvent(this.tracker, ev, this.policy.thresholdSeconds, this.clock, this.idle);
+      const t = applyEvent(this.tracker, ev, thresholdFor(this.policy, ev.attributes), this.clock, this.idle);
       if (t.kind === 'forgotten') this.wouldStopSaid.delete(t.id);
       if (t.kind !== 'ignored' && (t.kind !== 'activity' || t.recheckAt !== undefined)) this.arm();
     }
@@ -278,7 +295,7 @@ export class EngineWatcher {
       case 'stopped': {
         // Stopped: its `die` event brings the exit deadline; until then, one as of now (its FinishedAt is about
         // now). A dry run looks again one idle threshold later.
-        const after = this.policy.dryRun ? (this.policy.idle?.idleAfterSeconds ?? 0) : this.policy.thresholdSeconds;
+        const after = this.policy.dryRun ? (this.policy.idle?.idleAfterSeconds ?? 0) : this.thresholdOf(ev.entry.profile);
         seedFromSweep(this.tracker, ev.entry.id, this.clock() + after * 1000, startedMs);
         if (ev.dryRun) {
           // Idle seconds are as of the run's asOf (startedMs): their difference is the proof's `since`, to the ms.
@@ -294,7 +311,7 @@ export class EngineWatcher {
         this.report({ ...ev, host: this.host, trigger });
         return;
       case 'kept': {
-        const at = deadlineOfKept(ev.entry, this.policy.thresholdSeconds, { asOfMs: startedMs, idle: this.idle });
+        const at = deadlineOfKept(ev.entry, this.thresholdOf(ev.entry.profile), { asOfMs: startedMs, idle: this.idle });
         if (at !== null) seedFromSweep(this.tracker, ev.entry.id, at, startedMs);
         else if (trigger === 'deadline') forgetFromSweep(this.tracker, ev.entry.id, startedMs);
         if (trigger === 'deadline') this.report({ type: 'kept', host: this.host, entry: ev.entry, trigger });

@@ -17,7 +17,7 @@ import { EngineProxy } from '../helpers/engine-proxy.js';
 import { type StandIn, pidNamespace, runCliAs, standInScript, startStandIn, testUser } from '../helpers/owners.js';
 import { failUnderCi, skipUnless } from '../helpers/preconditions.js';
 
-interface Owner { pid: number | null; command: string; since: string | null }
+interface Owner { pid: number | null; command: string; since: string | null; serves?: string; why?: string }
 interface Entry { id: string; state: string; reason?: string; idleReason?: string; owner?: Owner; verdict?: string }
 interface ReapJson { removed: Entry[]; stopped: Entry[]; kept: Entry[]; failed: Entry[] }
 
@@ -73,7 +73,8 @@ describe(`owned and abandoned sandboxes (${ENGINE_KIND}, real processes)`, { ski
     // The first sample starts each proof; the next run, past the short threshold, decides.
     const first = JSON.parse((await janitor(['list', '--json', ...sel])).stdout) as { containers: Entry[] };
     assert.equal(byId(first.containers, s1)!.owner?.pid, gw.innerPid, JSON.stringify(byId(first.containers, s1)));
-    assert.match(byId(first.containers, s1)!.owner!.command, /hermes-standin\.sh/);
+    assert.match(byId(first.containers, s1)!.owner!.command, /\/hermes$/);
+    assert.equal(byId(first.containers, s1)!.owner!.serves, 'profile');
     assert.equal(byId(first.containers, s2)!.owner, undefined);
     await sleep(2600);
     const out = await reap();

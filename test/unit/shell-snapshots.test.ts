@@ -48,7 +48,7 @@ describe('shell snapshots: names', () => {
 });
 
 const proc = (p: Partial<HermesProcess> & { pid: number; startedAtMs: number }): HermesProcess => ({
-  uid: 1000, command: 'hermes gateway', hermes: true, python: false, profile: 'default', ...p,
+  uid: 1000, command: 'hermes gateway', hermes: true, python: false, profile: 'default', serves: 'profile', owns: ['default'], why: 'test', ...p,
 });
 
 describe('shell snapshots: abandoned as a proof', () => {

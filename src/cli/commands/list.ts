@@ -53,6 +53,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
           selection: targets.selection,
           thresholdSeconds: policy.thresholdSeconds,
           ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
+          held: policy.held,
           asOf: policy.asOf,
           concurrency: opts.concurrency,
           idle: policy.idle,

@@ -305,9 +305,11 @@ async function sandboxDirsOf(
   }
   const olderThanMs = plan ? null : policy.sandboxDirsOlderThanMs;
   if (olderThanMs === null && !where.measure) return null;
-  // --all-profiles: every profile's root as well (each resolved from its own home), each directory once.
+  // --all-profiles: every profile's root as well (each resolved from its own home), each directory once; a profile
+  // hermes refuses has nothing removed (its root is not swept).
   const roots = uniqueRoots([
-    sandboxRoot(policy.sources.sandboxRoot, where.home), ...policy.profiles.map((p) => sandboxRoot(p.hermes.sandboxRoot, p.home)),
+    sandboxRoot(policy.sources.sandboxRoot, where.home),
+    ...policy.profiles.flatMap((p) => (p.hermes && p.refused === null ? [sandboxRoot(p.hermes.sandboxRoot, p.home)] : [])),
   ]);
   if (olderThanMs !== null) for (const root of roots) await checkSandboxRoot(root);
   return { roots, olderThanMs, gauges: where.measure };
@@ -344,6 +346,7 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
     reap({
       engine, selection: targets.selection, thresholdSeconds: policy.thresholdSeconds, asOf: policy.asOf, concurrency: opts.concurrency,
       ...(policy.thresholdByProfile && !plan ? { thresholdByProfile: policy.thresholdByProfile } : {}),
+      held: policy.held,
       dryRun, keepVolumes: run.keepVolumes, idle: policy.idle,
       ...(plan ? { onlyIds: new Set(planned(plan).filter((c) => c.host === engine.host).map((c) => c.id)) } : {}),
       ...(run.signal ? { signal: run.signal } : {}),

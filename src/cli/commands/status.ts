@@ -5,9 +5,11 @@ import { ExitCode, errorMessage } from '../../errors.js';
 import { UP_TO_DAYS, ago, agoSeconds, spanSeconds } from '../../core/ages.js';
 import { rootOrigin, sandboxRoot, shownPath } from '../../core/sandbox-dirs.js';
 import { diskSize } from '../../core/sizes.js';
-import type { StatusReport } from '../../status/gather.js';
+import type { HermesProcessStatus, StatusReport } from '../../status/gather.js';
 import type { SettingSources } from '../../reaper/settings.js';
-import type { HermesSettings } from '../../core/hermes-settings.js';
+import type { HermesSettings, Sourced } from '../../core/hermes-settings.js';
+import { profileValuesOf } from '../../core/selection.js';
+import type { Held } from '../../hermes/judgement.js';
 import {
   type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
@@ -61,6 +63,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         connect: connectEngines,
         thresholdSeconds: policy.thresholdSeconds,
         ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
+        held: policy.held,
         asOf: policy.asOf,
         now: ctx.now(),
         concurrency: opts.concurrency,
@@ -72,33 +75,65 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         imagesBudget,
       });
       for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
-      const profiles = policy.profiles.map((p) => ({ profile: p.profile, home: p.home, settings: p.hermes }));
-      if (opts.json) writeJson(ctx, { ...report, settings: policy.sources, ...(opts.allProfiles ? { profiles } : {}) });
-      else ctx.stdout.write(render(report, ctx.now(), policy.sources) + renderProfiles(profiles));
+      const profiles = policy.profiles.map((p) => ({ profile: p.profile, home: p.home, settings: p.hermes, refused: p.refused }));
+      const identity = {
+        identities: profileValuesOf(targets.selection), held: policy.held,
+        ...(policy.thresholdByProfile ? { thresholdByLabel: policy.thresholdByProfile } : {}), refused: files.refused,
+      };
+      if (opts.json) writeJson(ctx, { ...report, settings: policy.sources, ...identity, ...(opts.allProfiles ? { profiles } : {}) });
+      else ctx.stdout.write(render(report, ctx.now(), policy.sources) + renderIdentity(identity) + renderProfiles(profiles));
       return report.exitCode === 0 ? ExitCode.OK : report.exitCode === 1 ? ExitCode.FAILED : ExitCode.ENGINE;
     }),
   );
 }
 
 /** `--all-profiles`: each profile's hermes settings, from its own home. */
-function renderProfiles(profiles: Array<{ profile: string; home: string; settings: HermesSettings }>): string {
+function renderProfiles(profiles: Array<{ profile: string; home: string; settings: HermesSettings | null; refused: string | null }>): string {
   if (!profiles.length) return '';
   const out = ['Profiles (each from its own home)'];
-  for (const { profile, home, settings: s } of profiles) {
-    out.push(`  ${profile} (${home}): sandbox root ${s.sandboxRoot.value} (${s.sandboxRoot.source}), lifetime ${s.lifetimeSeconds.value} s (${s.lifetimeSeconds.source})`);
+  for (const { profile, home, settings: s, refused } of profiles) {
+    const settings = s
+      ? `sandbox root ${s.sandboxRoot.value} (${s.sandboxRoot.source}), lifetime ${s.lifetimeSeconds.value} s (${withReadings(s.lifetimeSeconds, (v) => `${v} s`)})`
+      : 'settings unreadable';
+    out.push(`  ${profile} (${home}): ${settings}${refused ? `; REFUSED by hermes (${refused}): nothing removed or stopped for it` : ''}`);
   }
   return `${out.join('\n')}\n`;
+}
+
+/** The run's container identities, and the labels nothing is removed or stopped for. */
+function renderIdentity(i: { identities: string[] | null; held: Record<string, Held>; refused: string | null }): string {
+  const out: string[] = [];
+  if (i.identities && i.identities.length) out.push(`Container identity: hermes-profile=${i.identities.join(' or ')}`);
+  for (const [label, h] of Object.entries(i.held)) out.push(`  ${label}: kept (${h.reason}: ${h.why})`);
+  return out.length ? `${out.join('\n')}\n` : '';
+}
+
+/**
+ * A setting's source, and for hermes' own its two readings (`scope`: as a routed turn reads the profile, `launch`: as
+ * a process launched on it does) and which one is acted on (the one that removes, stops or ends later; paths as
+ * launched: `hermes/readings.ts`).
+ */
+function withReadings<T>(s: Sourced<T>, show: (v: T) => string): string {
+  if (!s.readings || s.readings.length < 2) return s.source;
+  const [a, b] = s.readings;
+  const same = a!.value === b!.value;
+  const each = s.readings.map((r) => `${r.reading} ${show(r.value)} from ${r.source}`).join(', ');
+  return `${s.source}; ${each}${same ? '' : `: acting on ${s.used}`}`;
 }
 
 /** Each setting read from hermes' files, the environment or a flag, and where its value came from. */
 export function renderSettings(s: SettingSources): string[] {
   const row = (name: string, value: string, source: string) => `  ${name}: ${value} (${source})`;
   const dirs = s.sandboxDirsOlderThanMs.value;
+  const onOff = (v: boolean) => (v ? 'on' : 'off');
   return [
-    'Settings (value, then where it came from)',
-    row('sandbox root', s.sandboxRoot.value, s.sandboxRoot.source),
-    row('lifetime', `${s.lifetimeSeconds.value} s`, s.lifetimeSeconds.source),
-    row('hermes orphan reaper switch', s.dockerOrphanReaper.value ? 'on' : 'off (the janitor does not reap)', s.dockerOrphanReaper.source),
+    'Settings (value, then where it came from; hermes\' own: its scope and launch readings)',
+    row('sandbox root', s.sandboxRoot.value, withReadings(s.sandboxRoot, String)),
+    row('lifetime', `${s.lifetimeSeconds.value} s`, withReadings(s.lifetimeSeconds, (v) => `${v} s`)),
+    row('command timeout', `${s.terminalTimeoutSeconds.value} s`, withReadings(s.terminalTimeoutSeconds, (v) => `${v} s`)),
+    row('foreground timeout cap', `${s.foregroundMaxTimeoutSeconds.value} s`, withReadings(s.foregroundMaxTimeoutSeconds, (v) => `${v} s`)),
+    row('shared container key', s.dockerSharedContainerKey.value === '' ? '(none)' : `'${s.dockerSharedContainerKey.value}'`, withReadings(s.dockerSharedContainerKey, (v) => (v === '' ? '(none)' : `'${v}'`))),
+    row('hermes orphan reaper switch', s.dockerOrphanReaper.value ? 'on' : 'off (the janitor does not reap)', withReadings(s.dockerOrphanReaper, onOff)),
     row('stop idle sandboxes', s.stopIdle.value ? 'yes' : 'no', s.stopIdle.source),
     row('idle max processes', s.idleMaxProcesses.value === null ? 'init and command' : String(s.idleMaxProcesses.value), s.idleMaxProcesses.source),
     row('remove sandbox dirs unchanged for', dirs === null ? 'never' : `${dirs / 1000} s`, s.sandboxDirsOlderThanMs.source),
@@ -137,6 +172,28 @@ function renderImages(r: StatusReport, now: Date): string[] {
   return ['Images hermes used', `  ${plural(i.count, 'image')}, ${size(i.bytes)} (${size(i.uniqueBytes)} unique); ${budget}${over}${oldest}`];
 }
 
+/** What a hermes process serves, in a few words. */
+function servedText(p: HermesProcessStatus): string {
+  const owns = p.owns === null ? 'every profile' : p.owns.join(', ');
+  if (p.serves === 'profile') return `profile ${p.profile ?? owns}${p.owns && p.owns.length > 1 ? ` (labels ${owns})` : ''}`;
+  return `${p.serves} (${owns})`;
+}
+
+/** The hermes installs found, against the newest hermes this janitor knows. */
+function renderInstalls(r: StatusReport): string[] {
+  const h = r.hermesInstalls;
+  if (!h) return [];
+  const out = [`hermes installs (this janitor knows hermes up to ${h.known.version} of ${h.known.releaseDate}, commit ${h.known.commit.slice(0, 12)})`];
+  if (h.installs.length === 0) out.push('  none found (no living hermes process, no hermes on PATH)');
+  for (const i of h.installs) {
+    const version = i.version ?? 'version unknown';
+    const commit = i.commit ? `, commit ${i.commit.slice(0, 12)}` : '';
+    const newer = i.newerThanKnown ? ': newer than this janitor knows (its rules may not match this hermes: see docs/hermes.md)' : '';
+    out.push(`  ${i.dir} (${i.kind}${i.checkout ? ` of ${i.checkout}` : ''}): ${version}${commit}; found by ${i.foundBy.join(', ')}${newer}`);
+  }
+  return out;
+}
+
 /** The host's own part: hermes processes found, and hermes' shell snapshots per temp directory. */
 function renderHost(r: StatusReport, now: Date): string[] {
   const out: string[] = [];
@@ -144,10 +201,12 @@ function renderHost(r: StatusReport, now: Date): string[] {
   if (hp) {
     out.push(`hermes processes on this host: ${hp.processes.length}${hp.hidden ? ` (some may be missing: ${hp.hidden})` : ''}`);
     for (const p of hp.processes.slice(0, 10)) {
-      out.push(`  pid ${p.pid} (uid ${p.uid}), profile ${p.profile ?? `every profile (${p.profileUnknown})`}, running since ${p.since}: ${p.command.slice(0, 80)}`);
+      out.push(`  pid ${p.pid} (uid ${p.uid}), ${servedText(p)}, running since ${p.since}: ${p.command.slice(0, 80)}`);
+      out.push(`    owns: ${p.why}${p.hermesWhy ? `; hermes by its ${p.hermesWhy}` : ''}`);
     }
     if (hp.processes.length > 10) out.push(`  ... and ${hp.processes.length - 10} more`);
   }
+  out.push(...renderInstalls(r));
   for (const s of r.shellSnapshots ?? []) {
     out.push(`Shell snapshots (${s.dir}${s.from === 'default' ? '' : `, from ${s.from}`})`);
     if (s.problem) {

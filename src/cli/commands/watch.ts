@@ -202,7 +202,8 @@ async function serve(run: WatchRun): Promise<number> {
   const { WatchService } = await import('../../watch/service.js');
   const watchPolicy: WatchPolicy = {
     selection, thresholdSeconds: policy.thresholdSeconds, concurrency: opts.concurrency, dryRun: run.dryRun, sweepTimeoutMs: run.sweepTimeoutMs,
-    idle: policy.idle, keepVolumes: Boolean(opts.keepVolumes),
+    idle: policy.idle, keepVolumes: Boolean(opts.keepVolumes), held: policy.held,
+    ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
   };
   const service = new WatchService(
     engines,
@@ -234,6 +235,9 @@ async function serve(run: WatchRun): Promise<number> {
     run.follower = followSettings(run, (next) => {
       run.policy = next;
       watchPolicy.thresholdSeconds = next.thresholdSeconds;
+      watchPolicy.held = next.held;
+      if (next.thresholdByProfile) watchPolicy.thresholdByProfile = next.thresholdByProfile;
+      else delete watchPolicy.thresholdByProfile;
       watchPolicy.idle = next.idle;
     }, (n) => reporter.notice(n));
     const done = service.run();

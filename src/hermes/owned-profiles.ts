@@ -1,0 +1,75 @@
+/**
+ * What each living hermes process owns, resolved from the files of what it serves (`processes.ts` says which root or
+ * profile that is): a surface launched on a root owns `default` and every `<root>/profiles/<name>`, or `default` and
+ * the root config.yaml's allowlist; every owned profile also owns its container identities (its shared key's, in
+ * either reading: `readings.ts`). Files are read through the settings readers (`adapters/hermes-settings.ts`,
+ * `adapters/config.ts`). A root whose profiles cannot be listed, or holds more than `MAX_PROFILES_PER_ROOT`, owns
+ * everything (unverifiable).
+ */
+import path from 'node:path';
+import type { HermesProcess } from '../core/hermes-processes.js';
+import { ENV_MANAGED_DIR } from '../defaults.js';
+import { loadConfig } from '../adapters/config.js';
+import { listProfileHomes, loadProfileSettings } from '../adapters/hermes-settings.js';
+import { allowlistOf } from './processes.js';
+import { profileIdentities } from './readings.js';
+
+/** More profiles than this under one served root: it owns everything (the work stays bounded). */
+export const MAX_PROFILES_PER_ROOT = 256;
+
+export interface OwnershipContext {
+  /** The janitor's environment (`HERMES_MANAGED_DIR`). */
+  env: Record<string, string | undefined>;
+  cwd: string;
+}
+
+/** Reads each profile's identities once per resolution. */
+class IdentityReader {
+  private readonly memo = new Map<string, Promise<string[]>>();
+  constructor(private readonly ctx: OwnershipContext) {}
+
+  of(profile: string, home: string, sharedKey: string | undefined): Promise<string[]> {
+    const key = `${home}\0${sharedKey ?? ''}`;
+    let p = this.memo.get(key);
+    if (!p) {
+      const env = { [ENV_MANAGED_DIR]: this.ctx.env[ENV_MANAGED_DIR], ...(sharedKey !== undefined ? { TERMINAL_DOCKER_SHARED_CONTAINER_KEY: sharedKey } : {}) };
+      p = loadProfileSettings({ home, env, cwd: this.ctx.cwd }).then((r) => (r.settings ? profileIdentities(profile, r.settings) : [profile]), () => [profile]);
+      this.memo.set(key, p);
+    }
+    return p;
+  }
+}
+
+/** A process launched on a root: the profiles it serves, or why they cannot be told. */
+async function servedByRoot(root: string, p: HermesProcess, ids: IdentityReader): Promise<Pick<HermesProcess, 'serves' | 'owns' | 'why'>> {
+  const listed = await listProfileHomes(root);
+  const why = p.why;
+  if ('problem' in listed) return { serves: 'all-profiles', owns: null, why: `${why}; its profiles cannot be listed (${listed.problem}): every profile counts as served` };
+  if (listed.homes.length > MAX_PROFILES_PER_ROOT) {
+    return { serves: 'all-profiles', owns: null, why: `${why}; more than ${MAX_PROFILES_PER_ROOT} profiles under it: every profile counts as served` };
+  }
+  const config = await loadConfig(root);
+  const allowlist = config.problem ? null : allowlistOf(config.data);
+  const names = allowlist === null ? listed.homes.map((h) => h.profile) : ['default', ...allowlist];
+  const homeOf = (n: string) => (n === 'default' ? root : path.join(root, 'profiles', n));
+  const owns = (await Promise.all(names.map((n) => ids.of(n, homeOf(n), n === 'default' ? p.sharedKey : undefined)))).flat();
+  const served = allowlist === null
+    ? { serves: 'all-profiles' as const, why: `${why}: it serves every profile under it` }
+    : { serves: 'allowlist' as const, why: `${why}: it serves default and gateway.multiplex_profile_allowlist (${allowlist.join(', ') || 'empty'}) of ${config.file}` };
+  return { ...served, owns: [...new Set([...names, ...owns])] };
+}
+
+/** The table with each hermes process's `serves`, `owns` and `why` resolved from the files of what it serves. */
+export async function resolveOwnership<T extends { processes: HermesProcess[] }>(table: T, ctx: OwnershipContext): Promise<T> {
+  const ids = new IdentityReader(ctx);
+  const processes = await Promise.all(
+    table.processes.map(async (p): Promise<HermesProcess> => {
+      const o = p.ownership;
+      if (!p.hermes || !o) return p;
+      if (o.serves === 'root') return { ...p, ...(await servedByRoot(o.root, p, ids)) };
+      if (o.serves === 'profile' && o.home) return { ...p, owns: [...new Set([o.profile, ...(await ids.of(o.profile, o.home, p.sharedKey))])] };
+      return p;
+    }),
+  );
+  return { ...table, processes };
+}
