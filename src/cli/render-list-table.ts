@@ -44,14 +44,19 @@ function shortReason(r: ListedEntry): string {
   return idleDetail(r);
 }
 
-/** `in-use: 4 processes`, `owner-alive: pid 4812`, else the idle reason alone. */
+/**
+ * `in-use: 4 processes`, `owner-alive: pid 4812 serves all-profiles` (what the owner serves: all-profiles, allowlist
+ * or profile; `--json` has why), else the idle reason alone.
+ */
 function idleDetail(r: ListedEntry): string {
   if (r.idleReason === 'in-use' && typeof r.processes === 'number') return `in-use: ${r.processes} processes`;
-  if (r.idleReason === 'owner-alive' && r.owner) return `owner-alive: ${r.owner.pid === null ? 'owners not visible' : `pid ${r.owner.pid}`}`;
+  if (r.idleReason === 'owner-alive' && r.owner) {
+    return `owner-alive: ${r.owner.pid === null ? 'owners not visible' : `pid ${r.owner.pid}${r.owner.serves ? ` serves ${r.owner.serves}` : ''}`}`;
+  }
   return r.idleReason ?? '';
 }
 
-/** The REASON cell: `running (idle-too-recent)`, `running (in-use: 4 processes)`, `running (owner-alive: pid 4812)`. */
+/** The REASON cell: `running (idle-too-recent)`, `running (in-use: 4 processes)`, `running (owner-alive: pid 4812 serves profile)`. */
 export function reasonCell(r: ListedEntry): string {
   if (!r.idleReason) return r.reason;
   return `${r.reason} (${idleDetail(r)})`;

@@ -84,7 +84,7 @@ describe(`owned and abandoned sandboxes (${ENGINE_KIND}, real processes)`, { ski
     assert.equal(await fx.state(s1), 'running');
     assert.equal(await fx.state(s2), 'exited');
     const table = await janitor(['list', ...sel]);
-    assert.match(table.stdout, new RegExp(`running \\(owner-alive: pid ${gw.innerPid}\\)`), table.stdout);
+    assert.match(table.stdout, new RegExp(`running \\(owner-alive: pid ${gw.innerPid} serves profile\\)`), table.stdout);
     // status: the process found, and the counts.
     const st = JSON.parse((await janitor(['status', '--json', ...scope])).stdout) as {
       hermesProcesses: { processes: Array<{ pid: number; profile: string | null; since: string }> };
@@ -95,6 +95,7 @@ describe(`owned and abandoned sandboxes (${ENGINE_KIND}, real processes)`, { ski
     assert.deepEqual(st.sandboxOwners.blind, []);
     const text = await janitor(['status', ...scope]);
     assert.match(text.stdout, new RegExp(`pid ${gw.innerPid} \\(uid 0\\), profile ${p1}, running since `));
+    assert.match(text.stdout, new RegExp(`owns: HERMES_HOME names profile ${p1}; hermes by its entry point hermes`));
     assert.match(text.stdout, /running sandboxes: 1 owned .*, 0 abandoned/);
 
     await gw.kill();
