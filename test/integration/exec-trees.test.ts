@@ -4,7 +4,7 @@
  *
  * hermes runs each command as `docker exec <id> bash -c CMD` and, at its timeout, kills its exec client only
  * (`timeout -s KILL 2 docker exec ...` does the same here): the tree runs on in the sandbox. The bound is set short
- * through hermes' own settings: TERMINAL_MAX_FOREGROUND_TIMEOUT=1 in the environment, `terminal.timeout: 3` and
+ * through hermes' own settings: TERMINAL_MAX_FOREGROUND_TIMEOUT=1 in the profile's .env, `terminal.timeout: 3` and
  * `code_execution.timeout: 1` in the profile's config.yaml: 2 x 3 s = 6 s.
  */
 import assert from 'node:assert/strict';
@@ -54,7 +54,7 @@ describe(`exec trees hermes abandoned are ended; the job and young execs run on 
   const fx = new EngineFixture();
   const home = tempDir('hj-execs-');
   const hermesHome = path.join(home.dir, 'hermes');
-  const env = { HOME: home.dir, HERMES_HOME: hermesHome, TERMINAL_MAX_FOREGROUND_TIMEOUT: '1' };
+  const env = { HOME: home.dir, HERMES_HOME: hermesHome };
   const sel = ['--profile', fx.profile];
   const clients: ChildProcess[] = [];
   let engine: EngineClient;
@@ -94,6 +94,8 @@ describe(`exec trees hermes abandoned are ended; the job and young execs run on 
     const profileHome = path.join(hermesHome, 'profiles', fx.profile);
     mkdirSync(profileHome, { recursive: true });
     writeFileSync(path.join(profileHome, 'config.yaml'), 'terminal:\n  timeout: 3\ncode_execution:\n  timeout: 1\n');
+    // In the profile's .env, read by both of hermes' readings (the environment alone would only shorten the launch one).
+    writeFileSync(path.join(profileHome, '.env'), 'TERMINAL_MAX_FOREGROUND_TIMEOUT=1\n');
   });
   afterEach(async () => {
     for (const c of clients.splice(0)) c.kill('SIGKILL');
@@ -190,7 +192,8 @@ describe(`exec trees hermes abandoned are ended; the job and young execs run on 
     let stopped: string[] = [];
     for (let round = 0; round < 3 && stopped.length === 0; round++) {
       await sleep(2600);
-      stopped = (await reapJson()).stopped.map((e) => e.id);
+      // --idle-after-owned too: a hermes on this host (another run's stand-in, hermes itself) may own every profile.
+      stopped = (await reapJson(['--idle-after-owned', '2s'])).stopped.map((e) => e.id);
     }
     assert.deepEqual(stopped, [id]);
     assert.equal(await fx.state(id), 'exited');

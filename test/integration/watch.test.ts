@@ -136,7 +136,8 @@ describe(`watch and the idle rule on the real engine (${ENGINE_KIND})`, () => {
       ]);
     let busyLoop = true;
     try {
-      const w = WatchProcess.start(['--home', idleHome.dir, '--profile', idleProfile, '--idle-after', '3s', '--stop-timeout', '1']);
+      // --idle-after-owned too: a hermes on this host (another run's stand-in, hermes itself) may own every profile.
+      const w = WatchProcess.start(['--home', idleHome.dir, '--profile', idleProfile, '--idle-after', '3s', '--idle-after-owned', '3s', '--stop-timeout', '1']);
       watches.push(w);
       await w.waitFor('connected', connected);
       const idle = await runIn(['sleep', '3600']);
