@@ -21,22 +21,48 @@ export interface OwnershipContext {
   /** The janitor's environment (`HERMES_MANAGED_DIR`). */
   env: Record<string, string | undefined>;
   cwd: string;
+  /**
+   * What was read of served roots and profiles, kept for `OWNERSHIP_CACHE_MS` across resolutions (a run's refresh right
+   * before each stop reads the process table afresh, not every profile's files again). Absent: read each time.
+   */
+  cache?: OwnershipCache;
 }
 
-/** Reads each profile's identities once per resolution. */
+/** How long what a root or profile holds is kept between resolutions (a run refreshes its owners before each stop). */
+export const OWNERSHIP_CACHE_MS = 60_000;
+
+/** What a run read of roots and profiles, with when (ms). */
+export interface OwnershipCache {
+  identities: Map<string, { at: number; value: Promise<string[]> }>;
+  roots: Map<string, { at: number; value: Promise<Pick<HermesProcess, 'serves' | 'owns' | 'why'>> }>;
+}
+
+export function newOwnershipCache(): OwnershipCache {
+  return { identities: new Map(), roots: new Map() };
+}
+
+/** A cached value younger than `OWNERSHIP_CACHE_MS`, else `make()`'s (kept). */
+function cached<T>(map: Map<string, { at: number; value: Promise<T> }>, key: string, make: () => Promise<T>): Promise<T> {
+  const hit = map.get(key);
+  if (hit && Date.now() - hit.at < OWNERSHIP_CACHE_MS) return hit.value;
+  const value = make();
+  map.set(key, { at: Date.now(), value });
+  return value;
+}
+
+/** Reads each profile's identities once per resolution (and per cache period). */
 class IdentityReader {
-  private readonly memo = new Map<string, Promise<string[]>>();
-  constructor(private readonly ctx: OwnershipContext) {}
+  private readonly memo: Map<string, { at: number; value: Promise<string[]> }>;
+  constructor(private readonly ctx: OwnershipContext) {
+    this.memo = ctx.cache?.identities ?? new Map();
+  }
 
   of(profile: string, home: string, sharedKey: string | undefined): Promise<string[]> {
     const key = `${home}\0${sharedKey ?? ''}`;
-    let p = this.memo.get(key);
-    if (!p) {
+    return cached(this.memo, key, () => {
       const env = { [ENV_MANAGED_DIR]: this.ctx.env[ENV_MANAGED_DIR], ...(sharedKey !== undefined ? { TERMINAL_DOCKER_SHARED_CONTAINER_KEY: sharedKey } : {}) };
-      p = loadProfileSettings({ home, env, cwd: this.ctx.cwd }).then((r) => (r.settings ? profileIdentities(profile, r.settings) : [profile]), () => [profile]);
-      this.memo.set(key, p);
-    }
-    return p;
+      return loadProfileSettings({ home, env, cwd: this.ctx.cwd }).then((r) => (r.settings ? profileIdentities(profile, r.settings) : [profile]), () => [profile]);
+    });
   }
 }
 
@@ -66,7 +92,11 @@ export async function resolveOwnership<T extends { processes: HermesProcess[] }>
     table.processes.map(async (p): Promise<HermesProcess> => {
       const o = p.ownership;
       if (!p.hermes || !o) return p;
-      if (o.serves === 'root') return { ...p, ...(await servedByRoot(o.root, p, ids)) };
+      if (o.serves === 'root') {
+        const key = `${o.root}\0${p.sharedKey ?? ''}\0${p.why}`;
+        const make = () => servedByRoot(o.root, p, ids);
+        return { ...p, ...(await (ctx.cache ? cached(ctx.cache.roots, key, make) : make())) };
+      }
       if (o.serves === 'profile' && o.home) return { ...p, owns: [...new Set([o.profile, ...(await ids.of(o.profile, o.home, p.sharedKey))])] };
       return p;
     }),

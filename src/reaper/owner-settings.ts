@@ -31,8 +31,9 @@ export async function resolveOwnerSettings(
   const retention = inputs.stoppedRetentionSeconds ?? configDuration(config, 'janitor.stopped_retention', '--stopped-retention', false);
   const { listHermesProcesses } = await import('../adapters/hermes-processes.js');
   const { engineOnThisHost, ownerViewOf } = await import('../core/owners.js');
-  const { resolveOwnership } = await import('../hermes/owned-profiles.js');
-  const where = { env, cwd: process.cwd() };
+  const { newOwnershipCache, resolveOwnership } = await import('../hermes/owned-profiles.js');
+  // One cache per run (per `watch`): the process table is read afresh at each call, a root's profiles once a minute.
+  const where = { env, cwd: process.cwd(), cache: newOwnershipCache() };
   return {
     idleAfterOwnedSeconds: owned === undefined ? DEFAULT_IDLE_AFTER_OWNED_SECONDS : owned,
     stoppedRetentionSeconds: retention ?? DEFAULT_STOPPED_RETENTION_SECONDS,

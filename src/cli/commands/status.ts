@@ -81,7 +81,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         ...(policy.thresholdByProfile ? { thresholdByLabel: policy.thresholdByProfile } : {}), refused: files.refused,
       };
       if (opts.json) writeJson(ctx, { ...report, settings: policy.sources, ...identity, ...(opts.allProfiles ? { profiles } : {}) });
-      else ctx.stdout.write(render(report, ctx.now(), policy.sources) + renderIdentity(identity) + renderProfiles(profiles));
+      else ctx.stdout.write(render(report, ctx.now(), policy.sources) + renderIdentity({ ...identity, profile: targets.selection.profile }) + renderProfiles(profiles));
       return report.exitCode === 0 ? ExitCode.OK : report.exitCode === 1 ? ExitCode.FAILED : ExitCode.ENGINE;
     }),
   );
@@ -101,9 +101,12 @@ function renderProfiles(profiles: Array<{ profile: string; home: string; setting
 }
 
 /** The run's container identities, and the labels nothing is removed or stopped for. */
-function renderIdentity(i: { identities: string[] | null; held: Record<string, Held>; refused: string | null }): string {
+function renderIdentity(i: { identities: string[] | null; held: Record<string, Held>; refused: string | null; profile: string | null }): string {
   const out: string[] = [];
-  if (i.identities && i.identities.length) out.push(`Container identity: hermes-profile=${i.identities.join(' or ')}`);
+  // Said when it is not the profile's own name (a shared container key).
+  if (i.identities && i.identities.length && (i.identities.length > 1 || i.identities[0] !== i.profile)) {
+    out.push(`Container identity: hermes-profile=${i.identities.join(' or ')}`);
+  }
   for (const [label, h] of Object.entries(i.held)) out.push(`  ${label}: kept (${h.reason}: ${h.why})`);
   return out.length ? `${out.join('\n')}\n` : '';
 }
