@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   type HermesProcess, isPython, parseBootTime, parseCmdline, parseStatComm, parseStatusUid, shownCommand, startedAtMs,
-} from '../core/hermes-processes.js';
+} from '../hermes/process-facts.js';
 import { createPlaceProbe } from '../hermes/installs.js';
 import { type PlaceProbe, hermesCommand, ownershipOf, processVariables } from '../hermes/processes.js';
 import { parseStatStartTime } from './process-identity.js';

@@ -1,7 +1,7 @@
 /**
  * Reads the files hermes takes its settings from (`<home>/.env`, the managed `.env` and `config.yaml`,
  * `<home>/config.yaml`) and resolves them twice: as a process launched on the profile reads them
- * (`core/hermes-settings.ts`) and as a routed turn does (`hermes/scope-settings.ts`), each file read once for both
+ * (`hermes/settings.ts`) and as a routed turn does (`hermes/scope-settings.ts`), each file read once for both
  * (`hermes/readings.ts` says which reading is acted on). Where the managed directory is:
  * `$HERMES_MANAGED_DIR` when it is a non-empty path to a directory, else `/etc/hermes` when that is one
  * (hermes-agent `hermes_cli/managed_scope.py` `get_managed_dir`). `HERMES_MANAGED_DIR` is read from the janitor's
@@ -11,8 +11,8 @@ import { type Dirent, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_MANAGED_DIR, DOTENV_FILENAME, ENV_MANAGED_DIR, PROFILE_NAME_PATTERN } from '../defaults.js';
 import { UsageError } from '../errors.js';
-import { type DotenvBinding, parseDotenv } from '../core/dotenv.js';
-import { type HermesSettings, type LoadedFile, type SettingsInputs, resolveHermesSettings } from '../core/hermes-settings.js';
+import { type DotenvBinding, parseDotenv } from '../hermes/dotenv.js';
+import { type HermesSettings, type LoadedFile, type SettingsInputs, resolveHermesSettings } from '../hermes/settings.js';
 import { type EnvFileReading, readEnvFile } from '../hermes/env-file.js';
 import { combineReadings } from '../hermes/readings.js';
 import { type ScopeInputs, resolveScopeSettings } from '../hermes/scope-settings.js';

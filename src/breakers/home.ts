@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { resolveHermesHome } from '../core/hermes-home.js';
+import { resolveHermesHome } from '../hermes/home.js';
 
 /** How a library caller locates the hermes home (as the CLI's `--home` / `--profile`). */
 export interface HomeOptions {

@@ -7,7 +7,7 @@
 import { stampFresh, stampPath } from '../adapters/janitor-files.js';
 import { resolveEngines, stampKey } from '../adapters/docker-context.js';
 import type { Context } from '../context.js';
-import { resolveHermesHome } from '../core/hermes-home.js';
+import { resolveHermesHome } from '../hermes/home.js';
 import { selectionFrom } from '../core/selection.js';
 import { REAP_COMMAND_OPTIONS } from './engine-option-table.js';
 import { GLOBAL_OPTIONS } from './global-options.js';

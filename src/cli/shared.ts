@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Context } from '../context.js';
 import { homeDirectoryProblem } from '../adapters/home-directory.js';
-import { type HermesHome, homeSource, resolveHermesHome } from '../core/hermes-home.js';
+import { type HermesHome, homeSource, resolveHermesHome } from '../hermes/home.js';
 import { ValueError } from '../core/parse-args.js';
 import { UsageError } from '../errors.js';
 import { escapeControls } from '../util/escape-controls.js';

@@ -5,7 +5,7 @@
  * its container identities; a process whose profile cannot be told owns every label); else it is **abandoned**. An
  * engine that is not on this host (tcp, ssh) has its owners out of sight: every sandbox on it is owned.
  */
-import { type HermesProcess, type Serves, mayServe } from './hermes-processes.js';
+import { type HermesProcess, type Serves, mayServe } from '../hermes/process-facts.js';
 
 /** What `list --json` shows of a sandbox's owner. */
 export interface SandboxOwner {

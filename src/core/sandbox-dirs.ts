@@ -36,7 +36,7 @@ export interface SandboxRoot {
 }
 
 /**
- * The sandbox root hermes uses for a home, from hermes' resolved `sandboxRoot` setting (`core/hermes-settings.ts`:
+ * The sandbox root hermes uses for a home, from hermes' resolved `sandboxRoot` setting (`hermes/settings.ts`:
  * `TERMINAL_SANDBOX_DIR` as hermes ends up with it when not empty, else `<home>/sandboxes`).
  */
 export function sandboxRoot(setting: { value: string; source: string }, home: string): SandboxRoot {

@@ -10,7 +10,7 @@
  * whitespace in some versions and not in others, so a key with surrounding whitespace has two identities here.
  */
 import { createHash } from 'node:crypto';
-import { sanitizeLabelValue } from '../core/sanitize.js';
+import { sanitizeLabelValue } from './labels.js';
 
 /** `_container_identity(key)` for a non-empty key. */
 export function sharedIdentity(key: string): string {

@@ -5,9 +5,9 @@
  * reading that removes later: the longest lifetime gives its threshold; any of them refused by hermes (a file that
  * does not parse) or with hermes' orphan reaper off keeps it: nothing is removed or stopped for it.
  */
-import type { HermesSettings } from '../core/hermes-settings.js';
+import type { HermesSettings } from './settings.js';
 import { thresholdSeconds } from '../core/policy.js';
-import { sanitizeLabelValue } from '../core/sanitize.js';
+import { sanitizeLabelValue } from './labels.js';
 import { profileIdentities } from './readings.js';
 
 /** One profile's settings as read (null with `refused` when they could not be read at all). */

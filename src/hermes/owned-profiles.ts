@@ -7,7 +7,7 @@
  * everything (unverifiable).
  */
 import path from 'node:path';
-import type { HermesProcess } from '../core/hermes-processes.js';
+import type { HermesProcess } from './process-facts.js';
 import { ENV_MANAGED_DIR } from '../defaults.js';
 import { loadConfig } from '../adapters/config.js';
 import { listProfileHomes, loadProfileSettings } from '../adapters/hermes-settings.js';

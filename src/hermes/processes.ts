@@ -20,12 +20,12 @@
  * #118273), or `default` and the profiles of the root config.yaml's `gateway.multiplex_profile_allowlist`
  * (`gateway/config.py` `_normalize_multiplex_profile_allowlist`, since PR #83400). `-p NAME` / `--profile NAME`
  * (consumed by `hermes_cli/main.py` `_apply_profile_override` before the subcommand) owns NAME. Any other hermes
- * process owns the profile its `HERMES_HOME` names (`core/hermes-home.ts`). What cannot be verified owns everything.
+ * process owns the profile its `HERMES_HOME` names (`hermes/home.ts`). What cannot be verified owns everything.
  */
 import path from 'node:path';
 import { PROFILE_NAME_PATTERN } from '../defaults.js';
-import { hermesRoot, profileName } from '../core/hermes-home.js';
-import { sanitizeLabelValue } from '../core/sanitize.js';
+import { hermesRoot, profileName } from './home.js';
+import { sanitizeLabelValue } from './labels.js';
 
 /** hermes' console scripts (`[project.scripts]`). */
 const ENTRY_POINTS = new Set(['hermes', 'hermes-agent', 'hermes-acp']);

@@ -1,6 +1,6 @@
 /**
  * Two readings of one profile's hermes settings, and the one the janitor acts on. hermes reads a profile's terminal
- * settings one way in a process launched on that profile (the launch reading, `core/hermes-settings.ts`: its
+ * settings one way in a process launched on that profile (the launch reading, `hermes/settings.ts`: its
  * environment, `.env`, the managed `.env`, config.yaml) and another in a turn a multiplexed surface routes to it (the
  * scope reading, `scope-settings.ts`). Which one governs a given sandbox depends on which process made it, and on
  * the hermes version; where they differ, the janitor acts on the reading that removes, stops or ends later:
@@ -10,7 +10,7 @@
  * - the shared container key: both readings' identities are selected (`identity.ts`).
  * A scope reading hermes refuses keeps the profile's sandboxes (nothing is removed or stopped for it).
  */
-import type { HermesSettingName, HermesSettings, Sourced } from '../core/hermes-settings.js';
+import type { HermesSettingName, HermesSettings, Sourced } from './settings.js';
 import { identitiesOf } from './identity.js';
 import type { ScopeReading } from './scope-settings.js';
 

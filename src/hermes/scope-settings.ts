@@ -9,11 +9,11 @@
  * config.yaml that does not parse or is not a mapping, or a `terminal:` that is not a mapping refuses the reading
  * (`TerminalPolicyUnavailable`): hermes runs nothing for that profile.
  *
- * Older releases read every profile in the launch order (`core/hermes-settings.ts`); the newest also lets the launch
+ * Older releases read every profile in the launch order (`hermes/settings.ts`); the newest also lets the launch
  * profile's own environment through (`env_overlay`) and merges the managed config.yaml: both are in the launch
  * reading, and the janitor acts on whichever of the two removes later (`readings.ts`).
  */
-import { type HermesSettingName, HERMES_SETTINGS, type HermesSettingSpec, type SettingWhere, type Sourced, pythonEnvText } from '../core/hermes-settings.js';
+import { type HermesSettingName, HERMES_SETTINGS, type HermesSettingSpec, type SettingWhere, type Sourced, pythonEnvText } from './settings.js';
 import type { EnvFileReading } from './env-file.js';
 
 /** What the scope reading is built from (null: the file is absent). */

@@ -3,7 +3,7 @@ import { loadConfig } from '../adapters/config.js';
 import { resolveEngines } from '../adapters/docker-context.js';
 import type { EngineClient } from '../adapters/engine.js';
 import { DEFAULT_CONCURRENCY } from '../defaults.js';
-import { type HermesHome, resolveHermesHome } from '../core/hermes-home.js';
+import { type HermesHome, resolveHermesHome } from '../hermes/home.js';
 import { type Selection, profileValuesOf, selectionFrom } from '../core/selection.js';
 import type { StateStore } from '../adapters/state-file.js';
 import type { LabelRules } from '../hermes/judgement.js';

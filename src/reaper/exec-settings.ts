@@ -6,7 +6,7 @@
  * the one place to rewire onto a resolver that also reads hermes' `.env` files.
  */
 import type { HermesConfig } from '../adapters/config.js';
-import type { HermesSettings } from '../core/hermes-settings.js';
+import type { HermesSettings } from '../hermes/settings.js';
 import { type CommandTimeouts, execBoundSeconds } from '../core/exec-trees.js';
 import { parseDuration } from '../core/parse-args.js';
 import { UsageError } from '../errors.js';

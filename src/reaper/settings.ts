@@ -3,7 +3,7 @@
  * `config.yaml`: the command line and `createReaper` both call `resolveRunSettings`.
  */
 import type { HermesConfig } from '../adapters/config.js';
-import type { HermesSettings, Sourced } from '../core/hermes-settings.js';
+import type { HermesSettings, Sourced } from '../hermes/settings.js';
 import { idleStatePath } from '../adapters/janitor-files.js';
 import type { StateStore } from '../adapters/state-file.js';
 import {
@@ -200,7 +200,7 @@ export type Resolved<T> = Sourced<T>;
 
 /**
  * Terminal lifetime in seconds: `--lifetime` (or the library's option), else hermes' own (`hermes`: config.yaml,
- * the managed and home `.env` files, the environment, 300; see `core/hermes-settings.ts`).
+ * the managed and home `.env` files, the environment, 300; see `hermes/settings.ts`).
  */
 export function resolveLifetime(flag: number | undefined, hermes: Sourced<number>, flagName = '--lifetime'): Resolved<number> {
   if (flag !== undefined) {

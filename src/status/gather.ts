@@ -27,7 +27,7 @@ import { type SandboxDirsDetail, surveySandboxDirs } from './sandbox-dirs.js';
 import { type ImagesStatus, surveyImages } from './images.js';
 import type { ImageBudget } from '../core/image-budget.js';
 import { listHermesProcesses } from '../adapters/hermes-processes.js';
-import type { HermesProcess } from '../core/hermes-processes.js';
+import type { HermesProcess } from '../hermes/process-facts.js';
 import type { HermesInstall } from '../hermes/installs.js';
 import type { Held } from '../hermes/judgement.js';
 import type { ShellSnapshotSettings } from '../reaper/shell-snapshot-settings.js';

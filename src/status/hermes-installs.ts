@@ -3,7 +3,7 @@
  * PATH, each once, with its version (package metadata) and commit (a checkout's HEAD), against the newest hermes this
  * janitor knows (`hermes/known.ts`).
  */
-import type { HermesProcess } from '../core/hermes-processes.js';
+import type { HermesProcess } from '../hermes/process-facts.js';
 import { createPlaceProbe, describeInstall, installOnPath } from '../hermes/installs.js';
 import { KNOWN_HERMES, newerThanKnown } from '../hermes/known.js';
 import type { HermesPlace } from '../hermes/processes.js';

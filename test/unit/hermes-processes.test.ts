@@ -12,7 +12,7 @@ import { describe, it } from 'node:test';
 import { listHermesProcesses } from '../../src/adapters/hermes-processes.js';
 import {
   isPython, mayServe, parseBootTime, parseCmdline, parseStatComm, parseStatusUid, shownCommand, startedAtMs,
-} from '../../src/core/hermes-processes.js';
+} from '../../src/hermes/process-facts.js';
 import {
   type HermesPlace, type PlaceProbe, allowlistOf, hermesCommand, normalizeProfileName, ownershipOf, processVariables, surfaceOf,
 } from '../../src/hermes/processes.js';

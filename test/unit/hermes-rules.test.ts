@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { type HermesSettings, resolveHermesSettings } from '../../src/core/hermes-settings.js';
+import { type HermesSettings, resolveHermesSettings } from '../../src/hermes/settings.js';
 import { readEnvFile } from '../../src/hermes/env-file.js';
 import { identitiesOf, sharedIdentity } from '../../src/hermes/identity.js';
 import { checkoutCommit, createPlaceProbe, describeInstall, installOnPath, pyprojectVersion } from '../../src/hermes/installs.js';

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { HermesProcess } from '../../src/core/hermes-processes.js';
+import type { HermesProcess } from '../../src/hermes/process-facts.js';
 import { isRetained, mergeIdleState, mergeStops, parseIdleState } from '../../src/core/idle.js';
 import { engineOnThisHost, idleThresholdFor, ownerOf, ownerViewOf } from '../../src/core/owners.js';
 

@@ -3,7 +3,7 @@
  * symlinks never followed), and the removal pass against the engine simulator (engines injected, clock injected).
  * The real engine, tmpfs mounts and unprivileged runs are in test/integration/sandbox-dirs.test.ts.
  */
-import { resolveHermesSettings } from '../../src/core/hermes-settings.js';
+import { resolveHermesSettings } from '../../src/hermes/settings.js';
 import assert from 'node:assert/strict';
 import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, renameSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { ProcessTable } from '../../src/adapters/hermes-processes.js';
-import type { HermesProcess } from '../../src/core/hermes-processes.js';
+import type { HermesProcess } from '../../src/hermes/process-facts.js';
 import { START_SLACK_MS, hermesTempDir, isSecretName, judgeSession, secretNamesIn, snapshotName } from '../../src/core/shell-snapshots.js';
 import { shellSnapshotPass, summarize } from '../../src/reaper/shell-snapshots.js';
 

@@ -7,7 +7,7 @@ import { rootOrigin, sandboxRoot, shownPath } from '../../core/sandbox-dirs.js';
 import { diskSize } from '../../core/sizes.js';
 import type { HermesProcessStatus, StatusReport } from '../../status/gather.js';
 import type { SettingSources } from '../../reaper/settings.js';
-import type { HermesSettings, Sourced } from '../../core/hermes-settings.js';
+import type { HermesSettings, Sourced } from '../../hermes/settings.js';
 import { profileValuesOf } from '../../core/selection.js';
 import type { Held } from '../../hermes/judgement.js';
 import {

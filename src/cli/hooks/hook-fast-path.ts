@@ -4,7 +4,7 @@
  * Anything else returns undefined, having read nothing, and commander handles it with its usual messages.
  */
 import { type Context, processContext } from '../../context.js';
-import { resolveHomeDir } from '../../core/hermes-home.js';
+import { resolveHomeDir } from '../../hermes/home.js';
 import { GLOBAL_OPTIONS } from '../global-options.js';
 import { HOOK_FORMS, type HookFormName } from './hook-options.js';
 import { rawStdioContext } from './hook-stdio.js';

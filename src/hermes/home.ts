@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { DEFAULT_HOME_DIRNAME, ENV_HERMES_HOME, PROFILE_NAME_PATTERN } from '../defaults.js';
 import { UsageError } from '../errors.js';
-import { sanitizeLabelValue } from './sanitize.js';
+import { sanitizeLabelValue } from './labels.js';
 import { escapeControls } from '../util/escape-controls.js';
 
 /** Where hermes keeps its state, and which profile that is. */

@@ -4,7 +4,7 @@
  * Which process is hermes and what it owns are hermes' rules: `hermes/processes.ts`.
  */
 import path from 'node:path';
-import type { HermesPlace, Ownership } from '../hermes/processes.js';
+import type { HermesPlace, Ownership } from './processes.js';
 import { escapeControls } from '../util/escape-controls.js';
 
 const PYTHON = /^python(\d+(\.\d+)*)?$/;

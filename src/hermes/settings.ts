@@ -24,7 +24,7 @@
 import path from 'node:path';
 import { DEFAULT_LIFETIME_SECONDS, ENV_LIFETIME, ENV_REAPER_SWITCH, ENV_TERMINAL_SANDBOX_DIR, SANDBOX_ROOT_DIRNAME } from '../defaults.js';
 import { type DotenvBinding, dotenvValues } from './dotenv.js';
-import { wholeNumberOf } from './config-number.js';
+import { wholeNumberOf } from '../core/config-number.js';
 
 /** A setting and where it came from (`default`, `env NAME`, a `.env` path, `config.yaml terminal.KEY`, a flag). */
 export interface Sourced<T> {
