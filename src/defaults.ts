@@ -1,10 +1,7 @@
 /** Label keys, label values and every default, in one place. */
 
-/** Label that marks a container as started by hermes-agent (value `1`). */
-export const AGENT_LABEL = 'hermes-agent';
-export const AGENT_LABEL_VALUE = '1';
-/** Label holding the (sanitized) profile name. */
-export const PROFILE_LABEL = 'hermes-profile';
+/** hermes' labels and profile names live with what the janitor knows of hermes (`hermes/labels.ts`). */
+export { AGENT_LABEL, AGENT_LABEL_VALUE, LABEL_VALUE_MAX, PROFILE_LABEL, PROFILE_NAME_PATTERN } from './hermes/labels.js';
 
 /** Terminal lifetime when neither flag, environment nor config sets one. */
 export const DEFAULT_LIFETIME_SECONDS = 300;
@@ -30,10 +27,6 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 /** Largest row of the engine's container list (bytes of its JSON); a larger one makes the answer malformed. */
 export const MAX_LIST_ROW_BYTES = 1024 * 1024;
 
-/** hermes-agent's rule for a profile directory name. */
-export const PROFILE_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-/** Maximum length of a sanitized label value. */
-export const LABEL_VALUE_MAX = 63;
 
 export const ENV_HERMES_HOME = 'HERMES_HOME';
 export const ENV_LIFETIME = 'TERMINAL_LIFETIME_SECONDS';

@@ -7,9 +7,8 @@
  * and `_wrap_command`, `tools/environments/local.py` `get_temp_dir` and `cleanup`): a terminal session's id is
  * `uuid4().hex[:12]`; its shell state is `<temp dir>/hermes-snap-<id>.sh`, an `export -p` dump rewritten after every
  * command through `mktemp <snapshot>.tmp.XXXXXXXXXX` and `mv -f` under `umask 077`; older versions also wrote
- * `<temp dir>/hermes-cwd-<id>.txt`. They are removed on a graceful exit only. The temp directory is, for each of
- * `TMPDIR`, `TMP`, `TEMP` in turn, the backend's `terminal.env` value else the process's, when absolute (trailing
- * slashes dropped); else `/tmp`.
+ * `<temp dir>/hermes-cwd-<id>.txt`. They are removed on a graceful exit only. The temp directory is hermes'
+ * `get_temp_dir` (`hermes/temp-dirs.ts`).
  */
 import path from 'node:path';
 import type { HermesProcess } from '../hermes/process-facts.js';
@@ -52,17 +51,6 @@ export function secretNamesIn(text: string): string[] {
     if (m && isSecretName(m[1]!)) out.add(m[1]!);
   }
   return [...out].sort();
-}
-
-/** hermes' temp directory for a backend environment (`terminal.env`) and the process's, by `get_temp_dir`'s order. */
-export function hermesTempDir(terminalEnv: Record<string, unknown> | null, env: Record<string, string | undefined>): { dir: string; from: string } {
-  for (const name of ['TMPDIR', 'TMP', 'TEMP']) {
-    const fromConfig = terminalEnv?.[name];
-    const value = (typeof fromConfig === 'string' && fromConfig) || env[name];
-    const from = typeof fromConfig === 'string' && fromConfig ? `terminal.env.${name}` : name;
-    if (value && value.startsWith('/')) return { dir: value.replace(/\/+$/, '') || '/', from };
-  }
-  return { dir: '/tmp', from: 'default' };
 }
 
 /** One session's files in the temp directory, as found: one owner, the newest change among them. */

@@ -25,6 +25,7 @@ import path from 'node:path';
 import { DEFAULT_LIFETIME_SECONDS, ENV_LIFETIME, ENV_REAPER_SWITCH, ENV_TERMINAL_SANDBOX_DIR, SANDBOX_ROOT_DIRNAME } from '../defaults.js';
 import { type DotenvBinding, dotenvValues } from './dotenv.js';
 import { wholeNumberOf } from '../core/config-number.js';
+import { HERMES_FOREGROUND_MAX_TIMEOUT, HERMES_TERMINAL_TIMEOUT } from './timeouts.js';
 
 /** A setting and where it came from (`default`, `env NAME`, a `.env` path, `config.yaml terminal.KEY`, a flag). */
 export interface Sourced<T> {
@@ -56,9 +57,7 @@ export interface SettingWhere {
   cwd: string;
 }
 
-/** hermes' defaults for its command timeouts (hermes-agent `tools/terminal_tool.py`). */
-export const HERMES_FOREGROUND_MAX_TIMEOUT = 600;
-export const HERMES_TERMINAL_TIMEOUT = 180;
+export { HERMES_FOREGROUND_MAX_TIMEOUT, HERMES_TERMINAL_TIMEOUT } from './timeouts.js';
 
 /** A positive whole number of seconds as hermes' `int()` takes it (`'90'`, ` 90 `), else undefined. */
 function positiveSeconds(raw: string | undefined): number | undefined {

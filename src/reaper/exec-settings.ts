@@ -2,50 +2,15 @@
  * The exec-tree pass's settings: the bound (2 x the longest timeout hermes can give a command run in a sandbox, or
  * `--exec-max-age` / `janitor.exec_max_age`) and the switch (`--keep-exec-trees` / `janitor.keep_exec_trees`).
  *
- * hermes' own timeouts are read in ONE function, `hermesCommandTimeouts`, from the run's environment and config.yaml:
- * the one place to rewire onto a resolver that also reads hermes' `.env` files.
+ * hermes' own timeouts are read in ONE function, `hermes/timeouts.ts` `hermesCommandTimeouts`.
  */
 import type { HermesConfig } from '../adapters/config.js';
 import type { HermesSettings } from '../hermes/settings.js';
-import { type CommandTimeouts, execBoundSeconds } from '../core/exec-trees.js';
+import { execBoundSeconds } from '../core/exec-trees.js';
+import { hermesCommandTimeouts } from '../hermes/timeouts.js';
 import { parseDuration } from '../core/parse-args.js';
 import { UsageError } from '../errors.js';
 import type { ProcAccess } from '../adapters/proc-table.js';
-import { wholeNumberOf } from '../core/config-number.js';
-
-/** hermes' default for `execute_code` (hermes-agent `tools/code_execution_tool.py`). */
-export const HERMES_CODE_EXECUTION_TIMEOUT = 300;
-
-/** A positive whole number as hermes' `int()` would take it (`'90'`, ` 90 `, 90, 90.5 as 90), else undefined. */
-function seconds(raw: unknown): number | undefined {
-  const n = wholeNumberOf(raw, { floor: true });
-  return n !== undefined && n > 0 ? n : undefined;
-}
-
-/**
- * Every timeout hermes can give a command run in a sandbox, read the way hermes reads it (the first two come from
- * the settings resolver, so `<home>/.env`, the managed `.env` and config.yaml's `terminal.timeout` count as in hermes):
- * - `TERMINAL_MAX_FOREGROUND_TIMEOUT` (600): the cap on a timeout the model asks for;
- * - `terminal.timeout` / `TERMINAL_TIMEOUT` (180): the default timeout, which that cap does not apply to;
- * - `code_execution.timeout` in config.yaml, else 300: `execute_code` on a sandbox backend.
- * A config.yaml that cannot be parsed gives hermes' default for `code_execution.timeout`.
- */
-export function hermesCommandTimeouts(hermes: Pick<HermesSettings, 'foregroundMaxTimeoutSeconds' | 'terminalTimeoutSeconds'>, config: HermesConfig): CommandTimeouts {
-  const code = seconds(config.problem ? undefined : config.get('code_execution.timeout'));
-  const fg = hermes.foregroundMaxTimeoutSeconds;
-  const term = hermes.terminalTimeoutSeconds;
-  return {
-    timeouts: [
-      { name: 'TERMINAL_MAX_FOREGROUND_TIMEOUT', seconds: fg.value, source: fg.source },
-      { name: 'terminal.timeout', seconds: term.value, source: term.source },
-      {
-        name: 'code_execution.timeout',
-        seconds: code ?? HERMES_CODE_EXECUTION_TIMEOUT,
-        source: code ? `code_execution.timeout in ${config.file}` : 'default',
-      },
-    ],
-  };
-}
 
 /** The exec-tree pass as a sweep takes it. */
 export interface ExecTreeOptions {

@@ -1,13 +1,13 @@
 /**
  * The settings of the shell-snapshot pass, read in this one function: hermes' temp directory (`terminal.env` in
- * config.yaml, else the process's environment: `core/shell-snapshots.ts` `hermesTempDir`), the terminal lifetime the
+ * config.yaml, else the process's environment: `hermes/temp-dirs.ts` `hermesTempDir`), the terminal lifetime the
  * threshold follows from, and the switch that keeps snapshots (`--keep-shell-snapshots`, `janitor.keep_shell_snapshots`
  * in config.yaml). The lifetime and hermes' TMPDIR come from the settings resolver (`hermes/settings.ts`), so
  * hermes' `.env` files count as in hermes.
  */
 import type { HermesConfig } from '../adapters/config.js';
 import type { HermesSettings } from '../hermes/settings.js';
-import { hermesTempDir } from '../core/shell-snapshots.js';
+import { hermesTempDir } from '../hermes/temp-dirs.js';
 import { thresholdSeconds } from '../core/policy.js';
 import { UsageError } from '../errors.js';
 import { resolveLifetime } from './settings.js';

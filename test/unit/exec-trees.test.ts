@@ -18,7 +18,8 @@ import {
   type ProcEntry, type ProcIdentity, execAgeSeconds, execBoundSeconds, isAbandoned, recheckExec, signalTargets, treeOf,
 } from '../../src/core/exec-trees.js';
 import { selectionFrom } from '../../src/core/selection.js';
-import { hermesCommandTimeouts, resolveExecTrees } from '../../src/reaper/exec-settings.js';
+import { resolveExecTrees } from '../../src/reaper/exec-settings.js';
+import { hermesCommandTimeouts } from '../../src/hermes/timeouts.js';
 import { resolveRunSettings } from '../../src/reaper/settings.js';
 import { abandonedLoad, endAbandonedTrees, surveyExecs } from '../../src/reaper/exec-trees.js';
 import { EngineSimulator } from '../helpers/engine-simulator.js';

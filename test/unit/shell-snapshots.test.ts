@@ -11,7 +11,8 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { ProcessTable } from '../../src/adapters/hermes-processes.js';
 import type { HermesProcess } from '../../src/hermes/process-facts.js';
-import { START_SLACK_MS, hermesTempDir, isSecretName, judgeSession, secretNamesIn, snapshotName } from '../../src/core/shell-snapshots.js';
+import { START_SLACK_MS, isSecretName, judgeSession, secretNamesIn, snapshotName } from '../../src/core/shell-snapshots.js';
+import { hermesTempDir } from '../../src/hermes/temp-dirs.js';
 import { shellSnapshotPass, summarize } from '../../src/reaper/shell-snapshots.js';
 
 const ID = '0123456789ab';
