@@ -12,6 +12,8 @@ import { UsageError } from '../errors.js';
 import { type DotenvBinding, parseDotenv } from '../core/dotenv.js';
 import { type HermesSettings, type LoadedFile, type SettingsInputs, resolveHermesSettings } from '../core/hermes-settings.js';
 import { type HermesConfig, loadConfig } from './config.js';
+import { SETTINGS_MAX_BYTES } from '../core/trust.js';
+import { TrustError, readFileSafely } from './trust.js';
 
 export interface HermesSettingsLoad {
   settings: HermesSettings;
@@ -27,13 +29,19 @@ export async function managedDir(env: Record<string, string | undefined>): Promi
   return st?.isDirectory() ? dir : null;
 }
 
-/** A `.env` file's bindings; null when absent; a warning (and null) when it exists but cannot be read. */
+/**
+ * A `.env` file's bindings, read as `readFileSafely` reads a settings file (a regular file of at most 1 MiB; as root
+ * over another user's home, with that user's rights and never through a symlink); null when absent; a usage error
+ * naming it when it is refused (a FIFO, a device, a symlink root may not follow, too large); a warning (and null)
+ * when it exists but cannot be read.
+ */
 async function readDotenv(file: string, warnings: string[]): Promise<LoadedFile<DotenvBinding[]> | null> {
   try {
-    return { path: file, data: parseDotenv(await fs.readFile(file, 'utf8')) };
+    return { path: file, data: parseDotenv(readFileSafely(file, SETTINGS_MAX_BYTES)) };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    if (err instanceof TrustError) throw new UsageError(`${err.message}: fix or remove it`);
     warnings.push(`cannot read ${file} (${code ?? (err as Error).message}): the settings in it are not applied; fix its permissions or remove it`);
     return null;
   }
@@ -58,6 +66,8 @@ export interface SettingsPlace {
   cwd: string;
   /** `<home>/config.yaml` when the caller has it loaded already. */
   config?: HermesConfig;
+  /** The run's `--timeout` (config.yaml parses are cut short when it fires). */
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -81,8 +91,8 @@ export async function loadHermesSettings(where: SettingsPlace): Promise<HermesSe
   const [dotenv, managedDotenv, config, managedConfig] = await Promise.all([
     readDotenv(path.join(where.home, DOTENV_FILENAME), warnings),
     mdir ? readDotenv(path.join(mdir, DOTENV_FILENAME), warnings) : null,
-    where.config ?? loadConfig(where.home),
-    mdir ? loadConfig(mdir) : null,
+    where.config ?? loadConfig(where.home, { signal: where.signal }),
+    mdir ? loadConfig(mdir, { signal: where.signal }) : null,
   ]);
   const inputs: SettingsInputs = {
     home: where.home, cwd: where.cwd, env: where.env, dotenv, managedDotenv,
