@@ -34,8 +34,8 @@ export async function loadConfig(home: string, opts: ConfigReadOptions = {}): Pr
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return configOf(file, undefined);
-    if (err instanceof TrustError) throw new UsageError(`${err.message}: fix or remove it`);
-    return configOf(file, undefined, `cannot read ${file}: ${(err as Error).message}`);
+    if (err instanceof TrustError && code !== 'EISDIR') throw new UsageError(`${err.message}: fix or remove it`);
+    return configOf(file, undefined, `cannot read ${file}: ${code === 'EISDIR' ? 'EISDIR: illegal operation on a directory' : (err as Error).message}`);
   }
   try {
     return configOf(file, await parseYaml(text, file, opts.signal));

@@ -13,7 +13,7 @@ import { type DotenvBinding, parseDotenv } from '../core/dotenv.js';
 import { type HermesSettings, type LoadedFile, type SettingsInputs, resolveHermesSettings } from '../core/hermes-settings.js';
 import { type HermesConfig, loadConfig } from './config.js';
 import { SETTINGS_MAX_BYTES } from '../core/trust.js';
-import { TrustError, readFileSafely } from './trust.js';
+import { TrustError, listDirSafely, readFileSafely } from './trust.js';
 
 export interface HermesSettingsLoad {
   settings: HermesSettings;
@@ -41,7 +41,9 @@ async function readDotenv(file: string, warnings: string[]): Promise<LoadedFile<
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return null;
-    if (err instanceof TrustError) throw new UsageError(`${err.message}: fix or remove it`);
+    // A directory there is a file hermes cannot read either: a warning, as before; a FIFO, a device, a symlink root
+    // may not follow or a file too large is refused.
+    if (err instanceof TrustError && code !== 'EISDIR') throw new UsageError(`${err.message}: fix or remove it`);
     warnings.push(`cannot read ${file} (${code ?? (err as Error).message}): the settings in it are not applied; fix its permissions or remove it`);
     return null;
   }
@@ -76,9 +78,14 @@ export interface SettingsPlace {
  */
 export async function profileHomes(root: string): Promise<Array<{ profile: string; home: string }>> {
   const dir = path.join(root, 'profiles');
-  const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+  let entries: Array<{ name: string; directory: boolean }>;
+  try {
+    entries = listDirSafely(dir); // as root over another user's root: no symlink there followed
+  } catch {
+    entries = [];
+  }
   const named = entries
-    .filter((e) => e.isDirectory() && PROFILE_NAME_PATTERN.test(e.name))
+    .filter((e) => e.directory && PROFILE_NAME_PATTERN.test(e.name))
     .map((e) => ({ profile: e.name, home: path.join(dir, e.name) }))
     .sort((a, b) => a.profile.localeCompare(b.profile));
   return [{ profile: 'default', home: root }, ...named];

@@ -282,7 +282,7 @@ export interface Refusal {
   /** The one line why. */
   detail: string;
 }
-const REASONS: Record<string, string> = { ELOOP: 'symlink', ENOTREG: 'not-regular', EFBIG: 'too-large', EXDEV: 'hard-link', ECHANGED: 'changed' };
+const REASONS: Record<string, string> = { ELOOP: 'symlink', ENOTREG: 'not-regular', EISDIR: 'not-regular', EFBIG: 'too-large', EXDEV: 'hard-link', ECHANGED: 'changed' };
 const refused = new Map<string, Refusal>();
 
 /** Every file this process refused to read so far, in the order met (each path once). */
@@ -309,9 +309,10 @@ export interface OpenedFile {
   controllers: Controllers;
 }
 
+/** A FIFO, device, socket (ENOTREG) or directory (EISDIR, as the system says it) where a regular file should be. */
 function notRegular(file: string, st: Stats): TrustError {
   const what = st.isFIFO() ? 'a FIFO' : st.isDirectory() ? 'a directory' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : st.isSocket() ? 'a socket' : 'not a regular file';
-  return new TrustError('ENOTREG', file, `${shown(file)} is ${what}, not a regular file: hermes-janitor reads no FIFO, device or directory there`);
+  return new TrustError(st.isDirectory() ? 'EISDIR' : 'ENOTREG', file, `${shown(file)} is ${what}, not a regular file: hermes-janitor reads no FIFO, device or directory there`);
 }
 
 /** Opens `file` for reading, as root by a walk (see the module comment); must be a regular file. */
@@ -408,6 +409,30 @@ export function readFileSafely(file: string, cap: number, opts: OpenOptions = {}
     return bytes.toString('utf8');
   } finally {
     fs.closeSync(fd);
+  }
+}
+
+/**
+ * The entries of a directory (names, and whether each is itself a directory: symlinks are not), as root reached by a
+ * walk as files are (`openFileSafely`): under another user's home no symlink on the way is followed, so a linked
+ * directory lists nothing of what it points at. Throws ENOENT/ENOTDIR as node:fs does, a `TrustError` for a refusal.
+ */
+export function listDirSafely(dir: string): Array<{ name: string; directory: boolean }> {
+  const abs = path.resolve(dir);
+  const of = (entries: fs.Dirent[]) => entries.map((e) => ({ name: e.name, directory: e.isDirectory() }));
+  if (!rootRules()) return of(fs.readdirSync(abs, { withFileTypes: true }));
+  const home = foreignHomeOf(abs);
+  let w: Walked;
+  try {
+    w = walkDir(home ? path.join(home.real, path.relative(home.home, abs)) : abs, home ? { controllers: home.controllers } : {});
+  } catch (err) {
+    throw noted(err);
+  }
+  try {
+    if (w.missing) throw Object.assign(new Error(`ENOENT: no such file or directory, scandir '${abs}'`), { code: 'ENOENT' });
+    return of(fs.readdirSync(`/proc/self/fd/${w.fd}`, { withFileTypes: true }));
+  } finally {
+    fs.closeSync(w.fd);
   }
 }
 
