@@ -137,7 +137,7 @@ function renderTrust(r: StatusReport): string[] {
   if (!t.owner && t.refused.length === 0) return [];
   const out = ['Trust'];
   if (t.owner) {
-    out.push(`  home of uid ${t.owner.uid}${t.owner.name ? ` (${t.owner.name})` : ''}: read with that user's rights, no symlink followed; root's own state in ${shownPath(t.stateDir)}`);
+    out.push(`  home of uid ${t.owner.uid}${t.owner.name ? ` (${t.owner.name})` : ''}: no symlink in it followed, written only with that user's rights; root's own state in ${shownPath(t.stateDir)}`);
   }
   for (const f of t.refused) out.push(`  refused ${f.what} (${f.reason}): ${f.detail}`);
   return out;
