@@ -123,6 +123,15 @@ function step(w: Walked, dir: Stats, c: string, opts: WalkOptions): Step {
   return { kind: 'dir', fd, st };
 }
 
+let procChecked = false;
+/** The walk reaches each entry through `/proc/self/fd`: without it (no /proc mounted) it refuses, never guesses. */
+function checkProc(): true {
+  if (!fs.existsSync('/proc/self/fd')) {
+    throw new TrustError('ENOPROC', '/proc', 'as root, hermes-janitor reaches files one directory at a time through /proc/self/fd, which is not there: mount /proc');
+  }
+  return true;
+}
+
 /**
  * Walks to a directory from `/`, as root may: symlinks followed only where nobody but root can change the directory
  * holding them (or anywhere with `followUserLinks`), each directory opened `O_NOFOLLOW` relative to the one before.
@@ -130,6 +139,7 @@ function step(w: Walked, dir: Stats, c: string, opts: WalkOptions): Step {
  * a symlink it may not follow, ENOTDIR) or what the system answered.
  */
 export function walkDir(target: string, opts: WalkOptions = {}): Walked {
+  procChecked ||= checkProc();
   let pending = components(path.resolve(target));
   const w: Walked = { fd: fs.openSync('/', O_DIR), real: '/', controllers: new Map(opts.controllers ?? []), missing: false };
   let dir = fs.fstatSync(w.fd);
