@@ -7,7 +7,7 @@
  * (hermes-agent `hermes_cli/managed_scope.py` `get_managed_dir`). `HERMES_MANAGED_DIR` is read from the janitor's
  * own environment (hermes reads it after loading `<home>/.env`; an administrator's path does not belong there).
  */
-import { type Dirent, promises as fs } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_MANAGED_DIR, DOTENV_FILENAME, ENV_MANAGED_DIR, PROFILE_NAME_PATTERN } from '../defaults.js';
 import { UsageError } from '../errors.js';
@@ -17,6 +17,8 @@ import { type EnvFileReading, readEnvFile } from '../hermes/env-file.js';
 import { combineReadings } from '../hermes/readings.js';
 import { type ScopeInputs, resolveScopeSettings } from '../hermes/scope-settings.js';
 import { type HermesConfig, loadConfig } from './config.js';
+import { SETTINGS_MAX_BYTES } from '../core/trust.js';
+import { TrustError, listDirSafely, readFileSafely } from './trust.js';
 
 export interface HermesSettingsLoad {
   /** Each setting as acted on, with its scope and launch readings (`hermes/readings.ts`). */
@@ -41,29 +43,27 @@ export async function managedDir(env: Record<string, string | undefined>): Promi
   return st?.isDirectory() ? dir : null;
 }
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
-
 /**
- * A `.env` file, read once; null when absent; a warning when it exists but cannot be read (launch: its settings are
- * not applied; scope: the reading is refused, as hermes refuses it). A file that is not UTF-8 is refused by the scope.
+ * A `.env` file, read once, as `readFileSafely` reads a settings file (a regular file of at most 1 MiB; as root over
+ * another user's home, with that user's rights and never through a symlink); null when absent; a usage error naming
+ * it when it is refused (a FIFO, a device, a symlink root may not follow, too large); a warning when it exists but
+ * cannot be read (launch: its settings are not applied; scope: the reading is refused, as hermes refuses it). A file
+ * that is not UTF-8 (decoded with replacement characters) is refused by the scope.
  */
 async function readDotenv(file: string, warnings: string[]): Promise<DotenvFile | { unreadable: string } | null> {
-  let bytes: Buffer;
+  let text: string;
   try {
-    bytes = await fs.readFile(file);
+    text = readFileSafely(file, SETTINGS_MAX_BYTES);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    // A directory there is a file hermes cannot read either: a warning, as before; a FIFO, a device, a symlink root
+    // may not follow or a file too large is refused.
+    if (err instanceof TrustError && code !== 'EISDIR') throw new UsageError(`${err.message}: fix or remove it`);
     warnings.push(`cannot read ${file} (${code ?? (err as Error).message}): the settings in it are not applied; fix its permissions or remove it`);
     return { unreadable: `cannot read ${file} (${code ?? (err as Error).message})` };
   }
-  const text = bytes.toString('utf8');
-  let scope: EnvFileReading;
-  try {
-    scope = readEnvFile(UTF8.decode(bytes), file);
-  } catch {
-    scope = { refused: `cannot read ${file}: not UTF-8` };
-  }
+  const scope: EnvFileReading = text.includes('\uFFFD') ? { refused: `cannot read ${file}: not UTF-8` } : readEnvFile(text, file);
   return { launch: { path: file, data: parseDotenv(text) }, scope: { path: file, reading: scope } };
 }
 
@@ -88,6 +88,8 @@ export interface SettingsPlace {
   cwd: string;
   /** `<home>/config.yaml` when the caller has it loaded already. */
   config?: HermesConfig;
+  /** The run's `--timeout` (config.yaml parses are cut short when it fires). */
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -102,16 +104,16 @@ export async function profileHomes(root: string): Promise<Array<{ profile: strin
 /** `profileHomes`, or why `<root>/profiles` cannot be listed (absent: `default` alone). */
 export async function listProfileHomes(root: string): Promise<{ homes: Array<{ profile: string; home: string }> } | { problem: string }> {
   const dir = path.join(root, 'profiles');
-  let entries: Dirent[];
+  let entries: Array<{ name: string; directory: boolean }>;
   try {
-    entries = await fs.readdir(dir, { withFileTypes: true });
+    entries = listDirSafely(dir); // as root over another user's root: no symlink there followed
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') return { problem: `cannot list ${dir}: ${code ?? (err as Error).message}` };
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') return { problem: `cannot list ${dir}: ${err instanceof TrustError ? err.message : code ?? (err as Error).message}` };
     entries = [];
   }
   const named = entries
-    .filter((e) => e.isDirectory() && PROFILE_NAME_PATTERN.test(e.name))
+    .filter((e) => e.directory && PROFILE_NAME_PATTERN.test(e.name))
     .map((e) => ({ profile: e.name, home: path.join(dir, e.name) }))
     .sort((a, b) => a.profile.localeCompare(b.profile));
   return { homes: [{ profile: 'default', home: root }, ...named] };
@@ -139,8 +141,8 @@ export async function loadHermesSettings(where: SettingsPlace): Promise<HermesSe
   const [dotenv, managedDotenv, config, managedConfig] = await Promise.all([
     readDotenv(path.join(where.home, DOTENV_FILENAME), warnings),
     mdir ? readDotenv(path.join(mdir, DOTENV_FILENAME), warnings) : null,
-    where.config ?? loadConfig(where.home),
-    mdir ? loadConfig(mdir) : null,
+    where.config ?? loadConfig(where.home, { signal: where.signal }),
+    mdir ? loadConfig(mdir, { signal: where.signal }) : null,
   ]);
   const inputs: SettingsInputs = {
     home: where.home, cwd: where.cwd, env: where.env, dotenv: launchOf(dotenv), managedDotenv: launchOf(managedDotenv),
@@ -172,6 +174,6 @@ export async function loadProfileSettings(where: SettingsPlace): Promise<HermesS
     return await loadHermesSettings(where);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    return { settings: null, warnings: [], refused: err.message.replace(/: fix the file$/, '') };
+    return { settings: null, warnings: [], refused: err.message.replace(/: fix (the file|or remove it)$/, '') };
   }
 }

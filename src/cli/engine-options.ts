@@ -126,7 +126,7 @@ export type RunPolicy = RunSettings & {
  * `--older-than` and `--lifetime` are exclusive, and `--force-threshold` needs `--older-than`.
  */
 export async function resolvePolicy(
-  opts: EngineCommandOptions & Partial<ActionOptions>, ctx: Context, files: HomeFiles, targets: Pick<EngineTargets, 'home' | 'selection'>,
+  opts: EngineCommandOptions & Partial<ActionOptions>, ctx: Context, files: HomeFiles, targets: Pick<EngineTargets, 'home' | 'selection'>, signal?: AbortSignal,
 ): Promise<RunPolicy> {
   if (opts.olderThan !== undefined && opts.lifetime !== undefined) {
     throw new UsageError('--older-than and --lifetime cannot be combined: --older-than replaces the threshold computed from the lifetime');
@@ -152,7 +152,7 @@ export async function resolvePolicy(
       selectorGiven: Boolean(opts.label?.length),
     },
   );
-  const judged = await judgeProfiles(opts, ctx, files, targets);
+  const judged = await judgeProfiles(opts, ctx, files, { ...targets, signal });
   const flagged = opts.lifetime !== undefined || opts.olderThan !== undefined;
   const byLabel = judged.rules.thresholdByLabel;
   // One profile: its own threshold is the longest of its labels' (those it shares with other profiles included).
@@ -179,13 +179,14 @@ export interface ProfileSettings {
  * run's hermes root, else the run's own and those sharing its container identity; a profile refused is said on stderr.
  */
 async function judgeProfiles(
-  opts: { allProfiles?: boolean }, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>, files: HomeFiles, targets: Pick<EngineTargets, 'home' | 'selection'>,
+  opts: { allProfiles?: boolean }, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>, files: HomeFiles,
+  targets: Pick<EngineTargets, 'home' | 'selection'> & { signal?: AbortSignal | undefined },
 ): Promise<{ profiles: ProfileSettings[]; rules: LabelRules }> {
   const { judgeRun } = await import('../hermes/profile-set.js');
-  const { home, selection } = targets;
+  const { home, selection, signal } = targets;
   const run = { profile: home.profile, home: home.home, settings: files.hermes, refused: files.refused };
   const judged = await judgeRun(run, selection, {
-    root: home.root, env: ctx.env, cwd: ctx.cwd, allProfiles: Boolean(opts.allProfiles), janitorReaps: janitorReaps(ctx.env),
+    root: home.root, env: ctx.env, cwd: ctx.cwd, allProfiles: Boolean(opts.allProfiles), janitorReaps: janitorReaps(ctx.env), signal,
   });
   for (const w of judged.warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
   return { profiles: judged.profiles.map((p) => ({ profile: p.profile, home: p.home, hermes: p.settings, refused: p.refused })), rules: judged.rules };
@@ -201,12 +202,13 @@ export interface HomeFiles {
 
 /**
  * Reads a home's config.yaml (a file that is not YAML: exit 2, naming it) and resolves hermes' settings for it; a
- * `.env` that cannot be read is a warning on stderr naming it.
+ * `.env` that cannot be read is a warning on stderr naming it. `signal`: the run's `--timeout`, which bounds the
+ * reading too (settings are read inside it).
  */
-export async function loadHomeConfig(home: HermesHome, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>): Promise<HomeFiles> {
-  const config = await loadConfig(home.home);
+export async function loadHomeConfig(home: HermesHome, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>, signal?: AbortSignal): Promise<HomeFiles> {
+  const config = await loadConfig(home.home, { signal });
   const { loadHermesSettings } = await import('../adapters/hermes-settings.js');
-  const { settings, warnings, refused } = await loadHermesSettings({ home: home.home, env: ctx.env, cwd: ctx.cwd, config });
+  const { settings, warnings, refused } = await loadHermesSettings({ home: home.home, env: ctx.env, cwd: ctx.cwd, config, signal });
   for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
   return { config, hermes: settings, refused };
 }

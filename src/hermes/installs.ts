@@ -11,7 +11,8 @@
  *   dist-info's `METADATA` `Version:`, and an editable install's `direct_url.json` names its checkout;
  * - an installed package: a `site-packages` directory holding `hermes_cli/main.py`.
  */
-import { closeSync, constants, existsSync, fstatSync, openSync, readSync, readdirSync, realpathSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync } from 'node:fs';
+import { readFileSafely } from '../adapters/trust.js';
 import path from 'node:path';
 import type { HermesPlace, PlaceProbe } from './processes.js';
 
@@ -19,23 +20,15 @@ const MAX_METADATA_BYTES = 64 * 1024;
 /** How far up from a script a checkout is looked for. */
 const MAX_ANCESTORS = 8;
 
-/** A small file's text: opened without following a final symlink or blocking, a regular file only; else null. */
+/**
+ * A small metadata file's text, read by the trust rules (`adapters/trust.ts` `readFileSafely`: a regular file, never
+ * through a symlink root may not follow, at most 64 KiB, never blocking on a FIFO); null when it cannot be read.
+ */
 export function readSmallFile(file: string): string | null {
-  let fd: number;
   try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    return readFileSafely(file, MAX_METADATA_BYTES);
   } catch {
     return null;
-  }
-  try {
-    if (!fstatSync(fd).isFile()) return null;
-    const buf = Buffer.alloc(MAX_METADATA_BYTES);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    return buf.subarray(0, n).toString('utf8');
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
   }
 }
 

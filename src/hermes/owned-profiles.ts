@@ -10,6 +10,8 @@ import path from 'node:path';
 import type { HermesProcess } from './process-facts.js';
 import { ENV_MANAGED_DIR } from '../defaults.js';
 import { loadConfig } from '../adapters/config.js';
+import { homeAccess } from '../adapters/trust.js';
+import { errorMessage } from '../errors.js';
 import { listProfileHomes, loadProfileSettings } from '../adapters/hermes-settings.js';
 import { allowlistOf } from './processes.js';
 import { profileIdentities } from './readings.js';
@@ -50,6 +52,19 @@ function cached<T>(map: Map<string, { at: number; value: Promise<T> }>, key: str
   return value;
 }
 
+/**
+ * Why the files under a home may not be read (`adapters/trust.ts` `homeAccess`: as root, a home several users can
+ * change), or null: they are then read by the trust rules, as the owner's words.
+ */
+function trusted(home: string): string | null {
+  try {
+    homeAccess(home);
+    return null;
+  } catch (err) {
+    return errorMessage(err);
+  }
+}
+
 /** Reads each profile's identities once per resolution (and per cache period). */
 class IdentityReader {
   private readonly memo: Map<string, { at: number; value: Promise<string[]> }>;
@@ -61,6 +76,7 @@ class IdentityReader {
     const key = `${home}\0${sharedKey ?? ''}`;
     return cached(this.memo, key, () => {
       const env = { [ENV_MANAGED_DIR]: this.ctx.env[ENV_MANAGED_DIR], ...(sharedKey !== undefined ? { TERMINAL_DOCKER_SHARED_CONTAINER_KEY: sharedKey } : {}) };
+      if (trusted(home)) return Promise.resolve([profile]);
       return loadProfileSettings({ home, env, cwd: this.ctx.cwd }).then((r) => (r.settings ? profileIdentities(profile, r.settings) : [profile]), () => [profile]);
     });
   }
@@ -68,8 +84,10 @@ class IdentityReader {
 
 /** A process launched on a root: the profiles it serves, or why they cannot be told. */
 async function servedByRoot(root: string, p: HermesProcess, ids: IdentityReader): Promise<Pick<HermesProcess, 'serves' | 'owns' | 'why'>> {
-  const listed = await listProfileHomes(root);
   const why = p.why;
+  const untrusted = trusted(root);
+  if (untrusted) return { serves: 'all-profiles', owns: null, why: `${why}; ${untrusted}: every profile counts as served` };
+  const listed = await listProfileHomes(root);
   if ('problem' in listed) return { serves: 'all-profiles', owns: null, why: `${why}; its profiles cannot be listed (${listed.problem}): every profile counts as served` };
   if (listed.homes.length > MAX_PROFILES_PER_ROOT) {
     return { serves: 'all-profiles', owns: null, why: `${why}; more than ${MAX_PROFILES_PER_ROOT} profiles under it: every profile counts as served` };

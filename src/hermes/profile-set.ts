@@ -16,6 +16,8 @@ export interface ProfileSetPlace {
   root: string;
   env: Record<string, string | undefined>;
   cwd: string;
+  /** The run's `--timeout`: it bounds the reading too. */
+  signal?: AbortSignal | undefined;
   /** Warnings of the files read (shown by the caller). */
   warnings: string[];
 }
@@ -33,7 +35,7 @@ export async function allProfiles(run: ProfileRead, where: ProfileSetPlace): Pro
       out.push(run);
       continue;
     }
-    const r = await loadProfileSettings({ home: p.home, env: where.env, cwd: where.cwd });
+    const r = await loadProfileSettings({ home: p.home, env: where.env, cwd: where.cwd, signal: where.signal });
     where.warnings.push(...r.warnings);
     out.push({ ...p, settings: r.settings, refused: r.refused });
   }

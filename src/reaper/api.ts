@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { loadConfig } from '../adapters/config.js';
+import { homeAccess } from '../adapters/trust.js';
 import { resolveEngines } from '../adapters/docker-context.js';
 import type { EngineClient } from '../adapters/engine.js';
 import { DEFAULT_CONCURRENCY } from '../defaults.js';
@@ -96,6 +97,7 @@ async function reaperSettings(
   options: ReaperOptions, where: { env: Record<string, string | undefined>; now: () => Date; home: HermesHome; selection: Selection },
 ): Promise<ReaperSettings> {
   const { env, now, home, selection } = where;
+  homeAccess(home.home); // whose home it is, as root (adapters/trust.ts): its files are then read by the trust rules
   const config = await loadConfig(home.home);
   const { loadHermesSettings } = await import('../adapters/hermes-settings.js');
   const hermes = await loadHermesSettings({ home: home.home, env, cwd: process.cwd(), config });
