@@ -29,7 +29,11 @@ function stripInlineComment(raw: string): string {
     }
     return value;
   }
-  return value.split(/\s+#/, 1)[0]!.trim();
+  // re.split(r"\s+#", value, 1)[0]: cut at the first `#` that follows whitespace (found without backtracking, so a
+  // long run of spaces costs one pass, not one per space).
+  let i = value.indexOf('#');
+  while (i > 0 && !/\s/.test(value[i - 1]!)) i = value.indexOf('#', i + 1);
+  return (i > 0 ? value.slice(0, i) : value).trim();
 }
 
 /** `_parse_env_value`: matching outer quotes removed; inside double quotes `\"` and `\\` unescaped. */

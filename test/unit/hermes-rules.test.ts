@@ -39,6 +39,14 @@ describe('a profile .env as a routed turn reads it (agent/secret_scope.py load_e
     assert.ok('values' in r);
     assert.deepEqual(Object.fromEntries(r.values), { TERMINAL_LIFETIME_SECONDS: '900', A: 'x " y', B: 'q', C: '${HOME}/x', D: 'a#b' });
   });
+  it('a 1 MiB line (the most a settings file may be) is read in one pass: a run of spaces, an inline comment after it', () => {
+    const spaces = ' '.repeat(1024 * 1024 - 40);
+    const r = readEnvFile(`TERMINAL_LIFETIME_SECONDS=4242\nJUNK=x${spaces}y\nA=b${spaces}# c\n`, '/p/.env');
+    assert.ok('values' in r);
+    assert.equal(r.values.get('TERMINAL_LIFETIME_SECONDS'), '4242');
+    assert.equal(r.values.get('JUNK'), `x${spaces}y`);
+    assert.equal(r.values.get('A'), 'b');
+  });
   it('a line that does not parse refuses the whole file, naming the line', () => {
     assert.deepEqual(readEnvFile('A=1\nnot a binding\n', '/p/.env'), { refused: 'cannot parse /p/.env: invalid line 2' });
     assert.deepEqual(readEnvFile('A="open\n', '/p/.env'), { refused: 'cannot parse /p/.env: unterminated quote on line 1' });
