@@ -10,7 +10,7 @@ import type { EngineEndpoint } from '../adapters/engine-host.js';
 export async function runShellSnapshotStep(s: ShellSnapshotSettings, dryRun: boolean, now: () => Date): Promise<ShellSnapshotsResult | null> {
   if (s.keep) return null;
   const { shellSnapshotPass } = await import('../reaper/shell-snapshots.js');
-  return shellSnapshotPass({ tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun, now });
+  return shellSnapshotPass({ tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun, now, procRoot: s.procRoot });
 }
 
 /**

@@ -69,9 +69,11 @@ export class ListSweep {
       return;
     }
     if (details && details.status.toLowerCase() !== 'running') book?.drop(details.id);
-    if (details && book && v.verdict === 'reap' && v.rule === 'exited' && book.retained(details, req.asOf)) {
+    const retainedUntil = details && book && v.verdict === 'reap' && v.rule === 'exited' ? book.retainedUntil(details, req.asOf) : null;
+    if (retainedUntil !== null) {
       entry.verdict = 'keep';
       entry.reason = 'stopped-retained';
+      entry.retainedUntil = new Date(retainedUntil).toISOString();
     }
     this.emit(entry);
   }

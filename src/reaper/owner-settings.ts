@@ -25,15 +25,17 @@ export interface OwnerSettings {
 export async function resolveOwnerSettings(
   inputs: { idleAfterOwnedSeconds?: number | null | undefined; stoppedRetentionSeconds?: number | undefined },
   config: HermesConfig,
+  env: Record<string, string | undefined> = {},
 ): Promise<OwnerSettings> {
   const owned = inputs.idleAfterOwnedSeconds !== undefined ? inputs.idleAfterOwnedSeconds : configDuration(config, 'janitor.idle_after_owned', '--idle-after-owned', true);
   const retention = inputs.stoppedRetentionSeconds ?? configDuration(config, 'janitor.stopped_retention', '--stopped-retention', false);
-  const { listHermesProcesses } = await import('../adapters/hermes-processes.js');
+  const { listHermesProcesses, procRootOf } = await import('../adapters/hermes-processes.js');
+  const procRoot = procRootOf(env);
   const { ownerViewOf } = await import('../core/owners.js');
   return {
     idleAfterOwnedSeconds: owned === undefined ? DEFAULT_IDLE_AFTER_OWNED_SECONDS : owned,
     stoppedRetentionSeconds: retention ?? DEFAULT_STOPPED_RETENTION_SECONDS,
-    owners: (host) => ownerViewOf(listHermesProcesses(), host),
+    owners: (host) => ownerViewOf(listHermesProcesses({ procRoot }), host),
   };
 }
 

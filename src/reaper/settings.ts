@@ -124,7 +124,7 @@ export async function resolveRunSettings(inputs: RunInputs, where: RunContext): 
   const stopTimeoutSeconds = inputs.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS;
   const cgroup = inputs.cgroupSamples ?? cgroupSamplesEnabled(where.env);
   const store = inputs.idleStore ?? new (await import('../adapters/state-file.js')).FileStateStore(idleStatePath(where.home));
-  const owned = await (await import('./owner-settings.js')).resolveOwnerSettings(inputs, where.config);
+  const owned = await (await import('./owner-settings.js')).resolveOwnerSettings(inputs, where.config, where.env);
   const idle: IdleOptions = {
     stopIdle, idleAfterSeconds, stopTimeoutSeconds, store, now: where.now, ...owned,
     ...(idleMaxProcesses !== undefined ? { maxProcesses: idleMaxProcesses } : {}),

@@ -11,6 +11,7 @@ import { hermesTempDir } from '../core/shell-snapshots.js';
 import { thresholdSeconds } from '../core/policy.js';
 import { UsageError } from '../errors.js';
 import { resolveLifetime } from './settings.js';
+import { procRootOf } from '../adapters/hermes-processes.js';
 import type { TempDir } from './shell-snapshots.js';
 
 export interface ShellSnapshotSettings {
@@ -20,6 +21,8 @@ export interface ShellSnapshotSettings {
   thresholdMs: number;
   /** Snapshots are only counted, never removed. */
   keep: boolean;
+  /** Where hermes' processes are read (`HERMES_JANITOR_PROC_ROOT`, else `/proc`). */
+  procRoot: string;
 }
 
 export function shellSnapshotSettings(
@@ -33,7 +36,10 @@ export function shellSnapshotSettings(
   // hermes' own TMPDIR as hermes resolves it (a .env may set it); TMP and TEMP as the janitor's environment has them.
   const hermesEnv = { ...env, TMPDIR: hermes.tmpDir.value || undefined };
   const t = hermesTempDir(terminalEnv && typeof terminalEnv === 'object' && !Array.isArray(terminalEnv) ? (terminalEnv as Record<string, unknown>) : null, hermesEnv);
-  return { tempDirs: [t], lifetimeSeconds: lifetime, thresholdMs: thresholdSeconds(lifetime) * 1000, keep: flags.keep === true || keepFromConfig(config) };
+  return {
+    tempDirs: [t], lifetimeSeconds: lifetime, thresholdMs: thresholdSeconds(lifetime) * 1000, keep: flags.keep === true || keepFromConfig(config),
+    procRoot: procRootOf(env),
+  };
 }
 
 /** `janitor.keep_shell_snapshots` in config.yaml: true/yes/on keeps them; false/no/off or absent removes; else a usage error. */

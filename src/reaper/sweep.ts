@@ -53,6 +53,8 @@ export interface SweepEntry {
    * containers: the anonymous volumes they hold, present only when they hold some (status counts these).
    */
   volumes?: string[];
+  /** Kept as `stopped-retained`: when the retention of the stop ends (ISO 8601); the exited rule applies from then on. */
+  retainedUntil?: string;
 }
 export interface KeptEntry extends SweepEntry {
   reason: KeepReason;

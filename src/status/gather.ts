@@ -326,7 +326,7 @@ async function breakers(home: string, now: Date, env: Record<string, string | un
 
 /** The shell snapshots (as a dry run counts them) and the living hermes processes of this host. */
 function hostProcesses(req: StatusRequest): Pick<StatusReport, 'shellSnapshots' | 'hermesProcesses'> {
-  const table = listHermesProcesses({ python: true });
+  const table = listHermesProcesses({ python: true, ...(req.shellSnapshots ? { procRoot: req.shellSnapshots.procRoot } : {}) });
   const hermes: HermesProcessStatus[] = table.processes.filter((p) => p.hermes).map((p) => ({
     pid: p.pid, uid: p.uid, profile: p.profile, profileUnknown: p.profileUnknown ?? null, since: new Date(p.startedAtMs).toISOString(), command: p.command,
   }));

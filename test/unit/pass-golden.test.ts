@@ -176,7 +176,7 @@ describe('golden: status --json', () => {
         endpoints: [], noEngine: 'no container engine found (no socket at /nowhere): only the host\'s own files were checked',
         connect: async () => [], thresholdSeconds: 600, asOf: NOW, now: NOW, concurrency: 2, env: {},
         sandboxRoot: { root: path.join(home, 'sandboxes'), from: 'home', source: 'default' }, imagesBudget: null,
-        shellSnapshots: { tempDirs: [{ dir: tmp, from: 'default' }], lifetimeSeconds: 300, thresholdMs: 600_000, keep: false },
+        shellSnapshots: { tempDirs: [{ dir: tmp, from: 'default' }], lifetimeSeconds: 300, thresholdMs: 600_000, keep: false, procRoot: '/proc' },
       });
       const shown = JSON.stringify(
         { keys: Object.keys(r), sandboxDirs: r.sandboxDirs, sandboxDirsDetail: r.sandboxDirsDetail, images: r.images, shellSnapshots: r.shellSnapshots, attention: r.attention, exitCode: r.exitCode },
