@@ -10,6 +10,8 @@ import { type ImageBudget, parseKeepPattern } from '../core/image-budget.js';
 import { parseImageBudget } from '../core/image-size.js';
 import type { ImagePolicy } from '../core/images.js';
 import { ValueError } from '../core/parse-args.js';
+import { readJanitorSetting } from './janitor-settings.js';
+import { IMAGES_OVER, KEEP_IMAGES } from '../passes/images.js';
 
 export interface ImageInputs {
   imagesOver?: string | undefined;
@@ -23,8 +25,7 @@ export interface ImageSettings {
   policy: ImagePolicy;
 }
 
-const CONFIG_BUDGET = 'janitor.images_over';
-const CONFIG_KEEP = 'janitor.keep_images';
+const CONFIG_BUDGET = IMAGES_OVER.key;
 
 /** The image budget of a run, or null when it is off (neither the flag nor the config key). */
 export function resolveImageSettings(inputs: ImageInputs, config: HermesConfig): ImageSettings | null {
@@ -52,19 +53,6 @@ function parseOr<T>(fn: () => T, fix = ''): T {
 
 const fromFlag = (raw: string) => parseOr(() => parseImageBudget(raw, '--images-over'));
 
-function fromConfig(config: HermesConfig): ImageBudget | null {
-  const raw = config.get(CONFIG_BUDGET);
-  if (raw === undefined || raw === null || raw === false) return null;
-  if (config.problem) throw new UsageError(`${config.problem}: fix the file or pass --images-over`);
-  const fix = `: fix ${CONFIG_BUDGET} in ${config.file} or pass --images-over`;
-  if (typeof raw !== 'string' && typeof raw !== 'number') throw new UsageError(`${CONFIG_BUDGET} in ${config.file} must be a size such as 50GB or a percentage such as 80%${fix.slice(1)}`);
-  return parseOr(() => parseImageBudget(String(raw), CONFIG_BUDGET), fix);
-}
+const fromConfig = (config: HermesConfig): ImageBudget | null => (readJanitorSetting(config, IMAGES_OVER) as ImageBudget | undefined) ?? null;
 
-function configKeep(config: HermesConfig): RegExp[] {
-  const raw = config.get(CONFIG_KEEP);
-  if (raw === undefined || raw === null) return [];
-  const list = typeof raw === 'string' ? [raw] : Array.isArray(raw) && raw.every((r) => typeof r === 'string') ? (raw as string[]) : null;
-  if (!list) throw new UsageError(`${CONFIG_KEEP} in ${config.file} must be a regular expression or a list of them: fix the file`);
-  return list.map((k) => parseOr(() => parseKeepPattern(k, CONFIG_KEEP), ` in ${config.file}: fix the file`));
-}
+const configKeep = (config: HermesConfig): RegExp[] => (readJanitorSetting(config, KEEP_IMAGES) as RegExp[] | undefined) ?? [];

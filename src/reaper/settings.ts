@@ -15,7 +15,8 @@ import { thresholdSeconds } from '../core/policy.js';
 import { type Selection, isHermesSelection } from '../core/selection.js';
 import { resolveExecTrees } from './exec-settings.js';
 import type { IdleOptions } from './sweep.js';
-import { wholeNumberOf } from '../core/config-number.js';
+import { IDLE_MAX_PROCESSES, STOP_IDLE, readJanitorSetting } from './janitor-settings.js';
+import { SANDBOX_DIRS_OLDER_THAN } from '../passes/sandbox-dirs.js';
 
 /** What a run was given (undefined: not given): flags on the command line, options in the library. */
 export interface RunInputs {
@@ -165,26 +166,16 @@ export function envDuration(env: Record<string, string | undefined>, name: strin
 /**
  * How long an unused sandbox directory must be unchanged to be removed: `--sandbox-dirs-older-than`, else
  * `janitor.sandbox_dirs_older_than` in config.yaml (a duration such as `30d`, or a number of seconds), else null
- * (off). A value that does not parse is a usage error naming the file.
+ * (off). A value that does not read is a usage error naming the file (`janitor-settings.ts`).
  */
 export function resolveSandboxDirsOlderThan(flagMs: number | undefined, config: HermesConfig, flagName: string): Sourced<number | null> {
   if (flagMs !== undefined) {
     if (!(Number.isFinite(flagMs) && flagMs > 0)) throw new UsageError(`${flagName} must be a duration > 0, got '${flagMs}'`);
     return { value: flagMs, source: flagName };
   }
-  const cfg = usable(config, `pass ${flagName}`);
-  const raw = cfg.get('janitor.sandbox_dirs_older_than');
-  if (raw === undefined || raw === null || raw === false) return { value: null, source: 'default' };
-  const source = 'config.yaml janitor.sandbox_dirs_older_than';
-  try {
-    if (typeof raw === 'number' && raw > 0) return { value: raw * 1000, source };
-    if (typeof raw === 'string') return { value: parseDuration(raw, 'janitor.sandbox_dirs_older_than'), source };
-  } catch {
-    /* reported below */
-  }
-  throw new UsageError(
-    `janitor.sandbox_dirs_older_than in ${cfg.file} must be a duration such as 30d, 12h or 90m (or seconds), got '${String(raw)}': fix the file or pass ${flagName}`,
-  );
+  const ms = readJanitorSetting(config, SANDBOX_DIRS_OLDER_THAN);
+  if (ms === undefined || ms === null) return { value: null, source: 'default' };
+  return { value: ms, source: 'config.yaml janitor.sandbox_dirs_older_than' };
 }
 
 /** Where a setting came from, for messages. */
@@ -228,11 +219,7 @@ export function resolveStopIdle(
 ): Resolved<boolean> {
   if (flag !== undefined) return { value: flag, source: flag ? '--stop-idle' : '--no-stop-idle' };
   if (envSwitch(env, ENV_STOP_IDLE) === false) return { value: false, source: ENV_STOP_IDLE };
-  const cfg = usable(config, 'pass --stop-idle or --no-stop-idle');
-  const c = cfg.get('janitor.stop_idle');
-  if (c === false || (typeof c === 'string' && ['false', 'no', 'off', '0'].includes(c.trim().toLowerCase()))) {
-    return { value: false, source: 'config.yaml janitor.stop_idle' };
-  }
+  if (readJanitorSetting(config, STOP_IDLE) === false) return { value: false, source: 'config.yaml janitor.stop_idle' };
   if (customSelector) return { value: false, source: '--label (add --stop-idle to stop idle containers)' };
   return { value: true, source: 'default' };
 }
@@ -249,15 +236,8 @@ export function resolveIdleMaxProcesses(
     if (!Number.isSafeInteger(flag) || flag < 1) throw new UsageError(`${flagName} must be a whole number >= 1, got '${flag}'`);
     return { value: flag, source: flagName };
   }
-  const cfg = usable(config, 'pass --idle-max-processes');
-  const raw = cfg.get('janitor.idle_max_processes');
-  if (raw === undefined || raw === null) return { value: undefined, source: 'default' };
-  const n = wholeNumberOf(raw);
-  if (n === undefined || n < 1) {
-    throw new UsageError(
-      `janitor.idle_max_processes in ${cfg.file} must be a whole number >= 1, got '${String(raw)}': fix the file or pass --idle-max-processes`,
-    );
-  }
+  const n = readJanitorSetting(config, IDLE_MAX_PROCESSES);
+  if (n === undefined) return { value: undefined, source: 'default' };
   return { value: n, source: 'config.yaml janitor.idle_max_processes' };
 }
 
@@ -280,10 +260,4 @@ function envSwitch(env: Record<string, string | undefined>, name: string): boole
   if (['false', '0', 'no', 'off'].includes(t)) return false;
   if (['true', '1', 'yes', 'on'].includes(t)) return true;
   throw new UsageError(`${name} must be true/1/yes or false/0/no, got '${v}': fix or unset ${name}`);
-}
-
-/** A config file that exists but cannot be parsed is a usage error once a value is needed from it. */
-function usable(config: HermesConfig, alternative: string): HermesConfig {
-  if (config.problem) throw new UsageError(`${config.problem}: fix the file or ${alternative}`);
-  return config;
 }

@@ -9,7 +9,8 @@ import type { HermesConfig } from '../adapters/config.js';
 import type { HermesSettings } from '../core/hermes-settings.js';
 import { hermesTempDir } from '../core/shell-snapshots.js';
 import { thresholdSeconds } from '../core/policy.js';
-import { UsageError } from '../errors.js';
+import { readJanitorSetting } from './janitor-settings.js';
+import { KEEP_SHELL_SNAPSHOTS } from '../passes/shell-snapshots.js';
 import { resolveLifetime } from './settings.js';
 import { procRootOf } from '../adapters/hermes-processes.js';
 import type { TempDir } from './shell-snapshots.js';
@@ -37,19 +38,7 @@ export function shellSnapshotSettings(
   const hermesEnv = { ...env, TMPDIR: hermes.tmpDir.value || undefined };
   const t = hermesTempDir(terminalEnv && typeof terminalEnv === 'object' && !Array.isArray(terminalEnv) ? (terminalEnv as Record<string, unknown>) : null, hermesEnv);
   return {
-    tempDirs: [t], lifetimeSeconds: lifetime, thresholdMs: thresholdSeconds(lifetime) * 1000, keep: flags.keep === true || keepFromConfig(config),
+    tempDirs: [t], lifetimeSeconds: lifetime, thresholdMs: thresholdSeconds(lifetime) * 1000, keep: flags.keep === true || (readJanitorSetting(config, KEEP_SHELL_SNAPSHOTS) ?? false),
     procRoot: procRootOf(env),
   };
-}
-
-/** `janitor.keep_shell_snapshots` in config.yaml: true/yes/on keeps them; false/no/off or absent removes; else a usage error. */
-function keepFromConfig(config: HermesConfig): boolean {
-  if (config.problem) return false;
-  const v = config.get('janitor.keep_shell_snapshots');
-  if (v === undefined || v === null || v === false) return false;
-  if (v === true) return true;
-  const t = typeof v === 'string' ? v.trim().toLowerCase() : '';
-  if (['true', 'yes', 'on', '1'].includes(t)) return true;
-  if (['false', 'no', 'off', '0'].includes(t)) return false;
-  throw new UsageError(`janitor.keep_shell_snapshots in ${config.file} must be true or false, got '${String(v)}': fix the file or pass --keep-shell-snapshots`);
 }
