@@ -10,7 +10,7 @@ import { isExcluded, isSelected } from '../core/selection.js';
 import { errorMessage } from '../errors.js';
 import { type ImagesStep, imageGauges, runImagesStep } from './images-step.js';
 import type { ImageGauges } from '../adapters/metrics.js';
-import type { Reporter } from './report/reporter.js';
+import type { Reporter } from './report/types.js';
 
 /** The actions that say a container of the image exists (docuum counts the same). */
 const USE_ACTIONS = new Set(['create', 'start', 'destroy', 'remove']); // Podman says remove where Docker says destroy

@@ -11,7 +11,7 @@ import path from 'node:path';
 import type { Context } from '../context.js';
 import { CONFIG_FILENAME, DOTENV_FILENAME } from '../defaults.js';
 import { errorMessage } from '../errors.js';
-import type { Notice } from './report/reporter.js';
+import type { Notice } from './report/types.js';
 import { type EngineCommandOptions, type EngineTargets, type RunPolicy, loadHomeConfig, resolvePolicy } from './engine-options.js';
 
 /** How often the files are looked at (four stat calls). */

@@ -12,7 +12,7 @@ import { errorMessage } from '../errors.js';
 import { limiter } from '../util/pool.js';
 import type { AbandonedLoad } from './exec-trees.js';
 import { execsInFlight, takeSample, withLocalCount } from './idle-stop.js';
-import type { IdleOptions } from './sweep.js';
+import type { IdleOptions } from './sweep-types.js';
 
 export type StopDecision = ReturnType<typeof decideStop>;
 

@@ -9,7 +9,7 @@ import { IdleBook } from './idle-book.js';
 import { type AbandonedLoad, abandonedLoad, mayRunExecs, surveyExecs } from './exec-trees.js';
 import { RunGuard } from './run-guard.js';
 import { candidates, consume, entryOf, verdictOf } from './sweep-rows.js';
-import type { ListResult, ListedEntry, SweepRequest } from './sweep.js';
+import type { ListResult, ListedEntry, SweepRequest } from './sweep-types.js';
 
 export class ListSweep {
   private readonly guard: RunGuard;

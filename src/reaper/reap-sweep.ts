@@ -16,7 +16,7 @@ import { type StopOutcome, execsInFlight, readLocally, reproveAndStop, volumesGo
 import { type AbandonedLoad, type ExecTreeReport, abandonedLoad, endAbandonedTrees, mayRunExecs, surveyExecs } from './exec-trees.js';
 import { RunGuard } from './run-guard.js';
 import { candidates, consume, entryOf, vanished, verdictOf } from './sweep-rows.js';
-import type { ReapRequest, ReapResult, StoppedEntry, SweepEntry } from './sweep.js';
+import type { ReapRequest, ReapResult, StoppedEntry, SweepEntry } from './sweep-types.js';
 
 type Settled = Extract<StopOutcome, { kind: 'stopped' | 'proof-failed' }>;
 /** A listed row and the inspect it was judged from. */

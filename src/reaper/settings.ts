@@ -14,7 +14,7 @@ import { ValueError, parseDuration } from '../core/parse-args.js';
 import { thresholdSeconds } from '../core/policy.js';
 import { type Selection, isHermesSelection } from '../core/selection.js';
 import { resolveExecTrees } from './exec-settings.js';
-import type { IdleOptions } from './sweep.js';
+import type { IdleOptions } from './sweep-types.js';
 import { IDLE_MAX_PROCESSES, STOP_IDLE, readJanitorSetting } from './janitor-settings.js';
 import { SANDBOX_DIRS_OLDER_THAN } from '../passes/sandbox-dirs.js';
 

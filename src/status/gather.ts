@@ -3,7 +3,7 @@
  * a file, never takes a lock, never creates a directory.
  */
 import type { ExecView } from '../core/exec-trees.js';
-import type { IdleOptions } from '../reaper/sweep.js';
+import type { IdleOptions } from '../reaper/sweep-types.js';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { lockState } from '../adapters/file-lock.js';

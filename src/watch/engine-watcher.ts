@@ -8,9 +8,8 @@ import { engineLabelFilters, type Selection } from '../core/selection.js';
 import type { EngineProfileCounts } from '../adapters/metrics.js';
 import { errorMessage } from '../errors.js';
 import { countsByEngineAndProfile } from '../reaper/run-metrics.js';
-import {
-  type FailedEntry, type IdleOptions, type KeptEntry, type ReapResult, type StoppedEntry, type SweepEntry, type SweepEvent, reap,
-} from '../reaper/sweep.js';
+import type { FailedEntry, IdleOptions, KeptEntry, ReapResult, StoppedEntry, SweepEntry, SweepEvent } from '../reaper/sweep-types.js';
+import { reap } from '../reaper/sweep.js';
 import { type Sleep, backoffMs, realSleep } from './backoff.js';
 import { type IdleTracking, type TrackerState, applyEvent, deadlineOfKept, forgetFromSweep, newTracker, seedFromSweep } from './tracker.js';
 

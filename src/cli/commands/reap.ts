@@ -16,7 +16,8 @@ import type { EngineProfileCounts, ImageGauges, SandboxDirGauges, ShellSnapshotG
 import { snapshotGauges } from '../../reaper/shell-snapshots.js';
 import { sandboxRoot } from '../../core/sandbox-dirs.js';
 import { ENV_METRICS_FILE } from '../../defaults.js';
-import { type KeptEntry, type ReapResult, type SweepEntry, reap } from '../../reaper/sweep.js';
+import type { KeptEntry, ReapResult, SweepEntry } from '../../reaper/sweep-types.js';
+import { reap } from '../../reaper/sweep.js';
 import { resolveEngines, stampKey } from '../../adapters/docker-context.js';
 import {
   type ActionOptions, type EngineCommandOptions, type EngineTargets, type RunPolicy, addActionOptions, addEngineOptions, connectEngines, discoverTargets,

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { IdleOptions } from '../../reaper/sweep.js';
+import type { IdleOptions } from '../../reaper/sweep-types.js';
 import type { Context } from '../../context.js';
 import { ExitCode, errorMessage } from '../../errors.js';
 import { UP_TO_DAYS, ago, agoSeconds, spanSeconds } from '../../core/ages.js';

@@ -1,7 +1,7 @@
 /** `--json`: exactly one JSON document on stdout, whatever happened (`reap`; `watch` refuses `--json`). */
 import type { Context } from '../../context.js';
 import { writeJson } from '../shared.js';
-import type { Notice, ReapReport, Reporter } from './reporter.js';
+import type { Notice, ReapReport, Reporter } from './types.js';
 
 export class JsonReporter implements Reporter {
   constructor(private readonly ctx: Context) {}

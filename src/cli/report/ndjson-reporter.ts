@@ -5,11 +5,11 @@
 import type { Context } from '../../context.js';
 import type { SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
 import type { ImagesReport } from '../images-step.js';
-import type { ImageUseNotice } from './reporter.js';
+import type { ImageUseNotice } from './types.js';
 import type { ShellSnapshotsResult } from '../../reaper/shell-snapshots.js';
-import type { SweepEvent } from '../../reaper/sweep.js';
+import type { SweepEvent } from '../../reaper/sweep-types.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
-import type { Notice, ReapReport, Reporter } from './reporter.js';
+import type { Notice, ReapReport, Reporter } from './types.js';
 import { WatchNews } from './watch-news.js';
 
 /** One NDJSON line. */

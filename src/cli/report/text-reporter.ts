@@ -4,7 +4,7 @@
  * (`--quiet`) keeps only failures, problems and changes of engine state.
  */
 import type { Context } from '../../context.js';
-import type { SweepEntry, SweepEvent } from '../../reaper/sweep.js';
+import type { SweepEntry, SweepEvent } from '../../reaper/sweep-types.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
 import { holderText } from '../reap-locks.js';
 import { diskSize } from '../../core/sizes.js';
@@ -16,7 +16,7 @@ import type { EndedTree } from '../../reaper/exec-trees.js';
 import type { RemovedSnapshot, ShellSnapshotsResult } from '../../reaper/shell-snapshots.js';
 import { UP_TO_DAYS, span } from '../../core/ages.js';
 import { type Progress, hostProblems, reapLine, startProgress, whenOf } from '../render-containers.js';
-import type { Notice, ReapReport, Reporter } from './reporter.js';
+import type { Notice, ReapReport, Reporter } from './types.js';
 import { WatchNews } from './watch-news.js';
 
 export class TextReporter implements Reporter {
