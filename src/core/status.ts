@@ -106,8 +106,8 @@ export interface AttentionInput {
   stopHook: { stalled: boolean; blocks: number; maxBlocks: number; problem: string | null } | null;
   /** tool-loop sessions one step from a deny or block. */
   toolLoopLooping: string[];
-  /** The sandbox root cannot be used (not a directory, unreadable), or measuring it was cut short. */
-  sandboxDirsProblem?: string | null;
+  /** What the passes' parts of the report say needs attention (a sandbox root that cannot be used, ...), one line each. */
+  passProblems?: readonly string[];
   /** Mistakes the hooks failed open on (core/hook-errors.ts), still remembered; their ages as of `now`. */
   hookErrors?: ReadonlyArray<{ hook: string; what: string; count: number; lastSeen: string }>;
   /** The instant of the report (default `asOf`). */
@@ -136,7 +136,7 @@ export function attention(a: AttentionInput): string[] {
   else if (a.stopHook?.stalled) {
     out.push(`stop-hook: ${a.stopHook.blocks} consecutive block(s) without progress (cap ${a.stopHook.maxBlocks}): the run is stalled`);
   }
-  if (a.sandboxDirsProblem) out.push(`sandbox directories: ${a.sandboxDirsProblem}`);
+  out.push(...(a.passProblems ?? []));
   for (const e of a.hookErrors ?? []) {
     out.push(`${e.hook}: ${e.what} (seen ${e.count} time${e.count === 1 ? '' : 's'}, last ${ago(Date.parse(e.lastSeen), a.now ?? a.asOf)})`);
   }

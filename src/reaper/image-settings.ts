@@ -10,8 +10,7 @@ import { type ImageBudget, parseKeepPattern } from '../core/image-budget.js';
 import { parseImageBudget } from '../core/image-size.js';
 import type { ImagePolicy } from '../core/images.js';
 import { ValueError } from '../core/parse-args.js';
-import { readJanitorSetting } from './janitor-settings.js';
-import { IMAGES_OVER, KEEP_IMAGES } from '../passes/images.js';
+import { type JanitorSetting, readJanitorSetting } from './janitor-settings.js';
 
 export interface ImageInputs {
   imagesOver?: string | undefined;
@@ -20,19 +19,28 @@ export interface ImageInputs {
   keepImage?: readonly string[] | undefined;
 }
 
+export const IMAGES_OVER: JanitorSetting<'size'> = {
+  key: 'janitor.images_over', kind: 'size', flag: '--images-over', falseIsOff: true, parse: parseImageBudget,
+  accepts: 'a size such as 50GB or 20GiB, or a percentage of the disk such as 80%',
+  description: "when the engine's images take more than this, remove images hermes' containers used, least recently used first", defaultText: 'off',
+};
+export const KEEP_IMAGES: JanitorSetting<'list'> = {
+  key: 'janitor.keep_images', kind: 'list', flag: '--keep-image', parse: parseKeepPattern, accepts: 'a regular expression or a list of them',
+  description: 'never remove an image with a repository:tag or id matching one of these (added to `--keep-image`)', defaultText: 'none',
+};
+
 export interface ImageSettings {
   budget: ImageBudget;
   policy: ImagePolicy;
 }
 
-const CONFIG_BUDGET = IMAGES_OVER.key;
 
 /** The image budget of a run, or null when it is off (neither the flag nor the config key). */
 export function resolveImageSettings(inputs: ImageInputs, config: HermesConfig): ImageSettings | null {
   const budget = inputs.imagesOver !== undefined ? fromFlag(inputs.imagesOver) : fromConfig(config);
   if (!budget) {
     const given = inputs.allImages ? '--all-images' : inputs.imagesMinAgeMs !== undefined ? '--images-min-age' : inputs.keepImage?.length ? '--keep-image' : null;
-    if (given) throw new UsageError(`${given} applies to the image budget: add --images-over <size> (or set ${CONFIG_BUDGET} in ${config.file})`);
+    if (given) throw new UsageError(`${given} applies to the image budget: add --images-over <size> (or set ${IMAGES_OVER.key} in ${config.file})`);
     return null;
   }
   const keep = [...(inputs.keepImage ?? []).map((k) => parseOr(() => parseKeepPattern(k, '--keep-image'))), ...configKeep(config)];

@@ -5,7 +5,7 @@
  * what it got. A config.yaml that does not parse is refused before any key is read (`usableConfig`), one way for
  * every key: exit 2 naming the file.
  *
- * The flags themselves are parsed by the option tables (`--sandbox-dirs-older-than 30d` is checked there): a flag
+ * The flags themselves are parsed by the option tables (`--stopped-retention 3d` is checked there): a flag
  * given wins over its key, and the key is then not read at all (junk in a key a flag overrides is not an error).
  */
 import type { HermesConfig } from '../adapters/config.js';

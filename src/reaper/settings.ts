@@ -7,7 +7,7 @@ import type { HermesSettings, Sourced } from '../core/hermes-settings.js';
 import { idleStatePath } from '../adapters/janitor-files.js';
 import type { StateStore } from '../adapters/state-file.js';
 import {
-  ENV_JANITOR_REAPER, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_CGROUP_SAMPLES, ENV_SANDBOX_DIRS_EVERY, ENV_STOP_IDLE, HERMES_MIN_THRESHOLD_SECONDS, SANDBOX_DIRS_EVERY_MS,
+  ENV_JANITOR_REAPER, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_CGROUP_SAMPLES, ENV_STOP_IDLE, HERMES_MIN_THRESHOLD_SECONDS,
 } from '../defaults.js';
 import { UsageError } from '../errors.js';
 import { ValueError, parseDuration } from '../core/parse-args.js';
@@ -16,7 +16,6 @@ import { type Selection, isHermesSelection } from '../core/selection.js';
 import { resolveExecTrees } from './exec-settings.js';
 import type { IdleOptions } from './sweep-types.js';
 import { IDLE_MAX_PROCESSES, STOP_IDLE, readJanitorSetting } from './janitor-settings.js';
-import { SANDBOX_DIRS_OLDER_THAN } from '../passes/sandbox-dirs.js';
 
 /** What a run was given (undefined: not given): flags on the command line, options in the library. */
 export interface RunInputs {
@@ -33,8 +32,6 @@ export interface RunInputs {
   cgroupSamples?: boolean | undefined;
   /** Where idle observations live (default `<home>/janitor/idle.json`). */
   idleStore?: StateStore | undefined;
-  /** `--sandbox-dirs-older-than`, in ms: remove unused task directories unchanged this long (default: off). */
-  sandboxDirsOlderThanMs?: number | undefined;
   /** `--exec-max-age`, in seconds: replaces the bound from hermes' timeouts (exec-settings.ts). */
   execMaxAgeSeconds?: number | undefined;
   /** `--keep-exec-trees`: abandoned exec trees are reported, never ended. */
@@ -74,8 +71,6 @@ export interface RunSettings {
   stopTimeoutSeconds: number;
   /** The idle rule as a sweep takes it (the same values, plus the store, the clock and the cgroup reader). */
   idle: IdleOptions;
-  /** Unused sandbox directories unchanged this long are removed; null: they are not (the default). */
-  sandboxDirsOlderThanMs: number | null;
   /** Every setting read from hermes' files, the environment or a flag, with where it came from (`status` shows them). */
   sources: SettingSources;
 }
@@ -87,11 +82,10 @@ export interface SettingSources {
   dockerOrphanReaper: Sourced<boolean>;
   stopIdle: Sourced<boolean>;
   idleMaxProcesses: Sourced<number | null>;
-  sandboxDirsOlderThanMs: Sourced<number | null>;
 }
 
-const FLAG_NAMES = { lifetime: '--lifetime', maxProcesses: '--idle-max-processes', sandboxDirs: '--sandbox-dirs-older-than' };
-const OPTION_NAMES = { lifetime: 'lifetimeSeconds', maxProcesses: 'idleMaxProcesses', sandboxDirs: 'sandboxDirsOlderThanMs' };
+const FLAG_NAMES = { lifetime: '--lifetime', maxProcesses: '--idle-max-processes' };
+const OPTION_NAMES = { lifetime: 'lifetimeSeconds', maxProcesses: 'idleMaxProcesses' };
 
 /**
  * The run's settings from its inputs: the threshold (from `--older-than`, else 2 x max(lifetime, 60) with the
@@ -121,7 +115,6 @@ export async function resolveRunSettings(inputs: RunInputs, where: RunContext): 
   const idleAfterSeconds = inputs.idleAfterSeconds ?? computed;
   const maxProcesses = resolveIdleMaxProcesses(inputs.idleMaxProcesses, where.config, names.maxProcesses);
   const idleMaxProcesses = maxProcesses.value;
-  const dirs = resolveSandboxDirsOlderThan(inputs.sandboxDirsOlderThanMs, where.config, names.sandboxDirs);
   const stopTimeoutSeconds = inputs.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS;
   const cgroup = inputs.cgroupSamples ?? cgroupSamplesEnabled(where.env);
   const store = inputs.idleStore ?? new (await import('../adapters/state-file.js')).FileStateStore(idleStatePath(where.home));
@@ -136,20 +129,11 @@ export async function resolveRunSettings(inputs: RunInputs, where: RunContext): 
   return {
     thresholdSeconds: threshold, lifetimeSeconds, olderThan: inputs.olderThanSeconds !== undefined, stopIdle, idleAfterSeconds,
     ...(idleMaxProcesses !== undefined ? { idleMaxProcesses } : {}), stopTimeoutSeconds, idle,
-    sandboxDirsOlderThanMs: dirs.value,
     sources: {
       sandboxRoot: where.hermes.sandboxRoot, lifetimeSeconds: lifetime, dockerOrphanReaper: where.hermes.dockerOrphanReaper,
-      stopIdle: stopIdleSourced, idleMaxProcesses: { value: maxProcesses.value ?? null, source: maxProcesses.source }, sandboxDirsOlderThanMs: dirs,
+      stopIdle: stopIdleSourced, idleMaxProcesses: { value: maxProcesses.value ?? null, source: maxProcesses.source },
     },
   };
-}
-
-/**
- * How often `watch` checks the sandbox directories: `HERMES_JANITOR_SANDBOX_DIRS_EVERY`, else once an hour. Only
- * `watch` reads it (a bad value there is its usage error, never `status`'s or `reap`'s).
- */
-export function sandboxDirsEvery(env: Record<string, string | undefined>): number {
-  return envDuration(env, ENV_SANDBOX_DIRS_EVERY) ?? SANDBOX_DIRS_EVERY_MS;
 }
 
 /** A duration in an environment variable; undefined when unset or empty; anything else that does not parse is a usage error. */
@@ -161,21 +145,6 @@ export function envDuration(env: Record<string, string | undefined>, name: strin
   } catch (err) {
     throw new UsageError(`${(err as ValueError).message}: fix or unset ${name}`);
   }
-}
-
-/**
- * How long an unused sandbox directory must be unchanged to be removed: `--sandbox-dirs-older-than`, else
- * `janitor.sandbox_dirs_older_than` in config.yaml (a duration such as `30d`, or a number of seconds), else null
- * (off). A value that does not read is a usage error naming the file (`janitor-settings.ts`).
- */
-export function resolveSandboxDirsOlderThan(flagMs: number | undefined, config: HermesConfig, flagName: string): Sourced<number | null> {
-  if (flagMs !== undefined) {
-    if (!(Number.isFinite(flagMs) && flagMs > 0)) throw new UsageError(`${flagName} must be a duration > 0, got '${flagMs}'`);
-    return { value: flagMs, source: flagName };
-  }
-  const ms = readJanitorSetting(config, SANDBOX_DIRS_OLDER_THAN);
-  if (ms === undefined || ms === null) return { value: null, source: 'default' };
-  return { value: ms, source: 'config.yaml janitor.sandbox_dirs_older_than' };
 }
 
 /** Where a setting came from, for messages. */

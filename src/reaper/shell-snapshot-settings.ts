@@ -9,11 +9,15 @@ import type { HermesConfig } from '../adapters/config.js';
 import type { HermesSettings } from '../core/hermes-settings.js';
 import { hermesTempDir } from '../core/shell-snapshots.js';
 import { thresholdSeconds } from '../core/policy.js';
-import { readJanitorSetting } from './janitor-settings.js';
-import { KEEP_SHELL_SNAPSHOTS } from '../passes/shell-snapshots.js';
+import { type JanitorSetting, SWITCH_ACCEPTS, readJanitorSetting } from './janitor-settings.js';
 import { resolveLifetime } from './settings.js';
 import { procRootOf } from '../adapters/hermes-processes.js';
 import type { TempDir } from './shell-snapshots.js';
+
+export const KEEP_SHELL_SNAPSHOTS: JanitorSetting<'switch'> = {
+  key: 'janitor.keep_shell_snapshots', kind: 'switch', flag: '--keep-shell-snapshots', accepts: SWITCH_ACCEPTS,
+  description: "true: hermes' abandoned shell snapshots are counted, never removed", defaultText: 'false',
+};
 
 export interface ShellSnapshotSettings {
   tempDirs: TempDir[];

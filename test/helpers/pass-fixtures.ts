@@ -6,6 +6,11 @@
  */
 import type { Context } from '../../src/context.js';
 import type { ReapReport } from '../../src/cli/report/reporter.js';
+import { execTreesPass } from '../../src/passes/exec-trees.js';
+import { imagesPass } from '../../src/passes/images.js';
+import { sandboxDirsPass } from '../../src/passes/sandbox-dirs.js';
+import { shellSnapshotsPass } from '../../src/passes/shell-snapshots.js';
+import type { PassResult } from '../../src/passes/types.js';
 
 export const NOW = new Date('2026-11-22T12:00:00.000Z');
 export const HOST_A = 'unix:///var/run/docker.sock';
@@ -109,12 +114,14 @@ export function fullReport(dryRun: boolean): ReapReport {
     timeoutSeconds: 120,
     warnings: ['cannot read the idle state /x/idle.json (EACCES); observing afresh'],
     failOpen: false,
-    sandboxDirs,
-    images,
-    execTrees,
-    shellSnapshots,
+    passes: [
+      { pass: sandboxDirsPass, result: sandboxDirs }, { pass: imagesPass, result: images }, { pass: execTreesPass, result: execTrees },
+      { pass: shellSnapshotsPass, result: shellSnapshots },
+    ],
   };
 }
+
+const noTrees: PassResult = { pass: execTreesPass, result: { ended: [], kept: [], failed: [] } };
 
 /** No engine answered; only the host's own pass ran (and removed something). */
 export function hostOnlyReport(): ReapReport {
@@ -123,8 +130,7 @@ export function hostOnlyReport(): ReapReport {
     removed: [], stopped: [], kept: [], failed: [],
     hosts: [{ host: '(discovery)', reachable: false, error: 'no engine answered at unix:///run/docker.sock' }],
     timedOut: true, timeoutSeconds: 30, warnings: [], failOpen: false,
-    execTrees: { ended: [], kept: [], failed: [] },
-    shellSnapshots,
+    passes: [noTrees, { pass: shellSnapshotsPass, result: shellSnapshots }],
   };
 }
 
@@ -135,12 +141,12 @@ export function containersOnlyReport(): ReapReport {
     removed: [base('a1', 'hermes-a1')], stopped: [], kept: [], failed: [],
     hosts: [{ host: HOST_A, reachable: true, error: null }],
     timedOut: false, timeoutSeconds: 120, warnings: [], failOpen: false, planOut: '/tmp/plan.json',
-    execTrees: { ended: [], kept: [], failed: [] },
+    passes: [noTrees],
   };
 }
 
 /** Snapshots that only kept something: no news for reap's summary. */
 export function quietSnapshotsReport(): ReapReport {
   const { planOut: _, ...rest } = containersOnlyReport();
-  return { ...rest, shellSnapshots: { ...shellSnapshots, removed: [], failed: [] } };
+  return { ...rest, passes: [noTrees, { pass: shellSnapshotsPass, result: { ...shellSnapshots, removed: [], failed: [] } }] };
 }

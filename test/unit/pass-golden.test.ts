@@ -15,9 +15,15 @@ import { JsonReporter } from '../../src/cli/report/json-reporter.js';
 import { NdjsonReporter } from '../../src/cli/report/ndjson-reporter.js';
 import type { ReapReport, Reporter } from '../../src/cli/report/reporter.js';
 import { TextReporter } from '../../src/cli/report/text-reporter.js';
-import { imageGauges } from '../../src/cli/images-step.js';
 import { snapshotGauges } from '../../src/reaper/shell-snapshots.js';
 import { createWatchMetrics } from '../../src/watch/metrics.js';
+import { PASSES } from '../../src/passes/index.js';
+import { execTreesPass } from '../../src/passes/exec-trees.js';
+import { imageGauges, imagesPass } from '../../src/passes/images.js';
+import { sandboxDirsPass } from '../../src/passes/sandbox-dirs.js';
+import { shellSnapshotsPass } from '../../src/passes/shell-snapshots.js';
+import { configOf } from '../../src/adapters/config.js';
+import { resolveHermesSettings } from '../../src/core/hermes-settings.js';
 import { defaultSelection } from '../../src/core/selection.js';
 import {
   HOST_A, NOW, captureContext, containersOnlyReport, execTrees, fullReport, hostOnlyReport, images, quietSnapshotsReport, sandboxDirs, shellSnapshots,
@@ -79,10 +85,10 @@ describe('golden: watch', () => {
         const ctx = captureContext();
         const r = reporter(kind, ctx);
         r.notice({ kind: 'started', hosts: [HOST_A, 'tcp://10.0.0.2:2375'], thresholdSeconds: 600, profile: 'default', dryRun, stopIdle: true, idleAfterSeconds: 600, pid: 42 });
-        r.sandboxDirsPass(sandboxDirs, dryRun);
-        r.imagesPass(images, dryRun);
-        r.shellSnapshotsPass(shellSnapshots, dryRun);
-        r.imageUsed({ host: HOST_A, id: images.removed[0]!.id, container: 'c'.repeat(64), action: 'start', at: NOW.toISOString() });
+        r.passRun(sandboxDirsPass, sandboxDirs, dryRun);
+        r.passRun(imagesPass, images, dryRun);
+        r.passRun(shellSnapshotsPass, shellSnapshots, dryRun);
+        r.passNotice(imagesPass, 'image-used', { host: HOST_A, id: images.removed[0]!.id, container: 'c'.repeat(64), action: 'start', at: NOW.toISOString() });
         r.watchEvent({ type: 'exec-tree', state: 'ended', tree: execTrees.ended[0]!, host: HOST_A, trigger: 'sweep' });
         r.watchEvent({ type: 'exec-tree', state: 'kept', tree: execTrees.kept[0]!, host: HOST_A, trigger: 'sweep' });
         r.watchEvent({ type: 'exec-tree', state: 'failed', tree: execTrees.failed[0]!, host: HOST_A, trigger: 'deadline' });
@@ -97,27 +103,29 @@ describe('golden: metrics', () => {
   it("reap's metrics file, every pass", async () => {
     golden('metrics-reap-full', await metricsText({
       finishedAt: NOW, durationSeconds: 1.5, success: false, counts,
-      sandboxDirs: { used: { count: 3, bytes: 300 }, unused: { count: 2, bytes: 1288494284 } },
-      images: imageGauges(images, false),
-      execTrees: { ended: 1, kept: 1, failed: 1 },
-      shellSnapshots: snapshotGauges(shellSnapshots),
+      passes: [
+        { pass: sandboxDirsPass, gauges: { used: { count: 3, bytes: 300 }, unused: { count: 2, bytes: 1288494284 } } },
+        { pass: imagesPass, gauges: imageGauges(images, false) },
+        { pass: execTreesPass, gauges: { ended: 1, kept: 1, failed: 1 } },
+        { pass: shellSnapshotsPass, gauges: snapshotGauges(shellSnapshots) },
+      ],
     }));
   });
   it("reap's metrics file, dry run, nothing measured", async () => {
     golden('metrics-reap-bare', await metricsText({
       finishedAt: NOW, durationSeconds: 0.25, success: true, counts: [],
-      sandboxDirs: { used: null, unused: null }, images: { ...imageGauges(images, true), bytes: null },
+      passes: [{ pass: sandboxDirsPass, gauges: { used: null, unused: null } }, { pass: imagesPass, gauges: { ...imageGauges(images, true), bytes: null } }],
     }));
   });
   it("watch's endpoint: from the start, then after each pass", async () => {
-    const m = await createWatchMetrics((p) => p ?? 'default');
+    const m = await createWatchMetrics((p) => p ?? 'default', PASSES);
     const first = await m.text();
-    m.setSandboxDirs({ used: { count: 3, bytes: 300 }, unused: { count: 2, bytes: 1288494284 } });
-    m.setImages(imageGauges(images, false));
-    m.setShellSnapshots(snapshotGauges(shellSnapshots));
+    m.setPass(sandboxDirsPass, { used: { count: 3, bytes: 300 }, unused: { count: 2, bytes: 1288494284 } });
+    m.setPass(imagesPass, imageGauges(images, false));
+    m.setPass(shellSnapshotsPass, snapshotGauges(shellSnapshots));
     m.observe({
       type: 'sweep', tracked: 3, host: HOST_A, removed: 2, stopped: 1, kept: 4, failed: 1, durationMs: 1500, interrupted: false, dryRun: false, warnings: [],
-      counts, execTrees: { ended: 1, kept: 1, failed: 1 },
+      counts, sweepGauges: [{ pass: execTreesPass, gauges: { ended: 1, kept: 1, failed: 1 } }],
     });
     const after = (await m.text()).replace(/^(hermes_janitor_last_run_timestamp_seconds) \d+(\.\d+)?$/m, '$1 <now>');
     golden('metrics-watch', `--- at start\n${first.replace(/^(hermes_janitor_last_run_timestamp_seconds) \d+(\.\d+)?$/m, '$1 <now>')}--- after\n${after}`);
@@ -145,7 +153,11 @@ describe('golden: status', () => {
   };
   it('text: the sandboxes, images and shell-snapshot sections', async () => {
     const { render } = await import('../../src/cli/commands/status.js');
-    golden('status-text', render(report, NOW));
+    const partsOf = (r: { sandboxDirs: unknown; sandboxDirsDetail: unknown; images: unknown; shellSnapshots: unknown }) => [
+      { pass: sandboxDirsPass, part: { summary: r.sandboxDirs, detail: r.sandboxDirsDetail } }, { pass: imagesPass, part: r.images },
+      { pass: shellSnapshotsPass, part: r.shellSnapshots },
+    ];
+    golden('status-text', render(report, NOW, { parts: partsOf(report) }));
     const unknown = {
       ...report,
       sandboxDirs: { ...report.sandboxDirs, count: null, bytes: null, unused: null, unusedBytes: null, oldestUnusedChange: null },
@@ -153,7 +165,7 @@ describe('golden: status', () => {
       images: { ...report.images, count: null, bytes: null, uniqueBytes: null, error: 'no engine answered', budgetGiven: null, budget: null },
       shellSnapshots: [{ ...report.shellSnapshots[0]!, problem: 'cannot read /tmp (EACCES)' }],
     };
-    golden('status-text-unknown', render(unknown, NOW));
+    golden('status-text-unknown', render(unknown, NOW, { parts: partsOf(unknown) }));
   });
 });
 
@@ -171,12 +183,19 @@ describe('golden: status --json', () => {
       const tmp = path.join(t, 'tmp');
       mk(tmp);
       const { gatherStatus } = await import('../../src/status/gather.js');
-      const r = await gatherStatus({
-        home, selection: defaultSelection('default'),
+      const hermes = resolveHermesSettings({
+        env: { TMPDIR: tmp }, dotenv: null, managedDotenv: null, config: null, managedConfig: null, home, cwd: '/',
+      });
+      const selection = defaultSelection('default');
+      const { report: r } = await gatherStatus({
+        home, selection,
         endpoints: [], noEngine: 'no container engine found (no socket at /nowhere): only the host\'s own files were checked',
         connect: async () => [], thresholdSeconds: 600, asOf: NOW, now: NOW, concurrency: 2, env: {},
-        sandboxRoot: { root: path.join(home, 'sandboxes'), from: 'home', source: 'default' }, imagesBudget: null,
-        shellSnapshots: { tempDirs: [{ dir: tmp, from: 'default' }], lifetimeSeconds: 300, thresholdMs: 600_000, keep: false, procRoot: '/proc' },
+        passes: PASSES,
+        passInput: {
+          command: 'status', flags: {}, env: { TMPDIR: tmp }, config: configOf(path.join(home, 'config.yaml'), undefined), hermes, home, profiles: [],
+          selection, lifetimeSeconds: 300, plan: false, metrics: false,
+        },
       });
       const shown = JSON.stringify(
         { keys: Object.keys(r), sandboxDirs: r.sandboxDirs, sandboxDirsDetail: r.sandboxDirsDetail, images: r.images, shellSnapshots: r.shellSnapshots, attention: r.attention, exitCode: r.exitCode },

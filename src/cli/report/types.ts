@@ -5,10 +5,7 @@
 import type { LockRecord } from '../../adapters/file-lock.js';
 import type { Context } from '../../context.js';
 import type { HostOutcome } from '../../reaper/run.js';
-import type { ExecTreeReport } from '../../reaper/exec-trees.js';
-import type { SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
-import type { ImagesReport } from '../images-step.js';
-import type { ShellSnapshotsResult } from '../../reaper/shell-snapshots.js';
+import type { Pass, PassResult } from '../../passes/types.js';
 import type { FailedEntry, KeptEntry, StoppedEntry, SweepEntry, SweepEvent } from '../../reaper/sweep-types.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
 
@@ -40,15 +37,6 @@ export type Notice =
    */
   | { kind: 'settings'; changes: string[]; problem?: string };
 
-/** `watch`: an image marked used by a container's event. */
-export interface ImageUseNotice {
-  host: string;
-  id: string;
-  container: string;
-  action: string;
-  at: string;
-}
-
 /** The end of a `reap`: what it did, under which policy. */
 export interface ReapReport {
   dryRun: boolean;
@@ -69,14 +57,11 @@ export interface ReapReport {
   planOut?: string;
   /** `--fail-open`: problems do not change the exit code, and text says the first one only. */
   failOpen: boolean;
-  /** The sandbox-directory pass (`--sandbox-dirs-older-than`), when it ran. */
-  sandboxDirs?: SandboxDirsResult;
-  /** The image pass (`--images-over`), when it ran. */
-  images?: ImagesReport;
-  /** The exec-tree pass: abandoned `docker exec` trees ended, kept (and why), failed. */
-  execTrees: ExecTreeReport;
-  /** The shell-snapshot pass, when it ran (not with `--keep-shell-snapshots`, nor with `--plan`). */
-  shellSnapshots?: ShellSnapshotsResult;
+  /**
+   * Each pass that ran, with its outcome, in the list's order (`passes/index.ts`): the sweep passes always (their
+   * outcome is empty without a sweep), the others when they ran.
+   */
+  passes: readonly PassResult[];
   /** This host has no engine at all: the line saying so (the run checked the host's own files only). */
   noEngine?: string;
 }
@@ -91,14 +76,10 @@ export interface Reporter {
   reapResult(r: ReapReport): Promise<void>;
   /** One of `watch`'s events, as it happens. */
   watchEvent(ev: WatchEvent): void;
-  /** `watch`: its (hourly) pass over the sandbox directories. */
-  sandboxDirsPass(result: SandboxDirsResult, dryRun: boolean): void;
-  /** `watch`: a selected container's event marked its image used. */
-  imageUsed(use: ImageUseNotice): void;
-  /** `watch`: its (periodic) image pass. */
-  imagesPass(result: ImagesReport, dryRun: boolean): void;
-  /** `watch`: its pass over the shell snapshots (on the sandbox-directory schedule). */
-  shellSnapshotsPass(result: ShellSnapshotsResult, dryRun: boolean): void;
+  /** `watch`: one run of a pass (on its schedule), with its outcome. */
+  passRun(pass: Pass, result: unknown, dryRun: boolean): void;
+  /** `watch`: something a pass noted as it happened (`image-used`): an NDJSON event, no text line. */
+  passNotice(pass: Pass, event: string, fields: Record<string, unknown>): void;
   /** With `--fail-open`, the problem that left the exit code at 0 (text says it; the other formats carry it). */
   failOpen(problem: string | null): void;
 }
