@@ -3,19 +3,22 @@
  * Verdicts and rules are taken as the sweep reports them, so new ones (stop, idle, never-started) are counted too.
  */
 import { ago, agoSeconds } from './ages.js';
+import type { IdleKeepReason } from './idle.js';
+import type { KeepReason, Rule } from './policy.js';
 
 /** What status needs of one `list` entry (`rule`, `idleSeconds` are optional: older sweeps have none; `volumes`: the anonymous ones it holds, absent when none). */
 export interface StatusEntry {
   id: string;
   name: string;
   host: string;
-  verdict: string;
-  reason: string;
-  rule?: string | null;
+  verdict: 'reap' | 'stop' | 'keep';
+  /** Why it is kept; `expired` for one the reaper would remove, `idle` for one it would stop. */
+  reason: KeepReason | 'expired' | 'idle';
+  rule?: Rule | null;
   ageSeconds: number | null;
   idleSeconds?: number | null;
   /** Running entries: why the idle rule keeps it (`in-use`, `observing`, ...). */
-  idleReason?: string;
+  idleReason?: IdleKeepReason;
   volumes?: readonly string[];
 }
 
