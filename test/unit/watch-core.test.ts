@@ -5,7 +5,11 @@ import { parseEngineEvent } from '../../src/adapters/engine-answers.js';
 import type { EngineEvent } from '../../src/adapters/engine.js';
 import { backoffMs } from '../../src/watch/backoff.js';
 import { DeadlineQueue } from '../../src/watch/deadline-queue.js';
-import { IDLE_SETTLE_MS, applyEvent, deadlineOfKept, forgetFromSweep, newTracker, seedFromSweep } from '../../src/watch/tracker.js';
+import { applyEvent, deadlineOfKept, forgetFromSweep, newTracker, seedFromSweep } from '../../src/watch/tracker.js';
+
+// The numbers these tests pin, stated here (not imported from the code under test): a change to one is a change this test must see.
+/** Watch looks at a sandbox 1 s after a start or an exec's end. */
+const IDLE_SETTLE_MS = 1000;
 
 const ev = (id: string, action: string, timeMs: number): EngineEvent => ({ id, action, timeMs, attributes: {} });
 
