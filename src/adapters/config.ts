@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { CONFIG_FILENAME } from '../defaults.js';
+import { UsageError } from '../errors.js';
 
 /** `<home>/config.yaml`, read only when present (the YAML parser is loaded lazily). */
 export interface HermesConfig {
@@ -30,6 +31,15 @@ export async function loadConfig(home: string): Promise<HermesConfig> {
     const first = String((err as Error).message ?? err).split('\n')[0];
     return configOf(file, undefined, `${file} is not valid YAML (${first})`);
   }
+}
+
+/**
+ * The one policy for a config.yaml that exists and does not parse (or cannot be read): exit 2 naming it, whichever
+ * setting a run needs from it (the janitor's keys, `janitor-settings.ts`, and hermes' own, `hermes-settings.ts`).
+ */
+export function usableConfig(config: HermesConfig): HermesConfig {
+  if (config.problem) throw new UsageError(`${config.problem}: fix the file`);
+  return config;
 }
 
 export function configOf(file: string, data: unknown, problem?: string): HermesConfig {

@@ -2,13 +2,13 @@
  * The janitor's own settings in config.yaml (`janitor.*`): every key declared once here, with its kind, the flag that
  * overrides it and a value it accepts, and read by the one typed reader `readJanitorSetting`. The policy for a value
  * that does not read is the same for every key: a usage error (exit 2) naming the key, the file, what it accepts and
- * what it got. A config.yaml that does not parse is refused before any key is read (`usableConfig`), one way for
- * every key: exit 2 naming the file.
+ * what it got. A config.yaml that does not parse is refused before any key is read (`usableConfig` in
+ * adapters/config.ts), the one way for every key and for hermes' own settings: exit 2 naming the file.
  *
  * The flags themselves are parsed by the option tables (`--stopped-retention 3d` is checked there): a flag
  * given wins over its key, and the key is then not read at all (junk in a key a flag overrides is not an error).
  */
-import type { HermesConfig } from '../adapters/config.js';
+import { type HermesConfig, usableConfig } from '../adapters/config.js';
 import { wholeNumberOf } from '../core/config-number.js';
 import { ValueError, parseDuration } from '../core/parse-args.js';
 import { UsageError } from '../errors.js';
@@ -51,15 +51,6 @@ export interface SettingValue {
   number: number;
   size: unknown;
   list: unknown[];
-}
-
-/**
- * A config.yaml that exists and does not parse (or cannot be read) is refused the one way: exit 2 naming it. Every
- * reader of the janitor's keys, and every run that reads hermes' settings, goes through here first.
- */
-export function usableConfig(config: HermesConfig): HermesConfig {
-  if (config.problem) throw new UsageError(`${config.problem}: fix the file`);
-  return config;
 }
 
 const shown = (raw: unknown) => (typeof raw === 'string' ? raw : JSON.stringify(raw) ?? String(raw));
