@@ -13,7 +13,7 @@ import { sandboxDirsPass } from './sandbox-dirs.js';
 import { shellSnapshotsPass } from './shell-snapshots.js';
 import type { Pass } from './types.js';
 
-export const PASSES: readonly Pass[] = [sandboxDirsPass, imagesPass, execTreesPass, shellSnapshotsPass] as readonly Pass[];
+export const PASSES: readonly Pass[] = [sandboxDirsPass, imagesPass, execTreesPass, shellSnapshotsPass];
 
 /** The flags of every pass, in list order (`reap` and `watch` register them after their own). */
 export const passOptions = (passes: readonly Pass[] = PASSES): OptionDecl[] => passes.flatMap((p) => p.options ?? []);

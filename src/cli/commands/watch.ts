@@ -6,7 +6,6 @@ import { ExitCode, UsageError, errorMessage } from '../../errors.js';
 import { reaperDisabled } from '../../reaper/settings.js';
 import type { WatchEvent, WatchPolicy } from '../../watch/engine-watcher.js';
 import { type SettingsFollower, followSettings, settingsSignature } from '../watch-settings.js';
-import type { WatchMetrics } from '../../watch/metrics.js';
 import {
   type ActionOptions, type EngineCommandOptions, type EngineTargets, type HomeFiles, type RunPolicy, addActionOptions, addEngineOptions,
   connectEngines, checkStopTimeout, discoverTargets, loadHomeConfig, passInput, resolvePolicy, resolveTargets,

@@ -3,7 +3,6 @@
  * and the commands import (the factory that picks a reporter is `reporter.ts`).
  */
 import type { LockRecord } from '../../adapters/file-lock.js';
-import type { Context } from '../../context.js';
 import type { HostOutcome } from '../../reaper/run.js';
 import type { Pass, PassResult } from '../../passes/types.js';
 import type { FailedEntry, KeptEntry, StoppedEntry, SweepEntry, SweepEvent } from '../../reaper/sweep-types.js';
