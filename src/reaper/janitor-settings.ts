@@ -12,6 +12,7 @@ import { type HermesConfig, usableConfig } from '../adapters/config.js';
 import { wholeNumberOf } from '../core/config-number.js';
 import { ValueError, parseDuration } from '../core/parse-args.js';
 import { UsageError } from '../errors.js';
+import { unreachable } from '../util/unreachable.js';
 
 /** How a key's value is read. */
 export type SettingKind = 'switch' | 'duration' | 'number' | 'size' | 'list';
@@ -130,14 +131,10 @@ export function readJanitorSetting<K extends SettingKind>(config: HermesConfig, 
       v = readList(setting, raw);
       break;
     default:
-      return unknownKind(setting.kind);
+      return unreachable(setting.kind, 'setting kind');
   }
   if (v === undefined) throw junk(setting, config, raw);
   return v as SettingValue[K];
-}
-
-function unknownKind(kind: never): never {
-  throw new Error(`no reader for setting kind ${String(kind)}`);
 }
 
 /** What a switch accepts. */

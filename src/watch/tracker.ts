@@ -13,6 +13,7 @@ import { parseFinishedAt } from '../core/finished-at.js';
 import type { IdleKeepReason } from '../core/idle.js';
 import type { KeepReason, Rule } from '../core/policy.js';
 import { DeadlineQueue } from './deadline-queue.js';
+import { unreachable } from '../util/unreachable.js';
 
 export interface TrackerState {
   deadlines: DeadlineQueue;
@@ -169,13 +170,8 @@ export function deadlineOfKept(kept: KeptVerdict, thresholdSeconds: number, ctx?
     case 'excluded':
       return null;
     default:
-      return unhandled(kept.reason);
+      return unreachable(kept.reason, 'keep reason');
   }
-}
-
-/** The compiler names every keep reason a switch above leaves out. */
-function unhandled(reason: never): never {
-  throw new Error(`no deadline rule for keep reason ${String(reason)}`);
 }
 
 function tooRecentDeadline(kept: KeptVerdict, thresholdSeconds: number, ctx: KeptContext | undefined): number | null {

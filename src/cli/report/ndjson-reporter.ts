@@ -3,6 +3,7 @@
  * journald and log shippers. `watch --quiet` keeps only failures and changes of engine state.
  */
 import type { Context } from '../../context.js';
+import { unreachable } from '../../util/unreachable.js';
 import type { Pass } from '../../passes/types.js';
 import type { SweepEvent } from '../../reaper/sweep-types.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
@@ -30,6 +31,8 @@ export function sweepEventToNdjson(ctx: Context, ev: SweepEvent, extra: Record<s
       return;
     case 'exec-tree':
       return ndjsonEvent(ctx, `exec-tree-${ev.state}`, { ...ev.tree, ...extra });
+    default:
+      return unreachable(ev, 'event');
   }
 }
 
@@ -72,6 +75,8 @@ export class NdjsonReporter implements Reporter {
         return this.emit('shutdown', { tracked: n.tracked });
       case 'settings':
         return this.emit('settings', { changes: n.changes, ...(n.problem ? { problem: n.problem } : {}) });
+      default:
+        return unreachable(n, 'notice');
     }
   }
 
@@ -141,6 +146,8 @@ export class NdjsonReporter implements Reporter {
         });
       case 'event':
         return;
+      default:
+        return unreachable(ev, 'event');
     }
   }
 

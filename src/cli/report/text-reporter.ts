@@ -4,6 +4,7 @@
  * (`--quiet`) keeps only failures, problems and changes of engine state.
  */
 import type { Context } from '../../context.js';
+import { unreachable } from '../../util/unreachable.js';
 import type { SweepEntry, SweepEvent } from '../../reaper/sweep-types.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
 import { holderText } from '../reap-locks.js';
@@ -75,6 +76,8 @@ export class TextReporter implements Reporter {
         return this.line(`stopped (${n.tracked} container(s) were awaiting their deadline)`);
       case 'settings':
         return this.line(n.problem ? `settings not reloaded: ${n.problem}; keeping the last good ones` : `settings reloaded: ${n.changes.join('; ') || 'unchanged'}`, true);
+      default:
+        return unreachable(n, 'notice');
     }
   }
 
@@ -144,6 +147,8 @@ export class TextReporter implements Reporter {
         if (ev.state === 'ended') return this.line(execTreeLine(ev.tree));
         if (ev.state === 'failed') this.ctx.stderr.write(`${this.ctx.now().toISOString()} ${execTreeFailure(ev.tree)}\n`);
         return;
+      default:
+        return unreachable(ev, 'event');
     }
   }
 
