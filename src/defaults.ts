@@ -106,3 +106,10 @@ export const ENV_IMAGES_EVERY = 'HERMES_JANITOR_IMAGES_EVERY';
 export const DEFAULT_IDLE_AFTER_OWNED_SECONDS = 86_400;
 /** How long a sandbox the janitor stopped is kept before the exited rule applies: 7 days. */
 export const DEFAULT_STOPPED_RETENTION_SECONDS = 7 * 86_400;
+
+/**
+ * Where root keeps what it records for itself about a home another user owns (idle samples, image uses, stamps,
+ * locks): `<this>/<key of the home>/`, mode 0700 (core/trust.ts `stateDirName`). Tests point it elsewhere.
+ */
+export const ENV_STATE_DIR = 'HERMES_JANITOR_STATE_DIR';
+export const DEFAULT_STATE_DIR = '/var/lib/hermes-janitor';

@@ -109,8 +109,13 @@ export interface AttentionInput {
   stopHook: { stalled: boolean; blocks: number; maxBlocks: number; problem: string | null } | null;
   /** tool-loop sessions one step from a deny or block. */
   toolLoopLooping: string[];
-  /** What the passes' parts of the report say needs attention (a sandbox root that cannot be used, ...), one line each. */
+  /** What the passes' parts of the report say needs attention (a sandbox root that cannot be used, a refused temp directory, ...), one line each. */
   passProblems?: readonly string[];
+  /**
+   * Paths refused this run that no pass says (root over another user's home: a symlinked or FIFO state file, ...):
+   * each one line naming it and why.
+   */
+  refused?: readonly string[];
   /** Mistakes the hooks failed open on (core/hook-errors.ts), still remembered; their ages as of `now`. */
   hookErrors?: ReadonlyArray<{ hook: string; what: string; count: number; lastSeen: string }>;
   /** The instant of the report (default `asOf`). */
@@ -140,6 +145,7 @@ export function attention(a: AttentionInput): string[] {
     out.push(`stop-hook: ${a.stopHook.blocks} consecutive block(s) without progress (cap ${a.stopHook.maxBlocks}): the run is stalled`);
   }
   out.push(...(a.passProblems ?? []));
+  for (const r of a.refused ?? []) out.push(`refused: ${r}`);
   for (const e of a.hookErrors ?? []) {
     out.push(`${e.hook}: ${e.what} (seen ${e.count} time${e.count === 1 ? '' : 's'}, last ${ago(Date.parse(e.lastSeen), a.now ?? a.asOf)})`);
   }

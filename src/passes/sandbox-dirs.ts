@@ -83,9 +83,21 @@ export function uniqueRoots(roots: readonly SandboxRoot[]): SandboxRoot[] {
   return roots.filter((r) => !seen.has(r.root) && Boolean(seen.add(r.root)));
 }
 
+/**
+ * A home's sandbox root as a run uses it (core/sandbox-dirs.ts `sandboxRoot`), with the uid it must belong to when the
+ * janitor runs as root over another user's home and the root is that user's word: the default under their home, or a
+ * value from their `.env` or `config.yaml` (core/trust.ts `namedByOwner`).
+ */
+async function rootOfHome(setting: { value: string; source: string }, home: string): Promise<SandboxRoot> {
+  const r = sandboxRoot(setting, home);
+  const [{ homeAccess }, { namedByOwner }] = await Promise.all([import('../adapters/trust.js'), import('../core/trust.js')]);
+  const owner = homeAccess(home).owner;
+  return owner && namedByOwner(setting.source, home) ? { ...r, owner: owner.uid } : r;
+}
+
 /** The home's root, and with `--all-profiles` every profile's (each resolved from its own home). */
-const rootsOf = (input: PassSettingsInput) =>
-  uniqueRoots([sandboxRoot(input.hermes.sandboxRoot, input.home), ...input.profiles.map((p) => sandboxRoot(p.hermes.sandboxRoot, p.home))]);
+const rootsOf = async (input: PassSettingsInput) =>
+  uniqueRoots(await Promise.all([rootOfHome(input.hermes.sandboxRoot, input.home), ...input.profiles.map((p) => rootOfHome(p.hermes.sandboxRoot, p.home))]));
 
 /** Used and unused task directories and their size; a state is null when not every engine answered. */
 async function measure(s: SandboxDirsSettings, engines: readonly EngineAnswer[], signal: AbortSignal | undefined): Promise<SandboxDirGauges> {
@@ -152,10 +164,14 @@ export const sandboxDirsPass: Pass<SandboxDirsSettings, SandboxDirsResult, Sandb
     }
     const olderThanMs = input.plan ? null : resolveSandboxDirsOlderThan(flag, input.config).value;
     if (olderThanMs === null && !input.metrics) return null;
-    const roots = rootsOf(input);
+    const roots = await rootsOf(input);
     if (olderThanMs !== null) {
-      const { listTaskDirs } = await import('../adapters/sandbox-dirs.js');
-      for (const root of roots) await listTaskDirs(root); // throws UsageError naming the root and what is wrong with it
+      const [{ listTaskDirs }, { rootRefusal }] = await Promise.all([import('../adapters/sandbox-dirs.js'), import('../reaper/sandbox-dirs.js')]);
+      for (const root of roots) {
+        // A root refused for the run (`untrusted-root`: root over another user's home) is not bad input: the pass reports it.
+        if (rootRefusal(root)) continue;
+        await listTaskDirs(root); // throws UsageError naming the root and what is wrong with it
+      }
     }
     return { roots, olderThanMs, gauges: input.metrics };
   },
@@ -177,6 +193,7 @@ export const sandboxDirsPass: Pass<SandboxDirsSettings, SandboxDirsResult, Sandb
   },
 
   outcome: (r) => ({ done: r.removed, kept: r.kept, failed: r.failed }),
+  refused: (r) => (r.refused ?? []).map((x) => ({ event: 'refused-sandbox-root', fields: { ...x }, line: x.detail })),
   cutShort: (r) => r.kept.some((k) => k.reason === 'cut-short'),
 
   text: {
@@ -204,11 +221,13 @@ export const sandboxDirsPass: Pass<SandboxDirsSettings, SandboxDirsResult, Sandb
   status: {
     async gather(input, ctx) {
       const { surveySandboxDirs } = await import('../status/sandbox-dirs.js');
-      return surveySandboxDirs(sandboxRoot(input.hermes.sandboxRoot, input.home), ctx.engines, ctx.unreachable, ctx.signal);
+      return surveySandboxDirs(await rootOfHome(input.hermes.sandboxRoot, input.home), ctx.engines, ctx.unreachable, ctx.signal);
     },
     json: (part) => ({ sandboxDirs: part.summary, sandboxDirsDetail: part.detail }),
     render,
     attention: (part) => (part.detail.error ? [`sandbox directories: ${part.detail.error}`] : []),
+    // Said under "Needs attention" as the root's problem above.
+    refused: (part) => (part.detail.refused ? [{ path: part.summary.root, what: 'sandbox root', ...part.detail.refused, attention: false }] : []),
     sources: (input) => ({ sandboxDirsOlderThanMs: resolveSandboxDirsOlderThan(input.flags.sandboxDirsOlderThan as number | undefined, input.config) }),
     sourceRows(sources) {
       const s = sources.sandboxDirsOlderThanMs as Sourced<number | null> | undefined;

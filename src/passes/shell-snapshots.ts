@@ -33,7 +33,9 @@ type Gauges = Array<{ dir: string; found: number; abandoned: number; withSecretN
 async function settingsOf(input: PassSettingsInput, keepFlag: boolean | undefined): Promise<ShellSnapshotSettings> {
   const { shellSnapshotSettings } = await import('../reaper/shell-snapshot-settings.js');
   const lifetime = input.flags.lifetime as number | undefined;
-  return shellSnapshotSettings({ lifetimeSeconds: lifetime, keep: keepFlag }, input.env, { config: input.config, hermes: input.hermes });
+  // As root over another user's home, a temp directory that user's files name must be theirs (`untrusted-root`).
+  const owner = (await import('../adapters/trust.js')).homeAccess(input.home).owner;
+  return shellSnapshotSettings({ lifetimeSeconds: lifetime, keep: keepFlag }, input.env, { config: input.config, hermes: input.hermes }, owner ? { uid: owner.uid, home: input.home } : null);
 }
 
 /** `removed shell snapshot /tmp/hermes-snap-<id>.sh (uid 1000, unchanged 3 days, 2 secret-looking names)`. */
@@ -83,6 +85,7 @@ export const shellSnapshotsPass: Pass<ShellSnapshotSettings, ShellSnapshotsResul
   },
 
   outcome: (r) => ({ done: r.removed, kept: r.kept, failed: r.failed }),
+  refused: (r) => r.tempDirs.filter((t) => t.reason).map((t) => ({ event: 'refused-temp-dir', fields: { dir: t.dir, from: t.from, reason: t.reason, detail: t.problem }, line: t.problem ?? t.dir })),
   cutShort: () => false,
 
   text: {
@@ -118,6 +121,8 @@ export const shellSnapshotsPass: Pass<ShellSnapshotSettings, ShellSnapshotsResul
     },
     json: (part) => ({ shellSnapshots: part }),
     render,
+    attention: (part) => part.filter((s) => s.reason).map((s) => `refused: ${s.problem ?? s.dir}`),
+    refused: (part) => part.filter((s) => s.reason).map((s) => ({ path: s.dir, what: 'temp directory', reason: s.reason!, detail: s.problem ?? s.dir, attention: true })),
   },
 
   watch: { every: { env: ENV_SANDBOX_DIRS_EVERY, defaultMs: SANDBOX_DIRS_EVERY_MS } },

@@ -131,6 +131,11 @@ export interface PassStatus<P> {
   /** What needs attention (each line makes `status` exit 1). */
   attention?(part: P): string[];
   /**
+   * The paths its part refused for the run (root over another user's home: `untrusted-root`), for the trust section
+   * (`attention`: whether `attention` above says it).
+   */
+  refused?(part: P): Array<{ path: string; what: string; reason: string; detail: string; attention: boolean }>;
+  /**
    * Its settings with where each came from: `status --json`'s `settings` (by key), `watch`'s line when hermes' files
    * change, and (`sourceRows`) the rows of the text report's settings section.
    */
@@ -172,6 +177,11 @@ export interface Pass<S = unknown, R = unknown, G = unknown, F extends PassFailu
   fromSweeps?(sweeps: readonly ReapResult[]): R;
   /** The three lists of an outcome. */
   outcome(result: R): PassOutcome<F>;
+  /**
+   * What it refused for the run before looking (root over another user's home: a root that is not theirs), one
+   * NDJSON event and one warning line each; said also with `--quiet`.
+   */
+  refused?(result: R): Array<{ event: string; fields: Record<string, unknown>; line: string }>;
   /** `--timeout` cut it short: the run timed out (exit 3), as a sweep that was cut. */
   cutShort(result: R): boolean;
   /** The gauges of an outcome (null: it has none, or they come from `run`). */

@@ -149,7 +149,7 @@ describe('golden: status', () => {
     images: { count: 4, uniqueBytes: 3221225472, bytes: 4294967296, budget: 5368709120, budgetGiven: '5GiB', oldestLastUse: '2026-10-01T10:00:00.000Z', error: null },
     hermesProcesses: { processes: [], hidden: null },
     shellSnapshots: [{ dir: '/tmp', from: 'default', snapshots: 3, abandoned: 2, oldestChange: '2026-11-19T12:00:00.000Z', withSecretNames: 1, secretNames: 2, unreadable: 1, otherUsers: 1, problem: null }],
-    breakers, attention: ['sandbox directories: x'], exitCode: 1 as const,
+    breakers, trust: { owner: null, stateDir: '/home/h/.hermes/janitor', refused: [] }, attention: ['sandbox directories: x'], exitCode: 1 as const,
   };
   it('text: the sandboxes, images and shell-snapshot sections', async () => {
     const { render } = await import('../../src/cli/commands/status.js');

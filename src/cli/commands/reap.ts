@@ -126,12 +126,8 @@ function checkCombinations(opts: ReapOptions): void {
 /** Reads `--plan FILE` and makes the run's targets its own; flags given again must agree with it. */
 async function applyPlanTargets(opts: ReapOptions, command: Command, ctx: Context, targets: EngineTargets): Promise<ReapPlan> {
   const file = opts.plan!;
-  let text: string;
-  try {
-    text = await fs.readFile(file, 'utf8');
-  } catch (err) {
-    throw new UsageError(`cannot read plan ${file} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}): give the file written by --plan-out`);
-  }
+  // As root: only a plan root wrote and nobody else can change (adapters/plan-file.ts).
+  const text = (await import('../../adapters/plan-file.js')).readPlanFile(file);
   let plan: ReapPlan;
   try {
     plan = parsePlan(JSON.parse(text) as unknown, file);
@@ -161,7 +157,10 @@ async function applyPlanTargets(opts: ReapOptions, command: Command, ctx: Contex
   }
   targets.selection = planSelection(plan);
   const homeGiven = command.optsWithGlobals<{ home?: string }>().home !== undefined || globalProfile;
-  if (plan.home && !homeGiven) targets.home = { ...targets.home, home: plan.home };
+  if (plan.home && !homeGiven) {
+    targets.home = { ...targets.home, home: plan.home };
+    (await import('../../adapters/trust.js')).homeAccess(plan.home); // whose it is, as for --home (exit 2 when nobody's)
+  }
   targets.endpoints = resolveEngines(plan.hosts, undefined, ctx.env, ctx.homedir);
   return plan;
 }
@@ -199,27 +198,31 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   }
   if (opts.background) {
     const { detachToLog } = await import('../../adapters/background.js');
-    const pid = await detachToLog(ctx.argv.filter((a) => a !== '--background'), logFile(home.home), ctx.env, ctx.now());
+    const { homeAccess } = await import('../../adapters/trust.js');
+    // As root over another user's home, the log there is written with that user's rights.
+    const pid = await detachToLog(ctx.argv.filter((a) => a !== '--background'), logFile(home.home), ctx.env, ctx.now(), homeAccess(home.home).owner);
     reporter.notice({ kind: 'background', pid: pid ?? null, log: logFile(home.home) });
     return ExitCode.OK;
   }
-  const files = await loadHomeConfig(home, ctx);
+  // The run's --timeout starts here: hermes' settings are read inside it.
+  const signal = timeoutSignal(opts);
+  const deadlineMs = opts.timeout > 0 ? Date.now() + opts.timeout : undefined;
+  const files = await loadHomeConfig(home, ctx, signal);
   const disabled = reaperDisabled(files.hermes, ctx.env);
   if (disabled) {
     reporter.notice({ kind: 'disabled', reason: `reaper disabled by ${disabled}`, what: 'nothing done' });
     return ExitCode.OK;
   }
-  const policy = await resolvePolicy(plan ? withPlan(opts, plan) : opts, ctx, files, targets);
+  const policy = await resolvePolicy(plan ? withPlan(opts, plan) : opts, ctx, files, targets, signal);
   const keepVolumes = Boolean(opts.keepVolumes || (plan?.keepVolumes && command.getOptionValueSource('keepVolumes') !== 'cli'));
   // Every pass's settings, each checked before anything is touched (a plan lists containers only: they refuse theirs).
   const input = passInput(opts, ctx, files, { ...targets, profiles: policy.profiles, lifetimeSeconds: policy.lifetimeSeconds }, {
     command: 'reap', plan: plan !== undefined, metrics: record.metrics,
   });
   const passes = await settlePasses(PASSES, input);
-  const signal = timeoutSignal(opts);
   const run: ReapRun = {
     opts, ctx, targets, plan, policy, keepVolumes, dryRun: Boolean(opts.dryRun), signal,
-    deadlineMs: opts.timeout > 0 ? Date.now() + opts.timeout : undefined, reporter, passes,
+    deadlineMs, reporter, passes,
   };
   record.attempted = true;
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
@@ -400,7 +403,6 @@ async function writePlan(run: ReapRun, hosts: string[], found: { removed: SweepE
     home: targets.home.home, stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds, keepVolumes: run.keepVolumes,
     ...(policy.idleMaxProcesses !== undefined ? { idleMaxProcesses: policy.idleMaxProcesses } : {}),
   });
-  await fs.writeFile(run.opts.planOut!, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600 }).catch((err: NodeJS.ErrnoException) => {
-    throw new JanitorError(`cannot write plan ${run.opts.planOut} (${err.code ?? err.message})`, ExitCode.FAILED);
-  });
+  // A new file renamed over the name: nothing planted there is written through (adapters/plan-file.ts).
+  (await import('../../adapters/plan-file.js')).writePlanFile(run.opts.planOut!, `${JSON.stringify(doc, null, 2)}\n`);
 }

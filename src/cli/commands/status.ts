@@ -13,6 +13,7 @@ import {
 } from '../engine-options.js';
 import { type RunState, action, writeJson } from '../shared.js';
 import { plural } from '../../util/plural.js';
+import { escapeControls } from '../../util/escape-controls.js';
 import { docsLine } from '../docs-page.js';
 
 const HELP = `
@@ -28,10 +29,10 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   addEngineOptions(cmd, { output: false }).action(
     action(state, async (opts: EngineCommandOptions, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
-      const files = await loadHomeConfig(targets.home, ctx);
-      const policy = await resolvePolicy(opts, ctx, files, targets);
+      const signal = timeoutSignal(opts); // settings are read inside the run's --timeout
+      const files = await loadHomeConfig(targets.home, ctx, signal);
+      const policy = await resolvePolicy(opts, ctx, files, targets, signal);
       const input = passInput(opts, ctx, files, { ...targets, profiles: policy.profiles, lifetimeSeconds: policy.lifetimeSeconds }, { command: 'status' });
-      const signal = timeoutSignal(opts);
       let discoveryError: string | undefined;
       let noEngine: string | undefined;
       try {
@@ -98,6 +99,21 @@ export function renderSettings(s: RunPolicy['sources'], passes = PASSES): string
     row('idle max processes', s.idleMaxProcesses.value === null ? 'init and command' : String(s.idleMaxProcesses.value), s.idleMaxProcesses.source),
     ...passes.flatMap((p) => p.status?.sourceRows?.(s) ?? []),
   ];
+}
+
+/**
+ * The trust section, when there is something to say: the home is another user's (root reads it with their rights,
+ * its own state elsewhere), and every path refused this run and why.
+ */
+function renderTrust(r: StatusReport): string[] {
+  const t = r.trust;
+  if (!t.owner && t.refused.length === 0) return [];
+  const out = ['Trust'];
+  if (t.owner) {
+    out.push(`  home of uid ${t.owner.uid}${t.owner.name ? ` (${t.owner.name})` : ''}: no symlink in it followed, written only with that user's rights; root's own state in ${escapeControls(t.stateDir)}`);
+  }
+  for (const f of t.refused) out.push(`  refused ${f.what} (${f.reason}): ${f.detail}`);
+  return out;
 }
 
 /** The host's own part: the hermes processes found. */
@@ -194,6 +210,7 @@ export function render(r: StatusReport, now: Date, more: { settings?: RunPolicy[
   const log = r.janitor.log;
   out.push(`  log: ${log.path} ${log.exists ? `(${diskSize(log.sizeBytes)})` : '(none yet)'}`);
   if (log.lastRun) out.push(`    last background run: ${log.lastRun.startedAt} ${log.lastRun.completed ? 'completed' : 'no summary line'}`);
+  out.push(...renderTrust(r));
   out.push(...sections('engine'));
   out.push(...renderProcesses(r));
   out.push(...sections('host'));

@@ -97,6 +97,7 @@ export class NdjsonReporter implements Reporter {
 
   /** One line per entry a pass removed (or would), kept or failed on: `removed-<noun>`, `kept-<noun>`, `failed-<noun>`. */
   private entries(pass: Pass, result: unknown, dryRun: boolean): void {
+    this.refused(pass, result);
     const o = pass.outcome(result);
     const noun = pass.nouns.event;
     for (const d of o.done) this.emit(dryRun ? `would-remove-${noun}` : `removed-${noun}`, { ...d });
@@ -104,9 +105,15 @@ export class NdjsonReporter implements Reporter {
     for (const d of o.failed) this.emit(`failed-${noun}`, { ...d });
   }
 
-  /** `watch`: a pass's entries and its counts (`--quiet`: its failures only). */
+  /** What a pass refused for the run before looking (`refused-sandbox-root`, `refused-temp-dir`), also with `--quiet`. */
+  private refused(pass: Pass, result: unknown): void {
+    for (const r of pass.refused?.(result) ?? []) this.emit(r.event, r.fields);
+  }
+
+  /** `watch`: a pass's entries and its counts (`--quiet`: what it refused and its failures only). */
   passRun(pass: Pass, result: unknown, dryRun: boolean): void {
     if (this.quiet) {
+      this.refused(pass, result);
       for (const d of pass.outcome(result).failed) this.emit(`failed-${pass.nouns.event}`, { ...d });
       return;
     }

@@ -92,6 +92,8 @@ export class TextReporter implements Reporter {
       for (const { pass, result } of r.passes) for (const f of pass.outcome(result).failed) this.say(pass.text.failure(f));
     }
     if (r.noEngine && !this.quiet) this.say(r.noEngine);
+    // Roots refused for the run (untrusted-root), also with --quiet: nothing was removed there, and someone should know.
+    for (const { pass, result } of r.passes) for (const x of pass.refused?.(result) ?? []) this.say(`warning: ${x.line}`);
     if (this.quiet) return;
     const view: TextView = { dryRun: r.dryRun, asOf: r.asOf, showHost };
     const lines = (place: Pass['place']) => r.passes.filter((p) => p.pass.place === place).flatMap((p) => p.pass.text.lines(p.result, view));
@@ -155,6 +157,8 @@ export class TextReporter implements Reporter {
   /** `watch`: a pass's failures (stderr), what it did, and `checked <what>: ...`. */
   passRun(pass: Pass, result: unknown, dryRun: boolean): void {
     const now = this.ctx.now();
+    // Roots refused for the run (untrusted-root), also with --quiet: nothing was removed there, and someone should know.
+    for (const x of pass.refused?.(result) ?? []) this.ctx.stderr.write(`${now.toISOString()} warning: ${x.line}\n`);
     for (const f of pass.outcome(result).failed) this.ctx.stderr.write(`${now.toISOString()} ${pass.text.watchFailure(f)}\n`);
     for (const line of pass.text.lines(result, { dryRun, asOf: now, showHost: this.showHost })) this.line(line);
     this.line(`checked ${pass.text.summary(result, { dryRun, always: true }).replace(/^; /, '')}`);
