@@ -10,6 +10,7 @@ import {
 import { createPlaceProbe } from '../hermes/installs.js';
 import { type PlaceProbe, hermesCommand, ownershipOf, processVariables } from '../hermes/processes.js';
 import { parseStatStartTime } from './process-identity.js';
+import { ENV_PROC_ROOT } from '../defaults.js';
 
 /** What the process table showed. */
 export interface ProcessTable {
@@ -36,6 +37,12 @@ export interface ProcessScanOptions {
   selfPid?: number;
   /** What paths are part of hermes (tests); default: the filesystem's answer (`hermes/installs.ts`). */
   probe?: PlaceProbe;
+}
+
+/** Where hermes' processes are read from: `HERMES_JANITOR_PROC_ROOT` when set and not empty, else `/proc`. */
+export function procRootOf(env: Record<string, string | undefined>): string {
+  const v = env[ENV_PROC_ROOT];
+  return v === undefined || v.trim() === '' ? '/proc' : v;
 }
 
 function read(file: string): string | null {

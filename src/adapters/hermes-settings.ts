@@ -16,7 +16,7 @@ import { type HermesSettings, type LoadedFile, type SettingsInputs, resolveHerme
 import { type EnvFileReading, readEnvFile } from '../hermes/env-file.js';
 import { combineReadings } from '../hermes/readings.js';
 import { type ScopeInputs, resolveScopeSettings } from '../hermes/scope-settings.js';
-import { type HermesConfig, loadConfig } from './config.js';
+import { type HermesConfig, loadConfig, usableConfig as refuseUnparsed } from './config.js';
 import { SETTINGS_MAX_BYTES } from '../core/trust.js';
 import { TrustError, listDirSafely, readFileSafely } from './trust.js';
 
@@ -78,7 +78,7 @@ function usableConfig(config: HermesConfig, warnings?: string[]): LoadedFile<unk
     warnings.push(`${config.problem}: the settings in it are not applied; fix its permissions`);
     return null;
   }
-  if (config.problem) throw new UsageError(`${config.problem}: fix the file`);
+  refuseUnparsed(config);
   return config.data === undefined ? null : { path: config.file, data: config.data };
 }
 

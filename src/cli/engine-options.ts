@@ -11,7 +11,10 @@ import type { HermesSettings } from '../hermes/settings.js';
 import { ValueError } from '../core/parse-args.js';
 import { type Selection, profileValuesOf, selectionFrom } from '../core/selection.js';
 import type { Held, LabelRules } from '../hermes/judgement.js';
-import { type RunSettings, janitorReaps, resolveRunSettings } from '../reaper/settings.js';
+import { type RunSettings, type SettingSources, janitorReaps, resolveRunSettings } from '../reaper/settings.js';
+import type { Sourced } from '../hermes/settings.js';
+import { PASSES, passOptions } from '../passes/index.js';
+import type { PassSettingsInput } from '../passes/types.js';
 import { ACTION_OPTIONS, ENGINE_OPTIONS, OUTPUT_OPTIONS } from './engine-option-table.js';
 import { addOptions, homeDirFrom, optionsOnly } from './shared.js';
 
@@ -54,29 +57,34 @@ export function addEngineOptions(cmd: Command, { output = true }: { output?: boo
   return output ? addOptions(cmd, OUTPUT_OPTIONS) : cmd;
 }
 
-/** What `reap` and `watch` do to what they act on (`addActionOptions`). */
+/** What `reap` and `watch` do to what they act on (`addActionOptions`); each pass's flags are its own (`passes/`). */
 export interface ActionOptions {
   /** Seconds a stop waits before the engine's SIGKILL. */
   stopTimeout: number;
   keepVolumes?: boolean;
   /** `--keep-exec-trees`. */
   keepExecTrees?: boolean;
-  /** `--sandbox-dirs-older-than`, in ms. */
-  sandboxDirsOlderThan?: number;
-  /** `--images-over`, as given (checked by its parser). */
-  imagesOver?: string;
-  allImages?: boolean;
-  /** `--images-min-age`, in ms. */
-  imagesMinAge?: number;
-  /** `--keep-image`, as given (each checked by its parser). */
-  keepImage?: string[];
-  /** `--keep-shell-snapshots`. */
-  keepShellSnapshots?: boolean;
 }
 
-/** Options of the commands that act (`reap`, `watch`): how a stop ends a sandbox, and anonymous volumes. */
+/** Options of the commands that act (`reap`, `watch`): how a stop ends a sandbox, anonymous volumes, then each pass's. */
 export function addActionOptions(cmd: Command): Command {
-  return addOptions(cmd, ACTION_OPTIONS);
+  return addOptions(cmd, [...ACTION_OPTIONS, ...passOptions()]);
+}
+
+/**
+ * What a pass's settings are resolved from (`Pass.settings`, `Pass.status`): the command's flags, the environment,
+ * the home's files and the run's policy.
+ */
+export function passInput(
+  opts: object, ctx: Pick<Context, 'env'>, files: HomeFiles,
+  run: Pick<EngineTargets, 'home' | 'selection'> & { profiles: PassSettingsInput['profiles']; lifetimeSeconds: number },
+  extra: { command?: PassSettingsInput['command']; plan?: boolean; metrics?: boolean } = {},
+): PassSettingsInput {
+  return {
+    command: extra.command ?? 'reap', flags: opts as Record<string, unknown>, env: ctx.env, config: files.config, hermes: files.hermes,
+    home: run.home.home, profiles: run.profiles, selection: run.selection, lifetimeSeconds: run.lifetimeSeconds,
+    plan: extra.plan ?? false, metrics: extra.metrics ?? false,
+  };
 }
 
 /** What a run is aimed at: resolved without reading config.yaml or loading the engine client. */
@@ -107,10 +115,14 @@ export function resolveTargets(cmd: Command, opts: EngineCommandOptions, ctx: Co
 }
 
 /** A run's settings (`resolveRunSettings`: the same function `createReaper` calls) and the instant it judges at. */
-export type RunPolicy = RunSettings & {
+export type RunPolicy = Omit<RunSettings, 'sources'> & {
+  /** Every setting with its source: the sweep's, then each pass's (`Pass.status.sources`). */
+  sources: SettingSources & Record<string, Sourced<unknown>>;
   asOf: Date;
   /** `--all-profiles`: every profile's settings, from its own home (else empty). */
   profiles: ProfileSettings[];
+  /** The same profiles, those hermes does not refuse: what the passes act on (`passInput`). */
+  passProfiles: PassSettingsInput['profiles'];
   /**
    * Without `--lifetime`/`--older-than`: the threshold of each label value from the longest lifetime among the
    * profiles it belongs to (`--all-profiles`: every profile's; one profile: its own and those sharing its container
@@ -141,7 +153,6 @@ export async function resolvePolicy(
       idleAfterSeconds: opts.idleAfter === undefined ? undefined : opts.idleAfter / 1000,
       idleMaxProcesses: opts.idleMaxProcesses,
       stopTimeoutSeconds: opts.stopTimeout,
-      sandboxDirsOlderThanMs: opts.sandboxDirsOlderThan,
       execMaxAgeSeconds: opts.execMaxAge === undefined ? undefined : opts.execMaxAge / 1000,
       keepExecTrees: opts.keepExecTrees,
       idleAfterOwnedSeconds: opts.idleAfterOwned === undefined ? undefined : opts.idleAfterOwned === null ? null : opts.idleAfterOwned / 1000,
@@ -158,8 +169,13 @@ export async function resolvePolicy(
   // One profile: its own threshold is the longest of its labels' (those it shares with other profiles included).
   const selected = profileValuesOf(targets.selection) ?? [];
   const shared = !flagged && !opts.allProfiles ? Math.max(settings.thresholdSeconds, ...selected.map((l) => byLabel[l] ?? 0)) : settings.thresholdSeconds;
+  const profiles = opts.allProfiles ? judged.profiles : [];
+  // The passes act on the profiles hermes does not refuse (a refused profile has nothing removed: its root is not swept).
+  const usable = profiles.flatMap((p) => (p.hermes && p.refused === null ? [{ profile: p.profile, home: p.home, hermes: p.hermes }] : []));
+  const input = passInput(opts, ctx, files, { ...targets, profiles: usable, lifetimeSeconds: settings.lifetimeSeconds });
+  const sources = Object.assign({}, settings.sources, ...PASSES.map((p) => p.status?.sources?.(input) ?? {})) as RunPolicy['sources'];
   return {
-    ...settings, thresholdSeconds: shared, asOf: opts.asOf ?? ctx.now(), profiles: opts.allProfiles ? judged.profiles : [],
+    ...settings, sources, thresholdSeconds: shared, asOf: opts.asOf ?? ctx.now(), profiles, passProfiles: usable,
     held: judged.rules.held,
     ...(!flagged && Object.keys(byLabel).length ? { thresholdByProfile: byLabel } : {}),
   };

@@ -6,7 +6,7 @@
  * bordered cli-table3 table it always was, cell for cell (scripts parse it), unless `--wide` asks for the plain one.
  */
 import type { Context } from '../context.js';
-import type { ListedEntry } from '../reaper/sweep.js';
+import type { ListedEntry } from '../reaper/sweep-types.js';
 import { finishedAgo, idleFor, shortId } from './render-containers.js';
 
 /** Columns between two cells in the plain layout. */

@@ -8,13 +8,18 @@
 import type { HermesConfig } from '../adapters/config.js';
 import type { CommandTimeouts } from '../core/exec-trees.js';
 import { wholeNumberOf } from '../core/config-number.js';
-import type { HermesSettings } from './settings.js';
 
 /** hermes' defaults for its command timeouts (hermes-agent `tools/terminal_tool.py`). */
 export const HERMES_FOREGROUND_MAX_TIMEOUT = 600;
 export const HERMES_TERMINAL_TIMEOUT = 180;
 /** hermes' default for `execute_code` (hermes-agent `tools/code_execution_tool.py`). */
 export const HERMES_CODE_EXECUTION_TIMEOUT = 300;
+
+/** A timeout and where it came from (hermes' settings, `settings.ts`). */
+interface SourcedSeconds {
+  value: number;
+  source: string;
+}
 
 /** A positive whole number as hermes' `int()` would take it (`'90'`, ` 90 `, 90, 90.5 as 90), else undefined. */
 function seconds(raw: unknown): number | undefined {
@@ -30,7 +35,9 @@ function seconds(raw: unknown): number | undefined {
  * - `code_execution.timeout` in config.yaml, else 300: `execute_code` on a sandbox backend.
  * A config.yaml that cannot be parsed gives hermes' default for `code_execution.timeout`.
  */
-export function hermesCommandTimeouts(hermes: Pick<HermesSettings, 'foregroundMaxTimeoutSeconds' | 'terminalTimeoutSeconds'>, config: HermesConfig): CommandTimeouts {
+export function hermesCommandTimeouts(
+  hermes: { foregroundMaxTimeoutSeconds: SourcedSeconds; terminalTimeoutSeconds: SourcedSeconds }, config: HermesConfig,
+): CommandTimeouts {
   const code = seconds(config.problem ? undefined : config.get('code_execution.timeout'));
   const fg = hermes.foregroundMaxTimeoutSeconds;
   const term = hermes.terminalTimeoutSeconds;

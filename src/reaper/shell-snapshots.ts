@@ -30,8 +30,10 @@ export interface ShellSnapshotsOptions {
   /** List what would go, remove nothing. */
   dryRun: boolean;
   now: () => Date;
-  /** The process table (tests inject one; default: this host's procfs, Python interpreters included). */
+  /** The process table (tests inject one; default: this host's procfs at `procRoot`, Python interpreters included). */
   processes?: () => ProcessTable;
+  /** The procfs root of the default table (`HERMES_JANITOR_PROC_ROOT`); default `/proc`. */
+  procRoot?: string;
 }
 
 export interface RemovedSnapshot {
@@ -95,7 +97,7 @@ export function viewOf(t: ProcessTable, selfUid: number): ProcessView {
  * directory that cannot be read is recorded with its problem, a file that cannot be removed is a failure.
  */
 export function shellSnapshotPass(opts: ShellSnapshotsOptions): ShellSnapshotsResult {
-  const table = opts.processes ?? (() => listHermesProcesses({ python: true }));
+  const table = opts.processes ?? (() => listHermesProcesses({ python: true, ...(opts.procRoot ? { procRoot: opts.procRoot } : {}) }));
   const p: Pass = { opts, out: { removed: [], kept: [], failed: [], tempDirs: [], processesHidden: null }, table, selfUid: process.geteuid?.() ?? -1 };
   const first = table();
   p.out.processesHidden = first.hidden;

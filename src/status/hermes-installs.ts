@@ -4,10 +4,16 @@
  * janitor knows (`hermes/known.ts`).
  */
 import type { HermesProcess } from '../hermes/process-facts.js';
-import { createPlaceProbe, describeInstall, installOnPath } from '../hermes/installs.js';
+import { type HermesInstall, createPlaceProbe, describeInstall, installOnPath } from '../hermes/installs.js';
 import { KNOWN_HERMES, newerThanKnown } from '../hermes/known.js';
 import type { HermesPlace } from '../hermes/processes.js';
-import type { HermesInstallsStatus } from './gather.js';
+
+/** `status`'s hermes installs. */
+export interface HermesInstallsStatus {
+  /** The newest hermes this janitor was checked against. */
+  known: { version: string; releaseDate: string; commit: string };
+  installs: Array<HermesInstall & { foundBy: string[]; newerThanKnown: boolean | null }>;
+}
 
 /** The installs behind `processes` and the `hermes` on `pathVar`. */
 export function hermesInstalls(processes: readonly HermesProcess[], pathVar: string | undefined): HermesInstallsStatus {
