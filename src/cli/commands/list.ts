@@ -10,9 +10,13 @@ import {
   type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
 import { byHostAndName, startProgress } from '../render-containers.js';
+import { ENGINE_OPTIONS, OUTPUT_OPTIONS } from '../engine-option-table.js';
 import { chooseListReporter } from '../report/list-reporter.js';
 import { outputFormat } from '../report/reporter.js';
-import { type RunState, action } from '../shared.js';
+import { type RunState, action, optionParser } from '../shared.js';
+import { givenFlags, scopeOf, suggest } from '../advice.js';
+import { type ListFormat, parseListFormat } from '../list-format.js';
+import { UsageError } from '../../errors.js';
 import { docsLine } from '../docs-page.js';
 
 /** With an image budget set (janitor.images_over), a list is a sighting of the images its containers use. */
@@ -27,15 +31,27 @@ async function listSightings(
   await recordSightings(step, engines);
 }
 
+/**
+ * The options that change a verdict, repeated in the `reap` this list advises (whether each takes a value), so it
+ * judges as the list did.
+ */
+const POLICY_FLAGS: ReadonlyMap<string, boolean> = new Map(
+  [...ENGINE_OPTIONS, ...OUTPUT_OPTIONS]
+    .filter((d) => ['--lifetime', '--older-than', '--force-threshold', '--as-of', '--idle-after', '--idle-after-owned', '--stopped-retention', '--stop-idle', '--no-stop-idle', '--idle-max-processes', '--exec-max-age'].includes(d.flag))
+    .map((d) => [d.flag, d.value !== undefined]),
+);
+
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = program
     .command('list')
     .alias('ls')
     .description('List labelled containers of the selected profile(s) in any state, with the verdict reap would reach (reap, stop or keep).')
-    .option('--wide', 'the table uncut, one line per container, whatever the terminal width (also when piped)')
+    .option('--wide', 'every column (PROFILE, HOST), the reason with its detail, nothing cut whatever the terminal width')
+    .option('--format <template>', 'one line per container from a template, as docker ps --format: {{.ID}}, {{.Name}}, {{.Verdict}}, {{.Reason}}, ... (docs/reaping.md lists them), {{json .}}; "table ..." adds a header', optionParser(parseListFormat))
     .addHelpText('after', `\nExit codes: 0 done; 1 a container could not be inspected; 2 bad usage or input; 3 engine unreachable or timed out${docsLine('docs/reaping.md')}`);
   addEngineOptions(cmd).action(
-    action(state, async (opts: EngineCommandOptions & { wide?: boolean }, command: Command) => {
+    action(state, async (opts: EngineCommandOptions & { wide?: boolean; format?: ListFormat }, command: Command) => {
+      if (opts.format && (opts.json || opts.logFormat === 'json')) throw new UsageError('--format prints lines of text: it cannot be combined with --json or --log-format json');
       const targets = resolveTargets(command, opts, ctx);
       const config = await loadHomeConfig(targets.home, ctx);
       const policy = await resolvePolicy(opts, ctx, config, targets);
@@ -82,6 +98,8 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         timeoutSeconds: opts.timeout / 1000,
         exitCode: code,
         wide: Boolean(opts.wide),
+        ...(opts.format ? { format: opts.format } : {}),
+        advice: suggest('reap', scopeOf(command, ctx.cwd), givenFlags(ctx.argv, POLICY_FLAGS)),
       });
       return code;
     }),

@@ -1,3 +1,4 @@
+import { shellQuote } from '../advice.js';
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { type RestartGuardReport, createRestartGuard } from '../../breakers/restart-guard.js';
@@ -40,10 +41,6 @@ interface GuardOptions {
 }
 
 /** A word safe to paste into a POSIX shell. */
-function shellQuote(s: string): string {
-  return /^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
 function seconds(n: number): string {
   return `${Number.isInteger(n) ? n : Number(n.toFixed(3))} s`;
 }

@@ -1,0 +1,103 @@
+/**
+ * Advice that can be pasted: a command the CLI suggests (`status`'s "run hermes-janitor reap ...", `list`'s, an
+ * error's) repeats the selection and the engine the suggesting command was run with (`--home`, `--profile` or
+ * `--all-profiles`, `--label`, `--exclude-label`, `--profile-label`, `--host` or `--context`), each value quoted for
+ * a POSIX shell, so that pasted it acts on what was shown, not on the default profile of the default engine.
+ */
+import path from 'node:path';
+import type { Command } from 'commander';
+
+/** The flags of a run that choose what it acts on. */
+export interface RunScope {
+  /** `--home` as given, made absolute (a relative one would name another directory pasted elsewhere). */
+  home?: string;
+  profile?: string;
+  allProfiles?: boolean;
+  labels?: readonly string[];
+  excludeLabels?: readonly string[];
+  profileLabel?: string;
+  hosts?: readonly string[];
+  context?: string;
+}
+
+/** Characters a POSIX shell takes literally in a word. */
+const PLAIN = /^[A-Za-z0-9_./:=@%+,-]+$/;
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/**
+ * `s` as one word of a POSIX shell: as is when it holds nothing special, else in single quotes (`'\''` for a quote);
+ * a value holding control characters as `$'...'` (bash, zsh, ksh and POSIX.1-2024 shells), so the advice stays on
+ * one line.
+ */
+export function shellQuote(s: string): string {
+  if (s !== '' && PLAIN.test(s)) return s;
+  if (!CONTROL.test(s)) return `'${s.replace(/'/g, `'\\''`)}'`;
+  const body = s.replace(/[\\'\u0000-\u001f\u007f]/g, (c) => {
+    if (c === '\\' || c === "'") return `\\${c}`;
+    return `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
+  });
+  return `$'${body}'`;
+}
+
+/** The scope's flags, in the order the help lists them, each value quoted. */
+export function scopeFlags(scope: RunScope): string[] {
+  const out: string[] = [];
+  const add = (flag: string, value?: string) => out.push(value === undefined ? flag : `${flag} ${shellQuote(value)}`);
+  if (scope.home !== undefined) add('--home', scope.home);
+  if (scope.allProfiles) add('--all-profiles');
+  else if (scope.profile !== undefined) add('--profile', scope.profile);
+  for (const l of scope.labels ?? []) add('--label', l);
+  for (const l of scope.excludeLabels ?? []) add('--exclude-label', l);
+  if (scope.profileLabel !== undefined) add('--profile-label', scope.profileLabel);
+  if (scope.context !== undefined) add('--context', scope.context);
+  for (const h of scope.hosts ?? []) add('--host', h);
+  return out;
+}
+
+/**
+ * The policy flags of `argv` (a list's `--older-than 1h`, ...) as given, each value quoted: advice to act on what a
+ * list showed repeats them, so the pasted command judges as the list did. `flags`: the long flags to repeat.
+ */
+export function givenFlags(argv: readonly string[], flags: ReadonlyMap<string, boolean>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') break;
+    const eq = a.indexOf('=');
+    const flag = a.startsWith('--') && eq > 0 ? a.slice(0, eq) : a;
+    const takesValue = flags.get(flag);
+    if (takesValue === undefined) continue;
+    if (!takesValue) out.push(flag);
+    else if (eq > 0 && flag !== a) out.push(`${flag} ${shellQuote(a.slice(eq + 1))}`);
+    else if (i + 1 < argv.length) out.push(`${flag} ${shellQuote(argv[++i]!)}`);
+  }
+  return out;
+}
+
+/** `hermes-janitor <words> <the scope's flags> <extra>`: a command to paste. */
+export function suggest(words: string, scope: RunScope, extra: readonly string[] = []): string {
+  return ['hermes-janitor', words, ...scopeFlags(scope), ...extra].join(' ');
+}
+
+/** The home part of a scope only (the breakers' commands take no engine or selection). */
+export function homeScope(scope: RunScope): RunScope {
+  return { ...(scope.home !== undefined ? { home: scope.home } : {}), ...(scope.profile !== undefined ? { profile: scope.profile } : {}) };
+}
+
+/** The scope a command was run with, from its options and the global ones (values given on the command line). */
+export function scopeOf(cmd: Command, cwd: string): RunScope {
+  const o = cmd.optsWithGlobals<{
+    home?: string; profile?: string; allProfiles?: boolean; label?: string[]; excludeLabel?: string[]; profileLabel?: string; host?: string[]; context?: string;
+  }>();
+  const scope: RunScope = {};
+  if (o.home !== undefined) scope.home = path.resolve(cwd, o.home);
+  if (o.profile !== undefined) scope.profile = o.profile;
+  if (o.allProfiles) scope.allProfiles = true;
+  if (o.label?.length) scope.labels = o.label;
+  if (o.excludeLabel?.length) scope.excludeLabels = o.excludeLabel;
+  if (o.profileLabel !== undefined) scope.profileLabel = o.profileLabel;
+  if (o.host?.length) scope.hosts = o.host;
+  if (o.context !== undefined) scope.context = o.context;
+  return scope;
+}
