@@ -235,6 +235,15 @@ export async function discoverTargets(targets: EngineTargets, opts: { verbose?: 
   }
 }
 
+/**
+ * Starts loading the engine client (dockerode) without waiting for it, so that it loads while something else waits
+ * (the discovery's ping, the home's files); `connectEngines` then finds it loaded. A failure is `connectEngines`'s to
+ * report.
+ */
+export function preloadEngineClient(): void {
+  import('../adapters/dockerode-loader.js').then((m) => m.loadDockerode()).catch(() => undefined);
+}
+
 /** Engine clients for the endpoints (dockerode is loaded here, never by breakers). */
 export async function connectEngines(endpoints: EngineEndpoint[]): Promise<EngineClient[]> {
   // docker-modem hands Node's url.parse an `ssh:` URL that it calls invalid (DEP0170: two lines on stderr in every run

@@ -7,7 +7,8 @@ import type { Selection } from '../../core/selection.js';
 import { acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { list } from '../../reaper/sweep.js';
 import {
-  type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
+  type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, preloadEngineClient, resolvePolicy, resolveTargets,
+  timeoutSignal,
 } from '../engine-options.js';
 import { byHostAndName, startProgress } from '../render-containers.js';
 import { ENGINE_OPTIONS, OUTPUT_OPTIONS } from '../engine-option-table.js';
@@ -53,12 +54,17 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     action(state, async (opts: EngineCommandOptions & { wide?: boolean; format?: ListFormat }, command: Command) => {
       if (opts.format && (opts.json || opts.logFormat === 'json')) throw new UsageError('--format prints lines of text: it cannot be combined with --json or --log-format json');
       const targets = resolveTargets(command, opts, ctx);
+      // The engine is found (a ping) and its client loaded while the home's files are read: a list is the command
+      // people run most and put in `watch -n 2`.
+      const discovered = discoverTargets(targets, opts, ctx);
+      discovered.catch(() => undefined); // awaited below, after the home's own errors (exit 2) are reported
+      preloadEngineClient();
       const config = await loadHomeConfig(targets.home, ctx);
       const policy = await resolvePolicy(opts, ctx, config, targets);
 
       const signal = timeoutSignal(opts);
       limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
-      await discoverTargets(targets, opts, ctx);
+      await discovered;
       const engines = await connectEngines(targets.endpoints);
       await listSightings({ config: config.config, home: targets.home.home, selection: targets.selection, ctx, signal }, engines);
       const reporter = chooseListReporter(ctx, opts);
