@@ -85,13 +85,16 @@ export function homeScope(scope: RunScope): RunScope {
   return { ...(scope.home !== undefined ? { home: scope.home } : {}), ...(scope.profile !== undefined ? { profile: scope.profile } : {}) };
 }
 
-/** The scope a command was run with, from its options and the global ones (values given on the command line). */
-export function scopeOf(cmd: Command, cwd: string): RunScope {
+/**
+ * The scope a command was run with, from its options and the global ones (values given on the command line); `--home`
+ * made absolute (`~` is the user's home), so the advice names the same directory wherever it is pasted.
+ */
+export function scopeOf(cmd: Command, ctx: { cwd: string; homedir: string }): RunScope {
   const o = cmd.optsWithGlobals<{
     home?: string; profile?: string; allProfiles?: boolean; label?: string[]; excludeLabel?: string[]; profileLabel?: string; host?: string[]; context?: string;
   }>();
   const scope: RunScope = {};
-  if (o.home !== undefined) scope.home = path.resolve(cwd, o.home);
+  if (o.home !== undefined) scope.home = o.home === '~' || o.home.startsWith('~/') ? path.join(ctx.homedir, o.home.slice(1)) : path.resolve(ctx.cwd, o.home);
   if (o.profile !== undefined) scope.profile = o.profile;
   if (o.allProfiles) scope.allProfiles = true;
   if (o.label?.length) scope.labels = o.label;

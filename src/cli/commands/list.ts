@@ -105,7 +105,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         exitCode: code,
         wide: Boolean(opts.wide),
         ...(opts.format ? { format: opts.format } : {}),
-        advice: suggest('reap', scopeOf(command, ctx.cwd), givenFlags(ctx.argv, POLICY_FLAGS)),
+        advice: suggest('reap', scopeOf(command, ctx), givenFlags(ctx.argv, POLICY_FLAGS)),
       });
       return code;
     }),

@@ -4,7 +4,10 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Command } from 'commander';
 import type { HeldLock } from '../../adapters/file-lock.js';
-import { logFile, stampFresh, stampPath, writeStamp } from '../../adapters/janitor-files.js';
+import { logFile, stampCompletedAt, stampFresh, writeStamp } from '../../adapters/janitor-files.js';
+import { oncePerStamps } from '../once-per-stamps.js';
+import { ago } from '../../core/ages.js';
+import { formatDuration } from '../format-duration.js';
 import type { Context } from '../../context.js';
 import { thresholdSeconds } from '../../core/policy.js';
 import { ExitCode, JanitorError, UsageError, errorMessage } from '../../errors.js';
@@ -17,7 +20,7 @@ import { snapshotGauges } from '../../reaper/shell-snapshots.js';
 import { sandboxRoot } from '../../core/sandbox-dirs.js';
 import { ENV_METRICS_FILE } from '../../defaults.js';
 import { type KeptEntry, type ReapResult, type SweepEntry, reap } from '../../reaper/sweep.js';
-import { resolveEngines, stampKey } from '../../adapters/docker-context.js';
+import { resolveEngines } from '../../adapters/docker-context.js';
 import {
   type ActionOptions, type EngineCommandOptions, type EngineTargets, type RunPolicy, addActionOptions, addEngineOptions, connectEngines, discoverTargets,
   checkStopTimeout, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
@@ -196,6 +199,29 @@ interface ReapRun {
   shellSnapshots: ShellSnapshotSettings | null;
 }
 
+/**
+ * `--once-per`: whether every engine's stamp is fresh, so the run skips. A `--dry-run` never skips (it changes nothing
+ * and is run to see what a sweep would do now). With `--verbose`, says on stderr why it skips or sweeps.
+ */
+function oncePerSkips(opts: ReapOptions, targets: EngineTargets, ctx: Context): boolean {
+  if (opts.oncePer === undefined) return false;
+  const say = (line: string) => opts.verbose && ctx.stderr.write(`hermes-janitor: --once-per ${formatDuration(opts.oncePer!)}: ${line}\n`);
+  if (opts.dryRun) {
+    say('a dry run always sweeps (the stamps are neither read nor written)');
+    return false;
+  }
+  const now = ctx.now();
+  const stamps = oncePerStamps(targets.home.home, targets.selection, targets.endpoints);
+  const fresh = stamps.every((file) => stampFresh(file, now, opts.oncePer!));
+  stamps.forEach((file, i) => {
+    const at = stampCompletedAt(file);
+    const when = at === null ? 'no completed sweep recorded' : `last sweep completed ${ago(at, now)}`;
+    say(`${targets.endpoints[i]!.host}: ${when} (${file})`);
+  });
+  say(fresh ? 'skipped: every engine was swept within it' : 'sweeping');
+  return fresh;
+}
+
 async function runReap(opts: ReapOptions, command: Command, ctx: Context, record: RunRecord): Promise<number> {
   checkCombinations(opts);
   checkStopTimeout(opts, command);
@@ -206,8 +232,8 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   const hostList = () => targets.endpoints.map((e) => ({ host: e.host, reachable: null, error: null }));
 
   // Fast path for shell start-up: fresh stamps for every engine mean nothing to do, without touching the engine.
-  if (opts.oncePer !== undefined && targets.endpoints.every((e) => stampFresh(stampPath(home.home, stampKey(e), selection), ctx.now(), opts.oncePer!))) {
-    reporter.notice({ kind: 'skipped-fresh', oncePerSeconds: opts.oncePer / 1000, hosts: hostList() });
+  if (oncePerSkips(opts, targets, ctx)) {
+    reporter.notice({ kind: 'skipped-fresh', oncePerSeconds: opts.oncePer! / 1000, hosts: hostList() });
     return ExitCode.OK;
   }
   if (opts.background) {
@@ -437,7 +463,7 @@ async function recordSweep(run: ReapRun, across: AcrossEngines<ReapResult>): Pro
   await Promise.all(
     across.results.map(async (r, i) => {
       if (r.interrupted) return;
-      await writeStamp(stampPath(home.home, stampKey(endpoints[i]!), selection), now, across.hosts[i]!.host, selection).catch((err) => {
+      await writeStamp(oncePerStamps(home.home, selection, [endpoints[i]!])[0]!, now, across.hosts[i]!.host, selection).catch((err) => {
         if (!run.opts.quiet) run.ctx.stderr.write(`hermes-janitor: warning: cannot record the sweep stamp (${errorMessage(err)})\n`);
       });
     }),
