@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import type { Command } from 'commander';
+import { ENGINE_OPTIONS, OUTPUT_OPTIONS } from './engine-option-table.js';
 
 /** The flags of a run that choose what it acts on. */
 export interface RunScope {
@@ -73,6 +74,20 @@ export function givenFlags(argv: readonly string[], flags: ReadonlyMap<string, b
     else if (i + 1 < argv.length) out.push(`${flag} ${shellQuote(argv[++i]!)}`);
   }
   return out;
+}
+
+/** The options that change a verdict, by flag (whether each takes a value). */
+const POLICY_FLAGS: ReadonlyMap<string, boolean> = new Map(
+  [...ENGINE_OPTIONS, ...OUTPUT_OPTIONS]
+    .filter((d) =>
+      ['--lifetime', '--older-than', '--force-threshold', '--as-of', '--idle-after', '--idle-after-owned', '--stopped-retention', '--stop-idle', '--no-stop-idle',
+        '--idle-max-processes', '--exec-max-age'].includes(d.flag))
+    .map((d) => [d.flag, d.value !== undefined]),
+);
+
+/** The options of `argv` that change a verdict, as given: the `reap` that `list` and `status` advise judges as they did. */
+export function policyFlags(argv: readonly string[]): string[] {
+  return givenFlags(argv, POLICY_FLAGS);
 }
 
 /** `hermes-janitor <words> <the scope's flags> <extra>`: a command to paste. */

@@ -144,6 +144,8 @@ export interface HermesProcessStatus {
 
 export interface StatusRequest {
   home: string;
+  /** The commands `attention` advises, with the selection and engine of this status (`AttentionInput.commands`). */
+  commands?: { reap: string; restartGuardClear: string };
   selection: Selection;
   /** Endpoints after discovery; `discoveryError` when discovery found none. */
   endpoints: EngineEndpoint[];
@@ -406,6 +408,7 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     sandboxDirsProblem: sandboxes.detail.error,
     hookErrors: [...brk.stopHook.hookErrors, ...brk.toolLoop.hookErrors],
     now: req.now,
+    ...(req.commands ? { commands: req.commands } : {}),
   };
   const lines = attention(facts);
   return {

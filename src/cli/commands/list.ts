@@ -11,11 +11,10 @@ import {
   timeoutSignal,
 } from '../engine-options.js';
 import { byHostAndName, startProgress } from '../render-containers.js';
-import { ENGINE_OPTIONS, OUTPUT_OPTIONS } from '../engine-option-table.js';
 import { chooseListReporter } from '../report/list-reporter.js';
 import { outputFormat } from '../report/reporter.js';
 import { type RunState, action, optionParser } from '../shared.js';
-import { givenFlags, scopeOf, suggest } from '../advice.js';
+import { policyFlags, scopeOf, suggest } from '../advice.js';
 import { type ListFormat, parseListFormat } from '../list-format.js';
 import { UsageError } from '../../errors.js';
 import { docsLine } from '../docs-page.js';
@@ -31,16 +30,6 @@ async function listSightings(
   const step = await imagesStepFor(images, where.home, { selection: where.selection, dryRun: true, now: () => where.ctx.now(), signal: where.signal });
   await recordSightings(step, engines);
 }
-
-/**
- * The options that change a verdict, repeated in the `reap` this list advises (whether each takes a value), so it
- * judges as the list did.
- */
-const POLICY_FLAGS: ReadonlyMap<string, boolean> = new Map(
-  [...ENGINE_OPTIONS, ...OUTPUT_OPTIONS]
-    .filter((d) => ['--lifetime', '--older-than', '--force-threshold', '--as-of', '--idle-after', '--idle-after-owned', '--stopped-retention', '--stop-idle', '--no-stop-idle', '--idle-max-processes', '--exec-max-age'].includes(d.flag))
-    .map((d) => [d.flag, d.value !== undefined]),
-);
 
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = program
@@ -105,7 +94,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         exitCode: code,
         wide: Boolean(opts.wide),
         ...(opts.format ? { format: opts.format } : {}),
-        advice: suggest('reap', scopeOf(command, ctx), givenFlags(ctx.argv, POLICY_FLAGS)),
+        advice: suggest('reap', scopeOf(command, ctx), policyFlags(ctx.argv)),
       });
       return code;
     }),

@@ -12,6 +12,7 @@ import {
   type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
 import { type RunState, action, writeJson } from '../shared.js';
+import { homeScope, policyFlags, scopeOf, suggest } from '../advice.js';
 import { plural } from '../../util/plural.js';
 import { docsLine } from '../docs-page.js';
 
@@ -51,8 +52,10 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const warnings: string[] = [];
       const maxStopBlocks = await maxBlocksFromEnv(ctx.env, warnings);
       const { gatherStatus } = await import('../../status/gather.js');
+      const scope = scopeOf(command, ctx);
       const report = await gatherStatus({
         home: targets.home.home,
+        commands: { reap: suggest('reap', scope, policyFlags(ctx.argv)), restartGuardClear: suggest('restart-guard clear', homeScope(scope)) },
         selection: targets.selection,
         endpoints: targets.endpoints,
         ...(discoveryError ? { discoveryError } : {}),
