@@ -70,6 +70,9 @@ function buildProgram(ctx: Context, { Command }: Commander, exitCodesHelp: strin
     .configureOutput({
       writeOut: (s) => ctx.stdout.write(s),
       writeErr: (s) => ctx.stderr.write(s),
+      // The terminal's width, else 80 (the help texts of the commands are written to fit 80 columns).
+      getOutHelpWidth: () => helpWidth(ctx.stdout),
+      getErrHelpWidth: () => helpWidth(ctx.stderr),
       outputError: (s, write) => {
         // One line, always: commander puts its "(Did you mean ...?)" hint on a line of its own.
         const line = s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ');
@@ -79,6 +82,12 @@ function buildProgram(ctx: Context, { Command }: Commander, exitCodesHelp: strin
     })
     .addHelpText('after', `\n${exitCodesHelp}${docsLine('README.md')}`);
   return program;
+}
+
+/** The width help is wrapped to: a terminal's own, else 80. */
+function helpWidth(stream: Context['stdout']): number {
+  const s = stream as { isTTY?: boolean; columns?: number };
+  return s.isTTY && s.columns ? s.columns : 80;
 }
 
 export interface MainOptions {

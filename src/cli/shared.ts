@@ -1,4 +1,4 @@
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { Context } from '../context.js';
 import { homeDirectoryProblem } from '../adapters/home-directory.js';
 import { type HermesHome, homeSource, resolveHermesHome } from '../core/hermes-home.js';
@@ -18,15 +18,18 @@ export interface CommandModule {
 }
 
 export const EXIT_CODES_HELP = `Exit codes:
-  reap/list:  0 done; 1 at least one removal or stop failed (the rest were processed);
-              2 bad usage or input; 3 engine unreachable or run timed out
-  status:     0 nothing needs attention; 1 something does; 2 usage error; 3 engine unreachable
-  breakers:   0 proceed; 1 tripped (the caller should hold back); 2 usage error
-              (internal and I/O errors fail open: exit 0 with a warning on stderr)
-  hooks:      0 (the answer, if any, on stdout), also on the hook's own errors (a bad flag or
-              value, a state file it cannot write: one warning, recorded for 'status');
-              2 only as the answer itself where the agent's only channel is exit 2 with the
-              text on stderr (tool-loop post for Copilot CLI's postToolUseFailure)`;
+  reap/list:  0 done; 1 at least one removal or stop failed (the rest were
+              processed); 2 bad usage or input; 3 engine unreachable, not a
+              Docker engine, or the run timed out
+  status:     0 nothing needs attention; 1 something does; 2 usage error;
+              3 engine unreachable or not a Docker engine
+  breakers:   0 proceed; 1 tripped (the caller should hold back); 2 usage
+              error (internal and I/O errors fail open: exit 0 with a warning)
+  hooks:      0 (the answer, if any, on stdout), also on the hook's own errors
+              (a bad flag or value, a state file it cannot write: one warning,
+              recorded for 'status'); 2 only as the answer itself where the
+              agent's only channel is exit 2 with the text on stderr (tool-loop
+              post for Copilot CLI's postToolUseFailure)`;
 
 /** Wraps a pure value parser as a commander option parser (one-line "invalid argument" errors, exit 2). */
 export function optionParser<T>(parse: (raw: string) => T): (raw: string) => T {
@@ -47,11 +50,11 @@ export function optionParser<T>(parse: (raw: string) => T): (raw: string) => T {
 export function addOptions(cmd: Command, decls: readonly OptionDecl[]): Command {
   for (const d of decls) {
     const parse = d.parse ? optionParser(d.parse) : (raw: string) => raw;
-    const args: unknown[] = [];
-    if (d.repeatable) args.push((raw: string, previous: unknown[] | undefined) => [...(previous ?? []), parse(raw)]);
-    else if (d.parse) args.push(parse);
-    if (d.defaultValue !== undefined) args.push(d.defaultValue);
-    (cmd.option as (...a: unknown[]) => Command)(commanderFlags(d), d.description, ...args);
+    const opt = new Option(commanderFlags(d), d.description);
+    if (d.repeatable) opt.argParser((raw: string, previous: unknown[] | undefined) => [...(previous ?? []), parse(raw)]);
+    else if (d.parse) opt.argParser(parse);
+    if (d.defaultValue !== undefined) opt.default(d.defaultValue, d.defaultDescription);
+    cmd.addOption(opt);
   }
   return cmd;
 }

@@ -31,6 +31,15 @@ async function listSightings(
   await recordSightings(step, engines);
 }
 
+const LIST_HELP = `
+Piped, one plain line per container under a header (as docker ps prints it)
+and the summary on stderr; at a terminal, lines fitted to its width.
+
+Exit codes: 0 done
+            1 a container could not be inspected
+            2 bad usage or input
+            3 engine unreachable, not a Docker engine, or timed out`;
+
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = program
     .command('list')
@@ -38,7 +47,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .description('List labelled containers of the selected profile(s) in any state, with the verdict reap would reach (reap, stop or keep).')
     .option('--wide', 'every column (PROFILE, HOST), the reason with its detail, nothing cut whatever the terminal width')
     .option('--format <template>', 'one line per container from a template, as docker ps --format: {{.ID}}, {{.Name}}, {{.Verdict}}, {{.Reason}}, ... (docs/reaping.md lists them), {{json .}}; "table ..." adds a header', optionParser(parseListFormat))
-    .addHelpText('after', `\nExit codes: 0 done; 1 a container could not be inspected; 2 bad usage or input; 3 engine unreachable or timed out${docsLine('docs/reaping.md')}`);
+    .addHelpText('after', `${LIST_HELP}${docsLine('docs/reaping.md')}`);
   addEngineOptions(cmd).action(
     action(state, async (opts: EngineCommandOptions & { wide?: boolean; format?: ListFormat }, command: Command) => {
       if (opts.format && (opts.json || opts.logFormat === 'json')) throw new UsageError('--format prints lines of text: it cannot be combined with --json or --log-format json');

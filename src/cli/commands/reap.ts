@@ -65,9 +65,12 @@ interface RunRecord {
 }
 
 const HELP = `
-Exit codes: 0 done (also when disabled, skipped for a fresh --once-per stamp, or locked by another reap);
-            1 at least one removal or stop failed (the rest were processed); 2 bad usage or input;
-            3 engine unreachable, or the run timed out (--fail-open turns 1 and 3 into 0)`;
+Exit codes: 0 done (also when disabled, skipped for a fresh --once-per stamp,
+              or locked by another reap)
+            1 at least one removal or stop failed (the rest were processed)
+            2 bad usage or input
+            3 engine unreachable, not a Docker engine, or the run timed out
+            (--fail-open turns 1 and 3 into 0)`;
 
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = program

@@ -11,9 +11,10 @@ import { docsLine } from '../docs-page.js';
 
 const EXIT_HELP = `
 Exit codes:
-  0  proceed (also when the state cannot be read or written: the breaker fails open,
-     with one warning on stderr)
-  1  tripped: the caller should hold back (skip auto-resuming interrupted sessions)
+  0  proceed (also when the state cannot be read or written: the breaker fails
+     open, with one warning on stderr)
+  1  tripped: the caller should hold back (skip auto-resuming interrupted
+     sessions)
   2  usage error`;
 
 const CLEAR_EXIT_HELP = `
@@ -22,9 +23,10 @@ Exit codes:
   2  usage error`;
 
 const STATE_HELP = `
-State: <home>/gateway/restart_loop.json = {"boots": [<epoch seconds>, ...]} (shared with hermes-agent;
-at most the ${MAX_STORED_BOOTS} newest boots are kept). Settings: --max/--window, else
-gateway.restart_loop_guard.max_restarts / .window_seconds in <home>/config.yaml, else 3 boots within 60 s.`;
+State: <home>/gateway/restart_loop.json = {"boots": [<epoch seconds>, ...]}
+(shared with hermes-agent; at most the ${MAX_STORED_BOOTS} newest boots are kept).
+Settings: --max/--window, else gateway.restart_loop_guard.max_restarts and
+.window_seconds in <home>/config.yaml, else 3 boots within 60 s.`;
 
 function parseMax(raw: string): number {
   return parseInteger(raw, '--max');

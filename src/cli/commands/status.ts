@@ -18,8 +18,13 @@ import { docsLine } from '../docs-page.js';
 
 const HELP = `
 Read-only: writes nothing, takes no lock.
-Exit codes: 0 nothing needs attention; 1 something does (containers past the threshold, a tripped breaker,
-            a stale reap lock); 2 bad usage; 3 an engine is unreachable (or did not answer within --timeout)`;
+
+Exit codes: 0 nothing needs attention
+            1 something does (containers past the threshold, a tripped
+              breaker, a stale reap lock)
+            2 bad usage
+            3 an engine is unreachable, is not a Docker engine, or did not
+              answer within --timeout`;
 
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = program

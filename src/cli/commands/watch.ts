@@ -32,12 +32,19 @@ interface WatchOptions extends EngineCommandOptions, ActionOptions {
 }
 
 const HELP = `
-Runs until SIGTERM or SIGINT (then exits 0 within 5 s). A full sweep at start and after every reconnect, then
-the engine's event stream: each exited or never-started container is re-checked and removed at its deadline
-(FinishedAt or Created + threshold), and each running sandbox is re-sampled when its idleness could first reach
---idle-after (and right after each exec ends), then stopped once the proof holds, re-checked right before.
-It holds the reap lock of this home for each engine while it runs (a reap meanwhile answers "skipped": "locked").
-Exit codes: 0 stopped by a signal (or the reaper is disabled); 2 bad usage or input; 1 an unexpected error`;
+Runs until SIGTERM or SIGINT (then exits 0 within 5 s). A full sweep at start
+and after every reconnect, then the engine's event stream: each exited or
+never-started container is re-checked and removed at its deadline (FinishedAt
+or Created + threshold), and each running sandbox is re-sampled when its
+idleness could first reach --idle-after (and right after each exec ends), then
+stopped once the proof holds, re-checked right before. It holds the reap lock
+of this home for each engine while it runs (a reap meanwhile answers
+"skipped": "locked").
+
+Exit codes: 0 stopped by a signal (or the reaper is disabled)
+            1 an unexpected error
+            2 bad usage or input
+            3 not a Docker engine`;
 
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = program
