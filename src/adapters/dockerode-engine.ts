@@ -12,7 +12,7 @@ import { addAbortSignal } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type Dockerode from 'dockerode';
 import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_LIST_ROW_BYTES } from '../defaults.js';
-import { EngineRequestError, EngineUnreachableError, MalformedJsonArrayError } from '../errors.js';
+import { EngineRequestError, EngineUnreachableError, MalformedJsonArrayError, NotADockerEngineError } from '../errors.js';
 import type {
   ExecDetails,
   ContainerDetails, ContainerMounts, ContainerSummary, EngineClient, EngineEvent, EngineImageCalls, EngineImages, EngineStatusCalls, EngineVersion,
@@ -87,6 +87,12 @@ type WithSignal = (opts: { abortSignal: AbortSignal }) => Promise<unknown>;
 
 const statusOf = (err: unknown): number | undefined => (err instanceof EngineRequestError ? err.statusCode : undefined);
 
+/** Every HTTP status as an answer (docker-modem hands the response over only for the statuses mapped to true). */
+const ANY_STATUS: Record<number, true> = new Proxy({}, { get: (_t, key) => (typeof key === 'string' && /^\d{3}$/.test(key) ? true : undefined) });
+
+/** Answers that were not the engine API's JSON (200 with another body): whether the address is an engine is asked. */
+const malformedAnswers = new WeakSet<object>();
+
 class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCalls {
   constructor(
     private readonly docker: Dockerode,
@@ -143,7 +149,38 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
 
   private malformed(what: string, problem?: string): EngineUnreachableError {
     const why = problem ? ` (${problem})` : '';
-    return new EngineUnreachableError(`the engine at ${this.host} answered ${what} with malformed JSON${why}`, this.host);
+    const err = new EngineUnreachableError(`the engine at ${this.host} answered ${what} with malformed JSON${why}`, this.host);
+    malformedAnswers.add(err);
+    return err;
+  }
+
+  /**
+   * A call that may be the run's first contact with the address (the container list, ping, version, the event
+   * stream): when it fails with an answer that is not the engine's (an HTTP error status, a body that is not the
+   * API's JSON), `GET /_ping` is asked whether the address is an engine at all. Docker and Podman send Api-Version
+   * on every answer, errors included; an answer without it is not an engine's (a web server, a proxy's own page, a
+   * wrong port): NotADockerEngineError (exit 3), not an "unexpected error".
+   */
+  private async firstContact<T>(what: string, signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      const status = statusOf(err) ?? (err instanceof Object && malformedAnswers.has(err) ? 200 : undefined);
+      if (status === undefined || signal?.aborted) throw err;
+      const engine = await this.answersAsEngine(signal);
+      throw engine === false ? new NotADockerEngineError(this.host, what, status) : err;
+    }
+  }
+
+  /** Whether `GET /_ping` is answered with the engine API's Api-Version header; null when it is not answered at all. */
+  private async answersAsEngine(signal: AbortSignal | undefined): Promise<boolean | null> {
+    try {
+      const res = await this.call('ping', signal, (abortSignal) => this.stream({ path: '/_ping', statusCodes: ANY_STATUS }, abortSignal));
+      res.resume();
+      return typeof res.headers['api-version'] === 'string';
+    } catch {
+      return null;
+    }
   }
 
   /** A GET through the modem with the response as a stream (never buffered whole); refusals reject as dockerode's do. */
@@ -178,7 +215,9 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
   }
 
   async ping(signal?: AbortSignal): Promise<void> {
-    await this.call('ping', signal, (abortSignal) => (this.docker.ping as unknown as WithSignal).call(this.docker, { abortSignal }));
+    await this.firstContact('ping', signal, () =>
+      this.call('ping', signal, (abortSignal) => (this.docker.ping as unknown as WithSignal).call(this.docker, { abortSignal })),
+    );
   }
 
   list(query: ListQuery, signal?: AbortSignal): Promise<ContainerSummary[]> {
@@ -192,14 +231,18 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
     if (query.ids) filters.id = query.ids;
     const what = 'the container list';
     // Streamed row by row: a list of 100k containers is ~100 MB of JSON, never held whole.
-    return this.call(what, signal, async (abortSignal) =>
-      this.rows(what, await this.stream(listRequest({ all: true, filters: JSON.stringify(filters) }), abortSignal), read),
+    return this.firstContact(what, signal, () =>
+      this.call(what, signal, async (abortSignal) =>
+        this.rows(what, await this.stream(listRequest({ all: true, filters: JSON.stringify(filters) }), abortSignal), read),
+      ),
     );
   }
 
   async listMounts(signal?: AbortSignal): Promise<ContainerMounts[]> {
     const what = 'the list of all containers';
-    return this.call(what, signal, async (abortSignal) => this.rows(what, await this.stream(listRequest({ all: true }), abortSignal), readMountsRow));
+    return this.firstContact(what, signal, () =>
+      this.call(what, signal, async (abortSignal) => this.rows(what, await this.stream(listRequest({ all: true }), abortSignal), readMountsRow)),
+    );
   }
 
   async inspect(id: string, signal?: AbortSignal): Promise<ContainerDetails | null> {
@@ -284,7 +327,10 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
   // ---- status (read-only) ----
 
   async version(signal?: AbortSignal): Promise<EngineVersion> {
-    return parseEngineVersion(await this.call('the version', signal, (abortSignal) => (this.docker.version as unknown as WithSignal).call(this.docker, { abortSignal })));
+    const answer = await this.firstContact('the version', signal, () =>
+      this.call('the version', signal, (abortSignal) => (this.docker.version as unknown as WithSignal).call(this.docker, { abortSignal })),
+    );
+    return parseEngineVersion(answer);
   }
 
   // ---- images (the image budget) ----
@@ -360,11 +406,13 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
     else signal?.addEventListener('abort', onAbort, { once: true });
     let res: IncomingMessage;
     try {
-      res = await this.call(what, undefined, (subscribed) => {
-        subscribed.addEventListener('abort', () => ctl.abort(subscribed.reason), { once: true });
-        const query = { filters: JSON.stringify({ type: ['container'], label: filters.labels }) };
-        return this.stream({ path: '/events?', options: query, statusCodes: { 200: true, 400: 'bad parameter', 500: 'server error' } }, ctl.signal);
-      });
+      res = await this.firstContact(what, signal, () =>
+        this.call(what, undefined, (subscribed) => {
+          subscribed.addEventListener('abort', () => ctl.abort(subscribed.reason), { once: true });
+          const query = { filters: JSON.stringify({ type: ['container'], label: filters.labels }) };
+          return this.stream({ path: '/events?', options: query, statusCodes: { 200: true, 400: 'bad parameter', 500: 'server error' } }, ctl.signal);
+        }),
+      );
     } catch (err) {
       signal?.removeEventListener('abort', onAbort);
       if (signal?.aborted) throw signal.reason ?? err;

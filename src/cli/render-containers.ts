@@ -1,5 +1,6 @@
 import type { Context } from '../context.js';
 import { compareText } from '../util/compare-text.js';
+import { NotADockerEngineError } from '../errors.js';
 import { type AgeStyle, agoSeconds, spanSeconds } from '../core/ages.js';
 import type { HostOutcome } from '../reaper/run.js';
 import type { FailedEntry, StoppedEntry, SweepEntry, SweepEvent } from '../reaper/sweep.js';
@@ -47,9 +48,11 @@ export function reapLine(
   return s.killed ? `${base}: killed by the engine after ${s.graceSeconds ?? '?'} s (it ignored SIGTERM)` : base;
 }
 
-/** Human lines for engines that could not be reached. */
+/** Human lines for engines that could not be reached (or are not engines: that line names the address itself). */
 export function hostProblems(hosts: HostOutcome[]): string[] {
-  return hosts.filter((h) => !h.reachable).map((h) => `engine ${h.host} unreachable: ${h.error ?? 'unknown error'}`);
+  return hosts
+    .filter((h) => !h.reachable)
+    .map((h) => (NotADockerEngineError.says(h.host, h.error) ? h.error! : `engine ${h.host} unreachable: ${h.error ?? 'unknown error'}`));
 }
 
 /** A spinner on stderr, only when it is a terminal and output is for humans. */

@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { existsSync } from 'node:fs';
 import type { Context } from '../context.js';
 import { homeDirectoryProblem } from '../adapters/home-directory.js';
 import { type HermesHome, homeSource, resolveHermesHome } from '../core/hermes-home.js';
@@ -72,13 +73,18 @@ export function homeFrom(cmd: Command, ctx: Context): HermesHome {
 
 /**
  * `homeFrom`, for the commands that read the home as a whole (`reap`, `list`, `watch`, `status`): a home that exists
- * but is not a directory is a usage error (exit 2) naming it, not an empty home.
+ * but is not a directory is a usage error (exit 2) naming it, not an empty home; a `--profile` (without `--home`)
+ * whose home does not exist is one warning line (unless `--quiet`).
  */
 export function homeDirFrom(cmd: Command, ctx: Context): HermesHome {
   const home = homeFrom(cmd, ctx);
-  const g = cmd.optsWithGlobals<{ home?: string }>();
+  const g = cmd.optsWithGlobals<{ home?: string; profile?: string; quiet?: boolean }>();
   const problem = homeDirectoryProblem(home.home, homeSource({ home: g.home, env: ctx.env }));
   if (problem) throw new UsageError(problem);
+  // A mistyped --profile reads as an empty profile: one warning line naming the path; its label is selected all the same.
+  if (!g.quiet && g.profile !== undefined && g.home === undefined && !existsSync(home.home)) {
+    warn(ctx, `--profile ${escapeControls(g.profile)}: there is no hermes home at ${escapeControls(home.home)} (a mistyped profile?); its containers (label value ${home.profile}) are selected all the same`);
+  }
   return home;
 }
 

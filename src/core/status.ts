@@ -94,6 +94,8 @@ export function countContainers(entries: readonly StatusEntry[]): ContainerCount
 /** The facts `attention` judges, gathered by the status adapter. */
 export interface AttentionInput {
   unreachableEngines: string[];
+  /** Those of `unreachableEngines` that answered, but not as a Docker engine does. */
+  notEngines?: string[];
   orphans: number;
   oldestOrphanAgeSeconds: number | null;
   /** The instant the ages are as of. */
@@ -122,7 +124,9 @@ export interface AttentionInput {
 /** One line per thing that needs a user's attention; empty when all is well. */
 export function attention(a: AttentionInput): string[] {
   const out: string[] = [];
-  for (const h of a.unreachableEngines) out.push(`engine ${h} is unreachable`);
+  for (const h of a.unreachableEngines) {
+    out.push(a.notEngines?.includes(h) ? `${h} is not a Docker engine: point --host, --context or DOCKER_HOST at the engine's API` : `engine ${h} is unreachable`);
+  }
   if (a.timedOut) out.push('the engine did not answer within --timeout: the container counts are incomplete');
   if (a.orphans > 0) {
     const age = a.oldestOrphanAgeSeconds === null ? '' : ` (the oldest finished ${agoSeconds(a.oldestOrphanAgeSeconds, a.asOf)})`;

@@ -20,7 +20,7 @@ import { type AttentionInput, type ContainerCounts, attention, countContainers, 
 import { DEFAULT_SUSPEND_THRESHOLD } from '../core/stuck-sessions.js';
 import type { SandboxDirsSummary, SandboxRoot } from '../core/sandbox-dirs.js';
 import type { Selection } from '../core/selection.js';
-import { errorMessage } from '../errors.js';
+import { NotADockerEngineError, errorMessage } from '../errors.js';
 import { acrossEngines } from '../reaper/run.js';
 import { type ListedEntry, list } from '../reaper/sweep.js';
 import { type SandboxDirsDetail, surveySandboxDirs } from './sandbox-dirs.js';
@@ -395,6 +395,7 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
   ]);
   const facts: AttentionInput = {
     unreachableEngines: unreachable,
+    notEngines: engines.filter((e) => e.host !== null && !e.reachable && NotADockerEngineError.says(e.host, e.error)).map((e) => e.host!),
     orphans: containers?.orphans ?? 0,
     oldestOrphanAgeSeconds: containers?.oldestOrphan?.ageSeconds ?? null,
     asOf: req.asOf,

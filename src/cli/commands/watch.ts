@@ -2,7 +2,7 @@ import { limitHeapGrowth } from '../heap.js';
 import type { Command } from 'commander';
 import type { HeldLock } from '../../adapters/file-lock.js';
 import type { Context } from '../../context.js';
-import { ExitCode, UsageError, errorMessage } from '../../errors.js';
+import { ExitCode, NotADockerEngineError, UsageError, errorMessage } from '../../errors.js';
 import { reaperDisabled, sandboxDirsEvery } from '../../reaper/settings.js';
 import type { EngineClient } from '../../adapters/engine.js';
 import { sandboxRoot } from '../../core/sandbox-dirs.js';
@@ -197,11 +197,27 @@ async function startImages(run: WatchRun, metrics: WatchMetrics | null): Promise
   });
 }
 
+/**
+ * An address that answers but is not a Docker engine is a mistake to fix, not an outage to wait out: watch ends at
+ * once with exit 3 (NotADockerEngineError) instead of retrying for ever. An engine that does not answer yet is
+ * watched as usual (the service retries with backoff).
+ */
+async function refuseNonEngines(engines: EngineClient[], signal: AbortSignal): Promise<void> {
+  await Promise.all(
+    engines.map((e) =>
+      e.ping(signal).catch((err: unknown) => {
+        if (err instanceof NotADockerEngineError) throw err;
+      }),
+    ),
+  );
+}
+
 /** The service itself: every engine watched until a signal, with metrics when asked for. */
 async function serve(run: WatchRun): Promise<number> {
   const { opts, targets, policy, reporter } = run;
   const { selection } = targets;
   const engines = await connectEngines(targets.endpoints);
+  await refuseNonEngines(engines, run.stopping);
   const profileOf = (p: string | null) => p ?? selection.profile ?? '';
   const metrics = opts.metricsListen ? await (await import('../../watch/metrics.js')).createWatchMetrics(profileOf) : null;
   const images = await startImages(run, metrics);
