@@ -69,7 +69,7 @@ export const ENGINE_OPTIONS: readonly OptionDecl[] = [
 
 /** How a run reports, and the idle rule: the commands that print per container (`list`, `reap`, `watch`). */
 export const OUTPUT_OPTIONS: readonly OptionDecl[] = [
-  { flag: '--log-format', value: '<format>', parse: parseLogFormat, defaultValue: 'text', description: 'text or json (NDJSON events on stdout)' },
+  { flag: '--log-format', value: '<format>', parse: parseLogFormat, defaultValue: 'text', values: ['text', 'json'], description: 'text or json (NDJSON events on stdout)' },
   { flag: '--quiet', short: '-q', startup: true, description: 'print nothing on success' },
   {
     flag: '--idle-after', value: '<duration>', parse: (v) => parseDuration(v, '--idle-after'),

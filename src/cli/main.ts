@@ -16,7 +16,7 @@ interface CommandEntry {
   load: () => Promise<CommandModule>;
 }
 
-const COMMANDS: CommandEntry[] = [
+export const COMMANDS: CommandEntry[] = [
   { name: 'list', aliases: ['ls'], summary: 'list labelled containers with the verdict reap would reach (reap, stop or keep)', load: () => import('./commands/list.js') },
   { name: 'reap', summary: 'remove exited and never-started orphans older than the threshold; stop sandboxes proven idle', load: () => import('./commands/reap.js') },
   { name: 'watch', summary: 'run as a service: remove each orphan at its deadline and stop each idle sandbox, following engine events', load: () => import('./commands/watch.js') },
@@ -27,7 +27,20 @@ const COMMANDS: CommandEntry[] = [
   { name: 'status', summary: 'engines, containers, janitor state, sandbox directories and breakers on one screen (read-only)', load: () => import('./commands/status.js') },
   { name: 'shell-init', summary: 'print the shell start-up snippet (bash, zsh, fish)', load: () => import('./commands/shell-init.js') },
   { name: 'tool-loop', summary: 'tool-call hooks: stop repeated, cycling or failing tool calls', load: () => import('./commands/tool-loop.js') },
+  { name: 'completion', summary: 'print a shell completion script (bash, zsh, fish)', load: () => import('./commands/completion.js') },
 ];
+
+/**
+ * The whole program, every command registered in full (`completion` walks it; a run registers only the command it
+ * runs). Nothing it registers is run.
+ */
+export async function fullProgram(ctx: Context): Promise<Command> {
+  const commander = await import('commander');
+  const program = buildProgram(ctx, commander, (await import('./shared.js')).EXIT_CODES_HELP);
+  const state: RunState = { exitCode: ExitCode.OK };
+  for (const entry of COMMANDS) (await entry.load()).register(program, ctx, state);
+  return program;
+}
 
 /** The first word of argv that is not an option: the subcommand to load. */
 function findCommand(argv: string[]): CommandEntry | undefined {

@@ -7,6 +7,7 @@ import { ValueError } from '../core/parse-args.js';
 import { UsageError } from '../errors.js';
 import { escapeControls } from '../util/escape-controls.js';
 import { type OptionDecl, commanderFlags } from './option-table.js';
+import { COMPLETION_VALUES } from './completion-values.js';
 
 /** What a command's action leaves behind for main(). */
 export interface RunState {
@@ -55,6 +56,8 @@ export function addOptions(cmd: Command, decls: readonly OptionDecl[]): Command 
     if (d.repeatable) opt.argParser((raw: string, previous: unknown[] | undefined) => [...(previous ?? []), parse(raw)]);
     else if (d.parse) opt.argParser(parse);
     if (d.defaultValue !== undefined) opt.default(d.defaultValue, d.defaultDescription);
+    // For the shell completions only: commander's own choices would replace the option's parser and its messages.
+    if (d.values) Object.assign(opt, { [COMPLETION_VALUES]: d.values });
     cmd.addOption(opt);
   }
   return cmd;

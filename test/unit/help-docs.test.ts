@@ -58,6 +58,7 @@ const PAGES: Record<string, string> = {
   'stuck-sessions': 'docs/breakers.md',
   'stop-hook': 'docs/breakers.md',
   'tool-loop': 'docs/breakers.md',
+  completion: 'docs/operations.md',
 };
 
 describe('--help ends with the docs page of the command', () => {
