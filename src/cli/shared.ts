@@ -8,6 +8,7 @@ import { UsageError } from '../errors.js';
 import { escapeControls } from '../util/escape-controls.js';
 import { type OptionDecl, commanderFlags } from './option-table.js';
 import { COMPLETION_VALUES } from './completion-values.js';
+import { versioned } from './json-schema.js';
 
 /** What a command's action leaves behind for main(). */
 export interface RunState {
@@ -93,10 +94,11 @@ export function homeDirFrom(cmd: Command, ctx: Context): HermesHome {
 
 /**
  * Writes `JSON.stringify(value, null, 2)` and a newline, byte for byte, in pieces of about 64 KB: the report of a
- * 100k-container sweep is never one ~35 MB string (plus its encoded copy) on top of the entries themselves.
+ * 100k-container sweep is never one ~35 MB string (plus its encoded copy) on top of the entries themselves. Every
+ * `--json` document goes through here and so carries `schemaVersion` first (json-schema.ts).
  */
 export function writeJson(ctx: Context, value: unknown): void {
-  for (const piece of jsonPieces(value)) ctx.stdout.write(piece);
+  for (const piece of jsonPieces(versioned(value))) ctx.stdout.write(piece);
 }
 
 /** The text of `JSON.stringify(value, null, 2) + '\n'`, top-level arrays of a plain object one element at a time. */

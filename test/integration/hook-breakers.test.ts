@@ -112,7 +112,7 @@ describe('stop-hook (built CLI)', () => {
     assert.deepEqual(readJson(custom), { remaining: 3, heartbeat: 7, blocks: 1, seenHeartbeat: 7, seenRemaining: 3, plan: 'docs/plan.md' });
     const status = await runCli(['stop-hook', 'status', '--json', '--marker', custom], { env });
     assert.equal(status.code, 0);
-    assert.deepEqual(JSON.parse(status.stdout), { marker: custom, armed: true, state: readJson(custom), problem: null, maxBlocks: 5 });
+    assert.deepEqual(JSON.parse(status.stdout), { schemaVersion: 1, marker: custom, armed: true, state: readJson(custom), problem: null, maxBlocks: 5 });
   });
 
   it('allows the stop and warns on garbage, empty or wrongly typed stdin', async () => {

@@ -79,6 +79,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
             max_scan_bytes: MAX_SCAN_BYTES,
             warnings: outcome.warnings,
             error: null,
+            maxScanBytes: MAX_SCAN_BYTES, // camelCase beside max_scan_bytes (kept, deprecated: docs/breakers.md)
           });
         } else {
           for (const m of shown) ctx.stdout.write(`${m.text}\n`);

@@ -47,6 +47,11 @@ function seconds(n: number): string {
   return `${Number.isInteger(n) ? n : Number(n.toFixed(3))} s`;
 }
 
+/** Epoch seconds (fractions allowed) as an ISO-8601 instant; null when there is none. */
+function isoOfEpoch(seconds: number | null | undefined): string | null {
+  return typeof seconds === 'number' && Number.isFinite(seconds) ? new Date(Math.round(seconds * 1000)).toISOString() : null;
+}
+
 function outcomeJson(subcommand: string, outcome: RestartGuardReport) {
   const v = outcome.verdict;
   const settings: RestartGuardSettings = outcome.settings;
@@ -64,6 +69,12 @@ function outcomeJson(subcommand: string, outcome: RestartGuardReport) {
     state: outcome.state ?? null,
     warnings: outcome.warnings,
     error: outcome.error ?? null,
+    // The same in the one JSON style (camelCase, ISO 8601); the keys above stay, deprecated (docs/breakers.md).
+    windowSeconds: settings.windowSeconds,
+    asOf: isoOfEpoch(v?.now),
+    windowStart: isoOfEpoch(v?.cutoff),
+    stateFile: outcome.location,
+    boots: (outcome.state?.boots ?? []).map(isoOfEpoch),
   };
 }
 
@@ -150,7 +161,7 @@ async function clear(ctx: Context, opts: { json?: boolean }, cmd: Command): Prom
   if (opts.json) {
     writeJson(ctx, {
       command: 'restart-guard clear', decision: 'proceed', cleared: outcome.existed && !outcome.error, state_file: outcome.location,
-      state: null, error: outcome.error ?? null,
+      state: null, error: outcome.error ?? null, stateFile: outcome.location,
     });
   } else if (!outcome.error) {
     ctx.stderr.write(outcome.existed ? `restart-guard: cleared ${outcome.location}\n` : `restart-guard: nothing to clear (${outcome.location} does not exist)\n`);

@@ -93,6 +93,9 @@ function recordShutdownVerb(stuck: Command, ctx: Context, state: RunState): void
             state_file: outcome.location,
             warnings: outcome.warnings,
             error: outcome.error ?? null,
+            // camelCase beside the keys above (kept, deprecated: docs/breakers.md)
+            atThreshold: outcome.atThreshold,
+            stateFile: outcome.location,
           });
         } else if (outcome.atThreshold.length > 0) {
           ctx.stderr.write(
@@ -160,6 +163,9 @@ function clearVerb(stuck: Command, ctx: Context, state: RunState): void {
             state_file: outcome.location,
             warnings: outcome.warnings,
             error: outcome.error ?? null,
+            // camelCase beside the keys above (kept, deprecated: docs/breakers.md)
+            fileDeleted: outcome.deleted,
+            stateFile: outcome.location,
           });
         } else if (!outcome.error) {
           const missing = keys.filter((k) => !outcome.cleared.includes(k));
@@ -192,6 +198,9 @@ function statusVerb(stuck: Command, ctx: Context, state: RunState): void {
             state_file: outcome.location,
             warnings: outcome.warnings,
             error: outcome.error ?? null,
+            // camelCase beside the keys above (kept, deprecated: docs/breakers.md)
+            atThreshold: outcome.atThreshold,
+            stateFile: outcome.location,
           });
         } else if (!outcome.error) {
           const keys = Object.keys(outcome.counts);
