@@ -15,12 +15,13 @@ import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_LIST_ROW_BYTES } from '../defaults.js';
 import { EngineRequestError, EngineUnreachableError, MalformedJsonArrayError, NotADockerEngineError } from '../errors.js';
 import type {
   ExecDetails,
-  ContainerDetails, ContainerMounts, ContainerSummary, EngineClient, EngineEvent, EngineImageCalls, EngineImages, EngineStatusCalls, EngineVersion,
+  ContainerDetails, ContainerMounts, ContainerSummary, EngineClient, EngineEvent, EngineImageCalls, EngineImages, EngineSpaceCalls, EngineStatusCalls,
+  EngineVersion,
   EventStream, ListQuery, RemoveOptions, RemoveOutcome, StatsCounters,
 } from './engine.js';
 import { parseEngineVersion } from './engine.js';
 import {
-  isJsonAnswer, parseEngineEvent, readDiskUsage, readImageUserRow, readInspect, readListRow, readMountsRow, readStats,
+  isJsonAnswer, parseEngineEvent, readDiskUsage, readImageUserRow, readInspect, readListRow, readMountsRow, readSizeRow, readStats, readVolumeSizes,
 } from './engine-answers.js';
 import { fullImageId } from '../core/images.js';
 import type { EngineEndpoint } from './engine-host.js';
@@ -45,7 +46,7 @@ export interface DockerodeEngineOptions {
 /** The engine client for one endpoint. dockerode is loaded on the first call, with its unused parts deferred. */
 export async function createDockerodeEngine(
   endpoint: EngineEndpoint, opts: DockerodeEngineOptions = {},
-): Promise<EngineClient & EngineStatusCalls & EngineImageCalls> {
+): Promise<EngineClient & EngineStatusCalls & EngineImageCalls & EngineSpaceCalls> {
   return new DockerodeEngine(await dockerFor(endpoint), endpoint.host, opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
 }
 
@@ -93,7 +94,7 @@ const ANY_STATUS: Record<number, true> = new Proxy({}, { get: (_t, key) => (type
 /** Answers that were not the engine API's JSON (200 with another body): whether the address is an engine is asked. */
 const malformedAnswers = new WeakSet<object>();
 
-class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCalls {
+class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCalls, EngineSpaceCalls {
   constructor(
     private readonly docker: Dockerode,
     readonly host: string,
@@ -352,6 +353,25 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
     const out = readDiskUsage(df, list);
     if (!out) throw this.malformed('the disk usage');
     return out;
+  }
+
+  // ---- space (what a reap freed) ----
+
+  async containerSizes(query: ListQuery, signal?: AbortSignal): Promise<Map<string, { sizeRw: number | null; volumes: string[] }>> {
+    const filters: Record<string, string[]> = { label: query.labels };
+    if (query.status) filters.status = query.status;
+    const what = 'the container sizes';
+    const rows = await this.call(what, signal, async (abortSignal) =>
+      this.rows(what, await this.stream(listRequest({ all: true, size: true, filters: JSON.stringify(filters) }), abortSignal), readSizeRow),
+    );
+    return new Map(rows.map((r) => [r.id, { sizeRw: r.sizeRw, volumes: r.volumes }]));
+  }
+
+  async volumeSizes(signal?: AbortSignal): Promise<Map<string, number>> {
+    const df = await this.call('the disk usage', signal, (abortSignal) =>
+      this.dial({ method: 'GET', path: '/system/df', statusCodes: { 200: true, 500: 'server error' } }, abortSignal),
+    );
+    return readVolumeSizes(df);
   }
 
   listWithImages(query: ListQuery, signal?: AbortSignal): Promise<ContainerSummary[]> {

@@ -21,6 +21,30 @@ export function readImageUserRow(value: unknown): ContainerSummary | null {
   return row && typeof imageId === 'string' && imageId !== '' ? { ...row, imageId: fullImageId(imageId) } : row;
 }
 
+/** A `GET /containers/json?size=1` row: its id, writable-layer size (`SizeRw`) and volume mounts' names. */
+export function readSizeRow(value: unknown): { id: string; sizeRw: number | null; volumes: string[] } | null {
+  const row = value as { Id?: unknown; SizeRw?: unknown; Mounts?: unknown } | null;
+  if (!row || typeof row !== 'object' || typeof row.Id !== 'string') return null;
+  const mounts = Array.isArray(row.Mounts) ? (row.Mounts as Array<{ Type?: unknown; Name?: unknown } | null>) : [];
+  return {
+    id: row.Id,
+    sizeRw: typeof row.SizeRw === 'number' && Number.isFinite(row.SizeRw) && row.SizeRw >= 0 ? row.SizeRw : null,
+    volumes: mounts.filter((m) => m?.Type === 'volume' && typeof m.Name === 'string').map((m) => m!.Name as string),
+  };
+}
+
+/** `GET /system/df`'s volumes: each one's size as the engine measured it (unknown, -1, left out). */
+export function readVolumeSizes(df: unknown): Map<string, number> {
+  const out = new Map<string, number>();
+  const vols = (df as { Volumes?: unknown } | null)?.Volumes;
+  if (!Array.isArray(vols)) return out;
+  for (const v of vols as Array<{ Name?: unknown; UsageData?: { Size?: unknown } | null } | null>) {
+    const size = v?.UsageData?.Size;
+    if (typeof v?.Name === 'string' && typeof size === 'number' && Number.isFinite(size) && size >= 0) out.set(v.Name, size);
+  }
+  return out;
+}
+
 /** `GET /system/df`'s images with the tags of `GET /images/json` (Podman 4's df gives a bare tag there). */
 export function readDiskUsage(df: unknown, list: unknown): EngineImages | null {
   const d = df as { LayersSize?: unknown; Images?: unknown } | null;

@@ -213,6 +213,21 @@ export interface EngineStatusCalls {
   version(signal?: AbortSignal): Promise<EngineVersion>;
 }
 
+/** What the containers a reap may remove take on disk, as the engine measures it (for the space a run freed). */
+export interface EngineSpaceCalls {
+  /**
+   * The writable-layer size (`SizeRw`) and the anonymous volumes of each container the query selects
+   * (`GET /containers/json?all=1&size=1`: the engine measures each layer, as `docker ps -s` and `docker container
+   * prune` do), by full id.
+   */
+  containerSizes(query: ListQuery, signal?: AbortSignal): Promise<Map<string, { sizeRw: number | null; volumes: string[] }>>;
+  /** Each volume's size as the engine measures it (`GET /system/df` `Volumes[].UsageData.Size`; unknown ones absent). */
+  volumeSizes(signal?: AbortSignal): Promise<Map<string, number>>;
+}
+
+export const hasSpaceCalls = (e: EngineClient): e is EngineClient & EngineSpaceCalls =>
+  typeof (e as Partial<EngineSpaceCalls>).containerSizes === 'function';
+
 /** The engine's images and what they take (`GET /system/df`, tags from `GET /images/json`). */
 export interface EngineImages {
   /** `LayersSize`: every image layer once (Docker; Podman 4 reports 0). */

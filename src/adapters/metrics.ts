@@ -37,6 +37,8 @@ export interface RunMetrics {
   execTrees?: ExecTreeCounts;
   /** hermes' shell snapshots per temp directory, when the pass ran (absent: that family is left out). */
   shellSnapshots?: ShellSnapshotGauges[];
+  /** What the run freed, in bytes (a dry run: would free); absent when the run swept nothing. */
+  reclaimedBytes?: number;
 }
 
 /** The image pass's outcome (`--images-over`): counts by state, and the bytes the counted images take after it. */
@@ -76,6 +78,10 @@ export const METRIC_FAMILIES = {
     help: 'When the last hermes-janitor reap run ended, as seconds since the Unix epoch.',
   },
   lastRunDuration: { name: 'hermes_janitor_last_run_duration_seconds', help: 'How long the last reap run took, in seconds.' },
+  reclaimedBytes: {
+    name: 'hermes_janitor_last_run_reclaimed_bytes',
+    help: "What the last reap run freed, in bytes: removed containers' writable layers and anonymous volumes, images, sandbox directories, shell snapshots.",
+  },
   lastRunSuccess: {
     name: 'hermes_janitor_last_run_success',
     help: '1 when the last reap run completed with no failed removal, every engine reachable and no timeout; else 0.',
@@ -158,6 +164,7 @@ export async function fillRegistry(registry: Registry, run: RunMetrics): Promise
     for (const state of ['ended', 'kept', 'failed'] as const) g.set({ state }, run.execTrees[state]);
   }
   if (run.shellSnapshots) await fillShellSnapshotGauges(registry, run.shellSnapshots);
+  if (run.reclaimedBytes !== undefined) gauge(f.reclaimedBytes, false).set(run.reclaimedBytes);
 }
 
 /** Sets the image families (`hermes_janitor_images{state}`, `hermes_janitor_image_bytes`). */

@@ -62,6 +62,8 @@ interface RunRecord {
   images?: ImageGauges;
   execTrees?: { ended: number; kept: number; failed: number };
   shellSnapshots?: ShellSnapshotGauges[];
+  /** What the run freed, in bytes (a dry run: would free). */
+  reclaimedBytes?: number;
 }
 
 const HELP = `
@@ -123,6 +125,7 @@ async function recordMetrics(ctx: Context, file: string, record: RunRecord, star
       ...(record.images ? { images: record.images } : {}),
       ...(record.execTrees ? { execTrees: record.execTrees } : {}),
       ...(record.shellSnapshots ? { shellSnapshots: record.shellSnapshots } : {}),
+      ...(record.reclaimedBytes !== undefined ? { reclaimedBytes: record.reclaimedBytes } : {}),
     });
     await writeMetricsFile(file, text);
   } catch (err) {
@@ -368,6 +371,8 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
   const engines = await connectEngines(targets.endpoints);
   // Before the sweep: a container it removes still counts as a use of its image.
   if (run.images) await (await import('../images-step.js')).recordSightings(run.images, engines);
+  const spaceWarnings: string[] = [];
+  const before = await (await import('../reclaimed.js')).measureBefore(engines, targets.selection, run.signal, spaceWarnings);
   await reporter.sweepStarting(dryRun ? 'Checking' : 'Reaping');
   const across = await acrossEngines(engines, (engine) =>
     reap({
@@ -416,7 +421,7 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
   const report: ReapReport = {
     dryRun, asOf: policy.asOf, thresholdSeconds: policy.thresholdSeconds, profile: targets.selection.profile, stopIdle: policy.stopIdle,
     idleAfterSeconds: policy.idleAfterSeconds, removed, stopped, kept, failed, hosts: across.hosts, timedOut,
-    timeoutSeconds: opts.timeout / 1000, warnings: [...new Set(across.results.flatMap((r) => r.warnings))],
+    timeoutSeconds: opts.timeout / 1000, warnings: [...new Set([...across.results.flatMap((r) => r.warnings), ...spaceWarnings])],
     ...(opts.planOut ? { planOut: opts.planOut } : {}), failOpen: Boolean(opts.failOpen),
     ...(dirs?.result ? { sandboxDirs: dirs.result } : {}),
     ...(images ? { images } : {}),
@@ -427,6 +432,8 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
     },
     ...(snaps ? { shellSnapshots: snaps } : {}),
   };
+  report.reclaimed = (await import('../reclaimed.js')).reclaimed(report, before, run.keepVolumes);
+  record.reclaimedBytes = report.reclaimed.total;
   record.execTrees = { ended: report.execTrees.ended.length, kept: report.execTrees.kept.length, failed: report.execTrees.failed.length };
   await reporter.reapResult(report);
   if (!opts.failOpen || code === ExitCode.OK) return code;

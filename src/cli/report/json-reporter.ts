@@ -7,7 +7,7 @@ import type { Notice, ReapReport, Reporter } from './reporter.js';
  * The arrays of a reap's document, empty, for a run that did nothing (skipped, detached, disabled, locked): the same
  * keys as a run's (`jq '.removed[]'` reads every document alike).
  */
-const NOTHING_DONE = { removed: [], stopped: [], kept: [], failed: [] } as const;
+const NOTHING_DONE = { removed: [], stopped: [], kept: [], failed: [], reclaimedBytes: 0 } as const;
 
 export class JsonReporter implements Reporter {
   constructor(private readonly ctx: Context) {}
@@ -40,6 +40,8 @@ export class JsonReporter implements Reporter {
       ...(r.images ? { images: r.images } : {}),
       ...(r.shellSnapshots ? { shellSnapshots: r.shellSnapshots } : {}),
       ...(r.noEngine ? { noEngine: r.noEngine } : {}),
+      reclaimedBytes: r.reclaimed?.total ?? 0,
+      ...(r.reclaimed ? { reclaimed: r.reclaimed } : {}),
       ...(r.planOut ? { planOut: r.planOut } : {}), ...(r.warnings.length ? { warnings: r.warnings } : {}),
     });
   }

@@ -94,6 +94,7 @@ export class NdjsonReporter implements Reporter {
       ...(dirs ? { sandboxDirs: { removed: dirs.removed.length, kept: dirs.kept.length, failed: dirs.failed.length } } : {}),
       ...(r.images ? { images: imageCounts(r.images) } : {}),
       ...(snaps ? { shellSnapshots: { removed: snaps.removed.length, kept: snaps.kept.length, failed: snaps.failed.length } } : {}),
+      reclaimedBytes: r.reclaimed?.total ?? 0,
     });
   }
 

@@ -9,6 +9,7 @@ import type { HostOutcome } from '../../reaper/run.js';
 import type { ExecTreeReport } from '../../reaper/exec-trees.js';
 import type { SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
 import type { ImagesReport } from '../images-step.js';
+import type { Reclaimed } from '../reclaimed.js';
 import type { ShellSnapshotsResult } from '../../reaper/shell-snapshots.js';
 import type { FailedEntry, KeptEntry, StoppedEntry, SweepEntry, SweepEvent } from '../../reaper/sweep.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
@@ -80,6 +81,8 @@ export interface ReapReport {
   shellSnapshots?: ShellSnapshotsResult;
   /** This host has no engine at all: the line saying so (the run checked the host's own files only). */
   noEngine?: string;
+  /** What the run freed (a dry run: would free), in all and by kind (`reclaimed.ts`). */
+  reclaimed?: Reclaimed;
 }
 
 export interface Reporter {

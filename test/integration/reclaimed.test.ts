@@ -1,0 +1,51 @@
+/**
+ * What a run freed (#39), on the real engine: a reap of five exited sandboxes that each wrote to their writable layer
+ * and to an anonymous volume ends with the space reclaimed, `reclaimedBytes` in JSON (the layers and volumes as the
+ * engine measured them) and the metric; `--images-over` takes Docker's spellings (10G).
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { runCli, tempDir } from '../helpers/cli.js';
+import { ENGINE_HOST, ENGINE_KIND, EngineFixture, requireEngine } from '../helpers/docker.js';
+
+const WRITE = ['sh', '-c', 'head -c 300000 /dev/zero > /layer; head -c 200000 /dev/zero > /data/v; sleep 3600'];
+
+describe(`reap: the space it freed (built CLI, ${ENGINE_KIND})`, () => {
+  const fx = new EngineFixture();
+  const t = tempDir('hj-reclaimed-');
+  before(requireEngine);
+  after(async () => {
+    await fx.cleanup();
+    t.cleanup();
+  });
+  const env = { HERMES_HOME: path.join(t.dir, 'hermes'), HOME: t.dir, DOCKER_HOST: ENGINE_HOST };
+  const sel = () => ['--label', `hermes-janitor-test-run=${fx.runId}`, '--all-profiles', '--as-of', new Date(Date.now() + 3600_000).toISOString()];
+
+  it('five exited sandboxes: a dry run says what it would reclaim; the reap reclaims it (text, JSON, metric)', async () => {
+    await fx.createMany(5, { state: 'exited', cmd: WRITE, args: ['-v', '/data'] });
+    const dry = await runCli(['reap', '--dry-run', ...sel()], { env });
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.stdout, /^Space it would reclaim: \d+(\.\d)? (KiB|MiB)$/m);
+
+    const file = path.join(t.dir, 'janitor.prom');
+    const r = await runCli(['reap', '--json', ...sel(), '--metrics-file', file], { env });
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout) as { removed: unknown[]; reclaimedBytes: number; reclaimed: { total: number; containers: number; volumes: number } };
+    assert.equal(out.removed.length, 5);
+    assert.ok(out.reclaimed.containers >= 5 * 300_000, JSON.stringify(out.reclaimed));
+    if (ENGINE_KIND === 'docker') assert.ok(out.reclaimed.volumes >= 5 * 200_000, JSON.stringify(out.reclaimed));
+    assert.equal(out.reclaimedBytes, Object.entries(out.reclaimed).filter(([k]) => k !== 'total').reduce((n, [, v]) => n + v, 0));
+    assert.equal(out.reclaimedBytes, out.reclaimed.total);
+    assert.match(readFileSync(file, 'utf8'), new RegExp(`^hermes_janitor_last_run_reclaimed_bytes ${out.reclaimedBytes}$`, 'm'));
+  });
+
+  it('--images-over takes 10G, 10g, 10GB and 10GiB', async () => {
+    for (const size of ['10G', '10g', '10GB', '10GiB']) {
+      const r = await runCli(['reap', '--dry-run', '--json', ...sel(), '--images-over', size], { env });
+      assert.equal(r.code, 0, `${size}: ${r.stderr}`);
+      assert.ok('images' in (JSON.parse(r.stdout) as object), size);
+    }
+  });
+});
