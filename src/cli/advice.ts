@@ -7,6 +7,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { ENGINE_OPTIONS, OUTPUT_OPTIONS } from './engine-option-table.js';
+import { escapeControls, hasControls } from '../util/escape-controls.js';
 
 /** The flags of a run that choose what it acts on. */
 export interface RunScope {
@@ -23,22 +24,16 @@ export interface RunScope {
 
 /** Characters a POSIX shell takes literally in a word. */
 const PLAIN = /^[A-Za-z0-9_./:=@%+,-]+$/;
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /**
  * `s` as one word of a POSIX shell: as is when it holds nothing special, else in single quotes (`'\''` for a quote);
- * a value holding control characters as `$'...'` (bash, zsh, ksh and POSIX.1-2024 shells), so the advice stays on
- * one line.
+ * a value holding control characters (or what the one escaper escapes) as `$'...'` with `\xNN`/`\uXXXX` escapes
+ * (bash, zsh, ksh and POSIX.1-2024 shells), so the advice stays on one line and cannot move the cursor.
  */
 export function shellQuote(s: string): string {
   if (s !== '' && PLAIN.test(s)) return s;
-  if (!CONTROL.test(s)) return `'${s.replace(/'/g, `'\\''`)}'`;
-  const body = s.replace(/[\\'\u0000-\u001f\u007f]/g, (c) => {
-    if (c === '\\' || c === "'") return `\\${c}`;
-    return `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
-  });
-  return `$'${body}'`;
+  if (!hasControls(s)) return `'${s.replace(/'/g, `'\\''`)}'`;
+  return `$'${escapeControls(s, { bytes: true, backslash: true }).replace(/'/g, "\\'")}'`;
 }
 
 /** The scope's flags, in the order the help lists them, each value quoted. */
