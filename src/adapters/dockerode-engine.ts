@@ -21,7 +21,7 @@ import type {
 } from './engine.js';
 import { parseEngineVersion } from './engine.js';
 import {
-  isJsonAnswer, parseEngineEvent, readDiskUsage, readImageUserRow, readInspect, readListRow, readMountsRow, readSizeRow, readStats, readVolumeSizes,
+  isJsonAnswer, parseEngineEvent, readDiskUsage, readImageUserRow, readInspect, readListRow, readMountsRow, readStats, readVolumeSizes,
 } from './engine-answers.js';
 import { fullImageId } from '../core/images.js';
 import type { EngineEndpoint } from './engine-host.js';
@@ -246,9 +246,11 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
     );
   }
 
-  async inspect(id: string, signal?: AbortSignal): Promise<ContainerDetails | null> {
+  async inspect(id: string, signal?: AbortSignal, options: { size?: boolean } = {}): Promise<ContainerDetails | null> {
     const what = `inspect ${id.slice(0, 12)}`;
-    const info = await this.orNull(what, signal, (abortSignal) => this.docker.getContainer(id).inspect({ abortSignal }) as Promise<unknown>);
+    const info = await this.orNull(what, signal, (abortSignal) =>
+      this.docker.getContainer(id).inspect({ abortSignal, ...(options.size ? { size: true } : {}) }) as Promise<unknown>,
+    );
     if (info === null) return null;
     const details = readInspect(info);
     if (!details) throw new EngineRequestError(`${what}: the engine answered with malformed JSON`, 502);
@@ -356,16 +358,6 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
   }
 
   // ---- space (what a reap freed) ----
-
-  async containerSizes(query: ListQuery, signal?: AbortSignal): Promise<Map<string, { sizeRw: number | null; volumes: string[] }>> {
-    const filters: Record<string, string[]> = { label: query.labels };
-    if (query.status) filters.status = query.status;
-    const what = 'the container sizes';
-    const rows = await this.call(what, signal, async (abortSignal) =>
-      this.rows(what, await this.stream(listRequest({ all: true, size: true, filters: JSON.stringify(filters) }), abortSignal), readSizeRow),
-    );
-    return new Map(rows.map((r) => [r.id, { sizeRw: r.sizeRw, volumes: r.volumes }]));
-  }
 
   async volumeSizes(signal?: AbortSignal): Promise<Map<string, number>> {
     const df = await this.call('the disk usage', signal, (abortSignal) =>

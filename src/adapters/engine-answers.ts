@@ -21,18 +21,6 @@ export function readImageUserRow(value: unknown): ContainerSummary | null {
   return row && typeof imageId === 'string' && imageId !== '' ? { ...row, imageId: fullImageId(imageId) } : row;
 }
 
-/** A `GET /containers/json?size=1` row: its id, writable-layer size (`SizeRw`) and volume mounts' names. */
-export function readSizeRow(value: unknown): { id: string; sizeRw: number | null; volumes: string[] } | null {
-  const row = value as { Id?: unknown; SizeRw?: unknown; Mounts?: unknown } | null;
-  if (!row || typeof row !== 'object' || typeof row.Id !== 'string') return null;
-  const mounts = Array.isArray(row.Mounts) ? (row.Mounts as Array<{ Type?: unknown; Name?: unknown } | null>) : [];
-  return {
-    id: row.Id,
-    sizeRw: typeof row.SizeRw === 'number' && Number.isFinite(row.SizeRw) && row.SizeRw >= 0 ? row.SizeRw : null,
-    volumes: mounts.filter((m) => m?.Type === 'volume' && typeof m.Name === 'string').map((m) => m!.Name as string),
-  };
-}
-
 /** `GET /system/df`'s volumes: each one's size as the engine measured it (unknown, -1, left out). */
 export function readVolumeSizes(df: unknown): Map<string, number> {
   const out = new Map<string, number>();
@@ -106,6 +94,7 @@ export function readInspect(info: unknown): ContainerDetails | null {
           .filter((m) => m && m.Type === 'volume' && typeof m.Name === 'string' && m.Name !== '')
           .map((m) => m!.Name as string)
       : [],
+    ...(typeof (c as { SizeRw?: unknown }).SizeRw === 'number' ? { sizeRw: Math.max(0, (c as { SizeRw: number }).SizeRw) } : {}),
   };
 }
 

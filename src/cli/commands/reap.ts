@@ -371,8 +371,6 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
   const engines = await connectEngines(targets.endpoints);
   // Before the sweep: a container it removes still counts as a use of its image.
   if (run.images) await (await import('../images-step.js')).recordSightings(run.images, engines);
-  const spaceWarnings: string[] = [];
-  const before = await (await import('../reclaimed.js')).measureBefore(engines, targets.selection, run.signal, spaceWarnings);
   await reporter.sweepStarting(dryRun ? 'Checking' : 'Reaping');
   const across = await acrossEngines(engines, (engine) =>
     reap({
@@ -421,7 +419,7 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
   const report: ReapReport = {
     dryRun, asOf: policy.asOf, thresholdSeconds: policy.thresholdSeconds, profile: targets.selection.profile, stopIdle: policy.stopIdle,
     idleAfterSeconds: policy.idleAfterSeconds, removed, stopped, kept, failed, hosts: across.hosts, timedOut,
-    timeoutSeconds: opts.timeout / 1000, warnings: [...new Set([...across.results.flatMap((r) => r.warnings), ...spaceWarnings])],
+    timeoutSeconds: opts.timeout / 1000, warnings: [...new Set(across.results.flatMap((r) => r.warnings))],
     ...(opts.planOut ? { planOut: opts.planOut } : {}), failOpen: Boolean(opts.failOpen),
     ...(dirs?.result ? { sandboxDirs: dirs.result } : {}),
     ...(images ? { images } : {}),
@@ -432,7 +430,7 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
     },
     ...(snaps ? { shellSnapshots: snaps } : {}),
   };
-  report.reclaimed = (await import('../reclaimed.js')).reclaimed(report, before, run.keepVolumes);
+  report.reclaimed = (await import('../reclaimed.js')).reclaimed(report);
   record.reclaimedBytes = report.reclaimed.total;
   record.execTrees = { ended: report.execTrees.ended.length, kept: report.execTrees.kept.length, failed: report.execTrees.failed.length };
   await reporter.reapResult(report);
