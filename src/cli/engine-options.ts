@@ -13,7 +13,7 @@ import { ValueError } from '../core/parse-args.js';
 import { type Selection, selectionFrom } from '../core/selection.js';
 import { type RunSettings, resolveRunSettings } from '../reaper/settings.js';
 import { ACTION_OPTIONS, ENGINE_OPTIONS, OUTPUT_OPTIONS } from './engine-option-table.js';
-import { addOptions, homeDirFrom, optionsOnly } from './shared.js';
+import { addOptions, homeDirFrom, missingProfileHome, optionsOnly, warn } from './shared.js';
 
 /** Options shared by `list` and `reap`. */
 export interface EngineCommandOptions {
@@ -84,6 +84,8 @@ export interface EngineTargets {
   home: HermesHome;
   selection: Selection;
   endpoints: EngineEndpoint[];
+  /** Warnings to say once the run's usage is known good (`sayNotes`): a `--profile` whose home does not exist. */
+  notes: string[];
 }
 
 export function resolveTargets(cmd: Command, opts: EngineCommandOptions, ctx: Context): EngineTargets {
@@ -103,7 +105,13 @@ export function resolveTargets(cmd: Command, opts: EngineCommandOptions, ctx: Co
     throw err instanceof ValueError ? new UsageError(err.message) : err;
   }
   const endpoints = resolveEngines(opts.host, opts.context, ctx.env, ctx.homedir);
-  return { home, selection, endpoints };
+  const missing = missingProfileHome(cmd, home);
+  return { home, selection, endpoints, notes: missing ? [missing] : [] };
+}
+
+/** The targets' warnings, one line each on stderr (not with `--quiet`), once the run's flags and files are known good. */
+export function sayNotes(targets: EngineTargets, opts: { quiet?: boolean }, ctx: Context): void {
+  if (!opts.quiet) for (const n of targets.notes.splice(0)) warn(ctx, n);
 }
 
 /** A run's settings (`resolveRunSettings`: the same function `createReaper` calls) and the instant it judges at. */

@@ -77,19 +77,24 @@ export function homeFrom(cmd: Command, ctx: Context): HermesHome {
 
 /**
  * `homeFrom`, for the commands that read the home as a whole (`reap`, `list`, `watch`, `status`): a home that exists
- * but is not a directory is a usage error (exit 2) naming it, not an empty home; a `--profile` (without `--home`)
- * whose home does not exist is one warning line (unless `--quiet`).
+ * but is not a directory is a usage error (exit 2) naming it, not an empty home.
  */
 export function homeDirFrom(cmd: Command, ctx: Context): HermesHome {
   const home = homeFrom(cmd, ctx);
-  const g = cmd.optsWithGlobals<{ home?: string; profile?: string; quiet?: boolean }>();
+  const g = cmd.optsWithGlobals<{ home?: string }>();
   const problem = homeDirectoryProblem(home.home, homeSource({ home: g.home, env: ctx.env }));
   if (problem) throw new UsageError(problem);
-  // A mistyped --profile reads as an empty profile: one warning line naming the path; its label is selected all the same.
-  if (!g.quiet && g.profile !== undefined && g.home === undefined && !existsSync(home.home)) {
-    warn(ctx, `--profile ${escapeControls(g.profile)}: there is no hermes home at ${escapeControls(home.home)} (a mistyped profile?); its containers (label value ${home.profile}) are selected all the same`);
-  }
   return home;
+}
+
+/**
+ * A mistyped `--profile` reads as an empty profile: the warning naming the path (its label is selected all the same),
+ * when `--profile` (without `--home`) names a home that does not exist; undefined otherwise.
+ */
+export function missingProfileHome(cmd: Command, home: HermesHome): string | undefined {
+  const g = cmd.optsWithGlobals<{ home?: string; profile?: string }>();
+  if (g.profile === undefined || g.home !== undefined || existsSync(home.home)) return undefined;
+  return `--profile ${escapeControls(g.profile)}: there is no hermes home at ${escapeControls(home.home)} (a mistyped profile?); its containers (label value ${home.profile}) are selected all the same`;
 }
 
 /**

@@ -7,7 +7,7 @@ import type { Selection } from '../../core/selection.js';
 import { acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { list } from '../../reaper/sweep.js';
 import {
-  type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, preloadEngineClient, resolvePolicy, resolveTargets,
+  type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, preloadEngineClient, resolvePolicy, resolveTargets, sayNotes,
   timeoutSignal,
 } from '../engine-options.js';
 import { byHostAndName, startProgress } from '../render-containers.js';
@@ -59,6 +59,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       preloadEngineClient();
       const config = await loadHomeConfig(targets.home, ctx);
       const policy = await resolvePolicy(opts, ctx, config, targets);
+      sayNotes(targets, opts, ctx);
 
       const signal = timeoutSignal(opts);
       limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)

@@ -9,7 +9,7 @@ import type { StatusReport } from '../../status/gather.js';
 import type { SettingSources } from '../../reaper/settings.js';
 import type { HermesSettings } from '../../core/hermes-settings.js';
 import {
-  type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
+  type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, sayNotes, timeoutSignal,
 } from '../engine-options.js';
 import { type RunState, action, writeJson } from '../shared.js';
 import { homeScope, policyFlags, scopeOf, suggest } from '../advice.js';
@@ -36,6 +36,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const targets = resolveTargets(command, opts, ctx);
       const files = await loadHomeConfig(targets.home, ctx);
       const policy = await resolvePolicy(opts, ctx, files, targets);
+      sayNotes(targets, opts, ctx);
       const { resolveImageSettings } = await import('../../reaper/image-settings.js');
       const imagesBudget = resolveImageSettings({}, files.config)?.budget ?? null;
       const { shellSnapshotSettings } = await import('../../reaper/shell-snapshot-settings.js');

@@ -11,7 +11,7 @@ import { type SettingsFollower, followSettings, settingsSignature } from '../wat
 import type { WatchMetrics } from '../../watch/metrics.js';
 import {
   type ActionOptions, type EngineCommandOptions, type EngineTargets, type RunPolicy, addActionOptions, addEngineOptions, connectEngines,
-  checkStopTimeout, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets,
+  checkStopTimeout, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, sayNotes,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
 import { checkSandboxRoot, runSandboxDirsStep } from '../sandbox-dirs-step.js';
@@ -98,6 +98,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   const images = resolveImageSettings({ imagesOver: opts.imagesOver, allImages: opts.allImages, imagesMinAgeMs: opts.imagesMinAge, keepImage: opts.keepImage }, files.config);
   // A sandbox root that is not a directory is bad input: exit 2 before anything is watched, locked or removed.
   if (policy.sandboxDirsOlderThanMs !== null) await checkSandboxRoot(sandboxRoot(policy.sources.sandboxRoot, targets.home.home));
+  sayNotes(targets, opts, ctx);
   await discoverTargets(targets, opts, ctx);
 
   // Stop on SIGTERM/SIGINT: no new work at once, in-flight requests get a grace period.
