@@ -54,12 +54,18 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
   const lastCounts = new Map<string, EngineProfileCounts[]>();
   const lastTrees = new Map<string, ExecTreeCounts>();
   const none: ExecTreeCounts = { ended: 0, kept: 0, failed: 0 };
-  let filling = fillRegistry(registry, { finishedAt: new Date(), durationSeconds: 0, success: true, counts: [], execTrees: none, shellSnapshots: [] });
+  let filling = fillRegistry(registry, { finishedAt: new Date(), durationSeconds: 0, success: true, counts: [], execTrees: none, shellSnapshots: [], reclaimedBytes: 0 });
+  // What each engine's removals since its last run freed (each removed entry's reclaimedBytes), and its last run's.
+  const freeing = new Map<string, number>();
+  const lastFreed = new Map<string, number>();
   const endRun = (host: string, durationMs: number, ok: boolean, counts: EngineProfileCounts[], trees: ExecTreeCounts) => {
     lastCounts.set(host, counts);
     lastTrees.set(host, trees);
+    lastFreed.set(host, freeing.get(host) ?? 0);
+    freeing.delete(host);
     const execTrees = [...lastTrees.values()].reduce((a, b) => ({ ended: a.ended + b.ended, kept: a.kept + b.kept, failed: a.failed + b.failed }), none);
-    const run = { finishedAt: new Date(), durationSeconds: durationMs / 1000, success: ok, counts: [...lastCounts.values()].flat(), execTrees };
+    const reclaimedBytes = [...lastFreed.values()].reduce((a, b) => a + b, 0);
+    const run = { finishedAt: new Date(), durationSeconds: durationMs / 1000, success: ok, counts: [...lastCounts.values()].flat(), execTrees, reclaimedBytes };
     filling = filling.then(() => fillRegistry(registry, run));
   };
 
@@ -76,6 +82,7 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
           return;
         case 'removed':
           if (!ev.dryRun) removedTotal.inc({ host: ev.host, profile: profileOf(ev.entry.profile) });
+          freeing.set(ev.host, (freeing.get(ev.host) ?? 0) + (ev.entry.reclaimedBytes ?? 0));
           return;
         case 'stopped':
           if (!ev.dryRun) stoppedTotal.inc({ host: ev.host, profile: profileOf(ev.entry.profile) });
