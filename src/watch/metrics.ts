@@ -34,6 +34,23 @@ export interface WatchMetrics {
   contentType: string;
 }
 
+/**
+ * What each engine's removals freed since its last run (each removed entry's `reclaimedBytes`): `end` closes that
+ * engine's run and answers the bytes of every engine's last run together.
+ */
+function freedByRun(): { add(host: string, bytes: number): void; end(host: string): number } {
+  const freeing = new Map<string, number>();
+  const last = new Map<string, number>();
+  return {
+    add: (host, bytes) => void freeing.set(host, (freeing.get(host) ?? 0) + bytes),
+    end(host) {
+      last.set(host, freeing.get(host) ?? 0);
+      freeing.delete(host);
+      return [...last.values()].reduce((a, b) => a + b, 0);
+    },
+  };
+}
+
 export async function createWatchMetrics(profileOf: (profile: string | null) => string): Promise<WatchMetrics> {
   const prom = await import('prom-client');
   const { fillImageGauges, fillRegistry, fillSandboxDirGauges, fillShellSnapshotGauges, newMetricsRegistry } = await import('../adapters/metrics.js');
@@ -55,16 +72,12 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
   const lastTrees = new Map<string, ExecTreeCounts>();
   const none: ExecTreeCounts = { ended: 0, kept: 0, failed: 0 };
   let filling = fillRegistry(registry, { finishedAt: new Date(), durationSeconds: 0, success: true, counts: [], execTrees: none, shellSnapshots: [], reclaimedBytes: 0 });
-  // What each engine's removals since its last run freed (each removed entry's reclaimedBytes), and its last run's.
-  const freeing = new Map<string, number>();
-  const lastFreed = new Map<string, number>();
+  const freed = freedByRun();
   const endRun = (host: string, durationMs: number, ok: boolean, counts: EngineProfileCounts[], trees: ExecTreeCounts) => {
     lastCounts.set(host, counts);
     lastTrees.set(host, trees);
-    lastFreed.set(host, freeing.get(host) ?? 0);
-    freeing.delete(host);
+    const reclaimedBytes = freed.end(host);
     const execTrees = [...lastTrees.values()].reduce((a, b) => ({ ended: a.ended + b.ended, kept: a.kept + b.kept, failed: a.failed + b.failed }), none);
-    const reclaimedBytes = [...lastFreed.values()].reduce((a, b) => a + b, 0);
     const run = { finishedAt: new Date(), durationSeconds: durationMs / 1000, success: ok, counts: [...lastCounts.values()].flat(), execTrees, reclaimedBytes };
     filling = filling.then(() => fillRegistry(registry, run));
   };
@@ -82,7 +95,7 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
           return;
         case 'removed':
           if (!ev.dryRun) removedTotal.inc({ host: ev.host, profile: profileOf(ev.entry.profile) });
-          freeing.set(ev.host, (freeing.get(ev.host) ?? 0) + (ev.entry.reclaimedBytes ?? 0));
+          freed.add(ev.host, ev.entry.reclaimedBytes ?? 0);
           return;
         case 'stopped':
           if (!ev.dryRun) stoppedTotal.inc({ host: ev.host, profile: profileOf(ev.entry.profile) });
