@@ -39,8 +39,9 @@ function timeOnce(name: string): number {
 
 try {
   await createSet(image, profile, count, 'running');
-  const rows = spawnSync(process.execPath, [bin, 'list', '--profile', profile], { env, encoding: 'utf8' });
-  if (rows.stdout.trimEnd().split('\n').length !== count + 1) throw new Error(`list did not show ${count} sandboxes:\n${rows.stdout}${rows.stderr}`);
+  const rows = spawnSync(process.execPath, [bin, 'list', '--json', '--profile', profile], { env, encoding: 'utf8' });
+  const shown = (JSON.parse(rows.stdout || '{}') as { containers?: unknown[] }).containers?.length;
+  if (shown !== count) throw new Error(`list did not show ${count} sandboxes:\n${rows.stdout}${rows.stderr}`);
   const times: Record<string, number[]> = Object.fromEntries(Object.keys(COMMANDS).map((k) => [k, []]));
   for (let i = 0; i < 3; i++) for (const name of Object.keys(COMMANDS)) timeOnce(name); // warm the file cache
   for (let i = 0; i < runs; i++) {
