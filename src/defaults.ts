@@ -50,6 +50,12 @@ export const ENV_DEBUG = 'HERMES_JANITOR_DEBUG';
 export const ENV_STOP_IDLE = 'HERMES_JANITOR_STOP_IDLE';
 /** `false`/`0`/`no`/`off`: the re-check before a stop always asks the engine's stats, never reads the cgroup here. */
 export const ENV_CGROUP_SAMPLES = 'HERMES_JANITOR_CGROUP_SAMPLES';
+/**
+ * The procfs root the janitor reads hermes' processes from (the owners of sandboxes and shell snapshots, `status`'s
+ * hermes processes); default `/proc`. For tests and diagnosis: a test points it at a tree of its own so that hermes
+ * processes of the machine it runs on do not count. The exec-tree pass always reads `/proc`.
+ */
+export const ENV_PROC_ROOT = 'HERMES_JANITOR_PROC_ROOT';
 /** Seconds the engine's stop waits before its SIGKILL (`--stop-timeout`). */
 export const DEFAULT_STOP_TIMEOUT_SECONDS = 10;
 /**
@@ -100,3 +106,10 @@ export const ENV_IMAGES_EVERY = 'HERMES_JANITOR_IMAGES_EVERY';
 export const DEFAULT_IDLE_AFTER_OWNED_SECONDS = 86_400;
 /** How long a sandbox the janitor stopped is kept before the exited rule applies: 7 days. */
 export const DEFAULT_STOPPED_RETENTION_SECONDS = 7 * 86_400;
+
+/**
+ * Where root keeps what it records for itself about a home another user owns (idle samples, image uses, stamps,
+ * locks): `<this>/<key of the home>/`, mode 0700 (core/trust.ts `stateDirName`). Tests point it elsewhere.
+ */
+export const ENV_STATE_DIR = 'HERMES_JANITOR_STATE_DIR';
+export const DEFAULT_STATE_DIR = '/var/lib/hermes-janitor';

@@ -8,6 +8,7 @@ import {
   shownCommand, startedAtMs,
 } from '../core/hermes-processes.js';
 import { parseStatStartTime } from './process-identity.js';
+import { ENV_PROC_ROOT } from '../defaults.js';
 
 /** What the process table showed. */
 export interface ProcessTable {
@@ -32,6 +33,12 @@ export interface ProcessScanOptions {
   procRoot?: string;
   /** This process's pid (left out); default `process.pid`. */
   selfPid?: number;
+}
+
+/** Where hermes' processes are read from: `HERMES_JANITOR_PROC_ROOT` when set and not empty, else `/proc`. */
+export function procRootOf(env: Record<string, string | undefined>): string {
+  const v = env[ENV_PROC_ROOT];
+  return v === undefined || v.trim() === '' ? '/proc' : v;
 }
 
 function read(file: string): string | null {

@@ -11,7 +11,10 @@ import type { HermesHome } from '../core/hermes-home.js';
 import type { HermesSettings } from '../core/hermes-settings.js';
 import { ValueError } from '../core/parse-args.js';
 import { type Selection, selectionFrom } from '../core/selection.js';
-import { type RunSettings, resolveRunSettings } from '../reaper/settings.js';
+import { type RunSettings, type SettingSources, resolveRunSettings } from '../reaper/settings.js';
+import type { Sourced } from '../core/hermes-settings.js';
+import { PASSES, passOptions } from '../passes/index.js';
+import type { PassSettingsInput } from '../passes/types.js';
 import { ACTION_OPTIONS, ENGINE_OPTIONS, OUTPUT_OPTIONS } from './engine-option-table.js';
 import { addOptions, homeDirFrom, missingProfileHome, optionsOnly, warn } from './shared.js';
 
@@ -54,29 +57,34 @@ export function addEngineOptions(cmd: Command, { output = true }: { output?: boo
   return output ? addOptions(cmd, OUTPUT_OPTIONS) : cmd;
 }
 
-/** What `reap` and `watch` do to what they act on (`addActionOptions`). */
+/** What `reap` and `watch` do to what they act on (`addActionOptions`); each pass's flags are its own (`passes/`). */
 export interface ActionOptions {
   /** Seconds a stop waits before the engine's SIGKILL. */
   stopTimeout: number;
   keepVolumes?: boolean;
   /** `--keep-exec-trees`. */
   keepExecTrees?: boolean;
-  /** `--sandbox-dirs-older-than`, in ms. */
-  sandboxDirsOlderThan?: number;
-  /** `--images-over`, as given (checked by its parser). */
-  imagesOver?: string;
-  allImages?: boolean;
-  /** `--images-min-age`, in ms. */
-  imagesMinAge?: number;
-  /** `--keep-image`, as given (each checked by its parser). */
-  keepImage?: string[];
-  /** `--keep-shell-snapshots`. */
-  keepShellSnapshots?: boolean;
 }
 
-/** Options of the commands that act (`reap`, `watch`): how a stop ends a sandbox, and anonymous volumes. */
+/** Options of the commands that act (`reap`, `watch`): how a stop ends a sandbox, anonymous volumes, then each pass's. */
 export function addActionOptions(cmd: Command): Command {
-  return addOptions(cmd, ACTION_OPTIONS);
+  return addOptions(cmd, [...ACTION_OPTIONS, ...passOptions()]);
+}
+
+/**
+ * What a pass's settings are resolved from (`Pass.settings`, `Pass.status`): the command's flags, the environment,
+ * the home's files and the run's policy.
+ */
+export function passInput(
+  opts: object, ctx: Pick<Context, 'env'>, files: HomeFiles,
+  run: Pick<EngineTargets, 'home' | 'selection'> & { profiles: readonly ProfileSettings[]; lifetimeSeconds: number },
+  extra: { command?: PassSettingsInput['command']; plan?: boolean; metrics?: boolean } = {},
+): PassSettingsInput {
+  return {
+    command: extra.command ?? 'reap', flags: opts as Record<string, unknown>, env: ctx.env, config: files.config, hermes: files.hermes,
+    home: run.home.home, profiles: run.profiles, selection: run.selection, lifetimeSeconds: run.lifetimeSeconds,
+    plan: extra.plan ?? false, metrics: extra.metrics ?? false,
+  };
 }
 
 /** What a run is aimed at: resolved without reading config.yaml or loading the engine client. */
@@ -115,7 +123,9 @@ export function sayNotes(targets: EngineTargets, opts: { quiet?: boolean }, ctx:
 }
 
 /** A run's settings (`resolveRunSettings`: the same function `createReaper` calls) and the instant it judges at. */
-export type RunPolicy = RunSettings & {
+export type RunPolicy = Omit<RunSettings, 'sources'> & {
+  /** Every setting with its source: the sweep's, then each pass's (`Pass.status.sources`). */
+  sources: SettingSources & Record<string, Sourced<unknown>>;
   asOf: Date;
   /** `--all-profiles`: every profile's settings, from its own home (else empty). */
   profiles: ProfileSettings[];
@@ -131,7 +141,7 @@ export type RunPolicy = RunSettings & {
  * `--older-than` and `--lifetime` are exclusive, and `--force-threshold` needs `--older-than`.
  */
 export async function resolvePolicy(
-  opts: EngineCommandOptions & Partial<ActionOptions>, ctx: Context, files: HomeFiles, targets: Pick<EngineTargets, 'home' | 'selection'>,
+  opts: EngineCommandOptions & Partial<ActionOptions>, ctx: Context, files: HomeFiles, targets: Pick<EngineTargets, 'home' | 'selection'>, signal?: AbortSignal,
 ): Promise<RunPolicy> {
   if (opts.olderThan !== undefined && opts.lifetime !== undefined) {
     throw new UsageError('--older-than and --lifetime cannot be combined: --older-than replaces the threshold computed from the lifetime');
@@ -146,7 +156,6 @@ export async function resolvePolicy(
       idleAfterSeconds: opts.idleAfter === undefined ? undefined : opts.idleAfter / 1000,
       idleMaxProcesses: opts.idleMaxProcesses,
       stopTimeoutSeconds: opts.stopTimeout,
-      sandboxDirsOlderThanMs: opts.sandboxDirsOlderThan,
       execMaxAgeSeconds: opts.execMaxAge === undefined ? undefined : opts.execMaxAge / 1000,
       keepExecTrees: opts.keepExecTrees,
       idleAfterOwnedSeconds: opts.idleAfterOwned === undefined ? undefined : opts.idleAfterOwned === null ? null : opts.idleAfterOwned / 1000,
@@ -157,10 +166,12 @@ export async function resolvePolicy(
       selectorGiven: Boolean(opts.label?.length),
     },
   );
-  const profiles = await loadAllProfiles(opts, targets.home, ctx);
+  const profiles = await loadAllProfiles(opts, targets.home, ctx, signal);
   const flagged = opts.lifetime !== undefined || opts.olderThan !== undefined;
+  const input = passInput(opts, ctx, files, { ...targets, profiles, lifetimeSeconds: settings.lifetimeSeconds });
+  const sources = Object.assign({}, settings.sources, ...PASSES.map((p) => p.status?.sources?.(input) ?? {})) as RunPolicy['sources'];
   return {
-    ...settings, asOf: opts.asOf ?? ctx.now(), profiles,
+    ...settings, sources, asOf: opts.asOf ?? ctx.now(), profiles,
     ...(profiles.length && !flagged
       ? { thresholdByProfile: Object.fromEntries(profiles.map((p) => [p.profile, thresholdSeconds(p.hermes.lifetimeSeconds.value)])) }
       : {}),
@@ -179,13 +190,13 @@ export interface ProfileSettings {
  * files (a config.yaml that is not YAML is exit 2, naming it); without it, none.
  */
 export async function loadAllProfiles(
-  opts: { allProfiles?: boolean }, home: HermesHome, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>,
+  opts: { allProfiles?: boolean }, home: HermesHome, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>, signal?: AbortSignal,
 ): Promise<ProfileSettings[]> {
   if (!opts.allProfiles) return [];
   const { loadHermesSettings, profileHomes } = await import('../adapters/hermes-settings.js');
   const out: ProfileSettings[] = [];
   for (const p of await profileHomes(home.root)) {
-    const { settings, warnings } = await loadHermesSettings({ home: p.home, env: ctx.env, cwd: ctx.cwd });
+    const { settings, warnings } = await loadHermesSettings({ home: p.home, env: ctx.env, cwd: ctx.cwd, signal });
     for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
     out.push({ ...p, hermes: settings });
   }
@@ -200,12 +211,13 @@ export interface HomeFiles {
 
 /**
  * Reads a home's config.yaml (a file that is not YAML: exit 2, naming it) and resolves hermes' settings for it; a
- * `.env` that cannot be read is a warning on stderr naming it.
+ * `.env` that cannot be read is a warning on stderr naming it. `signal`: the run's `--timeout`, which bounds the
+ * reading too (settings are read inside it).
  */
-export async function loadHomeConfig(home: HermesHome, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>): Promise<HomeFiles> {
-  const config = await loadConfig(home.home);
+export async function loadHomeConfig(home: HermesHome, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>, signal?: AbortSignal): Promise<HomeFiles> {
+  const config = await loadConfig(home.home, { signal });
   const { loadHermesSettings } = await import('../adapters/hermes-settings.js');
-  const { settings, warnings } = await loadHermesSettings({ home: home.home, env: ctx.env, cwd: ctx.cwd, config });
+  const { settings, warnings } = await loadHermesSettings({ home: home.home, env: ctx.env, cwd: ctx.cwd, config, signal });
   for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
   return { config, hermes: settings };
 }

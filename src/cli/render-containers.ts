@@ -3,7 +3,7 @@ import { compareText } from '../util/compare-text.js';
 import { NotADockerEngineError } from '../errors.js';
 import { type AgeStyle, agoSeconds, spanSeconds } from '../core/ages.js';
 import type { HostOutcome } from '../reaper/run.js';
-import type { FailedEntry, StoppedEntry, SweepEntry, SweepEvent } from '../reaper/sweep.js';
+import type { FailedEntry, StoppedEntry, SweepEntry, SweepEvent } from '../reaper/sweep-types.js';
 
 export const shortId = (id: string) => id.slice(0, 12);
 

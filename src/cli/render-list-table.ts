@@ -13,7 +13,7 @@
  */
 import type { Context } from '../context.js';
 import type { AgeStyle } from '../core/ages.js';
-import type { ListedEntry } from '../reaper/sweep.js';
+import type { ListedEntry } from '../reaper/sweep-types.js';
 import { escapeControls } from '../util/escape-controls.js';
 import { finishedAgo, idleFor, shortId } from './render-containers.js';
 

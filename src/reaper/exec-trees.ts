@@ -12,6 +12,7 @@ import {
   signalTargets, startMs,
 } from '../core/exec-trees.js';
 import { processLimit } from '../core/idle.js';
+import { engineOnThisHost } from '../core/engine-place.js';
 import { EngineRequestError, errorMessage } from '../errors.js';
 import { type LocalCounters, readLocally } from './idle-stop.js';
 import { abortableSleep } from '../util/sleep.js';
@@ -63,10 +64,6 @@ export interface AbandonedLoad {
   processes: number;
 }
 
-/** Whether the engine runs on this host: a unix socket (tcp and ssh engines are elsewhere, as far as we can prove). */
-export function engineIsLocal(engine: Pick<EngineClient, 'host'>): boolean {
-  return engine.host.startsWith('unix://') || engine.host.startsWith('/');
-}
 
 const procOf = (opts: ExecTreeOptions): ProcAccess => opts.proc ?? procAccess();
 
@@ -88,7 +85,7 @@ export async function surveyExecs(
   at: { asOf: Date; signal?: AbortSignal | undefined; execStarts?: ReadonlyMap<string, number> | undefined },
 ): Promise<ExecSurvey> {
   const proc = procOf(opts);
-  const local = engineIsLocal(engine);
+  const local = engineOnThisHost(engine.host);
   const snap = local && d.execIds.length ? proc.snapshot() : null;
   const execs: Surveyed[] = [];
   for (const id of d.execIds) {

@@ -9,11 +9,18 @@ import {
 } from '../adapters/shell-snapshots.js';
 import { type ProcessView, type SnapshotKeepReason, type SnapshotSession, groupSessions, inTempDir, judgeSession } from '../core/shell-snapshots.js';
 import { errorMessage } from '../errors.js';
+import { UNTRUSTED_ROOT } from '../core/trust.js';
+import { untrustedRoot } from '../adapters/trust.js';
 
 export interface TempDir {
   dir: string;
   /** Where it came from: `terminal.env.TMPDIR`, `TMPDIR`, ..., or `default`. */
   from: string;
+  /**
+   * The uid the directory must belong to (no symlink, its owner's: adapters/trust.ts `untrustedRoot`): set when root
+   * runs over another user's home and that user's settings named it. Absent: not checked.
+   */
+  owner?: number;
 }
 
 export interface ShellSnapshotsOptions {
@@ -23,8 +30,10 @@ export interface ShellSnapshotsOptions {
   /** List what would go, remove nothing. */
   dryRun: boolean;
   now: () => Date;
-  /** The process table (tests inject one; default: this host's procfs, Python interpreters included). */
+  /** The process table (tests inject one; default: this host's procfs at `procRoot`, Python interpreters included). */
   processes?: () => ProcessTable;
+  /** The procfs root of the default table (`HERMES_JANITOR_PROC_ROOT`); default `/proc`. */
+  procRoot?: string;
 }
 
 export interface RemovedSnapshot {
@@ -38,8 +47,8 @@ export interface RemovedSnapshot {
   secretNames: string[] | null;
   /** Every file of the session removed (the snapshot, its `.tmp.*` and `hermes-cwd-*` siblings). */
   files: string[];
-  /** Their sizes, summed (what removing them freed; a dry run: would free). */
-  bytes: number;
+  /** Their sizes, summed (what removing them freed; a dry run: would free); absent in results made elsewhere. */
+  bytes?: number;
 }
 
 export interface KeptSnapshot {
@@ -62,8 +71,11 @@ export interface ShellSnapshotsResult {
   removed: RemovedSnapshot[];
   kept: KeptSnapshot[];
   failed: FailedSnapshot[];
-  /** The temp directories looked at, and what was wrong with one that could not be read. */
-  tempDirs: Array<TempDir & { problem: string | null }>;
+  /**
+   * The temp directories looked at, and what was wrong with one that could not be read; `reason` `untrusted-root`
+   * for one refused for the run (`problem` then says why).
+   */
+  tempDirs: Array<TempDir & { problem: string | null; reason?: typeof UNTRUSTED_ROOT }>;
   /** Why some processes could not be seen, or null. */
   processesHidden: string | null;
 }
@@ -87,15 +99,20 @@ export function viewOf(t: ProcessTable, selfUid: number): ProcessView {
  * directory that cannot be read is recorded with its problem, a file that cannot be removed is a failure.
  */
 export function shellSnapshotPass(opts: ShellSnapshotsOptions): ShellSnapshotsResult {
-  const table = opts.processes ?? (() => listHermesProcesses({ python: true }));
+  const table = opts.processes ?? (() => listHermesProcesses({ python: true, ...(opts.procRoot ? { procRoot: opts.procRoot } : {}) }));
   const p: Pass = { opts, out: { removed: [], kept: [], failed: [], tempDirs: [], processesHidden: null }, table, selfUid: process.geteuid?.() ?? -1 };
   const first = table();
   p.out.processesHidden = first.hidden;
   const seen = new Set<string>();
   for (const t of opts.tempDirs) {
     let h: TempDirHandle;
+    const refused = t.owner === undefined ? null : untrustedRoot('temp directory', t.dir, t.owner).line;
+    if (refused !== null) {
+      p.out.tempDirs.push({ ...t, problem: refused, reason: UNTRUSTED_ROOT });
+      continue;
+    }
     try {
-      h = openTempDir(t.dir);
+      h = openTempDir(t.dir, t.owner);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       p.out.tempDirs.push({ ...t, problem: code === 'ENOENT' ? null : `cannot open ${t.dir} (${code ?? errorMessage(err)})` });
@@ -199,6 +216,8 @@ export interface ShellSnapshotsSummary {
   /** Other users' snapshots, not this user's to remove. */
   otherUsers: number;
   problem: string | null;
+  /** `untrusted-root` when the directory was refused for the run (`problem` says why). */
+  reason?: typeof UNTRUSTED_ROOT;
 }
 
 /** The per-directory summary of a dry run. */
@@ -216,6 +235,7 @@ export function summarize(r: ShellSnapshotsResult): ShellSnapshotsSummary[] {
       unreadable: all.filter((x) => x.secretNames === null).length,
       otherUsers: kept.filter((k) => k.reason === 'other-user').length,
       problem: t.problem,
+      ...(t.reason ? { reason: t.reason } : {}),
     };
   });
 }
