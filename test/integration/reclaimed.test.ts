@@ -8,9 +8,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runCli, tempDir } from '../helpers/cli.js';
-import { ENGINE_HOST, ENGINE_KIND, EngineFixture, requireEngine } from '../helpers/docker.js';
+import { ENGINE_HOST, ENGINE_KIND, EngineFixture, docker, requireEngine } from '../helpers/docker.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
-const WRITE = ['sh', '-c', 'head -c 300000 /dev/zero > /layer; head -c 200000 /dev/zero > /data/v; sleep 3600'];
+const WRITE = ['sh', '-c', 'head -c 300000 /dev/zero > /layer; head -c 200000 /dev/zero > /data/v; touch /written; sleep 3600'];
 
 describe(`reap: the space it freed (built CLI, ${ENGINE_KIND})`, () => {
   const fx = new EngineFixture();
@@ -24,7 +25,12 @@ describe(`reap: the space it freed (built CLI, ${ENGINE_KIND})`, () => {
   const sel = () => ['--label', `hermes-janitor-test-run=${fx.runId}`, '--all-profiles', '--as-of', new Date(Date.now() + 3600_000).toISOString()];
 
   it('five exited sandboxes: a dry run says what it would reclaim; the reap reclaims it (text, JSON, metric)', async () => {
-    await fx.createMany(5, { state: 'exited', cmd: WRITE, args: ['-v', '/data'] });
+    // Running until both files are written, then stopped: an exited sandbox with a full layer and volume.
+    const ids = await fx.createMany(5, { state: 'running', cmd: WRITE, args: ['-v', '/data'] });
+    for (const id of ids) {
+      for (let i = 0; i < 100 && (await docker(['exec', id, 'sh', '-c', 'test -f /written && echo y']).catch(() => '')) !== 'y'; i++) await sleep(100);
+      await docker(['stop', '-t', '0', id]);
+    }
     const dry = await runCli(['reap', '--dry-run', ...sel()], { env });
     assert.equal(dry.code, 0, dry.stderr);
     assert.match(dry.stdout, /^Space it would reclaim: \d+(\.\d)? (KiB|MiB)$/m);
