@@ -44,7 +44,7 @@ export const METRIC_FAMILIES = {
   lastRunDuration: { name: 'hermes_janitor_last_run_duration_seconds', help: 'How long the last reap run took, in seconds.' },
   reclaimedBytes: {
     name: 'hermes_janitor_last_run_reclaimed_bytes',
-    help: "What the last reap run freed, in bytes: removed containers' writable layers and anonymous volumes, images, sandbox directories, shell snapshots.",
+    help: "What the last reap run freed, in bytes: removed containers' writable layers and anonymous volumes, and what each cleanup pass removed.",
   },
   lastRunSuccess: {
     name: 'hermes_janitor_last_run_success',

@@ -16,7 +16,7 @@ interface CommandEntry {
   load: () => Promise<CommandModule>;
 }
 
-export const COMMANDS: CommandEntry[] = [
+const COMMANDS: CommandEntry[] = [
   { name: 'list', aliases: ['ls'], summary: 'list labelled containers with the verdict reap would reach (reap, stop or keep)', load: () => import('./commands/list.js') },
   { name: 'reap', summary: 'remove exited and never-started orphans older than the threshold; stop sandboxes proven idle', load: () => import('./commands/reap.js') },
   { name: 'watch', summary: 'run as a service: remove each orphan at its deadline and stop each idle sandbox, following engine events', load: () => import('./commands/watch.js') },
@@ -30,17 +30,6 @@ export const COMMANDS: CommandEntry[] = [
   { name: 'completion', summary: 'print a shell completion script (bash, zsh, fish)', load: () => import('./commands/completion.js') },
 ];
 
-/**
- * The whole program, every command registered in full (`completion` walks it; a run registers only the command it
- * runs). Nothing it registers is run.
- */
-export async function fullProgram(ctx: Context): Promise<Command> {
-  const commander = await import('commander');
-  const program = buildProgram(ctx, commander, (await import('./shared.js')).EXIT_CODES_HELP);
-  const state: RunState = { exitCode: ExitCode.OK };
-  for (const entry of COMMANDS) (await entry.load()).register(program, ctx, state);
-  return program;
-}
 
 /** The first word of argv that is not an option: the subcommand to load. */
 function findCommand(argv: string[]): CommandEntry | undefined {
@@ -126,8 +115,10 @@ export async function main(argv: string[], context?: Context, options: MainOptio
     const capture = hook ? (line: string) => void (usage = line) : undefined;
     const program = buildProgram(ctx, commander, (await import('./shared.js')).EXIT_CODES_HELP, capture);
     if (argv.includes('--version') || argv.includes('-V')) program.version(readVersion(), '-V, --version');
+    // `completion` walks the whole tree: every command is registered in full for it (nothing else is run).
+    const whole = selected?.name === 'completion';
     for (const entry of COMMANDS) {
-      if (entry === selected) (await entry.load()).register(program, ctx, state);
+      if (entry === selected || whole) (await entry.load()).register(program, ctx, state);
       else program.command(entry.name).aliases(entry.aliases ?? []).description(entry.summary);
     }
     if (argv.length === 0) {

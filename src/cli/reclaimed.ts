@@ -1,8 +1,8 @@
 /**
  * What a reap freed, as `docker container prune` ends with "Total reclaimed space": the containers it removed (each
  * entry's `reclaimedBytes`: its writable layer and anonymous volumes as the engine measured them right before, see
- * reaper/reap-sweep.ts), and what each pass removed (`Pass.freedBytes`: images' unique sizes, sandbox directories'
- * blocks on disk, shell snapshots' bytes). A dry run: what it would free.
+ * reaper/reap-sweep.ts), and what each pass of the list removed (`Pass.freedBytes`: what its removals freed, as it
+ * measures them). A dry run: what it would free.
  */
 import type { PassResult } from '../passes/types.js';
 import type { SweepEntry } from '../reaper/sweep-types.js';
@@ -12,7 +12,7 @@ export interface Reclaimed {
   total: number;
   /** The removed containers' writable layers and anonymous volumes. */
   containers: number;
-  /** Each pass that freed something, by its name (`images`, `sandboxDirs`, `shellSnapshots`). */
+  /** Each pass that can free something, by its name (its key in `reap --json`). */
   [pass: string]: number;
 }
 

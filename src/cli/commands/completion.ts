@@ -29,9 +29,10 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS))
     .addHelpText('after', HELP + docsLine('docs/operations.md'))
     .action(
-      action(state, async (shell: Shell) => {
-        const [{ fullProgram }, scripts] = await Promise.all([import('../main.js'), import('../completion.js')]);
-        const whole = await fullProgram(ctx);
+      action(state, async (shell: Shell, _opts: unknown, cmd: Command) => {
+        const scripts = await import('../completion.js');
+        // main registers every command in full for `completion`: the tree is the program's own.
+        const whole = cmd.parent!;
         const make = { bash: scripts.bashScript, zsh: scripts.zshScript, fish: scripts.fishScript }[shell];
         ctx.stdout.write(make(whole));
         return ExitCode.OK;
