@@ -106,13 +106,19 @@ export function listHermesProcesses(opts: ProcessScanOptions = {}): ProcessTable
 
 function readOne(proc: string, pid: number, boot: number, scan: { python: boolean; blind: Set<number>; probe: PlaceProbe }): HermesProcess | null {
   const dir = `${proc}/${pid}`;
+  // The command line first: most processes are not hermes (nor, without `python`, anything else of interest), and
+  // skipping their stat and status reads makes the scan about three times cheaper (it runs in every `list`).
+  const rawCmd = read(`${dir}/cmdline`);
+  if (rawCmd !== null && !scan.python) {
+    const early = parseCmdline(rawCmd);
+    if (early.length === 0 || !argvMayBeHermes(early)) return null;
+  }
   const stat = read(`${dir}/stat`);
   if (stat === null) return null; // gone since the listing
   const ticks = parseStatStartTime(stat);
   if (ticks === null) return null;
   const uid = parseStatusUid(read(`${dir}/status`) ?? '') ?? ownerOf(dir);
   if (uid === null) return null;
-  const rawCmd = read(`${dir}/cmdline`);
   const base = { pid, uid, startedAtMs: startedAtMs(Number(ticks), boot) };
   if (rawCmd === null) {
     scan.blind.add(uid);

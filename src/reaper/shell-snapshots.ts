@@ -47,6 +47,8 @@ export interface RemovedSnapshot {
   secretNames: string[] | null;
   /** Every file of the session removed (the snapshot, its `.tmp.*` and `hermes-cwd-*` siblings). */
   files: string[];
+  /** Their sizes, summed (what removing them freed; a dry run: would free); absent in results made elsewhere. */
+  bytes?: number;
 }
 
 export interface KeptSnapshot {
@@ -167,16 +169,20 @@ function oneSession(p: Pass, h: TempDirHandle, s: SnapshotSession, files: Snapsh
   const thresholdMs = p.opts.thresholdMs;
   const verdict = judgeSession(s, viewOf(table, p.selfUid), p.opts.now().getTime(), thresholdMs);
   if (!verdict.abandoned) return void p.out.kept.push({ ...base, reason: verdict.reason!, detail: verdict.detail });
-  if (p.opts.dryRun) return void p.out.removed.push({ ...base, files: files.map((f) => inTempDir(h.dir, f.name)) });
+  if (p.opts.dryRun) return void p.out.removed.push({ ...base, files: files.map((f) => inTempDir(h.dir, f.name)), bytes: files.reduce((n, f) => n + f.size, 0) });
   // Right before acting: the owner's processes again, from a fresh table.
   const again = judgeSession(s, viewOf(p.table(), p.selfUid), p.opts.now().getTime(), thresholdMs);
   if (!again.abandoned) return void p.out.kept.push({ ...base, reason: again.reason!, detail: again.detail });
   const removed: string[] = [];
+  let bytes = 0;
   let stopped = false;
   for (const f of files) {
     const shown = inTempDir(h.dir, f.name);
     const r = unlinkIfUnchanged(h, f);
-    if (r.status === 'removed') removed.push(shown);
+    if (r.status === 'removed') {
+      removed.push(shown);
+      bytes += f.size;
+    }
     else if (r.status === 'changed') {
       // Rewritten or replaced: the session may be alive after all; its remaining files stay.
       p.out.kept.push({ ...base, path: shown, reason: 'changed', detail: r.detail });
@@ -188,7 +194,7 @@ function oneSession(p: Pass, h: TempDirHandle, s: SnapshotSession, files: Snapsh
       stopped = true;
     }
   }
-  if (removed.length) p.out.removed.push({ ...base, files: removed });
+  if (removed.length) p.out.removed.push({ ...base, files: removed, bytes });
   else if (!stopped) p.out.kept.push({ ...base, reason: 'gone', detail: 'no longer there (removed by someone else)' });
 }
 

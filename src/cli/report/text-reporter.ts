@@ -13,6 +13,7 @@ import { execTreeFailure, execTreeLine } from '../../passes/exec-trees.js';
 import { type Progress, hostProblems, reapLine, startProgress, whenOf } from '../render-containers.js';
 import type { Notice, ReapReport, Reporter } from './types.js';
 import { WatchNews } from './watch-news.js';
+import { diskSize } from '../../core/sizes.js';
 
 export class TextReporter implements Reporter {
   private progress: Progress | null = null;
@@ -111,6 +112,8 @@ export class TextReporter implements Reporter {
       `${r.dryRun ? 'Would remove' : 'Removed'} ${r.removed.length}, ${r.dryRun ? 'would stop' : 'stopped'} ${r.stopped.length}, ` +
         `kept ${r.kept.length}, failed ${r.failed.length}${parts} (threshold ${r.thresholdSeconds} s, ${scope}${r.dryRun ? ', dry run' : ''}).\n`,
     );
+    // As `docker container prune` ends: what the run freed.
+    if (r.reclaimed) ctx.stdout.write(`${r.dryRun ? 'Space it would reclaim' : 'Total reclaimed space'}: ${diskSize(r.reclaimed.total)}\n`);
   }
 
   watchEvent(ev: WatchEvent): void {
