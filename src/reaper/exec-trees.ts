@@ -3,7 +3,8 @@
  * their age and process count (`surveyExecs`), and ends the trees past the bound (`endAbandonedTrees`): SIGTERM to
  * the exec's process and all its descendants, SIGKILL to those still there after the stop timeout, each signal only
  * after the re-check (exec still running, same pid and start time, still past the bound) and each to the very process
- * that was seen (pid and start time checked right before its kill). The decisions are pure (`core/exec-trees.ts`).
+ * that was seen: its pid, start time and cgroup (the sandbox's) read again right before its kill, SIGKILL's as
+ * SIGTERM's. The decisions are pure (`core/exec-trees.ts`).
  */
 import type { ContainerDetails, EngineClient, ExecDetails } from '../adapters/engine.js';
 import { type ProcAccess, procAccess } from '../adapters/proc-table.js';
@@ -174,9 +175,9 @@ export async function endAbandonedTrees(
   return out;
 }
 
-/** The re-check right before signalling, then the signals. */
+/** The re-check right before signalling, then the signals, each to a process re-proved right before it. */
 async function endTree(
-  engine: EngineClient, d: Pick<ContainerDetails, 'pid'>, seen: { root: ProcIdentity; execId: string }, opts: ExecTreeOptions, ctx: EndContext,
+  engine: EngineClient, d: Pick<ContainerDetails, 'id' | 'pid'>, seen: { root: ProcIdentity; execId: string }, opts: ExecTreeOptions, ctx: EndContext,
 ): Promise<{ processes: number; killed: number } | { reason: ExecKeepReason }> {
   const proc = procOf(opts);
   const { root, execId } = seen;
@@ -192,22 +193,30 @@ async function endTree(
   if (why) return { reason: why };
   const targets = signalTargets(snap!, root, d.pid);
   if (!targets) return { reason: 'not-an-exec-tree' };
-  const termed = targets.filter((p) => proc.signal(p, 'SIGTERM') === 'sent');
+  if (!targets.length || !proc.inContainer(root.pid, d.id)) return { reason: 'process-changed' };
+  const termed = targets.filter((p) => proc.signal(p, 'SIGTERM', d.id) === 'sent');
   const survivors = await waitGone(proc, termed, ctx.stopTimeoutSeconds * 1000, ctx.signal);
+  return { processes: targets.length, killed: survivors.length ? killSurvivors(proc, survivors, d) : 0 };
+}
+
+/**
+ * SIGKILL to the survivors and whatever they started since (their descendants now, never init or anything under
+ * it), each found by the identity seen (pid and start time: a survivor whose pid another process took has no tree
+ * here) and re-proved right before its signal (start time and the sandbox's cgroup). A survivor reparented under
+ * init since its parent ended is signalled alone.
+ */
+function killSurvivors(proc: ProcAccess, survivors: readonly ProcIdentity[], d: Pick<ContainerDetails, 'id' | 'pid'>): number {
+  const again = proc.snapshot();
+  const done = new Set<number>();
   let killed = 0;
-  if (survivors.length) {
-    // Survivors and whatever they started since (their descendants now), never init or anything under it.
-    const again = proc.snapshot();
-    const seen = new Set<number>();
-    for (const s of survivors) {
-      for (const p of (again ? signalTargets(again, s, d.pid) : null) ?? [s]) {
-        if (seen.has(p.pid)) continue;
-        seen.add(p.pid);
-        if (proc.signal(p, 'SIGKILL') === 'sent') killed++;
-      }
+  for (const s of survivors) {
+    for (const p of (again ? signalTargets(again, s, d.pid) : null) ?? [s]) {
+      if (done.has(p.pid)) continue;
+      done.add(p.pid);
+      if (proc.signal(p, 'SIGKILL', d.id) === 'sent') killed++;
     }
   }
-  return { processes: targets.length, killed };
+  return killed;
 }
 
 /** Waits up to `ms` for the processes to end (checked every 100 ms); those still there. */
