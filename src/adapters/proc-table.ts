@@ -8,6 +8,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { ProcEntry, ProcIdentity, ProcSnapshot } from '../core/exec-trees.js';
 import { parseStatStartTime } from './process-identity.js';
+import { type EngineProcess, pidNamespaceProblem } from './pid-namespace.js';
 
 /** Clock ticks per second: `sysconf(_SC_CLK_TCK)`, 100 on every Linux architecture Node runs on (USER_HZ). */
 export const TICKS_PER_SECOND = 100;
@@ -19,6 +20,11 @@ export interface ProcAccess {
   startTicks(pid: number): number | null;
   /** Whether `pid`'s cgroup (`/proc/<pid>/cgroup`) names container `id` (its last path segment holds the full id). */
   inContainer(pid: number, id: string): boolean;
+  /**
+   * Why this view of the engine's processes is partial (this process's pid namespace is not the host's, nor proved the
+   * engine's by `evidence`: `adapters/pid-namespace.ts`), or null.
+   */
+  pidNamespace(engineHost: string, evidence: EngineProcess): string | null;
   /** The process `p` still runs (same pid and start time, not a zombie). */
   alive(p: ProcIdentity): boolean;
   /**
@@ -83,6 +89,7 @@ export function procAccess(proc = '/proc', kill: (pid: number, sig: NodeJS.Signa
     },
     startTicks,
     inContainer,
+    pidNamespace: (engineHost, evidence) => pidNamespaceProblem({ engineHost, evidence, procRoot: proc }),
     alive(p: ProcIdentity): boolean {
       const line = read(path.join(proc, String(p.pid), 'stat'));
       if (line === null) return false;

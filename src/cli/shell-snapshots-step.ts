@@ -6,11 +6,16 @@ import type { ShellSnapshotSettings } from '../reaper/shell-snapshot-settings.js
 import type { ShellSnapshotsResult } from '../reaper/shell-snapshots.js';
 import type { EngineEndpoint } from '../adapters/engine-host.js';
 
-/** Runs the pass (null when `--keep-shell-snapshots` or its config key keeps them). */
-export async function runShellSnapshotStep(s: ShellSnapshotSettings, dryRun: boolean, now: () => Date): Promise<ShellSnapshotsResult | null> {
+/**
+ * Runs the pass (null when `--keep-shell-snapshots` or its config key keeps them), within the run's `signal`
+ * (`--timeout`): cut short there, `cutShort` says so.
+ */
+export async function runShellSnapshotStep(
+  s: ShellSnapshotSettings, dryRun: boolean, now: () => Date, signal?: AbortSignal,
+): Promise<ShellSnapshotsResult | null> {
   if (s.keep) return null;
   const { shellSnapshotPass } = await import('../reaper/shell-snapshots.js');
-  return shellSnapshotPass({ tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun, now });
+  return shellSnapshotPass({ tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun, now, signal });
 }
 
 /**

@@ -134,6 +134,8 @@ export type ExecKeepReason =
   | 'dry-run'
   /** The engine is on another host (tcp, ssh): its processes cannot be seen or signalled from here. */
   | 'engine-not-local'
+  /** The janitor's pid namespace is not the host's: exec clients and trees cannot all be seen from here. */
+  | 'pid-namespace'
   /** The re-check: the engine says the exec no longer runs. */
   | 'exec-ended'
   /** The re-check: another process has the exec's pid now (another start time), or its process is gone. */

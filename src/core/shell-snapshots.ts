@@ -91,7 +91,9 @@ export type SnapshotKeepReason =
   | 'other-filesystem'
   /** Changed, replaced or gone between the look and the removal. */
   | 'changed'
-  | 'gone';
+  | 'gone'
+  /** The run's abort (`--timeout`) came before it was judged or removed. */
+  | 'cut-short';
 
 export interface SnapshotVerdict {
   abandoned: boolean;

@@ -108,6 +108,8 @@ export interface AttentionInput {
   toolLoopLooping: string[];
   /** The sandbox root cannot be used (not a directory, unreadable), or measuring it was cut short. */
   sandboxDirsProblem?: string | null;
+  /** The janitor's view of processes is partial: its pid namespace is not the host's (the line saying so). */
+  pidNamespace?: string | null;
   /** Mistakes the hooks failed open on (core/hook-errors.ts), still remembered; their ages as of `now`. */
   hookErrors?: ReadonlyArray<{ hook: string; what: string; count: number; lastSeen: string }>;
   /** The instant of the report (default `asOf`). */
@@ -137,6 +139,7 @@ export function attention(a: AttentionInput): string[] {
     out.push(`stop-hook: ${a.stopHook.blocks} consecutive block(s) without progress (cap ${a.stopHook.maxBlocks}): the run is stalled`);
   }
   if (a.sandboxDirsProblem) out.push(`sandbox directories: ${a.sandboxDirsProblem}`);
+  if (a.pidNamespace) out.push(a.pidNamespace);
   for (const e of a.hookErrors ?? []) {
     out.push(`${e.hook}: ${e.what} (seen ${e.count} time${e.count === 1 ? '' : 's'}, last ${ago(Date.parse(e.lastSeen), a.now ?? a.asOf)})`);
   }

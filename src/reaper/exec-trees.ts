@@ -56,6 +56,8 @@ export interface ExecSurvey {
   execs: Surveyed[];
   /** The engine's processes can be seen and signalled from here. */
   local: boolean;
+  /** Why they cannot all be seen after all: the janitor's pid namespace is not the host's (null: they can). */
+  pidNamespace?: string | null;
 }
 
 /** What the idle rule leaves out: abandoned execs still running, and their processes. */
@@ -90,7 +92,8 @@ export async function surveyExecs(
 ): Promise<ExecSurvey> {
   const proc = procOf(opts);
   const local = engineIsLocal(engine);
-  const snap = local && d.execIds.length ? proc.snapshot() : null;
+  const partial = local && d.execIds.length ? proc.pidNamespace(engine.host, { id: d.id, pid: d.pid }) : null;
+  const snap = local && !partial && d.execIds.length ? proc.snapshot() : null;
   const execs: Surveyed[] = [];
   for (const id of d.execIds) {
     let e: ExecDetails | null;
@@ -110,12 +113,13 @@ export async function surveyExecs(
     execs.push({
       view: {
         id, ageSeconds, processes: tree ? tree.length : null, command: commandLine(e.entrypoint, e.arguments),
-        abandoned: isAbandoned(ageSeconds, opts.boundSeconds),
+        // With a partial view (`partial`), an exec's client may be alive out of sight: none is abandoned.
+        abandoned: !partial && isAbandoned(ageSeconds, opts.boundSeconds),
       },
       root,
     });
   }
-  return { execs, local };
+  return { execs, local, pidNamespace: partial };
 }
 
 /**
@@ -146,7 +150,8 @@ export interface EndContext {
 
 /**
  * Ends the survey's abandoned trees (or reports why not). An engine on another host gets every running exec reported
- * as kept (`engine-not-local`): its processes cannot be seen from here, so none is judged abandoned, none ended.
+ * as kept (`engine-not-local`): its processes cannot be seen from here, so none is judged abandoned, none ended; so
+ * does a janitor whose pid namespace is not the host's (`pid-namespace`): exec clients cannot all be seen from there.
  */
 export async function endAbandonedTrees(
   engine: EngineClient, d: Pick<ContainerDetails, 'id' | 'pid'>, survey: ExecSurvey, opts: ExecTreeOptions, ctx: EndContext,
@@ -154,8 +159,8 @@ export async function endAbandonedTrees(
   const out: ExecTreeReport = { ended: [], kept: [], failed: [] };
   const keep = (execId: string, reason: ExecKeepReason) => out.kept.push({ container: ctx.container, execId, reason });
   for (const x of survey.execs) {
-    if (!survey.local) {
-      keep(x.view.id, 'engine-not-local');
+    if (!survey.local || survey.pidNamespace) {
+      keep(x.view.id, survey.local ? 'pid-namespace' : 'engine-not-local');
       continue;
     }
     if (!x.view.abandoned) continue;

@@ -4,6 +4,7 @@
  * are dropped.
  */
 import type { ContainerDetails, EngineClient } from '../adapters/engine.js';
+import type { EngineProcess } from '../adapters/pid-namespace.js';
 import { type IdleRecord, type StopRecord, decideStop, isRetained, mergeIdleState, mergeStops, observe, parseIdleState, processLimit } from '../core/idle.js';
 import { type OwnerView, type SandboxOwner, idleThresholdFor, ownerOf } from '../core/owners.js';
 import { DEFAULT_IDLE_AFTER_OWNED_SECONDS } from '../defaults.js';
@@ -63,10 +64,16 @@ export class IdleBook {
     }
   }
 
-  /** The owner of a sandbox of `profile` (`fresh`: from the process table read now), or null when it is abandoned. */
-  ownerFor(profile: string | null, fresh = false): SandboxOwner | null {
+  /**
+   * The owner of a sandbox of `profile` (`fresh`: from the process table read now), or null when it is abandoned.
+   * `sandbox`: the running container judged (its `State.Pid` can prove the janitor's view of processes the engine's).
+   * A partial view (the janitor's pid namespace is not the host's) is said once, as a warning of the run.
+   */
+  ownerFor(profile: string | null, sandbox: Pick<ContainerDetails, 'id' | 'pid'>, fresh = false): SandboxOwner | null {
     if (!this.opts.owners) return null;
-    if (fresh || !this.ownerView) this.ownerView = this.opts.owners(this.host);
+    if (fresh || !this.ownerView || this.ownerView.pidNamespace) this.ownerView = this.opts.owners(this.host, { id: sandbox.id, pid: sandbox.pid });
+    const partial = this.ownerView.pidNamespace;
+    if (partial && !this.warnings.includes(partial)) this.warnings.push(partial);
     return ownerOf(this.ownerView, profile);
   }
 

@@ -90,7 +90,7 @@ export class ListSweep {
 
   /** A running container's idle verdict (`stop` when `reap` would stop it now), from this run's sample. */
   private async judgeIdle(book: IdleBook, details: ContainerDetails, entry: ListedEntry): Promise<void> {
-    const owner = book.ownerFor(entry.profile);
+    const owner = book.ownerFor(entry.profile, details);
     if (owner) entry.owner = owner;
     try {
       const abandoned = await this.surveyExecs(book, details, entry);

@@ -2,19 +2,21 @@
  * The settings of owned and abandoned sandboxes (#30), resolved in one place: the idle threshold of an owned sandbox
  * (`--idle-after-owned`, `janitor.idle_after_owned`, default 24 h, `never` allowed), how long a sandbox the janitor
  * stopped is kept (`--stopped-retention`, `janitor.stopped_retention`, default 7 days), and the reader of the living
- * hermes processes that may own a sandbox (procfs, read afresh at each call).
+ * hermes processes that may own a sandbox (procfs, read afresh at each call; none at all, every sandbox owned, when
+ * the janitor's pid namespace is not the host's: `adapters/pid-namespace.ts`).
  */
 import type { HermesConfig } from '../adapters/config.js';
 import { DEFAULT_IDLE_AFTER_OWNED_SECONDS, DEFAULT_STOPPED_RETENTION_SECONDS } from '../defaults.js';
 import { UsageError } from '../errors.js';
 import { parseDuration } from '../core/parse-args.js';
 import type { OwnerView } from '../core/owners.js';
+import type { EngineProcess } from '../adapters/pid-namespace.js';
 
 export interface OwnerSettings {
   /** Seconds; null: an owned sandbox is never stopped. */
   idleAfterOwnedSeconds: number | null;
   stoppedRetentionSeconds: number;
-  owners: (engineHost: string) => OwnerView;
+  owners: (engineHost: string, evidence?: EngineProcess) => OwnerView;
 }
 
 /**
@@ -29,11 +31,15 @@ export async function resolveOwnerSettings(
   const owned = inputs.idleAfterOwnedSeconds !== undefined ? inputs.idleAfterOwnedSeconds : configDuration(config, 'janitor.idle_after_owned', '--idle-after-owned', true);
   const retention = inputs.stoppedRetentionSeconds ?? configDuration(config, 'janitor.stopped_retention', '--stopped-retention', false);
   const { listHermesProcesses } = await import('../adapters/hermes-processes.js');
-  const { ownerViewOf } = await import('../core/owners.js');
+  const { engineOnThisHost, ownerViewOf } = await import('../core/owners.js');
+  const { pidNamespaceProblem } = await import('../adapters/pid-namespace.js');
   return {
     idleAfterOwnedSeconds: owned === undefined ? DEFAULT_IDLE_AFTER_OWNED_SECONDS : owned,
     stoppedRetentionSeconds: retention ?? DEFAULT_STOPPED_RETENTION_SECONDS,
-    owners: (host) => ownerViewOf(listHermesProcesses(), host),
+    owners: (host, evidence) => {
+      const partial = engineOnThisHost(host) ? pidNamespaceProblem({ engineHost: host, evidence }) : null;
+      return partial ? { blind: partial, pidNamespace: partial, processes: [] } : ownerViewOf(listHermesProcesses(), host);
+    },
   };
 }
 

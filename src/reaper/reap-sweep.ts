@@ -176,7 +176,7 @@ export class ReapSweep {
       if (v.verdict !== 'keep' || v.reason !== 'running') return false;
       const base = this.entry(row, d, v);
       // Right before the stop: its owners from the process table read now.
-      const owner = book.ownerFor(base.profile, true);
+      const owner = book.ownerFor(base.profile, d, true);
       const decision = book.tentativeStop(prev, { startedAt: d.startedAt, execIds, limit: book.limitOf(d), owner }, req.asOf);
       if (!decision.stop) return false;
       book.seen.add(d.id);
@@ -254,7 +254,7 @@ export class ReapSweep {
     // A proof already gathered by earlier runs: if it suffices as of now, provided nothing happened since its last
     // sample, the re-check's fresh sample is this run's only one (one pass of the engine's stats collector, not two).
     const prev = book.prev(details.id);
-    const owner = book.ownerFor(base.profile);
+    const owner = book.ownerFor(base.profile, details);
     if (owner) base = { ...base, owner };
     if (!req.dryRun && book.opts.stopIdle && prev && prev.last.startedAt === details.startedAt && details.status.toLowerCase() === 'running') {
       let tentative: ReturnType<IdleBook['tentativeStop']> | null = null;
@@ -325,7 +325,7 @@ export class ReapSweep {
   private async reproveThenStop(book: IdleBook, record: IdleRecord, seen: Inspected, entry: StoppedEntry): Promise<void> {
     if (this.guard.stopped) return;
     // Right before acting: its owners from the process table read now (a hermes started since lengthens the threshold).
-    const owner = book.ownerFor(entry.profile, true);
+    const owner = book.ownerFor(entry.profile, seen.details, true);
     if (owner && entry.idleSeconds < book.thresholdOf(owner)) return this.keep({ ...entry, owner, idleReason: 'owner-alive' }, 'running');
     let outcome: StopOutcome;
     try {

@@ -3,6 +3,7 @@
  * done by one object per run (`reap-sweep.ts`, `list-sweep.ts`) over the idle observations of `idle-book.ts`.
  */
 import type { EngineClient } from '../adapters/engine.js';
+import type { EngineProcess } from '../adapters/pid-namespace.js';
 import type { StateStore } from '../adapters/state-file.js';
 import type { IdleKeepReason } from '../core/idle.js';
 import type { KeepReason, Rule } from '../core/policy.js';
@@ -145,8 +146,10 @@ export interface IdleOptions {
   /**
    * The living hermes processes that may own this engine's sandboxes, read afresh at each call (the start of a sweep,
    * and right before each stop). Omitted: owners are not considered (every sandbox is judged by `idleAfterSeconds`).
+   * `evidence`: the running container being judged, whose `State.Pid` can prove the janitor sees the engine's pid
+   * namespace (`adapters/pid-namespace.ts`).
    */
-  owners?: (engineHost: string) => OwnerView;
+  owners?: (engineHost: string, evidence?: EngineProcess) => OwnerView;
   /** Idle threshold of an owned sandbox, in seconds; null: never stopped (`--idle-after-owned never`). Default 24 h. */
   idleAfterOwnedSeconds?: number | null;
   /** How long a sandbox the janitor stopped is kept before the exited rule applies (`--stopped-retention`); default 0. */

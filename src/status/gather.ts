@@ -27,6 +27,9 @@ import { type SandboxDirsDetail, surveySandboxDirs } from './sandbox-dirs.js';
 import { type ImagesStatus, surveyImages } from './images.js';
 import type { ImageBudget } from '../core/image-budget.js';
 import { listHermesProcesses } from '../adapters/hermes-processes.js';
+import { pidNamespaceProblem } from '../adapters/pid-namespace.js';
+import { userNames } from '../adapters/user-names.js';
+import type { SandboxOwner } from '../core/owners.js';
 import type { ShellSnapshotSettings } from '../reaper/shell-snapshot-settings.js';
 import { type ShellSnapshotsSummary, shellSnapshotPass, summarize } from '../reaper/shell-snapshots.js';
 
@@ -79,7 +82,7 @@ export interface StatusReport {
    * Each running sandbox with its running `docker exec` sessions (`execs: [{id, ageSeconds, processes, command,
    * abandoned}]`); empty when no engine answered.
    */
-  runningSandboxes: Array<{ id: string; name: string; host: string; execs: ExecView[] }>;
+  runningSandboxes: Array<{ id: string; name: string; host: string; execs: ExecView[]; owner?: SandboxOwner }>;
   janitor: { sweeps: SweepStamp[]; locks: LockStatus[]; log: LogStatus };
   /** The home's sandbox root (`$TERMINAL_SANDBOX_DIR`, else `<home>/sandboxes`): its task directories, measured. */
   sandboxDirs: SandboxDirsSummary;
@@ -124,8 +127,13 @@ export interface StatusReport {
   sandboxOwners?: { owned: number; abandoned: number; stoppedRetained: number; blind: string[] };
   /** hermes' shell snapshots, per temp directory looked at (absent when not asked for). */
   shellSnapshots?: ShellSnapshotsSummary[];
-  /** The living processes of this host that could be hermes, and the profile each serves (null: every profile). */
+  /**
+   * The living processes of this host that could be hermes, and the profile each serves (null: every profile);
+   * `hidden`: why some may be missing (hidepid, unreadable command lines, a pid namespace that is not the host's).
+   */
   hermesProcesses?: { processes: HermesProcessStatus[]; hidden: string | null };
+  /** Why this janitor's view of processes is partial (its pid namespace is not the host's), or null. */
+  pidNamespace?: string | null;
   attention: string[];
   exitCode: 0 | 1 | 3;
 }
@@ -134,6 +142,12 @@ export interface StatusReport {
 export interface HermesProcessStatus {
   pid: number;
   uid: number;
+  /** Its user's name on this system (null: no such entry in /etc/passwd). */
+  user: string | null;
+  /** Why it counts as hermes (which argument, and what in it). */
+  why: string;
+  /** Running sandboxes it makes owned (it is the first living hermes that may serve their profile). */
+  owns: number;
   /** The profile it serves; null: every profile (`profileUnknown` says why). */
   profile: string | null;
   profileUnknown: string | null;
@@ -324,16 +338,30 @@ async function breakers(home: string, now: Date, env: Record<string, string | un
   };
 }
 
-/** The shell snapshots (as a dry run counts them) and the living hermes processes of this host. */
-function hostProcesses(req: StatusRequest): Pick<StatusReport, 'shellSnapshots' | 'hermesProcesses'> {
+/**
+ * The shell snapshots (as a dry run counts them) and the living hermes processes of this host: who each is (user,
+ * pid, command, why it counts as hermes) and how many running sandboxes it makes owned. A pid namespace that is not
+ * the host's is said once (`pidNamespace`): the processes listed are only those inside it.
+ */
+async function hostProcesses(
+  req: StatusRequest, running: StatusReport['runningSandboxes'],
+): Promise<Pick<StatusReport, 'shellSnapshots' | 'hermesProcesses' | 'pidNamespace'>> {
   const table = listHermesProcesses({ python: true });
+  const partial = pidNamespaceProblem({ engineHost: null });
+  const names = userNames();
+  const owns = (pid: number) => running.filter((r) => r.owner?.pid === pid).length;
   const hermes: HermesProcessStatus[] = table.processes.filter((p) => p.hermes).map((p) => ({
-    pid: p.pid, uid: p.uid, profile: p.profile, profileUnknown: p.profileUnknown ?? null, since: new Date(p.startedAtMs).toISOString(), command: p.command,
+    pid: p.pid, uid: p.uid, user: names.get(p.uid) ?? null, why: p.why ?? 'its command line names hermes', owns: owns(p.pid), profile: p.profile,
+    profileUnknown: p.profileUnknown ?? null, since: new Date(p.startedAtMs).toISOString(), command: p.command,
   }));
-  const out: Pick<StatusReport, 'shellSnapshots' | 'hermesProcesses'> = { hermesProcesses: { processes: hermes, hidden: table.hidden } };
+  const out: Pick<StatusReport, 'shellSnapshots' | 'hermesProcesses' | 'pidNamespace'> = {
+    hermesProcesses: { processes: hermes, hidden: partial ?? table.hidden }, pidNamespace: partial,
+  };
   const s = req.shellSnapshots;
   if (s) {
-    const result = shellSnapshotPass({ tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun: true, now: () => req.now, processes: () => table });
+    const result = await shellSnapshotPass({
+      tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun: true, now: () => req.now, processes: () => table, signal: req.signal,
+    });
     out.shellSnapshots = summarize(result);
   }
   return out;
@@ -357,12 +385,13 @@ async function surveyContainers(
   const entries: ListedEntry[] = across.results.flatMap((r) => r.containers);
   const running = entries.filter((e) => e.state.toLowerCase() === 'running');
   return {
-    runningSandboxes: running.map((e) => ({ id: e.id, name: e.name, host: e.host, execs: e.execs ?? [] })),
+    runningSandboxes: running.map((e) => ({ id: e.id, name: e.name, host: e.host, execs: e.execs ?? [], ...(e.owner ? { owner: e.owner } : {}) })),
     sandboxOwners: {
       owned: running.filter((e) => e.owner).length,
       abandoned: running.filter((e) => !e.owner).length,
       stoppedRetained: entries.filter((e) => e.reason === 'stopped-retained').length,
-      blind: req.idle?.owners ? live.map((e) => req.idle!.owners!(e.host).blind).filter((b): b is string => b !== null) : [],
+      // Each reason once (a partial view of processes is the same for every engine).
+      blind: req.idle?.owners ? [...new Set(live.map((e) => req.idle!.owners!(e.host).blind).filter((b): b is string => b !== null))] : [],
     },
     containers: { ...countContainers(entries), failed: across.results.reduce((n, r) => n + r.failed.length, 0), timedOut: across.timedOut },
   };
@@ -382,7 +411,7 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     live.length > 0 ? await surveyContainers(req, live, engines) : { containers: null, runningSandboxes: [], sandboxOwners: undefined };
   // No engine at all on this host is not an unreachable one.
   const unreachable = engines.filter((e) => !e.reachable && !(req.noEngine && e.host === null)).map((e) => e.host ?? '(none found)');
-  const host = hostProcesses(req);
+  const host = await hostProcesses(req, runningSandboxes);
   const [images, sandboxes, sweeps, locks, log, brk] = await Promise.all([
     surveyImages(req.home, live.filter((e) => !unreachable.includes(e.host)), req.imagesBudget ?? null, req.signal),
     surveySandboxDirs(req.sandboxRoot, live.filter((e) => !unreachable.includes(e.host)), unreachable, req.signal),
@@ -404,6 +433,7 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     stopHook: { stalled: brk.stopHook.stalled, blocks: brk.stopHook.blocks, maxBlocks: brk.stopHook.maxBlocks, problem: brk.stopHook.problem },
     toolLoopLooping: brk.toolLoop.looping,
     sandboxDirsProblem: sandboxes.detail.error,
+    pidNamespace: host.pidNamespace ?? null,
     hookErrors: [...brk.stopHook.hookErrors, ...brk.toolLoop.hookErrors],
     now: req.now,
   };

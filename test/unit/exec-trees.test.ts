@@ -198,6 +198,9 @@ class FakeProc implements ProcAccess {
   }
   /** The sandbox's id (its cgroup). */
   sandboxId = '';
+  pidNamespace() {
+    return null;
+  }
   inContainer(pid: number, id: string) {
     return id === this.sandboxId && this.procs.has(pid) && !this.outside.has(pid);
   }

@@ -276,15 +276,17 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
  */
 async function engineFreeRun(run: ReapRun, record: RunRecord, why: { noEngine: string } | { error: string }): Promise<number> {
   const { opts, policy, dryRun } = run;
-  const snaps = run.shellSnapshots ? await runShellSnapshotStep(run.shellSnapshots, dryRun, () => run.ctx.now()) : null;
+  const snaps = run.shellSnapshots ? await runShellSnapshotStep(run.shellSnapshots, dryRun, () => run.ctx.now(), run.signal) : null;
   if (snaps) record.shellSnapshots = snapshotGauges(snaps);
-  const code = 'error' in why ? ExitCode.ENGINE : (snaps?.failed.length ?? 0) > 0 ? ExitCode.FAILED : ExitCode.OK;
+  // Cut short by --timeout: the run timed out (exit 3), as a sweep that did.
+  const timedOut = snaps?.cutShort === true;
+  const code = 'error' in why || timedOut ? ExitCode.ENGINE : (snaps?.failed.length ?? 0) > 0 ? ExitCode.FAILED : ExitCode.OK;
   record.success = code === ExitCode.OK;
   record.counts = [];
   const hosts = 'error' in why ? [{ host: '(discovery)', reachable: false, error: why.error }] : [];
   await run.reporter.reapResult({
     dryRun, asOf: policy.asOf, thresholdSeconds: policy.thresholdSeconds, profile: run.targets.selection.profile, stopIdle: policy.stopIdle,
-    idleAfterSeconds: policy.idleAfterSeconds, removed: [], stopped: [], kept: [], failed: [], hosts, timedOut: false,
+    idleAfterSeconds: policy.idleAfterSeconds, removed: [], stopped: [], kept: [], failed: [], hosts, timedOut,
     timeoutSeconds: opts.timeout / 1000, warnings: [], failOpen: Boolean(opts.failOpen), ...('noEngine' in why ? { noEngine: why.noEngine } : {}),
     execTrees: { ended: [], kept: [], failed: [] },
     ...(snaps ? { shellSnapshots: snaps } : {}),
@@ -372,12 +374,14 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
   const answers = engines.map((engine, i) => ({ engine, answered: across.hosts[i]!.reachable, ...(across.hosts[i]!.error ? { error: across.hosts[i]!.error! } : {}) }));
   const images = run.images ? await (await import('../images-step.js')).runImagesStep(run.images, answers) : null;
   if (images) record.images = (await import('../images-step.js')).imageGauges(images, dryRun);
-  const snaps = run.shellSnapshots ? await runShellSnapshotStep(run.shellSnapshots, dryRun, () => run.ctx.now()) : null;
+  const snaps = run.shellSnapshots ? await runShellSnapshotStep(run.shellSnapshots, dryRun, () => run.ctx.now(), run.signal) : null;
   if (snaps) record.shellSnapshots = snapshotGauges(snaps);
 
-  // --timeout also bounds the sandbox-directory pass: one it cut short is a run that timed out (exit 3), as a sweep's.
+  // --timeout bounds everything after the sweep too (sandbox directories, images, shell snapshots): a pass it cut
+  // short is a run that timed out (exit 3), as a sweep's.
   const timedOut =
-    across.timedOut || Boolean(dirs?.result?.kept.some((k) => k.reason === 'cut-short')) || Boolean(images?.kept.some((k) => k.reason === 'cut-short'));
+    across.timedOut || Boolean(dirs?.result?.kept.some((k) => k.reason === 'cut-short')) || Boolean(images?.kept.some((k) => k.reason === 'cut-short')) ||
+    snaps?.cutShort === true;
   const failures = failed.length + (dirs?.result?.failed.length ?? 0) + (images?.failed.length ?? 0) + (snaps?.failed.length ?? 0);
   const code = sweepExitCode({ ...across, timedOut }, failures);
   record.success = code === ExitCode.OK;

@@ -143,8 +143,14 @@ function renderHost(r: StatusReport, now: Date): string[] {
   const hp = r.hermesProcesses;
   if (hp) {
     out.push(`hermes processes on this host: ${hp.processes.length}${hp.hidden ? ` (some may be missing: ${hp.hidden})` : ''}`);
-    for (const p of hp.processes.slice(0, 10)) {
-      out.push(`  pid ${p.pid} (uid ${p.uid}), profile ${p.profile ?? `every profile (${p.profileUnknown})`}, running since ${p.since}: ${p.command.slice(0, 80)}`);
+    // Those that make sandboxes owned first: who keeps them from being stopped, and why each counts as hermes.
+    const shown = [...hp.processes].sort((a, b) => b.owns - a.owns).slice(0, 10);
+    for (const p of shown) {
+      const owns = p.owns ? `, makes ${plural(p.owns, 'running sandbox', 'running sandboxes')} owned` : '';
+      out.push(
+        `  pid ${p.pid}, user ${p.user ?? '?'} (uid ${p.uid}), profile ${p.profile ?? `every profile (${p.profileUnknown})`}, running since ${p.since}${owns}: ${p.command.slice(0, 80)}`,
+      );
+      out.push(`    counts as hermes: ${p.why}`);
     }
     if (hp.processes.length > 10) out.push(`  ... and ${hp.processes.length - 10} more`);
   }

@@ -141,14 +141,17 @@ async function scheduleSandboxDirs(
     await run.follower?.check(); // hermes' files as they are now (the root may have moved)
     const root = sandboxRoot(run.policy.sources.sandboxRoot, run.targets.home.home); // checked by runWatch before anything started
     const answers = service.watchers.map((w) => ({ engine: w.engine, answered: w.state === 'connected', ...(w.state === 'connected' ? {} : { error: `not connected (${w.state})` }) }));
+    // Each check within --timeout when given (as each sweep is), and stopped by SIGTERM; its reads run in slices, so
+    // /healthz, the deadlines and the engine stream keep their turns meanwhile.
+    const signal = run.sweepTimeoutMs > 0 ? AbortSignal.any([run.stopping, AbortSignal.timeout(run.sweepTimeoutMs)]) : run.stopping;
     if (olderThanMs !== null || metrics) {
       const { result, gauges } = await runSandboxDirsStep(
-        { roots: [root], olderThanMs, dryRun: run.dryRun, now: () => run.ctx.now(), signal: run.stopping, gauges: Boolean(metrics) }, answers,
+        { roots: [root], olderThanMs, dryRun: run.dryRun, now: () => run.ctx.now(), signal, gauges: Boolean(metrics) }, answers,
       );
       if (result && !run.stopping.aborted) run.reporter.sandboxDirsPass(result, run.dryRun);
       if (gauges) metrics?.setSandboxDirs(gauges);
     }
-    const snaps = run.shellSnapshots && !run.stopping.aborted ? await runShellSnapshotStep(run.shellSnapshots, run.dryRun, () => run.ctx.now()) : null;
+    const snaps = run.shellSnapshots && !run.stopping.aborted ? await runShellSnapshotStep(run.shellSnapshots, run.dryRun, () => run.ctx.now(), signal) : null;
     if (snaps) {
       run.reporter.shellSnapshotsPass(snaps, run.dryRun);
       metrics?.setShellSnapshots((await import('../../reaper/shell-snapshots.js')).snapshotGauges(snaps));
