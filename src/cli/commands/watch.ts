@@ -29,6 +29,7 @@ import { docsLine } from '../docs-page.js';
 interface WatchOptions extends EngineCommandOptions, ActionOptions {
   dryRun?: boolean;
   metricsListen?: { host: string | undefined; port: number };
+  metricsMaxConnections: number;
 }
 
 const HELP = `
@@ -74,6 +75,9 @@ interface WatchRun {
 async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Promise<number> {
   if (opts.json) throw new UsageError('watch streams its output: use --log-format json for NDJSON instead of --json');
   if (opts.asOf) throw new UsageError('--as-of does not apply to watch: it judges ages as of each moment it acts');
+  if (!opts.metricsListen && command.getOptionValueSource('metricsMaxConnections') === 'cli') {
+    throw new UsageError('--metrics-max-connections needs --metrics-listen: give the address to serve metrics on');
+  }
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
   const reporter = await chooseReporter(ctx, opts);
   const targets = resolveTargets(command, opts, ctx);
@@ -223,7 +227,7 @@ async function serve(run: WatchRun): Promise<number> {
       const listen = opts.metricsListen;
       const srv = await serveMetrics(listen, metrics, () => service.healthy, () => {
         for (const w of service.watchers) metrics?.setTracked(w.host, w.tracked);
-      }).catch((err: unknown) => {
+      }, opts.metricsMaxConnections).catch((err: unknown) => {
         throw new UsageError(`cannot listen on --metrics-listen ${listen.host ?? ''}:${listen.port} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}): pick a free address`);
       });
       closeServer = srv.close;
