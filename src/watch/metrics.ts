@@ -112,24 +112,24 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
 }
 /**
  * Connections over the cap kept for `/healthz` alone: answered, then closed; anything else there is refused, and so
- * is one that sends nothing within HEALTH_SLOT_TIMEOUT_MS (a probe sends its request at once: an idle flood cannot
- * hold these slots, each is free again a moment later).
+ * is one whose request has not come within HEALTH_SLOT_GRACE_MS and the event loop's next read after it (a probe
+ * sends its request at once; an idle flood holds none of these slots for more than a moment).
  */
-export const HEALTH_SLOTS = 16;
+export const HEALTH_SLOTS = 64;
 /** A connection's request headers must arrive within this; one idle this long is closed. */
 export const HEADERS_TIMEOUT_MS = 5000;
 export const IDLE_TIMEOUT_MS = 10_000;
 /** A whole request (headers and body) within this. */
 export const REQUEST_TIMEOUT_MS = 10_000;
-/** A connection on a health slot is closed once idle this long. */
-const HEALTH_SLOT_TIMEOUT_MS = 250;
+/** How long a connection on a health slot has to send its request (then one more turn of the event loop's reads). */
+const HEALTH_SLOT_GRACE_MS = 10;
 
 /**
  * Serves `GET /metrics` and `GET /healthz` (200 while `healthy()`, else 503), bounded against whoever can connect:
  * at most `maxConnections` at once (more are refused: closed as soon as they are accepted, so the descriptors a flood
  * takes stay near the cap), each with its headers within HEADERS_TIMEOUT_MS and closed once idle IDLE_TIMEOUT_MS; past
  * the cap, HEALTH_SLOTS more connections may ask `/healthz` only (a liveness probe gets through a flood), each closed
- * after its answer, or once idle HEALTH_SLOT_TIMEOUT_MS.
+ * after its answer, or at once when its request did not come with it.
  */
 export async function serveMetrics(
   listen: { host: string | undefined; port: number },
@@ -139,9 +139,15 @@ export async function serveMetrics(
   maxConnections: number,
 ): Promise<{ url: string; close(): Promise<void> }> {
   const healthSlots = new WeakSet<object>();
+  /** Health-slot connections whose request came. */
+  const asked = new WeakSet<object>();
   const server = http.createServer(
     { headersTimeout: HEADERS_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS, keepAliveTimeout: 5000, connectionsCheckingInterval: 1000 },
-    (req, res) => answer(req, res, { metrics, healthy, beforeScrape, healthOnly: healthSlots.has(req.socket) }),
+    (req, res) => {
+      const healthOnly = healthSlots.has(req.socket);
+      if (healthOnly) asked.add(req.socket);
+      answer(req, res, { metrics, healthy, beforeScrape, healthOnly });
+    },
   );
   server.timeout = IDLE_TIMEOUT_MS;
   let open = 0;
@@ -153,8 +159,13 @@ export async function serveMetrics(
     } else if (onHealthSlots < HEALTH_SLOTS) {
       onHealthSlots++;
       healthSlots.add(socket);
-      socket.once('close', () => onHealthSlots--);
-      socket.setTimeout(HEALTH_SLOT_TIMEOUT_MS);
+      // Its request came with it, or it goes: after the grace, the check waits for the loop's next reads
+      // (setImmediate runs after them), so a slow turn of the loop never closes a probe whose request is there.
+      const grace = setTimeout(() => setImmediate(() => asked.has(socket) || socket.destroy()), HEALTH_SLOT_GRACE_MS);
+      socket.once('close', () => {
+        onHealthSlots--;
+        clearTimeout(grace);
+      });
     } else socket.destroy();
   });
   await new Promise<void>((resolve, reject) => {

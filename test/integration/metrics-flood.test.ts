@@ -68,7 +68,7 @@ describe(`watch --metrics-listen under a connection flood (${ENGINE_KIND})`, () 
     home.cleanup();
   });
 
-  it('2,000 idle connections held open: at most 256 descriptors, an orphan removed at its deadline, /healthz 200', async () => {
+  it('2,000 idle connections held open: at most 256 descriptors, an orphan removed at its deadline, /healthz 200', async (t) => {
     w = WatchProcess.start(
       ['--home', home.dir, '--profile', fx.profile, '--older-than', '4s', '--force-threshold', '--metrics-listen', '127.0.0.1:0'],
       { HOME: home.dir },
@@ -91,13 +91,16 @@ describe(`watch --metrics-listen under a connection flood (${ENGINE_KIND})`, () 
       }
       assert.ok(w.events('removed').some((l) => l.id === orphan), `the orphan was not removed at its deadline; stderr: ${w.stderr.slice(-2000)}`);
       assert.ok(most <= 256, `watch held ${most} descriptors`);
+      t.diagnostic(`watch held at most ${most} descriptors while the flood made ${f.made()} connections`);
       assert.ok(f.made() > 2000, `the flood made ${f.made()} connections (the server refuses them, it opens them again)`);
       let health: number | string = 'not asked';
-      for (let i = 0; i < 20 && health !== 200; i++) {
+      let tries = 0;
+      for (; tries < 20 && health !== 200; tries++) {
         health = await healthz(url);
         if (health !== 200) await sleep(250);
       }
       assert.equal(health, 200);
+      t.diagnostic(`/healthz answered 200 at try ${tries}`);
       assert.ok(descriptors(pid) <= 256);
     } finally {
       f.stop();
