@@ -14,6 +14,7 @@ import { type Selection, selectionFrom } from '../core/selection.js';
 import { type RunSettings, resolveRunSettings } from '../reaper/settings.js';
 import { ACTION_OPTIONS, ENGINE_OPTIONS, OUTPUT_OPTIONS } from './engine-option-table.js';
 import { addOptions, homeDirFrom, optionsOnly } from './shared.js';
+import { escapeControls } from '../util/escape-controls.js';
 
 /** Options shared by `list` and `reap`. */
 export interface EngineCommandOptions {
@@ -178,7 +179,7 @@ export async function loadAllProfiles(
   const out: ProfileSettings[] = [];
   for (const p of await profileHomes(home.root)) {
     const { settings, warnings } = await loadHermesSettings({ home: p.home, env: ctx.env, cwd: ctx.cwd });
-    for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
+    for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
     out.push({ ...p, hermes: settings });
   }
   return out;
@@ -198,7 +199,7 @@ export async function loadHomeConfig(home: HermesHome, ctx: Pick<Context, 'env' 
   const config = await loadConfig(home.home);
   const { loadHermesSettings } = await import('../adapters/hermes-settings.js');
   const { settings, warnings } = await loadHermesSettings({ home: home.home, env: ctx.env, cwd: ctx.cwd, config });
-  for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
+  for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
   return { config, hermes: settings };
 }
 
@@ -231,7 +232,7 @@ export async function discoverTargets(targets: EngineTargets, opts: { verbose?: 
     targets.endpoints = await discoverEndpoints(targets.endpoints, { env: ctx.env, homedir: ctx.homedir });
   }
   if (opts.verbose) {
-    for (const e of targets.endpoints) ctx.stderr.write(`hermes-janitor: engine ${e.host}: ${whyEngine(e)}\n`);
+    for (const e of targets.endpoints) ctx.stderr.write(`hermes-janitor: ${escapeControls(`engine ${e.host}: ${whyEngine(e)}`)}\n`);
   }
 }
 

@@ -5,6 +5,7 @@
  * apply (a running container's finish, an idleness not measured); `--wide` cuts nothing. Piped, it stays the
  * bordered cli-table3 table it always was, cell for cell (scripts parse it), unless `--wide` asks for the plain one.
  */
+import { escapeControls } from '../util/escape-controls.js';
 import type { Context } from '../context.js';
 import type { ListedEntry } from '../reaper/sweep.js';
 import { finishedAgo, idleFor, shortId } from './render-containers.js';
@@ -60,10 +61,11 @@ export function reasonCell(r: ListedEntry): string {
 function columnsOf(rows: ListedEntry[], o: TableOptions): { head: string[]; cells: string[][] } {
   const showProfile = new Set(rows.map((r) => r.profile ?? '-')).size > 1;
   const head = ['ID', 'NAME', ...(showProfile ? ['PROFILE'] : []), 'STATE', 'FINISHED', 'IDLE', 'VERDICT', ...(o.showHost ? ['HOST'] : []), 'REASON'];
+  // Names, profiles, states and reasons (an owner's command line) are others' words: escaped, one line each.
   const cells = rows.map((r) => [
     shortId(r.id), r.name || '-', ...(showProfile ? [r.profile ?? '-'] : []), r.state, finishedCell(r, o.asOf),
     r.idleSeconds !== undefined ? idleFor(r.idleSeconds, o.asOf) : '-', r.verdict, ...(o.showHost ? [r.host] : []), shortReason(r),
-  ]);
+  ].map((c) => escapeControls(c)));
   return { head, cells };
 }
 
@@ -111,7 +113,7 @@ async function boxedTable(rows: ListedEntry[], o: TableOptions): Promise<string>
     table.push([
       shortId(r.id), r.name, r.profile ?? '-', r.state, finishedAgo(r, o.asOf),
       r.idleSeconds !== undefined ? idleFor(r.idleSeconds, o.asOf) : '', r.verdict, reasonCell(r), ...(o.showHost ? [r.host] : []),
-    ]);
+    ].map((c) => escapeControls(c)));
   }
   return table.toString();
 }

@@ -4,7 +4,7 @@ import { homeDirectoryProblem } from '../adapters/home-directory.js';
 import { type HermesHome, homeSource, resolveHermesHome } from '../core/hermes-home.js';
 import { ValueError } from '../core/parse-args.js';
 import { UsageError } from '../errors.js';
-import { escapeControls } from '../util/escape-controls.js';
+import { escapeControls, escapeJsonText } from '../util/escape-controls.js';
 import { type OptionDecl, commanderFlags } from './option-table.js';
 
 /** What a command's action leaves behind for main(). */
@@ -84,7 +84,7 @@ export function homeDirFrom(cmd: Command, ctx: Context): HermesHome {
  * 100k-container sweep is never one ~35 MB string (plus its encoded copy) on top of the entries themselves.
  */
 export function writeJson(ctx: Context, value: unknown): void {
-  for (const piece of jsonPieces(value)) ctx.stdout.write(piece);
+  for (const piece of jsonPieces(value)) ctx.stdout.write(escapeJsonText(piece));
 }
 
 /** The text of `JSON.stringify(value, null, 2) + '\n'`, top-level arrays of a plain object one element at a time. */
@@ -125,7 +125,7 @@ export function* jsonPieces(value: unknown): Generator<string> {
 }
 
 export function warn(ctx: Context, message: string): void {
-  ctx.stderr.write(`hermes-janitor: warning: ${message}\n`);
+  ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(message)}\n`);
 }
 
 /** 'a, b or c' */

@@ -11,6 +11,7 @@ import { errorMessage } from '../errors.js';
 import { type ImagesStep, imageGauges, runImagesStep } from './images-step.js';
 import type { ImageGauges } from '../adapters/metrics.js';
 import type { Reporter } from './report/reporter.js';
+import { escapeControls } from '../util/escape-controls.js';
 
 /** The actions that say a container of the image exists (docuum counts the same). */
 const USE_ACTIONS = new Set(['create', 'start', 'destroy', 'remove']); // Podman says remove where Docker says destroy
@@ -74,7 +75,7 @@ export class WatchImages {
   /** One thing at a time: uses and passes in the order they came. */
   private queue(fn: () => Promise<void>, what: string): void {
     this.chain = this.chain.then(fn).catch((err: unknown) => {
-      if (!this.deps.stopping.aborted) this.deps.stderr.write(`${new Date().toISOString()} ${what}: ${errorMessage(err)}\n`);
+      if (!this.deps.stopping.aborted) this.deps.stderr.write(`${new Date().toISOString()} ${what}: ${escapeControls(errorMessage(err))}\n`);
     });
   }
 }

@@ -262,6 +262,19 @@ describe(`exec trees hermes abandoned are ended; the job and young execs run on 
     assert.equal(await fx.state(id), 'exited');
   });
 
+  it("an exec whose command holds ESC, CR and an OSC 8 link: status's text has none of those bytes raw; its JSON keeps the command exact", async () => {
+    const id = await fx.create({ state: 'running', cmd: ['sleep', 'infinity'] });
+    const evil = 'sleep 1000 # \u001b[2J\u001b]8;;https://example.invalid/\u0007click\u001b]8;;\u0007\rforged line\u009b31m';
+    await docker(['exec', '-d', id, 'sh', '-c', evil]);
+    const text = (await cli(['status'])).stdout;
+    assert.match(text, /exec [0-9a-f]{12} in \S+: .*sh -c sleep 1000 # \\u001b\[2J\\u001b\]8;;https:\/\/example\.invalid\/\\u0007click/, text);
+    for (const raw of ['\u001b', '\r', '\u0007', '\u009b']) assert.ok(!text.includes(raw), `status text holds ${JSON.stringify(raw)} raw`);
+    const json = (await cli(['status', '--json'])).stdout;
+    for (const raw of ['\u001b', '\r', '\u0007', '\u009b']) assert.ok(!json.includes(raw), `status JSON holds ${JSON.stringify(raw)} raw`);
+    const doc = JSON.parse(json) as { runningSandboxes: Array<{ id: string; execs: ExecJson[] }> };
+    assert.deepEqual(doc.runningSandboxes.find((x) => x.id === id)?.execs.map((x) => x.command), [`sh -c ${evil}`]);
+  });
+
   it('watch ends an abandoned tree at its idle re-check, aged by the exec_start event it saw', async () => {
     const w = WatchProcess.start([...sel, '--idle-after', '2s', '--stop-timeout', '1', '--exec-max-age', '5s'], env);
     try {

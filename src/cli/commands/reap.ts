@@ -35,6 +35,7 @@ import { reapProblems } from '../report/text-reporter.js';
 import { REAP_OPTIONS } from '../engine-option-table.js';
 import { type RunState, action, addOptions } from '../shared.js';
 import { docsLine } from '../docs-page.js';
+import { escapeControls } from '../../util/escape-controls.js';
 
 interface ReapOptions extends EngineCommandOptions, ActionOptions {
   dryRun?: boolean;
@@ -84,7 +85,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         return code;
       } catch (err) {
         if (!opts.failOpen || err instanceof UsageError) throw err;
-        if (!opts.quiet) ctx.stderr.write(`hermes-janitor: reap did not complete (${errorMessage(err)}); continuing (--fail-open)\n`);
+        if (!opts.quiet) ctx.stderr.write(`hermes-janitor: reap did not complete (${escapeControls(errorMessage(err))}); continuing (--fail-open)\n`);
         return ExitCode.OK;
       } finally {
         if (metricsFile && record.attempted) await recordMetrics(ctx, metricsFile, record, started, opts.quiet === true);
@@ -120,7 +121,7 @@ async function recordMetrics(ctx: Context, file: string, record: RunRecord, star
     });
     await writeMetricsFile(file, text);
   } catch (err) {
-    if (!quiet) ctx.stderr.write(`hermes-janitor: warning: cannot write the metrics file ${file} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)})\n`);
+    if (!quiet) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(`cannot write the metrics file ${file} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)})`)}\n`);
   }
 }
 
@@ -442,7 +443,7 @@ async function recordSweep(run: ReapRun, across: AcrossEngines<ReapResult>): Pro
     across.results.map(async (r, i) => {
       if (r.interrupted) return;
       await writeStamp(stampPath(home.home, stampKey(endpoints[i]!), selection), now, across.hosts[i]!.host, selection).catch((err) => {
-        if (!run.opts.quiet) run.ctx.stderr.write(`hermes-janitor: warning: cannot record the sweep stamp (${errorMessage(err)})\n`);
+        if (!run.opts.quiet) run.ctx.stderr.write(`hermes-janitor: warning: cannot record the sweep stamp (${escapeControls(errorMessage(err))})\n`);
       });
     }),
   );

@@ -13,6 +13,7 @@ import {
 } from '../engine-options.js';
 import { type RunState, action, writeJson } from '../shared.js';
 import { plural } from '../../util/plural.js';
+import { escapeControls } from '../../util/escape-controls.js';
 import { docsLine } from '../docs-page.js';
 
 const HELP = `
@@ -71,7 +72,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         sandboxRoot: sandboxRoot(policy.sources.sandboxRoot, targets.home.home),
         imagesBudget,
       });
-      for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
+      for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
       const profiles = policy.profiles.map((p) => ({ profile: p.profile, home: p.home, settings: p.hermes }));
       if (opts.json) writeJson(ctx, { ...report, settings: policy.sources, ...(opts.allProfiles ? { profiles } : {}) });
       else ctx.stdout.write(render(report, ctx.now(), policy.sources) + renderProfiles(profiles));
@@ -87,7 +88,7 @@ function renderProfiles(profiles: Array<{ profile: string; home: string; setting
   for (const { profile, home, settings: s } of profiles) {
     out.push(`  ${profile} (${home}): sandbox root ${s.sandboxRoot.value} (${s.sandboxRoot.source}), lifetime ${s.lifetimeSeconds.value} s (${s.lifetimeSeconds.source})`);
   }
-  return `${out.join('\n')}\n`;
+  return shownLines(out);
 }
 
 /** Each setting read from hermes' files, the environment or a flag, and where its value came from. */
@@ -274,7 +275,15 @@ export function render(r: StatusReport, now: Date, settings?: SettingSources): s
     out.push('Needs attention');
     for (const line of r.attention) out.push(`  - ${line}`);
   }
-  return `${out.join('\n')}\n`;
+  return shownLines(out);
+}
+
+/**
+ * The report's lines through the one escaper: exec command lines, container names, paths, profiles and process
+ * command lines are others' words, and none may reach the terminal as a control (an agent's ESC, CR, OSC 8 link).
+ */
+function shownLines(lines: readonly string[]): string {
+  return `${lines.map((l) => escapeControls(l)).join('\n')}\n`;
 }
 
 /** The idle rule as `reap` would judge it, reading the observations `reap` and `list` recorded without writing. */

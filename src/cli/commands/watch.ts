@@ -25,6 +25,7 @@ import { ENV_IMAGES_EVERY, IMAGES_EVERY_MS } from '../../defaults.js';
 import { envDuration } from '../../reaper/settings.js';
 import { type RunState, action, addOptions } from '../shared.js';
 import { docsLine } from '../docs-page.js';
+import { escapeControls } from '../../util/escape-controls.js';
 
 interface WatchOptions extends EngineCommandOptions, ActionOptions {
   dryRun?: boolean;
@@ -163,7 +164,7 @@ async function scheduleSandboxDirs(
   };
   const tick = () => {
     current = current.then(check).catch((err: unknown) => {
-      run.ctx.stderr.write(`${run.ctx.now().toISOString()} sandbox dirs: ${errorMessage(err)}\n`);
+      run.ctx.stderr.write(`${run.ctx.now().toISOString()} sandbox dirs: ${escapeControls(errorMessage(err))}\n`);
     });
   };
   let timer: NodeJS.Timeout | undefined;

@@ -12,6 +12,7 @@ import { renderListTable } from '../render-list-table.js';
 import { writeJson } from '../shared.js';
 import { ndjsonEvent, sweepEventToNdjson } from './ndjson-reporter.js';
 import { outputFormat } from './reporter.js';
+import { escapeControls } from '../../util/escape-controls.js';
 
 /** The policy a list was judged under (the top-level keys of `list --json`). */
 export interface ListSummary {
@@ -68,7 +69,7 @@ class TextListReporter implements ListReporter {
   sweepEvent(): void {}
   async result(r: ListReport): Promise<void> {
     const { ctx } = this;
-    const say = (line: string) => ctx.stderr.write(`hermes-janitor: ${line}\n`);
+    const say = (line: string) => ctx.stderr.write(`hermes-janitor: ${escapeControls(line)}\n`);
     for (const line of hostProblems(r.hosts)) say(line);
     if (!this.quiet) for (const w of r.warnings) say(`warning: ${w}`);
     for (const f of r.failed) say(`cannot inspect ${f.id.slice(0, 12)} ${f.name}: ${f.error}`);
@@ -77,7 +78,7 @@ class TextListReporter implements ListReporter {
     if (r.hosts.every((h) => !h.reachable)) return;
     if (r.containers.length === 0) {
       const scope = r.summary.profile === null ? 'any profile' : `profile ${r.summary.profile}`;
-      ctx.stdout.write(`No labelled containers for ${scope}.\n`);
+      ctx.stdout.write(`No labelled containers for ${escapeControls(scope)}.\n`);
       return;
     }
     const asOf = new Date(r.summary.asOf);

@@ -18,6 +18,14 @@ import { UP_TO_DAYS, span } from '../../core/ages.js';
 import { type Progress, hostProblems, reapLine, startProgress, whenOf } from '../render-containers.js';
 import type { Notice, ReapReport, Reporter } from './reporter.js';
 import { WatchNews } from './watch-news.js';
+import { escapeControls } from '../../util/escape-controls.js';
+
+/**
+ * Every line this reporter writes goes through the one escaper: container names, profiles, paths, image tags, command
+ * lines and engine errors are text an agent or a user chose, and none of it may move a terminal's cursor or forge a
+ * line (the line's own text is the reporter's, free of controls).
+ */
+const shown = (line: string) => `${escapeControls(line)}\n`;
 
 export class TextReporter implements Reporter {
   private progress: Progress | null = null;
@@ -29,13 +37,13 @@ export class TextReporter implements Reporter {
 
   /** A line on stderr, prefixed as every message of the CLI is. */
   private say(text: string): void {
-    this.ctx.stderr.write(`hermes-janitor: ${text}\n`);
+    this.ctx.stderr.write(shown(`hermes-janitor: ${text}`));
   }
 
   /** A timestamped line on stdout (watch); `always` also with --quiet. */
   private line(text: string, always = false): void {
     if (this.quiet && !always) return;
-    this.ctx.stdout.write(`${this.ctx.now().toISOString()} ${text}\n`);
+    this.ctx.stdout.write(shown(`${this.ctx.now().toISOString()} ${text}`));
   }
 
   /** When, as of the run's instant: the reap's `asOf`, or now for watch's events (judged a moment ago). */
@@ -91,7 +99,7 @@ export class TextReporter implements Reporter {
     if (!this.quiet) for (const w of r.warnings) this.say(`warning: ${w}`);
     if (!r.failOpen) {
       for (const p of reapProblems(r)) this.say(p);
-      for (const f of r.failed) ctx.stderr.write(`${reapLine('failed', f, this.when(f, r.asOf), showHost)}\n`);
+      for (const f of r.failed) ctx.stderr.write(shown(reapLine('failed', f, this.when(f, r.asOf), showHost)));
       for (const f of r.sandboxDirs?.failed ?? []) this.say(f.error);
       for (const f of r.images?.failed ?? []) this.say(f.error);
       for (const f of r.execTrees.failed) this.say(`failed to end exec tree ${f.execId.slice(0, 12)} in ${f.container}: ${f.error}`);
@@ -99,23 +107,22 @@ export class TextReporter implements Reporter {
     }
     if (r.noEngine && !this.quiet) this.say(r.noEngine);
     if (this.quiet) return;
-    for (const d of r.shellSnapshots?.removed ?? []) ctx.stdout.write(`${snapshotLine(d, r.dryRun, r.asOf)}\n`);
+    for (const d of r.shellSnapshots?.removed ?? []) ctx.stdout.write(shown(snapshotLine(d, r.dryRun, r.asOf)));
     // What was removed before an engine went away mid-sweep is still reported.
     const anything = r.removed.length + r.stopped.length + r.kept.length + r.failed.length > 0;
     const snapshotNews = (r.shellSnapshots?.removed.length ?? 0) + (r.shellSnapshots?.failed.length ?? 0) > 0;
     if (!anything && !snapshotNews && !r.noEngine && r.hosts.every((h) => !h.reachable)) return;
-    for (const e of r.removed) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would remove' : 'removed', e, this.when(e, r.asOf), showHost)}\n`);
-    for (const e of r.stopped) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would stop' : 'stopped', e, this.when(e, r.asOf), showHost)}\n`);
-    for (const d of r.sandboxDirs?.removed ?? []) ctx.stdout.write(`${this.sandboxDirLine(d, r)}\n`);
-    for (const line of imageLines(r.images, r.dryRun, showHost)) ctx.stdout.write(`${line}
-`);
-    for (const t of r.execTrees.ended) ctx.stdout.write(`${execTreeLine(t)}
-`);
+    for (const e of r.removed) ctx.stdout.write(shown(reapLine(r.dryRun ? 'Would remove' : 'removed', e, this.when(e, r.asOf), showHost)));
+    for (const e of r.stopped) ctx.stdout.write(shown(reapLine(r.dryRun ? 'Would stop' : 'stopped', e, this.when(e, r.asOf), showHost)));
+    for (const d of r.sandboxDirs?.removed ?? []) ctx.stdout.write(shown(this.sandboxDirLine(d, r)));
+    for (const line of imageLines(r.images, r.dryRun, showHost)) ctx.stdout.write(shown(line));
+    for (const t of r.execTrees.ended) ctx.stdout.write(shown(execTreeLine(t)));
     const scope = r.profile === null ? 'all profiles' : `profile ${r.profile}`;
     ctx.stdout.write(
-      `${r.dryRun ? 'Would remove' : 'Removed'} ${r.removed.length}, ${r.dryRun ? 'would stop' : 'stopped'} ${r.stopped.length}, ` +
-        `kept ${r.kept.length}, failed ${r.failed.length}${sandboxDirsCounts(r)}${imagesCounts(r.images, r.dryRun)}${execTreeCounts(r)}${snapshotCounts(r.shellSnapshots, r.dryRun)} (threshold ${r.thresholdSeconds} s, ${scope}${r.dryRun ? ', dry run' : ''}).
-`,
+      shown(
+        `${r.dryRun ? 'Would remove' : 'Removed'} ${r.removed.length}, ${r.dryRun ? 'would stop' : 'stopped'} ${r.stopped.length}, ` +
+          `kept ${r.kept.length}, failed ${r.failed.length}${sandboxDirsCounts(r)}${imagesCounts(r.images, r.dryRun)}${execTreeCounts(r)}${snapshotCounts(r.shellSnapshots, r.dryRun)} (threshold ${r.thresholdSeconds} s, ${scope}${r.dryRun ? ', dry run' : ''}).`,
+      ),
     );
   }
 
@@ -129,7 +136,7 @@ export class TextReporter implements Reporter {
     switch (ev.type) {
       case 'sweep':
       case 'deadline-check':
-        if (!this.quiet) for (const w of this.news.freshWarnings(ev.warnings)) this.ctx.stderr.write(`${this.ctx.now().toISOString()} warning: ${w}\n`);
+        if (!this.quiet) for (const w of this.news.freshWarnings(ev.warnings)) this.ctx.stderr.write(shown(`${this.ctx.now().toISOString()} warning: ${w}`));
         if (ev.type === 'sweep') {
           this.line(
             `swept ${ev.host}: ${ev.dryRun ? 'would remove' : 'removed'} ${ev.removed}, ${ev.dryRun ? 'would stop' : 'stopped'} ${ev.stopped}, ` +
@@ -143,7 +150,7 @@ export class TextReporter implements Reporter {
       case 'stopped':
         return this.line(reapLine(ev.dryRun ? 'Would stop' : 'stopped', ev.entry, this.when(ev.entry), this.showHost));
       case 'failed':
-        this.ctx.stderr.write(`${this.ctx.now().toISOString()} ${reapLine('failed', ev.entry, this.when(ev.entry), this.showHost)}\n`);
+        this.ctx.stderr.write(shown(`${this.ctx.now().toISOString()} ${reapLine('failed', ev.entry, this.when(ev.entry), this.showHost)}`));
         return;
       case 'kept':
         if (this.quiet || !this.news.keptIsNews(ev) || ev.entry.idleReason !== 'in-use') return;
@@ -159,14 +166,14 @@ export class TextReporter implements Reporter {
         return;
       case 'exec-tree':
         if (ev.state === 'ended') return this.line(execTreeLine(ev.tree));
-        if (ev.state === 'failed') this.ctx.stderr.write(`${this.ctx.now().toISOString()} failed to end exec tree ${ev.tree.execId.slice(0, 12)} in ${ev.tree.container}: ${ev.tree.error}\n`);
+        if (ev.state === 'failed') this.ctx.stderr.write(shown(`${this.ctx.now().toISOString()} failed to end exec tree ${ev.tree.execId.slice(0, 12)} in ${ev.tree.container}: ${ev.tree.error}`));
         return;
     }
   }
 
   sandboxDirsPass(result: SandboxDirsResult, dryRun: boolean): void {
     const now = this.ctx.now();
-    for (const f of result.failed) this.ctx.stderr.write(`${now.toISOString()} failed sandbox dir: ${f.error}\n`);
+    for (const f of result.failed) this.ctx.stderr.write(shown(`${now.toISOString()} failed sandbox dir: ${f.error}`));
     for (const d of result.removed) this.line(this.sandboxDirLine(d, { dryRun, asOf: now }));
     const bytes = result.removed.reduce((n, x) => n + x.bytes, 0);
     this.line(
@@ -179,14 +186,14 @@ export class TextReporter implements Reporter {
   }
 
   imagesPass(result: ImagesReport, dryRun: boolean): void {
-    for (const f of result.failed) this.ctx.stderr.write(`${this.ctx.now().toISOString()} failed image: ${f.error}\n`);
+    for (const f of result.failed) this.ctx.stderr.write(shown(`${this.ctx.now().toISOString()} failed image: ${f.error}`));
     for (const l of imageLines(result, dryRun, this.showHost)) this.line(l);
     this.line(`checked images${imagesCounts(result, dryRun).replace(/^; images/, '')}`);
   }
 
   shellSnapshotsPass(result: ShellSnapshotsResult, dryRun: boolean): void {
     const now = this.ctx.now();
-    for (const f of result.failed) this.ctx.stderr.write(`${now.toISOString()} failed ${f.error}\n`);
+    for (const f of result.failed) this.ctx.stderr.write(shown(`${now.toISOString()} failed ${f.error}`));
     for (const d of result.removed) this.line(snapshotLine(d, dryRun, now));
     this.line(`checked shell snapshots${snapshotCounts(result, dryRun, true).replace(/^; shell snapshots/, '')}`);
   }
