@@ -37,6 +37,8 @@ export interface ProcessScanOptions {
   uids?: ReadonlySet<number>;
   /** Tell the profile each serves (its environment and working directory read); default true. */
   profiles?: boolean;
+  /** With `python`: only processes started no later than this (ms since the epoch); the others cost one more read. */
+  startedBefore?: number;
 }
 
 /**
@@ -141,7 +143,7 @@ function* scanTable(opts: ProcessScanOptions): Generator<void, ProcessTable> {
   if (boot === null) return { processes: [], hidden: 'procfs gives no boot time', blindUids: null, readable: false };
   const out: HermesProcess[] = [];
   const blind = new Set<number>();
-  const want = { python: opts.python === true, uids: opts.uids, profiles: opts.profiles !== false };
+  const want: Wanted = { python: opts.python === true, uids: opts.uids, profiles: opts.profiles !== false, startedBefore: opts.startedBefore };
   for (const name of names) {
     if (!/^\d+$/.test(name) || Number(name) === self) continue;
     const p = readOne(proc, Number(name), boot, want, blind);
@@ -153,25 +155,34 @@ function* scanTable(opts: ProcessScanOptions): Generator<void, ProcessTable> {
   return { processes: out.sort((a, b) => a.startedAtMs - b.startedAtMs || a.pid - b.pid), hidden, blindUids: hide ? null : blind, readable: true };
 }
 
+/** What `readOne` is asked for. */
+interface Wanted {
+  python: boolean;
+  uids: ReadonlySet<number> | undefined;
+  profiles: boolean;
+  startedBefore: number | undefined;
+}
+
 /**
  * One process: its owner first (another user's, when only some are asked for, costs one read), then its command
- * line, then (only for one that could be hermes) its start and, when asked for, the profile it serves.
+ * line, then (only for one that could be hermes) its start and, when asked for, the profile it serves. With Python
+ * interpreters asked for, the stat line (start, `comm`) is read for every process anyway: before the command line,
+ * so that one started after `startedBefore` costs nothing more.
  */
-function readOne(
-  proc: string, pid: number, boot: number, want: { python: boolean; uids: ReadonlySet<number> | undefined; profiles: boolean }, blind: Set<number>,
-): HermesProcess | null {
+function readOne(proc: string, pid: number, boot: number, want: Wanted, blind: Set<number>): HermesProcess | null {
   const dir = `${proc}/${pid}`;
   const status = read(`${dir}/status`);
   if (status === null) return null; // gone since the listing
   const uid = parseStatusUid(status) ?? ownerOf(dir);
   if (uid === null || (want.uids !== undefined && !want.uids.has(uid))) return null;
+  let stat = want.python ? read(`${dir}/stat`) : null;
+  if (want.python && !startedInTime(stat, boot, want.startedBefore)) return null;
   const rawCmd = readHead(`${dir}/cmdline`, MAX_CMDLINE_BYTES)?.text ?? null;
   const argv = rawCmd === null ? [] : parseCmdline(rawCmd);
   if (rawCmd !== null && argv.length === 0) return null; // a kernel thread or a zombie
   const why = rawCmd === null ? null : whyHermes(argv);
-  // The interpreter's own name (`comm`) counts too, which only the stat line has: read for every process then.
   if (rawCmd !== null && why === null && !want.python) return null;
-  const stat = read(`${dir}/stat`);
+  stat ??= read(`${dir}/stat`);
   const ticks = stat === null ? null : parseStatStartTime(stat);
   if (stat === null || ticks === null) return null;
   const base = { pid, uid, startedAtMs: startedAtMs(Number(ticks), boot) };
@@ -188,6 +199,12 @@ function readOne(
   const p: HermesProcess = { ...base, command: shownCommand(argv), hermes: why !== null, ...(why ? { why } : {}), python: py, profile: served.profile };
   if (served.profile === null) p.profileUnknown = served.why;
   return p;
+}
+
+/** A stat line there, of a process started no later than `before` (ms; undefined: any). */
+function startedInTime(stat: string | null, boot: number, before: number | undefined): boolean {
+  const ticks = stat === null ? null : parseStatStartTime(stat);
+  return ticks !== null && (before === undefined || startedAtMs(Number(ticks), boot) <= before);
 }
 
 /** The two variables a profile follows from, out of a process's environment (read up to MAX_ENVIRON_BYTES). */

@@ -14,7 +14,9 @@ import { pidNamespaceProblem } from '../adapters/pid-namespace.js';
 import {
   type SnapshotFile, type TempDirHandle, closeTempDir, openTempDir, readSecretNames, snapshotFile, snapshotNames, unlinkIfUnchanged,
 } from '../adapters/shell-snapshots.js';
-import { type ProcessView, type SnapshotKeepReason, type SnapshotSession, groupSessions, inTempDir, judgeSession } from '../core/shell-snapshots.js';
+import {
+  type ProcessView, type SnapshotKeepReason, type SnapshotSession, START_SLACK_MS, earliestPerUser, groupSessions, inTempDir, judgeSession,
+} from '../core/shell-snapshots.js';
 import { errorMessage } from '../errors.js';
 import { TimeSlice } from '../util/time-slice.js';
 
@@ -36,7 +38,7 @@ export interface ShellSnapshotsOptions {
    * Called once per pass for the owners of the sessions past the threshold (`uids`), then once per owner right before
    * removing that owner's files. Null: the run's abort came first.
    */
-  processes?: (only: { uids: ReadonlySet<number> }) => ProcessTable | null | Promise<ProcessTable | null>;
+  processes?: (only: { uids: ReadonlySet<number>; startedBefore: number }) => ProcessTable | null | Promise<ProcessTable | null>;
   /** The run's abort (`--timeout`, watch's stop): the pass stops there, what it did not judge is kept (`cut-short`). */
   signal?: AbortSignal | undefined;
 }
@@ -97,21 +99,32 @@ interface Pass {
 export function viewOf(t: ProcessTable, selfUid: number): ProcessView {
   // No procfs at all: nobody's processes are known.
   if (!t.readable) return { processes: [], hidden: { why: t.hidden ?? 'no procfs', uids: 'all' }, selfUid };
-  return { processes: t.processes, hidden: t.hidden === null ? null : { why: t.hidden, uids: t.blindUids ?? 'others' }, selfUid };
+  return {
+    processes: t.processes, hidden: t.hidden === null ? null : { why: t.hidden, uids: t.blindUids ?? 'others' }, selfUid, earliest: earliestPerUser(t.processes),
+  };
 }
 
 /** How this pass reads processes: none at all when the janitor's pid namespace is not the host's (nothing to see). */
-function processReader(opts: ShellSnapshotsOptions, selfUid: number, slice: TimeSlice): { read: (uids: ReadonlySet<number>) => Promise<ProcessView | null>; partial: string | null } {
+function processReader(opts: ShellSnapshotsOptions, selfUid: number, slice: TimeSlice): { read: (only: Only) => Promise<ProcessView | null>; partial: string | null } {
   const partial = pidNamespaceProblem({ engineHost: null });
   if (partial) return { read: async () => ({ processes: [], hidden: { why: partial, uids: 'all' }, selfUid }), partial };
-  const table = opts.processes ?? ((only) => readHermesProcesses({ python: true, profiles: false, uids: only.uids }, slice));
+  const table = opts.processes ?? ((only) => readHermesProcesses({ python: true, profiles: false, ...only }, slice));
   return {
-    read: async (uids) => {
-      const t = await table({ uids });
+    read: async (only) => {
+      const t = await table(only);
       return t === null ? null : viewOf(t, selfUid);
     },
     partial,
   };
+}
+
+/**
+ * Whose processes a pass reads: the owners of sessions that could go, and only those started in time to keep one (no
+ * later than the newest change among them, with the slack the rule allows).
+ */
+interface Only {
+  uids: ReadonlySet<number>;
+  startedBefore: number;
 }
 
 /** One temp directory as listed: its sessions and their files. */
@@ -129,7 +142,8 @@ export async function shellSnapshotPass(opts: ShellSnapshotsOptions): Promise<Sh
   const slice = new TimeSlice(opts.signal);
   const reader = processReader(opts, selfUid, slice);
   const byOwner = new Map<number, Promise<ProcessView | null>>();
-  const fresh = (uid: number) => byOwner.get(uid) ?? byOwner.set(uid, reader.read(new Set([uid]))).get(uid)!;
+  let startedBefore = 0;
+  const fresh = (uid: number) => byOwner.get(uid) ?? byOwner.set(uid, reader.read({ uids: new Set([uid]), startedBefore })).get(uid)!;
   const out: ShellSnapshotsResult = { removed: [], kept: [], failed: [], tempDirs: [], processesHidden: reader.partial };
   const p: Pass = { opts, out, selfUid, view: null, fresh, slice };
   const listed: Listed[] = [];
@@ -140,8 +154,10 @@ export async function shellSnapshotPass(opts: ShellSnapshotsOptions): Promise<Sh
     }
     // The owners whose files could go (past the threshold; this user's, or anyone's as root): their processes only.
     const nowMs = opts.now().getTime();
-    const uids = new Set(listed.flatMap((l) => l.sessions.map((x) => x.s)).filter((s) => nowMs - s.lastChangeMs >= opts.thresholdMs && (selfUid === 0 || s.uid === selfUid)).map((s) => s.uid));
-    p.view = uids.size === 0 || slice.aborted ? { processes: [], hidden: null, selfUid } : await reader.read(uids);
+    const could = listed.flatMap((l) => l.sessions.map((x) => x.s)).filter((s) => nowMs - s.lastChangeMs >= opts.thresholdMs && (selfUid === 0 || s.uid === selfUid));
+    const uids = new Set(could.map((s) => s.uid));
+    startedBefore = could.reduce((m, s) => Math.max(m, s.lastChangeMs), 0) + START_SLACK_MS;
+    p.view = uids.size === 0 || slice.aborted ? { processes: [], hidden: null, selfUid } : await reader.read({ uids, startedBefore });
     if (p.view && p.out.processesHidden === null) p.out.processesHidden = p.view.hidden?.why ?? null;
     for (const l of listed) await judgeDir(p, l);
   } finally {
