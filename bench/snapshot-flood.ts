@@ -6,9 +6,12 @@
  * (half old and abandoned, a quarter sparse with a future mtime, a quarter fresh) and `--processes` processes of their
  * owner that the pass must look at (Python interpreters by name, half with a 40 KB command line). `reap --timeout 5s`
  * of the built CLI is timed (the goal: it returns within 6 s, exit 0, or 3 with `timedOut` when the timeout cut it),
- * and the abandoned files put back between runs. Prints each run and the median.
+ * and the abandoned files put back between runs. Prints each run and the median. Then `watch --metrics-listen` runs
+ * the same pass (its first check, once the engine is connected) while /healthz is asked every 50 ms: the longest
+ * answer and any failure are printed (the pass reads in slices, off the event loop's critical path).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, closeSync, mkdtempSync, openSync, rmSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import os from 'node:os';
@@ -55,6 +58,55 @@ function flood(): ChildProcess {
   return spawn(argv[0]!, argv.slice(1), { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
 }
 
+/** GET /healthz: how long it took (ms), or the error. */
+function healthz(url: string): Promise<number | string> {
+  const t0 = performance.now();
+  return new Promise((resolve) => {
+    const req = http.get(`${url}/healthz`, { agent: false, timeout: 5000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode === 200 ? performance.now() - t0 : `HTTP ${res.statusCode}`));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', (err) => resolve(err.message));
+  });
+}
+
+/** watch's first pass over the flood, /healthz asked every 50 ms meanwhile. */
+async function watchHealth(env: NodeJS.ProcessEnv): Promise<void> {
+  const w = spawn(process.execPath, [path.join(repo, 'bin/hermes-janitor.js'), 'watch', '--log-format', 'json', '--metrics-listen', '127.0.0.1:0', '--label', `hj-bench=${hex()}`], {
+    env, stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  let url = '';
+  let passDone = false;
+  let buf = '';
+  w.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    buf += d;
+    for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+      const line = JSON.parse(buf.slice(0, nl)) as { event: string; url?: string };
+      buf = buf.slice(nl + 1);
+      if (line.event === 'metrics') url = line.url!;
+      if (line.event === 'shell-snapshots') passDone = true;
+    }
+  });
+  try {
+    while (!url) await new Promise((r) => setTimeout(r, 50));
+    const answers: Array<number | string> = [];
+    const started = Date.now();
+    while (!passDone && Date.now() - started < 60_000) {
+      answers.push(await healthz(url));
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const times = answers.filter((a): a is number => typeof a === 'number');
+    const failed = answers.filter((a) => typeof a === 'string');
+    console.log(
+      `watch's pass over the same flood: ${((Date.now() - started) / 1000).toFixed(1)} s; /healthz asked ${answers.length} times meanwhile: ` +
+        `longest ${Math.max(0, ...times).toFixed(0)} ms, median ${median(times).toFixed(0)} ms, ${failed.length} failed${failed.length ? ` (${failed[0]})` : ''}`,
+    );
+  } finally {
+    w.kill('SIGKILL');
+  }
+}
+
 const procs = flood();
 try {
   await new Promise<void>((resolve) => procs.stdout!.once('data', () => resolve()));
@@ -83,6 +135,8 @@ try {
     console.log(`  run ${r + 1}: ${(ms / 1000).toFixed(2)} s, exit ${out.status}: ${summary}`);
   }
   console.log(`median ${(median(times) / 1000).toFixed(2)} s (goal: within 6 s)`);
+  abandoned();
+  await watchHealth(env);
 } finally {
   try {
     process.kill(-procs.pid!, 'SIGKILL');
