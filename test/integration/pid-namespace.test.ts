@@ -14,6 +14,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { tempDir } from '../helpers/cli.js';
 import { ENGINE_KIND, EngineFixture, requireEngine } from '../helpers/docker.js';
 import { type StandIn, runCliAs, standInScript, startStandIn } from '../helpers/owners.js';
+import { WatchProcess } from '../helpers/watch-process.js';
 import { failUnderCi, skipUnless } from '../helpers/preconditions.js';
 
 const run = promisify(execFile);
@@ -95,5 +96,23 @@ describe(`a janitor in a pid namespace of its own (${ENGINE_KIND})`, { skip: ski
     // From the host's pid namespace the stand-in is seen: the sandbox is owned by a process, not by the blindness.
     const host = JSON.parse((await janitor(['list', '--json', ...sel], [])).stdout) as { containers: Entry[] };
     assert.notEqual(host.containers.find((e) => e.id === idle)?.owner?.pid ?? null, null, JSON.stringify(host.containers));
+  });
+
+  it('watch in the same namespace: said once in its log, however many checks; the idle sandbox is never stopped', async () => {
+    const idle = await fx.create({ state: 'running' });
+    // unshare (--kill-child: it ends with its watch) runs watch in a pid namespace of its own.
+    const w = WatchProcess.start([...sel], env, `exec unshare --pid --fork --mount-proc --kill-child "$@"; :`);
+    try {
+      await w.waitFor('connected', (lines) => lines.some((l) => l.event === 'engine' && l.state === 'connected'));
+      // Several idle checks (2 s threshold, a check 1 s after the start and then each threshold).
+      await sleep(9000);
+      const warned = w.events('warning').filter((l) => String(l.message).includes('pid namespace of its own'));
+      assert.equal(warned.length, 1, JSON.stringify(w.events('warning')));
+      assert.deepEqual(w.events('stopped'), []);
+      assert.equal(await fx.state(idle), 'running');
+    } finally {
+      w.kill();
+      await w.exited;
+    }
   });
 });
