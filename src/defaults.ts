@@ -102,3 +102,10 @@ export const DEFAULT_IDLE_AFTER_OWNED_SECONDS = 86_400;
 export const DEFAULT_STOPPED_RETENTION_SECONDS = 7 * 86_400;
 /** `watch --metrics-listen`: connections served at once (`--metrics-max-connections`); more are refused. */
 export const DEFAULT_METRICS_MAX_CONNECTIONS = 64;
+
+/**
+ * Where root keeps what it records for itself about a home another user owns (idle samples, image uses, stamps,
+ * locks): `<this>/<key of the home>/`, mode 0700 (core/trust.ts `stateDirName`). Tests point it elsewhere.
+ */
+export const ENV_STATE_DIR = 'HERMES_JANITOR_STATE_DIR';
+export const DEFAULT_STATE_DIR = '/var/lib/hermes-janitor';

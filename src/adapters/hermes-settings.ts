@@ -12,6 +12,8 @@ import { UsageError } from '../errors.js';
 import { type DotenvBinding, parseDotenv } from '../core/dotenv.js';
 import { type HermesSettings, type LoadedFile, type SettingsInputs, resolveHermesSettings } from '../core/hermes-settings.js';
 import { type HermesConfig, loadConfig } from './config.js';
+import { SETTINGS_MAX_BYTES } from '../core/trust.js';
+import { TrustError, listDirSafely, readFileSafely } from './trust.js';
 
 export interface HermesSettingsLoad {
   settings: HermesSettings;
@@ -27,13 +29,21 @@ export async function managedDir(env: Record<string, string | undefined>): Promi
   return st?.isDirectory() ? dir : null;
 }
 
-/** A `.env` file's bindings; null when absent; a warning (and null) when it exists but cannot be read. */
+/**
+ * A `.env` file's bindings, read as `readFileSafely` reads a settings file (a regular file of at most 1 MiB; as root
+ * over another user's home, with that user's rights and never through a symlink); null when absent; a usage error
+ * naming it when it is refused (a FIFO, a device, a symlink root may not follow, too large); a warning (and null)
+ * when it exists but cannot be read.
+ */
 async function readDotenv(file: string, warnings: string[]): Promise<LoadedFile<DotenvBinding[]> | null> {
   try {
-    return { path: file, data: parseDotenv(await fs.readFile(file, 'utf8')) };
+    return { path: file, data: parseDotenv(readFileSafely(file, SETTINGS_MAX_BYTES)) };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    // A directory there is a file hermes cannot read either: a warning, as before; a FIFO, a device, a symlink root
+    // may not follow or a file too large is refused.
+    if (err instanceof TrustError && code !== 'EISDIR') throw new UsageError(`${err.message}: fix or remove it`);
     warnings.push(`cannot read ${file} (${code ?? (err as Error).message}): the settings in it are not applied; fix its permissions or remove it`);
     return null;
   }
@@ -58,6 +68,8 @@ export interface SettingsPlace {
   cwd: string;
   /** `<home>/config.yaml` when the caller has it loaded already. */
   config?: HermesConfig;
+  /** The run's `--timeout` (config.yaml parses are cut short when it fires). */
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -66,9 +78,14 @@ export interface SettingsPlace {
  */
 export async function profileHomes(root: string): Promise<Array<{ profile: string; home: string }>> {
   const dir = path.join(root, 'profiles');
-  const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+  let entries: Array<{ name: string; directory: boolean }>;
+  try {
+    entries = listDirSafely(dir); // as root over another user's root: no symlink there followed
+  } catch {
+    entries = [];
+  }
   const named = entries
-    .filter((e) => e.isDirectory() && PROFILE_NAME_PATTERN.test(e.name))
+    .filter((e) => e.directory && PROFILE_NAME_PATTERN.test(e.name))
     .map((e) => ({ profile: e.name, home: path.join(dir, e.name) }))
     .sort((a, b) => a.profile.localeCompare(b.profile));
   return [{ profile: 'default', home: root }, ...named];
@@ -81,8 +98,8 @@ export async function loadHermesSettings(where: SettingsPlace): Promise<HermesSe
   const [dotenv, managedDotenv, config, managedConfig] = await Promise.all([
     readDotenv(path.join(where.home, DOTENV_FILENAME), warnings),
     mdir ? readDotenv(path.join(mdir, DOTENV_FILENAME), warnings) : null,
-    where.config ?? loadConfig(where.home),
-    mdir ? loadConfig(mdir) : null,
+    where.config ?? loadConfig(where.home, { signal: where.signal }),
+    mdir ? loadConfig(mdir, { signal: where.signal }) : null,
   ]);
   const inputs: SettingsInputs = {
     home: where.home, cwd: where.cwd, env: where.env, dotenv, managedDotenv,

@@ -3,10 +3,15 @@ import { closeSync, constants, promises as fs, openSync, readFileSync } from 'no
 import path from 'node:path';
 import { formatMatcher, type Selection } from '../core/selection.js';
 import { IDLE_STATE_FILENAME, IMAGES_STATE_FILENAME } from '../defaults.js';
+import { homeAccess } from './trust.js';
 
-/** The janitor's own files under a hermes home. */
+/**
+ * Where the janitor keeps its own files for a hermes home: `<home>/janitor`, or, as root over a home another user
+ * owns, root's state directory for it (adapters/trust.ts `homeAccess`: `/var/lib/hermes-janitor/<key>`), so that
+ * nothing root acts on is read from a directory that user can write.
+ */
 export function janitorDir(home: string): string {
-  return path.join(home, 'janitor');
+  return homeAccess(home).stateDir;
 }
 export function logFile(home: string): string {
   return path.join(home, 'logs', 'janitor.log');

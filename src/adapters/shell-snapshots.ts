@@ -39,10 +39,18 @@ export interface SnapshotFile {
 
 const at = (h: TempDirHandle, name: string) => `/proc/self/fd/${h.fd}/${name}`;
 
-/** Opens the temp directory (a symlink to a directory as the configured path itself is followed, as hermes does). */
-export function openTempDir(dir: string): TempDirHandle {
-  const fd = fs.openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NONBLOCK);
+/**
+ * Opens the temp directory (a symlink to a directory as the configured path itself is followed, as hermes does).
+ * With `owner` (root over another user's home, who named it): never through a symlink, and it must still be that
+ * user's (it was checked just before: a swap since is refused, `EPERM`).
+ */
+export function openTempDir(dir: string, owner?: number): TempDirHandle {
+  const fd = fs.openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NONBLOCK | (owner === undefined ? 0 : constants.O_NOFOLLOW));
   const st = fs.fstatSync(fd);
+  if (owner !== undefined && st.uid !== owner) {
+    fs.closeSync(fd);
+    throw Object.assign(new Error(`${dir} is no longer the home owner's`), { code: 'EPERM' });
+  }
   return { dir, fd, dev: st.dev, ino: st.ino };
 }
 

@@ -124,7 +124,7 @@ export type RunPolicy = RunSettings & {
  * `--older-than` and `--lifetime` are exclusive, and `--force-threshold` needs `--older-than`.
  */
 export async function resolvePolicy(
-  opts: EngineCommandOptions & Partial<ActionOptions>, ctx: Context, files: HomeFiles, targets: Pick<EngineTargets, 'home' | 'selection'>,
+  opts: EngineCommandOptions & Partial<ActionOptions>, ctx: Context, files: HomeFiles, targets: Pick<EngineTargets, 'home' | 'selection'>, signal?: AbortSignal,
 ): Promise<RunPolicy> {
   if (opts.olderThan !== undefined && opts.lifetime !== undefined) {
     throw new UsageError('--older-than and --lifetime cannot be combined: --older-than replaces the threshold computed from the lifetime');
@@ -150,7 +150,7 @@ export async function resolvePolicy(
       selectorGiven: Boolean(opts.label?.length),
     },
   );
-  const profiles = await loadAllProfiles(opts, targets.home, ctx);
+  const profiles = await loadAllProfiles(opts, targets.home, ctx, signal);
   const flagged = opts.lifetime !== undefined || opts.olderThan !== undefined;
   return {
     ...settings, asOf: opts.asOf ?? ctx.now(), profiles,
@@ -172,13 +172,13 @@ export interface ProfileSettings {
  * files (a config.yaml that is not YAML is exit 2, naming it); without it, none.
  */
 export async function loadAllProfiles(
-  opts: { allProfiles?: boolean }, home: HermesHome, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>,
+  opts: { allProfiles?: boolean }, home: HermesHome, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>, signal?: AbortSignal,
 ): Promise<ProfileSettings[]> {
   if (!opts.allProfiles) return [];
   const { loadHermesSettings, profileHomes } = await import('../adapters/hermes-settings.js');
   const out: ProfileSettings[] = [];
   for (const p of await profileHomes(home.root)) {
-    const { settings, warnings } = await loadHermesSettings({ home: p.home, env: ctx.env, cwd: ctx.cwd });
+    const { settings, warnings } = await loadHermesSettings({ home: p.home, env: ctx.env, cwd: ctx.cwd, signal });
     for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
     out.push({ ...p, hermes: settings });
   }
@@ -193,12 +193,13 @@ export interface HomeFiles {
 
 /**
  * Reads a home's config.yaml (a file that is not YAML: exit 2, naming it) and resolves hermes' settings for it; a
- * `.env` that cannot be read is a warning on stderr naming it.
+ * `.env` that cannot be read is a warning on stderr naming it. `signal`: the run's `--timeout`, which bounds the
+ * reading too (settings are read inside it).
  */
-export async function loadHomeConfig(home: HermesHome, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>): Promise<HomeFiles> {
-  const config = await loadConfig(home.home);
+export async function loadHomeConfig(home: HermesHome, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>, signal?: AbortSignal): Promise<HomeFiles> {
+  const config = await loadConfig(home.home, { signal });
   const { loadHermesSettings } = await import('../adapters/hermes-settings.js');
-  const { settings, warnings } = await loadHermesSettings({ home: home.home, env: ctx.env, cwd: ctx.cwd, config });
+  const { settings, warnings } = await loadHermesSettings({ home: home.home, env: ctx.env, cwd: ctx.cwd, config, signal });
   for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
   return { config, hermes: settings };
 }

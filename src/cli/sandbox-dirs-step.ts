@@ -5,7 +5,9 @@
  */
 import type { EngineClient } from '../adapters/engine.js';
 import type { SandboxDirGauges } from '../adapters/metrics.js';
-import type { SandboxRoot } from '../core/sandbox-dirs.js';
+import { type SandboxRoot, sandboxRoot } from '../core/sandbox-dirs.js';
+import { namedByOwner } from '../core/trust.js';
+import { homeAccess } from '../adapters/trust.js';
 import type { SandboxDirsResult } from '../reaper/sandbox-dirs.js';
 import { errorMessage } from '../errors.js';
 
@@ -28,10 +30,31 @@ export interface EngineAnswer {
   error?: string;
 }
 
-/** Before a run touches anything: a sandbox root (or its `docker` directory) that is not a directory is bad input. */
+/**
+ * Before a run touches anything: a sandbox root (or its `docker` directory) that is not a directory is bad input. A
+ * root refused for the run (`untrusted-root`: root over another user's home) is not bad input: the pass reports it.
+ */
 export async function checkSandboxRoot(root: SandboxRoot): Promise<void> {
-  const { listTaskDirs } = await import('../adapters/sandbox-dirs.js');
+  const [{ listTaskDirs }, { rootRefusal }] = await Promise.all([import('../adapters/sandbox-dirs.js'), import('../reaper/sandbox-dirs.js')]);
+  if (rootRefusal(root)) return;
   await listTaskDirs(root); // throws UsageError naming the root and what is wrong with it
+}
+
+/** The home's owner when the janitor runs as root over another user's home (adapters/trust.ts `homeAccess`), else null. */
+export function ownerOfHome(home: string): { uid: number; home: string } | null {
+  const owner = homeAccess(home).owner;
+  return owner ? { uid: owner.uid, home } : null;
+}
+
+/**
+ * A home's sandbox root as a run uses it (core/sandbox-dirs.ts `sandboxRoot`), with the uid it must belong to when the
+ * janitor runs as root over another user's home and the root is that user's word: the default under their home, or a
+ * value from their `.env` or `config.yaml` (core/trust.ts `namedByOwner`).
+ */
+export function rootOfHome(setting: { value: string; source: string }, home: string): SandboxRoot {
+  const r = sandboxRoot(setting, home);
+  const owner = homeAccess(home).owner;
+  return owner && namedByOwner(setting.source, home) ? { ...r, owner: owner.uid } : r;
 }
 
 export async function runSandboxDirsStep(

@@ -1,6 +1,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Context } from '../context.js';
 import { homeDirectoryProblem } from '../adapters/home-directory.js';
+import { dropToOwner, homeAccess, rootRules } from '../adapters/trust.js';
 import { type HermesHome, homeSource, resolveHermesHome } from '../core/hermes-home.js';
 import { ValueError } from '../core/parse-args.js';
 import { UsageError } from '../errors.js';
@@ -62,20 +63,36 @@ export function collect(value: string, previous: string[] | undefined): string[]
 }
 
 /** The global `--home`/`--profile` (accepted before or after the subcommand) resolved the hermes way. */
-export function homeFrom(cmd: Command, ctx: Context): HermesHome {
+function resolveHome(cmd: Command, ctx: Context): HermesHome {
   const g = cmd.optsWithGlobals<{ home?: string; profile?: string }>();
   return resolveHermesHome({ home: g.home, profile: g.profile, env: ctx.env, homedir: ctx.homedir, cwd: ctx.cwd });
 }
 
 /**
- * `homeFrom`, for the commands that read the home as a whole (`reap`, `list`, `watch`, `status`): a home that exists
- * but is not a directory is a usage error (exit 2) naming it, not an empty home.
+ * The home of a breaker's command (`restart-guard`, `stuck-sessions`, `stop-hook`, `tool-loop`, `lifecycle-scan`).
+ * Run as root over a home another user owns (adapters/trust.ts `homeAccess`), the rest of the process runs as that
+ * user: what a breaker reads and writes there (hermes' own state, the hooks' state) is that user's, and it is done
+ * with that user's rights, never root's. A home several users can change is a usage error naming them.
+ */
+export function homeFrom(cmd: Command, ctx: Context): HermesHome {
+  const home = resolveHome(cmd, ctx);
+  const access = homeAccess(home.home);
+  if (access.owner && rootRules()) dropToOwner(access.owner);
+  return home;
+}
+
+/**
+ * The home of the commands that read the home as a whole (`reap`, `list`, `watch`, `status`): a home that exists
+ * but is not a directory is a usage error (exit 2) naming it, not an empty home. These keep root's rights (the
+ * engine, other users' files in sandboxes): as root over another user's home they read its files by the trust rules
+ * (adapters/trust.ts) and keep their own state in root's state directory.
  */
 export function homeDirFrom(cmd: Command, ctx: Context): HermesHome {
-  const home = homeFrom(cmd, ctx);
+  const home = resolveHome(cmd, ctx);
   const g = cmd.optsWithGlobals<{ home?: string }>();
   const problem = homeDirectoryProblem(home.home, homeSource({ home: g.home, env: ctx.env }));
   if (problem) throw new UsageError(problem);
+  homeAccess(home.home); // whose it is, decided once (a home several users can change: exit 2)
   return home;
 }
 

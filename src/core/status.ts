@@ -110,6 +110,11 @@ export interface AttentionInput {
   sandboxDirsProblem?: string | null;
   /** The janitor's view of processes is partial: its pid namespace is not the host's (the line saying so). */
   pidNamespace?: string | null;
+  /**
+   * Paths refused this run besides the sandbox root (root over another user's home: a temp directory that is not
+   * theirs, a symlinked or FIFO state file, ...): each one line naming it and why.
+   */
+  refused?: readonly string[];
   /** Mistakes the hooks failed open on (core/hook-errors.ts), still remembered; their ages as of `now`. */
   hookErrors?: ReadonlyArray<{ hook: string; what: string; count: number; lastSeen: string }>;
   /** The instant of the report (default `asOf`). */
@@ -140,6 +145,7 @@ export function attention(a: AttentionInput): string[] {
   }
   if (a.sandboxDirsProblem) out.push(`sandbox directories: ${a.sandboxDirsProblem}`);
   if (a.pidNamespace) out.push(a.pidNamespace);
+  for (const r of a.refused ?? []) out.push(`refused: ${r}`);
   for (const e of a.hookErrors ?? []) {
     out.push(`${e.hook}: ${e.what} (seen ${e.count} time${e.count === 1 ? '' : 's'}, last ${ago(Date.parse(e.lastSeen), a.now ?? a.asOf)})`);
   }

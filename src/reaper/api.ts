@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { loadConfig } from '../adapters/config.js';
+import { homeAccess } from '../adapters/trust.js';
 import { resolveEngines } from '../adapters/docker-context.js';
 import type { EngineClient } from '../adapters/engine.js';
 import { DEFAULT_CONCURRENCY } from '../defaults.js';
@@ -115,6 +116,7 @@ export function createReaper(options: ReaperOptions = {}): Reaper {
   let settings: Promise<RunSettings> | undefined;
   const getSettings = () =>
     (settings ??= (async () => {
+      homeAccess(home.home); // whose home it is, as root (adapters/trust.ts): its files are then read by the trust rules
       const config = await loadConfig(home.home);
       const { loadHermesSettings } = await import('../adapters/hermes-settings.js');
       const hermes = await loadHermesSettings({ home: home.home, env, cwd: process.cwd(), config });

@@ -10,6 +10,7 @@ import type { HermesSettings } from '../core/hermes-settings.js';
 import { hermesTempDir } from '../core/shell-snapshots.js';
 import { thresholdSeconds } from '../core/policy.js';
 import { UsageError } from '../errors.js';
+import { namedByOwner } from '../core/trust.js';
 import { resolveLifetime } from './settings.js';
 import type { TempDir } from './shell-snapshots.js';
 
@@ -22,17 +23,26 @@ export interface ShellSnapshotSettings {
   keep: boolean;
 }
 
+/**
+ * `owner`: the home's owner when the janitor runs as root over another user's home (adapters/trust.ts `homeAccess`):
+ * a temp directory that user's files name (`terminal.env` in their config.yaml, `TMPDIR` in their `.env`) carries
+ * their uid, and the pass uses it only if it is theirs (`untrusted-root` otherwise). One from the janitor's own
+ * environment or the default `/tmp` is the operator's.
+ */
 export function shellSnapshotSettings(
   flags: { lifetimeSeconds?: number | undefined; keep?: boolean | undefined },
   env: Record<string, string | undefined>,
   files: { config: HermesConfig; hermes: HermesSettings },
+  owner?: { uid: number; home: string } | null,
 ): ShellSnapshotSettings {
   const { config, hermes } = files;
   const lifetime = resolveLifetime(flags.lifetimeSeconds, hermes.lifetimeSeconds).value;
   const terminalEnv = config.problem ? null : config.get('terminal.env');
   // hermes' own TMPDIR as hermes resolves it (a .env may set it); TMP and TEMP as the janitor's environment has them.
   const hermesEnv = { ...env, TMPDIR: hermes.tmpDir.value || undefined };
-  const t = hermesTempDir(terminalEnv && typeof terminalEnv === 'object' && !Array.isArray(terminalEnv) ? (terminalEnv as Record<string, unknown>) : null, hermesEnv);
+  const t: TempDir = hermesTempDir(terminalEnv && typeof terminalEnv === 'object' && !Array.isArray(terminalEnv) ? (terminalEnv as Record<string, unknown>) : null, hermesEnv);
+  const ownersWord = t.from.startsWith('terminal.env.') || (t.from === 'TMPDIR' && owner && hermes.tmpDir.source !== `env TMPDIR` && namedByOwner(hermes.tmpDir.source, owner.home));
+  if (owner && ownersWord) t.owner = owner.uid;
   return { tempDirs: [t], lifetimeSeconds: lifetime, thresholdMs: thresholdSeconds(lifetime) * 1000, keep: flags.keep === true || keepFromConfig(config) };
 }
 

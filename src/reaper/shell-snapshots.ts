@@ -19,11 +19,18 @@ import {
 } from '../core/shell-snapshots.js';
 import { errorMessage } from '../errors.js';
 import { TimeSlice } from '../util/time-slice.js';
+import { UNTRUSTED_ROOT } from '../core/trust.js';
+import { untrustedRoot } from '../adapters/trust.js';
 
 export interface TempDir {
   dir: string;
   /** Where it came from: `terminal.env.TMPDIR`, `TMPDIR`, ..., or `default`. */
   from: string;
+  /**
+   * The uid the directory must belong to (no symlink, its owner's: adapters/trust.ts `untrustedRoot`): set when root
+   * runs over another user's home and that user's settings named it. Absent: not checked.
+   */
+  owner?: number;
 }
 
 export interface ShellSnapshotsOptions {
@@ -76,8 +83,11 @@ export interface ShellSnapshotsResult {
   removed: RemovedSnapshot[];
   kept: KeptSnapshot[];
   failed: FailedSnapshot[];
-  /** The temp directories looked at, and what was wrong with one that could not be read. */
-  tempDirs: Array<TempDir & { problem: string | null }>;
+  /**
+   * The temp directories looked at, and what was wrong with one that could not be read; `reason` `untrusted-root`
+   * for one refused for the run (`problem` then says why).
+   */
+  tempDirs: Array<TempDir & { problem: string | null; reason?: typeof UNTRUSTED_ROOT }>;
   /** Why some processes could not be seen, or null. */
   processesHidden: string | null;
   /** The run's abort stopped the pass before its end (sessions it had judged are reported; the rest were kept). */
@@ -166,11 +176,19 @@ export async function shellSnapshotPass(opts: ShellSnapshotsOptions): Promise<Sh
   return p.out;
 }
 
-/** Opens and lists one temp directory (null: missing, unreadable, or one already listed); its problem is recorded. */
+/**
+ * Opens and lists one temp directory (null: refused for the run, missing, unreadable, or one already listed); its
+ * problem is recorded.
+ */
 async function listDir(p: Pass, t: TempDir, listed: readonly Listed[]): Promise<Listed | null> {
   let h: TempDirHandle;
+  const refused = t.owner === undefined ? null : untrustedRoot('temp directory', t.dir, t.owner).line;
+  if (refused !== null) {
+    p.out.tempDirs.push({ ...t, problem: refused, reason: UNTRUSTED_ROOT });
+    return null;
+  }
   try {
-    h = openTempDir(t.dir);
+    h = openTempDir(t.dir, t.owner);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     p.out.tempDirs.push({ ...t, problem: code === 'ENOENT' ? null : `cannot open ${t.dir} (${code ?? errorMessage(err)})` });
@@ -329,6 +347,8 @@ export interface ShellSnapshotsSummary {
   /** Other users' snapshots, not this user's to remove. */
   otherUsers: number;
   problem: string | null;
+  /** `untrusted-root` when the directory was refused for the run (`problem` says why). */
+  reason?: typeof UNTRUSTED_ROOT;
 }
 
 /** The per-directory summary of a dry run. */
@@ -346,6 +366,7 @@ export function summarize(r: ShellSnapshotsResult): ShellSnapshotsSummary[] {
       unreadable: all.filter((x) => x.secretNames === null).length,
       otherUsers: kept.filter((k) => k.reason === 'other-user').length,
       problem: t.problem,
+      ...(t.reason ? { reason: t.reason } : {}),
     };
   });
 }

@@ -4,10 +4,11 @@
  */
 import type { ExecView } from '../core/exec-trees.js';
 import type { IdleOptions } from '../reaper/sweep.js';
-import { promises as fs } from 'node:fs';
+import { closeSync, promises as fs, readSync } from 'node:fs';
 import path from 'node:path';
 import { lockState } from '../adapters/file-lock.js';
 import { janitorDir, logFile } from '../adapters/janitor-files.js';
+import { homeAccess, openFileSafely, readFileSafely, refusals } from '../adapters/trust.js';
 import type { EngineClient, EngineStatusCalls } from '../adapters/engine.js';
 import { type EngineEndpoint, whyEngine } from '../adapters/engine-host.js';
 import { loadRestartGuardSettings, restartGuardState, restartLoopStore } from '../breakers/restart-guard.js';
@@ -134,8 +135,22 @@ export interface StatusReport {
   hermesProcesses?: { processes: HermesProcessStatus[]; hidden: string | null };
   /** Why this janitor's view of processes is partial (its pid namespace is not the host's), or null. */
   pidNamespace?: string | null;
+  /**
+   * Whose home this is to the janitor (`owner`: set when it runs as root over another user's home, whose files it then
+   * reads with that user's rights and never through a symlink), where its own state for the home lives, and every path
+   * refused this run, with why (`untrusted-root` roots, symlinked or FIFO files, files too large).
+   */
+  trust: { owner: { uid: number; name: string | null } | null; stateDir: string; refused: TrustRefusal[] };
   attention: string[];
   exitCode: 0 | 1 | 3;
+}
+
+/** A path refused this run: what it is (`sandbox root`, `temp directory`, `file`), the reason, and the one line why. */
+export interface TrustRefusal {
+  path: string;
+  what: string;
+  reason: string;
+  detail: string;
 }
 
 /** One living hermes process as `status` shows it. */
@@ -210,7 +225,7 @@ async function readStamps(home: string, now: Date): Promise<SweepStamp[]> {
   for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
     const file = path.join(dir, name);
     try {
-      const v = JSON.parse(await fs.readFile(file, 'utf8')) as { completedAt?: unknown; host?: unknown; selection?: unknown };
+      const v = JSON.parse(readFileSafely(file, 64 * 1024, { noFollow: true })) as { completedAt?: unknown; host?: unknown; selection?: unknown };
       if (typeof v.completedAt !== 'string' || typeof v.host !== 'string') continue;
       let profile: string | null = null;
       try {
@@ -252,16 +267,21 @@ async function readLocks(home: string): Promise<LockStatus[]> {
   return out;
 }
 
-/** The log's size and its last `--background` run (its tail only: the log is capped at 1 MiB anyway). */
+/**
+ * The log's size and its last `--background` run (its tail only: the log is capped at 1 MiB anyway). Opened as a
+ * state file is (adapters/trust.ts): never through a symlink, never a FIFO (which would hang `status`), and as root
+ * over another user's home with that user's rights.
+ */
 async function readLog(home: string): Promise<LogStatus> {
   const file = logFile(home);
-  let handle: fs.FileHandle | undefined;
+  let fd: number | undefined;
   try {
-    handle = await fs.open(file, 'r');
-    const { size } = await handle.stat();
+    const opened = openFileSafely(file, { noFollow: true });
+    fd = opened.fd;
+    const size = opened.st.size;
     const len = Math.min(size, 64 * 1024);
     const buf = Buffer.alloc(len);
-    await handle.read(buf, 0, len, size - len);
+    readSync(fd, buf, 0, len, size - len);
     const lines = buf.toString('utf8').split('\n');
     let lastRun: LogStatus['lastRun'] = null;
     for (let i = lines.length - 1; i >= 0; i--) {
@@ -277,7 +297,7 @@ async function readLog(home: string): Promise<LogStatus> {
   } catch {
     return { path: file, exists: false, sizeBytes: 0, lastRun: null };
   } finally {
-    await handle?.close();
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
@@ -367,6 +387,16 @@ async function hostProcesses(
   return out;
 }
 
+/** The trust section: the home's owner as the janitor runs, root's state directory, and every path refused this run. */
+function trustOf(req: StatusRequest, dirs: SandboxDirsDetail, snaps: readonly ShellSnapshotsSummary[]): StatusReport['trust'] {
+  const access = homeAccess(req.home);
+  const refused: TrustRefusal[] = [];
+  if (dirs.refused) refused.push({ path: req.sandboxRoot.root, what: 'sandbox root', reason: dirs.refused.reason, detail: dirs.refused.detail });
+  for (const s of snaps) if (s.reason) refused.push({ path: s.dir, what: 'temp directory', reason: s.reason, detail: s.problem ?? s.dir });
+  for (const f of refusals()) refused.push({ path: f.path, what: 'file', reason: f.reason, detail: f.detail });
+  return { owner: access.owner ? { uid: access.owner.uid, name: access.owner.name } : null, stateDir: access.stateDir, refused };
+}
+
 /** The containers of the live engines as `list` judges them: the counts, running sandboxes' execs, owners. */
 async function surveyContainers(
   req: StatusRequest, live: EngineClient[], engines: EngineStatus[],
@@ -420,7 +450,9 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     readLog(req.home),
     breakers(req.home, req.now, req.env, req.maxStopBlocks),
   ]);
+  const trust = trustOf(req, sandboxes.detail, host.shellSnapshots ?? []);
   const facts: AttentionInput = {
+    refused: trust.refused.filter((r) => r.what !== 'sandbox root').map((r) => r.detail),
     unreachableEngines: unreachable,
     orphans: containers?.orphans ?? 0,
     oldestOrphanAgeSeconds: containers?.oldestOrphan?.ageSeconds ?? null,
@@ -454,6 +486,7 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     ...(sandboxOwners ? { sandboxOwners } : {}),
     ...host,
     breakers: brk,
+    trust,
     attention: lines,
     exitCode: statusExitCode(facts, lines),
   };

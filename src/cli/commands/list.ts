@@ -37,10 +37,10 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   addEngineOptions(cmd).action(
     action(state, async (opts: EngineCommandOptions & { wide?: boolean }, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
-      const config = await loadHomeConfig(targets.home, ctx);
-      const policy = await resolvePolicy(opts, ctx, config, targets);
+      const signal = timeoutSignal(opts); // settings are read inside the run's --timeout
+      const config = await loadHomeConfig(targets.home, ctx, signal);
+      const policy = await resolvePolicy(opts, ctx, config, targets, signal);
 
-      const signal = timeoutSignal(opts);
       limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
       await discoverTargets(targets, opts, ctx);
       const engines = await connectEngines(targets.endpoints);

@@ -14,7 +14,6 @@ import { reaperDisabled } from '../../reaper/settings.js';
 import { countsByEngineAndProfile } from '../../reaper/run-metrics.js';
 import type { EngineProfileCounts, ImageGauges, SandboxDirGauges, ShellSnapshotGauges } from '../../adapters/metrics.js';
 import { snapshotGauges } from '../../reaper/shell-snapshots.js';
-import { sandboxRoot } from '../../core/sandbox-dirs.js';
 import { ENV_METRICS_FILE } from '../../defaults.js';
 import { type KeptEntry, type ReapResult, type SweepEntry, reap } from '../../reaper/sweep.js';
 import { resolveEngines, stampKey } from '../../adapters/docker-context.js';
@@ -23,7 +22,7 @@ import {
   checkStopTimeout, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
-import { type SandboxDirsStep, checkSandboxRoot, runSandboxDirsStep, uniqueRoots } from '../sandbox-dirs-step.js';
+import { type SandboxDirsStep, checkSandboxRoot, ownerOfHome, rootOfHome, runSandboxDirsStep, uniqueRoots } from '../sandbox-dirs-step.js';
 import type { ImagesReport, ImagesStep } from '../images-step.js';
 import { type ImageSettings, resolveImageSettings } from '../../reaper/image-settings.js';
 import type { HermesConfig } from '../../adapters/config.js';
@@ -136,12 +135,8 @@ function checkCombinations(opts: ReapOptions): void {
 /** Reads `--plan FILE` and makes the run's targets its own; flags given again must agree with it. */
 async function applyPlanTargets(opts: ReapOptions, command: Command, ctx: Context, targets: EngineTargets): Promise<ReapPlan> {
   const file = opts.plan!;
-  let text: string;
-  try {
-    text = await fs.readFile(file, 'utf8');
-  } catch (err) {
-    throw new UsageError(`cannot read plan ${file} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}): give the file written by --plan-out`);
-  }
+  // As root: only a plan root wrote and nobody else can change (adapters/plan-file.ts).
+  const text = (await import('../../adapters/plan-file.js')).readPlanFile(file);
   let plan: ReapPlan;
   try {
     plan = parsePlan(JSON.parse(text) as unknown, file);
@@ -171,7 +166,10 @@ async function applyPlanTargets(opts: ReapOptions, command: Command, ctx: Contex
   }
   targets.selection = planSelection(plan);
   const homeGiven = command.optsWithGlobals<{ home?: string }>().home !== undefined || globalProfile;
-  if (plan.home && !homeGiven) targets.home = { ...targets.home, home: plan.home };
+  if (plan.home && !homeGiven) {
+    targets.home = { ...targets.home, home: plan.home };
+    (await import('../../adapters/trust.js')).homeAccess(plan.home); // whose it is, as for --home (exit 2 when nobody's)
+  }
   targets.endpoints = resolveEngines(plan.hosts, undefined, ctx.env, ctx.homedir);
   return plan;
 }
@@ -213,30 +211,34 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   }
   if (opts.background) {
     const { detachToLog } = await import('../../adapters/background.js');
-    const pid = await detachToLog(ctx.argv.filter((a) => a !== '--background'), logFile(home.home), ctx.env, ctx.now());
+    const { homeAccess } = await import('../../adapters/trust.js');
+    // As root over another user's home, the log there is written with that user's rights.
+    const pid = await detachToLog(ctx.argv.filter((a) => a !== '--background'), logFile(home.home), ctx.env, ctx.now(), homeAccess(home.home).owner);
     reporter.notice({ kind: 'background', pid: pid ?? null, log: logFile(home.home) });
     return ExitCode.OK;
   }
-  const files = await loadHomeConfig(home, ctx);
+  // The run's --timeout starts here: hermes' settings are read inside it.
+  const signal = timeoutSignal(opts);
+  const deadlineMs = opts.timeout > 0 ? Date.now() + opts.timeout : undefined;
+  const files = await loadHomeConfig(home, ctx, signal);
   const disabled = reaperDisabled(files.hermes, ctx.env);
   if (disabled) {
     reporter.notice({ kind: 'disabled', reason: `reaper disabled by ${disabled}`, what: 'nothing done' });
     return ExitCode.OK;
   }
-  const policy = await resolvePolicy(plan ? withPlan(opts, plan) : opts, ctx, files, targets);
+  const policy = await resolvePolicy(plan ? withPlan(opts, plan) : opts, ctx, files, targets, signal);
   const keepVolumes = Boolean(opts.keepVolumes || (plan?.keepVolumes && command.getOptionValueSource('keepVolumes') !== 'cli'));
   const sandboxDirs = await sandboxDirsOf(opts, plan, policy, { ctx, home: home.home, measure: record.measureSandboxDirs });
-  const signal = timeoutSignal(opts);
   const imageSettings = imageSettingsOf(opts, plan, files.config);
   const images = imageSettings
     ? await (await import('../images-step.js')).imagesStepFor(imageSettings, home.home, {
         selection, dryRun: Boolean(opts.dryRun), now: () => ctx.now(), signal,
       })
     : null;
-  const shellSnapshots = plan ? null : shellSnapshotSettings({ lifetimeSeconds: opts.lifetime, keep: opts.keepShellSnapshots }, ctx.env, files);
+  const shellSnapshots = plan ? null : shellSnapshotSettings({ lifetimeSeconds: opts.lifetime, keep: opts.keepShellSnapshots }, ctx.env, files, ownerOfHome(home.home));
   const run: ReapRun = {
     opts, ctx, targets, plan, policy, keepVolumes, dryRun: Boolean(opts.dryRun), signal,
-    deadlineMs: opts.timeout > 0 ? Date.now() + opts.timeout : undefined, reporter, sandboxDirs, images, shellSnapshots,
+    deadlineMs, reporter, sandboxDirs, images, shellSnapshots,
   };
   record.attempted = true;
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
@@ -310,7 +312,7 @@ async function sandboxDirsOf(
   if (olderThanMs === null && !where.measure) return null;
   // --all-profiles: every profile's root as well (each resolved from its own home), each directory once.
   const roots = uniqueRoots([
-    sandboxRoot(policy.sources.sandboxRoot, where.home), ...policy.profiles.map((p) => sandboxRoot(p.hermes.sandboxRoot, p.home)),
+    rootOfHome(policy.sources.sandboxRoot, where.home), ...policy.profiles.map((p) => rootOfHome(p.hermes.sandboxRoot, p.home)),
   ]);
   if (olderThanMs !== null) for (const root of roots) await checkSandboxRoot(root);
   return { roots, olderThanMs, gauges: where.measure };
@@ -470,7 +472,6 @@ async function writePlan(run: ReapRun, hosts: string[], found: { removed: SweepE
     home: targets.home.home, stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds, keepVolumes: run.keepVolumes,
     ...(policy.idleMaxProcesses !== undefined ? { idleMaxProcesses: policy.idleMaxProcesses } : {}),
   });
-  await fs.writeFile(run.opts.planOut!, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600 }).catch((err: NodeJS.ErrnoException) => {
-    throw new JanitorError(`cannot write plan ${run.opts.planOut} (${err.code ?? err.message})`, ExitCode.FAILED);
-  });
+  // A new file renamed over the name: nothing planted there is written through (adapters/plan-file.ts).
+  (await import('../../adapters/plan-file.js')).writePlanFile(run.opts.planOut!, `${JSON.stringify(doc, null, 2)}\n`);
 }

@@ -3,7 +3,7 @@ import type { IdleOptions } from '../../reaper/sweep.js';
 import type { Context } from '../../context.js';
 import { ExitCode, errorMessage } from '../../errors.js';
 import { UP_TO_DAYS, ago, agoSeconds, spanSeconds } from '../../core/ages.js';
-import { rootOrigin, sandboxRoot, shownPath } from '../../core/sandbox-dirs.js';
+import { rootOrigin, shownPath } from '../../core/sandbox-dirs.js';
 import { diskSize } from '../../core/sizes.js';
 import type { StatusReport } from '../../status/gather.js';
 import type { SettingSources } from '../../reaper/settings.js';
@@ -29,13 +29,14 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   addEngineOptions(cmd, { output: false }).action(
     action(state, async (opts: EngineCommandOptions, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
-      const files = await loadHomeConfig(targets.home, ctx);
-      const policy = await resolvePolicy(opts, ctx, files, targets);
+      const signal = timeoutSignal(opts); // settings are read inside the run's --timeout
+      const files = await loadHomeConfig(targets.home, ctx, signal);
+      const policy = await resolvePolicy(opts, ctx, files, targets, signal);
       const { resolveImageSettings } = await import('../../reaper/image-settings.js');
       const imagesBudget = resolveImageSettings({}, files.config)?.budget ?? null;
       const { shellSnapshotSettings } = await import('../../reaper/shell-snapshot-settings.js');
-      const snapshots = shellSnapshotSettings({ lifetimeSeconds: opts.lifetime }, ctx.env, files);
-      const signal = timeoutSignal(opts);
+      const { ownerOfHome, rootOfHome } = await import('../sandbox-dirs-step.js');
+      const snapshots = shellSnapshotSettings({ lifetimeSeconds: opts.lifetime }, ctx.env, files, ownerOfHome(targets.home.home));
       let discoveryError: string | undefined;
       let noEngine: string | undefined;
       try {
@@ -69,7 +70,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         env: ctx.env,
         ...(maxStopBlocks !== undefined ? { maxStopBlocks } : {}),
         idle: await readOnlyIdle(policy.idle),
-        sandboxRoot: sandboxRoot(policy.sources.sandboxRoot, targets.home.home),
+        sandboxRoot: rootOfHome(policy.sources.sandboxRoot, targets.home.home),
         imagesBudget,
       });
       for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
@@ -125,6 +126,21 @@ function renderSandboxes(r: StatusReport, now: Date): string[] {
     out.push(`  could not read ${plural(d.unreadable.length, 'path')} (sizes are at least the ones shown): ${d.unreadable.slice(0, 3).map((u) => `${shownPath(u.path)} (${u.error})`).join(', ')}${d.unreadable.length > 3 ? ', ...' : ''}`);
   }
   if (d.notEntered.length) out.push(`  other filesystems inside, not entered: ${d.notEntered.slice(0, 3).map(shownPath).join(', ')}${d.notEntered.length > 3 ? ', ...' : ''}`);
+  return out;
+}
+
+/**
+ * The trust section, when there is something to say: the home is another user's (root reads it with their rights,
+ * its own state elsewhere), and every path refused this run and why.
+ */
+function renderTrust(r: StatusReport): string[] {
+  const t = r.trust;
+  if (!t.owner && t.refused.length === 0) return [];
+  const out = ['Trust'];
+  if (t.owner) {
+    out.push(`  home of uid ${t.owner.uid}${t.owner.name ? ` (${t.owner.name})` : ''}: no symlink in it followed, written only with that user's rights; root's own state in ${shownPath(t.stateDir)}`);
+  }
+  for (const f of t.refused) out.push(`  refused ${f.what} (${f.reason}): ${f.detail}`);
   return out;
 }
 
@@ -245,6 +261,7 @@ export function render(r: StatusReport, now: Date, settings?: SettingSources): s
   const log = r.janitor.log;
   out.push(`  log: ${log.path} ${log.exists ? `(${size(log.sizeBytes)})` : '(none yet)'}`);
   if (log.lastRun) out.push(`    last background run: ${log.lastRun.startedAt} ${log.lastRun.completed ? 'completed' : 'no summary line'}`);
+  out.push(...renderTrust(r));
   out.push(...renderSandboxes(r, now));
   out.push(...renderImages(r, now));
   out.push(...renderHost(r, now));

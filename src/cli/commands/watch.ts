@@ -5,7 +5,6 @@ import type { Context } from '../../context.js';
 import { ExitCode, UsageError, errorMessage } from '../../errors.js';
 import { reaperDisabled, sandboxDirsEvery } from '../../reaper/settings.js';
 import type { EngineClient } from '../../adapters/engine.js';
-import { sandboxRoot } from '../../core/sandbox-dirs.js';
 import type { WatchEvent, WatchPolicy } from '../../watch/engine-watcher.js';
 import { type SettingsFollower, followSettings, settingsSignature } from '../watch-settings.js';
 import type { WatchMetrics } from '../../watch/metrics.js';
@@ -14,7 +13,7 @@ import {
   checkStopTimeout, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
-import { checkSandboxRoot, runSandboxDirsStep } from '../sandbox-dirs-step.js';
+import { checkSandboxRoot, ownerOfHome, rootOfHome, runSandboxDirsStep } from '../sandbox-dirs-step.js';
 import { type ShellSnapshotSettings, shellSnapshotSettings } from '../../reaper/shell-snapshot-settings.js';
 import { runShellSnapshotStep } from '../shell-snapshots-step.js';
 import { type Reporter, chooseReporter } from '../report/reporter.js';
@@ -95,7 +94,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   const sandboxDirsEveryMs = sandboxDirsEvery(ctx.env);
   const images = resolveImageSettings({ imagesOver: opts.imagesOver, allImages: opts.allImages, imagesMinAgeMs: opts.imagesMinAge, keepImage: opts.keepImage }, files.config);
   // A sandbox root that is not a directory is bad input: exit 2 before anything is watched, locked or removed.
-  if (policy.sandboxDirsOlderThanMs !== null) await checkSandboxRoot(sandboxRoot(policy.sources.sandboxRoot, targets.home.home));
+  if (policy.sandboxDirsOlderThanMs !== null) await checkSandboxRoot(rootOfHome(policy.sources.sandboxRoot, targets.home.home));
   await discoverTargets(targets, opts, ctx);
 
   // Stop on SIGTERM/SIGINT: no new work at once, in-flight requests get a grace period.
@@ -107,7 +106,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  const snapshots = shellSnapshotSettings({ lifetimeSeconds: opts.lifetime, keep: opts.keepShellSnapshots }, ctx.env, files);
+  const snapshots = shellSnapshotSettings({ lifetimeSeconds: opts.lifetime, keep: opts.keepShellSnapshots }, ctx.env, files, ownerOfHome(targets.home.home));
   const run: WatchRun = {
     opts, ctx, targets, policy, baseline, dryRun: Boolean(opts.dryRun), sweepTimeoutMs, sandboxDirsEveryMs, reporter, stopping: stopping.signal, images,
     shellSnapshots: snapshots.keep ? null : snapshots,
@@ -144,7 +143,7 @@ async function scheduleSandboxDirs(
   let current: Promise<void> = Promise.resolve();
   const check = async () => {
     await run.follower?.check(); // hermes' files as they are now (the root may have moved)
-    const root = sandboxRoot(run.policy.sources.sandboxRoot, run.targets.home.home); // checked by runWatch before anything started
+    const root = rootOfHome(run.policy.sources.sandboxRoot, run.targets.home.home); // checked by runWatch before anything started
     const answers = service.watchers.map((w) => ({ engine: w.engine, answered: w.state === 'connected', ...(w.state === 'connected' ? {} : { error: `not connected (${w.state})` }) }));
     // Each check within --timeout when given (as each sweep is), and stopped by SIGTERM; its reads run in slices, so
     // /healthz, the deadlines and the engine stream keep their turns meanwhile.

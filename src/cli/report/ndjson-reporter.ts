@@ -100,13 +100,20 @@ export class NdjsonReporter implements Reporter {
 
   /** One line per shell snapshot the pass removed (or would), kept or failed on. */
   shellSnapshots(s: ShellSnapshotsResult, dryRun: boolean): void {
+    this.refusedTempDirs(s);
     for (const d of s.removed) this.emit(dryRun ? 'would-remove-shell-snapshot' : 'removed-shell-snapshot', { ...d });
     for (const d of s.kept) this.emit('kept-shell-snapshot', { ...d });
     for (const d of s.failed) this.emit('failed-shell-snapshot', { ...d });
   }
 
+  /** A temp directory refused for the run (`untrusted-root`): `{dir, from, reason, detail}`. */
+  private refusedTempDirs(s: ShellSnapshotsResult): void {
+    for (const t of s.tempDirs) if (t.reason) this.emit('refused-temp-dir', { dir: t.dir, from: t.from, reason: t.reason, detail: t.problem });
+  }
+
   shellSnapshotsPass(result: ShellSnapshotsResult, dryRun: boolean): void {
     if (this.quiet) {
+      this.refusedTempDirs(result);
       for (const d of result.failed) this.emit('failed-shell-snapshot', { ...d });
       return;
     }
@@ -116,6 +123,7 @@ export class NdjsonReporter implements Reporter {
 
   /** One line per sandbox directory the pass removed (or would), kept or failed on. */
   sandboxDirs(dirs: SandboxDirsResult, dryRun: boolean): void {
+    for (const d of dirs.refused ?? []) this.emit('refused-sandbox-root', { ...d });
     for (const d of dirs.removed) this.emit(dryRun ? 'would-remove-sandbox-dir' : 'removed-sandbox-dir', { ...d });
     for (const d of dirs.kept) this.emit('kept-sandbox-dir', { ...d });
     for (const d of dirs.failed) this.emit('failed-sandbox-dir', { ...d });
@@ -174,6 +182,7 @@ export class NdjsonReporter implements Reporter {
 
   sandboxDirsPass(result: SandboxDirsResult, dryRun: boolean): void {
     if (this.quiet) {
+      for (const d of result.refused ?? []) this.emit('refused-sandbox-root', { ...d });
       for (const d of result.failed) this.emit('failed-sandbox-dir', { ...d });
       return;
     }

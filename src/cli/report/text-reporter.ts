@@ -106,6 +106,8 @@ export class TextReporter implements Reporter {
       for (const f of r.shellSnapshots?.failed ?? []) this.say(f.error);
     }
     if (r.noEngine && !this.quiet) this.say(r.noEngine);
+    // Roots refused for the run (untrusted-root), also with --quiet: nothing was removed there, and someone should know.
+    for (const line of refusedRoots(r.sandboxDirs, r.shellSnapshots)) this.say(`warning: ${line}`);
     if (this.quiet) return;
     for (const d of r.shellSnapshots?.removed ?? []) ctx.stdout.write(shown(snapshotLine(d, r.dryRun, r.asOf)));
     // What was removed before an engine went away mid-sweep is still reported.
@@ -173,6 +175,7 @@ export class TextReporter implements Reporter {
 
   sandboxDirsPass(result: SandboxDirsResult, dryRun: boolean): void {
     const now = this.ctx.now();
+    for (const line of refusedRoots(result, undefined)) this.ctx.stderr.write(shown(`${now.toISOString()} warning: ${line}`));
     for (const f of result.failed) this.ctx.stderr.write(shown(`${now.toISOString()} failed sandbox dir: ${f.error}`));
     for (const d of result.removed) this.line(this.sandboxDirLine(d, { dryRun, asOf: now }));
     const bytes = result.removed.reduce((n, x) => n + x.bytes, 0);
@@ -193,6 +196,7 @@ export class TextReporter implements Reporter {
 
   shellSnapshotsPass(result: ShellSnapshotsResult, dryRun: boolean): void {
     const now = this.ctx.now();
+    for (const line of refusedRoots(undefined, result)) this.ctx.stderr.write(shown(`${now.toISOString()} warning: ${line}`));
     for (const f of result.failed) this.ctx.stderr.write(shown(`${now.toISOString()} failed ${f.error}`));
     for (const d of result.removed) this.line(snapshotLine(d, dryRun, now));
     this.line(`checked shell snapshots${snapshotCounts(result, dryRun, true).replace(/^; shell snapshots/, '')}`);
@@ -201,6 +205,11 @@ export class TextReporter implements Reporter {
   failOpen(problem: string | null): void {
     if (!this.quiet && problem) this.say(`${problem} (--fail-open: exit 0)`);
   }
+}
+
+/** The one line of each root refused for the run (`untrusted-root`): sandbox roots, then temp directories. */
+export function refusedRoots(dirs: SandboxDirsResult | undefined, snaps: ShellSnapshotsResult | undefined): string[] {
+  return [...(dirs?.refused ?? []).map((r) => r.detail), ...(snaps?.tempDirs ?? []).filter((t) => t.reason).map((t) => t.problem ?? t.dir)];
 }
 
 /** `ended exec tree <id> in <container> (running 25 minutes, 6 processes)`. */
