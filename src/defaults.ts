@@ -50,6 +50,12 @@ export const ENV_DEBUG = 'HERMES_JANITOR_DEBUG';
 export const ENV_STOP_IDLE = 'HERMES_JANITOR_STOP_IDLE';
 /** `false`/`0`/`no`/`off`: the re-check before a stop always asks the engine's stats, never reads the cgroup here. */
 export const ENV_CGROUP_SAMPLES = 'HERMES_JANITOR_CGROUP_SAMPLES';
+/**
+ * The procfs root the janitor reads hermes' processes from (the owners of sandboxes and shell snapshots, `status`'s
+ * hermes processes); default `/proc`. For tests and diagnosis: a test points it at a tree of its own so that hermes
+ * processes of the machine it runs on do not count. The exec-tree pass always reads `/proc`.
+ */
+export const ENV_PROC_ROOT = 'HERMES_JANITOR_PROC_ROOT';
 /** Seconds the engine's stop waits before its SIGKILL (`--stop-timeout`). */
 export const DEFAULT_STOP_TIMEOUT_SECONDS = 10;
 /**

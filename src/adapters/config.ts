@@ -89,6 +89,15 @@ async function parseYaml(text: string, file: string, signal: AbortSignal | undef
   }
 }
 
+/**
+ * The one policy for a config.yaml that exists and does not parse (or cannot be read): exit 2 naming it, whichever
+ * setting a run needs from it (the janitor's keys, `janitor-settings.ts`, and hermes' own, `hermes-settings.ts`).
+ */
+export function usableConfig(config: HermesConfig): HermesConfig {
+  if (config.problem) throw new UsageError(`${config.problem}: fix the file`);
+  return config;
+}
+
 export function configOf(file: string, data: unknown, problem?: string): HermesConfig {
   return {
     file,

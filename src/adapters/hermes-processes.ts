@@ -9,6 +9,7 @@ import {
 } from '../core/hermes-processes.js';
 import { parseStatStartTime } from './process-identity.js';
 import type { TimeSlice } from '../util/time-slice.js';
+import { ENV_PROC_ROOT } from '../defaults.js';
 
 /** What the process table showed. */
 export interface ProcessTable {
@@ -71,6 +72,12 @@ function readHead(file: string, max: number): { text: string; cut: boolean } | n
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** Where hermes' processes are read from: `HERMES_JANITOR_PROC_ROOT` when set and not empty, else `/proc`. */
+export function procRootOf(env: Record<string, string | undefined>): string {
+  const v = env[ENV_PROC_ROOT];
+  return v === undefined || v.trim() === '' ? '/proc' : v;
 }
 
 function read(file: string): string | null {

@@ -11,7 +11,7 @@ import { DEFAULT_MANAGED_DIR, DOTENV_FILENAME, ENV_MANAGED_DIR, PROFILE_NAME_PAT
 import { UsageError } from '../errors.js';
 import { type DotenvBinding, parseDotenv } from '../core/dotenv.js';
 import { type HermesSettings, type LoadedFile, type SettingsInputs, resolveHermesSettings } from '../core/hermes-settings.js';
-import { type HermesConfig, loadConfig } from './config.js';
+import { type HermesConfig, loadConfig, usableConfig as refuseUnparsed } from './config.js';
 import { SETTINGS_MAX_BYTES } from '../core/trust.js';
 import { TrustError, listDirSafely, readFileSafely } from './trust.js';
 
@@ -58,7 +58,7 @@ function usableConfig(config: HermesConfig, warnings?: string[]): LoadedFile<unk
     warnings.push(`${config.problem}: the settings in it are not applied; fix its permissions`);
     return null;
   }
-  if (config.problem) throw new UsageError(`${config.problem}: fix the file`);
+  refuseUnparsed(config);
   return config.data === undefined ? null : { path: config.file, data: config.data };
 }
 

@@ -11,7 +11,6 @@ import {
 import { ValueError, parseDuration, parseInstant, parseWholeNumber } from '../core/parse-args.js';
 import { UsageError } from '../errors.js';
 import { parseLabelMatcher } from '../core/selection.js';
-import { checkImageBudget, parseKeepPattern } from '../core/image-budget.js';
 import type { OptionDecl } from './option-table.js';
 
 function parseOlderThan(v: string): number {
@@ -106,27 +105,6 @@ export const ACTION_OPTIONS: readonly OptionDecl[] = [
     description: 'report `docker exec` trees running past the bound (abandoned by a hermes timeout) but never end them (also janitor.keep_exec_trees: true in config.yaml)',
   },
   { flag: '--keep-volumes', description: "leave removed containers' anonymous volumes behind (default: they go with the container)" },
-  {
-    flag: '--sandbox-dirs-older-than', value: '<duration>', parse: (v) => parseDuration(v, '--sandbox-dirs-older-than'),
-    description: 'also remove the task directories hermes leaves under <sandbox root>/docker/ that no container uses and nothing changed in for this long: 30d, 12h (default: janitor.sandbox_dirs_older_than in config.yaml, else never; watch checks once an hour)',
-  },
-  {
-    flag: '--images-over', value: '<size>', parse: (v) => (checkImageBudget(v, '--images-over'), v),
-    description: "when the engine's images take more than this (50GB = 50x10^9 bytes, 20GiB = 20x2^30, or 80% of the filesystem holding them), remove images hermes' containers used, least recently used first, until under it (default: janitor.images_over in config.yaml, else off; watch checks every 10 minutes)",
-  },
-  { flag: '--all-images', description: 'with --images-over: every image counts, not only those hermes containers used (docuum-style)' },
-  {
-    flag: '--images-min-age', value: '<duration>', parse: (v) => parseDuration(v, '--images-min-age', true),
-    description: 'never remove an image used or created more recently than this (0s allowed; default 1h)',
-  },
-  {
-    flag: '--keep-image', value: '<pattern>', repeatable: true, parse: (v) => (parseKeepPattern(v, '--keep-image'), v),
-    description: 'never remove an image with a repository:tag or id matching this regular expression (repeatable; also janitor.keep_images in config.yaml)',
-  },
-  {
-    flag: '--keep-shell-snapshots',
-    description: "leave hermes' abandoned shell snapshots (<temp dir>/hermes-snap-*.sh, which hold its exported variables) in place; they are removed by default (also janitor.keep_shell_snapshots: true in config.yaml)",
-  },
 ];
 
 /** `--idle-after-owned`: a duration in ms, or null for `never` (this module imports nothing: the fast paths load it). */
@@ -152,7 +130,7 @@ export const REAP_OPTIONS: readonly OptionDecl[] = [
   },
 ];
 
-/** Every option `reap` takes, in the order its help lists them. */
+/** Every option `reap` takes but the passes' (`passes/`: none is a start-up one), in the order its help lists them. */
 export const REAP_COMMAND_OPTIONS: readonly OptionDecl[] = [...REAP_OPTIONS, ...ACTION_OPTIONS, ...ENGINE_OPTIONS, ...OUTPUT_OPTIONS];
 
 /** `--metrics-listen HOST:PORT`: `127.0.0.1:9464`, `:9464` (every address), `[::1]:9464`; port 0 for any free one. */

@@ -11,7 +11,10 @@ import type { HermesHome } from '../core/hermes-home.js';
 import type { HermesSettings } from '../core/hermes-settings.js';
 import { ValueError } from '../core/parse-args.js';
 import { type Selection, selectionFrom } from '../core/selection.js';
-import { type RunSettings, resolveRunSettings } from '../reaper/settings.js';
+import { type RunSettings, type SettingSources, resolveRunSettings } from '../reaper/settings.js';
+import type { Sourced } from '../core/hermes-settings.js';
+import { PASSES, passOptions } from '../passes/index.js';
+import type { PassSettingsInput } from '../passes/types.js';
 import { ACTION_OPTIONS, ENGINE_OPTIONS, OUTPUT_OPTIONS } from './engine-option-table.js';
 import { addOptions, homeDirFrom, optionsOnly } from './shared.js';
 import { escapeControls } from '../util/escape-controls.js';
@@ -55,29 +58,34 @@ export function addEngineOptions(cmd: Command, { output = true }: { output?: boo
   return output ? addOptions(cmd, OUTPUT_OPTIONS) : cmd;
 }
 
-/** What `reap` and `watch` do to what they act on (`addActionOptions`). */
+/** What `reap` and `watch` do to what they act on (`addActionOptions`); each pass's flags are its own (`passes/`). */
 export interface ActionOptions {
   /** Seconds a stop waits before the engine's SIGKILL. */
   stopTimeout: number;
   keepVolumes?: boolean;
   /** `--keep-exec-trees`. */
   keepExecTrees?: boolean;
-  /** `--sandbox-dirs-older-than`, in ms. */
-  sandboxDirsOlderThan?: number;
-  /** `--images-over`, as given (checked by its parser). */
-  imagesOver?: string;
-  allImages?: boolean;
-  /** `--images-min-age`, in ms. */
-  imagesMinAge?: number;
-  /** `--keep-image`, as given (each checked by its parser). */
-  keepImage?: string[];
-  /** `--keep-shell-snapshots`. */
-  keepShellSnapshots?: boolean;
 }
 
-/** Options of the commands that act (`reap`, `watch`): how a stop ends a sandbox, and anonymous volumes. */
+/** Options of the commands that act (`reap`, `watch`): how a stop ends a sandbox, anonymous volumes, then each pass's. */
 export function addActionOptions(cmd: Command): Command {
-  return addOptions(cmd, ACTION_OPTIONS);
+  return addOptions(cmd, [...ACTION_OPTIONS, ...passOptions()]);
+}
+
+/**
+ * What a pass's settings are resolved from (`Pass.settings`, `Pass.status`): the command's flags, the environment,
+ * the home's files and the run's policy.
+ */
+export function passInput(
+  opts: object, ctx: Pick<Context, 'env'>, files: HomeFiles,
+  run: Pick<EngineTargets, 'home' | 'selection'> & { profiles: readonly ProfileSettings[]; lifetimeSeconds: number },
+  extra: { command?: PassSettingsInput['command']; plan?: boolean; metrics?: boolean } = {},
+): PassSettingsInput {
+  return {
+    command: extra.command ?? 'reap', flags: opts as Record<string, unknown>, env: ctx.env, config: files.config, hermes: files.hermes,
+    home: run.home.home, profiles: run.profiles, selection: run.selection, lifetimeSeconds: run.lifetimeSeconds,
+    plan: extra.plan ?? false, metrics: extra.metrics ?? false,
+  };
 }
 
 /** What a run is aimed at: resolved without reading config.yaml or loading the engine client. */
@@ -108,7 +116,9 @@ export function resolveTargets(cmd: Command, opts: EngineCommandOptions, ctx: Co
 }
 
 /** A run's settings (`resolveRunSettings`: the same function `createReaper` calls) and the instant it judges at. */
-export type RunPolicy = RunSettings & {
+export type RunPolicy = Omit<RunSettings, 'sources'> & {
+  /** Every setting with its source: the sweep's, then each pass's (`Pass.status.sources`). */
+  sources: SettingSources & Record<string, Sourced<unknown>>;
   asOf: Date;
   /** `--all-profiles`: every profile's settings, from its own home (else empty). */
   profiles: ProfileSettings[];
@@ -139,7 +149,6 @@ export async function resolvePolicy(
       idleAfterSeconds: opts.idleAfter === undefined ? undefined : opts.idleAfter / 1000,
       idleMaxProcesses: opts.idleMaxProcesses,
       stopTimeoutSeconds: opts.stopTimeout,
-      sandboxDirsOlderThanMs: opts.sandboxDirsOlderThan,
       execMaxAgeSeconds: opts.execMaxAge === undefined ? undefined : opts.execMaxAge / 1000,
       keepExecTrees: opts.keepExecTrees,
       idleAfterOwnedSeconds: opts.idleAfterOwned === undefined ? undefined : opts.idleAfterOwned === null ? null : opts.idleAfterOwned / 1000,
@@ -152,8 +161,10 @@ export async function resolvePolicy(
   );
   const profiles = await loadAllProfiles(opts, targets.home, ctx, signal);
   const flagged = opts.lifetime !== undefined || opts.olderThan !== undefined;
+  const input = passInput(opts, ctx, files, { ...targets, profiles, lifetimeSeconds: settings.lifetimeSeconds });
+  const sources = Object.assign({}, settings.sources, ...PASSES.map((p) => p.status?.sources?.(input) ?? {})) as RunPolicy['sources'];
   return {
-    ...settings, asOf: opts.asOf ?? ctx.now(), profiles,
+    ...settings, sources, asOf: opts.asOf ?? ctx.now(), profiles,
     ...(profiles.length && !flagged
       ? { thresholdByProfile: Object.fromEntries(profiles.map((p) => [p.profile, thresholdSeconds(p.hermes.lifetimeSeconds.value)])) }
       : {}),

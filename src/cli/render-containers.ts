@@ -1,7 +1,7 @@
 import type { Context } from '../context.js';
 import { agoSeconds, spanSeconds } from '../core/ages.js';
 import type { HostOutcome } from '../reaper/run.js';
-import type { FailedEntry, StoppedEntry, SweepEntry, SweepEvent } from '../reaper/sweep.js';
+import type { FailedEntry, StoppedEntry, SweepEntry, SweepEvent } from '../reaper/sweep-types.js';
 
 export const shortId = (id: string) => id.slice(0, 12);
 

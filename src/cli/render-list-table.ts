@@ -7,7 +7,7 @@
  */
 import { escapeControls } from '../util/escape-controls.js';
 import type { Context } from '../context.js';
-import type { ListedEntry } from '../reaper/sweep.js';
+import type { ListedEntry } from '../reaper/sweep-types.js';
 import { finishedAgo, idleFor, shortId } from './render-containers.js';
 
 /** Columns between two cells in the plain layout. */

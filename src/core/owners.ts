@@ -5,6 +5,7 @@
  * that is not on this host (tcp, ssh) has its owners out of sight: every sandbox on it is owned.
  */
 import { type HermesProcess, mayServe } from './hermes-processes.js';
+import { engineOnThisHost } from './engine-place.js';
 
 /** What `list --json` shows of a sandbox's owner. */
 export interface SandboxOwner {
@@ -26,10 +27,6 @@ export interface OwnerView {
   processes: readonly HermesProcess[];
 }
 
-/** An engine address on this host: a unix socket (or a Windows named pipe); tcp and ssh are elsewhere. */
-export function engineOnThisHost(host: string): boolean {
-  return host.startsWith('unix://') || host.startsWith('npipe://') || host.startsWith('/');
-}
 
 /** The owner of a sandbox of `profile` (its label value; null: no label), or null when it is abandoned. */
 export function ownerOf(view: OwnerView, profile: string | null): SandboxOwner | null {

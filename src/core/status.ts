@@ -3,19 +3,22 @@
  * Verdicts and rules are taken as the sweep reports them, so new ones (stop, idle, never-started) are counted too.
  */
 import { ago, agoSeconds } from './ages.js';
+import type { IdleKeepReason } from './idle.js';
+import type { KeepReason, Rule } from './policy.js';
 
 /** What status needs of one `list` entry (`rule`, `idleSeconds` are optional: older sweeps have none; `volumes`: the anonymous ones it holds, absent when none). */
 export interface StatusEntry {
   id: string;
   name: string;
   host: string;
-  verdict: string;
-  reason: string;
-  rule?: string | null;
+  verdict: 'reap' | 'stop' | 'keep';
+  /** Why it is kept; `expired` for one the reaper would remove, `idle` for one it would stop. */
+  reason: KeepReason | 'expired' | 'idle';
+  rule?: Rule | null;
   ageSeconds: number | null;
   idleSeconds?: number | null;
   /** Running entries: why the idle rule keeps it (`in-use`, `observing`, ...). */
-  idleReason?: string;
+  idleReason?: IdleKeepReason;
   volumes?: readonly string[];
 }
 
@@ -106,13 +109,13 @@ export interface AttentionInput {
   stopHook: { stalled: boolean; blocks: number; maxBlocks: number; problem: string | null } | null;
   /** tool-loop sessions one step from a deny or block. */
   toolLoopLooping: string[];
-  /** The sandbox root cannot be used (not a directory, unreadable), or measuring it was cut short. */
-  sandboxDirsProblem?: string | null;
+  /** What the passes' parts of the report say needs attention (a sandbox root that cannot be used, a refused temp directory, ...), one line each. */
+  passProblems?: readonly string[];
   /** The janitor's view of processes is partial: its pid namespace is not the host's (the line saying so). */
   pidNamespace?: string | null;
   /**
-   * Paths refused this run besides the sandbox root (root over another user's home: a temp directory that is not
-   * theirs, a symlinked or FIFO state file, ...): each one line naming it and why.
+   * Paths refused this run that no pass says (root over another user's home: a symlinked or FIFO state file, ...):
+   * each one line naming it and why.
    */
   refused?: readonly string[];
   /** Mistakes the hooks failed open on (core/hook-errors.ts), still remembered; their ages as of `now`. */
@@ -143,7 +146,7 @@ export function attention(a: AttentionInput): string[] {
   else if (a.stopHook?.stalled) {
     out.push(`stop-hook: ${a.stopHook.blocks} consecutive block(s) without progress (cap ${a.stopHook.maxBlocks}): the run is stalled`);
   }
-  if (a.sandboxDirsProblem) out.push(`sandbox directories: ${a.sandboxDirsProblem}`);
+  out.push(...(a.passProblems ?? []));
   if (a.pidNamespace) out.push(a.pidNamespace);
   for (const r of a.refused ?? []) out.push(`refused: ${r}`);
   for (const e of a.hookErrors ?? []) {

@@ -8,7 +8,8 @@ import { resolveHermesHome } from '../core/hermes-home.js';
 import { selectionFrom } from '../core/selection.js';
 import type { StateStore } from '../adapters/state-file.js';
 import { type RunSettings, resolveRunSettings } from './settings.js';
-import { type ListResult, type ReapResult, list, reap } from './sweep.js';
+import type { ListResult, ReapResult } from './sweep-types.js';
+import { list, reap } from './sweep.js';
 
 export interface ReaperOptions {
   /** The engine; default: a dockerode client for `host`, else `$DOCKER_HOST` / docker context, else the first usual Docker/Podman socket that answers (engine discovery). */

@@ -8,10 +8,10 @@
 import type { HermesConfig } from '../adapters/config.js';
 import type { HermesSettings } from '../core/hermes-settings.js';
 import { type CommandTimeouts, execBoundSeconds } from '../core/exec-trees.js';
-import { parseDuration } from '../core/parse-args.js';
 import { UsageError } from '../errors.js';
 import type { ProcAccess } from '../adapters/proc-table.js';
 import { wholeNumberOf } from '../core/config-number.js';
+import { EXEC_MAX_AGE, KEEP_EXEC_TREES, readJanitorSetting } from './janitor-settings.js';
 
 /** hermes' default for `execute_code` (hermes-agent `tools/code_execution_tool.py`). */
 export const HERMES_CODE_EXECUTION_TIMEOUT = 300;
@@ -65,35 +65,14 @@ export function resolveExecTrees(
   where: { hermes: HermesSettings; config: HermesConfig },
 ): ExecTreeOptions {
   const { config } = where;
-  const end = !(inputs.keepExecTrees ?? keepFromConfig(config));
+  const end = !(inputs.keepExecTrees ?? readJanitorSetting(config, KEEP_EXEC_TREES) ?? false);
   if (inputs.execMaxAgeSeconds !== undefined) {
     if (!(inputs.execMaxAgeSeconds > 0)) throw new UsageError(`--exec-max-age must be a duration > 0, got '${inputs.execMaxAgeSeconds}'`);
     return { boundSeconds: inputs.execMaxAgeSeconds, boundSource: '--exec-max-age', end };
   }
-  const raw = config.problem ? undefined : config.get('janitor.exec_max_age');
-  if (raw !== undefined && raw !== null) {
-    const s = typeof raw === 'number' && raw > 0 ? raw : typeof raw === 'string' ? safeDuration(raw) : undefined;
-    if (s === undefined) {
-      throw new UsageError(
-        `janitor.exec_max_age in ${config.file} must be a duration such as 20m or 1h (or seconds), got '${String(raw)}': fix the file or pass --exec-max-age`,
-      );
-    }
-    return { boundSeconds: s, boundSource: `janitor.exec_max_age in ${config.file}`, end };
-  }
+  const ms = readJanitorSetting(config, EXEC_MAX_AGE);
+  if (ms !== undefined && ms !== null) return { boundSeconds: ms / 1000, boundSource: `janitor.exec_max_age in ${config.file}`, end };
   const t = hermesCommandTimeouts(where.hermes, config);
   const longest = t.timeouts.reduce((a, b) => (b.seconds > a.seconds ? b : a));
   return { boundSeconds: execBoundSeconds(t), boundSource: `2 x ${longest.name} ${longest.seconds}s (${longest.source})`, end };
-}
-
-function safeDuration(raw: string): number | undefined {
-  try {
-    return parseDuration(raw, 'janitor.exec_max_age') / 1000;
-  } catch {
-    return undefined;
-  }
-}
-
-function keepFromConfig(config: HermesConfig): boolean {
-  const v = config.problem ? undefined : config.get('janitor.keep_exec_trees');
-  return v === true || (typeof v === 'string' && ['true', 'yes', 'on', '1'].includes(v.trim().toLowerCase()));
 }

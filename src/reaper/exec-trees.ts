@@ -13,6 +13,7 @@ import {
   signalTargets, startMs,
 } from '../core/exec-trees.js';
 import { processLimit } from '../core/idle.js';
+import { engineOnThisHost } from '../core/engine-place.js';
 import { EngineRequestError, errorMessage } from '../errors.js';
 import { type LocalCounters, readLocally } from './idle-stop.js';
 import { abortableSleep } from '../util/sleep.js';
@@ -66,10 +67,6 @@ export interface AbandonedLoad {
   processes: number;
 }
 
-/** Whether the engine runs on this host: a unix socket (tcp and ssh engines are elsewhere, as far as we can prove). */
-export function engineIsLocal(engine: Pick<EngineClient, 'host'>): boolean {
-  return engine.host.startsWith('unix://') || engine.host.startsWith('/');
-}
 
 const procOf = (opts: ExecTreeOptions): ProcAccess => opts.proc ?? procAccess();
 
@@ -91,7 +88,7 @@ export async function surveyExecs(
   at: { asOf: Date; signal?: AbortSignal | undefined; execStarts?: ReadonlyMap<string, number> | undefined },
 ): Promise<ExecSurvey> {
   const proc = procOf(opts);
-  const local = engineIsLocal(engine);
+  const local = engineOnThisHost(engine.host);
   const partial = local && d.execIds.length ? proc.pidNamespace(engine.host, { id: d.id, pid: d.pid }) : null;
   const snap = local && !partial && d.execIds.length ? proc.snapshot() : null;
   const execs: Surveyed[] = [];

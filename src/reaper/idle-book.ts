@@ -5,7 +5,7 @@
  */
 import type { ContainerDetails, EngineClient } from '../adapters/engine.js';
 import type { EngineProcess } from '../adapters/pid-namespace.js';
-import { type IdleRecord, type StopRecord, decideStop, isRetained, mergeIdleState, mergeStops, observe, parseIdleState, processLimit } from '../core/idle.js';
+import { type IdleRecord, type StopRecord, decideStop, mergeIdleState, retentionEnd, mergeStops, observe, parseIdleState, processLimit } from '../core/idle.js';
 import { type OwnerView, type SandboxOwner, idleThresholdFor, ownerOf } from '../core/owners.js';
 import { DEFAULT_IDLE_AFTER_OWNED_SECONDS } from '../defaults.js';
 import { STATS_CONCURRENCY, STOP_CONCURRENCY } from '../defaults.js';
@@ -13,7 +13,7 @@ import { errorMessage } from '../errors.js';
 import { limiter } from '../util/pool.js';
 import type { AbandonedLoad } from './exec-trees.js';
 import { execsInFlight, takeSample, withLocalCount } from './idle-stop.js';
-import type { IdleOptions } from './sweep.js';
+import type { IdleOptions } from './sweep-types.js';
 
 export type StopDecision = ReturnType<typeof decideStop>;
 
@@ -82,15 +82,18 @@ export class IdleBook {
     return idleThresholdFor(owner !== null, this.opts.idleAfterSeconds, this.opts.idleAfterOwnedSeconds === undefined ? DEFAULT_IDLE_AFTER_OWNED_SECONDS : this.opts.idleAfterOwnedSeconds);
   }
 
-  /** An exited container the janitor stopped within the retention (a stale record, of a run started since, is dropped). */
-  retained(d: Pick<ContainerDetails, 'id' | 'startedAt'>, asOf: Date): boolean {
+  /**
+   * An exited container the janitor stopped within the retention: when the retention ends (ms since the epoch), else
+   * null (a stale record, of a run started since, is dropped).
+   */
+  retainedUntil(d: Pick<ContainerDetails, 'id' | 'startedAt'>, asOf: Date): number | null {
     const stop = this.stops.get(d.id) ?? this.previousStops[d.id];
-    if (!stop) return false;
+    if (!stop) return null;
     if (stop.startedAt !== d.startedAt) {
       this.forgetStops.add(d.id);
-      return false;
+      return null;
     }
-    return isRetained(stop, d.startedAt, this.idleInstant(asOf).getTime(), this.opts.stoppedRetentionSeconds ?? 0);
+    return retentionEnd(stop, d.startedAt, this.idleInstant(asOf).getTime(), this.opts.stoppedRetentionSeconds ?? 0);
   }
 
   /** Records a stop this run made (the container's `StartedAt`, now). */

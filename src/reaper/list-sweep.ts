@@ -9,7 +9,7 @@ import { IdleBook } from './idle-book.js';
 import { type AbandonedLoad, abandonedLoad, mayRunExecs, surveyExecs } from './exec-trees.js';
 import { RunGuard } from './run-guard.js';
 import { candidates, consume, entryOf, verdictOf } from './sweep-rows.js';
-import type { ListResult, ListedEntry, SweepRequest } from './sweep.js';
+import type { ListResult, ListedEntry, SweepRequest } from './sweep-types.js';
 
 export class ListSweep {
   private readonly guard: RunGuard;
@@ -69,9 +69,11 @@ export class ListSweep {
       return;
     }
     if (details && details.status.toLowerCase() !== 'running') book?.drop(details.id);
-    if (details && book && v.verdict === 'reap' && v.rule === 'exited' && book.retained(details, req.asOf)) {
+    const retainedUntil = details && book && v.verdict === 'reap' && v.rule === 'exited' ? book.retainedUntil(details, req.asOf) : null;
+    if (retainedUntil !== null) {
       entry.verdict = 'keep';
       entry.reason = 'stopped-retained';
+      entry.retainedUntil = new Date(retainedUntil).toISOString();
     }
     this.emit(entry);
   }

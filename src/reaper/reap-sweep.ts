@@ -16,7 +16,7 @@ import { type StopOutcome, execsInFlight, readLocally, reproveAndStop, volumesGo
 import { type AbandonedLoad, type ExecTreeReport, abandonedLoad, endAbandonedTrees, mayRunExecs, surveyExecs } from './exec-trees.js';
 import { RunGuard } from './run-guard.js';
 import { candidates, consume, entryOf, vanished, verdictOf } from './sweep-rows.js';
-import type { ReapRequest, ReapResult, StoppedEntry, SweepEntry } from './sweep.js';
+import type { ReapRequest, ReapResult, StoppedEntry, SweepEntry } from './sweep-types.js';
 
 type Settled = Extract<StopOutcome, { kind: 'stopped' | 'proof-failed' }>;
 /** A listed row and the inspect it was judged from. */
@@ -100,7 +100,8 @@ export class ReapSweep {
     if (details.status.toLowerCase() !== 'running') book?.drop(details.id);
     if (v.verdict === 'keep') return this.keep(entry, v.reason);
     // A sandbox the janitor stopped stays for the retention, so that hermes can start it again.
-    if (v.rule === 'exited' && book?.retained(details, req.asOf)) return this.keep(entry, 'stopped-retained');
+    const retainedUntil = v.rule === 'exited' ? (book?.retainedUntil(details, req.asOf) ?? null) : null;
+    if (retainedUntil !== null) return this.keep({ ...entry, retainedUntil: new Date(retainedUntil).toISOString() }, 'stopped-retained');
     if (req.dryRun) {
       entry.volumes = req.keepVolumes ? [] : anonymousVolumes(details.volumes);
       this.out.removed.push(entry);

@@ -9,10 +9,16 @@ import type { HermesConfig } from '../adapters/config.js';
 import type { HermesSettings } from '../core/hermes-settings.js';
 import { hermesTempDir } from '../core/shell-snapshots.js';
 import { thresholdSeconds } from '../core/policy.js';
-import { UsageError } from '../errors.js';
+import { type JanitorSetting, SWITCH_ACCEPTS, readJanitorSetting } from './janitor-settings.js';
 import { namedByOwner } from '../core/trust.js';
 import { resolveLifetime } from './settings.js';
+import { procRootOf } from '../adapters/hermes-processes.js';
 import type { TempDir } from './shell-snapshots.js';
+
+export const KEEP_SHELL_SNAPSHOTS: JanitorSetting<'switch'> = {
+  key: 'janitor.keep_shell_snapshots', kind: 'switch', flag: '--keep-shell-snapshots', accepts: SWITCH_ACCEPTS,
+  description: "true: hermes' abandoned shell snapshots are counted, never removed", defaultText: 'false',
+};
 
 export interface ShellSnapshotSettings {
   tempDirs: TempDir[];
@@ -21,6 +27,8 @@ export interface ShellSnapshotSettings {
   thresholdMs: number;
   /** Snapshots are only counted, never removed. */
   keep: boolean;
+  /** Where hermes' processes are read (`HERMES_JANITOR_PROC_ROOT`, else `/proc`). */
+  procRoot: string;
 }
 
 /**
@@ -43,17 +51,8 @@ export function shellSnapshotSettings(
   const t: TempDir = hermesTempDir(terminalEnv && typeof terminalEnv === 'object' && !Array.isArray(terminalEnv) ? (terminalEnv as Record<string, unknown>) : null, hermesEnv);
   const ownersWord = t.from.startsWith('terminal.env.') || (t.from === 'TMPDIR' && owner && hermes.tmpDir.source !== `env TMPDIR` && namedByOwner(hermes.tmpDir.source, owner.home));
   if (owner && ownersWord) t.owner = owner.uid;
-  return { tempDirs: [t], lifetimeSeconds: lifetime, thresholdMs: thresholdSeconds(lifetime) * 1000, keep: flags.keep === true || keepFromConfig(config) };
-}
-
-/** `janitor.keep_shell_snapshots` in config.yaml: true/yes/on keeps them; false/no/off or absent removes; else a usage error. */
-function keepFromConfig(config: HermesConfig): boolean {
-  if (config.problem) return false;
-  const v = config.get('janitor.keep_shell_snapshots');
-  if (v === undefined || v === null || v === false) return false;
-  if (v === true) return true;
-  const t = typeof v === 'string' ? v.trim().toLowerCase() : '';
-  if (['true', 'yes', 'on', '1'].includes(t)) return true;
-  if (['false', 'no', 'off', '0'].includes(t)) return false;
-  throw new UsageError(`janitor.keep_shell_snapshots in ${config.file} must be true or false, got '${String(v)}': fix the file or pass --keep-shell-snapshots`);
+  return {
+    tempDirs: [t], lifetimeSeconds: lifetime, thresholdMs: thresholdSeconds(lifetime) * 1000, keep: flags.keep === true || (readJanitorSetting(config, KEEP_SHELL_SNAPSHOTS) ?? false),
+    procRoot: procRootOf(env),
+  };
 }

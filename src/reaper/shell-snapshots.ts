@@ -48,6 +48,8 @@ export interface ShellSnapshotsOptions {
   processes?: (only: { uids: ReadonlySet<number>; startedBefore: number }) => ProcessTable | null | Promise<ProcessTable | null>;
   /** The run's abort (`--timeout`, watch's stop): the pass stops there, what it did not judge is kept (`cut-short`). */
   signal?: AbortSignal | undefined;
+  /** The procfs root of the default table (`HERMES_JANITOR_PROC_ROOT`); default `/proc`. */
+  procRoot?: string;
 }
 
 export interface RemovedSnapshot {
@@ -116,9 +118,10 @@ export function viewOf(t: ProcessTable, selfUid: number): ProcessView {
 
 /** How this pass reads processes: none at all when the janitor's pid namespace is not the host's (nothing to see). */
 function processReader(opts: ShellSnapshotsOptions, selfUid: number, slice: TimeSlice): { read: (only: Only) => Promise<ProcessView | null>; partial: string | null } {
-  const partial = pidNamespaceProblem({ engineHost: null });
+  const procRoot = opts.procRoot ? { procRoot: opts.procRoot } : {};
+  const partial = pidNamespaceProblem({ engineHost: null, ...procRoot });
   if (partial) return { read: async () => ({ processes: [], hidden: { why: partial, uids: 'all' }, selfUid }), partial };
-  const table = opts.processes ?? ((only) => readHermesProcesses({ python: true, profiles: false, ...only }, slice));
+  const table = opts.processes ?? ((only) => readHermesProcesses({ python: true, profiles: false, ...only, ...procRoot }, slice));
   return {
     read: async (only) => {
       const t = await table(only);

@@ -3,7 +3,7 @@
  * a file, never takes a lock, never creates a directory.
  */
 import type { ExecView } from '../core/exec-trees.js';
-import type { IdleOptions } from '../reaper/sweep.js';
+import type { IdleOptions } from '../reaper/sweep-types.js';
 import { closeSync, promises as fs, readSync } from 'node:fs';
 import path from 'node:path';
 import { lockState } from '../adapters/file-lock.js';
@@ -19,20 +19,15 @@ import { readHookErrors } from '../breakers/hook-errors.js';
 import type { HookErrorEntry } from '../core/hook-errors.js';
 import { type AttentionInput, type ContainerCounts, attention, countContainers, statusExitCode } from '../core/status.js';
 import { DEFAULT_SUSPEND_THRESHOLD } from '../core/stuck-sessions.js';
-import type { SandboxDirsSummary, SandboxRoot } from '../core/sandbox-dirs.js';
 import type { Selection } from '../core/selection.js';
 import { errorMessage } from '../errors.js';
 import { acrossEngines } from '../reaper/run.js';
 import { type ListedEntry, list } from '../reaper/sweep.js';
-import { type SandboxDirsDetail, surveySandboxDirs } from './sandbox-dirs.js';
-import { type ImagesStatus, surveyImages } from './images.js';
-import type { ImageBudget } from '../core/image-budget.js';
-import { listHermesProcesses } from '../adapters/hermes-processes.js';
+import { type ProcessTable, listHermesProcesses, procRootOf } from '../adapters/hermes-processes.js';
+import type { Pass, PassSettingsInput, StatusContext } from '../passes/types.js';
 import { pidNamespaceProblem } from '../adapters/pid-namespace.js';
 import { userNames } from '../adapters/user-names.js';
 import type { SandboxOwner } from '../core/owners.js';
-import type { ShellSnapshotSettings } from '../reaper/shell-snapshot-settings.js';
-import { type ShellSnapshotsSummary, shellSnapshotPass, summarize } from '../reaper/shell-snapshots.js';
 
 export interface EngineStatus {
   /** The address (null when discovery found none). */
@@ -85,12 +80,6 @@ export interface StatusReport {
    */
   runningSandboxes: Array<{ id: string; name: string; host: string; execs: ExecView[]; owner?: SandboxOwner }>;
   janitor: { sweeps: SweepStamp[]; locks: LockStatus[]; log: LogStatus };
-  /** The home's sandbox root (`$TERMINAL_SANDBOX_DIR`, else `<home>/sandboxes`): its task directories, measured. */
-  sandboxDirs: SandboxDirsSummary;
-  /** More on the same: where the root came from, what could not be read or was not entered, why usage is unknown. */
-  sandboxDirsDetail: SandboxDirsDetail;
-  /** The images hermes' containers used (the image budget): count, bytes, the budget, the oldest last use. */
-  images: ImagesStatus;
   breakers: {
     restartGuard: { location: string; bootsInWindow: number; max: number; windowSeconds: number; tripped: boolean; problem: string | null };
     stuckSessions: { location: string; threshold: number; sessions: number; suspended: string[]; problem: string | null };
@@ -126,8 +115,6 @@ export interface StatusReport {
    * `stopped-retained`; `blind`: engines whose owners cannot be seen, and why (every sandbox on them is owned).
    */
   sandboxOwners?: { owned: number; abandoned: number; stoppedRetained: number; blind: string[] };
-  /** hermes' shell snapshots, per temp directory looked at (absent when not asked for). */
-  shellSnapshots?: ShellSnapshotsSummary[];
   /**
    * The living processes of this host that could be hermes, and the profile each serves (null: every profile);
    * `hidden`: why some may be missing (hidepid, unreadable command lines, a pid namespace that is not the host's).
@@ -143,6 +130,17 @@ export interface StatusReport {
   trust: { owner: { uid: number; name: string | null } | null; stateDir: string; refused: TrustRefusal[] };
   attention: string[];
   exitCode: 0 | 1 | 3;
+  /**
+   * Each pass's keys (`Pass.status.json`, docs/status.md names them): those working on what the engines have after
+   * `janitor`, those on this host's files alone after `hermesProcesses`.
+   */
+  readonly [passKey: string]: unknown;
+}
+
+/** A pass's part of a status report, for its section of the text. */
+export interface PassPart {
+  pass: Pass;
+  part: unknown;
 }
 
 /** A path refused this run: what it is (`sandbox root`, `temp directory`, `file`), the reason, and the one line why. */
@@ -189,12 +187,9 @@ export interface StatusRequest {
   maxStopBlocks?: number;
   /** The idle rule as `reap` would apply it; its store must not write (status never writes). */
   idle?: IdleOptions;
-  /** The home's sandbox root (`core/sandbox-dirs.ts` `sandboxRoot`). */
-  sandboxRoot: SandboxRoot;
-  /** The image budget (janitor.images_over), or null when none is set. */
-  imagesBudget?: ImageBudget | null;
-  /** The shell-snapshot pass's settings: counted as a dry run would (nothing removed). */
-  shellSnapshots?: ShellSnapshotSettings;
+  /** The passes (`passes/index.ts`) and what their parts are measured from (each as a dry run would: nothing removed). */
+  passes: readonly Pass[];
+  passInput: PassSettingsInput;
   /** This host has no engine at all (said once; not an unreachable engine: exit 0). */
   noEngine?: string;
 }
@@ -359,42 +354,36 @@ async function breakers(home: string, now: Date, env: Record<string, string | un
 }
 
 /**
- * The shell snapshots (as a dry run counts them) and the living hermes processes of this host: who each is (user,
- * pid, command, why it counts as hermes) and how many running sandboxes it makes owned. A pid namespace that is not
- * the host's is said once (`pidNamespace`): the processes listed are only those inside it.
+ * The living hermes processes of this host (from the table every pass that judges by them is given too): who each is
+ * (user, pid, command, why it counts as hermes) and how many running sandboxes it makes owned; `partial`: why the
+ * table shows only some (a pid namespace that is not the host's).
  */
-async function hostProcesses(
-  req: StatusRequest, running: StatusReport['runningSandboxes'],
-): Promise<Pick<StatusReport, 'shellSnapshots' | 'hermesProcesses' | 'pidNamespace'>> {
-  const table = listHermesProcesses({ python: true });
-  const partial = pidNamespaceProblem({ engineHost: null });
+function hermesProcesses(
+  table: ProcessTable, running: StatusReport['runningSandboxes'], partial: string | null,
+): NonNullable<StatusReport['hermesProcesses']> {
   const names = userNames();
   const owns = (pid: number) => running.filter((r) => r.owner?.pid === pid).length;
   const hermes: HermesProcessStatus[] = table.processes.filter((p) => p.hermes).map((p) => ({
     pid: p.pid, uid: p.uid, user: names.get(p.uid) ?? null, why: p.why ?? 'its command line names hermes', owns: owns(p.pid), profile: p.profile,
     profileUnknown: p.profileUnknown ?? null, since: new Date(p.startedAtMs).toISOString(), command: p.command,
   }));
-  const out: Pick<StatusReport, 'shellSnapshots' | 'hermesProcesses' | 'pidNamespace'> = {
-    hermesProcesses: { processes: hermes, hidden: partial ?? table.hidden }, pidNamespace: partial,
-  };
-  const s = req.shellSnapshots;
-  if (s) {
-    const result = await shellSnapshotPass({
-      tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun: true, now: () => req.now, processes: () => table, signal: req.signal,
-    });
-    out.shellSnapshots = summarize(result);
-  }
-  return out;
+  return { processes: hermes, hidden: partial ?? table.hidden };
 }
 
-/** The trust section: the home's owner as the janitor runs, root's state directory, and every path refused this run. */
-function trustOf(req: StatusRequest, dirs: SandboxDirsDetail, snaps: readonly ShellSnapshotsSummary[]): StatusReport['trust'] {
+/**
+ * The trust section: the home's owner as the janitor runs, root's state directory, and every path refused this run
+ * (each pass's, `Pass.status.refused`, then the files refused while reading).
+ */
+function trustOf(req: StatusRequest, parts: readonly PassPart[]): StatusReport['trust'] & { unsaid: string[] } {
   const access = homeAccess(req.home);
-  const refused: TrustRefusal[] = [];
-  if (dirs.refused) refused.push({ path: req.sandboxRoot.root, what: 'sandbox root', reason: dirs.refused.reason, detail: dirs.refused.detail });
-  for (const s of snaps) if (s.reason) refused.push({ path: s.dir, what: 'temp directory', reason: s.reason, detail: s.problem ?? s.dir });
-  for (const f of refusals()) refused.push({ path: f.path, what: 'file', reason: f.reason, detail: f.detail });
-  return { owner: access.owner ? { uid: access.owner.uid, name: access.owner.name } : null, stateDir: access.stateDir, refused };
+  const refused: Array<TrustRefusal & { attention: boolean }> = parts.flatMap((p) => p.pass.status!.refused?.(p.part) ?? []);
+  for (const f of refusals()) refused.push({ path: f.path, what: 'file', reason: f.reason, detail: f.detail, attention: false });
+  return {
+    owner: access.owner ? { uid: access.owner.uid, name: access.owner.name } : null, stateDir: access.stateDir,
+    refused: refused.map(({ attention: _, ...r }) => r),
+    // What needs attention and no pass says itself: the files.
+    unsaid: refused.filter((r) => r.what === 'file').map((r) => r.detail),
+  };
 }
 
 /** The containers of the live engines as `list` judges them: the counts, running sandboxes' execs, owners. */
@@ -428,7 +417,7 @@ async function surveyContainers(
 }
 
 /** The whole report; never throws for an unreachable engine (it is reported, exit 3). */
-export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
+export async function gatherStatus(req: StatusRequest): Promise<{ report: StatusReport; parts: PassPart[] }> {
   const engines: EngineStatus[] = [];
   const noneFound = req.discoveryError ?? req.noEngine;
   const connected = noneFound ? [] : await req.connect(req.endpoints);
@@ -441,18 +430,23 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     live.length > 0 ? await surveyContainers(req, live, engines) : { containers: null, runningSandboxes: [], sandboxOwners: undefined };
   // No engine at all on this host is not an unreachable one.
   const unreachable = engines.filter((e) => !e.reachable && !(req.noEngine && e.host === null)).map((e) => e.host ?? '(none found)');
-  const host = await hostProcesses(req, runningSandboxes);
-  const [images, sandboxes, sweeps, locks, log, brk] = await Promise.all([
-    surveyImages(req.home, live.filter((e) => !unreachable.includes(e.host)), req.imagesBudget ?? null, req.signal),
-    surveySandboxDirs(req.sandboxRoot, live.filter((e) => !unreachable.includes(e.host)), unreachable, req.signal),
+  const table = listHermesProcesses({ python: true, procRoot: procRootOf(req.env) });
+  // After the sweep: a running sandbox's State.Pid may have proved the janitor's pid namespace the engine's.
+  const partial = pidNamespaceProblem({ engineHost: null, procRoot: procRootOf(req.env) });
+  const passCtx: StatusContext = {
+    engines: live.filter((e) => !unreachable.includes(e.host)), unreachable, now: req.now, signal: req.signal, processes: table,
+  };
+  const withStatus = req.passes.filter((p) => p.status);
+  const [partList, sweeps, locks, log, brk] = await Promise.all([
+    Promise.all(withStatus.map(async (pass): Promise<PassPart> => ({ pass, part: await pass.status!.gather(req.passInput, passCtx) }))),
     readStamps(req.home, req.now),
     readLocks(req.home),
     readLog(req.home),
     breakers(req.home, req.now, req.env, req.maxStopBlocks),
   ]);
-  const trust = trustOf(req, sandboxes.detail, host.shellSnapshots ?? []);
+  const { unsaid, ...trust } = trustOf(req, partList);
   const facts: AttentionInput = {
-    refused: trust.refused.filter((r) => r.what !== 'sandbox root').map((r) => r.detail),
+    refused: unsaid,
     unreachableEngines: unreachable,
     orphans: containers?.orphans ?? 0,
     oldestOrphanAgeSeconds: containers?.oldestOrphan?.ageSeconds ?? null,
@@ -464,13 +458,14 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     suspendedSessions: brk.stuckSessions.suspended.length,
     stopHook: { stalled: brk.stopHook.stalled, blocks: brk.stopHook.blocks, maxBlocks: brk.stopHook.maxBlocks, problem: brk.stopHook.problem },
     toolLoopLooping: brk.toolLoop.looping,
-    sandboxDirsProblem: sandboxes.detail.error,
-    pidNamespace: host.pidNamespace ?? null,
+    passProblems: partList.flatMap((p) => p.pass.status!.attention?.(p.part) ?? []),
+    pidNamespace: partial,
     hookErrors: [...brk.stopHook.hookErrors, ...brk.toolLoop.hookErrors],
     now: req.now,
   };
   const lines = attention(facts);
-  return {
+  const keys = (place: Pass['place']) => Object.assign({}, ...partList.filter((p) => p.pass.place === place).map((p) => p.pass.status!.json(p.part))) as Record<string, unknown>;
+  const report: StatusReport = {
     home: req.home,
     profile: req.selection.profile,
     asOf: req.asOf.toISOString(),
@@ -479,15 +474,16 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     containers,
     runningSandboxes,
     janitor: { sweeps, locks, log },
-    sandboxDirs: sandboxes.summary,
-    sandboxDirsDetail: sandboxes.detail,
-    images,
+    ...keys('engine'),
     ...(req.noEngine ? { noEngine: req.noEngine } : {}),
     ...(sandboxOwners ? { sandboxOwners } : {}),
-    ...host,
+    hermesProcesses: hermesProcesses(table, runningSandboxes, partial),
+    pidNamespace: partial,
+    ...keys('host'),
     breakers: brk,
     trust,
     attention: lines,
     exitCode: statusExitCode(facts, lines),
   };
+  return { report, parts: partList };
 }

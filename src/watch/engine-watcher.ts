@@ -7,10 +7,10 @@ import type { EngineClient, EngineEvent } from '../adapters/engine.js';
 import { engineLabelFilters, type Selection } from '../core/selection.js';
 import type { EngineProfileCounts } from '../adapters/metrics.js';
 import { errorMessage } from '../errors.js';
+import type { Pass } from '../passes/types.js';
 import { countsByEngineAndProfile } from '../reaper/run-metrics.js';
-import {
-  type FailedEntry, type IdleOptions, type KeptEntry, type ReapResult, type StoppedEntry, type SweepEntry, type SweepEvent, reap,
-} from '../reaper/sweep.js';
+import type { FailedEntry, IdleOptions, KeptEntry, ReapResult, StoppedEntry, SweepEntry, SweepEvent } from '../reaper/sweep-types.js';
+import { reap } from '../reaper/sweep.js';
 import { type Sleep, backoffMs, realSleep } from './backoff.js';
 import { type IdleTracking, type TrackerState, applyEvent, deadlineOfKept, forgetFromSweep, newTracker, seedFromSweep } from './tracker.js';
 
@@ -42,8 +42,8 @@ export interface RunSummary {
   warnings: string[];
   /** Per profile, as `reap --metrics-file` counts a run. */
   counts: EngineProfileCounts[];
-  /** Exec trees past the bound this run ended, kept, failed to end. */
-  execTrees: { ended: number; kept: number; failed: number };
+  /** The gauges of the sweep passes (the exec trees past the bound this run ended, kept, failed to end). */
+  sweepGauges: ReadonlyArray<{ pass: Pass; gauges: unknown }>;
 }
 
 /** What the policy needs for one engine. */
@@ -91,6 +91,8 @@ function reapRequest(engine: EngineClient, policy: WatchPolicy, { asOf, signal, 
 }
 
 export interface WatcherDeps {
+  /** The passes that run inside the sweep, for their gauges (`passes/index.ts`, kind `sweep`); default none. */
+  sweepPasses?: readonly Pass[];
   clock?: () => number;
   sleep?: Sleep;
   /** Ping while connected this often, to notice an engine that went silent (default 30 s). */
@@ -122,6 +124,7 @@ export class EngineWatcher {
   private readonly heartbeatMs: number;
   private readonly batchSize: number;
   private readonly retryFailedMs: number;
+  private readonly sweepPasses: readonly Pass[];
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private checking: Promise<void> | null = null;
@@ -149,6 +152,7 @@ export class EngineWatcher {
     this.heartbeatMs = deps.heartbeatMs ?? 30_000;
     this.batchSize = deps.batchSize ?? 100;
     this.retryFailedMs = deps.retryFailedMs ?? DEFAULT_RETRY_FAILED_MS;
+    this.sweepPasses = (deps.sweepPasses ?? []).filter((p) => p.kind === 'sweep' && p.fromSweeps && p.gaugesOf);
   }
 
   /** The idle rule as the tracker needs it, from the policy as it stands (`watch` reloads hermes' settings). */
@@ -259,7 +263,7 @@ export class EngineWatcher {
       host: this.host, removed: r.removed.length, stopped: r.stopped.length, kept: r.kept.length, failed: r.failed.length,
       durationMs: this.clock() - startedMs, interrupted: r.interrupted !== null, dryRun: this.policy.dryRun, warnings: r.warnings,
       counts: countsByEngineAndProfile([{ host: this.host, result: r }], this.policy.selection.profile, this.policy.dryRun),
-      execTrees: { ended: r.execTrees.ended.length, kept: r.execTrees.kept.length, failed: r.execTrees.failed.length },
+      sweepGauges: this.sweepPasses.map((pass) => ({ pass, gauges: pass.gaugesOf!(pass.fromSweeps!([r]), this.policy.dryRun) })),
     };
   }
 

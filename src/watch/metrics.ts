@@ -3,10 +3,10 @@
  * The per-run families are `reap --metrics-file`'s own (`src/adapters/metrics.ts`: same names, HELP, TYPE and
  * labels), filled after every run (a full sweep or a deadline check); the families below are watch's own.
  */
-import type { ExecTreeCounts } from '../adapters/metrics.js';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { EngineProfileCounts, ImageGauges, SandboxDirGauges, ShellSnapshotGauges } from '../adapters/metrics.js';
+import type { EngineProfileCounts } from '../adapters/metrics.js';
+import type { Pass } from '../passes/types.js';
 import type { WatchEvent } from './engine-watcher.js';
 
 /** Families only `watch` has. */
@@ -24,19 +24,19 @@ export interface WatchMetrics {
   observe(ev: WatchEvent): void;
   /** Refreshes the gauges read at scrape time. */
   setTracked(host: string, n: number): void;
-  /** The sandbox directories as last measured (`hermes_janitor_sandbox_dirs`, `_dir_bytes`). */
-  setSandboxDirs(dirs: SandboxDirGauges): void;
-  /** The last image pass (`hermes_janitor_images{state}`, `hermes_janitor_image_bytes`). */
-  setImages(images: ImageGauges): void;
-  /** hermes' shell snapshots as last checked (`hermes_janitor_shell_snapshots`). */
-  setShellSnapshots(dirs: ShellSnapshotGauges[]): void;
+  /** A pass's gauges, as its last run measured them. */
+  setPass(pass: Pass, gauges: unknown): void;
   text(): Promise<string>;
   contentType: string;
 }
 
-export async function createWatchMetrics(profileOf: (profile: string | null) => string): Promise<WatchMetrics> {
+/**
+ * `passes`: the list (`passes/index.ts`); those with `metrics.initial` are there from the start, the others once they
+ * ran; a sweep pass's gauges come with each run of the sweep, every engine's last run added up.
+ */
+export async function createWatchMetrics(profileOf: (profile: string | null) => string, passes: readonly Pass[]): Promise<WatchMetrics> {
   const prom = await import('prom-client');
-  const { fillImageGauges, fillRegistry, fillSandboxDirGauges, fillShellSnapshotGauges, newMetricsRegistry } = await import('../adapters/metrics.js');
+  const { fillPassGauges, fillRegistry, newMetricsRegistry } = await import('../adapters/metrics.js');
   const registry = await newMetricsRegistry();
   const g = (name: string, help: string, labelNames: string[] = []) => new prom.Gauge({ name, help, labelNames, registers: [registry] });
   const c = (name: string, help: string, labelNames: string[]) => new prom.Counter({ name, help, labelNames, registers: [registry] });
@@ -52,14 +52,19 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
   // The shared per-run families: each engine's last run, all engines together (a run of one engine leaves the
   // others' series as they were). Filled once before the first run, so every family is there from the start.
   const lastCounts = new Map<string, EngineProfileCounts[]>();
-  const lastTrees = new Map<string, ExecTreeCounts>();
-  const none: ExecTreeCounts = { ended: 0, kept: 0, failed: 0 };
-  let filling = fillRegistry(registry, { finishedAt: new Date(), durationSeconds: 0, success: true, counts: [], execTrees: none, shellSnapshots: [] });
-  const endRun = (host: string, durationMs: number, ok: boolean, counts: EngineProfileCounts[], trees: ExecTreeCounts) => {
+  const initial = passes.flatMap((pass) => (pass.metrics?.initial !== undefined ? [{ pass, gauges: pass.metrics.initial }] : []));
+  let filling = fillRegistry(registry, { finishedAt: new Date(), durationSeconds: 0, success: true, counts: [], passes: initial });
+  /** Each sweep pass's gauges of each engine's last run. */
+  const lastSweeps = new Map<Pass, Map<string, unknown>>();
+  const endRun = (host: string, durationMs: number, ok: boolean, counts: EngineProfileCounts[], sweepGauges: ReadonlyArray<{ pass: Pass; gauges: unknown }>) => {
     lastCounts.set(host, counts);
-    lastTrees.set(host, trees);
-    const execTrees = [...lastTrees.values()].reduce((a, b) => ({ ended: a.ended + b.ended, kept: a.kept + b.kept, failed: a.failed + b.failed }), none);
-    const run = { finishedAt: new Date(), durationSeconds: durationMs / 1000, success: ok, counts: [...lastCounts.values()].flat(), execTrees };
+    const summed = sweepGauges.map(({ pass, gauges }) => {
+      const byHost = lastSweeps.get(pass) ?? new Map<string, unknown>();
+      lastSweeps.set(pass, byHost.set(host, gauges));
+      const m = pass.metrics!;
+      return { pass, gauges: [...byHost.values()].reduce((a, b) => (m.sum ? m.sum(a, b) : b), m.initial) };
+    });
+    const run = { finishedAt: new Date(), durationSeconds: durationMs / 1000, success: ok, counts: [...lastCounts.values()].flat(), passes: summed };
     filling = filling.then(() => fillRegistry(registry, run));
   };
 
@@ -86,7 +91,7 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
 
         case 'sweep':
         case 'deadline-check':
-          endRun(ev.host, ev.durationMs, ev.failed === 0 && !ev.interrupted, ev.counts, ev.execTrees);
+          endRun(ev.host, ev.durationMs, ev.failed === 0 && !ev.interrupted, ev.counts, ev.sweepGauges);
           return;
         default:
           return;
@@ -95,14 +100,8 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
     setTracked(host, n) {
       tracked.set({ host }, n);
     },
-    setSandboxDirs(dirs) {
-      filling = filling.then(() => fillSandboxDirGauges(registry, dirs));
-    },
-    setImages(images) {
-      filling = filling.then(() => fillImageGauges(registry, images));
-    },
-    setShellSnapshots(dirs) {
-      filling = filling.then(() => fillShellSnapshotGauges(registry, dirs));
+    setPass(pass, gauges) {
+      filling = filling.then(() => fillPassGauges(registry, pass, gauges));
     },
     text: async () => {
       await filling;

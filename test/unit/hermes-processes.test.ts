@@ -127,4 +127,20 @@ describe('hermes processes: this host (real processes)', () => {
   it('a fake procfs with no boot time or no directory: nothing is known (readable: false)', () => {
     assert.equal(listHermesProcesses({ procRoot: '/nonexistent-proc' }).readable, false);
   });
+
+  it('HERMES_JANITOR_PROC_ROOT points the scan elsewhere (tests, diagnosis); unset or empty: /proc', async () => {
+    const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
+    const os = await import('node:os');
+    const { procRootOf } = await import('../../src/adapters/hermes-processes.js');
+    assert.equal(procRootOf({}), '/proc');
+    assert.equal(procRootOf({ HERMES_JANITOR_PROC_ROOT: ' ' }), '/proc');
+    const dir = mkdtempSync(`${os.tmpdir()}/hj-proc-unit-`);
+    try {
+      writeFileSync(`${dir}/stat`, 'btime 1700000000\n');
+      const t = listHermesProcesses({ procRoot: procRootOf({ HERMES_JANITOR_PROC_ROOT: dir }) });
+      assert.deepEqual([t.readable, t.processes], [true, []], 'a table of its own: no process, whatever runs on this machine');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { HermesProcess } from '../../src/core/hermes-processes.js';
 import { isRetained, mergeIdleState, mergeStops, parseIdleState } from '../../src/core/idle.js';
-import { engineOnThisHost, idleThresholdFor, ownerOf, ownerViewOf } from '../../src/core/owners.js';
+import { engineOnThisHost } from '../../src/core/engine-place.js';
+import { idleThresholdFor, ownerOf, ownerViewOf } from '../../src/core/owners.js';
 
 const proc = (p: Partial<HermesProcess> & { pid: number }): HermesProcess => ({
   uid: 0, startedAtMs: Date.parse('2026-11-27T10:00:00Z'), command: 'hermes gateway', hermes: true, python: false, profile: 'work', ...p,
@@ -63,5 +64,19 @@ describe("the janitor's stops", () => {
     const bad = parseIdleState({ version: 1, engines: {}, stops: { h1: { c1: { startedAt: 1 }, c2: stop } } });
     assert.deepEqual(bad.stops, { h1: { c2: stop } });
     assert.equal(mergeStops(round, 'h1', new Map(), ['c1']).stops, undefined);
+  });
+});
+
+describe('is this engine on this host: one answer for every rule', () => {
+  it('the exec-tree pass, the owners and the image budget ask the one function', async () => {
+    const { readFileSync } = await import('node:fs');
+    for (const f of ['src/reaper/exec-trees.ts', 'src/core/owners.ts', 'src/reaper/images.ts', 'src/status/images.ts']) {
+      const text = readFileSync(new URL(`../../${f}`, import.meta.url), 'utf8');
+      assert.match(text, /import \{[^}]*engineOnThisHost[^}]*\} from '[./]+(core\/)?engine-place\.js'/, f);
+      assert.doesNotMatch(text, /startsWith\('unix:\/\/'\)/, `${f} answers it itself`);
+    }
+    for (const [host, local] of [['unix:///run/docker.sock', true], ['/run/docker.sock', true], ['npipe:////./pipe/docker_engine', true], ['tcp://127.0.0.1:2375', false], ['ssh://u@h', false]] as const) {
+      assert.equal(engineOnThisHost(host), local, host);
+    }
   });
 });

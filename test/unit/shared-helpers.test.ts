@@ -80,7 +80,7 @@ describe('one definition of each shared helper', () => {
     const r = {
       dryRun: false, asOf: new Date(0), thresholdSeconds: 600, profile: null, stopIdle: false, idleAfterSeconds: 600, removed: [entry], stopped: [], kept: [],
       failed: [{ ...entry, error: 'engine said \u009b2J' }], hosts: [{ host: 'h', reachable: true, error: null }], timedOut: false, timeoutSeconds: 10, warnings: ['w\u001b[1m'],
-      failOpen: false, execTrees: { ended: [], kept: [], failed: [] },
+      failOpen: false, passes: [],
     };
     await new TextReporter(ctx, false).reapResult(r);
     await new NdjsonReporter(ctx, false).reapResult(r);

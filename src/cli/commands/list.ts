@@ -1,13 +1,14 @@
 import { limitHeapGrowth } from '../heap.js';
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
-import type { HermesConfig } from '../../adapters/config.js';
 import type { EngineClient } from '../../adapters/engine.js';
-import type { Selection } from '../../core/selection.js';
+import { PASSES } from '../../passes/index.js';
+import { beforeSweep, settlePasses } from '../../passes/runner.js';
+import type { PassRunContext, PassSettingsInput } from '../../passes/types.js';
 import { acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { list } from '../../reaper/sweep.js';
 import {
-  type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
+  type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, passInput, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
 import { byHostAndName, startProgress } from '../render-containers.js';
 import { chooseListReporter } from '../report/list-reporter.js';
@@ -15,16 +16,13 @@ import { outputFormat } from '../report/reporter.js';
 import { type RunState, action } from '../shared.js';
 import { docsLine } from '../docs-page.js';
 
-/** With an image budget set (janitor.images_over), a list is a sighting of the images its containers use. */
-async function listSightings(
-  where: { config: HermesConfig; home: string; selection: Selection; ctx: Context; signal: AbortSignal | undefined }, engines: EngineClient[],
-): Promise<void> {
-  const { resolveImageSettings } = await import('../../reaper/image-settings.js');
-  const images = resolveImageSettings({}, where.config);
-  if (!images) return;
-  const { imagesStepFor, recordSightings } = await import('../images-step.js');
-  const step = await imagesStepFor(images, where.home, { selection: where.selection, dryRun: true, now: () => where.ctx.now(), signal: where.signal });
-  await recordSightings(step, engines);
+/**
+ * A list is a sighting for the passes that look before a sweep (with an image budget set, janitor.images_over: the
+ * image each of its containers uses). Their settings come from the home's files: list has none of their flags.
+ */
+async function beforeList(input: PassSettingsInput, engines: EngineClient[], ctx: PassRunContext): Promise<void> {
+  const settled = await settlePasses(PASSES.filter((p) => p.beforeSweep), input);
+  await beforeSweep(settled, engines, ctx);
 }
 
 export function register(program: Command, ctx: Context, state: RunState): void {
@@ -44,7 +42,8 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
       await discoverTargets(targets, opts, ctx);
       const engines = await connectEngines(targets.endpoints);
-      await listSightings({ config: config.config, home: targets.home.home, selection: targets.selection, ctx, signal }, engines);
+      const input = passInput({}, ctx, config, { ...targets, profiles: policy.profiles, lifetimeSeconds: policy.lifetimeSeconds }, { command: 'list' });
+      await beforeList(input, engines, { dryRun: true, now: () => ctx.now(), signal, engines: [] });
       const reporter = chooseListReporter(ctx, opts);
       const progress = await startProgress(ctx, outputFormat(opts) === 'text', 'Inspecting');
       const across = await acrossEngines(engines, (engine) =>

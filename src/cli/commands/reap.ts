@@ -12,25 +12,23 @@ import { type ReapPlan, buildPlan, parsePlan, planDisagreements, planSelection }
 import { type AcrossEngines, acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { reaperDisabled } from '../../reaper/settings.js';
 import { countsByEngineAndProfile } from '../../reaper/run-metrics.js';
-import type { EngineProfileCounts, ImageGauges, SandboxDirGauges, ShellSnapshotGauges } from '../../adapters/metrics.js';
-import { snapshotGauges } from '../../reaper/shell-snapshots.js';
+import type { EngineProfileCounts } from '../../adapters/metrics.js';
 import { ENV_METRICS_FILE } from '../../defaults.js';
-import { type KeptEntry, type ReapResult, type SweepEntry, reap } from '../../reaper/sweep.js';
+import type { KeptEntry, ReapResult, SweepEntry } from '../../reaper/sweep-types.js';
+import { reap } from '../../reaper/sweep.js';
 import { resolveEngines, stampKey } from '../../adapters/docker-context.js';
 import {
   type ActionOptions, type EngineCommandOptions, type EngineTargets, type RunPolicy, addActionOptions, addEngineOptions, connectEngines, discoverTargets,
-  checkStopTimeout, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
+  checkStopTimeout, loadHomeConfig, passInput, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
-import { type SandboxDirsStep, checkSandboxRoot, ownerOfHome, rootOfHome, runSandboxDirsStep, uniqueRoots } from '../sandbox-dirs-step.js';
-import type { ImagesReport, ImagesStep } from '../images-step.js';
-import { type ImageSettings, resolveImageSettings } from '../../reaper/image-settings.js';
-import type { HermesConfig } from '../../adapters/config.js';
-import { type ShellSnapshotSettings, shellSnapshotSettings } from '../../reaper/shell-snapshot-settings.js';
-import { noEngineAtAll, runShellSnapshotStep } from '../shell-snapshots-step.js';
+import { noEngineAtAll } from '../no-engine.js';
+import { PASSES } from '../../passes/index.js';
+import { type SettledPass, beforeSweep, passFailures, passesCutShort, runPasses, settlePasses } from '../../passes/runner.js';
+import type { Pass, PassRunContext } from '../../passes/types.js';
 import { byHostAndName } from '../render-containers.js';
 import { type ReapReport, type Reporter, chooseReporter } from '../report/reporter.js';
-import { reapProblems } from '../report/text-reporter.js';
+import { firstProblem } from '../report/text-reporter.js';
 import { REAP_OPTIONS } from '../engine-option-table.js';
 import { type RunState, action, addOptions } from '../shared.js';
 import { docsLine } from '../docs-page.js';
@@ -49,16 +47,13 @@ interface ReapOptions extends EngineCommandOptions, ActionOptions {
 
 /** What a run leaves for its metrics: set once the run reaches the engine (skips, background, disabled write none). */
 interface RunRecord {
-  /** Metrics are written: measure the sandbox directories too. */
-  measureSandboxDirs: boolean;
+  /** Metrics are written: the passes with gauges measure. */
+  metrics: boolean;
   attempted?: boolean;
   success?: boolean;
   counts?: EngineProfileCounts[];
-  sandboxDirs?: SandboxDirGauges;
-  /** The image pass's outcome (`--images-over`), for its metrics. */
-  images?: ImageGauges;
-  execTrees?: { ended: number; kept: number; failed: number };
-  shellSnapshots?: ShellSnapshotGauges[];
+  /** Each pass that measured, with its gauges, in the list's order. */
+  passes?: Array<{ pass: Pass; gauges: unknown }>;
 }
 
 const HELP = `
@@ -77,7 +72,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     action(state, async (opts: ReapOptions, command: Command) => {
       const metricsFile = await checkMetricsFile(opts.metricsFile ?? (ctx.env[ENV_METRICS_FILE] || undefined), opts.metricsFile ? '--metrics-file' : ENV_METRICS_FILE);
       const started = performance.now();
-      const record: RunRecord = { measureSandboxDirs: metricsFile !== undefined };
+      const record: RunRecord = { metrics: metricsFile !== undefined };
       let code: number | undefined;
       try {
         code = await runReap(opts, command, ctx, record);
@@ -113,10 +108,7 @@ async function recordMetrics(ctx: Context, file: string, record: RunRecord, star
       durationSeconds: (performance.now() - started) / 1000,
       success: record.success === true,
       counts: record.counts ?? [],
-      ...(record.sandboxDirs ? { sandboxDirs: record.sandboxDirs } : {}),
-      ...(record.images ? { images: record.images } : {}),
-      ...(record.execTrees ? { execTrees: record.execTrees } : {}),
-      ...(record.shellSnapshots ? { shellSnapshots: record.shellSnapshots } : {}),
+      ...(record.passes ? { passes: record.passes } : {}),
     });
     await writeMetricsFile(file, text);
   } catch (err) {
@@ -187,12 +179,8 @@ interface ReapRun {
   /** When `signal` fires (`Date.now()` ms): stops are cut to fit (`SweepRequest.deadlineMs`). */
   deadlineMs: number | undefined;
   reporter: Reporter;
-  /** The sandbox-directory step after the sweep (removal and/or measure), or null when neither is asked for. */
-  sandboxDirs: Omit<SandboxDirsStep, 'now' | 'signal' | 'dryRun'> | null;
-  /** The image step (`--images-over`, `janitor.images_over`), or null when the budget is off. */
-  images: ImagesStep | null;
-  /** The shell-snapshot pass's settings; null with a plan (a plan lists containers only). */
-  shellSnapshots: ShellSnapshotSettings | null;
+  /** The passes that run after the sweep (their settings say so), in the list's order. */
+  passes: SettledPass[];
 }
 
 async function runReap(opts: ReapOptions, command: Command, ctx: Context, record: RunRecord): Promise<number> {
@@ -228,17 +216,14 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   }
   const policy = await resolvePolicy(plan ? withPlan(opts, plan) : opts, ctx, files, targets, signal);
   const keepVolumes = Boolean(opts.keepVolumes || (plan?.keepVolumes && command.getOptionValueSource('keepVolumes') !== 'cli'));
-  const sandboxDirs = await sandboxDirsOf(opts, plan, policy, { ctx, home: home.home, measure: record.measureSandboxDirs });
-  const imageSettings = imageSettingsOf(opts, plan, files.config);
-  const images = imageSettings
-    ? await (await import('../images-step.js')).imagesStepFor(imageSettings, home.home, {
-        selection, dryRun: Boolean(opts.dryRun), now: () => ctx.now(), signal,
-      })
-    : null;
-  const shellSnapshots = plan ? null : shellSnapshotSettings({ lifetimeSeconds: opts.lifetime, keep: opts.keepShellSnapshots }, ctx.env, files, ownerOfHome(home.home));
+  // Every pass's settings, each checked before anything is touched (a plan lists containers only: they refuse theirs).
+  const input = passInput(opts, ctx, files, { ...targets, profiles: policy.profiles, lifetimeSeconds: policy.lifetimeSeconds }, {
+    command: 'reap', plan: plan !== undefined, metrics: record.metrics,
+  });
+  const passes = await settlePasses(PASSES, input);
   const run: ReapRun = {
     opts, ctx, targets, plan, policy, keepVolumes, dryRun: Boolean(opts.dryRun), signal,
-    deadlineMs, reporter, sandboxDirs, images, shellSnapshots,
+    deadlineMs, reporter, passes,
   };
   record.attempted = true;
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
@@ -272,18 +257,23 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   }
 }
 
+/** What the passes of this run are given (the engines and their answers, once the sweep has them). */
+const passContext = (run: ReapRun, engines: PassRunContext['engines']): PassRunContext => ({
+  dryRun: run.dryRun, now: () => run.ctx.now(), signal: run.signal, engines,
+});
+
 /**
- * A run without an engine: the shell-snapshot pass alone. A host with no engine at all (hermes' local backend,
- * `noEngine`): said once, exit 0 unless a snapshot could not be removed (1). Discovery found sockets but none
- * answered (`error`): exit 3 for the engine.
+ * A run without an engine: the passes that need none (`place: 'host'`) alone. A host with no engine at all (hermes'
+ * local backend, `noEngine`): said once, exit 0 unless one of them failed on something (1). Discovery found sockets
+ * but none answered (`error`): exit 3 for the engine.
  */
 async function engineFreeRun(run: ReapRun, record: RunRecord, why: { noEngine: string } | { error: string }): Promise<number> {
   const { opts, policy, dryRun } = run;
-  const snaps = run.shellSnapshots ? await runShellSnapshotStep(run.shellSnapshots, dryRun, () => run.ctx.now(), run.signal) : null;
-  if (snaps) record.shellSnapshots = snapshotGauges(snaps);
+  const done = await runPasses(PASSES, run.passes.filter((p) => p.pass.place === 'host'), passContext(run, []), null);
+  record.passes = done.gauges;
   // Cut short by --timeout: the run timed out (exit 3), as a sweep that did.
-  const timedOut = snaps?.cutShort === true;
-  const code = 'error' in why || timedOut ? ExitCode.ENGINE : (snaps?.failed.length ?? 0) > 0 ? ExitCode.FAILED : ExitCode.OK;
+  const timedOut = passesCutShort(done.results);
+  const code = 'error' in why || timedOut ? ExitCode.ENGINE : passFailures(done.results) > 0 ? ExitCode.FAILED : ExitCode.OK;
   record.success = code === ExitCode.OK;
   record.counts = [];
   const hosts = 'error' in why ? [{ host: '(discovery)', reachable: false, error: why.error }] : [];
@@ -291,40 +281,9 @@ async function engineFreeRun(run: ReapRun, record: RunRecord, why: { noEngine: s
     dryRun, asOf: policy.asOf, thresholdSeconds: policy.thresholdSeconds, profile: run.targets.selection.profile, stopIdle: policy.stopIdle,
     idleAfterSeconds: policy.idleAfterSeconds, removed: [], stopped: [], kept: [], failed: [], hosts, timedOut,
     timeoutSeconds: opts.timeout / 1000, warnings: [], failOpen: Boolean(opts.failOpen), ...('noEngine' in why ? { noEngine: why.noEngine } : {}),
-    execTrees: { ended: [], kept: [], failed: [] },
-    ...(snaps ? { shellSnapshots: snaps } : {}),
+    passes: done.results,
   });
   return opts.failOpen ? ExitCode.OK : code;
-}
-
-/**
- * The sandbox-directory step of this run: removing with `--sandbox-dirs-older-than` (or its config), measuring for
- * `--metrics-file`. Its root is checked before anything is touched. A plan lists containers only: applying one removes
- * no directory (the flag is refused with it).
- */
-async function sandboxDirsOf(
-  opts: ReapOptions, plan: ReapPlan | undefined, policy: RunPolicy, where: { ctx: Context; home: string; measure: boolean },
-): Promise<ReapRun['sandboxDirs']> {
-  if (plan && opts.sandboxDirsOlderThan !== undefined) {
-    throw new UsageError('--sandbox-dirs-older-than cannot be combined with --plan: a plan lists containers only; run it on its own');
-  }
-  const olderThanMs = plan ? null : policy.sandboxDirsOlderThanMs;
-  if (olderThanMs === null && !where.measure) return null;
-  // --all-profiles: every profile's root as well (each resolved from its own home), each directory once.
-  const roots = uniqueRoots([
-    rootOfHome(policy.sources.sandboxRoot, where.home), ...policy.profiles.map((p) => rootOfHome(p.hermes.sandboxRoot, p.home)),
-  ]);
-  if (olderThanMs !== null) for (const root of roots) await checkSandboxRoot(root);
-  return { roots, olderThanMs, gauges: where.measure };
-}
-
-/** The image budget of this run (flags, else config.yaml), or null when off. A plan lists containers only. */
-function imageSettingsOf(opts: ReapOptions, plan: ReapPlan | undefined, config: HermesConfig): ImageSettings | null {
-  if (plan && (opts.imagesOver !== undefined || opts.allImages || opts.keepImage?.length || opts.imagesMinAge !== undefined)) {
-    throw new UsageError('--images-over and its options cannot be combined with --plan: a plan lists containers only; run it on its own');
-  }
-  if (plan) return null;
-  return resolveImageSettings({ imagesOver: opts.imagesOver, allImages: opts.allImages, imagesMinAgeMs: opts.imagesMinAge, keepImage: opts.keepImage }, config);
 }
 
 /** The policy's inputs from a plan: what its dry run used, unless the flag is given again (then it must agree). */
@@ -343,7 +302,7 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
   const { opts, targets, plan, policy, dryRun, reporter } = run;
   const engines = await connectEngines(targets.endpoints);
   // Before the sweep: a container it removes still counts as a use of its image.
-  if (run.images) await (await import('../images-step.js')).recordSightings(run.images, engines);
+  await beforeSweep(run.passes, engines, passContext(run, []));
   await reporter.sweepStarting(dryRun ? 'Checking' : 'Reaping');
   const across = await acrossEngines(engines, (engine) =>
     reap({
@@ -367,26 +326,14 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
     refuseIncompletePlan(run, across);
     await writePlan(run, engines.map((e) => e.host), { removed, stopped });
   }
-  const dirs = run.sandboxDirs
-    ? await runSandboxDirsStep(
-        { ...run.sandboxDirs, dryRun, now: () => run.ctx.now(), signal: run.signal },
-        engines.map((engine, i) => ({ engine, answered: across.hosts[i]!.reachable, ...(across.hosts[i]!.error ? { error: across.hosts[i]!.error! } : {}) })),
-      )
-    : null;
-  if (dirs?.gauges) record.sandboxDirs = dirs.gauges;
+  // Every engine, with whether it answered the sweep: one that did not might hold a container that uses what a pass removes.
   const answers = engines.map((engine, i) => ({ engine, answered: across.hosts[i]!.reachable, ...(across.hosts[i]!.error ? { error: across.hosts[i]!.error! } : {}) }));
-  const images = run.images ? await (await import('../images-step.js')).runImagesStep(run.images, answers) : null;
-  if (images) record.images = (await import('../images-step.js')).imageGauges(images, dryRun);
-  const snaps = run.shellSnapshots ? await runShellSnapshotStep(run.shellSnapshots, dryRun, () => run.ctx.now(), run.signal) : null;
-  if (snaps) record.shellSnapshots = snapshotGauges(snaps);
+  const passes = await runPasses(PASSES, run.passes, passContext(run, answers), across.results);
+  record.passes = passes.gauges;
 
-  // --timeout bounds everything after the sweep too (sandbox directories, images, shell snapshots): a pass it cut
-  // short is a run that timed out (exit 3), as a sweep's.
-  const timedOut =
-    across.timedOut || Boolean(dirs?.result?.kept.some((k) => k.reason === 'cut-short')) || Boolean(images?.kept.some((k) => k.reason === 'cut-short')) ||
-    snaps?.cutShort === true;
-  const failures = failed.length + (dirs?.result?.failed.length ?? 0) + (images?.failed.length ?? 0) + (snaps?.failed.length ?? 0);
-  const code = sweepExitCode({ ...across, timedOut }, failures);
+  // --timeout also bounds the passes: one it cut short is a run that timed out (exit 3), as a sweep's.
+  const timedOut = across.timedOut || passesCutShort(passes.results);
+  const code = sweepExitCode({ ...across, timedOut }, failed.length + passFailures(passes.results));
   record.success = code === ExitCode.OK;
   // An engine that could not be reached has no counts (absent series, not zeros).
   const reached = across.results.flatMap((result, i) => (across.hosts[i]!.reachable ? [{ host: engines[i]!.host, result }] : []));
@@ -395,24 +342,11 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
     dryRun, asOf: policy.asOf, thresholdSeconds: policy.thresholdSeconds, profile: targets.selection.profile, stopIdle: policy.stopIdle,
     idleAfterSeconds: policy.idleAfterSeconds, removed, stopped, kept, failed, hosts: across.hosts, timedOut,
     timeoutSeconds: opts.timeout / 1000, warnings: [...new Set(across.results.flatMap((r) => r.warnings))],
-    ...(opts.planOut ? { planOut: opts.planOut } : {}), failOpen: Boolean(opts.failOpen),
-    ...(dirs?.result ? { sandboxDirs: dirs.result } : {}),
-    ...(images ? { images } : {}),
-    execTrees: {
-      ended: across.results.flatMap((r) => r.execTrees.ended),
-      kept: across.results.flatMap((r) => r.execTrees.kept),
-      failed: across.results.flatMap((r) => r.execTrees.failed),
-    },
-    ...(snaps ? { shellSnapshots: snaps } : {}),
+    ...(opts.planOut ? { planOut: opts.planOut } : {}), failOpen: Boolean(opts.failOpen), passes: passes.results,
   };
-  record.execTrees = { ended: report.execTrees.ended.length, kept: report.execTrees.kept.length, failed: report.execTrees.failed.length };
   await reporter.reapResult(report);
   if (!opts.failOpen || code === ExitCode.OK) return code;
-  const firstDir = dirs?.result?.failed[0];
-  const firstFailure = failed[0]
-    ? `${failed.length} removal(s) or stop(s) failed, first: ${failed[0].id.slice(0, 12)}: ${failed[0].error}`
-    : firstDir ? `${dirs!.result!.failed.length} sandbox ${dirs!.result!.failed.length === 1 ? 'directory' : 'directories'} not removed, first: ${firstDir.error}` : null;
-  reporter.failOpen(reapProblems(report)[0] ?? firstFailure);
+  reporter.failOpen(firstProblem(report));
   return ExitCode.OK;
 }
 

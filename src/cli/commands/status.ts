@@ -1,15 +1,15 @@
 import type { Command } from 'commander';
-import type { IdleOptions } from '../../reaper/sweep.js';
+import type { IdleOptions } from '../../reaper/sweep-types.js';
 import type { Context } from '../../context.js';
 import { ExitCode, errorMessage } from '../../errors.js';
-import { UP_TO_DAYS, ago, agoSeconds, spanSeconds } from '../../core/ages.js';
-import { rootOrigin, shownPath } from '../../core/sandbox-dirs.js';
+import { UP_TO_DAYS, agoSeconds, spanSeconds } from '../../core/ages.js';
 import { diskSize } from '../../core/sizes.js';
-import type { StatusReport } from '../../status/gather.js';
-import type { SettingSources } from '../../reaper/settings.js';
+import type { PassPart, StatusReport } from '../../status/gather.js';
 import type { HermesSettings } from '../../core/hermes-settings.js';
+import { PASSES } from '../../passes/index.js';
 import {
-  type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
+  type EngineCommandOptions, type RunPolicy, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, passInput, resolvePolicy, resolveTargets,
+  timeoutSignal,
 } from '../engine-options.js';
 import { type RunState, action, writeJson } from '../shared.js';
 import { plural } from '../../util/plural.js';
@@ -32,11 +32,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const signal = timeoutSignal(opts); // settings are read inside the run's --timeout
       const files = await loadHomeConfig(targets.home, ctx, signal);
       const policy = await resolvePolicy(opts, ctx, files, targets, signal);
-      const { resolveImageSettings } = await import('../../reaper/image-settings.js');
-      const imagesBudget = resolveImageSettings({}, files.config)?.budget ?? null;
-      const { shellSnapshotSettings } = await import('../../reaper/shell-snapshot-settings.js');
-      const { ownerOfHome, rootOfHome } = await import('../sandbox-dirs-step.js');
-      const snapshots = shellSnapshotSettings({ lifetimeSeconds: opts.lifetime }, ctx.env, files, ownerOfHome(targets.home.home));
+      const input = passInput(opts, ctx, files, { ...targets, profiles: policy.profiles, lifetimeSeconds: policy.lifetimeSeconds }, { command: 'status' });
       let discoveryError: string | undefined;
       let noEngine: string | undefined;
       try {
@@ -44,7 +40,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       } catch (err) {
         const { NoEngineFoundError } = await import('../../adapters/engine-discovery.js');
         if (!(err instanceof NoEngineFoundError)) throw err;
-        const { noEngineAtAll } = await import('../shell-snapshots-step.js');
+        const { noEngineAtAll } = await import('../no-engine.js');
         const none = await noEngineAtAll(err, targets.endpoints);
         if (none !== null) noEngine = none;
         else discoveryError = errorMessage(err);
@@ -53,13 +49,12 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const warnings: string[] = [];
       const maxStopBlocks = await maxBlocksFromEnv(ctx.env, warnings);
       const { gatherStatus } = await import('../../status/gather.js');
-      const report = await gatherStatus({
+      const { report, parts } = await gatherStatus({
         home: targets.home.home,
         selection: targets.selection,
         endpoints: targets.endpoints,
         ...(discoveryError ? { discoveryError } : {}),
         ...(noEngine ? { noEngine } : {}),
-        shellSnapshots: snapshots,
         connect: connectEngines,
         thresholdSeconds: policy.thresholdSeconds,
         ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
@@ -70,13 +65,13 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         env: ctx.env,
         ...(maxStopBlocks !== undefined ? { maxStopBlocks } : {}),
         idle: await readOnlyIdle(policy.idle),
-        sandboxRoot: rootOfHome(policy.sources.sandboxRoot, targets.home.home),
-        imagesBudget,
+        passes: PASSES,
+        passInput: input,
       });
       for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
       const profiles = policy.profiles.map((p) => ({ profile: p.profile, home: p.home, settings: p.hermes }));
       if (opts.json) writeJson(ctx, { ...report, settings: policy.sources, ...(opts.allProfiles ? { profiles } : {}) });
-      else ctx.stdout.write(render(report, ctx.now(), policy.sources) + renderProfiles(profiles));
+      else ctx.stdout.write(render(report, ctx.now(), { settings: policy.sources, parts }) + renderProfiles(profiles));
       return report.exitCode === 0 ? ExitCode.OK : report.exitCode === 1 ? ExitCode.FAILED : ExitCode.ENGINE;
     }),
   );
@@ -92,10 +87,9 @@ function renderProfiles(profiles: Array<{ profile: string; home: string; setting
   return shownLines(out);
 }
 
-/** Each setting read from hermes' files, the environment or a flag, and where its value came from. */
-export function renderSettings(s: SettingSources): string[] {
+/** Each setting read from hermes' files, the environment or a flag, and where its value came from (the passes' last). */
+export function renderSettings(s: RunPolicy['sources'], passes = PASSES): string[] {
   const row = (name: string, value: string, source: string) => `  ${name}: ${value} (${source})`;
-  const dirs = s.sandboxDirsOlderThanMs.value;
   return [
     'Settings (value, then where it came from)',
     row('sandbox root', s.sandboxRoot.value, s.sandboxRoot.source),
@@ -103,30 +97,8 @@ export function renderSettings(s: SettingSources): string[] {
     row('hermes orphan reaper switch', s.dockerOrphanReaper.value ? 'on' : 'off (the janitor does not reap)', s.dockerOrphanReaper.source),
     row('stop idle sandboxes', s.stopIdle.value ? 'yes' : 'no', s.stopIdle.source),
     row('idle max processes', s.idleMaxProcesses.value === null ? 'init and command' : String(s.idleMaxProcesses.value), s.idleMaxProcesses.source),
-    row('remove sandbox dirs unchanged for', dirs === null ? 'never' : `${dirs / 1000} s`, s.sandboxDirsOlderThanMs.source),
+    ...passes.flatMap((p) => p.status?.sourceRows?.(s) ?? []),
   ];
-}
-
-const size = diskSize;
-
-/** The sandboxes section: the home's task directories, how many no container uses, and what could not be measured. */
-function renderSandboxes(r: StatusReport, now: Date): string[] {
-  const s = r.sandboxDirs;
-  const d = r.sandboxDirsDetail;
-  const out = [`Sandboxes (${s.root}${d.from === 'TERMINAL_SANDBOX_DIR' ? `, from ${rootOrigin({ root: s.root, from: d.from, ...(d.source ? { source: d.source } : {}) })}` : ''})`];
-  if (d.error || s.count === null || s.bytes === null) return [...out, `  unknown: ${d.error ?? 'not measured'}`];
-  out.push(`  ${s.count} task ${s.count === 1 ? 'directory' : 'directories'}, ${size(s.bytes)} on disk`);
-  if (s.unused === null || s.unusedBytes === null) out.push(`  used by no container: unknown (${d.usageUnknown ?? 'no engine answered'})`);
-  else if (s.count > 0) {
-    // How long a directory sat unchanged decides its removal: said in days at most.
-    const oldest = s.oldestUnusedChange ? `; the oldest last changed ${ago(Date.parse(s.oldestUnusedChange), now, UP_TO_DAYS)}` : '';
-    out.push(`  used by no container: ${s.unused} (${size(s.unusedBytes)})${oldest}`);
-  }
-  if (d.unreadable.length) {
-    out.push(`  could not read ${plural(d.unreadable.length, 'path')} (sizes are at least the ones shown): ${d.unreadable.slice(0, 3).map((u) => `${shownPath(u.path)} (${u.error})`).join(', ')}${d.unreadable.length > 3 ? ', ...' : ''}`);
-  }
-  if (d.notEntered.length) out.push(`  other filesystems inside, not entered: ${d.notEntered.slice(0, 3).map(shownPath).join(', ')}${d.notEntered.length > 3 ? ', ...' : ''}`);
-  return out;
 }
 
 /**
@@ -138,24 +110,14 @@ function renderTrust(r: StatusReport): string[] {
   if (!t.owner && t.refused.length === 0) return [];
   const out = ['Trust'];
   if (t.owner) {
-    out.push(`  home of uid ${t.owner.uid}${t.owner.name ? ` (${t.owner.name})` : ''}: no symlink in it followed, written only with that user's rights; root's own state in ${shownPath(t.stateDir)}`);
+    out.push(`  home of uid ${t.owner.uid}${t.owner.name ? ` (${t.owner.name})` : ''}: no symlink in it followed, written only with that user's rights; root's own state in ${escapeControls(t.stateDir)}`);
   }
   for (const f of t.refused) out.push(`  refused ${f.what} (${f.reason}): ${f.detail}`);
   return out;
 }
 
-/** The images section: what hermes' containers used, against the budget. */
-function renderImages(r: StatusReport, now: Date): string[] {
-  const i = r.images;
-  const budget = i.budgetGiven === null ? 'no budget (janitor.images_over or --images-over)' : `budget ${i.budget === null ? `${i.budgetGiven} (not measurable here)` : `${size(i.budget)} (${i.budgetGiven})`}`;
-  if (i.count === null || i.bytes === null || i.uniqueBytes === null) return ['Images hermes used', `  unknown: ${i.error ?? 'no engine answered'}; ${budget}`];
-  const oldest = i.oldestLastUse ? `; the oldest last used ${ago(Date.parse(i.oldestLastUse), now, UP_TO_DAYS)}` : '';
-  const over = i.budget !== null && i.bytes > i.budget ? ' (OVER: a reap with the budget removes the least recently used)' : '';
-  return ['Images hermes used', `  ${plural(i.count, 'image')}, ${size(i.bytes)} (${size(i.uniqueBytes)} unique); ${budget}${over}${oldest}`];
-}
-
-/** The host's own part: hermes processes found, and hermes' shell snapshots per temp directory. */
-function renderHost(r: StatusReport, now: Date): string[] {
+/** The host's own part: the hermes processes found. */
+function renderProcesses(r: StatusReport): string[] {
   const out: string[] = [];
   const hp = r.hermesProcesses;
   if (hp) {
@@ -170,19 +132,6 @@ function renderHost(r: StatusReport, now: Date): string[] {
       out.push(`    counts as hermes: ${p.why}`);
     }
     if (hp.processes.length > 10) out.push(`  ... and ${hp.processes.length - 10} more`);
-  }
-  for (const s of r.shellSnapshots ?? []) {
-    out.push(`Shell snapshots (${s.dir}${s.from === 'default' ? '' : `, from ${s.from}`})`);
-    if (s.problem) {
-      out.push(`  unknown: ${s.problem}`);
-      continue;
-    }
-    const oldest = s.oldestChange ? `; the oldest last changed ${ago(Date.parse(s.oldestChange), now, UP_TO_DAYS)}` : '';
-    out.push(`  ${plural(s.snapshots, 'snapshot')}, ${s.abandoned} abandoned (a reap removes them)${oldest}`);
-    if (s.snapshots) {
-      out.push(`  holding secret-looking names: ${s.withSecretNames} (${plural(s.secretNames, 'name')}${s.unreadable ? `; ${s.unreadable} not readable here` : ''})`);
-    }
-    if (s.otherUsers) out.push(`  other users': ${s.otherUsers} (only root or their owner removes them)`);
   }
   return out;
 }
@@ -247,7 +196,13 @@ function renderContainers(r: StatusReport): string[] {
   return out;
 }
 
-export function render(r: StatusReport, now: Date, settings?: SettingSources): string {
+/**
+ * The text report: one section per part (the passes' on the engines' hosts after the janitor's state, those on this
+ * host's files alone after its hermes processes), then what needs attention; ages as of the report's instant (`now`).
+ */
+export function render(r: StatusReport, now: Date, more: { settings?: RunPolicy['sources']; parts?: readonly PassPart[] } = {}): string {
+  const parts = more.parts ?? [];
+  const sections = (place: 'engine' | 'host') => parts.filter((p) => p.pass.place === place).flatMap((p) => p.pass.status!.render(p.part, now));
   const out: string[] = [...renderEngines(r), ...renderContainers(r)];
   out.push('Janitor');
   if (r.janitor.sweeps.length === 0) out.push('  last sweep: none recorded');
@@ -259,13 +214,13 @@ export function render(r: StatusReport, now: Date, settings?: SettingSources): s
     out.push(`  reap lock: pid ${l.pid ?? '?'} on ${l.host ?? '?'} since ${l.since ?? '?'}${l.stale ? ' (STALE: holder gone)' : ''}`);
   }
   const log = r.janitor.log;
-  out.push(`  log: ${log.path} ${log.exists ? `(${size(log.sizeBytes)})` : '(none yet)'}`);
+  out.push(`  log: ${log.path} ${log.exists ? `(${diskSize(log.sizeBytes)})` : '(none yet)'}`);
   if (log.lastRun) out.push(`    last background run: ${log.lastRun.startedAt} ${log.lastRun.completed ? 'completed' : 'no summary line'}`);
   out.push(...renderTrust(r));
-  out.push(...renderSandboxes(r, now));
-  out.push(...renderImages(r, now));
-  out.push(...renderHost(r, now));
-  if (settings) out.push(...renderSettings(settings));
+  out.push(...sections('engine'));
+  out.push(...renderProcesses(r));
+  out.push(...sections('host'));
+  if (more.settings) out.push(...renderSettings(more.settings));
   const b = r.breakers;
   out.push('Breakers');
   out.push(

@@ -3,28 +3,21 @@ import type { Command } from 'commander';
 import type { HeldLock } from '../../adapters/file-lock.js';
 import type { Context } from '../../context.js';
 import { ExitCode, UsageError, errorMessage } from '../../errors.js';
-import { reaperDisabled, sandboxDirsEvery } from '../../reaper/settings.js';
-import type { EngineClient } from '../../adapters/engine.js';
+import { reaperDisabled } from '../../reaper/settings.js';
 import type { WatchEvent, WatchPolicy } from '../../watch/engine-watcher.js';
 import { type SettingsFollower, followSettings, settingsSignature } from '../watch-settings.js';
-import type { WatchMetrics } from '../../watch/metrics.js';
 import {
-  type ActionOptions, type EngineCommandOptions, type EngineTargets, type RunPolicy, addActionOptions, addEngineOptions, connectEngines,
-  checkStopTimeout, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets,
+  type ActionOptions, type EngineCommandOptions, type EngineTargets, type HomeFiles, type RunPolicy, addActionOptions, addEngineOptions,
+  connectEngines, checkStopTimeout, discoverTargets, loadHomeConfig, passInput, resolvePolicy, resolveTargets,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
-import { checkSandboxRoot, ownerOfHome, rootOfHome, runSandboxDirsStep } from '../sandbox-dirs-step.js';
-import { type ShellSnapshotSettings, shellSnapshotSettings } from '../../reaper/shell-snapshot-settings.js';
-import { runShellSnapshotStep } from '../shell-snapshots-step.js';
 import { type Reporter, chooseReporter } from '../report/reporter.js';
 import { WATCH_OPTIONS } from '../engine-option-table.js';
-import { type ImageSettings, resolveImageSettings } from '../../reaper/image-settings.js';
-import type { WatchImages } from '../watch-images.js';
-import { ENV_IMAGES_EVERY, IMAGES_EVERY_MS } from '../../defaults.js';
-import { envDuration } from '../../reaper/settings.js';
+import { PASSES } from '../../passes/index.js';
+import type { EngineAnswer } from '../../passes/types.js';
+import { WatchPasses, type WatchPassesDeps } from '../watch-passes.js';
 import { type RunState, action, addOptions } from '../shared.js';
 import { docsLine } from '../docs-page.js';
-import { escapeControls } from '../../util/escape-controls.js';
 
 interface WatchOptions extends EngineCommandOptions, ActionOptions {
   dryRun?: boolean;
@@ -55,21 +48,19 @@ interface WatchRun {
   targets: EngineTargets;
   policy: RunPolicy;
   dryRun: boolean;
+  /** The home's files `policy` was resolved from (replaced with it when they change). */
+  files: HomeFiles;
+  /** Bumped each time hermes' files change and `policy` and `files` are replaced. */
+  generation: number;
   /** Bound on each full sweep (`--timeout`, only when given). */
   sweepTimeoutMs: number;
-  /** How often the sandbox directories are checked (`sandboxDirsEvery`). */
-  sandboxDirsEveryMs: number;
   reporter: Reporter;
   /** Aborted by SIGTERM or SIGINT. */
   stopping: AbortSignal;
-  /** The image budget (`--images-over`, `janitor.images_over`), or null when off. */
-  images: ImageSettings | null;
   /** `settingsSignature` of hermes' files, taken before `policy` was resolved from them. */
   baseline: string;
   /** Follows hermes' files (`watch-settings.ts`): `policy` is replaced when they change. */
   follower?: SettingsFollower;
-  /** The shell-snapshot pass (on the sandbox-directory schedule); null with `--keep-shell-snapshots`. */
-  shellSnapshots: ShellSnapshotSettings | null;
 }
 
 async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Promise<number> {
@@ -91,14 +82,16 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   }
   const sweepTimeoutMs = command.getOptionValueSource('timeout') === 'cli' ? opts.timeout : 0;
   if (sweepTimeoutMs > 0) checkStopTimeout(opts, command);
-  const sandboxDirsEveryMs = sandboxDirsEvery(ctx.env);
-  const images = resolveImageSettings({ imagesOver: opts.imagesOver, allImages: opts.allImages, imagesMinAgeMs: opts.imagesMinAge, keepImage: opts.keepImage }, files.config);
-  // A sandbox root that is not a directory is bad input: exit 2 before anything is watched, locked or removed.
-  if (policy.sandboxDirsOlderThanMs !== null) await checkSandboxRoot(rootOfHome(policy.sources.sandboxRoot, targets.home.home));
+  const stopping = new AbortController();
+  const run: WatchRun = {
+    opts, ctx, targets, policy, files, generation: 0, baseline, dryRun: Boolean(opts.dryRun), sweepTimeoutMs, reporter, stopping: stopping.signal,
+  };
+  // Every pass's settings and schedule: bad input (a sandbox root that is not a directory, a bad interval) is exit 2
+  // before anything is watched, locked or removed.
+  const passes = await WatchPasses.create(PASSES, passDeps(run, opts.metricsListen !== undefined));
   await discoverTargets(targets, opts, ctx);
 
   // Stop on SIGTERM/SIGINT: no new work at once, in-flight requests get a grace period.
-  const stopping = new AbortController();
   const onSignal = (sig: NodeJS.Signals) => {
     if (stopping.signal.aborted) return;
     reporter.notice({ kind: 'stopping', signal: sig });
@@ -106,11 +99,6 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  const snapshots = shellSnapshotSettings({ lifetimeSeconds: opts.lifetime, keep: opts.keepShellSnapshots }, ctx.env, files, ownerOfHome(targets.home.home));
-  const run: WatchRun = {
-    opts, ctx, targets, policy, baseline, dryRun: Boolean(opts.dryRun), sweepTimeoutMs, sandboxDirsEveryMs, reporter, stopping: stopping.signal, images,
-    shellSnapshots: snapshots.keep ? null : snapshots,
-  };
   let locks: HeldLock[] = [];
   try {
     // The reap lock of this home, per engine, for as long as watch runs (unless a dry run); said once when held.
@@ -121,7 +109,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
       if ('held' in taken) return ExitCode.OK; // stopped while waiting
       locks = taken.locks;
     }
-    return await serve(run);
+    return await serve(run, passes);
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
@@ -129,82 +117,34 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   }
 }
 
-/**
- * The sandbox-directory check of `watch` (the removal pass with `--sandbox-dirs-older-than`, the measure behind the
- * metrics with `--metrics-listen`): first once every engine is connected (or after a minute), then once an hour
- * (`HERMES_JANITOR_SANDBOX_DIRS_EVERY`). An engine that is not connected at a check counts as not answering: nothing is
- * removed then. Null when neither is asked for.
- */
-async function scheduleSandboxDirs(
-  run: WatchRun, service: { watchers: ReadonlyArray<{ engine: EngineClient; state: string }>; healthy: boolean }, metrics: WatchMetrics | null,
-): Promise<{ stop(): Promise<void> } | null> {
-  const olderThanMs = run.policy.sandboxDirsOlderThanMs;
-  if (olderThanMs === null && !metrics && !run.shellSnapshots) return null;
-  let current: Promise<void> = Promise.resolve();
-  const check = async () => {
-    await run.follower?.check(); // hermes' files as they are now (the root may have moved)
-    const root = rootOfHome(run.policy.sources.sandboxRoot, run.targets.home.home); // checked by runWatch before anything started
-    const answers = service.watchers.map((w) => ({ engine: w.engine, answered: w.state === 'connected', ...(w.state === 'connected' ? {} : { error: `not connected (${w.state})` }) }));
-    // Each check within --timeout when given (as each sweep is), and stopped by SIGTERM; its reads run in slices, so
-    // /healthz, the deadlines and the engine stream keep their turns meanwhile.
-    const signal = run.sweepTimeoutMs > 0 ? AbortSignal.any([run.stopping, AbortSignal.timeout(run.sweepTimeoutMs)]) : run.stopping;
-    if (olderThanMs !== null || metrics) {
-      const { result, gauges } = await runSandboxDirsStep(
-        { roots: [root], olderThanMs, dryRun: run.dryRun, now: () => run.ctx.now(), signal, gauges: Boolean(metrics) }, answers,
-      );
-      if (result && !run.stopping.aborted) run.reporter.sandboxDirsPass(result, run.dryRun);
-      if (gauges) metrics?.setSandboxDirs(gauges);
-    }
-    const snaps = run.shellSnapshots && !run.stopping.aborted ? await runShellSnapshotStep(run.shellSnapshots, run.dryRun, () => run.ctx.now(), signal) : null;
-    if (snaps) {
-      run.reporter.shellSnapshotsPass(snaps, run.dryRun);
-      metrics?.setShellSnapshots((await import('../../reaper/shell-snapshots.js')).snapshotGauges(snaps));
-    }
-  };
-  const tick = () => {
-    current = current.then(check).catch((err: unknown) => {
-      run.ctx.stderr.write(`${run.ctx.now().toISOString()} sandbox dirs: ${escapeControls(errorMessage(err))}\n`);
-    });
-  };
-  let timer: NodeJS.Timeout | undefined;
-  const started = Date.now();
-  const first = setInterval(() => {
-    if (!service.healthy && Date.now() - started < 60_000) return;
-    clearInterval(first);
-    tick();
-    timer = setInterval(tick, run.sandboxDirsEveryMs);
-  }, 250);
-  return {
-    async stop() {
-      clearInterval(first);
-      clearInterval(timer);
-      await current;
-    },
-  };
+/** Each engine as the passes take it: connected, or not answering. */
+function answersOf(watchers: ReadonlyArray<{ engine: EngineAnswer['engine']; state: string }>): EngineAnswer[] {
+  return watchers.map((w) => ({ engine: w.engine, answered: w.state === 'connected', ...(w.state === 'connected' ? {} : { error: `not connected (${w.state})` }) }));
 }
 
-/** `--images-over`: image uses from the events, and the image pass every `HERMES_JANITOR_IMAGES_EVERY` (10 min). */
-async function startImages(run: WatchRun, metrics: WatchMetrics | null): Promise<WatchImages | null> {
-  if (!run.images) return null;
-  const { imagesStepFor } = await import('../images-step.js');
-  const step = await imagesStepFor(run.images, run.targets.home.home, {
-    selection: run.targets.selection, dryRun: run.dryRun, now: () => run.ctx.now(), signal: run.stopping,
-  });
-  const { WatchImages } = await import('../watch-images.js');
-  return new WatchImages({
-    step, reporter: run.reporter, everyMs: envDuration(run.ctx.env, ENV_IMAGES_EVERY) ?? IMAGES_EVERY_MS, stderr: run.ctx.stderr, stopping: run.stopping,
-    ...(metrics ? { onGauges: (g) => metrics.setImages(g) } : {}),
-  });
+/** What `watch`'s passes run with: the engines and health come from the service once it runs (`serve` sets them). */
+function passDeps(run: WatchRun, metrics: boolean): WatchPassesDeps {
+  const deps: WatchPassesDeps = {
+    ctx: run.ctx, reporter: run.reporter, dryRun: run.dryRun, stopping: run.stopping, answers: () => [], healthy: () => false,
+    timeoutMs: run.sweepTimeoutMs,
+    input: () => ({
+      input: passInput(run.opts, run.ctx, run.files, { ...run.targets, profiles: run.policy.profiles, lifetimeSeconds: run.policy.lifetimeSeconds }, {
+        command: 'watch', metrics,
+      }),
+      generation: run.generation,
+    }),
+    beforeRun: async () => run.follower?.check(), // hermes' files as they are now (the root may have moved)
+  };
+  return deps;
 }
 
-/** The service itself: every engine watched until a signal, with metrics when asked for. */
-async function serve(run: WatchRun): Promise<number> {
+/** The service itself: every engine watched until a signal, with its passes, and metrics when asked for. */
+async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
   const { opts, targets, policy, reporter } = run;
   const { selection } = targets;
   const engines = await connectEngines(targets.endpoints);
   const profileOf = (p: string | null) => p ?? selection.profile ?? '';
-  const metrics = opts.metricsListen ? await (await import('../../watch/metrics.js')).createWatchMetrics(profileOf) : null;
-  const images = await startImages(run, metrics);
+  const metrics = opts.metricsListen ? await (await import('../../watch/metrics.js')).createWatchMetrics(profileOf, PASSES) : null;
   const byHost = new Map(engines.map((e) => [e.host, e]));
   const { WatchService } = await import('../../watch/service.js');
   const watchPolicy: WatchPolicy = {
@@ -216,9 +156,10 @@ async function serve(run: WatchRun): Promise<number> {
     watchPolicy,
     (ev: WatchEvent) => {
       metrics?.observe(ev);
-      if (images && ev.type === 'event') images.onEvent(byHost.get(ev.host)!, ev.event);
+      if (ev.type === 'event') passes.onEvent(byHost.get(ev.host)!, ev.event);
       reporter.watchEvent(ev);
     },
+    { sweepPasses: PASSES.filter((p) => p.kind === 'sweep') },
   );
   let closeServer: (() => Promise<void>) | undefined;
   try {
@@ -238,21 +179,19 @@ async function serve(run: WatchRun): Promise<number> {
       dryRun: run.dryRun, stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds, pid: process.pid,
     });
     // hermes' files changed: the watchers judge by the new threshold and idle rule from their next sweep or check.
-    run.follower = followSettings(run, (next) => {
+    run.follower = followSettings(run, (next, files) => {
       run.policy = next;
+      run.files = files;
+      run.generation++;
       watchPolicy.thresholdSeconds = next.thresholdSeconds;
       watchPolicy.idle = next.idle;
     }, (n) => reporter.notice(n));
     const done = service.run();
-    const dirs = await scheduleSandboxDirs(run, service, metrics);
-    images?.start(
-      () => service.watchers.map((w) => ({ engine: w.engine, answered: w.state === 'connected', ...(w.state === 'connected' ? {} : { error: `not connected (${w.state})` }) })),
-      () => service.healthy,
-    );
+    passes.connect({ answers: () => answersOf(service.watchers), healthy: () => service.healthy, ...(metrics ? { setGauges: (p, g) => metrics.setPass(p, g) } : {}) });
+    passes.start();
     if (!run.stopping.aborted) await new Promise<void>((r) => run.stopping.addEventListener('abort', () => r(), { once: true }));
     run.follower.stop();
-    await dirs?.stop();
-    await images?.stop();
+    await passes.stop();
     await service.stop();
     await done;
     reporter.notice({ kind: 'shutdown', tracked: service.tracked });

@@ -1,7 +1,7 @@
 /** `--json`: exactly one JSON document on stdout, whatever happened (`reap`; `watch` refuses `--json`). */
 import type { Context } from '../../context.js';
 import { writeJson } from '../shared.js';
-import type { Notice, ReapReport, Reporter } from './reporter.js';
+import type { Notice, ReapReport, Reporter } from './types.js';
 
 export class JsonReporter implements Reporter {
   constructor(private readonly ctx: Context) {}
@@ -26,13 +26,13 @@ export class JsonReporter implements Reporter {
   }
 
   async reapResult(r: ReapReport): Promise<void> {
+    // The sweep passes' objects are always there (after the containers), the others' when they ran (after the engines).
+    const of = (kind: 'sweep' | 'run') => Object.fromEntries(r.passes.filter((p) => p.pass.kind === kind).map((p) => [p.pass.name, p.result]));
     writeJson(this.ctx, {
       dryRun: r.dryRun, asOf: r.asOf.toISOString(), thresholdSeconds: r.thresholdSeconds, profile: r.profile,
       stopIdle: r.stopIdle, idleAfterSeconds: r.idleAfterSeconds,
-      removed: r.removed, stopped: r.stopped, kept: r.kept, failed: r.failed, execTrees: r.execTrees, hosts: r.hosts, timedOut: r.timedOut,
-      ...(r.sandboxDirs ? { sandboxDirs: r.sandboxDirs } : {}),
-      ...(r.images ? { images: r.images } : {}),
-      ...(r.shellSnapshots ? { shellSnapshots: r.shellSnapshots } : {}),
+      removed: r.removed, stopped: r.stopped, kept: r.kept, failed: r.failed, ...of('sweep'), hosts: r.hosts, timedOut: r.timedOut,
+      ...of('run'),
       ...(r.noEngine ? { noEngine: r.noEngine } : {}),
       ...(r.planOut ? { planOut: r.planOut } : {}), ...(r.warnings.length ? { warnings: r.warnings } : {}),
     });
@@ -40,12 +40,9 @@ export class JsonReporter implements Reporter {
 
   watchEvent(): void {}
 
-  sandboxDirsPass(): void {}
+  passRun(): void {}
 
-  imagesPass(): void {}
-
-  imageUsed(): void {}
-  shellSnapshotsPass(): void {}
+  passNotice(): void {}
 
   failOpen(): void {}
 }

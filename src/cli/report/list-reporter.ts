@@ -6,7 +6,7 @@
 import type { Context } from '../../context.js';
 import { ExitCode } from '../../errors.js';
 import type { HostOutcome } from '../../reaper/run.js';
-import type { FailedEntry, ListedEntry, SweepEvent } from '../../reaper/sweep.js';
+import type { FailedEntry, ListedEntry, SweepEvent } from '../../reaper/sweep-types.js';
 import { hostProblems } from '../render-containers.js';
 import { renderListTable } from '../render-list-table.js';
 import { writeJson } from '../shared.js';

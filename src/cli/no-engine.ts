@@ -1,22 +1,8 @@
 /**
- * The shell-snapshot step of `reap` and `watch` (the pass is reaper/shell-snapshots.ts), and how a run tells that
- * there is no engine at all on this host. Loaded only when a run gets there.
+ * How a run tells that there is no engine at all on this host (hermes' local backend): then only the passes that need
+ * no engine run (`place: 'host'`). Loaded only when discovery found nothing.
  */
-import type { ShellSnapshotSettings } from '../reaper/shell-snapshot-settings.js';
-import type { ShellSnapshotsResult } from '../reaper/shell-snapshots.js';
 import type { EngineEndpoint } from '../adapters/engine-host.js';
-
-/**
- * Runs the pass (null when `--keep-shell-snapshots` or its config key keeps them), within the run's `signal`
- * (`--timeout`): cut short there, `cutShort` says so.
- */
-export async function runShellSnapshotStep(
-  s: ShellSnapshotSettings, dryRun: boolean, now: () => Date, signal?: AbortSignal,
-): Promise<ShellSnapshotsResult | null> {
-  if (s.keep) return null;
-  const { shellSnapshotPass } = await import('../reaper/shell-snapshots.js');
-  return shellSnapshotPass({ tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun, now, signal });
-}
 
 /**
  * The line to say when this host has no engine at all: discovery was left to find one (nothing configured: no
