@@ -221,6 +221,8 @@ describe(`exec trees hermes abandoned are ended; the job and young execs run on 
       assert.ok(takerStart !== null && real.alive({ pid: taker, startTicks: takerStart }), 'the host process that took the pid is alive');
       assert.deepEqual(r.ended.map((e) => e.processes), [2], JSON.stringify(r));
       assert.ok(r.ended[0]!.killed >= 1, JSON.stringify(r));
+      // SIGKILL sent: the exec's own process is gone a moment later.
+      for (let i = 0; i < 50 && real.alive(tree[0]!); i++) await sleep(100);
       assert.equal(real.alive(tree[0]!), false, 'the rest of the tree (the exec\'s own process) was killed');
     } finally {
       if (taker) process.kill(taker, 'SIGKILL');

@@ -101,7 +101,8 @@ describe(`a janitor in a pid namespace of its own (${ENGINE_KIND})`, { skip: ski
   it('watch in the same namespace: said once in its log, however many checks; the idle sandbox is never stopped', async () => {
     const idle = await fx.create({ state: 'running' });
     // unshare (--kill-child: it ends with its watch) runs watch in a pid namespace of its own.
-    const w = WatchProcess.start([...sel], env, `exec unshare --pid --fork --mount-proc --kill-child "$@"; :`);
+    // The real procfs (WatchProcess gives the CLI a quiet one of its own by default): the janitor's own, in its namespace.
+    const w = WatchProcess.start([...sel], { ...env, HERMES_JANITOR_PROC_ROOT: '' }, `exec unshare --pid --fork --mount-proc --kill-child "$@"; :`);
     try {
       await w.waitFor('connected', (lines) => lines.some((l) => l.event === 'engine' && l.state === 'connected'));
       // Several idle checks (2 s threshold, a check 1 s after the start and then each threshold).
