@@ -178,13 +178,21 @@ interface Wanted {
  */
 function readOne(proc: string, pid: number, boot: number, want: Wanted, blind: Set<number>): HermesProcess | null {
   const dir = `${proc}/${pid}`;
+  // Without Python interpreters and without a user filter (the owners' scan, every `list`): the command line first, as
+  // most processes are not hermes and then cost that one read (about three times cheaper than status and stat first).
+  let rawCmd: string | null | undefined;
+  if (!want.python && want.uids === undefined) {
+    rawCmd = readHead(`${dir}/cmdline`, MAX_CMDLINE_BYTES)?.text ?? null;
+    const early = rawCmd === null ? null : parseCmdline(rawCmd);
+    if (early !== null && (early.length === 0 || whyHermes(early) === null)) return null;
+  }
   const status = read(`${dir}/status`);
   if (status === null) return null; // gone since the listing
   const uid = parseStatusUid(status) ?? ownerOf(dir);
   if (uid === null || (want.uids !== undefined && !want.uids.has(uid))) return null;
   let stat = want.python ? read(`${dir}/stat`) : null;
   if (want.python && !startedInTime(stat, boot, want.startedBefore)) return null;
-  const rawCmd = readHead(`${dir}/cmdline`, MAX_CMDLINE_BYTES)?.text ?? null;
+  if (rawCmd === undefined) rawCmd = readHead(`${dir}/cmdline`, MAX_CMDLINE_BYTES)?.text ?? null;
   const argv = rawCmd === null ? [] : parseCmdline(rawCmd);
   if (rawCmd !== null && argv.length === 0) return null; // a kernel thread or a zombie
   const why = rawCmd === null ? null : whyHermes(argv);

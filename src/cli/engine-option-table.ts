@@ -12,6 +12,7 @@ import { ValueError, parseDuration, parseInstant, parseWholeNumber } from '../co
 import { UsageError } from '../errors.js';
 import { parseLabelMatcher } from '../core/selection.js';
 import type { OptionDecl } from './option-table.js';
+import { formatDuration } from './format-duration.js';
 
 function parseOlderThan(v: string): number {
   const ms = parseDuration(v, '--older-than');
@@ -51,7 +52,8 @@ export const ENGINE_OPTIONS: readonly OptionDecl[] = [
   },
   {
     flag: '--timeout', value: '<duration>', startup: true, parse: (v) => parseDuration(v, '--timeout', true), defaultValue: DEFAULT_RUN_TIMEOUT_MS,
-    description: 'bound on the whole run (90s, 2m; 0 for none); on expiry report what finished and exit 3',
+    defaultDescription: formatDuration(DEFAULT_RUN_TIMEOUT_MS),
+    description: 'bound on the whole run: 90s, 2m, 1h; a bare number is seconds (0 for none); on expiry report what finished and exit 3',
   },
   {
     flag: '--label', value: '<key[=value]>', repeatable: true, startup: true, parse: matcher('--label'),
@@ -67,7 +69,7 @@ export const ENGINE_OPTIONS: readonly OptionDecl[] = [
 
 /** How a run reports, and the idle rule: the commands that print per container (`list`, `reap`, `watch`). */
 export const OUTPUT_OPTIONS: readonly OptionDecl[] = [
-  { flag: '--log-format', value: '<format>', parse: parseLogFormat, defaultValue: 'text', description: 'text (default) or json (NDJSON events on stdout)' },
+  { flag: '--log-format', value: '<format>', parse: parseLogFormat, defaultValue: 'text', values: ['text', 'json'], description: 'text or json (NDJSON events on stdout)' },
   { flag: '--quiet', short: '-q', startup: true, description: 'print nothing on success' },
   {
     flag: '--idle-after', value: '<duration>', parse: (v) => parseDuration(v, '--idle-after'),

@@ -88,6 +88,7 @@ export const shellSnapshotsPass: Pass<ShellSnapshotSettings, ShellSnapshotsResul
   outcome: (r) => ({ done: r.removed, kept: r.kept, failed: r.failed }),
   refused: (r) => r.tempDirs.filter((t) => t.reason).map((t) => ({ event: 'refused-temp-dir', fields: { dir: t.dir, from: t.from, reason: t.reason, detail: t.problem }, line: t.problem ?? t.dir })),
   cutShort: (r) => r.cutShort === true,
+  freedBytes: (r) => r.removed.reduce((n, s) => n + (s.bytes ?? 0), 0),
 
   text: {
     lines: (r, view) => r.removed.map((d) => snapshotLine(d, view.dryRun, view.asOf)),

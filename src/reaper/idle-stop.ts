@@ -88,7 +88,7 @@ export function withLocalCount(
 }
 
 /** A sample from the container's cgroup on this host, or null where `local` cannot read it. */
-function localSample(
+export function localSample(
   details: Pick<ContainerDetails, 'id' | 'startedAt' | 'pid'>, now: () => Date, local: LocalCounters | undefined,
 ): IdleSample | null {
   const c = readLocally(local, details.id, details.pid);

@@ -96,7 +96,7 @@ export class ListSweep {
     if (owner) entry.owner = owner;
     try {
       const abandoned = await this.surveyExecs(book, details, entry);
-      const { record, decision } = await book.judgeRunning(this.req.engine, details, this.req.asOf, this.req.signal, { abandoned, owner });
+      const { record, decision } = await book.judgeRunning(this.req.engine, details, this.req.asOf, this.req.signal, { abandoned, owner, localFirst: true });
       entry.idleSeconds = decision.idleSeconds;
       entry.processes = record ? (record.last.pids ?? null) : null;
       if (decision.stop) {

@@ -63,6 +63,8 @@ export interface RemovedSnapshot {
   secretNames: string[] | null;
   /** Every file of the session removed (the snapshot, its `.tmp.*` and `hermes-cwd-*` siblings). */
   files: string[];
+  /** Their sizes, summed (what removing them freed; a dry run: would free); absent in results made elsewhere. */
+  bytes?: number;
 }
 
 export interface KeptSnapshot {
@@ -255,7 +257,7 @@ function judgeOne(p: Pass, view: ProcessView, { h, s, files }: { h: TempDirHandl
   const verdict = judgeSession(s, view, p.opts.now().getTime(), p.opts.thresholdMs);
   const base = { path: inTempDir(h.dir, s.names[0]!), owner: s.uid, lastChange: iso(s.lastChangeMs), secretNames: secretNamesOf(h, files) };
   if (!verdict.abandoned) p.out.kept.push({ ...base, reason: verdict.reason!, detail: verdict.detail });
-  else if (p.opts.dryRun) p.out.removed.push({ ...base, files: files.map((f) => inTempDir(h.dir, f.name)) });
+  else if (p.opts.dryRun) p.out.removed.push({ ...base, files: files.map((f) => inTempDir(h.dir, f.name)), bytes: files.reduce((n, f) => n + f.size, 0) });
   else return { s, files, base };
   return null;
 }
@@ -312,11 +314,15 @@ function secretNamesOf(h: TempDirHandle, files: readonly SnapshotFile[]): string
 
 function removeSession(p: Pass, h: TempDirHandle, { s, files, base }: Doomed): void {
   const removed: string[] = [];
+  let bytes = 0;
   let stopped = false;
   for (const f of files) {
     const shown = inTempDir(h.dir, f.name);
     const r = unlinkIfUnchanged(h, f);
-    if (r.status === 'removed') removed.push(shown);
+    if (r.status === 'removed') {
+      removed.push(shown);
+      bytes += f.size;
+    }
     else if (r.status === 'changed') {
       // Rewritten or replaced: the session may be alive after all; its remaining files stay.
       p.out.kept.push({ ...base, path: shown, reason: 'changed', detail: r.detail });
@@ -328,7 +334,7 @@ function removeSession(p: Pass, h: TempDirHandle, { s, files, base }: Doomed): v
       stopped = true;
     }
   }
-  if (removed.length) p.out.removed.push({ ...base, files: removed });
+  if (removed.length) p.out.removed.push({ ...base, files: removed, bytes });
   else if (!stopped) p.out.kept.push({ ...base, reason: 'gone', detail: 'no longer there (removed by someone else)' });
 }
 

@@ -49,6 +49,11 @@ export interface SweepEntry {
    */
   execs?: ExecView[];
   /**
+   * Removed containers (a dry run: would be): what removing it freed, its writable layer and the anonymous volumes
+   * that went with it, as the engine measured them right before (0 for what it did not measure).
+   */
+  reclaimedBytes?: number;
+  /**
    * Removed containers: the anonymous volumes that went with them (a dry run: those that would). Listed
    * containers: the anonymous volumes they hold, present only when they hold some (status counts these).
    */

@@ -20,7 +20,7 @@ import type { HookErrorEntry } from '../core/hook-errors.js';
 import { type AttentionInput, type ContainerCounts, attention, countContainers, statusExitCode } from '../core/status.js';
 import { DEFAULT_SUSPEND_THRESHOLD } from '../core/stuck-sessions.js';
 import type { Selection } from '../core/selection.js';
-import { errorMessage } from '../errors.js';
+import { NotADockerEngineError, errorMessage } from '../errors.js';
 import { acrossEngines } from '../reaper/run.js';
 import { type ListedEntry, list } from '../reaper/sweep.js';
 import { type ProcessTable, listHermesProcesses, procRootOf } from '../adapters/hermes-processes.js';
@@ -171,6 +171,8 @@ export interface HermesProcessStatus {
 
 export interface StatusRequest {
   home: string;
+  /** The commands `attention` advises, with the selection and engine of this status (`AttentionInput.commands`). */
+  commands?: { reap: string; restartGuardClear: string };
   selection: Selection;
   /** Endpoints after discovery; `discoveryError` when discovery found none. */
   endpoints: EngineEndpoint[];
@@ -448,6 +450,7 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
   const facts: AttentionInput = {
     refused: unsaid,
     unreachableEngines: unreachable,
+    notEngines: engines.filter((e) => e.host !== null && !e.reachable && NotADockerEngineError.says(e.host, e.error)).map((e) => e.host!),
     orphans: containers?.orphans ?? 0,
     oldestOrphanAgeSeconds: containers?.oldestOrphan?.ageSeconds ?? null,
     asOf: req.asOf,
@@ -462,6 +465,7 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
     pidNamespace: partial,
     hookErrors: [...brk.stopHook.hookErrors, ...brk.toolLoop.hookErrors],
     now: req.now,
+    ...(req.commands ? { commands: req.commands } : {}),
   };
   const lines = attention(facts);
   const keys = (place: Pass['place']) => Object.assign({}, ...partList.filter((p) => p.pass.place === place).map((p) => p.pass.status!.json(p.part))) as Record<string, unknown>;

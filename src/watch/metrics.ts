@@ -31,6 +31,23 @@ export interface WatchMetrics {
 }
 
 /**
+ * What each engine's removals freed since its last run (each removed entry's `reclaimedBytes`): `end` closes that
+ * engine's run and answers the bytes of every engine's last run together.
+ */
+function freedByRun(): { add(host: string, bytes: number): void; end(host: string): number } {
+  const freeing = new Map<string, number>();
+  const last = new Map<string, number>();
+  return {
+    add: (host, bytes) => void freeing.set(host, (freeing.get(host) ?? 0) + bytes),
+    end(host) {
+      last.set(host, freeing.get(host) ?? 0);
+      freeing.delete(host);
+      return [...last.values()].reduce((a, b) => a + b, 0);
+    },
+  };
+}
+
+/**
  * `passes`: the list (`passes/index.ts`); those with `metrics.initial` are there from the start, the others once they
  * ran; a sweep pass's gauges come with each run of the sweep, every engine's last run added up.
  */
@@ -53,7 +70,8 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
   // others' series as they were). Filled once before the first run, so every family is there from the start.
   const lastCounts = new Map<string, EngineProfileCounts[]>();
   const initial = passes.flatMap((pass) => (pass.metrics?.initial !== undefined ? [{ pass, gauges: pass.metrics.initial }] : []));
-  let filling = fillRegistry(registry, { finishedAt: new Date(), durationSeconds: 0, success: true, counts: [], passes: initial });
+  let filling = fillRegistry(registry, { finishedAt: new Date(), durationSeconds: 0, success: true, counts: [], passes: initial, reclaimedBytes: 0 });
+  const freed = freedByRun();
   /** Each sweep pass's gauges of each engine's last run. */
   const lastSweeps = new Map<Pass, Map<string, unknown>>();
   const endRun = (host: string, durationMs: number, ok: boolean, counts: EngineProfileCounts[], sweepGauges: ReadonlyArray<{ pass: Pass; gauges: unknown }>) => {
@@ -64,7 +82,7 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
       const m = pass.metrics!;
       return { pass, gauges: [...byHost.values()].reduce((a, b) => (m.sum ? m.sum(a, b) : b), m.initial) };
     });
-    const run = { finishedAt: new Date(), durationSeconds: durationMs / 1000, success: ok, counts: [...lastCounts.values()].flat(), passes: summed };
+    const run = { finishedAt: new Date(), durationSeconds: durationMs / 1000, success: ok, counts: [...lastCounts.values()].flat(), passes: summed, reclaimedBytes: freed.end(host) };
     filling = filling.then(() => fillRegistry(registry, run));
   };
 
@@ -81,6 +99,7 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
           return;
         case 'removed':
           if (!ev.dryRun) removedTotal.inc({ host: ev.host, profile: profileOf(ev.entry.profile) });
+          freed.add(ev.host, ev.entry.reclaimedBytes ?? 0);
           return;
         case 'stopped':
           if (!ev.dryRun) stoppedTotal.inc({ host: ev.host, profile: profileOf(ev.entry.profile) });

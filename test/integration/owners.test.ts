@@ -93,8 +93,8 @@ describe('owned and abandoned sandboxes (a Docker engine in the pid namespace, r
     assert.deepEqual([kept.reason, kept.idleReason, kept.owner?.pid], ['running', 'owner-alive', gw.innerPid], JSON.stringify(kept));
     assert.equal(await fx.state(s1), 'running');
     assert.equal(await fx.state(s2), 'exited');
-    const table = await janitor(['list', ...sel]);
-    assert.match(table.stdout, new RegExp(`running \\(owner-alive: pid ${gw.innerPid}\\)`), table.stdout);
+    const table = await janitor(['list', ...sel, '--wide']);
+    assert.match(table.stdout, new RegExp(`  owner-alive: pid ${gw.innerPid}$`, 'm'), table.stdout);
     // status: the process found, and the counts.
     const st = JSON.parse((await janitor(['status', '--json', ...scope])).stdout) as {
       hermesProcesses: { processes: Array<{ pid: number; profile: string | null; since: string }> };

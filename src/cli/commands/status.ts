@@ -9,17 +9,24 @@ import type { HermesSettings } from '../../core/hermes-settings.js';
 import { PASSES } from '../../passes/index.js';
 import {
   type EngineCommandOptions, type RunPolicy, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, passInput, resolvePolicy, resolveTargets,
+  sayNotes,
   timeoutSignal,
 } from '../engine-options.js';
 import { type RunState, action, writeJson } from '../shared.js';
+import { homeScope, policyFlags, scopeOf, suggest } from '../advice.js';
 import { plural } from '../../util/plural.js';
 import { escapeControls } from '../../util/escape-controls.js';
 import { docsLine } from '../docs-page.js';
 
 const HELP = `
 Read-only: writes nothing, takes no lock.
-Exit codes: 0 nothing needs attention; 1 something does (containers past the threshold, a tripped breaker,
-            a stale reap lock); 2 bad usage; 3 an engine is unreachable (or did not answer within --timeout)`;
+
+Exit codes: 0 nothing needs attention
+            1 something does (containers past the threshold, a tripped
+              breaker, a stale reap lock)
+            2 bad usage
+            3 an engine is unreachable, is not a Docker engine, or did not
+              answer within --timeout`;
 
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = program
@@ -33,6 +40,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const files = await loadHomeConfig(targets.home, ctx, signal);
       const policy = await resolvePolicy(opts, ctx, files, targets, signal);
       const input = passInput(opts, ctx, files, { ...targets, profiles: policy.profiles, lifetimeSeconds: policy.lifetimeSeconds }, { command: 'status' });
+      sayNotes(targets, opts, ctx);
       let discoveryError: string | undefined;
       let noEngine: string | undefined;
       try {
@@ -49,8 +57,10 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const warnings: string[] = [];
       const maxStopBlocks = await maxBlocksFromEnv(ctx.env, warnings);
       const { gatherStatus } = await import('../../status/gather.js');
+      const scope = scopeOf(command, ctx);
       const { report, parts } = await gatherStatus({
         home: targets.home.home,
+        commands: { reap: suggest('reap', scope, policyFlags(ctx.argv)), restartGuardClear: suggest('restart-guard clear', homeScope(scope)) },
         selection: targets.selection,
         endpoints: targets.endpoints,
         ...(discoveryError ? { discoveryError } : {}),

@@ -93,6 +93,7 @@ export class NdjsonReporter implements Reporter {
       removed: r.removed.length, stopped: r.stopped.length, kept: r.kept.length, failed: r.failed.length, hosts: r.hosts,
       timedOut: r.timedOut,
       ...Object.fromEntries(ran.map((p) => [p.pass.name, counts(p.pass, p.result)])),
+      reclaimedBytes: r.reclaimed?.total ?? 0,
     });
   }
 

@@ -21,6 +21,7 @@ import { escapeControls } from '../../util/escape-controls.js';
  * line (the line's own text is the reporter's, free of controls).
  */
 const shown = (line: string) => `${escapeControls(line)}\n`;
+import { diskSize } from '../../core/sizes.js';
 
 export class TextReporter implements Reporter {
   private progress: Progress | null = null;
@@ -121,6 +122,8 @@ export class TextReporter implements Reporter {
           `kept ${r.kept.length}, failed ${r.failed.length}${parts} (threshold ${r.thresholdSeconds} s, ${scope}${r.dryRun ? ', dry run' : ''}).`,
       ),
     );
+    // As `docker container prune` ends: what the run freed.
+    if (r.reclaimed) ctx.stdout.write(shown(`${r.dryRun ? 'Space it would reclaim' : 'Total reclaimed space'}: ${diskSize(r.reclaimed.total)}`));
   }
 
   watchEvent(ev: WatchEvent): void {
