@@ -11,10 +11,12 @@
  * times are said narrow (`3h ago`), then profiles and hosts are shortened, then ids to the shortest prefix that
  * still tells them apart, then names to the least that does; REASON is never cut. `--wide` cuts nothing and shows every column, PROFILE and HOST included.
  */
-import { escapeControls } from '../util/escape-controls.js';
+import { createRequire } from 'node:module';
+import type CliTable3 from 'cli-table3';
 import type { Context } from '../context.js';
 import type { AgeStyle } from '../core/ages.js';
 import type { ListedEntry } from '../reaper/sweep-types.js';
+import { escapeControls } from '../util/escape-controls.js';
 import { finishedAgo, idleFor, shortId } from './render-containers.js';
 
 /** Columns between two cells. */
@@ -198,12 +200,21 @@ function fit(cols: Column[], columns: number): void {
   }
 }
 
-/** The table's lines: one per row under the header, the last column unpadded. */
+/** cli-table3 drawing no rules: columns `GAP` spaces apart, no padding, no colour of its own (the shape `docker ps` prints). */
+const NO_RULES = {
+  top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
+  left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: ' '.repeat(GAP),
+};
+
+/**
+ * The table's lines, laid out by cli-table3 (loaded here, on the first table: about 10 ms; it measures a cell's width as
+ * a terminal shows it): one per row under the header, no rules, trailing spaces trimmed.
+ */
 function plain(cols: Column[], bold: boolean): string {
-  const widths = cols.map(widthOf);
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join(' '.repeat(GAP)).trimEnd();
-  const top = line(cols.map((c) => c.head));
-  const rows = cols[0]!.cells.map((_, r) => line(cols.map((c) => c.cells[r]!)));
+  const Table = createRequire(import.meta.url)('cli-table3') as typeof CliTable3;
+  const table = new Table({ chars: NO_RULES, style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0, compact: true } });
+  table.push(cols.map((c) => c.head), ...cols[0]!.cells.map((_, r) => cols.map((c) => c.cells[r]!)));
+  const [top = '', ...rows] = table.toString().split('\n').map((l) => l.trimEnd());
   return [bold ? `\u001b[1m${top}\u001b[22m` : top, ...rows].join('\n');
 }
 
