@@ -122,7 +122,7 @@ describe('owned and abandoned sandboxes (a Docker engine in the pid namespace, r
     await sleep(2600);
     const stop = await reap();
     const stoppedBy = Date.now();
-    assert.deepEqual(stop.stopped.map((e) => e.id), [ours]);
+    assert.deepEqual(stop.stopped.map((e) => e.id), [ours], JSON.stringify(stop.kept.map((e) => [e.id === ours, e.reason, e.idleReason])));
     // An hour later as far as the exited rule goes (--as-of): past 2 x lifetime for both.
     const asOf = new Date(Date.now() + 3_600_000).toISOString();
     const retained = await reap(['--as-of', asOf, '--stopped-retention', '1h']);
