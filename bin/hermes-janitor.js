@@ -128,7 +128,10 @@ const run = (async function run(argv) {
   } catch (err) {
     missingBuild(err, argv);
   }
-  process.exit(await main(argv, undefined, { fastPathTried: true }));
+  const code = await main(argv, undefined, { fastPathTried: true });
+  // process.exit() drops what stdout and stderr still hold for a pipe: a large JSON report read slowly would be cut.
+  await Promise.all([process.stdout, process.stderr].map((s) => (s.writableLength > 0 ? new Promise((r) => s.write('', r)) : undefined)));
+  process.exit(code);
 });
 
 if (require.main === module) run(process.argv.slice(2));

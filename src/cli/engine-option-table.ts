@@ -5,7 +5,8 @@
  * path loads it at every shell start-up, so it imports no commander, no engine client, no config reader.
  */
 import {
-  DEFAULT_CONCURRENCY, DEFAULT_RUN_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_METRICS_FILE, ENV_STOP_IDLE, PROFILE_LABEL,
+  DEFAULT_CONCURRENCY, DEFAULT_METRICS_MAX_CONNECTIONS, DEFAULT_RUN_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_METRICS_FILE, ENV_STOP_IDLE,
+  PROFILE_LABEL,
 } from '../defaults.js';
 import { ValueError, parseDuration, parseInstant, parseWholeNumber } from '../core/parse-args.js';
 import { UsageError } from '../errors.js';
@@ -151,5 +152,10 @@ export const WATCH_OPTIONS: readonly OptionDecl[] = [
   {
     flag: '--metrics-listen', value: '<host:port>', parse: parseListenOption,
     description: 'serve Prometheus metrics on /metrics and health on /healthz (200 while every engine is connected)',
+  },
+  {
+    flag: '--metrics-max-connections', value: '<n>', parse: (v) => parseWholeNumber(v, '--metrics-max-connections', 1),
+    defaultValue: DEFAULT_METRICS_MAX_CONNECTIONS,
+    description: 'with --metrics-listen: connections served at once; more are refused (/healthz keeps a slot of its own)',
   },
 ];

@@ -17,6 +17,7 @@ import { PASSES, passOptions } from '../passes/index.js';
 import type { PassSettingsInput } from '../passes/types.js';
 import { ACTION_OPTIONS, ENGINE_OPTIONS, OUTPUT_OPTIONS } from './engine-option-table.js';
 import { addOptions, homeDirFrom, missingProfileHome, optionsOnly, warn } from './shared.js';
+import { escapeControls } from '../util/escape-controls.js';
 
 /** Options shared by `list` and `reap`. */
 export interface EngineCommandOptions {
@@ -212,7 +213,7 @@ async function judgeProfiles(
   const judged = await judgeRun(run, selection, {
     root: home.root, env: ctx.env, cwd: ctx.cwd, allProfiles: Boolean(opts.allProfiles), janitorReaps: janitorReaps(ctx.env), signal,
   });
-  for (const w of judged.warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
+  for (const w of judged.warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
   return { profiles: judged.profiles.map((p) => ({ profile: p.profile, home: p.home, hermes: p.settings, refused: p.refused })), rules: judged.rules };
 }
 
@@ -233,7 +234,7 @@ export async function loadHomeConfig(home: HermesHome, ctx: Pick<Context, 'env' 
   const config = await loadConfig(home.home, { signal });
   const { loadHermesSettings } = await import('../adapters/hermes-settings.js');
   const { settings, warnings, refused } = await loadHermesSettings({ home: home.home, env: ctx.env, cwd: ctx.cwd, config, signal });
-  for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
+  for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
   return { config, hermes: settings, refused };
 }
 
@@ -266,7 +267,7 @@ export async function discoverTargets(targets: EngineTargets, opts: { verbose?: 
     targets.endpoints = await discoverEndpoints(targets.endpoints, { env: ctx.env, homedir: ctx.homedir });
   }
   if (opts.verbose) {
-    for (const e of targets.endpoints) ctx.stderr.write(`hermes-janitor: engine ${e.host}: ${whyEngine(e)}\n`);
+    for (const e of targets.endpoints) ctx.stderr.write(`hermes-janitor: ${escapeControls(`engine ${e.host}: ${whyEngine(e)}`)}\n`);
   }
 }
 

@@ -7,6 +7,7 @@ import { GLOBAL_OPTIONS, GLOBAL_VALUE_FLAGS } from './global-options.js';
 import { commanderFlags } from './option-table.js';
 import type { CommandModule, RunState } from './shared.js';
 import { docsLine } from './docs-page.js';
+import { escapeControls } from '../util/escape-controls.js';
 
 /** A subcommand, loaded only when it is the one being run (so a hook never loads the engine client). */
 interface CommandEntry {
@@ -147,10 +148,10 @@ function report(err: unknown, ctx: Context, commanderError?: typeof CommanderErr
     return err.exitCode === 0 ? ExitCode.OK : ExitCode.USAGE;
   }
   if (err instanceof JanitorError) {
-    ctx.stderr.write(`hermes-janitor: ${err.message}\n`);
+    ctx.stderr.write(`hermes-janitor: ${escapeControls(err.message)}\n`);
     return err.exitCode;
   }
-  ctx.stderr.write(`hermes-janitor: unexpected error: ${errorMessage(err)}\n`);
+  ctx.stderr.write(`hermes-janitor: unexpected error: ${escapeControls(errorMessage(err))}\n`);
   if (ctx.env[ENV_DEBUG]) ctx.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
   return ExitCode.FAILED;
 }

@@ -6,7 +6,7 @@ import { dropToOwner, homeAccess, rootRules } from '../adapters/trust.js';
 import { type HermesHome, homeSource, resolveHermesHome } from '../hermes/home.js';
 import { ValueError } from '../core/parse-args.js';
 import { UsageError } from '../errors.js';
-import { escapeControls } from '../util/escape-controls.js';
+import { escapeControls, escapeJsonText } from '../util/escape-controls.js';
 import { type OptionDecl, commanderFlags } from './option-table.js';
 import { COMPLETION_VALUES } from './completion-values.js';
 import { versioned } from './json-schema.js';
@@ -120,7 +120,7 @@ export function missingProfileHome(cmd: Command, home: HermesHome): string | und
  * `--json` document goes through here and so carries `schemaVersion` first (json-schema.ts).
  */
 export function writeJson(ctx: Context, value: unknown): void {
-  for (const piece of jsonPieces(versioned(value))) ctx.stdout.write(piece);
+  for (const piece of jsonPieces(versioned(value))) ctx.stdout.write(escapeJsonText(piece));
 }
 
 /** The text of `JSON.stringify(value, null, 2) + '\n'`, top-level arrays of a plain object one element at a time. */
@@ -161,7 +161,7 @@ export function* jsonPieces(value: unknown): Generator<string> {
 }
 
 export function warn(ctx: Context, message: string): void {
-  ctx.stderr.write(`hermes-janitor: warning: ${message}\n`);
+  ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(message)}\n`);
 }
 
 /** 'a, b or c' */

@@ -26,6 +26,8 @@ export interface SandboxOwner {
 export interface OwnerView {
   /** Why owners cannot be seen (the engine is not on this host, the process table is hidden); null: they can. */
   blind: string | null;
+  /** `blind` is this: the janitor's pid namespace is not the host's (said once per run, not per sandbox). */
+  pidNamespace?: string;
   /** The living processes of this host that are hermes (command line), oldest first. */
   processes: readonly HermesProcess[];
 }
@@ -35,7 +37,7 @@ export interface OwnerView {
 export function ownerOf(view: OwnerView, profile: string | null): SandboxOwner | null {
   if (view.blind) return { pid: null, command: `(${view.blind}: every sandbox counts as owned)`, since: null, serves: 'all-profiles', why: view.blind };
   const p = view.processes.find((x) => x.hermes && (profile === null ? x.owns === null : mayServe(x, profile)));
-  return p ? { pid: p.pid, command: p.command, since: new Date(p.startedAtMs).toISOString(), serves: p.serves, why: p.why } : null;
+  return p ? { pid: p.pid, command: p.command, since: new Date(p.startedAtMs).toISOString(), serves: p.serves, why: p.ownsWhy } : null;
 }
 
 /** The view for an engine: blind when it is not on this host, or when other users' processes are hidden from here. */

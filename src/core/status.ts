@@ -113,6 +113,8 @@ export interface AttentionInput {
   toolLoopLooping: string[];
   /** What the passes' parts of the report say needs attention (a sandbox root that cannot be used, a refused temp directory, ...), one line each. */
   passProblems?: readonly string[];
+  /** The janitor's view of processes is partial: its pid namespace is not the host's (the line saying so). */
+  pidNamespace?: string | null;
   /**
    * Paths refused this run that no pass says (root over another user's home: a symlinked or FIFO state file, ...):
    * each one line naming it and why.
@@ -154,6 +156,7 @@ export function attention(a: AttentionInput): string[] {
     out.push(`stop-hook: ${a.stopHook.blocks} consecutive block(s) without progress (cap ${a.stopHook.maxBlocks}): the run is stalled`);
   }
   out.push(...(a.passProblems ?? []));
+  if (a.pidNamespace) out.push(a.pidNamespace);
   for (const r of a.refused ?? []) out.push(`refused: ${r}`);
   for (const e of a.hookErrors ?? []) {
     out.push(`${e.hook}: ${e.what} (seen ${e.count} time${e.count === 1 ? '' : 's'}, last ${ago(Date.parse(e.lastSeen), a.now ?? a.asOf)})`);

@@ -36,7 +36,7 @@ export const OWNERSHIP_CACHE_MS = 60_000;
 /** What a run read of roots and profiles, with when (ms). */
 export interface OwnershipCache {
   identities: Map<string, { at: number; value: Promise<string[]> }>;
-  roots: Map<string, { at: number; value: Promise<Pick<HermesProcess, 'serves' | 'owns' | 'why'>> }>;
+  roots: Map<string, { at: number; value: Promise<Pick<HermesProcess, 'serves' | 'owns' | 'ownsWhy'>> }>;
 }
 
 export function newOwnershipCache(): OwnershipCache {
@@ -83,14 +83,14 @@ class IdentityReader {
 }
 
 /** A process launched on a root: the profiles it serves, or why they cannot be told. */
-async function servedByRoot(root: string, p: HermesProcess, ids: IdentityReader): Promise<Pick<HermesProcess, 'serves' | 'owns' | 'why'>> {
-  const why = p.why;
+async function servedByRoot(root: string, p: HermesProcess, ids: IdentityReader): Promise<Pick<HermesProcess, 'serves' | 'owns' | 'ownsWhy'>> {
+  const why = p.ownsWhy;
   const untrusted = trusted(root);
-  if (untrusted) return { serves: 'all-profiles', owns: null, why: `${why}; ${untrusted}: every profile counts as served` };
+  if (untrusted) return { serves: 'all-profiles', owns: null, ownsWhy: `${why}; ${untrusted}: every profile counts as served` };
   const listed = await listProfileHomes(root);
-  if ('problem' in listed) return { serves: 'all-profiles', owns: null, why: `${why}; its profiles cannot be listed (${listed.problem}): every profile counts as served` };
+  if ('problem' in listed) return { serves: 'all-profiles', owns: null, ownsWhy: `${why}; its profiles cannot be listed (${listed.problem}): every profile counts as served` };
   if (listed.homes.length > MAX_PROFILES_PER_ROOT) {
-    return { serves: 'all-profiles', owns: null, why: `${why}; more than ${MAX_PROFILES_PER_ROOT} profiles under it: every profile counts as served` };
+    return { serves: 'all-profiles', owns: null, ownsWhy: `${why}; more than ${MAX_PROFILES_PER_ROOT} profiles under it: every profile counts as served` };
   }
   const config = await loadConfig(root);
   const allowlist = config.problem ? null : allowlistOf(config.data);
@@ -98,12 +98,12 @@ async function servedByRoot(root: string, p: HermesProcess, ids: IdentityReader)
   const homeOf = (n: string) => (n === 'default' ? root : path.join(root, 'profiles', n));
   const owns = (await Promise.all(names.map((n) => ids.of(n, homeOf(n), n === 'default' ? p.sharedKey : undefined)))).flat();
   const served = allowlist === null
-    ? { serves: 'all-profiles' as const, why: `${why}: it serves every profile under it` }
-    : { serves: 'allowlist' as const, why: `${why}: it serves default and gateway.multiplex_profile_allowlist (${allowlist.join(', ') || 'empty'}) of ${config.file}` };
+    ? { serves: 'all-profiles' as const, ownsWhy: `${why}: it serves every profile under it` }
+    : { serves: 'allowlist' as const, ownsWhy: `${why}: it serves default and gateway.multiplex_profile_allowlist (${allowlist.join(', ') || 'empty'}) of ${config.file}` };
   return { ...served, owns: [...new Set([...names, ...owns])] };
 }
 
-/** The table with each hermes process's `serves`, `owns` and `why` resolved from the files of what it serves. */
+/** The table with each hermes process's `serves`, `owns` and `ownsWhy` resolved from the files of what it serves. */
 export async function resolveOwnership<T extends { processes: HermesProcess[] }>(table: T, ctx: OwnershipContext): Promise<T> {
   const ids = new IdentityReader(ctx);
   const processes = await Promise.all(
@@ -111,7 +111,7 @@ export async function resolveOwnership<T extends { processes: HermesProcess[] }>
       const o = p.ownership;
       if (!p.hermes || !o) return p;
       if (o.serves === 'root') {
-        const key = `${o.root}\0${p.sharedKey ?? ''}\0${p.why}`;
+        const key = `${o.root}\0${p.sharedKey ?? ''}\0${p.ownsWhy}`;
         const make = () => servedByRoot(o.root, p, ids);
         return { ...p, ...(await (ctx.cache ? cached(ctx.cache.roots, key, make) : make())) };
       }

@@ -24,9 +24,10 @@ export interface HermesProcess {
   startedAtMs: number;
   /** Its command line, arguments joined by spaces (at most 200 characters; never its environment). */
   command: string;
-  /** It is hermes (`hermes/processes.ts`); `hermesWhy` says by what. */
+  /** It is hermes (`hermes/processes.ts`). */
   hermes: boolean;
-  hermesWhy?: string;
+  /** Why it counts as hermes (its entry point, module, checkout, venv...), for a person; absent when it does not. */
+  why?: string;
   /** Its program is a Python interpreter (hermes runs in one; used where unsure means keep). */
   python: boolean;
   /**
@@ -41,7 +42,7 @@ export interface HermesProcess {
   /** The label values it owns (profile names and their container identities); null: every one. */
   owns: string[] | null;
   /** Why it owns what it owns (shown). */
-  why: string;
+  ownsWhy: string;
   /** What `hermes/owned-profiles.ts` resolves `owns` from (a served root, a profile home), and where hermes lies. */
   ownership?: Ownership;
   places?: HermesPlace[];

@@ -4,6 +4,7 @@
  * are dropped.
  */
 import type { ContainerDetails, EngineClient } from '../adapters/engine.js';
+import type { EngineProcess } from '../adapters/pid-namespace.js';
 import { type IdleRecord, type StopRecord, decideStop, mergeIdleState, retentionEnd, mergeStops, observe, parseIdleState, processLimit } from '../core/idle.js';
 import { type OwnerView, type SandboxOwner, idleThresholdFor, ownerOf } from '../core/owners.js';
 import { DEFAULT_IDLE_AFTER_OWNED_SECONDS } from '../defaults.js';
@@ -71,22 +72,26 @@ export class IdleBook {
 
   /**
    * The owner of a sandbox of `profile` (`fresh`: from the process table read now; else as read at the start of the
-   * sweep), or null when it is abandoned.
+   * sweep), or null when it is abandoned. `sandbox`: the running container judged (its `State.Pid` can prove the
+   * janitor's view of processes the engine's). A partial view (the janitor's pid namespace is not the host's) is said
+   * once, as a warning of the run.
    */
-  async ownerFor(profile: string | null, fresh = false): Promise<SandboxOwner | null> {
+  async ownerFor(profile: string | null, sandbox: Pick<ContainerDetails, 'id' | 'pid'>, fresh = false): Promise<SandboxOwner | null> {
     if (!this.opts.owners) return null;
-    if (fresh || !this.ownerView) this.ownerView = await this.opts.owners(this.host);
-    return ownerOf(this.ownerView, profile);
+    if (fresh || !this.ownerView || this.ownerView.pidNamespace) await this.refreshOwners(sandbox);
+    return ownerOf(this.ownerView!, profile);
   }
-
   /** `ownerFor` from the view last read (`refreshOwners`), for a decision that cannot wait. */
   ownerNow(profile: string | null): SandboxOwner | null {
     return this.opts.owners && this.ownerView ? ownerOf(this.ownerView, profile) : null;
   }
 
-  /** Reads the process table afresh (right before a stop). */
-  async refreshOwners(): Promise<void> {
-    if (this.opts.owners) this.ownerView = await this.opts.owners(this.host);
+  /** Reads the process table afresh (right before a stop), with the sandbox judged as evidence of the pid namespace. */
+  async refreshOwners(sandbox: Pick<ContainerDetails, 'id' | 'pid'>): Promise<void> {
+    if (!this.opts.owners) return;
+    this.ownerView = await this.opts.owners(this.host, { id: sandbox.id, pid: sandbox.pid });
+    const partial = this.ownerView.pidNamespace;
+    if (partial && !this.warnings.includes(partial)) this.warnings.push(partial);
   }
 
   /** The idle threshold of a sandbox whose owner is `owner` (null: abandoned). */

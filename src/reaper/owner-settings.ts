@@ -2,18 +2,20 @@
  * The settings of owned and abandoned sandboxes (#30), resolved in one place: the idle threshold of an owned sandbox
  * (`--idle-after-owned`, `janitor.idle_after_owned`, default 24 h, `never` allowed), how long a sandbox the janitor
  * stopped is kept (`--stopped-retention`, `janitor.stopped_retention`, default 7 days), and the reader of the living
- * hermes processes that may own a sandbox (procfs, read afresh at each call).
+ * hermes processes that may own a sandbox (procfs, read afresh at each call; none at all, every sandbox owned, when
+ * the janitor's pid namespace is not the host's: `adapters/pid-namespace.ts`).
  */
 import type { HermesConfig } from '../adapters/config.js';
 import { DEFAULT_IDLE_AFTER_OWNED_SECONDS, DEFAULT_STOPPED_RETENTION_SECONDS } from '../defaults.js';
 import { IDLE_AFTER_OWNED, STOPPED_RETENTION, readJanitorSetting } from './janitor-settings.js';
 import type { OwnerView } from '../core/owners.js';
+import type { EngineProcess } from '../adapters/pid-namespace.js';
 
 export interface OwnerSettings {
   /** Seconds; null: an owned sandbox is never stopped. */
   idleAfterOwnedSeconds: number | null;
   stoppedRetentionSeconds: number;
-  owners: (engineHost: string) => Promise<OwnerView>;
+  owners: (engineHost: string, evidence?: EngineProcess) => Promise<OwnerView>;
 }
 
 /**
@@ -32,13 +34,16 @@ export async function resolveOwnerSettings(
   const procRoot = procRootOf(env);
   const { ownerViewOf } = await import('../core/owners.js');
   const { engineOnThisHost } = await import('../core/engine-place.js');
+  const { pidNamespaceProblem } = await import('../adapters/pid-namespace.js');
   const { newOwnershipCache, resolveOwnership } = await import('../hermes/owned-profiles.js');
   // One cache per run (per `watch`): the process table is read afresh at each call, a root's profiles once a minute.
   const where = { env, cwd: process.cwd(), cache: newOwnershipCache() };
   return {
     idleAfterOwnedSeconds: owned === undefined ? DEFAULT_IDLE_AFTER_OWNED_SECONDS : owned,
     stoppedRetentionSeconds: retention ?? DEFAULT_STOPPED_RETENTION_SECONDS,
-    owners: async (host) => {
+    owners: async (host, evidence) => {
+      const partial = engineOnThisHost(host) ? pidNamespaceProblem({ engineHost: host, evidence, procRoot }) : null;
+      if (partial) return { blind: partial, pidNamespace: partial, processes: [] };
       const table = listHermesProcesses({ procRoot });
       return ownerViewOf(engineOnThisHost(host) ? await resolveOwnership(table, where) : table, host);
     },

@@ -211,7 +211,8 @@ export class ReapSweep {
     };
     let outcome: StopOutcome;
     try {
-      await book.refreshOwners();
+      // Its init as last sampled is the evidence of the pid namespace (the inspect comes inside the re-check).
+      await book.refreshOwners({ id: row.id, pid: prev.last.pid ?? 0 });
       outcome = await reproveAndStop(req.engine, row.id, prev, { ...this.stopOptions(book), candidate });
     } catch (err) {
       if (!entry) return this.inspectAndJudge(row); // the inspect failed: the usual way decides (gone, failed, run over)
@@ -283,7 +284,7 @@ export class ReapSweep {
     const prev = book.prev(details.id);
     let owner: Awaited<ReturnType<IdleBook['ownerFor']>> = null;
     try {
-      owner = await book.ownerFor(base.profile);
+      owner = await book.ownerFor(base.profile, details);
     } catch (err) {
       if (this.guard.absorb(err)) return;
       return this.keep({ ...base, idleSeconds: null, idleReason: 'stats-unavailable', processes: null }, 'running');
@@ -360,7 +361,7 @@ export class ReapSweep {
     let outcome: StopOutcome;
     try {
       // Right before acting: its owners from the process table read now (a hermes started since lengthens the threshold).
-      const owner = await book.ownerFor(entry.profile, true);
+      const owner = await book.ownerFor(entry.profile, seen.details, true);
       if (owner && entry.idleSeconds < book.thresholdOf(owner)) return this.keep({ ...entry, owner, idleReason: 'owner-alive' }, 'running');
       outcome = await reproveAndStop(this.req.engine, entry.id, record, { ...this.stopOptions(book), inspected: seen.details });
     } catch (err) {

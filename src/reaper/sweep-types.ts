@@ -4,6 +4,7 @@
  * here, and `sweep.ts` holds the two functions that run them.
  */
 import type { EngineClient } from '../adapters/engine.js';
+import type { EngineProcess } from '../adapters/pid-namespace.js';
 import type { StateStore } from '../adapters/state-file.js';
 import type { IdleKeepReason } from '../core/idle.js';
 import type { KeepReason, Rule } from '../core/policy.js';
@@ -159,8 +160,10 @@ export interface IdleOptions {
    * The living hermes processes that may own this engine's sandboxes (what each owns resolved from the files of what
    * it serves: `hermes/owned-profiles.ts`), read afresh at each call (the start of a sweep,
    * and right before each stop). Omitted: owners are not considered (every sandbox is judged by `idleAfterSeconds`).
+   * `evidence`: the running container being judged, whose `State.Pid` can prove the janitor sees the engine's pid
+   * namespace (`adapters/pid-namespace.ts`).
    */
-  owners?: (engineHost: string) => Promise<OwnerView>;
+  owners?: (engineHost: string, evidence?: EngineProcess) => Promise<OwnerView>;
   /** Idle threshold of an owned sandbox, in seconds; null: never stopped (`--idle-after-owned never`). Default 24 h. */
   idleAfterOwnedSeconds?: number | null;
   /** How long a sandbox the janitor stopped is kept before the exited rule applies (`--stopped-retention`); default 0. */

@@ -28,6 +28,9 @@ import type { HermesProcess } from '../hermes/process-facts.js';
 import type { HermesInstallsStatus } from './hermes-installs.js';
 import type { Held } from '../hermes/judgement.js';
 import type { Pass, PassSettingsInput, StatusContext } from '../passes/types.js';
+import { pidNamespaceProblem } from '../adapters/pid-namespace.js';
+import { userNames } from '../adapters/user-names.js';
+import type { SandboxOwner } from '../core/owners.js';
 
 export interface EngineStatus {
   /** The address (null when discovery found none). */
@@ -78,7 +81,7 @@ export interface StatusReport {
    * Each running sandbox with its running `docker exec` sessions (`execs: [{id, ageSeconds, processes, command,
    * abandoned}]`); empty when no engine answered.
    */
-  runningSandboxes: Array<{ id: string; name: string; host: string; execs: ExecView[] }>;
+  runningSandboxes: Array<{ id: string; name: string; host: string; execs: ExecView[]; owner?: SandboxOwner }>;
   janitor: { sweeps: SweepStamp[]; locks: LockStatus[]; log: LogStatus };
   breakers: {
     restartGuard: { location: string; bootsInWindow: number; max: number; windowSeconds: number; tripped: boolean; problem: string | null };
@@ -115,8 +118,13 @@ export interface StatusReport {
    * `stopped-retained`; `blind`: engines whose owners cannot be seen, and why (every sandbox on them is owned).
    */
   sandboxOwners?: { owned: number; abandoned: number; stoppedRetained: number; blind: string[] };
-  /** The living processes of this host that could be hermes, and the profile each serves (null: every profile). */
+  /**
+   * The living processes of this host that could be hermes, and the profile each serves (null: every profile);
+   * `hidden`: why some may be missing (hidepid, unreadable command lines, a pid namespace that is not the host's).
+   */
   hermesProcesses?: { processes: HermesProcessStatus[]; hidden: string | null };
+  /** Why this janitor's view of processes is partial (its pid namespace is not the host's), or null. */
+  pidNamespace?: string | null;
   /**
    * The hermes installs found on this host (behind each living hermes process, and the `hermes` on PATH), each with
    * its version and commit, against the newest hermes this janitor was checked against.
@@ -155,6 +163,12 @@ export interface TrustRefusal {
 export interface HermesProcessStatus {
   pid: number;
   uid: number;
+  /** Its user's name on this system (null: no such entry in /etc/passwd). */
+  user: string | null;
+  /** Why it counts as hermes (its entry point, module, checkout, venv...). */
+  why: string;
+  /** Running sandboxes it makes owned (it is the first living hermes that may serve their profile). */
+  owns: number;
   /** The profile it serves; null: every profile (`profileUnknown` says why). */
   profile: string | null;
   profileUnknown: string | null;
@@ -163,10 +177,8 @@ export interface HermesProcessStatus {
   command: string;
   /** What it serves (`all-profiles` also when that cannot be verified), the label values it owns (null: all), and why. */
   serves: HermesProcess['serves'];
-  owns: string[] | null;
-  why: string;
-  /** Why it counts as hermes (its entry point, module, checkout, venv...). */
-  hermesWhy: string | null;
+  labels: string[] | null;
+  ownsWhy: string;
 }
 
 export interface StatusRequest {
@@ -358,18 +370,25 @@ async function breakers(home: string, now: Date, env: Record<string, string | un
 }
 
 /**
- * The living hermes processes of this host (from the table every pass that judges by them is given too), what each
- * owns resolved from the files of what it serves, and the hermes installs behind them and on PATH.
+ * The living hermes processes of this host (from the table every pass that judges by them is given too): who each is
+ * (user, pid, command, why it counts as hermes), what it serves and owns (resolved from the files of what it serves)
+ * and how many running sandboxes it makes owned; `partial`: why the table shows only some (a pid namespace that is not
+ * the host's). With them the hermes installs behind them and on PATH.
  */
-async function hermesProcesses(table: ProcessTable, env: Record<string, string | undefined>): Promise<Pick<StatusReport, 'hermesProcesses' | 'hermesInstalls'>> {
+async function hermesProcesses(
+  table: ProcessTable, running: StatusReport['runningSandboxes'], partial: string | null, env: Record<string, string | undefined>,
+): Promise<Pick<StatusReport, 'hermesProcesses' | 'hermesInstalls'>> {
   const { resolveOwnership } = await import('../hermes/owned-profiles.js');
   const owned = await resolveOwnership(table, { env, cwd: process.cwd() });
+  const names = userNames();
+  const owns = (pid: number) => running.filter((r) => r.owner?.pid === pid).length;
   const hermes: HermesProcessStatus[] = owned.processes.filter((p) => p.hermes).map((p) => ({
-    pid: p.pid, uid: p.uid, profile: p.profile, profileUnknown: p.profileUnknown ?? null, since: new Date(p.startedAtMs).toISOString(), command: p.command,
-    serves: p.serves, owns: p.owns, why: p.why, hermesWhy: p.hermesWhy ?? null,
+    pid: p.pid, uid: p.uid, user: names.get(p.uid) ?? null, why: p.why ?? 'its command line names hermes', owns: owns(p.pid), profile: p.profile,
+    profileUnknown: p.profileUnknown ?? null, since: new Date(p.startedAtMs).toISOString(), command: p.command,
+    serves: p.serves, labels: p.owns, ownsWhy: p.ownsWhy,
   }));
   const { hermesInstalls } = await import('./hermes-installs.js');
-  return { hermesProcesses: { processes: hermes, hidden: table.hidden }, hermesInstalls: hermesInstalls(owned.processes, env.PATH) };
+  return { hermesProcesses: { processes: hermes, hidden: partial ?? table.hidden }, hermesInstalls: hermesInstalls(owned.processes, env.PATH) };
 }
 
 /**
@@ -407,12 +426,15 @@ async function surveyContainers(
   const entries: ListedEntry[] = across.results.flatMap((r) => r.containers);
   const running = entries.filter((e) => e.state.toLowerCase() === 'running');
   return {
-    runningSandboxes: running.map((e) => ({ id: e.id, name: e.name, host: e.host, execs: e.execs ?? [] })),
+    runningSandboxes: running.map((e) => ({ id: e.id, name: e.name, host: e.host, execs: e.execs ?? [], ...(e.owner ? { owner: e.owner } : {}) })),
     sandboxOwners: {
       owned: running.filter((e) => e.owner).length,
       abandoned: running.filter((e) => !e.owner).length,
       stoppedRetained: entries.filter((e) => e.reason === 'stopped-retained').length,
-      blind: req.idle?.owners ? (await Promise.all(live.map(async (e) => (await req.idle!.owners!(e.host)).blind))).filter((b): b is string => b !== null) : [],
+      // Each reason once (a partial view of processes is the same for every engine).
+      blind: req.idle?.owners
+        ? [...new Set((await Promise.all(live.map(async (e) => (await req.idle!.owners!(e.host)).blind))).filter((b): b is string => b !== null))]
+        : [],
     },
     containers: { ...countContainers(entries), failed: across.results.reduce((n, r) => n + r.failed.length, 0), timedOut: across.timedOut },
   };
@@ -433,12 +455,14 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
   // No engine at all on this host is not an unreachable one.
   const unreachable = engines.filter((e) => !e.reachable && !(req.noEngine && e.host === null)).map((e) => e.host ?? '(none found)');
   const table = listHermesProcesses({ python: true, procRoot: procRootOf(req.env) });
+  // After the sweep: a running sandbox's State.Pid may have proved the janitor's pid namespace the engine's.
+  const partial = pidNamespaceProblem({ engineHost: null, procRoot: procRootOf(req.env) });
   const passCtx: StatusContext = {
     engines: live.filter((e) => !unreachable.includes(e.host)), unreachable, now: req.now, signal: req.signal, processes: table,
   };
   const withStatus = req.passes.filter((p) => p.status);
   const [host, partList, sweeps, locks, log, brk] = await Promise.all([
-    hermesProcesses(table, req.env),
+    hermesProcesses(table, runningSandboxes, partial, req.env),
     Promise.all(withStatus.map(async (pass): Promise<PassPart> => ({ pass, part: await pass.status!.gather(req.passInput, passCtx) }))),
     readStamps(req.home, req.now),
     readLocks(req.home),
@@ -461,6 +485,7 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
     stopHook: { stalled: brk.stopHook.stalled, blocks: brk.stopHook.blocks, maxBlocks: brk.stopHook.maxBlocks, problem: brk.stopHook.problem },
     toolLoopLooping: brk.toolLoop.looping,
     passProblems: partList.flatMap((p) => p.pass.status!.attention?.(p.part) ?? []),
+    pidNamespace: partial,
     hookErrors: [...brk.stopHook.hookErrors, ...brk.toolLoop.hookErrors],
     now: req.now,
     ...(req.commands ? { commands: req.commands } : {}),
@@ -480,6 +505,7 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
     ...(req.noEngine ? { noEngine: req.noEngine } : {}),
     ...(sandboxOwners ? { sandboxOwners } : {}),
     ...host,
+    pidNamespace: partial,
     ...keys('host'),
     breakers: brk,
     trust,

@@ -191,7 +191,7 @@ describe('hermes processes: this host (real processes)', () => {
       assert.equal(found.hermes, true);
       assert.match(found.command, /^hermes 600$/);
       assert.equal(found.serves, 'profile');
-      assert.match(found.hermesWhy ?? '', /entry point hermes/);
+      assert.match(found.why ?? '', /entry point hermes/);
       assert.doesNotMatch(JSON.stringify(found), /sk-never-read/);
       // btime is whole seconds: within a second (and the spawn) of the clock.
       assert.ok(found.startedAtMs >= before - 1500 && found.startedAtMs <= Date.now() + 1000, `${found.startedAtMs} vs ${before}`);

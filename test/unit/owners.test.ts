@@ -12,7 +12,7 @@ import { idleThresholdFor, ownerOf, ownerViewOf } from '../../src/core/owners.js
 
 const proc = (p: Partial<HermesProcess> & { pid: number }): HermesProcess => ({
   uid: 0, startedAtMs: Date.parse('2026-11-27T10:00:00Z'), command: 'hermes gateway', hermes: true, python: false, profile: 'work',
-  serves: 'profile', owns: [p.profile ?? 'work'], why: 'HERMES_HOME names profile work', ...p,
+  serves: 'profile', owns: [p.profile ?? 'work'], ownsWhy: 'HERMES_HOME names profile work', why: 'entry point hermes', ...p,
 });
 const table = (processes: HermesProcess[], hidden: string | null = null, blindUids: Set<number> | null = new Set()) => ({ processes, hidden, blindUids, readable: true });
 

@@ -35,6 +35,7 @@ import { firstProblem } from '../report/text-reporter.js';
 import { REAP_OPTIONS } from '../engine-option-table.js';
 import { type RunState, action, addOptions } from '../shared.js';
 import { docsLine } from '../docs-page.js';
+import { escapeControls } from '../../util/escape-controls.js';
 
 interface ReapOptions extends EngineCommandOptions, ActionOptions {
   dryRun?: boolean;
@@ -86,7 +87,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         return code;
       } catch (err) {
         if (!opts.failOpen || err instanceof UsageError) throw err;
-        if (!opts.quiet) ctx.stderr.write(`hermes-janitor: reap did not complete (${errorMessage(err)}); continuing (--fail-open)\n`);
+        if (!opts.quiet) ctx.stderr.write(`hermes-janitor: reap did not complete (${escapeControls(errorMessage(err))}); continuing (--fail-open)\n`);
         return ExitCode.OK;
       } finally {
         if (metricsFile && record.attempted) await recordMetrics(ctx, metricsFile, record, started, opts.quiet === true);
@@ -120,7 +121,7 @@ async function recordMetrics(ctx: Context, file: string, record: RunRecord, star
     });
     await writeMetricsFile(file, text);
   } catch (err) {
-    if (!quiet) ctx.stderr.write(`hermes-janitor: warning: cannot write the metrics file ${file} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)})\n`);
+    if (!quiet) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(`cannot write the metrics file ${file} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)})`)}\n`);
   }
 }
 
@@ -303,13 +304,15 @@ async function engineFreeRun(run: ReapRun, record: RunRecord, why: { noEngine: s
   const { opts, policy, dryRun } = run;
   const done = await runPasses(PASSES, run.passes.filter((p) => p.pass.place === 'host'), passContext(run, []), null);
   record.passes = done.gauges;
-  const code = 'error' in why ? ExitCode.ENGINE : passFailures(done.results) > 0 ? ExitCode.FAILED : ExitCode.OK;
+  // Cut short by --timeout: the run timed out (exit 3), as a sweep that did.
+  const timedOut = passesCutShort(done.results);
+  const code = 'error' in why || timedOut ? ExitCode.ENGINE : passFailures(done.results) > 0 ? ExitCode.FAILED : ExitCode.OK;
   record.success = code === ExitCode.OK;
   record.counts = [];
   const hosts = 'error' in why ? [{ host: '(discovery)', reachable: false, error: why.error }] : [];
   await run.reporter.reapResult({
     dryRun, asOf: policy.asOf, thresholdSeconds: policy.thresholdSeconds, profile: run.targets.selection.profile, stopIdle: policy.stopIdle,
-    idleAfterSeconds: policy.idleAfterSeconds, removed: [], stopped: [], kept: [], failed: [], hosts, timedOut: false,
+    idleAfterSeconds: policy.idleAfterSeconds, removed: [], stopped: [], kept: [], failed: [], hosts, timedOut,
     timeoutSeconds: opts.timeout / 1000, warnings: [], failOpen: Boolean(opts.failOpen), ...('noEngine' in why ? { noEngine: why.noEngine } : {}),
     passes: done.results,
   });
@@ -412,7 +415,7 @@ async function recordSweep(run: ReapRun, across: AcrossEngines<ReapResult>): Pro
     across.results.map(async (r, i) => {
       if (r.interrupted) return;
       await writeStamp(oncePerStamps(home.home, selection, [endpoints[i]!])[0]!, now, across.hosts[i]!.host, selection).catch((err) => {
-        if (!run.opts.quiet) run.ctx.stderr.write(`hermes-janitor: warning: cannot record the sweep stamp (${errorMessage(err)})\n`);
+        if (!run.opts.quiet) run.ctx.stderr.write(`hermes-janitor: warning: cannot record the sweep stamp (${escapeControls(errorMessage(err))})\n`);
       });
     }),
   );

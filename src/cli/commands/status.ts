@@ -81,7 +81,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         passes: PASSES,
         passInput: input,
       });
-      for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
+      for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
       const profiles = policy.profiles.map((p) => ({ profile: p.profile, home: p.home, settings: p.hermes, refused: p.refused }));
       const identity = {
         identities: profileValuesOf(targets.selection), held: policy.held,
@@ -107,7 +107,7 @@ function renderProfiles(profiles: Array<{ profile: string; home: string; setting
       : 'settings unreadable';
     out.push(`  ${profile} (${home}): ${settings}${refused ? `; REFUSED by hermes (${refused}): nothing removed or stopped for it` : ''}`);
   }
-  return `${out.join('\n')}\n`;
+  return shownLines(out);
 }
 
 /** The run's container identities, and the labels nothing is removed or stopped for. */
@@ -175,9 +175,13 @@ function renderProcesses(r: StatusReport): string[] {
   const hp = r.hermesProcesses;
   if (hp) {
     out.push(`hermes processes on this host: ${hp.processes.length}${hp.hidden ? ` (some may be missing: ${hp.hidden})` : ''}`);
-    for (const p of hp.processes.slice(0, 10)) {
-      out.push(`  pid ${p.pid} (uid ${p.uid}), ${servedText(p)}, running since ${p.since}: ${p.command.slice(0, 80)}`);
-      out.push(`    owns: ${p.why}${p.hermesWhy ? `; hermes by its ${p.hermesWhy}` : ''}`);
+    // Those that make sandboxes owned first: who keeps them from being stopped, what each serves, why it counts as hermes.
+    const shown = [...hp.processes].sort((a, b) => b.owns - a.owns).slice(0, 10);
+    for (const p of shown) {
+      const owns = p.owns ? `, makes ${plural(p.owns, 'running sandbox', 'running sandboxes')} owned` : '';
+      out.push(`  pid ${p.pid}, user ${p.user ?? '?'} (uid ${p.uid}), ${servedText(p)}, running since ${p.since}${owns}: ${p.command.slice(0, 80)}`);
+      out.push(`    serves: ${p.ownsWhy}`);
+      out.push(`    counts as hermes: ${p.why}`);
     }
     if (hp.processes.length > 10) out.push(`  ... and ${hp.processes.length - 10} more`);
   }
@@ -187,9 +191,9 @@ function renderProcesses(r: StatusReport): string[] {
 
 /** What a hermes process serves, in a few words. */
 function servedText(p: HermesProcessStatus): string {
-  const owns = p.owns === null ? 'every profile' : p.owns.join(', ');
-  if (p.serves === 'profile') return `profile ${p.profile ?? owns}${p.owns && p.owns.length > 1 ? ` (labels ${owns})` : ''}`;
-  return `${p.serves} (${owns})`;
+  const labels = p.labels === null ? 'every profile' : p.labels.join(', ');
+  if (p.serves === 'profile') return `profile ${p.profile ?? labels}${p.labels && p.labels.length > 1 ? ` (labels ${labels})` : ''}`;
+  return `${p.serves} (${labels})`;
 }
 
 /** The hermes installs found, against the newest hermes this janitor knows. */
@@ -318,7 +322,15 @@ export function render(r: StatusReport, now: Date, more: { settings?: RunPolicy[
     out.push('Needs attention');
     for (const line of r.attention) out.push(`  - ${line}`);
   }
-  return `${out.join('\n')}\n`;
+  return shownLines(out);
+}
+
+/**
+ * The report's lines through the one escaper: exec command lines, container names, paths, profiles and process
+ * command lines are others' words, and none may reach the terminal as a control (an agent's ESC, CR, OSC 8 link).
+ */
+function shownLines(lines: readonly string[]): string {
+  return `${lines.map((l) => escapeControls(l)).join('\n')}\n`;
 }
 
 /** The idle rule as `reap` would judge it, reading the observations `reap` and `list` recorded without writing. */

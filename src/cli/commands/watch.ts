@@ -23,6 +23,7 @@ import { docsLine } from '../docs-page.js';
 interface WatchOptions extends EngineCommandOptions, ActionOptions {
   dryRun?: boolean;
   metricsListen?: { host: string | undefined; port: number };
+  metricsMaxConnections: number;
 }
 
 const HELP = `
@@ -73,6 +74,9 @@ interface WatchRun {
 async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Promise<number> {
   if (opts.json) throw new UsageError('watch streams its output: use --log-format json for NDJSON instead of --json');
   if (opts.asOf) throw new UsageError('--as-of does not apply to watch: it judges ages as of each moment it acts');
+  if (!opts.metricsListen && command.getOptionValueSource('metricsMaxConnections') === 'cli') {
+    throw new UsageError('--metrics-max-connections needs --metrics-listen: give the address to serve metrics on');
+  }
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
   const reporter = await chooseReporter(ctx, opts);
   const targets = resolveTargets(command, opts, ctx);
@@ -131,6 +135,7 @@ function answersOf(watchers: ReadonlyArray<{ engine: EngineAnswer['engine']; sta
 function passDeps(run: WatchRun, metrics: boolean): WatchPassesDeps {
   const deps: WatchPassesDeps = {
     ctx: run.ctx, reporter: run.reporter, dryRun: run.dryRun, stopping: run.stopping, answers: () => [], healthy: () => false,
+    timeoutMs: run.sweepTimeoutMs,
     input: () => ({
       input: passInput(run.opts, run.ctx, run.files, { ...run.targets, profiles: run.policy.passProfiles, lifetimeSeconds: run.policy.lifetimeSeconds }, {
         command: 'watch', metrics,
@@ -189,7 +194,7 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
       const listen = opts.metricsListen;
       const srv = await serveMetrics(listen, metrics, () => service.healthy, () => {
         for (const w of service.watchers) metrics?.setTracked(w.host, w.tracked);
-      }).catch((err: unknown) => {
+      }, opts.metricsMaxConnections).catch((err: unknown) => {
         throw new UsageError(`cannot listen on --metrics-listen ${listen.host ?? ''}:${listen.port} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}): pick a free address`);
       });
       closeServer = srv.close;

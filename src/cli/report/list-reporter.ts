@@ -75,7 +75,7 @@ class TextListReporter implements ListReporter {
   sweepEvent(): void {}
   async result(r: ListReport): Promise<void> {
     const { ctx } = this;
-    const say = (line: string) => ctx.stderr.write(`hermes-janitor: ${line}\n`);
+    const say = (line: string) => ctx.stderr.write(`hermes-janitor: ${escapeControls(line)}\n`);
     for (const line of hostProblems(r.hosts)) say(line);
     if (!this.quiet) for (const w of r.warnings) say(`warning: ${w}`);
     for (const f of r.failed) say(`cannot inspect ${f.id.slice(0, 12)} ${escapeControls(f.name)}: ${f.error}`);
@@ -90,7 +90,7 @@ class TextListReporter implements ListReporter {
     // At a terminal the summary follows the table; piped, stdout holds the table alone (as docker ps prints it) and
     // the summary goes to stderr.
     const tty = Boolean(ctx.stdout.isTTY);
-    const note = (line: string) => (tty ? ctx.stdout.write(`${line}\n`) : say(line));
+    const note = (line: string) => (tty ? ctx.stdout.write(`${escapeControls(line)}\n`) : say(line));
     if (r.containers.length > 0 || !tty) {
       ctx.stdout.write(`${renderListTable(ctx, r.containers, { asOf, showHost: r.hosts.length > 1, wide: r.wide })}\n`);
     }
