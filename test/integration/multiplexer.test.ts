@@ -3,8 +3,9 @@
  * - one gateway serves every profile: a stand-in `<dir>/hermes gateway run` with HERMES_HOME=<root> owns `default`
  *   and every `<root>/profiles/<name>` (all three idle sandboxes kept, owner-alive), or `default` and the root
  *   config.yaml's `gateway.multiplex_profile_allowlist` (the other one stopped); `hermes -p NAME` alone owns NAME;
- *   `bash <dir>/hermes-notes/backup.sh` owns nothing. Stand-ins and the janitor share a pid namespace of their own,
- *   so other processes of a shared machine (another helper's stand-ins, hermes itself) do not count.
+ *   `bash <dir>/hermes-notes/backup.sh` owns nothing. Stand-ins, the janitor and a Docker engine of their own (a
+ *   private dockerd) share a pid namespace of their own, so other processes of a shared machine (another helper's
+ *   stand-ins, hermes itself) do not count, and the janitor's view is the engine's (proved by `State.Pid`).
  * - a routed profile's settings: the janitor's own TERMINAL_LIFETIME_SECONDS=30 does not shorten a profile's
  *   threshold (an exited sandbox finished 300 s ago is kept: threshold 600); `status --json` shows both readings.
  * - shared identities: `terminal.docker_shared_container_key: team` selects `hermes-profile=team-<sha256("team")[:12]>`;
@@ -13,11 +14,12 @@
  * - `status` names a hermes checkout with its version and commit, and flags a venv newer than this janitor knows.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { emptyManagedDir, runCli, tempDir } from '../helpers/cli.js';
 import { ENGINE_KIND, EngineFixture, RUN_LABEL, requireEngine } from '../helpers/docker.js';
+import { SecondDockerd } from '../helpers/second-dockerd.js';
 import { type StandIn, pidNamespace, runCliAs, standInScript, startStandIn } from '../helpers/owners.js';
 import { failUnderCi, skipUnless } from '../helpers/preconditions.js';
 
@@ -29,11 +31,12 @@ interface StatusJson {
   settings: Record<string, { value: unknown; source: string; used?: string; readings?: Reading[] }>;
   identities: string[] | null;
   held: Record<string, { reason: string; why: string }>;
-  hermesProcesses: { processes: Array<{ pid: number; serves: string; owns: string[] | null; why: string }> };
+  hermesProcesses: { processes: Array<{ pid: number; serves: string; labels: string[] | null; ownsWhy: string; why: string; owns: number }> };
   hermesInstalls: { known: { version: string }; installs: Array<{ kind: string; dir: string; version: string | null; commit: string | null; newerThanKnown: boolean | null; foundBy: string[] }> };
 }
 
 const root = process.getuid?.() === 0 ? false : 'needs root (a pid namespace of its own, and other users\' process environments)';
+const dockerd = root || (!existsSync('/usr/sbin/dockerd') && !existsSync('/usr/bin/dockerd') ? 'needs dockerd (an engine in the pid namespace)' : false);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TEAM = 'team-ca8b22d0db83'; // python3 -c "import hashlib; print('team-' + hashlib.sha256(b'team').hexdigest()[:12])"
 
@@ -75,10 +78,35 @@ describe(`hermes as it runs today (${ENGINE_KIND}): owners under the multiplexer
     tmp.cleanup();
   });
 
-  describe('owners under the multiplexer (real processes)', () => {
-    const sel = ['--all-profiles', ...mine, '--stop-idle', '--idle-after', '2s', '--idle-after-owned', '1h'];
+  /**
+   * A Docker engine of its own in the pid namespace (whatever engine the rest runs on): the janitor sees its
+   * processes there (proved by the containers' State.Pid), as it must to tell owners (pid-namespace.test.ts).
+   */
+  describe('owners under the multiplexer (real processes, a Docker engine in the pid namespace)', { skip: skipUnless(dockerd) }, () => {
+    const ofx = new EngineFixture();
+    const omine = ['--label', 'hermes-agent=1', '--label', `${RUN_LABEL}=${ofx.runId}`];
+    const shared = process.env.DOCKER_HOST;
+    let engine: SecondDockerd | undefined;
+    before(async () => {
+      failUnderCi(dockerd);
+      const started = await SecondDockerd.start(ns.prefix);
+      if ('unavailable' in started) throw new Error(started.unavailable);
+      engine = started;
+      // The fixture's docker CLI calls go to that engine.
+      process.env.DOCKER_HOST = engine.host;
+    });
+    afterEach(async () => {
+      await ofx.removeContainers();
+    });
+    after(async () => {
+      await ofx.cleanup();
+      await engine?.cleanup();
+      if (shared === undefined) delete process.env.DOCKER_HOST;
+      else process.env.DOCKER_HOST = shared;
+    });
+    const sel = ['--all-profiles', ...omine, '--stop-idle', '--idle-after', '2s', '--idle-after-owned', '1h'];
     const janitor = async (args: string[]) => {
-      const r = await runCliAs(null, args, env(), ns.prefix);
+      const r = await runCliAs(null, args, env({ DOCKER_HOST: engine!.host }), ns.prefix);
       assert.equal(r.code, 0, `exit ${r.code}: ${r.stderr}${r.stdout}`);
       return r;
     };
@@ -102,10 +130,10 @@ describe(`hermes as it runs today (${ENGINE_KIND}): owners under the multiplexer
     };
 
     it('a gateway on the root owns default and every profile; with an allowlist, default and the listed; -p NAME owns NAME; hermes-notes/ owns nothing', async () => {
-      const [w, o] = [`${fx.profile}w`, `${fx.profile}o`];
+      const [w, o] = [`${ofx.profile}w`, `${ofx.profile}o`];
       const r = hermesRoot(w, o);
       const [sd, sw, so] = await Promise.all([
-        fx.create({ state: 'running', profile: 'default' }), fx.create({ state: 'running', profile: w }), fx.create({ state: 'running', profile: o }),
+        ofx.create({ state: 'running', profile: 'default' }), ofx.create({ state: 'running', profile: w }), ofx.create({ state: 'running', profile: o }),
       ]);
       const gw = await start(stand.script, { HERMES_HOME: r }, ['gateway', 'run']);
       // The first sample starts each proof; the next run, past the short threshold, decides.
@@ -129,10 +157,10 @@ describe(`hermes as it runs today (${ENGINE_KIND}): owners under the multiplexer
         const k = byId(allow.kept, id)!;
         assert.deepEqual([k.owner?.pid, k.owner?.serves], [gw.innerPid, 'allowlist'], JSON.stringify(k));
       }
-      assert.equal(await fx.state(so), 'exited');
-      const st = JSON.parse((await janitor(['status', '--json', '--all-profiles', ...mine])).stdout) as StatusJson;
+      assert.equal(await ofx.state(so), 'exited');
+      const st = JSON.parse((await janitor(['status', '--json', '--all-profiles', ...omine])).stdout) as StatusJson;
       const shown = st.hermesProcesses.processes.find((p) => p.pid === gw.innerPid)!;
-      assert.deepEqual([shown.serves, shown.owns], ['allowlist', ['default', w]]);
+      assert.deepEqual([shown.serves, shown.labels, shown.owns], ['allowlist', ['default', w], 2]);
 
       // The gateway gone: `hermes -p w` alone owns only w.
       await gw.kill();
@@ -148,7 +176,10 @@ describe(`hermes as it runs today (${ENGINE_KIND}): owners under the multiplexer
       await start(stand.notHermes, { HERMES_HOME: r }, []);
       const none = await reapUntilStopped(sw);
       assert.deepEqual(none.stopped.map((e) => e.id), [sw], JSON.stringify(none));
-      const table = await janitor(['status', '--json', ...mine]);
+      // No running sandbox is left to prove the janitor's pid namespace the engine's: status says its view may be
+      // partial (exit 1), and lists no hermes process all the same.
+      const table = await runCliAs(null, ['status', '--json', ...omine], env({ DOCKER_HOST: engine!.host }), ns.prefix);
+      assert.ok(table.code === 0 || table.code === 1, `exit ${table.code}: ${table.stderr}`);
       assert.deepEqual((JSON.parse(table.stdout) as StatusJson).hermesProcesses.processes, []);
     });
   });

@@ -22,7 +22,7 @@ describe('owners', () => {
     assert.deepEqual(ownerOf(view, 'work'), { pid: 10, command: 'hermes gateway', since: '2026-11-27T10:00:00.000Z', serves: 'profile', why: 'HERMES_HOME names profile work' });
     assert.equal(ownerOf(view, 'ops'), null, 'a Python interpreter that does not name hermes owns nothing');
     assert.equal(ownerOf(view, 'other'), null);
-    const any = ownerViewOf(table([proc({ pid: 12, profile: null, owns: null, serves: 'all-profiles', why: 'its environment cannot be read (EACCES)' })]), 'unix:///run/podman/podman.sock');
+    const any = ownerViewOf(table([proc({ pid: 12, profile: null, owns: null, serves: 'all-profiles', ownsWhy: 'its environment cannot be read (EACCES)' })]), 'unix:///run/podman/podman.sock');
     assert.equal(ownerOf(any, 'whatever')?.pid, 12);
     assert.equal(ownerOf(any, null)?.pid, 12);
     assert.equal(ownerOf(any, 'whatever')?.serves, 'all-profiles');
@@ -30,7 +30,7 @@ describe('owners', () => {
   });
 
   it('a gateway owns the labels it serves (its profiles and their container identities), and nothing else', () => {
-    const gw = proc({ pid: 20, profile: null, serves: 'allowlist', owns: ['default', 'work', 'team-0123456789ab'], why: 'the gateway launched on the hermes root /r: allowlist' });
+    const gw = proc({ pid: 20, profile: null, serves: 'allowlist', owns: ['default', 'work', 'team-0123456789ab'], ownsWhy: 'the gateway launched on the hermes root /r: allowlist' });
     const view = ownerViewOf(table([gw]), 'unix:///s');
     for (const l of ['default', 'work', 'team-0123456789ab']) assert.equal(ownerOf(view, l)?.pid, 20, l);
     assert.equal(ownerOf(view, 'other'), null);

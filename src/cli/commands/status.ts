@@ -201,7 +201,7 @@ function renderInstalls(r: StatusReport): string[] {
   const h = r.hermesInstalls;
   if (!h) return [];
   const out = [`hermes installs (this janitor knows hermes up to ${h.known.version} of ${h.known.releaseDate}, commit ${h.known.commit.slice(0, 12)})`];
-  if (h.installs.length === 0) out.push('  none found (no living hermes process, no hermes on PATH)');
+  if (h.installs.length === 0) out.push('  none found (no hermes checkout, venv or package behind a living hermes process or the hermes on PATH)');
   for (const i of h.installs) {
     const version = i.version ?? 'version unknown';
     const commit = i.commit ? `, commit ${i.commit.slice(0, 12)}` : '';
