@@ -304,7 +304,9 @@ describe(`image budget (${ENGINE_KIND})`, () => {
   });
 
   it('--fail-open with an image pass that fails: exit 0 and one line on stderr naming it', async () => {
-    const { env } = homeFor('fail-open');
+    const { env, state } = homeFor('fail-open');
+    // The profile's home exists: a missing one is a warning line of its own (a mistyped profile?).
+    mkdirSync(path.dirname(path.dirname(state)), { recursive: true });
     await fx.create({ state: 'running' });
     // The engine answers everything but the image calls: the pass cannot measure what the images take.
     const proxy = await EngineProxy.start(tmp.dir);
