@@ -15,17 +15,21 @@ import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_LIST_ROW_BYTES } from '../defaults.js';
 import { EngineRequestError, EngineUnreachableError, MalformedJsonArrayError } from '../errors.js';
 import type {
   ExecDetails,
-  ContainerDetails, ContainerMounts, ContainerSummary, EngineClient, EngineEvent, EngineImageCalls, EngineImages, EngineStatusCalls, EngineVersion,
+  ContainerDetails, ContainerMounts, ContainerSummary, EngineClient, EngineEvent, EngineImageCalls, EngineImages, EngineLayerCalls, EngineStatusCalls,
+  EngineVersion,
   EventStream, ListQuery, RemoveOptions, RemoveOutcome, StatsCounters,
 } from './engine.js';
 import { parseEngineVersion } from './engine.js';
 import {
-  isJsonAnswer, parseEngineEvent, readDiskUsage, readImageUserRow, readInspect, readListRow, readMountsRow, readStats,
+  isJsonAnswer, parseEngineEvent, readDiskUsage, readImageUserRow, readInspect, readListRow, readMountsRow, readSizeRw, readStats,
 } from './engine-answers.js';
 import { fullImageId } from '../core/images.js';
 import type { EngineEndpoint } from './engine-host.js';
 import { dockerFor } from './dockerode-loader.js';
 import { forEachArrayElement } from './json-array-stream.js';
+
+/** What an inspect with `size=true` gets on top of the request timeout: the engine walks the writable layer. */
+const LAYER_WALK_MS = 60_000;
 
 /** Run signals already allowed any number of listeners. */
 const unlimited = new WeakSet<AbortSignal>();
@@ -87,7 +91,7 @@ type WithSignal = (opts: { abortSignal: AbortSignal }) => Promise<unknown>;
 
 const statusOf = (err: unknown): number | undefined => (err instanceof EngineRequestError ? err.statusCode : undefined);
 
-class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCalls {
+class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCalls, EngineLayerCalls {
   constructor(
     private readonly docker: Dockerode,
     readonly host: string,
@@ -132,9 +136,9 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
   }
 
   /** A typed call whose 404 means "not there": null then. */
-  private async orNull<T>(what: string, signal: AbortSignal | undefined, fn: (abortSignal: AbortSignal) => Promise<T>): Promise<T | null> {
+  private async orNull<T>(what: string, signal: AbortSignal | undefined, fn: (abortSignal: AbortSignal) => Promise<T>, extraMs = 0): Promise<T | null> {
     try {
-      return await this.call(what, signal, fn);
+      return await this.call(what, signal, fn, extraMs);
     } catch (err) {
       if (statusOf(err) === 404) return null;
       throw err;
@@ -209,6 +213,13 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
     const details = readInspect(info);
     if (!details) throw new EngineRequestError(`${what}: the engine answered with malformed JSON`, 502);
     return details;
+  }
+
+  /** `SizeRw` (`size=true`: the engine walks the layer, so it gets a minute on top of the request timeout). */
+  async writableLayerBytes(id: string, signal?: AbortSignal): Promise<number | null> {
+    const what = `inspect ${id.slice(0, 12)} with its size`;
+    const info = await this.orNull(what, signal, (abortSignal) => this.docker.getContainer(id).inspect({ size: true, abortSignal } as { abortSignal: AbortSignal }) as Promise<unknown>, LAYER_WALK_MS);
+    return info === null ? null : readSizeRw(info);
   }
 
   async stats(id: string, signal?: AbortSignal): Promise<StatsCounters | null> {

@@ -85,6 +85,12 @@ export function readInspect(info: unknown): ContainerDetails | null {
   };
 }
 
+/** `SizeRw` of an inspect asked with `size=true`: a whole number of bytes >= 0, else null (not given). */
+export function readSizeRw(info: unknown): number | null {
+  const v = (info as { SizeRw?: unknown } | null)?.SizeRw;
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : null;
+}
+
 /** A one-shot stats answer: null when it lacks the CPU counter (a container that is not running, for one). */
 export function readStats(answer: unknown): StatsCounters | null {
   const s = answer as {

@@ -159,6 +159,20 @@ export interface EngineClient {
   events(filters: { labels: string[] }, signal?: AbortSignal): Promise<EventStream>;
 }
 
+/**
+ * The size of a container's writable layer: `SizeRw` of `GET /containers/{id}/json?size=true`, which the engine
+ * computes by walking the layer (so it is asked only of the sandboxes the idle rule stops). Docker 20.10 and
+ * Podman 4.3's compatible API both answer it. Engines without the call report no size.
+ */
+export interface EngineLayerCalls {
+  /** Bytes written to the container's writable layer; null when the engine gives none (or no longer knows it). */
+  writableLayerBytes(id: string, signal?: AbortSignal): Promise<number | null>;
+}
+
+/** Whether this client measures writable layers. */
+export const hasLayerCalls = (e: EngineClient): e is EngineClient & EngineLayerCalls =>
+  typeof (e as Partial<EngineLayerCalls>).writableLayerBytes === 'function';
+
 /** States in which a container's processes may run: never removed. */
 const LIVE_STATES = new Set(['running', 'paused', 'restarting', 'stopping', 'removing-running']);
 

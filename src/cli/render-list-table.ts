@@ -8,6 +8,7 @@
 import type { Context } from '../context.js';
 import type { ListedEntry } from '../reaper/sweep-types.js';
 import { finishedAgo, idleFor, shortId } from './render-containers.js';
+import { diskSize } from '../core/sizes.js';
 
 /** Columns between two cells in the plain layout. */
 const GAP = 2;
@@ -37,9 +38,11 @@ export function finishedCell(r: ListedEntry, asOf: Date): string {
 
 /**
  * The plain table's REASON: a running container's idle reason alone (its STATE already says running):
- * `idle-too-recent`, `in-use: 4 processes`.
+ * `idle-too-recent`, `in-use: 4 processes`; for one `reap` would stop, the cost of the stop: `idle: writable layer
+ * 20.0 MiB`.
  */
 function shortReason(r: ListedEntry): string {
+  if (r.verdict === 'stop' && typeof r.writableLayerBytes === 'number') return `${r.reason}: writable layer ${diskSize(r.writableLayerBytes)}`;
   if (r.reason !== 'running' || !r.idleReason) return reasonCell(r);
   return idleDetail(r);
 }

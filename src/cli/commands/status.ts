@@ -154,6 +154,21 @@ function renderEngines(r: StatusReport): string[] {
   return out;
 }
 
+/** The cost of the stops a reap would make: each idle sandbox with its writable layer, which hermes' reaper removes with it. */
+function renderStopCosts(r: StatusReport): string[] {
+  const out: string[] = [];
+  if (r.stopCosts.length === 0) return out;
+  out.push(
+    `  a reap would stop ${plural(r.stopCosts.length, 'idle sandbox', 'idle sandboxes')}; a writable layer (what a sandbox wrote outside its mounts) is lost ` +
+      "when hermes' own reaper removes the stopped sandbox at its next start, once stopped for 2 x its lifetime (unless terminal.docker_orphan_reaper is off):",
+  );
+  for (const c of r.stopCosts) {
+    const idle = c.idleSeconds === null ? 'idle -' : `idle ${spanSeconds(c.idleSeconds, new Date(r.asOf), UP_TO_DAYS)}`;
+    out.push(`    ${escapeControls(c.name || c.id.slice(0, 12))} (profile ${escapeControls(c.profile ?? '-')}): ${idle}, writable layer ${c.writableLayerBytes === null ? 'unknown' : diskSize(c.writableLayerBytes)}`);
+  }
+  return out;
+}
+
 /** The containers section: the verdicts, in-use and owned sandboxes, and running execs with their ages. */
 function renderContainers(r: StatusReport): string[] {
   const out: string[] = [];
@@ -180,6 +195,7 @@ function renderContainers(r: StatusReport): string[] {
       for (const b of o.blind) out.push(`    every sandbox owned: ${b}`);
     }
   }
+  out.push(...renderStopCosts(r));
   for (const s of r.runningSandboxes) {
     for (const x of s.execs) {
       const age = x.ageSeconds === null ? 'age unknown' : `running ${spanSeconds(x.ageSeconds, new Date(r.asOf), UP_TO_DAYS)}`;
