@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { IdleOptions } from '../../reaper/sweep-types.js';
 import type { Context } from '../../context.js';
 import { ExitCode, errorMessage } from '../../errors.js';
-import { UP_TO_DAYS, agoSeconds, spanSeconds } from '../../core/ages.js';
+import { UP_TO_DAYS, ago, agoSeconds, spanSeconds } from '../../core/ages.js';
 import { diskSize } from '../../core/sizes.js';
 import type { PassPart, StatusReport } from '../../status/gather.js';
 import type { HermesSettings } from '../../core/hermes-settings.js';
@@ -154,6 +154,14 @@ function renderEngines(r: StatusReport): string[] {
   return out;
 }
 
+/** Whether a client holds an exec: `client pid 4242 (since 3 hours ago)`, `no client`, `clients not visible here`. */
+function clientPart(x: StatusReport['runningSandboxes'][number]['execs'][number], asOf: Date): string {
+  // (Older sweeps' views had no client: shown as not known.)
+  if (x.client) return `client pid ${x.client.pid} (since ${ago(Date.parse(x.client.since), asOf, UP_TO_DAYS)})`;
+  if (x.clientUnverifiable !== null && x.clientUnverifiable !== undefined) return 'clients not visible here';
+  return x.client === null ? 'no client' : 'client unknown';
+}
+
 /** The cost of the stops a reap would make: each idle sandbox with its writable layer, which hermes' reaper removes with it. */
 function renderStopCosts(r: StatusReport): string[] {
   const out: string[] = [];
@@ -200,7 +208,7 @@ function renderContainers(r: StatusReport): string[] {
     for (const x of s.execs) {
       const age = x.ageSeconds === null ? 'age unknown' : `running ${spanSeconds(x.ageSeconds, new Date(r.asOf), UP_TO_DAYS)}`;
       const procs = x.processes === null ? 'processes unknown' : plural(x.processes, 'process', 'processes');
-      out.push(`  exec ${x.id.slice(0, 12)} in ${s.name}: ${age}, ${procs}${x.abandoned ? ', ABANDONED' : ''}: ${x.command}`);
+      out.push(`  exec ${x.id.slice(0, 12)} in ${s.name}: ${age}, ${procs}, ${clientPart(x, new Date(r.asOf))}${x.abandoned ? ', ABANDONED' : ''}: ${x.command}`);
     }
   }
   return out;
