@@ -370,7 +370,9 @@ function hermesProcesses(table: ProcessTable): NonNullable<StatusReport['hermesP
  */
 function trustOf(req: StatusRequest, parts: readonly PassPart[]): StatusReport['trust'] & { unsaid: string[] } {
   const access = homeAccess(req.home);
-  const refused: Array<TrustRefusal & { attention: boolean }> = parts.flatMap((p) => p.pass.status!.refused?.(p.part) ?? []);
+  const all: Array<TrustRefusal & { attention: boolean }> = parts.flatMap((p) => p.pass.status!.refused?.(p.part) ?? []);
+  // A path two passes refused (the session directories are both session passes'): once.
+  const refused = all.filter((r, i) => all.findIndex((x) => x.path === r.path && x.what === r.what && x.reason === r.reason) === i);
   for (const f of refusals()) refused.push({ path: f.path, what: 'file', reason: f.reason, detail: f.detail, attention: false });
   return {
     owner: access.owner ? { uid: access.owner.uid, name: access.owner.name } : null, stateDir: access.stateDir,
@@ -452,7 +454,7 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
     suspendedSessions: brk.stuckSessions.suspended.length,
     stopHook: { stalled: brk.stopHook.stalled, blocks: brk.stopHook.blocks, maxBlocks: brk.stopHook.maxBlocks, problem: brk.stopHook.problem },
     toolLoopLooping: brk.toolLoop.looping,
-    passProblems: partList.flatMap((p) => p.pass.status!.attention?.(p.part) ?? []),
+    passProblems: [...new Set(partList.flatMap((p) => p.pass.status!.attention?.(p.part) ?? []))],
     hookErrors: [...brk.stopHook.hookErrors, ...brk.toolLoop.hookErrors],
     now: req.now,
   };

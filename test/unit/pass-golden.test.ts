@@ -195,7 +195,7 @@ describe('golden: status --json', () => {
         connect: async () => [], thresholdSeconds: 600, asOf: NOW, now: NOW, concurrency: 2, env: {},
         passes: PASSES,
         passInput: {
-          command: 'status', flags: {}, env: { TMPDIR: tmp }, config: configOf(path.join(home, 'config.yaml'), undefined), hermes, home, profiles: [],
+          command: 'status', flags: {}, env: { TMPDIR: tmp, HERMES_JANITOR_SYSTEM_TMP: path.join(t, 'systmp') }, config: configOf(path.join(home, 'config.yaml'), undefined), hermes, home, profiles: [],
           selection, lifetimeSeconds: 300, plan: false, metrics: false,
         },
       });
