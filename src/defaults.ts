@@ -112,6 +112,8 @@ export const ENV_IMAGES_EVERY = 'HERMES_JANITOR_IMAGES_EVERY';
 export const DEFAULT_IDLE_AFTER_OWNED_SECONDS = 86_400;
 /** How long a sandbox the janitor stopped is kept before the exited rule applies: 7 days. */
 export const DEFAULT_STOPPED_RETENTION_SECONDS = 7 * 86_400;
+/** `watch --metrics-listen`: connections served at once (`--metrics-max-connections`); more are refused. */
+export const DEFAULT_METRICS_MAX_CONNECTIONS = 64;
 
 /**
  * Where root keeps what it records for itself about a home another user owns (idle samples, image uses, stamps,

@@ -4,10 +4,11 @@
  */
 import fs from 'node:fs';
 import {
-  type HermesProcess, homeVariables, isPython, namesHermes, parseBootTime, parseCmdline, parseStatComm, parseStatusUid, servedProfile,
-  shownCommand, startedAtMs,
+  type HermesProcess, homeVariables, isPython, parseBootTime, parseCmdline, parseStatComm, parseStatusUid, servedProfile,
+  shownCommand, startedAtMs, whyHermes,
 } from '../core/hermes-processes.js';
 import { parseStatStartTime } from './process-identity.js';
+import type { TimeSlice } from '../util/time-slice.js';
 import { ENV_PROC_ROOT } from '../defaults.js';
 
 /** What the process table showed. */
@@ -33,6 +34,44 @@ export interface ProcessScanOptions {
   procRoot?: string;
   /** This process's pid (left out); default `process.pid`. */
   selfPid?: number;
+  /** Only these users' processes (the others' command lines are not read). */
+  uids?: ReadonlySet<number>;
+  /** Tell the profile each serves (its environment and working directory read); default true. */
+  profiles?: boolean;
+  /** With `python`: only processes started no later than this (ms since the epoch); the others cost one more read. */
+  startedBefore?: number;
+}
+
+/**
+ * The most of a command line and of an environment read (a process can make either megabytes long, and anyone's
+ * is read): enough for every argument that tells hermes and its profile. An environment cut short before `HOME` and
+ * `HERMES_HOME` counts as unreadable (every profile: unsure means owned).
+ */
+export const MAX_CMDLINE_BYTES = 16 * 1024;
+export const MAX_ENVIRON_BYTES = 256 * 1024;
+
+/** One buffer for every bounded read (a table of thousands of processes allocates nothing per process). */
+let scratch: Buffer | undefined;
+
+/** The first `max` bytes of a file (latin1), whether more followed, or null when it cannot be read. */
+function readHead(file: string, max: number): { text: string; cut: boolean } | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    scratch ??= Buffer.allocUnsafe(MAX_ENVIRON_BYTES + 1);
+    const buf = scratch.subarray(0, max + 1);
+    let n = 0;
+    for (let got = -1; got !== 0 && n < buf.length; n += got) got = fs.readSync(fd, buf, n, buf.length - n, null);
+    return { text: buf.toString('latin1', 0, Math.min(n, max)), cut: n > max };
+  } catch {
+    return null;
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** Where hermes' processes are read from: `HERMES_JANITOR_PROC_ROOT` when set and not empty, else `/proc`. */
@@ -77,6 +116,28 @@ export function hidepidProblem(procRoot = '/proc'): string | null {
  * every profile. Never throws; `readable: false` when there is no procfs.
  */
 export function listHermesProcesses(opts: ProcessScanOptions = {}): ProcessTable {
+  const scan = scanTable(opts);
+  for (;;) {
+    const step = scan.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * The same, reading in slices (`util/time-slice.ts`: the event loop gets its turns, a table of thousands of
+ * processes anyone can make stays inside the run's `--timeout`); null when the run's abort came first.
+ */
+export async function readHermesProcesses(opts: ProcessScanOptions, slice: TimeSlice): Promise<ProcessTable | null> {
+  const scan = scanTable(opts);
+  for (;;) {
+    const step = scan.next();
+    if (step.done) return step.value;
+    if (await slice.pause()) return null;
+  }
+}
+
+/** The table, one process at a time (a `yield` after each). */
+function* scanTable(opts: ProcessScanOptions): Generator<void, ProcessTable> {
   const proc = opts.procRoot ?? '/proc';
   const self = opts.selfPid ?? process.pid;
   const boot = parseBootTime(read(`${proc}/stat`) ?? '');
@@ -89,45 +150,85 @@ export function listHermesProcesses(opts: ProcessScanOptions = {}): ProcessTable
   if (boot === null) return { processes: [], hidden: 'procfs gives no boot time', blindUids: null, readable: false };
   const out: HermesProcess[] = [];
   const blind = new Set<number>();
+  const want: Wanted = { python: opts.python === true, uids: opts.uids, profiles: opts.profiles !== false, startedBefore: opts.startedBefore };
   for (const name of names) {
     if (!/^\d+$/.test(name) || Number(name) === self) continue;
-    const p = readOne(proc, Number(name), boot, opts.python === true, blind);
+    const p = readOne(proc, Number(name), boot, want, blind);
     if (p) out.push(p);
+    yield;
   }
   const hide = hidepidProblem(proc);
   const hidden = hide ?? (blind.size ? `the command line of ${blind.size === 1 ? 'a process' : 'some processes'} could not be read` : null);
   return { processes: out.sort((a, b) => a.startedAtMs - b.startedAtMs || a.pid - b.pid), hidden, blindUids: hide ? null : blind, readable: true };
 }
 
-function readOne(proc: string, pid: number, boot: number, python: boolean, blind: Set<number>): HermesProcess | null {
+/** What `readOne` is asked for. */
+interface Wanted {
+  python: boolean;
+  uids: ReadonlySet<number> | undefined;
+  profiles: boolean;
+  startedBefore: number | undefined;
+}
+
+/**
+ * One process: its owner first (another user's, when only some are asked for, costs one read), then its command
+ * line, then (only for one that could be hermes) its start and, when asked for, the profile it serves. With Python
+ * interpreters asked for, the stat line (start, `comm`) is read for every process anyway: before the command line,
+ * so that one started after `startedBefore` costs nothing more.
+ */
+function readOne(proc: string, pid: number, boot: number, want: Wanted, blind: Set<number>): HermesProcess | null {
   const dir = `${proc}/${pid}`;
-  const stat = read(`${dir}/stat`);
-  if (stat === null) return null; // gone since the listing
-  const ticks = parseStatStartTime(stat);
-  if (ticks === null) return null;
-  const uid = parseStatusUid(read(`${dir}/status`) ?? '') ?? ownerOf(dir);
-  if (uid === null) return null;
-  const rawCmd = read(`${dir}/cmdline`);
+  // Without Python interpreters and without a user filter (the owners' scan, every `list`): the command line first, as
+  // most processes are not hermes and then cost that one read (about three times cheaper than status and stat first).
+  let rawCmd: string | null | undefined;
+  if (!want.python && want.uids === undefined) {
+    rawCmd = readHead(`${dir}/cmdline`, MAX_CMDLINE_BYTES)?.text ?? null;
+    const early = rawCmd === null ? null : parseCmdline(rawCmd);
+    if (early !== null && (early.length === 0 || whyHermes(early) === null)) return null;
+  }
+  const status = read(`${dir}/status`);
+  if (status === null) return null; // gone since the listing
+  const uid = parseStatusUid(status) ?? ownerOf(dir);
+  if (uid === null || (want.uids !== undefined && !want.uids.has(uid))) return null;
+  let stat = want.python ? read(`${dir}/stat`) : null;
+  if (want.python && !startedInTime(stat, boot, want.startedBefore)) return null;
+  if (rawCmd === undefined) rawCmd = readHead(`${dir}/cmdline`, MAX_CMDLINE_BYTES)?.text ?? null;
+  const argv = rawCmd === null ? [] : parseCmdline(rawCmd);
+  if (rawCmd !== null && argv.length === 0) return null; // a kernel thread or a zombie
+  const why = rawCmd === null ? null : whyHermes(argv);
+  if (rawCmd !== null && why === null && !want.python) return null;
+  stat ??= read(`${dir}/stat`);
+  const ticks = stat === null ? null : parseStatStartTime(stat);
+  if (stat === null || ticks === null) return null;
   const base = { pid, uid, startedAtMs: startedAtMs(Number(ticks), boot) };
   if (rawCmd === null) {
     blind.add(uid);
-    return { ...base, command: `(${parseStatComm(stat)})`, hermes: true, python: false, profile: null, profileUnknown: 'its command line cannot be read' };
+    return {
+      ...base, command: `(${parseStatComm(stat)})`, hermes: true, why: 'its command line cannot be read (unsure counts as hermes)', python: false, profile: null,
+      profileUnknown: 'its command line cannot be read',
+    };
   }
-  const argv = parseCmdline(rawCmd);
-  if (argv.length === 0) return null; // a kernel thread or a zombie
-  const hermes = namesHermes(argv);
   const py = isPython(argv, parseStatComm(stat));
-  if (!hermes && !(python && py)) return null;
-  const envRaw = read(`${dir}/environ`);
-  const served = servedProfile({
-    argv,
-    env: envRaw === null ? null : homeVariables(envRaw),
-    ...(envRaw === null ? { envProblem: errCode(`${dir}/environ`, (f) => fs.readFileSync(f)) ?? 'unreadable' } : {}),
-    cwd: readLink(`${dir}/cwd`),
-  });
-  const p: HermesProcess = { ...base, command: shownCommand(argv), hermes, python: py, profile: served.profile };
+  if (why === null && !py) return null;
+  const served = want.profiles ? servedProfile({ argv, ...environmentOf(dir), cwd: readLink(`${dir}/cwd`) }) : { profile: null, why: 'not asked for' };
+  const p: HermesProcess = { ...base, command: shownCommand(argv), hermes: why !== null, ...(why ? { why } : {}), python: py, profile: served.profile };
   if (served.profile === null) p.profileUnknown = served.why;
   return p;
+}
+
+/** A stat line there, of a process started no later than `before` (ms; undefined: any). */
+function startedInTime(stat: string | null, boot: number, before: number | undefined): boolean {
+  const ticks = stat === null ? null : parseStatStartTime(stat);
+  return ticks !== null && (before === undefined || startedAtMs(Number(ticks), boot) <= before);
+}
+
+/** The two variables a profile follows from, out of a process's environment (read up to MAX_ENVIRON_BYTES). */
+function environmentOf(dir: string): { env: { hermesHome?: string; home?: string } | null; envProblem?: string } {
+  const raw = readHead(`${dir}/environ`, MAX_ENVIRON_BYTES);
+  if (raw === null) return { env: null, envProblem: errCode(`${dir}/environ`, (f) => fs.closeSync(fs.openSync(f, 'r'))) ?? 'unreadable' };
+  const env = homeVariables(raw.text);
+  if (raw.cut && (env.home === undefined || env.hermesHome === undefined)) return { env: null, envProblem: `larger than ${MAX_ENVIRON_BYTES / 1024} KiB` };
+  return { env };
 }
 
 function ownerOf(dir: string): number | null {

@@ -64,6 +64,13 @@ export function stampPath(home: string, host: string, sel: Selection): string {
  * Synchronous and dependency-free: this is the shell start-up fast path.
  */
 export function stampFresh(file: string, now: Date, maxAgeMs: number): boolean {
+  const at = stampCompletedAt(file);
+  const age = at === null ? NaN : now.getTime() - at;
+  return Number.isFinite(age) && age >= 0 && age < maxAgeMs;
+}
+
+/** When the stamp says its sweep completed (ms since the epoch), or null: no stamp, not a file, not a stamp. */
+export function stampCompletedAt(file: string): number | null {
   try {
     const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     let text: string;
@@ -73,10 +80,9 @@ export function stampFresh(file: string, now: Date, maxAgeMs: number): boolean {
       closeSync(fd);
     }
     const at = Date.parse(String((JSON.parse(text) as Partial<SweepStamp> | null)?.completedAt ?? ''));
-    const age = now.getTime() - at;
-    return Number.isFinite(age) && age >= 0 && age < maxAgeMs;
+    return Number.isFinite(at) ? at : null;
   } catch {
-    return false;
+    return null;
   }
 }
 

@@ -32,6 +32,8 @@ export interface RunMetrics {
   counts: EngineProfileCounts[];
   /** Each pass that gave gauges, in the list's order (a pass that did not: its families are left out). */
   passes?: ReadonlyArray<{ pass: Pass; gauges: unknown }>;
+  /** What the run freed, in bytes (a dry run: would free); absent when the run swept nothing. */
+  reclaimedBytes?: number;
 }
 
 export const METRIC_FAMILIES = {
@@ -40,6 +42,10 @@ export const METRIC_FAMILIES = {
     help: 'When the last hermes-janitor reap run ended, as seconds since the Unix epoch.',
   },
   lastRunDuration: { name: 'hermes_janitor_last_run_duration_seconds', help: 'How long the last reap run took, in seconds.' },
+  reclaimedBytes: {
+    name: 'hermes_janitor_last_run_reclaimed_bytes',
+    help: "What the last reap run freed, in bytes: removed containers' writable layers and anonymous volumes, and what each cleanup pass removed.",
+  },
   lastRunSuccess: {
     name: 'hermes_janitor_last_run_success',
     help: '1 when the last reap run completed with no failed removal, every engine reachable and no timeout; else 0.',
@@ -89,6 +95,7 @@ export async function fillRegistry(registry: Registry, run: RunMetrics): Promise
     for (const [g, key] of per) g.set({ host: c.host, profile: c.profile }, c[key]);
   }
   for (const p of run.passes ?? []) await fillPassGauges(registry, p.pass, p.gauges);
+  if (run.reclaimedBytes !== undefined) gauge(f.reclaimedBytes, false).set(run.reclaimedBytes);
 }
 
 /**

@@ -5,12 +5,14 @@
  * path loads it at every shell start-up, so it imports no commander, no engine client, no config reader.
  */
 import {
-  DEFAULT_CONCURRENCY, DEFAULT_RUN_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_METRICS_FILE, ENV_STOP_IDLE, PROFILE_LABEL,
+  DEFAULT_CONCURRENCY, DEFAULT_METRICS_MAX_CONNECTIONS, DEFAULT_RUN_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_METRICS_FILE, ENV_STOP_IDLE,
+  PROFILE_LABEL,
 } from '../defaults.js';
 import { ValueError, parseDuration, parseInstant, parseWholeNumber } from '../core/parse-args.js';
 import { UsageError } from '../errors.js';
 import { parseLabelMatcher } from '../core/selection.js';
 import type { OptionDecl } from './option-table.js';
+import { formatDuration } from './format-duration.js';
 
 function parseOlderThan(v: string): number {
   const ms = parseDuration(v, '--older-than');
@@ -50,7 +52,8 @@ export const ENGINE_OPTIONS: readonly OptionDecl[] = [
   },
   {
     flag: '--timeout', value: '<duration>', startup: true, parse: (v) => parseDuration(v, '--timeout', true), defaultValue: DEFAULT_RUN_TIMEOUT_MS,
-    description: 'bound on the whole run (90s, 2m; 0 for none); on expiry report what finished and exit 3',
+    defaultDescription: formatDuration(DEFAULT_RUN_TIMEOUT_MS),
+    description: 'bound on the whole run: 90s, 2m, 1h; a bare number is seconds (0 for none); on expiry report what finished and exit 3',
   },
   {
     flag: '--label', value: '<key[=value]>', repeatable: true, startup: true, parse: matcher('--label'),
@@ -66,7 +69,7 @@ export const ENGINE_OPTIONS: readonly OptionDecl[] = [
 
 /** How a run reports, and the idle rule: the commands that print per container (`list`, `reap`, `watch`). */
 export const OUTPUT_OPTIONS: readonly OptionDecl[] = [
-  { flag: '--log-format', value: '<format>', parse: parseLogFormat, defaultValue: 'text', description: 'text (default) or json (NDJSON events on stdout)' },
+  { flag: '--log-format', value: '<format>', parse: parseLogFormat, defaultValue: 'text', values: ['text', 'json'], description: 'text or json (NDJSON events on stdout)' },
   { flag: '--quiet', short: '-q', startup: true, description: 'print nothing on success' },
   {
     flag: '--idle-after', value: '<duration>', parse: (v) => parseDuration(v, '--idle-after'),
@@ -149,5 +152,10 @@ export const WATCH_OPTIONS: readonly OptionDecl[] = [
   {
     flag: '--metrics-listen', value: '<host:port>', parse: parseListenOption,
     description: 'serve Prometheus metrics on /metrics and health on /healthz (200 while every engine is connected)',
+  },
+  {
+    flag: '--metrics-max-connections', value: '<n>', parse: (v) => parseWholeNumber(v, '--metrics-max-connections', 1),
+    defaultValue: DEFAULT_METRICS_MAX_CONNECTIONS,
+    description: 'with --metrics-listen: connections served at once; more are refused (/healthz keeps a slot of its own)',
   },
 ];

@@ -16,7 +16,8 @@ import type { Sourced } from '../core/hermes-settings.js';
 import { PASSES, passOptions } from '../passes/index.js';
 import type { PassSettingsInput } from '../passes/types.js';
 import { ACTION_OPTIONS, ENGINE_OPTIONS, OUTPUT_OPTIONS } from './engine-option-table.js';
-import { addOptions, homeDirFrom, optionsOnly } from './shared.js';
+import { addOptions, homeDirFrom, missingProfileHome, optionsOnly, warn } from './shared.js';
+import { escapeControls } from '../util/escape-controls.js';
 
 /** Options shared by `list` and `reap`. */
 export interface EngineCommandOptions {
@@ -92,6 +93,8 @@ export interface EngineTargets {
   home: HermesHome;
   selection: Selection;
   endpoints: EngineEndpoint[];
+  /** Warnings to say once the run's usage is known good (`sayNotes`): a `--profile` whose home does not exist. */
+  notes: string[];
 }
 
 export function resolveTargets(cmd: Command, opts: EngineCommandOptions, ctx: Context): EngineTargets {
@@ -111,7 +114,13 @@ export function resolveTargets(cmd: Command, opts: EngineCommandOptions, ctx: Co
     throw err instanceof ValueError ? new UsageError(err.message) : err;
   }
   const endpoints = resolveEngines(opts.host, opts.context, ctx.env, ctx.homedir);
-  return { home, selection, endpoints };
+  const missing = missingProfileHome(cmd, home);
+  return { home, selection, endpoints, notes: missing ? [missing] : [] };
+}
+
+/** The targets' warnings, one line each on stderr (not with `--quiet`), once the run's flags and files are known good. */
+export function sayNotes(targets: EngineTargets, opts: { quiet?: boolean }, ctx: Context): void {
+  if (!opts.quiet) for (const n of targets.notes.splice(0)) warn(ctx, n);
 }
 
 /** A run's settings (`resolveRunSettings`: the same function `createReaper` calls) and the instant it judges at. */
@@ -189,7 +198,7 @@ export async function loadAllProfiles(
   const out: ProfileSettings[] = [];
   for (const p of await profileHomes(home.root)) {
     const { settings, warnings } = await loadHermesSettings({ home: p.home, env: ctx.env, cwd: ctx.cwd, signal });
-    for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
+    for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
     out.push({ ...p, hermes: settings });
   }
   return out;
@@ -210,7 +219,7 @@ export async function loadHomeConfig(home: HermesHome, ctx: Pick<Context, 'env' 
   const config = await loadConfig(home.home, { signal });
   const { loadHermesSettings } = await import('../adapters/hermes-settings.js');
   const { settings, warnings } = await loadHermesSettings({ home: home.home, env: ctx.env, cwd: ctx.cwd, config, signal });
-  for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
+  for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
   return { config, hermes: settings };
 }
 
@@ -243,8 +252,17 @@ export async function discoverTargets(targets: EngineTargets, opts: { verbose?: 
     targets.endpoints = await discoverEndpoints(targets.endpoints, { env: ctx.env, homedir: ctx.homedir });
   }
   if (opts.verbose) {
-    for (const e of targets.endpoints) ctx.stderr.write(`hermes-janitor: engine ${e.host}: ${whyEngine(e)}\n`);
+    for (const e of targets.endpoints) ctx.stderr.write(`hermes-janitor: ${escapeControls(`engine ${e.host}: ${whyEngine(e)}`)}\n`);
   }
+}
+
+/**
+ * Starts loading the engine client (dockerode) without waiting for it, so that it loads while something else waits
+ * (the discovery's ping, the home's files); `connectEngines` then finds it loaded. A failure is `connectEngines`'s to
+ * report.
+ */
+export function preloadEngineClient(): void {
+  import('../adapters/dockerode-loader.js').then((m) => m.loadDockerode()).catch(() => undefined);
 }
 
 /** Engine clients for the endpoints (dockerode is loaded here, never by breakers). */

@@ -1,12 +1,15 @@
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { existsSync } from 'node:fs';
 import type { Context } from '../context.js';
 import { homeDirectoryProblem } from '../adapters/home-directory.js';
 import { dropToOwner, homeAccess, rootRules } from '../adapters/trust.js';
 import { type HermesHome, homeSource, resolveHermesHome } from '../core/hermes-home.js';
 import { ValueError } from '../core/parse-args.js';
 import { UsageError } from '../errors.js';
-import { escapeControls } from '../util/escape-controls.js';
+import { escapeControls, escapeJsonText } from '../util/escape-controls.js';
 import { type OptionDecl, commanderFlags } from './option-table.js';
+import { COMPLETION_VALUES } from './completion-values.js';
+import { versioned } from './json-schema.js';
 
 /** What a command's action leaves behind for main(). */
 export interface RunState {
@@ -19,15 +22,18 @@ export interface CommandModule {
 }
 
 export const EXIT_CODES_HELP = `Exit codes:
-  reap/list:  0 done; 1 at least one removal or stop failed (the rest were processed);
-              2 bad usage or input; 3 engine unreachable or run timed out
-  status:     0 nothing needs attention; 1 something does; 2 usage error; 3 engine unreachable
-  breakers:   0 proceed; 1 tripped (the caller should hold back); 2 usage error
-              (internal and I/O errors fail open: exit 0 with a warning on stderr)
-  hooks:      0 (the answer, if any, on stdout), also on the hook's own errors (a bad flag or
-              value, a state file it cannot write: one warning, recorded for 'status');
-              2 only as the answer itself where the agent's only channel is exit 2 with the
-              text on stderr (tool-loop post for Copilot CLI's postToolUseFailure)`;
+  reap/list:  0 done; 1 at least one removal or stop failed (the rest were
+              processed); 2 bad usage or input; 3 engine unreachable, not a
+              Docker engine, or the run timed out
+  status:     0 nothing needs attention; 1 something does; 2 usage error;
+              3 engine unreachable or not a Docker engine
+  breakers:   0 proceed; 1 tripped (the caller should hold back); 2 usage
+              error (internal and I/O errors fail open: exit 0 with a warning)
+  hooks:      0 (the answer, if any, on stdout), also on the hook's own errors
+              (a bad flag or value, a state file it cannot write: one warning,
+              recorded for 'status'); 2 only as the answer itself where the
+              agent's only channel is exit 2 with the text on stderr (tool-loop
+              post for Copilot CLI's postToolUseFailure)`;
 
 /** Wraps a pure value parser as a commander option parser (one-line "invalid argument" errors, exit 2). */
 export function optionParser<T>(parse: (raw: string) => T): (raw: string) => T {
@@ -48,11 +54,13 @@ export function optionParser<T>(parse: (raw: string) => T): (raw: string) => T {
 export function addOptions(cmd: Command, decls: readonly OptionDecl[]): Command {
   for (const d of decls) {
     const parse = d.parse ? optionParser(d.parse) : (raw: string) => raw;
-    const args: unknown[] = [];
-    if (d.repeatable) args.push((raw: string, previous: unknown[] | undefined) => [...(previous ?? []), parse(raw)]);
-    else if (d.parse) args.push(parse);
-    if (d.defaultValue !== undefined) args.push(d.defaultValue);
-    (cmd.option as (...a: unknown[]) => Command)(commanderFlags(d), d.description, ...args);
+    const opt = new Option(commanderFlags(d), d.description);
+    if (d.repeatable) opt.argParser((raw: string, previous: unknown[] | undefined) => [...(previous ?? []), parse(raw)]);
+    else if (d.parse) opt.argParser(parse);
+    if (d.defaultValue !== undefined) opt.default(d.defaultValue, d.defaultDescription);
+    // For the shell completions only: commander's own choices would replace the option's parser and its messages.
+    if (d.values) Object.assign(opt, { [COMPLETION_VALUES]: d.values });
+    cmd.addOption(opt);
   }
   return cmd;
 }
@@ -97,11 +105,22 @@ export function homeDirFrom(cmd: Command, ctx: Context): HermesHome {
 }
 
 /**
+ * A mistyped `--profile` reads as an empty profile: the warning naming the path (its label is selected all the same),
+ * when `--profile` (without `--home`) names a home that does not exist; undefined otherwise.
+ */
+export function missingProfileHome(cmd: Command, home: HermesHome): string | undefined {
+  const g = cmd.optsWithGlobals<{ home?: string; profile?: string }>();
+  if (g.profile === undefined || g.home !== undefined || existsSync(home.home)) return undefined;
+  return `--profile ${escapeControls(g.profile)}: there is no hermes home at ${escapeControls(home.home)} (a mistyped profile?); its containers (label value ${home.profile}) are selected all the same`;
+}
+
+/**
  * Writes `JSON.stringify(value, null, 2)` and a newline, byte for byte, in pieces of about 64 KB: the report of a
- * 100k-container sweep is never one ~35 MB string (plus its encoded copy) on top of the entries themselves.
+ * 100k-container sweep is never one ~35 MB string (plus its encoded copy) on top of the entries themselves. Every
+ * `--json` document goes through here and so carries `schemaVersion` first (json-schema.ts).
  */
 export function writeJson(ctx: Context, value: unknown): void {
-  for (const piece of jsonPieces(value)) ctx.stdout.write(piece);
+  for (const piece of jsonPieces(versioned(value))) ctx.stdout.write(escapeJsonText(piece));
 }
 
 /** The text of `JSON.stringify(value, null, 2) + '\n'`, top-level arrays of a plain object one element at a time. */
@@ -142,7 +161,7 @@ export function* jsonPieces(value: unknown): Generator<string> {
 }
 
 export function warn(ctx: Context, message: string): void {
-  ctx.stderr.write(`hermes-janitor: warning: ${message}\n`);
+  ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(message)}\n`);
 }
 
 /** 'a, b or c' */

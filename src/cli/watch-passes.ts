@@ -14,6 +14,7 @@ import { settlePasses } from '../passes/runner.js';
 import type { EngineAnswer, Pass, PassSettingsInput } from '../passes/types.js';
 import { envDuration } from '../reaper/settings.js';
 import type { Reporter } from './report/types.js';
+import { escapeControls } from '../util/escape-controls.js';
 
 export interface WatchPassesDeps {
   ctx: Context;
@@ -31,6 +32,8 @@ export interface WatchPassesDeps {
   beforeRun?: () => Promise<void>;
   /** Where a pass's gauges go (`--metrics-listen`), if anywhere. */
   setGauges?: (pass: Pass, gauges: unknown) => void;
+  /** `--timeout` when given: each pass's run is bounded by it (as each sweep is); 0 or absent: by the stop only. */
+  timeoutMs?: number;
 }
 
 /** Passes sharing one schedule. */
@@ -132,7 +135,10 @@ export class WatchPasses {
     }
     for (const { pass, settings } of g.settled) {
       if (deps.stopping.aborted) return;
-      const ctx = { dryRun: deps.dryRun, now: () => deps.ctx.now(), signal: deps.stopping, engines: deps.answers() };
+      // Bounded by --timeout when given, stopped by SIGTERM; the passes read in slices, so /healthz, the deadlines and
+      // the engine stream keep their turns meanwhile.
+      const signal = deps.timeoutMs ? AbortSignal.any([deps.stopping, AbortSignal.timeout(deps.timeoutMs)]) : deps.stopping;
+      const ctx = { dryRun: deps.dryRun, now: () => deps.ctx.now(), signal, engines: deps.answers() };
       const { result, gauges } = await pass.run!(settings, ctx);
       if (deps.stopping.aborted) return;
       if (result !== null) deps.reporter.passRun(pass, result, deps.dryRun);
@@ -143,7 +149,7 @@ export class WatchPasses {
   /** One thing at a time per group: events and runs in the order they came. */
   private queue(g: Group, fn: () => Promise<void>): void {
     g.chain = g.chain.then(fn).catch((err: unknown) => {
-      if (!this.deps.stopping.aborted) this.deps.ctx.stderr.write(`${this.deps.ctx.now().toISOString()} ${g.label}: ${errorMessage(err)}\n`);
+      if (!this.deps.stopping.aborted) this.deps.ctx.stderr.write(`${this.deps.ctx.now().toISOString()} ${escapeControls(`${g.label}: ${errorMessage(err)}`)}\n`);
     });
   }
 }

@@ -28,6 +28,8 @@ export interface HermesProcess {
   command: string;
   /** The command line names hermes or one of its entry points. */
   hermes: boolean;
+  /** Why it counts as hermes (`whyHermes`), for a person; absent when it does not. */
+  why?: string;
   /** Its program is a Python interpreter (hermes runs in one; used where unsure means keep). */
   python: boolean;
   /**
@@ -69,8 +71,13 @@ const PYTHON = /^python(\d+(\.\d+)*)?$/;
 /** Programs that run a script named by their first argument that is not an option. */
 const INTERPRETERS = /^(python(\d+(\.\d+)*)?|sh|bash|dash|zsh|node|nodejs|env)$/;
 
-const namesHermesPath = (p: string): boolean =>
-  p.split('/').some((c) => HERMES_COMPONENT.test(c) && !JANITOR_COMPONENT.test(c)) || ENTRY_FILES.test(p);
+/** The path component (or entry file) of `p` that is hermes' own, or null. */
+function hermesPart(p: string): string | null {
+  const c = p.split('/').find((x) => HERMES_COMPONENT.test(x) && !JANITOR_COMPONENT.test(x));
+  if (c !== undefined) return c;
+  const m = ENTRY_FILES.exec(p);
+  return m ? m[0].replace(/^\//, '') : null;
+}
 
 /**
  * Whether a command line could be hermes: its program, or the script an interpreter runs (its first argument that
@@ -81,18 +88,26 @@ const namesHermesPath = (p: string): boolean =>
  * file argument (a sandbox's `hermes_bg_<id>.log`).
  */
 export function namesHermes(argv: readonly string[]): boolean {
+  return whyHermes(argv) !== null;
+}
+
+/** Why a command line counts as hermes (`namesHermes`), for a person: which argument and what in it; null when it does not. */
+export function whyHermes(argv: readonly string[]): string | null {
   const program = argv[0] ?? '';
-  if (namesHermesPath(program)) return true;
-  if (!INTERPRETERS.test(path.basename(program))) return false;
+  const own = hermesPart(program);
+  if (own !== null) return `its program's path names hermes ('${own}')`;
+  if (!INTERPRETERS.test(path.basename(program))) return null;
   for (let i = 1; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === '-m') return ENTRY_MODULES.test(argv[i + 1] ?? '');
-    if (a.startsWith('-m') && !a.startsWith('--')) return ENTRY_MODULES.test(a.slice(2));
-    if (a === '-c' || (a.startsWith('-') && !a.startsWith('--') && a.includes('c') && path.basename(program) !== 'env')) return false;
+    const module = a === '-m' ? (argv[i + 1] ?? '') : a.startsWith('-m') && !a.startsWith('--') ? a.slice(2) : null;
+    if (module !== null) return ENTRY_MODULES.test(module) ? `it runs hermes' module '${module}'` : null;
+    if (a === '-c' || (a.startsWith('-') && !a.startsWith('--') && a.includes('c') && path.basename(program) !== 'env')) return null;
     if (a.startsWith('-') || (path.basename(program) === 'env' && a.includes('='))) continue;
-    return namesHermesPath(a) || (path.basename(program) === 'env' && namesHermes(argv.slice(i)));
+    const script = hermesPart(a);
+    if (script !== null) return `the script it runs names hermes ('${script}')`;
+    return path.basename(program) === 'env' ? whyHermes(argv.slice(i)) : null;
   }
-  return false;
+  return null;
 }
 
 /** Whether the program is a Python interpreter: by its first argument's name or its `comm`. */

@@ -21,6 +21,8 @@ export interface SandboxOwner {
 export interface OwnerView {
   /** Why owners cannot be seen (the engine is not on this host, the process table is hidden); null: they can. */
   blind: string | null;
+  /** `blind` is this: the janitor's pid namespace is not the host's (said once per run, not per sandbox). */
+  pidNamespace?: string;
   /** The living processes of this host that are hermes (command line), oldest first. */
   processes: readonly HermesProcess[];
 }

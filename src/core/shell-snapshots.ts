@@ -91,7 +91,9 @@ export type SnapshotKeepReason =
   | 'other-filesystem'
   /** Changed, replaced or gone between the look and the removal. */
   | 'changed'
-  | 'gone';
+  | 'gone'
+  /** The run's abort (`--timeout`) came before it was judged or removed. */
+  | 'cut-short';
 
 export interface SnapshotVerdict {
   abandoned: boolean;
@@ -112,6 +114,22 @@ export interface ProcessView {
   hidden: { why: string; uids: ReadonlySet<number> | 'others' | 'all' } | null;
   /** This process's effective uid. */
   selfUid: number;
+  /**
+   * Each user's earliest-started process that could be hermes (`earliestPerUser`): judging a session is then one
+   * look-up, not a scan of every process (thousands of sessions against thousands of processes anyone can make).
+   */
+  earliest?: ReadonlyMap<number, HermesProcess>;
+}
+
+/** Each user's earliest-started process that could be hermes (its command line names hermes, or a Python interpreter). */
+export function earliestPerUser(processes: readonly HermesProcess[]): Map<number, HermesProcess> {
+  const out = new Map<number, HermesProcess>();
+  for (const p of processes) {
+    if (!(p.hermes || p.python)) continue;
+    const cur = out.get(p.uid);
+    if (!cur || p.startedAtMs < cur.startedAtMs) out.set(p.uid, p);
+  }
+  return out;
 }
 
 /**
@@ -135,7 +153,8 @@ export function judgeSession(s: Pick<SnapshotSession, 'uid' | 'lastChangeMs'>, v
   if (hidden && hides(hidden.uids)) {
     return { abandoned: false, reason: 'processes-hidden', detail: `uid ${s.uid}'s processes cannot all be seen (${hidden.why})` };
   }
-  const owner = view.processes.find((p) => p.uid === s.uid && (p.hermes || p.python) && p.startedAtMs <= s.lastChangeMs + START_SLACK_MS);
+  const started = (p: HermesProcess | undefined) => p !== undefined && p.uid === s.uid && (p.hermes || p.python) && p.startedAtMs <= s.lastChangeMs + START_SLACK_MS;
+  const owner = view.earliest ? [view.earliest.get(s.uid)].find(started) : view.processes.find(started);
   if (owner) {
     return {
       abandoned: false, reason: 'owner-alive', process: { pid: owner.pid, command: owner.command, startedAtMs: owner.startedAtMs },

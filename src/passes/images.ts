@@ -26,7 +26,7 @@ import type { EngineAnswer, Pass } from './types.js';
 const OPTIONS: readonly OptionDecl[] = [
   {
     flag: '--images-over', value: '<size>', parse: (v) => (checkImageBudget(v, '--images-over'), v),
-    description: "when the engine's images take more than this (50GB = 50x10^9 bytes, 20GiB = 20x2^30, or 80% of the filesystem holding them), remove images hermes' containers used, least recently used first, until under it (default: janitor.images_over in config.yaml, else off; watch checks every 10 minutes)",
+    description: "when the engine's images take more than this (10GB or 10gb = 10x10^9 bytes, as docker images shows sizes; 10GiB, 10G or 10g = 10x2^30, as docker run -m reads them; a bare number is bytes; or 80% of the filesystem holding them), remove images hermes' containers used, least recently used first, until under it (default: janitor.images_over in config.yaml, else off; watch checks every 10 minutes)",
   },
   { flag: '--all-images', description: 'with --images-over: every image counts, not only those hermes containers used (docuum-style)' },
   {
@@ -183,6 +183,7 @@ export const imagesPass: Pass<ImagesStep, ImagesReport, ImageGauges, FailedImage
 
   outcome: (r) => ({ done: r.removed, kept: r.kept, failed: r.failed }),
   cutShort: (r) => r.kept.some((k) => k.reason === 'cut-short'),
+  freedBytes: (r) => r.removed.reduce((n, i) => n + i.bytes, 0),
 
   text: {
     lines: (r, view) => imageLines(r, view.dryRun, view.showHost),

@@ -195,6 +195,7 @@ export const sandboxDirsPass: Pass<SandboxDirsSettings, SandboxDirsResult, Sandb
   outcome: (r) => ({ done: r.removed, kept: r.kept, failed: r.failed }),
   refused: (r) => (r.refused ?? []).map((x) => ({ event: 'refused-sandbox-root', fields: { ...x }, line: x.detail })),
   cutShort: (r) => r.kept.some((k) => k.reason === 'cut-short'),
+  freedBytes: (r) => r.removed.reduce((n, d) => n + d.bytes, 0),
 
   text: {
     lines: (r, view) => r.removed.map((d) => sandboxDirLine(d, view.dryRun, view.asOf)),

@@ -41,7 +41,7 @@ async function settingsOf(input: PassSettingsInput, keepFlag: boolean | undefine
 
 /** `removed background job /tmp/hermes_bg_ab12 (uid 1000, unchanged 3 days, 3 files)`. */
 function entryLine(d: RemovedSessionFile, dryRun: boolean, asOf: Date): string {
-  const more = d.kind === 'background-job' ? `, ${plural(d.files.length, 'file')}` : d.bytes !== undefined ? `, ${diskSize(d.bytes)}` : '';
+  const more = d.kind === 'background-job' ? `, ${plural(d.files.length, 'file')}` : d.kind === 'code-sandbox' ? `, ${diskSize(d.bytes)}` : '';
   return `${dryRun ? 'Would remove' : 'removed'} ${KIND_NOUN[d.kind][0]} ${escapeControls(d.path)} (uid ${d.owner}, unchanged ${span(Date.parse(d.lastChange), asOf, UP_TO_DAYS)}${more})`;
 }
 
@@ -92,6 +92,7 @@ export const sessionFilesPass: Pass<SessionFileSettings, SessionFilesResult, Gau
   outcome: (r) => ({ done: r.removed, kept: r.kept, failed: r.failed }),
   refused: (r) => r.tempDirs.filter((t) => t.reason).map((t) => ({ event: 'refused-temp-dir', fields: { dir: t.dir, from: t.from, reason: t.reason, detail: t.problem }, line: t.problem ?? t.dir })),
   cutShort: (r) => r.cutShort,
+  freedBytes: (r) => r.removed.reduce((n, x) => n + x.bytes, 0),
   ndjsonCounts: (r) => ({ byKind: Object.fromEntries(SESSION_FILE_KINDS.map((k) => [k, r.removed.filter((x) => x.kind === k).length])) }),
 
   text: {

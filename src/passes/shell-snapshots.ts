@@ -86,13 +86,15 @@ export const shellSnapshotsPass: Pass<ShellSnapshotSettings, ShellSnapshotsResul
 
   async run(s, ctx) {
     const { shellSnapshotPass, snapshotGauges } = await import('../reaper/shell-snapshots.js');
-    const result = shellSnapshotPass({ tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun: ctx.dryRun, now: ctx.now, procRoot: s.procRoot });
+    // Within the run's --timeout (watch: its stop, and --timeout when given): cut short there (`cutShort`).
+    const result = await shellSnapshotPass({ tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun: ctx.dryRun, now: ctx.now, procRoot: s.procRoot, signal: ctx.signal });
     return { result, gauges: snapshotGauges(result) };
   },
 
   outcome: (r) => ({ done: r.removed, kept: r.kept, failed: r.failed }),
   refused: (r) => r.tempDirs.filter((t) => t.reason).map((t) => ({ event: 'refused-temp-dir', fields: { dir: t.dir, from: t.from, reason: t.reason, detail: t.problem }, line: t.problem ?? t.dir })),
-  cutShort: () => false,
+  cutShort: (r) => r.cutShort === true,
+  freedBytes: (r) => r.removed.reduce((n, s) => n + (s.bytes ?? 0), 0),
 
   text: {
     lines: (r, view) => r.removed.map((d) => snapshotLine(d, view.dryRun, view.asOf)),
@@ -124,7 +126,7 @@ export const shellSnapshotsPass: Pass<ShellSnapshotSettings, ShellSnapshotsResul
       const s = await settingsOf(input, undefined);
       const { shellSnapshotPass, summarize } = await import('../reaper/shell-snapshots.js');
       const readings = new Map(s.tempDirs.map((t) => [t.dir, (t as Partial<SessionTempDir>).readings ?? []]));
-      const summary = summarize(shellSnapshotPass({ tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun: true, now: () => ctx.now, processes: () => ctx.processes }));
+      const summary = summarize(await shellSnapshotPass({ tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun: true, now: () => ctx.now, processes: () => ctx.processes, signal: ctx.signal }));
       return summary.map((x) => ({ ...x, readings: readings.get(x.dir) ?? [] }));
     },
     json: (part) => ({ shellSnapshots: part }),

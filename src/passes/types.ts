@@ -184,6 +184,8 @@ export interface Pass<S = unknown, R = unknown, G = unknown, F extends PassFailu
   refused?(result: R): Array<{ event: string; fields: Record<string, unknown>; line: string }>;
   /** `--timeout` cut it short: the run timed out (exit 3), as a sweep that was cut. */
   cutShort(result: R): boolean;
+  /** What its removals freed, in bytes (a dry run: would free), for the space a reap reclaimed (absent: nothing). */
+  freedBytes?(result: R): number;
   /** The gauges of an outcome (null: it has none, or they come from `run`). */
   gaugesOf?(result: R, dryRun: boolean): G | null;
   readonly text: {

@@ -2,7 +2,7 @@
  * The engine side of the idle rule: taking a sample, re-proving idleness right before a stop, and the stop itself.
  * The decisions are pure (`core/idle.ts`); a long-running watcher calls these with its own clock and records.
  */
-import { type ContainerDetails, type EngineClient, type StatsCounters, hasLayerCalls } from '../adapters/engine.js';
+import type { ContainerDetails, EngineClient, StatsCounters } from '../adapters/engine.js';
 import { type IdleRecord, type IdleSample, type Recheck, observe, occupancy, processLimit, reproved, showsActivity } from '../core/idle.js';
 import { EngineRequestError } from '../errors.js';
 import { KILLED_EXIT_CODE } from '../defaults.js';
@@ -88,7 +88,7 @@ export function withLocalCount(
 }
 
 /** A sample from the container's cgroup on this host, or null where `local` cannot read it. */
-function localSample(
+export function localSample(
   details: Pick<ContainerDetails, 'id' | 'startedAt' | 'pid'>, now: () => Date, local: LocalCounters | undefined,
 ): IdleSample | null {
   const c = readLocally(local, details.id, details.pid);
@@ -326,12 +326,13 @@ export async function volumesGone(engine: EngineClient, names: readonly string[]
  * package installed outside the bind-mounted `/root` and `/workspace`). hermes' own reaper removes a sandbox the
  * janitor stopped at its next start once it has been stopped for 2 x its lifetime, and this layer with it, unless
  * `terminal.docker_orphan_reaper` is off. Asked only of the sandboxes the idle rule stops (the engine walks the layer).
- * Null when it cannot be known (no such call, no answer, the run's time is up): the stop is never held up by it.
+ * Measured by an inspect that asks for it (`?size=1`: `SizeRw`). Null when it cannot be known (the engine gives no
+ * size, no answer, the run's time is up): the stop is never held up by it.
  */
 export async function writableLayerBytes(engine: EngineClient, id: string, signal?: AbortSignal): Promise<number | null> {
-  if (!hasLayerCalls(engine) || signal?.aborted) return null;
+  if (signal?.aborted) return null;
   try {
-    return await engine.writableLayerBytes(id, signal);
+    return (await engine.inspect(id, signal, { size: true }))?.sizeRw ?? null;
   } catch {
     return null;
   }

@@ -93,11 +93,11 @@ export class ListSweep {
 
   /** A running container's idle verdict (`stop` when `reap` would stop it now), from this run's sample. */
   private async judgeIdle(book: IdleBook, details: ContainerDetails, entry: ListedEntry): Promise<void> {
-    const owner = book.ownerFor(entry.profile);
+    const owner = book.ownerFor(entry.profile, details);
     if (owner) entry.owner = owner;
     try {
       const abandoned = await this.surveyExecs(book, details, entry);
-      const { record, decision } = await book.judgeRunning(this.req.engine, details, this.req.asOf, this.req.signal, { abandoned, owner });
+      const { record, decision } = await book.judgeRunning(this.req.engine, details, this.req.asOf, this.req.signal, { abandoned, owner, localFirst: true });
       entry.idleSeconds = decision.idleSeconds;
       entry.processes = record ? (record.last.pids ?? null) : null;
       if (decision.stop) {

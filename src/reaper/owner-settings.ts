@@ -2,18 +2,20 @@
  * The settings of owned and abandoned sandboxes (#30), resolved in one place: the idle threshold of an owned sandbox
  * (`--idle-after-owned`, `janitor.idle_after_owned`, default 24 h, `never` allowed), how long a sandbox the janitor
  * stopped is kept (`--stopped-retention`, `janitor.stopped_retention`, default 7 days), and the reader of the living
- * hermes processes that may own a sandbox (procfs, read afresh at each call).
+ * hermes processes that may own a sandbox (procfs, read afresh at each call; none at all, every sandbox owned, when
+ * the janitor's pid namespace is not the host's: `adapters/pid-namespace.ts`).
  */
 import type { HermesConfig } from '../adapters/config.js';
 import { DEFAULT_IDLE_AFTER_OWNED_SECONDS, DEFAULT_STOPPED_RETENTION_SECONDS } from '../defaults.js';
 import { IDLE_AFTER_OWNED, STOPPED_RETENTION, readJanitorSetting } from './janitor-settings.js';
 import type { OwnerView } from '../core/owners.js';
+import type { EngineProcess } from '../adapters/pid-namespace.js';
 
 export interface OwnerSettings {
   /** Seconds; null: an owned sandbox is never stopped. */
   idleAfterOwnedSeconds: number | null;
   stoppedRetentionSeconds: number;
-  owners: (engineHost: string) => OwnerView;
+  owners: (engineHost: string, evidence?: EngineProcess) => OwnerView;
 }
 
 /**
@@ -31,10 +33,15 @@ export async function resolveOwnerSettings(
   const { listHermesProcesses, procRootOf } = await import('../adapters/hermes-processes.js');
   const procRoot = procRootOf(env);
   const { ownerViewOf } = await import('../core/owners.js');
+  const { engineOnThisHost } = await import('../core/engine-place.js');
+  const { pidNamespaceProblem } = await import('../adapters/pid-namespace.js');
   return {
     idleAfterOwnedSeconds: owned === undefined ? DEFAULT_IDLE_AFTER_OWNED_SECONDS : owned,
     stoppedRetentionSeconds: retention ?? DEFAULT_STOPPED_RETENTION_SECONDS,
-    owners: (host) => ownerViewOf(listHermesProcesses({ procRoot }), host),
+    owners: (host, evidence) => {
+      const partial = engineOnThisHost(host) ? pidNamespaceProblem({ engineHost: host, evidence, procRoot }) : null;
+      return partial ? { blind: partial, pidNamespace: partial, processes: [] } : ownerViewOf(listHermesProcesses({ procRoot }), host);
+    },
   };
 }
 

@@ -4,7 +4,7 @@
  * any single failure; a 404, or a 409 on a container being removed, counts as `gone`.
  */
 import type { ContainerDetails, ContainerSummary } from '../adapters/engine.js';
-import { anonymousVolumes, isGoing } from '../adapters/engine.js';
+import { anonymousVolumes, hasSpaceCalls, isGoing } from '../adapters/engine.js';
 import { type IdleRecord, idleSeconds } from '../core/idle.js';
 import { type KeepReason, type Verdict, thresholdFor } from '../core/policy.js';
 import { isExcluded, isSelected } from '../core/selection.js';
@@ -76,7 +76,8 @@ export class ReapSweep {
   private async inspectAndJudge(row: ContainerSummary): Promise<void> {
     let details: ContainerDetails | null;
     try {
-      details = await this.req.engine.inspect(row.id, this.req.signal);
+      // A container that does not run may be removed: the engine measures its writable layer too (what a reap freed).
+      details = await this.req.engine.inspect(row.id, this.req.signal, { size: row.state.toLowerCase() !== 'running' });
     } catch (err) {
       if (this.guard.absorb(err)) return;
       if (err instanceof EngineRequestError && (await vanished(this.req.engine, row.id, this.req.signal))) return this.keep(this.entry(row), 'gone');
@@ -104,6 +105,7 @@ export class ReapSweep {
     if (retainedUntil !== null) return this.keep({ ...entry, retainedUntil: new Date(retainedUntil).toISOString() }, 'stopped-retained');
     if (req.dryRun) {
       entry.volumes = req.keepVolumes ? [] : anonymousVolumes(details.volumes);
+      entry.reclaimedBytes = await this.sizeOf(details, entry.volumes);
       this.out.removed.push(entry);
       req.onEvent?.({ type: 'removed', entry, dryRun: true });
       return;
@@ -112,14 +114,34 @@ export class ReapSweep {
     return this.remove(row, details, entry);
   }
 
+  /** The engine's volume sizes, asked once per sweep, when a container to remove holds an anonymous volume. */
+  private volumeSizes: Promise<Map<string, number>> | undefined;
+
+  /**
+   * What removing a container frees: its writable layer (measured by its inspect) and its anonymous volumes (as the
+   * engine measures them: one `GET /system/df` per sweep, when one holds any). What cannot be measured counts 0.
+   */
+  private async sizeOf(details: ContainerDetails, volumes: readonly string[]): Promise<number> {
+    let bytes = details.sizeRw ?? 0;
+    const engine = this.req.engine;
+    if (volumes.length > 0 && hasSpaceCalls(engine)) {
+      this.volumeSizes ??= engine.volumeSizes(this.req.signal).catch(() => new Map<string, number>());
+      const sizes = await this.volumeSizes;
+      for (const v of volumes) bytes += sizes.get(v) ?? 0;
+    }
+    return bytes;
+  }
+
   /** The removal (never forced, anonymous volumes with it unless kept), and what its refusals mean. */
   private async remove(row: ContainerSummary, details: ContainerDetails, entry: SweepEntry): Promise<void> {
     const { req } = this;
     try {
+      const bytes = await this.sizeOf(details, req.keepVolumes ? [] : anonymousVolumes(details.volumes));
       const outcome = await req.engine.remove(row.id, req.signal, { volumes: !req.keepVolumes });
       if (outcome.kind === 'gone') return this.keep(entry, 'gone');
       if (outcome.kind === 'conflict') return this.settleConflict(row, entry, outcome.detail);
       entry.volumes = req.keepVolumes || details.volumes.length === 0 ? [] : await volumesGone(req.engine, details.volumes, req.signal);
+      entry.reclaimedBytes = bytes;
       this.out.removed.push(entry);
       req.onEvent?.({ type: 'removed', entry, dryRun: false });
     } catch (err) {
@@ -177,7 +199,7 @@ export class ReapSweep {
       if (v.verdict !== 'keep' || v.reason !== 'running') return false;
       const base = this.entry(row, d, v);
       // Right before the stop: its owners from the process table read now.
-      const owner = book.ownerFor(base.profile, true);
+      const owner = book.ownerFor(base.profile, d, true);
       const decision = book.tentativeStop(prev, { startedAt: d.startedAt, execIds, limit: book.limitOf(d), owner }, req.asOf);
       if (!decision.stop) return false;
       book.seen.add(d.id);
@@ -255,7 +277,7 @@ export class ReapSweep {
     // A proof already gathered by earlier runs: if it suffices as of now, provided nothing happened since its last
     // sample, the re-check's fresh sample is this run's only one (one pass of the engine's stats collector, not two).
     const prev = book.prev(details.id);
-    const owner = book.ownerFor(base.profile);
+    const owner = book.ownerFor(base.profile, details);
     if (owner) base = { ...base, owner };
     if (!req.dryRun && book.opts.stopIdle && prev && prev.last.startedAt === details.startedAt && details.status.toLowerCase() === 'running') {
       let tentative: ReturnType<IdleBook['tentativeStop']> | null = null;
@@ -336,7 +358,7 @@ export class ReapSweep {
   private async reproveThenStop(book: IdleBook, record: IdleRecord, seen: Inspected, entry: StoppedEntry): Promise<void> {
     if (this.guard.stopped) return;
     // Right before acting: its owners from the process table read now (a hermes started since lengthens the threshold).
-    const owner = book.ownerFor(entry.profile, true);
+    const owner = book.ownerFor(entry.profile, seen.details, true);
     if (owner && entry.idleSeconds < book.thresholdOf(owner)) return this.keep({ ...entry, owner, idleReason: 'owner-alive' }, 'running');
     let outcome: StopOutcome;
     try {

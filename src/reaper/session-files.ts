@@ -8,7 +8,8 @@
  * is `gone`. Its work stops at the run's abort (`--timeout`): `cutShort`.
  */
 import path from 'node:path';
-import { type ProcessTable, listHermesProcesses } from '../adapters/hermes-processes.js';
+import { type ProcessTable, readHermesProcesses } from '../adapters/hermes-processes.js';
+import { pidNamespaceProblem } from '../adapters/pid-namespace.js';
 import { type RemoveOutcome, type TaskDirPlace, type TaskDirScan, readMountPoints, removeTaskDir, scanTaskDir } from '../adapters/sandbox-dirs.js';
 import { type SessionFile, listSessionFiles, unlinkFileIfUnchanged, unlinkSocketIfUnchanged } from '../adapters/session-files.js';
 import { type TempDirHandle, type UnlinkOutcome, closeTempDir, openTempDir } from '../adapters/shell-snapshots.js';
@@ -18,6 +19,7 @@ import { type SessionEntry, type SessionFileKind, groupSessionEntries } from '..
 import { type ProcessView, type SnapshotKeepReason, judgeSession } from '../core/shell-snapshots.js';
 import { UNTRUSTED_ROOT } from '../core/trust.js';
 import { errorMessage } from '../errors.js';
+import { TimeSlice } from '../util/time-slice.js';
 import { type TempDir, viewOf } from './shell-snapshots.js';
 
 export interface SessionFilesOptions {
@@ -26,8 +28,11 @@ export interface SessionFilesOptions {
   thresholdMs: number;
   dryRun: boolean;
   now: () => Date;
-  /** The process table (tests inject one; default: this host's procfs at `procRoot`, Python interpreters included). */
-  processes?: () => ProcessTable;
+  /**
+   * The process table (tests inject one; default: this host's procfs at `procRoot`, Python interpreters included, read
+   * in slices): once for the pass, then once per owner right before removing that owner's entries (`uid`).
+   */
+  processes?: (uid?: number) => ProcessTable;
   /** The procfs root of the default table (`HERMES_JANITOR_PROC_ROOT`); default `/proc`. */
   procRoot?: string;
   /** The run's abort (`--timeout`, watch's stop): no entry is judged or removed after it. */
@@ -46,8 +51,8 @@ export interface RemovedSessionFile {
   lastChange: string;
   /** What went: a job's files, the directory, the socket. */
   files: string[];
-  /** A sandbox directory: its size on disk (bytes), as measured before its removal. */
-  bytes?: number;
+  /** What it freed (a dry run: would free), in bytes: a job's files' sizes, a sandbox directory's size on disk, 0 for a socket. */
+  bytes: number;
 }
 
 export interface KeptSessionFile {
@@ -85,23 +90,41 @@ interface Run {
   out: SessionFilesResult;
   selfUid: number;
   first: ProcessView;
-  /** An owner's processes read again right before removing their entries: once per owner. */
-  fresh: (uid: number) => ProcessView;
+  /** An owner's processes read again right before removing their entries: once per owner (null: the run's abort). */
+  fresh: (uid: number) => Promise<ProcessView | null>;
   mounts: ReadonlySet<string>;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
-const table = (opts: SessionFilesOptions) => opts.processes ?? (() => listHermesProcesses({ python: true, ...(opts.procRoot ? { procRoot: opts.procRoot } : {}) }));
+
+/**
+ * How the pass reads processes: the table (every user's, or one owner's), in slices inside the run's abort; none at
+ * all when the janitor's pid namespace is not the host's (`hidden` for every owner: nothing is removed).
+ */
+function processReader(opts: SessionFilesOptions, selfUid: number): (uid?: number) => Promise<ProcessView | null> {
+  const procRoot = opts.procRoot ? { procRoot: opts.procRoot } : {};
+  const partial = pidNamespaceProblem({ engineHost: null, ...procRoot });
+  if (partial) return async () => ({ processes: [], hidden: { why: partial, uids: 'all' }, selfUid });
+  const slice = new TimeSlice(opts.signal);
+  return async (uid) => {
+    const t = opts.processes
+      ? opts.processes(uid)
+      : await readHermesProcesses({ python: true, profiles: false, ...procRoot, ...(uid === undefined ? {} : { uids: new Set([uid]) }) }, slice);
+    return t === null ? null : viewOf(t, selfUid);
+  };
+}
 
 /** Runs the pass over each directory (one directory named twice is looked at once). Never throws. */
 export async function sessionFilePass(opts: SessionFilesOptions): Promise<SessionFilesResult> {
   const selfUid = process.geteuid?.() ?? -1;
-  const read = table(opts);
-  const first = read();
-  const byOwner = new Map<number, ProcessView>();
-  const fresh = (uid: number) => byOwner.get(uid) ?? byOwner.set(uid, viewOf(read(), selfUid)).get(uid)!;
-  const out: SessionFilesResult = { removed: [], kept: [], failed: [], tempDirs: [], processesHidden: first.hidden, cutShort: false };
-  const run: Run = { opts, out, selfUid, first: viewOf(first, selfUid), fresh, mounts: await readMountPoints() };
+  const read = processReader(opts, selfUid);
+  const out: SessionFilesResult = { removed: [], kept: [], failed: [], tempDirs: [], processesHidden: null, cutShort: false };
+  const first = await read();
+  if (!first) return { ...out, cutShort: true };
+  out.processesHidden = first.hidden?.why ?? null;
+  const byOwner = new Map<number, Promise<ProcessView | null>>();
+  const fresh = (uid: number) => byOwner.get(uid) ?? byOwner.set(uid, read(uid)).get(uid)!;
+  const run: Run = { opts, out, selfUid, first, fresh, mounts: await readMountPoints() };
   const seen = new Set<string>();
   for (const t of opts.tempDirs) {
     if (opts.signal?.aborted) {
@@ -194,18 +217,28 @@ async function judgeAndRemove(run: Run, h: TempDirHandle, t: TempDir, j: Judged)
   const { opts, out } = run;
   const verdict = judgeSession(j.e, run.first, opts.now().getTime(), opts.thresholdMs);
   if (!verdict.abandoned) return keep(run, j, verdict.reason!, verdict.detail);
-  const removed = { kind: j.e.kind, path: j.shown, owner: j.e.uid, lastChange: iso(j.e.lastChangeMs), ...(j.scan ? { bytes: j.scan.bytes } : {}) };
+  const removed = { kind: j.e.kind, path: j.shown, owner: j.e.uid, lastChange: iso(j.e.lastChangeMs), bytes: j.scan ? j.scan.bytes : 0 };
   const files = j.e.kind === 'background-job' ? j.files.map((f) => path.join(h.dir, f.name)) : [j.shown];
-  if (opts.dryRun) return void out.removed.push({ ...removed, files });
-  const again = judgeSession(j.e, run.fresh(j.e.uid), opts.now().getTime(), opts.thresholdMs);
+  const sizes = j.e.kind === 'background-job' ? j.files.reduce((n, f) => n + f.size, 0) : removed.bytes;
+  if (opts.dryRun) return void out.removed.push({ ...removed, files, bytes: sizes });
+  const view = await run.fresh(j.e.uid);
+  if (!view) {
+    out.cutShort = true;
+    return keep(run, j, 'processes-hidden', "the run's time was up before its owner's processes were read again");
+  }
+  const again = judgeSession(j.e, view, opts.now().getTime(), opts.thresholdMs);
   if (!again.abandoned) return keep(run, j, again.reason!, again.detail);
   if (j.e.kind === 'code-sandbox') return removeSandboxDir(run, h, t, { j, removed });
   const done: string[] = [];
+  let bytes = 0;
   let stopped = false;
   for (const f of j.files) {
     const r: UnlinkOutcome = j.e.kind === 'rpc-socket' ? unlinkSocketIfUnchanged(h, f) : unlinkFileIfUnchanged(h, f);
     const shownFile = path.join(h.dir, f.name);
-    if (r.status === 'removed') done.push(shownFile);
+    if (r.status === 'removed') {
+      done.push(shownFile);
+      if (j.e.kind === 'background-job') bytes += f.size;
+    }
     else if (r.status === 'changed' || r.status === 'failed') {
       // Rewritten or replaced: the job may be alive after all; its remaining files stay. A failure stops it too.
       if (r.status === 'changed') keep(run, { ...j, shown: shownFile }, 'changed', r.detail);
@@ -214,7 +247,7 @@ async function judgeAndRemove(run: Run, h: TempDirHandle, t: TempDir, j: Judged)
       break;
     }
   }
-  if (done.length) out.removed.push({ ...removed, files: done });
+  if (done.length) out.removed.push({ ...removed, files: done, bytes });
   else if (!stopped) keep(run, j, 'gone', 'no longer there (removed by someone else: hermes prunes its own cache)');
 }
 

@@ -4,6 +4,7 @@
  * here, and `sweep.ts` holds the two functions that run them.
  */
 import type { EngineClient } from '../adapters/engine.js';
+import type { EngineProcess } from '../adapters/pid-namespace.js';
 import type { StateStore } from '../adapters/state-file.js';
 import type { IdleKeepReason } from '../core/idle.js';
 import type { KeepReason, Rule } from '../core/policy.js';
@@ -47,6 +48,11 @@ export interface SweepEntry {
    * command and whether they are past the bound (`abandoned`).
    */
   execs?: ExecView[];
+  /**
+   * Removed containers (a dry run: would be): what removing it freed, its writable layer and the anonymous volumes
+   * that went with it, as the engine measured them right before (0 for what it did not measure).
+   */
+  reclaimedBytes?: number;
   /**
    * Removed containers: the anonymous volumes that went with them (a dry run: those that would). Listed
    * containers: the anonymous volumes they hold, present only when they hold some (status counts these).
@@ -152,8 +158,10 @@ export interface IdleOptions {
   /**
    * The living hermes processes that may own this engine's sandboxes, read afresh at each call (the start of a sweep,
    * and right before each stop). Omitted: owners are not considered (every sandbox is judged by `idleAfterSeconds`).
+   * `evidence`: the running container being judged, whose `State.Pid` can prove the janitor sees the engine's pid
+   * namespace (`adapters/pid-namespace.ts`).
    */
-  owners?: (engineHost: string) => OwnerView;
+  owners?: (engineHost: string, evidence?: EngineProcess) => OwnerView;
   /** Idle threshold of an owned sandbox, in seconds; null: never stopped (`--idle-after-owned never`). Default 24 h. */
   idleAfterOwnedSeconds?: number | null;
   /** How long a sandbox the janitor stopped is kept before the exited rule applies (`--stopped-retention`); default 0. */

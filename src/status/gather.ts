@@ -20,11 +20,14 @@ import type { HookErrorEntry } from '../core/hook-errors.js';
 import { type AttentionInput, type ContainerCounts, attention, countContainers, statusExitCode } from '../core/status.js';
 import { DEFAULT_SUSPEND_THRESHOLD } from '../core/stuck-sessions.js';
 import type { Selection } from '../core/selection.js';
-import { errorMessage } from '../errors.js';
+import { NotADockerEngineError, errorMessage } from '../errors.js';
 import { acrossEngines } from '../reaper/run.js';
 import { type ListedEntry, list } from '../reaper/sweep.js';
 import { type ProcessTable, listHermesProcesses, procRootOf } from '../adapters/hermes-processes.js';
 import type { Pass, PassSettingsInput, StatusContext } from '../passes/types.js';
+import { pidNamespaceProblem } from '../adapters/pid-namespace.js';
+import { userNames } from '../adapters/user-names.js';
+import type { SandboxOwner } from '../core/owners.js';
 
 export interface EngineStatus {
   /** The address (null when discovery found none). */
@@ -83,9 +86,9 @@ export interface StatusReport {
   containers: (ContainerCounts & { failed: number; timedOut: boolean }) | null;
   /**
    * Each running sandbox with its running `docker exec` sessions (`execs: [{id, ageSeconds, processes, command,
-   * abandoned}]`); empty when no engine answered.
+   * abandoned, client, clientUnverifiable}]`); empty when no engine answered.
    */
-  runningSandboxes: Array<{ id: string; name: string; host: string; execs: ExecView[] }>;
+  runningSandboxes: Array<{ id: string; name: string; host: string; execs: ExecView[]; owner?: SandboxOwner }>;
   /**
    * The cost of the stops a `reap` would make now: each running sandbox the idle rule would stop, with the size of its
    * writable layer (`writableLayerBytes`, `SizeRw`; null when the engine gave none), which hermes' own reaper removes
@@ -129,8 +132,13 @@ export interface StatusReport {
    * `stopped-retained`; `blind`: engines whose owners cannot be seen, and why (every sandbox on them is owned).
    */
   sandboxOwners?: { owned: number; abandoned: number; stoppedRetained: number; blind: string[] };
-  /** The living processes of this host that could be hermes, and the profile each serves (null: every profile). */
+  /**
+   * The living processes of this host that could be hermes, and the profile each serves (null: every profile);
+   * `hidden`: why some may be missing (hidepid, unreadable command lines, a pid namespace that is not the host's).
+   */
   hermesProcesses?: { processes: HermesProcessStatus[]; hidden: string | null };
+  /** Why this janitor's view of processes is partial (its pid namespace is not the host's), or null. */
+  pidNamespace?: string | null;
   /**
    * Whose home this is to the janitor (`owner`: set when it runs as root over another user's home, whose files it then
    * reads with that user's rights and never through a symlink), where its own state for the home lives, and every path
@@ -164,6 +172,12 @@ export interface TrustRefusal {
 export interface HermesProcessStatus {
   pid: number;
   uid: number;
+  /** Its user's name on this system (null: no such entry in /etc/passwd). */
+  user: string | null;
+  /** Why it counts as hermes (which argument, and what in it). */
+  why: string;
+  /** Running sandboxes it makes owned (it is the first living hermes that may serve their profile). */
+  owns: number;
   /** The profile it serves; null: every profile (`profileUnknown` says why). */
   profile: string | null;
   profileUnknown: string | null;
@@ -174,6 +188,8 @@ export interface HermesProcessStatus {
 
 export interface StatusRequest {
   home: string;
+  /** The commands `attention` advises, with the selection and engine of this status (`AttentionInput.commands`). */
+  commands?: { reap: string; restartGuardClear: string };
   selection: Selection;
   /** Endpoints after discovery; `discoveryError` when discovery found none. */
   endpoints: EngineEndpoint[];
@@ -356,12 +372,21 @@ async function breakers(home: string, now: Date, env: Record<string, string | un
   };
 }
 
-/** The living hermes processes of this host (from the table every pass that judges by them is given too). */
-function hermesProcesses(table: ProcessTable): NonNullable<StatusReport['hermesProcesses']> {
+/**
+ * The living hermes processes of this host (from the table every pass that judges by them is given too): who each is
+ * (user, pid, command, why it counts as hermes) and how many running sandboxes it makes owned; `partial`: why the
+ * table shows only some (a pid namespace that is not the host's).
+ */
+function hermesProcesses(
+  table: ProcessTable, running: StatusReport['runningSandboxes'], partial: string | null,
+): NonNullable<StatusReport['hermesProcesses']> {
+  const names = userNames();
+  const owns = (pid: number) => running.filter((r) => r.owner?.pid === pid).length;
   const hermes: HermesProcessStatus[] = table.processes.filter((p) => p.hermes).map((p) => ({
-    pid: p.pid, uid: p.uid, profile: p.profile, profileUnknown: p.profileUnknown ?? null, since: new Date(p.startedAtMs).toISOString(), command: p.command,
+    pid: p.pid, uid: p.uid, user: names.get(p.uid) ?? null, why: p.why ?? 'its command line names hermes', owns: owns(p.pid), profile: p.profile,
+    profileUnknown: p.profileUnknown ?? null, since: new Date(p.startedAtMs).toISOString(), command: p.command,
   }));
-  return { processes: hermes, hidden: table.hidden };
+  return { processes: hermes, hidden: partial ?? table.hidden };
 }
 
 /**
@@ -400,7 +425,7 @@ async function surveyContainers(
   const entries: ListedEntry[] = across.results.flatMap((r) => r.containers);
   const running = entries.filter((e) => e.state.toLowerCase() === 'running');
   return {
-    runningSandboxes: running.map((e) => ({ id: e.id, name: e.name, host: e.host, execs: e.execs ?? [] })),
+    runningSandboxes: running.map((e) => ({ id: e.id, name: e.name, host: e.host, execs: e.execs ?? [], ...(e.owner ? { owner: e.owner } : {}) })),
     stopCosts: entries.filter((e) => e.verdict === 'stop').map((e) => ({
       id: e.id, name: e.name, host: e.host, profile: e.profile, idleSeconds: e.idleSeconds ?? null, writableLayerBytes: e.writableLayerBytes ?? null,
     })),
@@ -408,7 +433,8 @@ async function surveyContainers(
       owned: running.filter((e) => e.owner).length,
       abandoned: running.filter((e) => !e.owner).length,
       stoppedRetained: entries.filter((e) => e.reason === 'stopped-retained').length,
-      blind: req.idle?.owners ? live.map((e) => req.idle!.owners!(e.host).blind).filter((b): b is string => b !== null) : [],
+      // Each reason once (a partial view of processes is the same for every engine).
+      blind: req.idle?.owners ? [...new Set(live.map((e) => req.idle!.owners!(e.host).blind).filter((b): b is string => b !== null))] : [],
     },
     containers: { ...countContainers(entries), failed: across.results.reduce((n, r) => n + r.failed.length, 0), timedOut: across.timedOut },
   };
@@ -429,6 +455,8 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
   // No engine at all on this host is not an unreachable one.
   const unreachable = engines.filter((e) => !e.reachable && !(req.noEngine && e.host === null)).map((e) => e.host ?? '(none found)');
   const table = listHermesProcesses({ python: true, procRoot: procRootOf(req.env) });
+  // After the sweep: a running sandbox's State.Pid may have proved the janitor's pid namespace the engine's.
+  const partial = pidNamespaceProblem({ engineHost: null, procRoot: procRootOf(req.env) });
   const passCtx: StatusContext = {
     engines: live.filter((e) => !unreachable.includes(e.host)), unreachable, now: req.now, signal: req.signal, processes: table,
   };
@@ -444,6 +472,7 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
   const facts: AttentionInput = {
     refused: unsaid,
     unreachableEngines: unreachable,
+    notEngines: engines.filter((e) => e.host !== null && !e.reachable && NotADockerEngineError.says(e.host, e.error)).map((e) => e.host!),
     orphans: containers?.orphans ?? 0,
     oldestOrphanAgeSeconds: containers?.oldestOrphan?.ageSeconds ?? null,
     asOf: req.asOf,
@@ -455,8 +484,10 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
     stopHook: { stalled: brk.stopHook.stalled, blocks: brk.stopHook.blocks, maxBlocks: brk.stopHook.maxBlocks, problem: brk.stopHook.problem },
     toolLoopLooping: brk.toolLoop.looping,
     passProblems: [...new Set(partList.flatMap((p) => p.pass.status!.attention?.(p.part) ?? []))],
+    pidNamespace: partial,
     hookErrors: [...brk.stopHook.hookErrors, ...brk.toolLoop.hookErrors],
     now: req.now,
+    ...(req.commands ? { commands: req.commands } : {}),
   };
   const lines = attention(facts);
   const keys = (place: Pass['place']) => Object.assign({}, ...partList.filter((p) => p.pass.place === place).map((p) => p.pass.status!.json(p.part))) as Record<string, unknown>;
@@ -473,7 +504,8 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
     ...keys('engine'),
     ...(req.noEngine ? { noEngine: req.noEngine } : {}),
     ...(sandboxOwners ? { sandboxOwners } : {}),
-    hermesProcesses: hermesProcesses(table),
+    hermesProcesses: hermesProcesses(table, runningSandboxes, partial),
+    pidNamespace: partial,
     ...keys('host'),
     breakers: brk,
     trust,

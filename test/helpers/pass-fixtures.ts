@@ -106,9 +106,10 @@ export const sessionFiles = {
     {
       kind: 'background-job' as const, path: '/home/h/.hermes/cache/terminal/hermes_bg_4f2a', owner: 1000, lastChange: '2026-11-19T12:00:00.000Z',
       files: ['/home/h/.hermes/cache/terminal/hermes_bg_4f2a.log', '/home/h/.hermes/cache/terminal/hermes_bg_4f2a.pid', '/home/h/.hermes/cache/terminal/hermes_bg_4f2a.exit'],
+      bytes: 2048,
     },
     { kind: 'code-sandbox' as const, path: '/tmp/hermes_sandbox_ab12cd_z', owner: 1000, lastChange: '2026-11-21T11:00:00.000Z', files: ['/tmp/hermes_sandbox_ab12cd_z'], bytes: 12288 },
-    { kind: 'rpc-socket' as const, path: `/tmp/hermes_rpc_${'0f'.repeat(16)}.sock`, owner: 1000, lastChange: '2026-11-21T11:00:00.000Z', files: [`/tmp/hermes_rpc_${'0f'.repeat(16)}.sock`] },
+    { kind: 'rpc-socket' as const, path: `/tmp/hermes_rpc_${'0f'.repeat(16)}.sock`, owner: 1000, lastChange: '2026-11-21T11:00:00.000Z', files: [`/tmp/hermes_rpc_${'0f'.repeat(16)}.sock`], bytes: 0 },
   ],
   kept: [
     {

@@ -20,6 +20,7 @@ const FAMILY_NAMES = [
   'hermes_janitor_containers_stopped',
   'hermes_janitor_exec_trees',
   'hermes_janitor_last_run_duration_seconds',
+  'hermes_janitor_last_run_reclaimed_bytes',
   'hermes_janitor_last_run_success',
   'hermes_janitor_last_run_timestamp_seconds',
   'hermes_janitor_orphans',

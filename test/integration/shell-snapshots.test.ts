@@ -210,6 +210,41 @@ describe('shell snapshots (real processes, a second user)', { skip: skipUnless(u
     assert.equal(existsSync(file), false);
   });
 
+  it('a flood: 2,000 old snapshot-named files of another user and 500 of their processes: reap --timeout 5s returns in under 8 s', async () => {
+    const dir = tmp();
+    for (let i = 0; i < 2000; i++) {
+      const file = path.join(dir, `hermes-snap-${hex()}.sh`);
+      writeFileSync(file, 'declare -x HOME="/"\n', { mode: 0o600 });
+      chownSync(file, u.uid, u.gid);
+      old(file, 365 * 86_400_000);
+    }
+    // 500 processes of theirs, each one the pass must look at (a Python interpreter by name, its environment read).
+    const flood = spawn('setpriv', [`--reuid=${u.uid}`, `--regid=${u.gid}`, '--clear-groups', '--', 'bash', '-c', 'for i in $(seq 500); do (exec -a python3 sleep 600) & done; echo up; wait'], {
+      detached: true, stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    cleanups.push(() => {
+      try {
+        process.kill(-flood.pid!, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    });
+    await new Promise<void>((resolve) => flood.stdout!.once('data', () => resolve()));
+    const h = home(null);
+    const started = Date.now();
+    const r = await janitor(null, ['reap', '--json', '--timeout', '5s', '--label', label], { HOME: h, TMPDIR: dir });
+    const took = Date.now() - started;
+    assert.ok(took < 8000, `reap took ${took} ms`);
+    assert.ok(r.code === 0 || r.code === 3, `exit ${r.code}: ${r.stderr}`);
+    const rep = JSON.parse(r.stdout) as SnapReport & { timedOut: boolean };
+    const snaps = rep.shellSnapshots!;
+    // Each file removed, or kept as cut short with the run timed out.
+    const cut = snaps.kept.filter((k) => k.reason === 'cut-short').length;
+    assert.equal(rep.timedOut, r.code === 3, r.stderr);
+    if (!rep.timedOut) assert.equal(cut, 0);
+    assert.equal(snaps.removed.length + cut, 2000, JSON.stringify({ removed: snaps.removed.length, kept: snaps.kept.length, failed: snaps.failed.slice(0, 2) }));
+  });
+
   async function isolated(args: string[], env: Record<string, string>): Promise<CliResult> {
     const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
     const r = await new Promise<CliResult>((resolve, reject) => {

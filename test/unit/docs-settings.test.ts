@@ -51,7 +51,7 @@ describe('the docs and the code agree', () => {
 
   it("every option of reap, list, watch and status is in the docs' options, and every option they name exists", () => {
     const declared: string[] = [...GLOBAL_OPTIONS, ...ENGINE_OPTIONS, ...OUTPUT_OPTIONS, ...ACTION_OPTIONS, ...REAP_OPTIONS, ...WATCH_OPTIONS, ...passOptions()]
-      .map((d) => d.flag).concat(['--no-stop-idle', '--wide']);
+      .map((d) => d.flag).concat(['--no-stop-idle', '--wide', '--format']);
     const text = readFileSync(file, 'utf8');
     const section = text.slice(text.indexOf('### Options (reap and list)'), text.indexOf('### Exit codes'));
     const watchDoc = readFileSync(path.join(REPO, 'docs', 'watch.md'), 'utf8');

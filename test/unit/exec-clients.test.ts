@@ -152,7 +152,12 @@ class FakeProc implements ProcAccess {
   alive(p: ProcIdentity) {
     return this.procs.get(p.pid)?.startTicks === p.startTicks;
   }
-  signal(p: ProcIdentity, sig: 'SIGTERM' | 'SIGKILL') {
+  /** The host's pid namespace: the janitor sees the engine's processes. */
+  pidNamespace(): string | null {
+    return this.partial;
+  }
+  partial: string | null = null;
+  signal(p: ProcIdentity, sig: 'SIGTERM' | 'SIGKILL', _container: string) {
     if (this.procs.get(p.pid)?.startTicks !== p.startTicks) return 'changed' as const;
     this.sent.push([p.pid, sig]);
     this.procs.delete(p.pid);
@@ -235,6 +240,16 @@ describe('exec clients: the reaper step (engine simulator, process and client ta
     const next = await endAbandonedTrees(engine, s.details, await surveyExecs(engine, s.details, s.opts, { asOf }), s.opts, ctx);
     assert.deepEqual(next.ended.map((e) => e.execId), [s.older]);
     assert.deepEqual(next.kept.map((k) => [k.execId, k.reason]), [[s.newer, 'client-alive']]);
+  });
+
+  it("a janitor in a pid namespace of its own: clients unverifiable in the view (why), every exec kept as pid-namespace", async () => {
+    const s = sandbox();
+    s.p.partial = "the janitor's pid namespace is not the host's";
+    const survey = await surveyExecs(engine, s.details, s.opts, { asOf, execStarts: new Map([[s.older, 1000]]) });
+    assert.deepEqual(survey.execs.map((x) => [x.view.abandoned, x.view.clientUnverifiable]), [[false, s.p.partial], [false, s.p.partial]]);
+    const r = await endAbandonedTrees(engine, s.details, survey, s.opts, ctx);
+    assert.deepEqual(r.kept.map((k) => k.reason), ['pid-namespace', 'pid-namespace']);
+    assert.equal(s.clients.reads, 0);
   });
 
   it('an engine on another host: clients unverifiable in the view, every exec kept as engine-not-local', async () => {

@@ -4,7 +4,10 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Command } from 'commander';
 import type { HeldLock } from '../../adapters/file-lock.js';
-import { logFile, stampFresh, stampPath, writeStamp } from '../../adapters/janitor-files.js';
+import { logFile, stampCompletedAt, stampFresh, writeStamp } from '../../adapters/janitor-files.js';
+import { oncePerStamps } from '../once-per-stamps.js';
+import { ago } from '../../core/ages.js';
+import { formatDuration } from '../format-duration.js';
 import type { Context } from '../../context.js';
 import { thresholdSeconds } from '../../core/policy.js';
 import { ExitCode, JanitorError, UsageError, errorMessage } from '../../errors.js';
@@ -16,9 +19,9 @@ import type { EngineProfileCounts } from '../../adapters/metrics.js';
 import { ENV_METRICS_FILE } from '../../defaults.js';
 import type { KeptEntry, ReapResult, SweepEntry } from '../../reaper/sweep-types.js';
 import { reap } from '../../reaper/sweep.js';
-import { resolveEngines, stampKey } from '../../adapters/docker-context.js';
+import { resolveEngines } from '../../adapters/docker-context.js';
 import {
-  type ActionOptions, type EngineCommandOptions, type EngineTargets, type RunPolicy, addActionOptions, addEngineOptions, connectEngines, discoverTargets,
+  type ActionOptions, type EngineCommandOptions, type EngineTargets, type RunPolicy, addActionOptions, addEngineOptions, connectEngines, discoverTargets, sayNotes,
   checkStopTimeout, loadHomeConfig, passInput, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
@@ -32,6 +35,7 @@ import { firstProblem } from '../report/text-reporter.js';
 import { REAP_OPTIONS } from '../engine-option-table.js';
 import { type RunState, action, addOptions } from '../shared.js';
 import { docsLine } from '../docs-page.js';
+import { escapeControls } from '../../util/escape-controls.js';
 
 interface ReapOptions extends EngineCommandOptions, ActionOptions {
   dryRun?: boolean;
@@ -53,12 +57,17 @@ interface RunRecord {
   counts?: EngineProfileCounts[];
   /** Each pass that measured, with its gauges, in the list's order. */
   passes?: Array<{ pass: Pass; gauges: unknown }>;
+  /** What the run freed, in bytes (a dry run: would free). */
+  reclaimedBytes?: number;
 }
 
 const HELP = `
-Exit codes: 0 done (also when disabled, skipped for a fresh --once-per stamp, or locked by another reap);
-            1 at least one removal or stop failed (the rest were processed); 2 bad usage or input;
-            3 engine unreachable, or the run timed out (--fail-open turns 1 and 3 into 0)`;
+Exit codes: 0 done (also when disabled, skipped for a fresh --once-per stamp,
+              or locked by another reap)
+            1 at least one removal or stop failed (the rest were processed)
+            2 bad usage or input
+            3 engine unreachable, not a Docker engine, or the run timed out
+            (--fail-open turns 1 and 3 into 0)`;
 
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = program
@@ -78,7 +87,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         return code;
       } catch (err) {
         if (!opts.failOpen || err instanceof UsageError) throw err;
-        if (!opts.quiet) ctx.stderr.write(`hermes-janitor: reap did not complete (${errorMessage(err)}); continuing (--fail-open)\n`);
+        if (!opts.quiet) ctx.stderr.write(`hermes-janitor: reap did not complete (${escapeControls(errorMessage(err))}); continuing (--fail-open)\n`);
         return ExitCode.OK;
       } finally {
         if (metricsFile && record.attempted) await recordMetrics(ctx, metricsFile, record, started, opts.quiet === true);
@@ -108,10 +117,11 @@ async function recordMetrics(ctx: Context, file: string, record: RunRecord, star
       success: record.success === true,
       counts: record.counts ?? [],
       ...(record.passes ? { passes: record.passes } : {}),
+      ...(record.reclaimedBytes !== undefined ? { reclaimedBytes: record.reclaimedBytes } : {}),
     });
     await writeMetricsFile(file, text);
   } catch (err) {
-    if (!quiet) ctx.stderr.write(`hermes-janitor: warning: cannot write the metrics file ${file} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)})\n`);
+    if (!quiet) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(`cannot write the metrics file ${file} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)})`)}\n`);
   }
 }
 
@@ -182,6 +192,29 @@ interface ReapRun {
   passes: SettledPass[];
 }
 
+/**
+ * `--once-per`: whether every engine's stamp is fresh, so the run skips. A `--dry-run` never skips (it changes nothing
+ * and is run to see what a sweep would do now). With `--verbose`, says on stderr why it skips or sweeps.
+ */
+function oncePerSkips(opts: ReapOptions, targets: EngineTargets, ctx: Context): boolean {
+  if (opts.oncePer === undefined) return false;
+  const say = (line: string) => opts.verbose && ctx.stderr.write(`hermes-janitor: --once-per ${formatDuration(opts.oncePer!)}: ${line}\n`);
+  if (opts.dryRun) {
+    say('a dry run always sweeps (the stamps are neither read nor written)');
+    return false;
+  }
+  const now = ctx.now();
+  const stamps = oncePerStamps(targets.home.home, targets.selection, targets.endpoints);
+  const fresh = stamps.every((file) => stampFresh(file, now, opts.oncePer!));
+  stamps.forEach((file, i) => {
+    const at = stampCompletedAt(file);
+    const when = at === null ? 'no completed sweep recorded' : `last sweep completed ${ago(at, now)}`;
+    say(`${targets.endpoints[i]!.host}: ${when} (${file})`);
+  });
+  say(fresh ? 'skipped: every engine was swept within it' : 'sweeping');
+  return fresh;
+}
+
 async function runReap(opts: ReapOptions, command: Command, ctx: Context, record: RunRecord): Promise<number> {
   checkCombinations(opts);
   checkStopTimeout(opts, command);
@@ -192,8 +225,8 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   const hostList = () => targets.endpoints.map((e) => ({ host: e.host, reachable: null, error: null }));
 
   // Fast path for shell start-up: fresh stamps for every engine mean nothing to do, without touching the engine.
-  if (opts.oncePer !== undefined && targets.endpoints.every((e) => stampFresh(stampPath(home.home, stampKey(e), selection), ctx.now(), opts.oncePer!))) {
-    reporter.notice({ kind: 'skipped-fresh', oncePerSeconds: opts.oncePer / 1000, hosts: hostList() });
+  if (oncePerSkips(opts, targets, ctx)) {
+    reporter.notice({ kind: 'skipped-fresh', oncePerSeconds: opts.oncePer! / 1000, hosts: hostList() });
     return ExitCode.OK;
   }
   if (opts.background) {
@@ -227,6 +260,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   record.attempted = true;
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
   try {
+    sayNotes(targets, opts, ctx);
     await discoverTargets(targets, opts, ctx);
   } catch (err) {
     const none = await noEngineAtAll(err, targets.endpoints);
@@ -270,13 +304,15 @@ async function engineFreeRun(run: ReapRun, record: RunRecord, why: { noEngine: s
   const { opts, policy, dryRun } = run;
   const done = await runPasses(PASSES, run.passes.filter((p) => p.pass.place === 'host'), passContext(run, []), null);
   record.passes = done.gauges;
-  const code = 'error' in why ? ExitCode.ENGINE : passFailures(done.results) > 0 ? ExitCode.FAILED : ExitCode.OK;
+  // Cut short by --timeout: the run timed out (exit 3), as a sweep that did.
+  const timedOut = passesCutShort(done.results);
+  const code = 'error' in why || timedOut ? ExitCode.ENGINE : passFailures(done.results) > 0 ? ExitCode.FAILED : ExitCode.OK;
   record.success = code === ExitCode.OK;
   record.counts = [];
   const hosts = 'error' in why ? [{ host: '(discovery)', reachable: false, error: why.error }] : [];
   await run.reporter.reapResult({
     dryRun, asOf: policy.asOf, thresholdSeconds: policy.thresholdSeconds, profile: run.targets.selection.profile, stopIdle: policy.stopIdle,
-    idleAfterSeconds: policy.idleAfterSeconds, removed: [], stopped: [], kept: [], failed: [], hosts, timedOut: false,
+    idleAfterSeconds: policy.idleAfterSeconds, removed: [], stopped: [], kept: [], failed: [], hosts, timedOut,
     timeoutSeconds: opts.timeout / 1000, warnings: [], failOpen: Boolean(opts.failOpen), ...('noEngine' in why ? { noEngine: why.noEngine } : {}),
     passes: done.results,
   });
@@ -341,6 +377,8 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
     timeoutSeconds: opts.timeout / 1000, warnings: [...new Set(across.results.flatMap((r) => r.warnings))],
     ...(opts.planOut ? { planOut: opts.planOut } : {}), failOpen: Boolean(opts.failOpen), passes: passes.results,
   };
+  report.reclaimed = (await import('../reclaimed.js')).reclaimed(report);
+  record.reclaimedBytes = report.reclaimed.total;
   await reporter.reapResult(report);
   if (!opts.failOpen || code === ExitCode.OK) return code;
   reporter.failOpen(firstProblem(report));
@@ -375,8 +413,8 @@ async function recordSweep(run: ReapRun, across: AcrossEngines<ReapResult>): Pro
   await Promise.all(
     across.results.map(async (r, i) => {
       if (r.interrupted) return;
-      await writeStamp(stampPath(home.home, stampKey(endpoints[i]!), selection), now, across.hosts[i]!.host, selection).catch((err) => {
-        if (!run.opts.quiet) run.ctx.stderr.write(`hermes-janitor: warning: cannot record the sweep stamp (${errorMessage(err)})\n`);
+      await writeStamp(oncePerStamps(home.home, selection, [endpoints[i]!])[0]!, now, across.hosts[i]!.host, selection).catch((err) => {
+        if (!run.opts.quiet) run.ctx.stderr.write(`hermes-janitor: warning: cannot record the sweep stamp (${escapeControls(errorMessage(err))})\n`);
       });
     }),
   );

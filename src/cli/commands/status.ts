@@ -9,17 +9,24 @@ import type { HermesSettings } from '../../core/hermes-settings.js';
 import { PASSES } from '../../passes/index.js';
 import {
   type EngineCommandOptions, type RunPolicy, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, passInput, resolvePolicy, resolveTargets,
+  sayNotes,
   timeoutSignal,
 } from '../engine-options.js';
 import { type RunState, action, writeJson } from '../shared.js';
+import { homeScope, policyFlags, scopeOf, suggest } from '../advice.js';
 import { plural } from '../../util/plural.js';
 import { escapeControls } from '../../util/escape-controls.js';
 import { docsLine } from '../docs-page.js';
 
 const HELP = `
 Read-only: writes nothing, takes no lock.
-Exit codes: 0 nothing needs attention; 1 something does (containers past the threshold, a tripped breaker,
-            a stale reap lock); 2 bad usage; 3 an engine is unreachable (or did not answer within --timeout)`;
+
+Exit codes: 0 nothing needs attention
+            1 something does (containers past the threshold, a tripped
+              breaker, a stale reap lock)
+            2 bad usage
+            3 an engine is unreachable, is not a Docker engine, or did not
+              answer within --timeout`;
 
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = program
@@ -33,6 +40,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const files = await loadHomeConfig(targets.home, ctx, signal);
       const policy = await resolvePolicy(opts, ctx, files, targets, signal);
       const input = passInput(opts, ctx, files, { ...targets, profiles: policy.profiles, lifetimeSeconds: policy.lifetimeSeconds }, { command: 'status' });
+      sayNotes(targets, opts, ctx);
       let discoveryError: string | undefined;
       let noEngine: string | undefined;
       try {
@@ -49,8 +57,10 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const warnings: string[] = [];
       const maxStopBlocks = await maxBlocksFromEnv(ctx.env, warnings);
       const { gatherStatus } = await import('../../status/gather.js');
+      const scope = scopeOf(command, ctx);
       const { report, parts } = await gatherStatus({
         home: targets.home.home,
+        commands: { reap: suggest('reap', scope, policyFlags(ctx.argv)), restartGuardClear: suggest('restart-guard clear', homeScope(scope)) },
         selection: targets.selection,
         endpoints: targets.endpoints,
         ...(discoveryError ? { discoveryError } : {}),
@@ -68,7 +78,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         passes: PASSES,
         passInput: input,
       });
-      for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
+      for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
       const profiles = policy.profiles.map((p) => ({ profile: p.profile, home: p.home, settings: p.hermes }));
       if (opts.json) writeJson(ctx, { ...report, settings: policy.sources, ...(opts.allProfiles ? { profiles } : {}) });
       else ctx.stdout.write(render(report, ctx.now(), { settings: policy.sources, parts }) + renderProfiles(profiles));
@@ -84,7 +94,7 @@ function renderProfiles(profiles: Array<{ profile: string; home: string; setting
   for (const { profile, home, settings: s } of profiles) {
     out.push(`  ${profile} (${home}): sandbox root ${s.sandboxRoot.value} (${s.sandboxRoot.source}), lifetime ${s.lifetimeSeconds.value} s (${s.lifetimeSeconds.source})`);
   }
-  return `${out.join('\n')}\n`;
+  return shownLines(out);
 }
 
 /** Each setting read from hermes' files, the environment or a flag, and where its value came from (the passes' last). */
@@ -122,8 +132,14 @@ function renderProcesses(r: StatusReport): string[] {
   const hp = r.hermesProcesses;
   if (hp) {
     out.push(`hermes processes on this host: ${hp.processes.length}${hp.hidden ? ` (some may be missing: ${hp.hidden})` : ''}`);
-    for (const p of hp.processes.slice(0, 10)) {
-      out.push(`  pid ${p.pid} (uid ${p.uid}), profile ${p.profile ?? `every profile (${p.profileUnknown})`}, running since ${p.since}: ${p.command.slice(0, 80)}`);
+    // Those that make sandboxes owned first: who keeps them from being stopped, and why each counts as hermes.
+    const shown = [...hp.processes].sort((a, b) => b.owns - a.owns).slice(0, 10);
+    for (const p of shown) {
+      const owns = p.owns ? `, makes ${plural(p.owns, 'running sandbox', 'running sandboxes')} owned` : '';
+      out.push(
+        `  pid ${p.pid}, user ${p.user ?? '?'} (uid ${p.uid}), profile ${p.profile ?? `every profile (${p.profileUnknown})`}, running since ${p.since}${owns}: ${p.command.slice(0, 80)}`,
+      );
+      out.push(`    counts as hermes: ${p.why}`);
     }
     if (hp.processes.length > 10) out.push(`  ... and ${hp.processes.length - 10} more`);
   }
@@ -265,7 +281,15 @@ export function render(r: StatusReport, now: Date, more: { settings?: RunPolicy[
     out.push('Needs attention');
     for (const line of r.attention) out.push(`  - ${line}`);
   }
-  return `${out.join('\n')}\n`;
+  return shownLines(out);
+}
+
+/**
+ * The report's lines through the one escaper: exec command lines, container names, paths, profiles and process
+ * command lines are others' words, and none may reach the terminal as a control (an agent's ESC, CR, OSC 8 link).
+ */
+function shownLines(lines: readonly string[]): string {
+  return `${lines.map((l) => escapeControls(l)).join('\n')}\n`;
 }
 
 /** The idle rule as `reap` would judge it, reading the observations `reap` and `list` recorded without writing. */

@@ -2,13 +2,14 @@ import { limitHeapGrowth } from '../heap.js';
 import type { Command } from 'commander';
 import type { HeldLock } from '../../adapters/file-lock.js';
 import type { Context } from '../../context.js';
-import { ExitCode, UsageError, errorMessage } from '../../errors.js';
+import { ExitCode, NotADockerEngineError, UsageError, errorMessage } from '../../errors.js';
 import { reaperDisabled } from '../../reaper/settings.js';
+import type { EngineClient } from '../../adapters/engine.js';
 import type { WatchEvent, WatchPolicy } from '../../watch/engine-watcher.js';
 import { type SettingsFollower, followSettings, settingsSignature } from '../watch-settings.js';
 import {
   type ActionOptions, type EngineCommandOptions, type EngineTargets, type HomeFiles, type RunPolicy, addActionOptions, addEngineOptions,
-  connectEngines, checkStopTimeout, discoverTargets, loadHomeConfig, passInput, resolvePolicy, resolveTargets,
+  connectEngines, checkStopTimeout, discoverTargets, loadHomeConfig, passInput, resolvePolicy, resolveTargets, sayNotes,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
 import { type Reporter, chooseReporter } from '../report/reporter.js';
@@ -22,15 +23,23 @@ import { docsLine } from '../docs-page.js';
 interface WatchOptions extends EngineCommandOptions, ActionOptions {
   dryRun?: boolean;
   metricsListen?: { host: string | undefined; port: number };
+  metricsMaxConnections: number;
 }
 
 const HELP = `
-Runs until SIGTERM or SIGINT (then exits 0 within 5 s). A full sweep at start and after every reconnect, then
-the engine's event stream: each exited or never-started container is re-checked and removed at its deadline
-(FinishedAt or Created + threshold), and each running sandbox is re-sampled when its idleness could first reach
---idle-after (and right after each exec ends), then stopped once the proof holds, re-checked right before.
-It holds the reap lock of this home for each engine while it runs (a reap meanwhile answers "skipped": "locked").
-Exit codes: 0 stopped by a signal (or the reaper is disabled); 2 bad usage or input; 1 an unexpected error`;
+Runs until SIGTERM or SIGINT (then exits 0 within 5 s). A full sweep at start
+and after every reconnect, then the engine's event stream: each exited or
+never-started container is re-checked and removed at its deadline (FinishedAt
+or Created + threshold), and each running sandbox is re-sampled when its
+idleness could first reach --idle-after (and right after each exec ends), then
+stopped once the proof holds, re-checked right before. It holds the reap lock
+of this home for each engine while it runs (a reap meanwhile answers
+"skipped": "locked").
+
+Exit codes: 0 stopped by a signal (or the reaper is disabled)
+            1 an unexpected error
+            2 bad usage or input
+            3 not a Docker engine`;
 
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = program
@@ -65,6 +74,9 @@ interface WatchRun {
 async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Promise<number> {
   if (opts.json) throw new UsageError('watch streams its output: use --log-format json for NDJSON instead of --json');
   if (opts.asOf) throw new UsageError('--as-of does not apply to watch: it judges ages as of each moment it acts');
+  if (!opts.metricsListen && command.getOptionValueSource('metricsMaxConnections') === 'cli') {
+    throw new UsageError('--metrics-max-connections needs --metrics-listen: give the address to serve metrics on');
+  }
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
   const reporter = await chooseReporter(ctx, opts);
   const targets = resolveTargets(command, opts, ctx);
@@ -85,6 +97,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   // Every pass's settings and schedule: bad input (a sandbox root that is not a directory, a bad interval) is exit 2
   // before anything is watched, locked or removed.
   const passes = await WatchPasses.create(PASSES, passDeps(run, opts.metricsListen !== undefined));
+  sayNotes(targets, opts, ctx);
   await discoverTargets(targets, opts, ctx);
 
   // Stop on SIGTERM/SIGINT: no new work at once, in-flight requests get a grace period.
@@ -122,6 +135,7 @@ function answersOf(watchers: ReadonlyArray<{ engine: EngineAnswer['engine']; sta
 function passDeps(run: WatchRun, metrics: boolean): WatchPassesDeps {
   const deps: WatchPassesDeps = {
     ctx: run.ctx, reporter: run.reporter, dryRun: run.dryRun, stopping: run.stopping, answers: () => [], healthy: () => false,
+    timeoutMs: run.sweepTimeoutMs,
     input: () => ({
       input: passInput(run.opts, run.ctx, run.files, { ...run.targets, profiles: run.policy.profiles, lifetimeSeconds: run.policy.lifetimeSeconds }, {
         command: 'watch', metrics,
@@ -133,11 +147,27 @@ function passDeps(run: WatchRun, metrics: boolean): WatchPassesDeps {
   return deps;
 }
 
+/**
+ * An address that answers but is not a Docker engine is a mistake to fix, not an outage to wait out: watch ends at
+ * once with exit 3 (NotADockerEngineError) instead of retrying for ever. An engine that does not answer yet is
+ * watched as usual (the service retries with backoff).
+ */
+async function refuseNonEngines(engines: EngineClient[], signal: AbortSignal): Promise<void> {
+  await Promise.all(
+    engines.map((e) =>
+      e.ping(signal).catch((err: unknown) => {
+        if (err instanceof NotADockerEngineError) throw err;
+      }),
+    ),
+  );
+}
+
 /** The service itself: every engine watched until a signal, with its passes, and metrics when asked for. */
 async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
   const { opts, targets, policy, reporter } = run;
   const { selection } = targets;
   const engines = await connectEngines(targets.endpoints);
+  await refuseNonEngines(engines, run.stopping);
   const profileOf = (p: string | null) => p ?? selection.profile ?? '';
   const metrics = opts.metricsListen ? await (await import('../../watch/metrics.js')).createWatchMetrics(profileOf, PASSES) : null;
   const byHost = new Map(engines.map((e) => [e.host, e]));
@@ -163,7 +193,7 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
       const listen = opts.metricsListen;
       const srv = await serveMetrics(listen, metrics, () => service.healthy, () => {
         for (const w of service.watchers) metrics?.setTracked(w.host, w.tracked);
-      }).catch((err: unknown) => {
+      }, opts.metricsMaxConnections).catch((err: unknown) => {
         throw new UsageError(`cannot listen on --metrics-listen ${listen.host ?? ''}:${listen.port} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}): pick a free address`);
       });
       closeServer = srv.close;

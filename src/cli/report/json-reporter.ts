@@ -3,6 +3,12 @@ import type { Context } from '../../context.js';
 import { writeJson } from '../shared.js';
 import type { Notice, ReapReport, Reporter } from './types.js';
 
+/**
+ * The arrays of a reap's document, empty, for a run that did nothing (skipped, detached, disabled, locked): the same
+ * keys as a run's (`jq '.removed[]'` reads every document alike).
+ */
+const NOTHING_DONE = { removed: [], stopped: [], kept: [], failed: [], reclaimedBytes: 0 } as const;
+
 export class JsonReporter implements Reporter {
   constructor(private readonly ctx: Context) {}
 
@@ -13,13 +19,13 @@ export class JsonReporter implements Reporter {
   notice(n: Notice): void {
     switch (n.kind) {
       case 'skipped-fresh':
-        return writeJson(this.ctx, { skipped: 'fresh', oncePerSeconds: n.oncePerSeconds, hosts: n.hosts });
+        return writeJson(this.ctx, { skipped: 'fresh', oncePerSeconds: n.oncePerSeconds, ...NOTHING_DONE, hosts: n.hosts });
       case 'background':
-        return writeJson(this.ctx, { background: true, pid: n.pid, log: n.log });
+        return writeJson(this.ctx, { background: true, pid: n.pid, log: n.log, ...NOTHING_DONE, hosts: [] });
       case 'disabled':
-        return writeJson(this.ctx, { disabled: true, reason: n.reason });
+        return writeJson(this.ctx, { disabled: true, reason: n.reason, ...NOTHING_DONE, hosts: [] });
       case 'locked':
-        return writeJson(this.ctx, { skipped: 'locked', ...(n.timedOut ? { timedOut: true } : {}), holder: n.holder, hosts: n.hosts });
+        return writeJson(this.ctx, { skipped: 'locked', ...(n.timedOut ? { timedOut: true } : {}), holder: n.holder, ...NOTHING_DONE, hosts: n.hosts });
       default:
         return; // watch's notices: watch has no --json
     }
@@ -34,6 +40,8 @@ export class JsonReporter implements Reporter {
       removed: r.removed, stopped: r.stopped, kept: r.kept, failed: r.failed, ...of('sweep'), hosts: r.hosts, timedOut: r.timedOut,
       ...of('run'),
       ...(r.noEngine ? { noEngine: r.noEngine } : {}),
+      reclaimedBytes: r.reclaimed?.total ?? 0,
+      ...(r.reclaimed ? { reclaimed: r.reclaimed } : {}),
       ...(r.planOut ? { planOut: r.planOut } : {}), ...(r.warnings.length ? { warnings: r.warnings } : {}),
     });
   }

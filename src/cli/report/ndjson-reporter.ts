@@ -9,10 +9,11 @@ import type { SweepEvent } from '../../reaper/sweep-types.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
 import type { Notice, ReapReport, Reporter } from './types.js';
 import { WatchNews } from './watch-news.js';
+import { escapeControls, escapeJsonText } from '../../util/escape-controls.js';
 
 /** One NDJSON line. */
 export function ndjsonEvent(ctx: Context, event: string, fields: Record<string, unknown>): void {
-  ctx.stdout.write(`${JSON.stringify({ time: ctx.now().toISOString(), event, ...fields })}\n`);
+  ctx.stdout.write(`${escapeJsonText(JSON.stringify({ time: ctx.now().toISOString(), event, ...fields }))}\n`);
 }
 
 /** The line of a sweep's decision (`list` says `container` for each). */
@@ -55,7 +56,7 @@ export class NdjsonReporter implements Reporter {
       case 'skipped-fresh':
         return this.emit('skipped', { skipped: 'fresh', hosts: n.hosts });
       case 'background':
-        if (!this.quiet) this.ctx.stderr.write(`hermes-janitor: reaping in the background (pid ${n.pid}); log: ${n.log}\n`);
+        if (!this.quiet) this.ctx.stderr.write(`hermes-janitor: reaping in the background (pid ${n.pid}); log: ${escapeControls(n.log)}\n`);
         return;
       case 'disabled':
         return this.emit('disabled', { disabled: true, reason: n.reason });
@@ -94,6 +95,7 @@ export class NdjsonReporter implements Reporter {
       removed: r.removed.length, stopped: r.stopped.length, kept: r.kept.length, failed: r.failed.length, hosts: r.hosts,
       timedOut: r.timedOut,
       ...Object.fromEntries(ran.map((p) => [p.pass.name, counts(p.pass, p.result)])),
+      reclaimedBytes: r.reclaimed?.total ?? 0,
     });
   }
 

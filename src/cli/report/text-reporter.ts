@@ -13,6 +13,15 @@ import { execTreeFailure, execTreeLine } from '../../passes/exec-trees.js';
 import { type Progress, hostProblems, reapLine, startProgress, whenOf } from '../render-containers.js';
 import type { Notice, ReapReport, Reporter } from './types.js';
 import { WatchNews } from './watch-news.js';
+import { escapeControls } from '../../util/escape-controls.js';
+
+/**
+ * Every line this reporter writes goes through the one escaper: container names, profiles, paths, image tags, command
+ * lines and engine errors are text an agent or a user chose, and none of it may move a terminal's cursor or forge a
+ * line (the line's own text is the reporter's, free of controls).
+ */
+const shown = (line: string) => `${escapeControls(line)}\n`;
+import { diskSize } from '../../core/sizes.js';
 
 export class TextReporter implements Reporter {
   private progress: Progress | null = null;
@@ -24,13 +33,13 @@ export class TextReporter implements Reporter {
 
   /** A line on stderr, prefixed as every message of the CLI is. */
   private say(text: string): void {
-    this.ctx.stderr.write(`hermes-janitor: ${text}\n`);
+    this.ctx.stderr.write(shown(`hermes-janitor: ${text}`));
   }
 
   /** A timestamped line on stdout (watch); `always` also with --quiet. */
   private line(text: string, always = false): void {
     if (this.quiet && !always) return;
-    this.ctx.stdout.write(`${this.ctx.now().toISOString()} ${text}\n`);
+    this.ctx.stdout.write(shown(`${this.ctx.now().toISOString()} ${text}`));
   }
 
   /** When, as of the run's instant: the reap's `asOf`, or now for watch's events (judged a moment ago). */
@@ -88,7 +97,7 @@ export class TextReporter implements Reporter {
     if (!this.quiet) for (const w of r.warnings) this.say(`warning: ${w}`);
     if (!r.failOpen) {
       for (const p of reapProblems(r)) this.say(p);
-      for (const f of r.failed) ctx.stderr.write(`${reapLine('failed', f, this.when(f, r.asOf), showHost)}\n`);
+      for (const f of r.failed) ctx.stderr.write(shown(reapLine('failed', f, this.when(f, r.asOf), showHost)));
       for (const { pass, result } of r.passes) for (const f of pass.outcome(result).failed) this.say(pass.text.failure(f));
     }
     if (r.noEngine && !this.quiet) this.say(r.noEngine);
@@ -99,26 +108,30 @@ export class TextReporter implements Reporter {
     const view: TextView = { dryRun: r.dryRun, asOf: r.asOf, showHost };
     const lines = (place: Pass['place']) => r.passes.filter((p) => p.pass.place === place).flatMap((p) => p.pass.text.lines(p.result, view));
     // The passes on this host's files alone first: they ran whether or not an engine answered.
-    for (const line of lines('host')) ctx.stdout.write(`${line}\n`);
+    for (const line of lines('host')) ctx.stdout.write(shown(line));
     // What was removed before an engine went away mid-sweep is still reported.
     const anything = r.removed.length + r.stopped.length + r.kept.length + r.failed.length > 0;
     if (!anything && !hostNews(r.passes) && !r.noEngine && r.hosts.every((h) => !h.reachable)) return;
-    for (const e of r.removed) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would remove' : 'removed', e, this.when(e, r.asOf), showHost)}\n`);
-    for (const e of r.stopped) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would stop' : 'stopped', e, this.when(e, r.asOf), showHost)}\n`);
-    for (const line of lines('engine')) ctx.stdout.write(`${line}\n`);
+    for (const e of r.removed) ctx.stdout.write(shown(reapLine(r.dryRun ? 'Would remove' : 'removed', e, this.when(e, r.asOf), showHost)));
+    for (const e of r.stopped) ctx.stdout.write(shown(reapLine(r.dryRun ? 'Would stop' : 'stopped', e, this.when(e, r.asOf), showHost)));
+    for (const line of lines('engine')) ctx.stdout.write(shown(line));
     const scope = r.profile === null ? 'all profiles' : `profile ${r.profile}`;
     const parts = r.passes.map((p) => p.pass.text.summary(p.result, { dryRun: r.dryRun, always: false })).join('');
     ctx.stdout.write(
-      `${r.dryRun ? 'Would remove' : 'Removed'} ${r.removed.length}, ${r.dryRun ? 'would stop' : 'stopped'} ${r.stopped.length}, ` +
-        `kept ${r.kept.length}, failed ${r.failed.length}${parts} (threshold ${r.thresholdSeconds} s, ${scope}${r.dryRun ? ', dry run' : ''}).\n`,
+      shown(
+        `${r.dryRun ? 'Would remove' : 'Removed'} ${r.removed.length}, ${r.dryRun ? 'would stop' : 'stopped'} ${r.stopped.length}, ` +
+          `kept ${r.kept.length}, failed ${r.failed.length}${parts} (threshold ${r.thresholdSeconds} s, ${scope}${r.dryRun ? ', dry run' : ''}).`,
+      ),
     );
+    // As `docker container prune` ends: what the run freed.
+    if (r.reclaimed) ctx.stdout.write(shown(`${r.dryRun ? 'Space it would reclaim' : 'Total reclaimed space'}: ${diskSize(r.reclaimed.total)}`));
   }
 
   watchEvent(ev: WatchEvent): void {
     switch (ev.type) {
       case 'sweep':
       case 'deadline-check':
-        if (!this.quiet) for (const w of this.news.freshWarnings(ev.warnings)) this.ctx.stderr.write(`${this.ctx.now().toISOString()} warning: ${w}\n`);
+        if (!this.quiet) for (const w of this.news.freshWarnings(ev.warnings)) this.ctx.stderr.write(shown(`${this.ctx.now().toISOString()} warning: ${w}`));
         if (ev.type === 'sweep') {
           this.line(
             `swept ${ev.host}: ${ev.dryRun ? 'would remove' : 'removed'} ${ev.removed}, ${ev.dryRun ? 'would stop' : 'stopped'} ${ev.stopped}, ` +
@@ -132,7 +145,7 @@ export class TextReporter implements Reporter {
       case 'stopped':
         return this.line(reapLine(ev.dryRun ? 'Would stop' : 'stopped', ev.entry, this.when(ev.entry), this.showHost));
       case 'failed':
-        this.ctx.stderr.write(`${this.ctx.now().toISOString()} ${reapLine('failed', ev.entry, this.when(ev.entry), this.showHost)}\n`);
+        this.ctx.stderr.write(shown(`${this.ctx.now().toISOString()} ${reapLine('failed', ev.entry, this.when(ev.entry), this.showHost)}`));
         return;
       case 'kept':
         if (this.quiet || !this.news.keptIsNews(ev) || ev.entry.idleReason !== 'in-use') return;
@@ -148,7 +161,7 @@ export class TextReporter implements Reporter {
         return;
       case 'exec-tree':
         if (ev.state === 'ended') return this.line(execTreeLine(ev.tree));
-        if (ev.state === 'failed') this.ctx.stderr.write(`${this.ctx.now().toISOString()} ${execTreeFailure(ev.tree)}\n`);
+        if (ev.state === 'failed') this.ctx.stderr.write(shown(`${this.ctx.now().toISOString()} ${execTreeFailure(ev.tree)}`));
         return;
       default:
         return unreachable(ev, 'event');
@@ -159,8 +172,8 @@ export class TextReporter implements Reporter {
   passRun(pass: Pass, result: unknown, dryRun: boolean): void {
     const now = this.ctx.now();
     // Roots refused for the run (untrusted-root), also with --quiet: nothing was removed there, and someone should know.
-    for (const x of pass.refused?.(result) ?? []) this.ctx.stderr.write(`${now.toISOString()} warning: ${x.line}\n`);
-    for (const f of pass.outcome(result).failed) this.ctx.stderr.write(`${now.toISOString()} ${pass.text.watchFailure(f)}\n`);
+    for (const x of pass.refused?.(result) ?? []) this.ctx.stderr.write(shown(`${now.toISOString()} warning: ${x.line}`));
+    for (const f of pass.outcome(result).failed) this.ctx.stderr.write(shown(`${now.toISOString()} ${pass.text.watchFailure(f)}`));
     for (const line of pass.text.lines(result, { dryRun, asOf: now, showHost: this.showHost })) this.line(line);
     this.line(`checked ${pass.text.summary(result, { dryRun, always: true }).replace(/^; /, '')}`);
   }

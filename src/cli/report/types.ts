@@ -3,6 +3,7 @@
  * and the commands import (the factory that picks a reporter is `reporter.ts`).
  */
 import type { LockRecord } from '../../adapters/file-lock.js';
+import type { Reclaimed } from '../reclaimed.js';
 import type { HostOutcome } from '../../reaper/run.js';
 import type { Pass, PassResult } from '../../passes/types.js';
 import type { FailedEntry, KeptEntry, StoppedEntry, SweepEntry, SweepEvent } from '../../reaper/sweep-types.js';
@@ -63,6 +64,8 @@ export interface ReapReport {
   passes: readonly PassResult[];
   /** This host has no engine at all: the line saying so (the run checked the host's own files only). */
   noEngine?: string;
+  /** What the run freed (a dry run: would free), in all and by kind (`cli/reclaimed.ts`). */
+  reclaimed?: Reclaimed;
 }
 
 export interface Reporter {
