@@ -49,6 +49,12 @@ export const ENV_CGROUP_SAMPLES = 'HERMES_JANITOR_CGROUP_SAMPLES';
  * processes of the machine it runs on do not count. The exec-tree pass always reads `/proc`.
  */
 export const ENV_PROC_ROOT = 'HERMES_JANITOR_PROC_ROOT';
+/**
+ * The directory the janitor takes for the system's `/tmp` when it lists where hermes puts session files
+ * (`hermes/session-dirs.ts`); default `/tmp`. For tests and diagnosis: a test points it at a directory of its own, so
+ * that session files of the machine it runs on (a real hermes', another test's) are never judged by its runs.
+ */
+export const ENV_SYSTEM_TMP = 'HERMES_JANITOR_SYSTEM_TMP';
 /** Seconds the engine's stop waits before its SIGKILL (`--stop-timeout`). */
 export const DEFAULT_STOP_TIMEOUT_SECONDS = 10;
 /**

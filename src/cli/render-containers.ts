@@ -4,6 +4,7 @@ import { NotADockerEngineError } from '../errors.js';
 import { type AgeStyle, agoSeconds, spanSeconds } from '../core/ages.js';
 import type { HostOutcome } from '../reaper/run.js';
 import type { FailedEntry, StoppedEntry, SweepEntry, SweepEvent } from '../reaper/sweep-types.js';
+import { diskSize } from '../core/sizes.js';
 
 export const shortId = (id: string) => id.slice(0, 12);
 
@@ -34,15 +35,22 @@ export function byHostAndName<T extends SweepEntry>(a: T, b: T): number {
   return compareText(a.host, b.host) || compareText(a.name, b.name) || compareText(a.id, b.id);
 }
 
+/** `, writable layer 20.0 MiB`: the cost of a stop (`unknown` when the engine gave no size), or '' when not measured. */
+function layerPart(e: SweepEntry): string {
+  if (e.writableLayerBytes === undefined) return '';
+  return `, writable layer ${e.writableLayerBytes === null ? 'unknown' : diskSize(e.writableLayerBytes)}`;
+}
+
 /**
- * One human line per removed, stopped or failed container: `stopped <id> <name> (profile p, idle 3 hours)`; a dry run
- * says `Would remove` / `Would stop` (`when`: "finished 3 hours ago" or "idle 3 hours").
+ * One human line per removed, stopped or failed container: `stopped <id> <name> (profile p, idle 3 hours, writable
+ * layer 20.0 MiB)`; a dry run says `Would remove` / `Would stop` (`when`: "finished 3 hours ago" or "idle 3 hours").
  */
 export function reapLine(
   kind: 'removed' | 'Would remove' | 'stopped' | 'Would stop' | 'failed' | 'kept', e: SweepEntry | FailedEntry, when: string, showHost: boolean,
 ): string {
   const where = showHost ? ` on ${e.host}` : '';
-  const base = `${kind} ${shortId(e.id)} ${e.name || '-'} (profile ${e.profile ?? '-'}, ${when})${where}`;
+  const layer = kind === 'stopped' || kind === 'Would stop' ? layerPart(e) : '';
+  const base = `${kind} ${shortId(e.id)} ${e.name || '-'} (profile ${e.profile ?? '-'}, ${when}${layer})${where}`;
   if ('error' in e) return `${base}: ${e.error}`;
   const s = e as StoppedEntry;
   return s.killed ? `${base}: killed by the engine after ${s.graceSeconds ?? '?'} s (it ignored SIGTERM)` : base;

@@ -18,6 +18,7 @@ import type { AgeStyle } from '../core/ages.js';
 import type { ListedEntry } from '../reaper/sweep-types.js';
 import { escapeControls } from '../util/escape-controls.js';
 import { finishedAgo, idleFor, shortId } from './render-containers.js';
+import { diskSize } from '../core/sizes.js';
 
 /** Columns between two cells. */
 const GAP = 2;
@@ -50,9 +51,11 @@ export function reasonWord(r: ListedEntry): string {
 
 /**
  * The REASON with its detail (`--wide`): `in-use: 4 processes`, `owner-alive: pid 4812 serves all-profiles` (what the
- * owner serves: all-profiles, allowlist or profile; `--json` has why), else the word.
+ * owner serves: all-profiles, allowlist or profile; `--json` has why); for one `reap` would stop, the cost of the
+ * stop: `idle: writable layer 20.0 MiB`; else the word.
  */
 export function reasonDetail(r: ListedEntry): string {
+  if (r.verdict === 'stop' && typeof r.writableLayerBytes === 'number') return `${r.reason}: writable layer ${diskSize(r.writableLayerBytes)}`;
   if (r.idleReason === 'in-use' && typeof r.processes === 'number') return `in-use: ${r.processes} processes`;
   if (r.idleReason === 'owner-alive' && r.owner) {
     return `owner-alive: ${r.owner.pid === null ? 'owners not visible' : `pid ${r.owner.pid}${r.owner.serves ? ` serves ${r.owner.serves}` : ''}`}`;

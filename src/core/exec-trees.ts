@@ -145,7 +145,11 @@ export type ExecKeepReason =
   /** Past the bound by its `exec_start` event, but its process cannot be found in the sandbox on this host. */
   | 'process-not-found'
   /** The exec's process is the sandbox's init or under it: never signalled. */
-  | 'not-an-exec-tree';
+  | 'not-an-exec-tree'
+  /** A `docker`/`podman` client of this host is attached to it (`core/exec-clients.ts`): in use, at any age. */
+  | 'client-alive'
+  /** Its clients cannot be seen from here (procfs `hidepid`, a client's arguments unreadable): never judged client-less. */
+  | 'client-unverifiable';
 
 /** What the re-check right before signalling found. */
 export interface ExecRecheck {
@@ -170,7 +174,10 @@ export function recheckExec(seen: ProcIdentity, now: ExecRecheck, boundSeconds: 
   return null;
 }
 
-/** One exec as list/status show it (`execs: [{id, ageSeconds, processes, command, abandoned}]`). */
+/**
+ * One exec as list/status show it (`execs: [{id, ageSeconds, processes, command, abandoned, client,
+ * clientUnverifiable}]`).
+ */
 export interface ExecView {
   id: string;
   /** Seconds since it started; null when unknown. */
@@ -179,8 +186,12 @@ export interface ExecView {
   processes: number | null;
   /** `ProcessConfig`: entrypoint and arguments, joined by spaces. */
   command: string;
-  /** Past the bound (never when its age is unknown). */
+  /** No living client is attached to it and it is past the bound (never when its age is unknown, nor its clients unseen). */
   abandoned: boolean;
+  /** The living `docker`/`podman` client attached to it on this host (`{pid, since}`), or null when none lives. */
+  client: { pid: number; since: string } | null;
+  /** Why its clients cannot be seen from here (an engine on another host, procfs `hidepid`, ...); null when they can. */
+  clientUnverifiable: string | null;
 }
 
 /** An exec's command line from its `ProcessConfig`. */

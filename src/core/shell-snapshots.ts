@@ -8,7 +8,7 @@
  * `uuid4().hex[:12]`; its shell state is `<temp dir>/hermes-snap-<id>.sh`, an `export -p` dump rewritten after every
  * command through `mktemp <snapshot>.tmp.XXXXXXXXXX` and `mv -f` under `umask 077`; older versions also wrote
  * `<temp dir>/hermes-cwd-<id>.txt`. They are removed on a graceful exit only. The temp directory is hermes'
- * `get_temp_dir` (`hermes/temp-dirs.ts`).
+ * `get_temp_dir`, every directory any release uses (`hermes/session-dirs.ts`).
  */
 import path from 'node:path';
 import type { HermesProcess } from '../hermes/process-facts.js';

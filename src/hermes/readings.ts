@@ -6,7 +6,8 @@
  * the hermes version; where they differ, the janitor acts on the reading that removes, stops or ends later:
  * - the longer lifetime and the longer timeouts (a later threshold, a later bound on an exec);
  * - the orphan reaper off if either reading says off;
- * - paths (sandbox root, temp dir) as launched: neither removes later, and they are where the janitor looked before;
+ * - paths (sandbox root, temp dirs) as launched: neither removes later, and they are where the janitor looked before
+ *   (the session-file passes look in the temp directories of both readings: `session-dirs.ts`);
  * - the shared container key: both readings' identities are selected (`identity.ts`).
  * A scope reading hermes refuses keeps the profile's sandboxes (nothing is removed or stopped for it).
  */
@@ -24,6 +25,9 @@ const LATER: Record<HermesSettingName, Later> = {
   dockerOrphanReaper: 'off-wins',
   sandboxRoot: 'as-launched',
   tmpDir: 'as-launched',
+  tmp: 'as-launched',
+  temp: 'as-launched',
+  terminalTempDir: 'as-launched',
   dockerSharedContainerKey: 'as-launched',
 };
 

@@ -117,6 +117,27 @@ export const HERMES_SETTINGS = {
     configKey: 'docker_shared_container_key',
     interpret: (raw) => raw ?? '',
   } satisfies HermesSettingSpec<string>,
+  /** `TMP`, hermes' process' (`get_temp_dir` after `TMPDIR`; Python's `tempfile` after `TEMP`); empty when unset. */
+  tmp: {
+    envVar: 'TMP',
+    configKey: null,
+    interpret: (raw) => raw ?? '',
+  } satisfies HermesSettingSpec<string>,
+  /** `TEMP`, hermes' process' (`get_temp_dir` after `TMP`; Python's `tempfile` after `TMPDIR`); empty when unset. */
+  temp: {
+    envVar: 'TEMP',
+    configKey: null,
+    interpret: (raw) => raw ?? '',
+  } satisfies HermesSettingSpec<string>,
+  /**
+   * `terminal.temp_dir` / `TERMINAL_TEMP_DIR` (hermes-agent PR #97182, in releases since PR #97205, 2026-08-28): where
+   * `get_temp_dir` puts a session's files before any other, when it is an existing directory; empty when unset.
+   */
+  terminalTempDir: {
+    envVar: 'TERMINAL_TEMP_DIR',
+    configKey: 'temp_dir',
+    interpret: (raw) => raw ?? '',
+  } satisfies HermesSettingSpec<string>,
   /** hermes' own orphan reaper switch, which also turns the janitor off: a non-empty value other than true/1/yes. */
   dockerOrphanReaper: {
     envVar: ENV_REAPER_SWITCH,

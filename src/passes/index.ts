@@ -10,10 +10,11 @@ import { SWEEP_SETTINGS } from '../reaper/janitor-settings.js';
 import { execTreesPass } from './exec-trees.js';
 import { imagesPass } from './images.js';
 import { sandboxDirsPass } from './sandbox-dirs.js';
+import { sessionFilesPass } from './session-files.js';
 import { shellSnapshotsPass } from './shell-snapshots.js';
 import type { Pass } from './types.js';
 
-export const PASSES: readonly Pass[] = [sandboxDirsPass, imagesPass, execTreesPass, shellSnapshotsPass];
+export const PASSES: readonly Pass[] = [sandboxDirsPass, imagesPass, execTreesPass, shellSnapshotsPass, sessionFilesPass];
 
 /** The flags of every pass, in list order (`reap` and `watch` register them after their own). */
 export const passOptions = (passes: readonly Pass[] = PASSES): OptionDecl[] => passes.flatMap((p) => p.options ?? []);

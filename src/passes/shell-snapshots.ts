@@ -12,6 +12,7 @@ import { escapeControls } from '../util/escape-controls.js';
 import { plural } from '../util/plural.js';
 import type { OptionDecl } from '../cli/option-table.js';
 import type { Pass, PassSettingsInput } from './types.js';
+import type { SessionTempDir } from '../reaper/session-dir-settings.js';
 
 const OPTIONS: readonly OptionDecl[] = [
   {
@@ -29,13 +30,14 @@ const FAMILY = {
 
 type Gauges = Array<{ dir: string; found: number; abandoned: number; withSecretNames: number }>;
 
-/** The settings from the flags and the home's files (`--lifetime` and hermes' own for the threshold). */
+/**
+ * The settings from the flags and the home's files (`--lifetime` and hermes' own for the threshold), over every
+ * directory where a hermes release puts session files for the profiles the run serves.
+ */
 async function settingsOf(input: PassSettingsInput, keepFlag: boolean | undefined): Promise<ShellSnapshotSettings> {
-  const { shellSnapshotSettings } = await import('../reaper/shell-snapshot-settings.js');
+  const [{ shellSnapshotSettings }, { sessionTempDirs }] = await Promise.all([import('../reaper/shell-snapshot-settings.js'), import('../reaper/session-dir-settings.js')]);
   const lifetime = input.flags.lifetime as number | undefined;
-  // As root over another user's home, a temp directory that user's files name must be theirs (`untrusted-root`).
-  const owner = (await import('../adapters/trust.js')).homeAccess(input.home).owner;
-  return shellSnapshotSettings({ lifetimeSeconds: lifetime, keep: keepFlag }, input.env, { config: input.config, hermes: input.hermes }, owner ? { uid: owner.uid, home: input.home } : null);
+  return shellSnapshotSettings({ lifetimeSeconds: lifetime, keep: keepFlag }, input.env, { config: input.config, hermes: input.hermes }, await sessionTempDirs(input));
 }
 
 /** `removed shell snapshot /tmp/hermes-snap-<id>.sh (uid 1000, unchanged 3 days, 2 secret-looking names)`. */
@@ -45,11 +47,15 @@ function snapshotLine(d: RemovedSnapshot, dryRun: boolean, asOf: Date): string {
   return `${dryRun ? 'Would remove' : 'removed'} shell snapshot ${escapeControls(d.path)} (uid ${d.owner}, unchanged ${span(Date.parse(d.lastChange), asOf, UP_TO_DAYS)}${names}${more})`;
 }
 
-/** `status`: one section per temp directory looked at. */
-function render(dirs: readonly ShellSnapshotsSummary[], now: Date): string[] {
+/** A temp directory's summary in `status`, with the hermes readings that put session files there. */
+type DirSummary = ShellSnapshotsSummary & { readings?: string[] };
+
+/** `status`: one section per temp directory looked at, each with the hermes readings that put files there. */
+function render(dirs: readonly DirSummary[], now: Date): string[] {
   const out: string[] = [];
   for (const s of dirs) {
     out.push(`Shell snapshots (${s.dir}${s.from === 'default' ? '' : `, from ${s.from}`})`);
+    for (const r of s.readings ?? []) out.push(`  hermes puts files here: ${r}`);
     if (s.problem) {
       out.push(`  unknown: ${s.problem}`);
       continue;
@@ -64,7 +70,7 @@ function render(dirs: readonly ShellSnapshotsSummary[], now: Date): string[] {
   return out;
 }
 
-export const shellSnapshotsPass: Pass<ShellSnapshotSettings, ShellSnapshotsResult, Gauges, FailedSnapshot, ShellSnapshotsSummary[]> = {
+export const shellSnapshotsPass: Pass<ShellSnapshotSettings, ShellSnapshotsResult, Gauges, FailedSnapshot, DirSummary[]> = {
   name: 'shellSnapshots',
   kind: 'run',
   place: 'host',
@@ -119,7 +125,9 @@ export const shellSnapshotsPass: Pass<ShellSnapshotSettings, ShellSnapshotsResul
     async gather(input, ctx) {
       const s = await settingsOf(input, undefined);
       const { shellSnapshotPass, summarize } = await import('../reaper/shell-snapshots.js');
-      return summarize(await shellSnapshotPass({ tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun: true, now: () => ctx.now, processes: () => ctx.processes, signal: ctx.signal }));
+      const readings = new Map(s.tempDirs.map((t) => [t.dir, (t as Partial<SessionTempDir>).readings ?? []]));
+      const summary = summarize(await shellSnapshotPass({ tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun: true, now: () => ctx.now, processes: () => ctx.processes, signal: ctx.signal }));
+      return summary.map((x) => ({ ...x, readings: readings.get(x.dir) ?? [] }));
     },
     json: (part) => ({ shellSnapshots: part }),
     render,

@@ -10,6 +10,7 @@ import { execBoundSeconds } from '../core/exec-trees.js';
 import { hermesCommandTimeouts } from '../hermes/timeouts.js';
 import { UsageError } from '../errors.js';
 import type { ProcAccess } from '../adapters/proc-table.js';
+import type { ClientReader } from '../adapters/exec-clients.js';
 import { EXEC_MAX_AGE, KEEP_EXEC_TREES, readJanitorSetting } from './janitor-settings.js';
 
 /** The exec-tree pass as a sweep takes it. */
@@ -22,6 +23,8 @@ export interface ExecTreeOptions {
   end: boolean;
   /** The host's processes (default: `/proc`). */
   proc?: ProcAccess;
+  /** The host's `docker`/`podman` client processes, for the client rule (default: `/proc`'s, `adapters/exec-clients.ts`). */
+  clients?: ClientReader;
 }
 
 /** `--exec-max-age` (seconds), else `janitor.exec_max_age` (a duration or seconds), else 2 x hermes' longest timeout. */

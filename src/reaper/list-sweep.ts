@@ -7,6 +7,7 @@ import { errorMessage } from '../errors.js';
 import { forEachBounded } from '../util/pool.js';
 import { IdleBook } from './idle-book.js';
 import { type AbandonedLoad, abandonedLoad, mayRunExecs, surveyExecs } from './exec-trees.js';
+import { writableLayerBytes } from './idle-stop.js';
 import { RunGuard } from './run-guard.js';
 import { candidates, consume, entryOf, verdictOf } from './sweep-rows.js';
 import type { ListResult, ListedEntry, SweepRequest } from './sweep-types.js';
@@ -108,6 +109,8 @@ export class ListSweep {
       if (decision.stop) {
         entry.verdict = 'stop';
         entry.reason = 'idle';
+        // The cost of the stop `reap` would make (only for those: the engine walks the layer).
+        entry.writableLayerBytes = await book.reads(() => writableLayerBytes(this.req.engine, details.id, this.req.signal));
       } else {
         entry.idleReason = decision.why;
       }

@@ -12,7 +12,7 @@ import { DEFAULT_STOP_TIMEOUT_SECONDS } from '../defaults.js';
 import { EngineRequestError, errorMessage } from '../errors.js';
 import { forEachBounded } from '../util/pool.js';
 import { IdleBook } from './idle-book.js';
-import { type StopOutcome, execsInFlight, readLocally, reproveAndStop, volumesGone } from './idle-stop.js';
+import { type StopOutcome, execsInFlight, readLocally, reproveAndStop, volumesGone, writableLayerBytes } from './idle-stop.js';
 import { type AbandonedLoad, type ExecTreeReport, abandonedLoad, endAbandonedTrees, mayRunExecs, surveyExecs } from './exec-trees.js';
 import { RunGuard } from './run-guard.js';
 import { candidates, consume, entryOf, vanished, verdictOf } from './sweep-rows.js';
@@ -224,7 +224,7 @@ export class ReapSweep {
       book.drop(row.id);
       return this.keep(this.entry(row), 'gone');
     }
-    this.settleStop(book, outcome, entry!);
+    await this.settleStop(book, outcome, entry!);
   }
 
   /**
@@ -313,6 +313,7 @@ export class ReapSweep {
     if (!decision.stop) return this.keep({ ...base, idleSeconds: decision.idleSeconds, idleReason: decision.why, processes }, 'running');
     const entry: StoppedEntry = { ...base, idleSeconds: decision.idleSeconds, processes };
     if (req.dryRun) {
+      entry.writableLayerBytes = await this.layerOf(book, entry.id);
       this.out.stopped.push(entry);
       req.onEvent?.({ type: 'stopped', entry, dryRun: true });
       return;
@@ -334,8 +335,16 @@ export class ReapSweep {
     };
   }
 
+  /**
+   * The cost of a stop (`writableLayerBytes`): measured once the sandbox is stopped (its layer is then what hermes'
+   * reaper would remove; nothing is added between the re-check and the stop), or for a dry run at the decision.
+   */
+  private layerOf(book: IdleBook, id: string): Promise<number | null> {
+    return book.reads(() => writableLayerBytes(this.req.engine, id, this.req.signal));
+  }
+
   /** Reports a stop's outcome (other than `gone` and `declined`) and updates the container's record. */
-  private settleStop(book: IdleBook, outcome: Settled, entry: StoppedEntry): void {
+  private async settleStop(book: IdleBook, outcome: Settled, entry: StoppedEntry): Promise<void> {
     if (outcome.kind === 'proof-failed') {
       book.record(entry.id, outcome.record);
       const processes = outcome.record ? (outcome.record.last.pids ?? null) : (entry.processes ?? null);
@@ -347,6 +356,7 @@ export class ReapSweep {
     const stopped: StoppedEntry = {
       ...entry, state: 'exited', processes: outcome.sample.pids ?? null, graceSeconds: outcome.graceSeconds,
       ...(outcome.killed !== undefined ? { killed: outcome.killed } : {}),
+      writableLayerBytes: await this.layerOf(book, entry.id),
     };
     this.out.stopped.push(stopped);
     this.req.onEvent?.({ type: 'stopped', entry: stopped, dryRun: false });
@@ -373,6 +383,6 @@ export class ReapSweep {
       book.drop(entry.id);
       return this.keep(entry, 'gone');
     }
-    this.settleStop(book, outcome, entry);
+    await this.settleStop(book, outcome, entry);
   }
 }

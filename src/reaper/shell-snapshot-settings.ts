@@ -1,16 +1,14 @@
 /**
- * The settings of the shell-snapshot pass, read in this one function: hermes' temp directory (`terminal.env` in
- * config.yaml, else the process's environment: `hermes/temp-dirs.ts` `hermesTempDir`), the terminal lifetime the
- * threshold follows from, and the switch that keeps snapshots (`--keep-shell-snapshots`, `janitor.keep_shell_snapshots`
- * in config.yaml). The lifetime and hermes' TMPDIR come from the settings resolver (`hermes/settings.ts`), so
- * hermes' `.env` files count as in hermes.
+ * The settings of the shell-snapshot pass, read in this one function: the directories where hermes puts session
+ * files (every one any release uses, for each profile the run serves: `reaper/session-dir-settings.ts`), the terminal
+ * lifetime the threshold follows from, and the switch that keeps snapshots (`--keep-shell-snapshots`,
+ * `janitor.keep_shell_snapshots` in config.yaml). The lifetime and hermes' temp variables come from the settings
+ * resolver (`hermes/settings.ts`), so hermes' `.env` files count as in hermes.
  */
 import type { HermesConfig } from '../adapters/config.js';
 import type { HermesSettings } from '../hermes/settings.js';
-import { hermesTempDir } from '../hermes/temp-dirs.js';
 import { thresholdSeconds } from '../core/policy.js';
 import { type JanitorSetting, SWITCH_ACCEPTS, readJanitorSetting } from './janitor-settings.js';
-import { namedByOwner } from '../core/trust.js';
 import { resolveLifetime } from './settings.js';
 import { procRootOf } from '../adapters/hermes-processes.js';
 import type { TempDir } from './shell-snapshots.js';
@@ -32,27 +30,19 @@ export interface ShellSnapshotSettings {
 }
 
 /**
- * `owner`: the home's owner when the janitor runs as root over another user's home (adapters/trust.ts `homeAccess`):
- * a temp directory that user's files name (`terminal.env` in their config.yaml, `TMPDIR` in their `.env`) carries
- * their uid, and the pass uses it only if it is theirs (`untrusted-root` otherwise). One from the janitor's own
- * environment or the default `/tmp` is the operator's.
+ * `tempDirs`: every directory where a hermes release puts session files for the profiles the run serves, each with
+ * the uid it must belong to where the trust rules apply (`reaper/session-dir-settings.ts`).
  */
 export function shellSnapshotSettings(
   flags: { lifetimeSeconds?: number | undefined; keep?: boolean | undefined },
   env: Record<string, string | undefined>,
   files: { config: HermesConfig; hermes: HermesSettings },
-  owner?: { uid: number; home: string } | null,
+  tempDirs: readonly TempDir[],
 ): ShellSnapshotSettings {
   const { config, hermes } = files;
   const lifetime = resolveLifetime(flags.lifetimeSeconds, hermes.lifetimeSeconds).value;
-  const terminalEnv = config.problem ? null : config.get('terminal.env');
-  // hermes' own TMPDIR as hermes resolves it (a .env may set it); TMP and TEMP as the janitor's environment has them.
-  const hermesEnv = { ...env, TMPDIR: hermes.tmpDir.value || undefined };
-  const t: TempDir = hermesTempDir(terminalEnv && typeof terminalEnv === 'object' && !Array.isArray(terminalEnv) ? (terminalEnv as Record<string, unknown>) : null, hermesEnv);
-  const ownersWord = t.from.startsWith('terminal.env.') || (t.from === 'TMPDIR' && owner && hermes.tmpDir.source !== `env TMPDIR` && namedByOwner(hermes.tmpDir.source, owner.home));
-  if (owner && ownersWord) t.owner = owner.uid;
   return {
-    tempDirs: [t], lifetimeSeconds: lifetime, thresholdMs: thresholdSeconds(lifetime) * 1000, keep: flags.keep === true || (readJanitorSetting(config, KEEP_SHELL_SNAPSHOTS) ?? false),
+    tempDirs: [...tempDirs], lifetimeSeconds: lifetime, thresholdMs: thresholdSeconds(lifetime) * 1000, keep: flags.keep === true || (readJanitorSetting(config, KEEP_SHELL_SNAPSHOTS) ?? false),
     procRoot: procRootOf(env),
   };
 }

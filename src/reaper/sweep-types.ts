@@ -61,6 +61,12 @@ export interface SweepEntry {
   volumes?: string[];
   /** Kept as `stopped-retained`: when the retention of the stop ends (ISO 8601); the exited rule applies from then on. */
   retainedUntil?: string;
+  /**
+   * Sandboxes the idle rule stops (or, in a dry run and in `list`, would stop): the size of their writable layer in
+   * bytes (`SizeRw`), which hermes' own reaper removes with the sandbox at its next start once it has been stopped
+   * for 2 x its lifetime (unless `terminal.docker_orphan_reaper` is off); null when the engine gave none.
+   */
+  writableLayerBytes?: number | null;
 }
 export interface KeptEntry extends SweepEntry {
   reason: KeepReason;

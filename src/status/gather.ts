@@ -70,6 +70,16 @@ export interface LogStatus {
   lastRun: { startedAt: string; command: string; completed: boolean } | null;
 }
 
+/** A sandbox the idle rule would stop, and what the stop puts at stake. */
+export interface StopCost {
+  id: string;
+  name: string;
+  host: string;
+  profile: string | null;
+  idleSeconds: number | null;
+  writableLayerBytes: number | null;
+}
+
 export interface StatusReport {
   home: string;
   profile: string | null;
@@ -79,9 +89,16 @@ export interface StatusReport {
   containers: (ContainerCounts & { failed: number; timedOut: boolean }) | null;
   /**
    * Each running sandbox with its running `docker exec` sessions (`execs: [{id, ageSeconds, processes, command,
-   * abandoned}]`); empty when no engine answered.
+   * abandoned, client, clientUnverifiable}]`); empty when no engine answered.
    */
   runningSandboxes: Array<{ id: string; name: string; host: string; execs: ExecView[]; owner?: SandboxOwner }>;
+  /**
+   * The cost of the stops a `reap` would make now: each running sandbox the idle rule would stop, with the size of its
+   * writable layer (`writableLayerBytes`, `SizeRw`; null when the engine gave none), which hermes' own reaper removes
+   * with the sandbox at its next start once it has been stopped for 2 x its lifetime (unless
+   * `terminal.docker_orphan_reaper` is off). Empty when none would be stopped or no engine answered.
+   */
+  stopCosts: StopCost[];
   janitor: { sweeps: SweepStamp[]; locks: LockStatus[]; log: LogStatus };
   breakers: {
     restartGuard: { location: string; bootsInWindow: number; max: number; windowSeconds: number; tripped: boolean; problem: string | null };
@@ -397,7 +414,9 @@ async function hermesProcesses(
  */
 function trustOf(req: StatusRequest, parts: readonly PassPart[]): StatusReport['trust'] & { unsaid: string[] } {
   const access = homeAccess(req.home);
-  const refused: Array<TrustRefusal & { attention: boolean }> = parts.flatMap((p) => p.pass.status!.refused?.(p.part) ?? []);
+  const all: Array<TrustRefusal & { attention: boolean }> = parts.flatMap((p) => p.pass.status!.refused?.(p.part) ?? []);
+  // A path two passes refused (the session directories are both session passes'): once.
+  const refused = all.filter((r, i) => all.findIndex((x) => x.path === r.path && x.what === r.what && x.reason === r.reason) === i);
   for (const f of refusals()) refused.push({ path: f.path, what: 'file', reason: f.reason, detail: f.detail, attention: false });
   return {
     owner: access.owner ? { uid: access.owner.uid, name: access.owner.name } : null, stateDir: access.stateDir,
@@ -410,7 +429,7 @@ function trustOf(req: StatusRequest, parts: readonly PassPart[]): StatusReport['
 /** The containers of the live engines as `list` judges them: the counts, running sandboxes' execs, owners. */
 async function surveyContainers(
   req: StatusRequest, live: EngineClient[], engines: EngineStatus[],
-): Promise<Pick<StatusReport, 'containers' | 'runningSandboxes' | 'sandboxOwners'>> {
+): Promise<Pick<StatusReport, 'containers' | 'runningSandboxes' | 'stopCosts' | 'sandboxOwners'>> {
   const across = await acrossEngines(live, (engine) =>
     list({
       engine, selection: req.selection, thresholdSeconds: req.thresholdSeconds, asOf: req.asOf, concurrency: req.concurrency,
@@ -427,6 +446,9 @@ async function surveyContainers(
   const running = entries.filter((e) => e.state.toLowerCase() === 'running');
   return {
     runningSandboxes: running.map((e) => ({ id: e.id, name: e.name, host: e.host, execs: e.execs ?? [], ...(e.owner ? { owner: e.owner } : {}) })),
+    stopCosts: entries.filter((e) => e.verdict === 'stop').map((e) => ({
+      id: e.id, name: e.name, host: e.host, profile: e.profile, idleSeconds: e.idleSeconds ?? null, writableLayerBytes: e.writableLayerBytes ?? null,
+    })),
     sandboxOwners: {
       owned: running.filter((e) => e.owner).length,
       abandoned: running.filter((e) => !e.owner).length,
@@ -450,8 +472,8 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
   }
   engines.push(...(await Promise.all(connected.map((e, i) => engineStatus(e, req.endpoints[i]!, req.signal)))));
   const live = connected.filter((_, i) => engines[engines.length - connected.length + i]!.reachable);
-  const { containers, runningSandboxes, sandboxOwners } =
-    live.length > 0 ? await surveyContainers(req, live, engines) : { containers: null, runningSandboxes: [], sandboxOwners: undefined };
+  const { containers, runningSandboxes, stopCosts, sandboxOwners } =
+    live.length > 0 ? await surveyContainers(req, live, engines) : { containers: null, runningSandboxes: [], stopCosts: [], sandboxOwners: undefined };
   // No engine at all on this host is not an unreachable one.
   const unreachable = engines.filter((e) => !e.reachable && !(req.noEngine && e.host === null)).map((e) => e.host ?? '(none found)');
   const table = listHermesProcesses({ python: true, procRoot: procRootOf(req.env) });
@@ -484,7 +506,7 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
     suspendedSessions: brk.stuckSessions.suspended.length,
     stopHook: { stalled: brk.stopHook.stalled, blocks: brk.stopHook.blocks, maxBlocks: brk.stopHook.maxBlocks, problem: brk.stopHook.problem },
     toolLoopLooping: brk.toolLoop.looping,
-    passProblems: partList.flatMap((p) => p.pass.status!.attention?.(p.part) ?? []),
+    passProblems: [...new Set(partList.flatMap((p) => p.pass.status!.attention?.(p.part) ?? []))],
     pidNamespace: partial,
     hookErrors: [...brk.stopHook.hookErrors, ...brk.toolLoop.hookErrors],
     now: req.now,
@@ -500,6 +522,7 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
     engines,
     containers,
     runningSandboxes,
+    stopCosts,
     janitor: { sweeps, locks, log },
     ...keys('engine'),
     ...(req.noEngine ? { noEngine: req.noEngine } : {}),

@@ -72,6 +72,22 @@ export function quietProcRoot(): string {
   return quietProc;
 }
 
+let quietTmp: string | undefined;
+/**
+ * A directory of its own the CLI under test takes for `/tmp` (`HERMES_JANITOR_SYSTEM_TMP`), where it looks for hermes'
+ * session files: never the machine's `/tmp`, where a real hermes or another test keeps theirs. Made once per test
+ * process (sticky and world-writable, as `/tmp` is), removed at its exit.
+ */
+export function quietSystemTmp(): string {
+  if (quietTmp === undefined) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'hj-systmp-'));
+    chmodSync(dir, 0o1777);
+    quietTmp = dir;
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return quietTmp;
+}
+
 /** Spawns `node bin/hermes-janitor.js ARGS` and collects what a user would see. */
 export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
@@ -84,6 +100,8 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
   if (!('HERMES_MANAGED_DIR' in (opts.env ?? {}))) env.HERMES_MANAGED_DIR = emptyManagedDir();
   // Never the machine's hermes processes: a process table of its own unless a test names one.
   if (!('HERMES_JANITOR_PROC_ROOT' in (opts.env ?? {}))) env.HERMES_JANITOR_PROC_ROOT = quietProcRoot();
+  // Never the machine's /tmp: a directory of its own for the session files, unless a test names one.
+  if (!('HERMES_JANITOR_SYSTEM_TMP' in (opts.env ?? {}))) env.HERMES_JANITOR_SYSTEM_TMP = quietSystemTmp();
   let command = process.execPath;
   let argv = [opts.bin ?? BIN, ...args];
   if (opts.unprivileged && process.getuid?.() === 0) {

@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BIN, type CliResult, REPO } from './cli.js';
+import { BIN, type CliResult, REPO, quietSystemTmp } from './cli.js';
 
 /** The unprivileged user these tests create when it is missing (never removed: other runs reuse it). */
 export const TEST_USER = 'hj-owner';
@@ -99,7 +99,8 @@ export async function startStandIn(
 export function runCliAs(
   user: { uid: number; gid: number } | null, args: string[], env: Record<string, string>, prefix: string[] = [], killAfterMs = 60_000,
 ): Promise<CliResult> {
-  const full = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', ...env };
+  // Never the machine's /tmp for hermes' session files, unless a test names one (`quietSystemTmp`).
+  const full = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', HERMES_JANITOR_SYSTEM_TMP: quietSystemTmp(), ...env };
   const argv = [process.execPath, BIN, ...args];
   const [cmd, ...rest] = [...prefix, ...(user ? ['setpriv', ...asUser(user), ...argv] : argv)];
   return new Promise((resolve, reject) => {

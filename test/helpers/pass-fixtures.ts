@@ -1,5 +1,6 @@
 /**
- * Fixed outcomes of every cleanup pass (containers, exec trees, sandbox directories, images, shell snapshots), for the
+ * Fixed outcomes of every cleanup pass (containers, exec trees, sandbox directories, images, shell snapshots, session
+ * files), for the
  * golden-output tests: the reporters, the metrics and `status` render these, and their output is compared byte for
  * byte with the files in test/golden/. Only how a report is assembled from these may change with the code; the
  * outcomes and the expected output may not.
@@ -9,6 +10,7 @@ import type { ReapReport } from '../../src/cli/report/reporter.js';
 import { execTreesPass } from '../../src/passes/exec-trees.js';
 import { imagesPass } from '../../src/passes/images.js';
 import { sandboxDirsPass } from '../../src/passes/sandbox-dirs.js';
+import { sessionFilesPass } from '../../src/passes/session-files.js';
 import { shellSnapshotsPass } from '../../src/passes/shell-snapshots.js';
 import type { PassResult } from '../../src/passes/types.js';
 
@@ -76,7 +78,10 @@ export const images = {
 
 export const execTrees = {
   ended: [{ container: 'hermes-1a2b3c4d', execId: '9'.repeat(64), ageSeconds: 1500, processes: 6, killed: 1 }],
-  kept: [{ container: 'hermes-1a2b3c4d', execId: '8'.repeat(64), reason: 'keep-exec-trees' as const }],
+  kept: [
+    { container: 'hermes-1a2b3c4d', execId: '8'.repeat(64), reason: 'keep-exec-trees' as const },
+    { container: 'hermes-1a2b3c4d', execId: '6'.repeat(64), reason: 'client-alive' as const },
+  ],
   failed: [{ container: 'hermes-5e6f7a8b', execId: '7'.repeat(64), error: 'SIGTERM to pid 4242: EPERM' }],
 };
 
@@ -96,6 +101,28 @@ export const shellSnapshots = {
   processesHidden: null,
 };
 
+export const sessionFiles = {
+  removed: [
+    {
+      kind: 'background-job' as const, path: '/home/h/.hermes/cache/terminal/hermes_bg_4f2a', owner: 1000, lastChange: '2026-11-19T12:00:00.000Z',
+      files: ['/home/h/.hermes/cache/terminal/hermes_bg_4f2a.log', '/home/h/.hermes/cache/terminal/hermes_bg_4f2a.pid', '/home/h/.hermes/cache/terminal/hermes_bg_4f2a.exit'],
+      bytes: 2048,
+    },
+    { kind: 'code-sandbox' as const, path: '/tmp/hermes_sandbox_ab12cd_z', owner: 1000, lastChange: '2026-11-21T11:00:00.000Z', files: ['/tmp/hermes_sandbox_ab12cd_z'], bytes: 12288 },
+    { kind: 'rpc-socket' as const, path: `/tmp/hermes_rpc_${'0f'.repeat(16)}.sock`, owner: 1000, lastChange: '2026-11-21T11:00:00.000Z', files: [`/tmp/hermes_rpc_${'0f'.repeat(16)}.sock`], bytes: 0 },
+  ],
+  kept: [
+    {
+      kind: 'background-job' as const, path: '/home/h/.hermes/cache/terminal/hermes_bg_live', reason: 'changed-recently' as const, detail: 'changed 60 s ago, under the threshold of 600 s',
+      owner: 1000, lastChange: '2026-11-22T11:59:00.000Z',
+    },
+  ],
+  failed: [{ kind: 'code-sandbox' as const, path: '/tmp/hermes_sandbox_zz99zz99', error: 'cannot remove /tmp/hermes_sandbox_zz99zz99: /tmp/hermes_sandbox_zz99zz99/x: permission denied; nothing was removed' }],
+  tempDirs: [{ dir: '/home/h/.hermes/cache/terminal', from: 'cache/terminal', problem: null }, { dir: '/tmp', from: 'default', problem: null }],
+  processesHidden: null,
+  cutShort: false,
+};
+
 /** Every pass with something removed, kept and failed, over two engines. */
 export function fullReport(dryRun: boolean): ReapReport {
   return {
@@ -106,7 +133,7 @@ export function fullReport(dryRun: boolean): ReapReport {
     stopIdle: true,
     idleAfterSeconds: 600,
     removed: [{ ...base('a1', 'hermes-a1'), volumes: ['v'.repeat(64)] }, { ...base('b2', 'hermes-b2', HOST_B), volumes: [] }],
-    stopped: [{ ...base('c3', 'hermes-c3'), state: 'running', rule: 'idle', idleSeconds: 7200, processes: 2, graceSeconds: 10, killed: true }],
+    stopped: [{ ...base('c3', 'hermes-c3'), state: 'running', rule: 'idle', idleSeconds: 7200, processes: 2, graceSeconds: 10, killed: true, writableLayerBytes: 21_495_808 }],
     kept: [{ ...base('d4', 'hermes-d4'), reason: 'too-recent' }],
     failed: [{ ...base('e5', 'hermes-e5', HOST_B), error: '(HTTP code 500) server error - unable to remove filesystem' }],
     hosts: [{ host: HOST_A, reachable: true, error: null }, { host: HOST_B, reachable: true, error: null }],
@@ -116,7 +143,7 @@ export function fullReport(dryRun: boolean): ReapReport {
     failOpen: false,
     passes: [
       { pass: sandboxDirsPass, result: sandboxDirs }, { pass: imagesPass, result: images }, { pass: execTreesPass, result: execTrees },
-      { pass: shellSnapshotsPass, result: shellSnapshots },
+      { pass: shellSnapshotsPass, result: shellSnapshots }, { pass: sessionFilesPass, result: sessionFiles },
     ],
   };
 }

@@ -242,7 +242,7 @@ describe(`exec trees hermes abandoned are ended; the job and young execs run on 
     const status = JSON.parse((await cli(['status', '--json'])).stdout) as { runningSandboxes: Array<{ id: string; execs: ExecJson[] }> };
     assert.deepEqual(status.runningSandboxes.find((s) => s.id === id)?.execs.map((x) => [x.id, x.abandoned]), [[seen.execs![0]!.id, true]]);
     const statusText = (await cli(['status'])).stdout;
-    assert.match(statusText, new RegExp(`^  exec ${seen.execs![0]!.id.slice(0, 12)} in ${seen.name}: running \\d+ seconds, 2 processes, ABANDONED: sh -c sleep 1000 & sleep 1000$`, 'm'), statusText);
+    assert.match(statusText, new RegExp(`^  exec ${seen.execs![0]!.id.slice(0, 12)} in ${seen.name}: running \\d+ seconds, 2 processes, no client, ABANDONED: sh -c sleep 1000 & sleep 1000$`, 'm'), statusText);
 
     // --keep-exec-trees reports it and ends nothing.
     const kept = await reapJson(['--keep-exec-trees', '--idle-after', '60s']);

@@ -26,6 +26,7 @@ const FAMILY_NAMES = [
   'hermes_janitor_orphans',
   'hermes_janitor_sandbox_dir_bytes',
   'hermes_janitor_sandbox_dirs',
+  'hermes_janitor_session_files',
   'hermes_janitor_shell_snapshots',
 ];
 

@@ -339,11 +339,38 @@ describe("root over another user's hermes home: a file that user can write gives
     const r = await janitor(['reap', '--label', label, '--json'], { home: h });
     assert.equal(r.code, 0, r.stderr);
     const t = json<{ shellSnapshots: { tempDirs: Array<{ dir: string; reason?: string; problem: string | null }>; removed: unknown[] } }>(r).shellSnapshots;
-    assert.deepEqual(t.tempDirs.map((d) => [d.dir, d.reason]), [[tmp, 'untrusted-root']]);
+    assert.deepEqual(t.tempDirs.filter((d) => d.reason).map((d) => [d.dir, d.reason]), [[tmp, 'untrusted-root']]);
     assert.match(t.tempDirs[0]!.problem ?? '', /belongs to uid 0 \(root\)/);
     assert.ok(existsSync(snap));
     const s = json<StatusJson>(await janitor(['status', '--json', '--label', label], { home: h }));
     assert.ok(s.trust.refused.some((x) => x.what === 'temp directory' && x.path === tmp && x.reason === 'untrusted-root'), JSON.stringify(s.trust));
+  });
+
+  it("every directory under their home is held to the rule: a cache/terminal that is a symlink to root's directory is refused; what is there stays (#38)", async () => {
+    const h = home();
+    const roots = path.join(base, `rootcache${n++}`);
+    mkdirSync(roots, { mode: 0o755 });
+    const snap = path.join(roots, `hermes-snap-${hex(6)}.sh`);
+    const job = path.join(roots, `hermes_bg_${hex(3)}.log`);
+    for (const f of [snap, job]) {
+      write(f, 'x\n');
+      old(f);
+    }
+    mkdirSync(path.join(h, 'cache'));
+    symlinkSync(roots, path.join(h, 'cache', 'terminal'));
+    theirs(path.join(h, 'cache'));
+    const r = await janitor(['reap', '--label', label, '--json'], { home: h });
+    assert.equal(r.code, 0, r.stderr);
+    const rep = json<{ shellSnapshots: { tempDirs: Array<{ dir: string; reason?: string; problem: string | null }> }; sessionFiles: { tempDirs: Array<{ dir: string; reason?: string }>; removed: unknown[] } }>(r);
+    const cache = path.join(h, 'cache', 'terminal');
+    assert.deepEqual(rep.shellSnapshots.tempDirs.filter((d) => d.reason).map((d) => [d.dir, d.reason]), [[cache, 'untrusted-root']]);
+    assert.match(rep.shellSnapshots.tempDirs.find((d) => d.dir === cache)!.problem ?? '', /is a symlink/);
+    assert.deepEqual(rep.sessionFiles.tempDirs.filter((d) => d.reason).map((d) => [d.dir, d.reason]), [[cache, 'untrusted-root']]);
+    assert.ok(existsSync(snap) && existsSync(job));
+    // Said once, though both session passes refused it.
+    assert.equal(r.stderr.split('\n').filter((l) => l.includes('refused (untrusted-root)')).length, 0, 'JSON: no warning line on stderr');
+    const text = await janitor(['reap', '--label', label], { home: h });
+    assert.equal(text.stderr.split('\n').filter((l) => l.includes(`${cache} refused (untrusted-root)`)).length, 1, text.stderr);
   });
 
   it('planted plans: --plan-out replaces what was planted (never writes through it); a plan that is not root-only is refused', async () => {

@@ -143,6 +143,8 @@ describe('golden: status', () => {
     home: '/home/h/.hermes', profile: 'default', asOf: NOW.toISOString(), thresholdSeconds: 600,
     engines: [{ host: HOST_A, chosenBy: 'DOCKER_HOST', reachable: true, kind: 'Docker', version: '20.10.24', apiVersion: '1.41', error: null }],
     containers: null, runningSandboxes: [],
+    // The cost of a stop a reap would make: the sandbox's writable layer (hermes' reaper removes it with the sandbox).
+    stopCosts: [{ id: 'c'.repeat(64), name: 'hermes-1a2b3c4d', host: HOST_A, profile: 'default', idleSeconds: 7200, writableLayerBytes: 21_495_808 }],
     janitor: { sweeps: [], locks: [], log: { path: '/home/h/.hermes/logs/janitor.log', exists: false, sizeBytes: 0, lastRun: null } },
     sandboxDirs: { root: '/home/h/.hermes/sandboxes', count: 5, bytes: 1288494284, unused: 2, unusedBytes: 1288490188, oldestUnusedChange: '2026-10-12T12:00:00.000Z' },
     sandboxDirsDetail: { from: 'home' as const, source: 'default', used: 3, unreadable: [{ path: '/home/h/.hermes/sandboxes/docker/t/x', error: 'EACCES' }], notEntered: [], usageUnknown: null, error: null },
@@ -193,7 +195,7 @@ describe('golden: status --json', () => {
         connect: async () => [], thresholdSeconds: 600, asOf: NOW, now: NOW, concurrency: 2, env: {},
         passes: PASSES,
         passInput: {
-          command: 'status', flags: {}, env: { TMPDIR: tmp }, config: configOf(path.join(home, 'config.yaml'), undefined), hermes, home, profiles: [],
+          command: 'status', flags: {}, env: { TMPDIR: tmp, HERMES_JANITOR_SYSTEM_TMP: path.join(t, 'systmp') }, config: configOf(path.join(home, 'config.yaml'), undefined), hermes, home, profiles: [],
           selection, lifetimeSeconds: 300, plan: false, metrics: false,
         },
       });

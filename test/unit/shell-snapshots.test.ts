@@ -12,7 +12,6 @@ import { after, describe, it } from 'node:test';
 import type { ProcessTable } from '../../src/adapters/hermes-processes.js';
 import type { HermesProcess } from '../../src/hermes/process-facts.js';
 import { isSecretName, judgeSession, secretNamesIn, snapshotName } from '../../src/core/shell-snapshots.js';
-import { hermesTempDir } from '../../src/hermes/temp-dirs.js';
 import { shellSnapshotPass, summarize } from '../../src/reaper/shell-snapshots.js';
 
 // The numbers these tests pin, stated here (not imported from the code under test): a change to one is a change this test must see.
@@ -40,15 +39,6 @@ describe('shell snapshots: names', () => {
     const names = secretNamesIn(dump);
     assert.deepEqual(names, ['DB_PASSWORD', 'EMPTY_TOKEN', 'GH_TOKEN', 'OPENAI_API_KEY']);
     assert.doesNotMatch(JSON.stringify(names), /VALUE|pw/);
-  });
-
-  it("the temp directory in get_temp_dir's order: terminal.env, then the process, TMPDIR before TMP and TEMP, absolute only, else /tmp", () => {
-    assert.deepEqual(hermesTempDir({ TMPDIR: '/cfg/tmp/' }, { TMPDIR: '/env/tmp' }), { dir: '/cfg/tmp', from: 'terminal.env.TMPDIR' });
-    assert.deepEqual(hermesTempDir(null, { TMPDIR: '/env/tmp' }), { dir: '/env/tmp', from: 'TMPDIR' });
-    assert.deepEqual(hermesTempDir({ TMP: '/cfg/t' }, { TMPDIR: 'relative' }), { dir: '/cfg/t', from: 'terminal.env.TMP' });
-    assert.deepEqual(hermesTempDir(null, { TEMP: '/e' }), { dir: '/e', from: 'TEMP' });
-    assert.deepEqual(hermesTempDir(null, {}), { dir: '/tmp', from: 'default' });
-    assert.deepEqual(hermesTempDir({ TMPDIR: '' }, { TMPDIR: '/' }), { dir: '/', from: 'TMPDIR' });
   });
 });
 

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { IdleOptions } from '../../reaper/sweep-types.js';
 import type { Context } from '../../context.js';
 import { ExitCode, errorMessage } from '../../errors.js';
-import { UP_TO_DAYS, agoSeconds, spanSeconds } from '../../core/ages.js';
+import { UP_TO_DAYS, ago, agoSeconds, spanSeconds } from '../../core/ages.js';
 import { diskSize } from '../../core/sizes.js';
 import type { HermesProcessStatus, PassPart, StatusReport } from '../../status/gather.js';
 import type { HermesSettings, Sourced } from '../../hermes/settings.js';
@@ -235,6 +235,29 @@ function renderEngines(r: StatusReport): string[] {
   return out;
 }
 
+/** Whether a client holds an exec: `client pid 4242 (since 3 hours ago)`, `no client`, `clients not visible here`. */
+function clientPart(x: StatusReport['runningSandboxes'][number]['execs'][number], asOf: Date): string {
+  // (Older sweeps' views had no client: shown as not known.)
+  if (x.client) return `client pid ${x.client.pid} (since ${ago(Date.parse(x.client.since), asOf, UP_TO_DAYS)})`;
+  if (x.clientUnverifiable !== null && x.clientUnverifiable !== undefined) return 'clients not visible here';
+  return x.client === null ? 'no client' : 'client unknown';
+}
+
+/** The cost of the stops a reap would make: each idle sandbox with its writable layer, which hermes' reaper removes with it. */
+function renderStopCosts(r: StatusReport): string[] {
+  const out: string[] = [];
+  if (r.stopCosts.length === 0) return out;
+  out.push(
+    `  a reap would stop ${plural(r.stopCosts.length, 'idle sandbox', 'idle sandboxes')}; a writable layer (what a sandbox wrote outside its mounts) is lost ` +
+      "when hermes' own reaper removes the stopped sandbox at its next start, once stopped for 2 x its lifetime (unless terminal.docker_orphan_reaper is off):",
+  );
+  for (const c of r.stopCosts) {
+    const idle = c.idleSeconds === null ? 'idle -' : `idle ${spanSeconds(c.idleSeconds, new Date(r.asOf), UP_TO_DAYS)}`;
+    out.push(`    ${escapeControls(c.name || c.id.slice(0, 12))} (profile ${escapeControls(c.profile ?? '-')}): ${idle}, writable layer ${c.writableLayerBytes === null ? 'unknown' : diskSize(c.writableLayerBytes)}`);
+  }
+  return out;
+}
+
 /** The containers section: the verdicts, in-use and owned sandboxes, and running execs with their ages. */
 function renderContainers(r: StatusReport): string[] {
   const out: string[] = [];
@@ -261,11 +284,12 @@ function renderContainers(r: StatusReport): string[] {
       for (const b of o.blind) out.push(`    every sandbox owned: ${b}`);
     }
   }
+  out.push(...renderStopCosts(r));
   for (const s of r.runningSandboxes) {
     for (const x of s.execs) {
       const age = x.ageSeconds === null ? 'age unknown' : `running ${spanSeconds(x.ageSeconds, new Date(r.asOf), UP_TO_DAYS)}`;
       const procs = x.processes === null ? 'processes unknown' : plural(x.processes, 'process', 'processes');
-      out.push(`  exec ${x.id.slice(0, 12)} in ${s.name}: ${age}, ${procs}${x.abandoned ? ', ABANDONED' : ''}: ${x.command}`);
+      out.push(`  exec ${x.id.slice(0, 12)} in ${s.name}: ${age}, ${procs}, ${clientPart(x, new Date(r.asOf))}${x.abandoned ? ', ABANDONED' : ''}: ${x.command}`);
     }
   }
   return out;

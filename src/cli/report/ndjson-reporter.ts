@@ -86,7 +86,9 @@ export class NdjsonReporter implements Reporter {
     if (r.noEngine) this.emit('no-engine', { message: r.noEngine });
     // The sweep passes' decisions were said as they were made (`exec-tree-ended`, ...).
     const ran = r.passes.filter((p) => p.pass.kind === 'run');
-    for (const p of ran) this.entries(p.pass, p.result, r.dryRun);
+    // A directory two passes refused (the session directories are both the shell-snapshot and session-file passes'): once.
+    const said = new Set<string>();
+    for (const p of ran) this.entries(p.pass, p.result, r.dryRun, said);
     this.emit('summary', {
       dryRun: r.dryRun, asOf: r.asOf.toISOString(), thresholdSeconds: r.thresholdSeconds, profile: r.profile,
       stopIdle: r.stopIdle, idleAfterSeconds: r.idleAfterSeconds,
@@ -98,8 +100,8 @@ export class NdjsonReporter implements Reporter {
   }
 
   /** One line per entry a pass removed (or would), kept or failed on: `removed-<noun>`, `kept-<noun>`, `failed-<noun>`. */
-  private entries(pass: Pass, result: unknown, dryRun: boolean): void {
-    this.refused(pass, result);
+  private entries(pass: Pass, result: unknown, dryRun: boolean, said?: Set<string>): void {
+    this.refused(pass, result, said);
     const o = pass.outcome(result);
     const noun = pass.nouns.event;
     for (const d of o.done) this.emit(dryRun ? `would-remove-${noun}` : `removed-${noun}`, { ...d });
@@ -108,8 +110,13 @@ export class NdjsonReporter implements Reporter {
   }
 
   /** What a pass refused for the run before looking (`refused-sandbox-root`, `refused-temp-dir`), also with `--quiet`. */
-  private refused(pass: Pass, result: unknown): void {
-    for (const r of pass.refused?.(result) ?? []) this.emit(r.event, r.fields);
+  private refused(pass: Pass, result: unknown, said?: Set<string>): void {
+    for (const r of pass.refused?.(result) ?? []) {
+      const key = JSON.stringify([r.event, r.fields]);
+      if (said?.has(key)) continue;
+      said?.add(key);
+      this.emit(r.event, r.fields);
+    }
   }
 
   /** `watch`: a pass's entries and its counts (`--quiet`: what it refused and its failures only). */

@@ -102,7 +102,8 @@ export class TextReporter implements Reporter {
     }
     if (r.noEngine && !this.quiet) this.say(r.noEngine);
     // Roots refused for the run (untrusted-root), also with --quiet: nothing was removed there, and someone should know.
-    for (const { pass, result } of r.passes) for (const x of pass.refused?.(result) ?? []) this.say(`warning: ${x.line}`);
+    // (A directory two passes refused, the session directories both session passes take, is said once.)
+    for (const line of new Set(r.passes.flatMap(({ pass, result }) => (pass.refused?.(result) ?? []).map((x) => x.line)))) this.say(`warning: ${line}`);
     if (this.quiet) return;
     const view: TextView = { dryRun: r.dryRun, asOf: r.asOf, showHost };
     const lines = (place: Pass['place']) => r.passes.filter((p) => p.pass.place === place).flatMap((p) => p.pass.text.lines(p.result, view));
