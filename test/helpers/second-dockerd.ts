@@ -10,6 +10,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import path from 'node:path';
 import { TEST_IMAGE } from './docker.js';
+import { REPO } from './cli.js';
 
 const exec = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -38,8 +39,10 @@ export class SecondDockerd {
     const d = new SecondDockerd(mkdtempSync('/tmp/hj-dockerd-'), prefix);
     try {
       await d.up();
-      // The test image, copied from the shared engine.
-      await exec('sh', ['-c', `docker save ${TEST_IMAGE} | DOCKER_HOST=${d.host} docker load`], { timeout: 60_000 });
+      // The test image, imported as the project's script imports it (whichever engine the rest of the run uses).
+      await exec('bash', [path.join(REPO, 'scripts', 'engine.sh'), 'image'], {
+        timeout: 60_000, env: { ...process.env, DOCKER_HOST: d.host, HERMES_JANITOR_TEST_IMAGE: TEST_IMAGE },
+      });
       return d;
     } catch (err) {
       await d.cleanup();

@@ -100,7 +100,7 @@ describe('the session-file pass (real directories, a process table the test cont
   const DAY = 86_400_000;
   const none: ProcessTable = { processes: [], hidden: null, blindUids: null, readable: true };
   const hermesOf = (startedAtMs: number): ProcessTable => ({
-    processes: [{ pid: 4242, uid, startedAtMs, command: 'hermes gateway run', hermes: true, python: false, profile: null }], hidden: null, blindUids: null, readable: true,
+    processes: [{ pid: 4242, uid, startedAtMs, command: 'hermes gateway run', hermes: true, python: false, profile: null, serves: 'all-profiles', owns: null, ownsWhy: 'test' }], hidden: null, blindUids: null, readable: true,
   });
   const age = (p: string, ms: number) => utimesSync(p, new Date(NOW - ms), new Date(NOW - ms));
   const opts = (dir: string, processes: ProcessTable, dryRun = false) => ({
