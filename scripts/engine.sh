@@ -4,6 +4,8 @@
 #                                             import the test image (default: docker)
 #   scripts/engine.sh status [docker|podman]  exit 0 when the engine answers and the test image exists
 #   scripts/engine.sh stop [docker|podman]    stop an engine that this script started
+#   scripts/engine.sh image                   import the test image into the Docker engine DOCKER_HOST names
+#                                             (a test's engine of its own), if it lacks it
 # Docker listens on /var/run/docker.sock; Podman's Docker-compatible API on $PODMAN_SOCK
 # (default /run/hermes-janitor/podman.sock: use DOCKER_HOST=unix://$PODMAN_SOCK).
 # Environment: HERMES_JANITOR_TEST_IMAGE (default hermes-janitor/busybox:test),
@@ -162,7 +164,7 @@ import_image() {
 }
 
 ENGINE="${2:-docker}"
-case "$ENGINE" in docker|podman) ;; *) echo "usage: scripts/engine.sh start|status|stop [docker|podman]" >&2; exit 2 ;; esac
+case "$ENGINE" in docker|podman) ;; *) echo "usage: scripts/engine.sh start|status|stop [docker|podman] | image" >&2; exit 2 ;; esac
 
 case "${1:-}:$ENGINE" in
   start:docker)
@@ -171,6 +173,9 @@ case "${1:-}:$ENGINE" in
     ;;
   start:podman)
     start_podman
+    ;;
+  image:docker)
+    import_image
     ;;
   status:podman)
     if podman_up; then echo "podman: up on unix://$PODMAN_SOCK"; else echo "podman: down"; exit 1; fi
@@ -194,5 +199,5 @@ case "${1:-}:$ENGINE" in
     fi
     ;;
   *)
-    echo "usage: scripts/engine.sh start|status|stop [docker|podman]" >&2; exit 2 ;;
+    echo "usage: scripts/engine.sh start|status|stop [docker|podman] | image" >&2; exit 2 ;;
 esac

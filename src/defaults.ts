@@ -1,10 +1,7 @@
 /** Label keys, label values and every default, in one place. */
 
-/** Label that marks a container as started by hermes-agent (value `1`). */
-export const AGENT_LABEL = 'hermes-agent';
-export const AGENT_LABEL_VALUE = '1';
-/** Label holding the (sanitized) profile name. */
-export const PROFILE_LABEL = 'hermes-profile';
+/** hermes' labels and profile names live with what the janitor knows of hermes (`hermes/labels.ts`). */
+export { AGENT_LABEL, AGENT_LABEL_VALUE, LABEL_VALUE_MAX, PROFILE_LABEL, PROFILE_NAME_PATTERN } from './hermes/labels.js';
 
 /** Terminal lifetime when neither flag, environment nor config sets one. */
 export const DEFAULT_LIFETIME_SECONDS = 300;
@@ -30,10 +27,6 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 /** Largest row of the engine's container list (bytes of its JSON); a larger one makes the answer malformed. */
 export const MAX_LIST_ROW_BYTES = 1024 * 1024;
 
-/** hermes-agent's rule for a profile directory name. */
-export const PROFILE_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
-/** Maximum length of a sanitized label value. */
-export const LABEL_VALUE_MAX = 63;
 
 export const ENV_HERMES_HOME = 'HERMES_HOME';
 export const ENV_LIFETIME = 'TERMINAL_LIFETIME_SECONDS';
@@ -50,6 +43,18 @@ export const ENV_DEBUG = 'HERMES_JANITOR_DEBUG';
 export const ENV_STOP_IDLE = 'HERMES_JANITOR_STOP_IDLE';
 /** `false`/`0`/`no`/`off`: the re-check before a stop always asks the engine's stats, never reads the cgroup here. */
 export const ENV_CGROUP_SAMPLES = 'HERMES_JANITOR_CGROUP_SAMPLES';
+/**
+ * The procfs root the janitor reads hermes' processes from (the owners of sandboxes and shell snapshots, `status`'s
+ * hermes processes); default `/proc`. For tests and diagnosis: a test points it at a tree of its own so that hermes
+ * processes of the machine it runs on do not count. The exec-tree pass always reads `/proc`.
+ */
+export const ENV_PROC_ROOT = 'HERMES_JANITOR_PROC_ROOT';
+/**
+ * The directory the janitor takes for the system's `/tmp` when it lists where hermes puts session files
+ * (`hermes/session-dirs.ts`); default `/tmp`. For tests and diagnosis: a test points it at a directory of its own, so
+ * that session files of the machine it runs on (a real hermes', another test's) are never judged by its runs.
+ */
+export const ENV_SYSTEM_TMP = 'HERMES_JANITOR_SYSTEM_TMP';
 /** Seconds the engine's stop waits before its SIGKILL (`--stop-timeout`). */
 export const DEFAULT_STOP_TIMEOUT_SECONDS = 10;
 /**
@@ -100,3 +105,12 @@ export const ENV_IMAGES_EVERY = 'HERMES_JANITOR_IMAGES_EVERY';
 export const DEFAULT_IDLE_AFTER_OWNED_SECONDS = 86_400;
 /** How long a sandbox the janitor stopped is kept before the exited rule applies: 7 days. */
 export const DEFAULT_STOPPED_RETENTION_SECONDS = 7 * 86_400;
+/** `watch --metrics-listen`: connections served at once (`--metrics-max-connections`); more are refused. */
+export const DEFAULT_METRICS_MAX_CONNECTIONS = 64;
+
+/**
+ * Where root keeps what it records for itself about a home another user owns (idle samples, image uses, stamps,
+ * locks): `<this>/<key of the home>/`, mode 0700 (core/trust.ts `stateDirName`). Tests point it elsewhere.
+ */
+export const ENV_STATE_DIR = 'HERMES_JANITOR_STATE_DIR';
+export const DEFAULT_STATE_DIR = '/var/lib/hermes-janitor';

@@ -42,6 +42,25 @@ export class EngineUnreachableError extends JanitorError {
   }
 }
 
+/**
+ * The address answers HTTP but is not a Docker-compatible engine (a web server, a proxy's own error page, a wrong
+ * port): its answers carry none of the engine API's headers. Exit 3, as an engine that cannot be reached.
+ */
+export class NotADockerEngineError extends EngineUnreachableError {
+  constructor(host: string, what: string, status: number) {
+    super(
+      `${host} is not a Docker engine (it answered ${what} with HTTP ${status} and without the engine API's Api-Version header): ` +
+        'point --host, --context or DOCKER_HOST at a Docker or Podman API socket (unix:///var/run/docker.sock, tcp://HOST:2375)',
+      host,
+    );
+  }
+
+  /** Whether `message`, reported for `host`, is this error's (it names the host itself). */
+  static says(host: string, message: string | null): boolean {
+    return message !== null && message.startsWith(`${host} is not a Docker engine`);
+  }
+}
+
 /** An engine request answered with an HTTP error status. */
 export class EngineRequestError extends Error {
   constructor(

@@ -29,7 +29,7 @@ export {
 } from './adapters/state-file.js';
 
 /** Resolves the hermes home like the CLI: `home`, else `$HERMES_HOME`, else `~/.hermes`; `profile` selects `<root>/profiles/<name>`. */
-export { type HermesHome, type HomeInputs, resolveHermesHome } from './core/hermes-home.js';
+export { type HermesHome, type HomeInputs, resolveHermesHome } from './hermes/home.js';
 
 // ---- Agent loop breakers (hooks) ----------------------------------------------------------------------------
 
@@ -152,4 +152,4 @@ export {
 export { reproveAndStop, takeSample, volumesGone, type ReproveOptions, type StopOutcome } from './reaper/idle-stop.js';
 export { idleStatePath } from './adapters/janitor-files.js';
 export { parseFinishedAt, type FinishedAt } from './core/finished-at.js';
-export { sanitizeLabelValue } from './core/sanitize.js';
+export { sanitizeLabelValue } from './hermes/labels.js';

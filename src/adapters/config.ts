@@ -1,6 +1,8 @@
-import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { CONFIG_FILENAME } from '../defaults.js';
+import { CONFIG_FILENAME, DEFAULT_RUN_TIMEOUT_MS } from '../defaults.js';
+import { ExitCode, JanitorError, UsageError } from '../errors.js';
+import { SETTINGS_MAX_BYTES } from '../core/trust.js';
+import { TrustError, readFileSafely } from './trust.js';
 
 /** `<home>/config.yaml`, read only when present (the YAML parser is loaded lazily). */
 export interface HermesConfig {
@@ -13,23 +15,87 @@ export interface HermesConfig {
   get(dotted: string): unknown;
 }
 
-export async function loadConfig(home: string): Promise<HermesConfig> {
+export interface ConfigReadOptions {
+  /** The run's `--timeout`: a parse still running when it fires is cut short (exit 3). Default: 10 s. */
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * Reads `<dir>/config.yaml` (a home's, or the managed one): as `readFileSafely` reads a settings file (a regular file
+ * of at most 1 MiB; as root over another user's home, walked with that user's rights and never through a symlink).
+ * A file that is there but refused (a symlink where it may not be followed, a FIFO, a device, too large) is a usage
+ * error naming it (exit 2); one that cannot be read (permissions) or parsed is returned with its `problem`.
+ */
+export async function loadConfig(home: string, opts: ConfigReadOptions = {}): Promise<HermesConfig> {
   const file = path.join(home, CONFIG_FILENAME);
   let text: string;
   try {
-    text = await fs.readFile(file, 'utf8');
+    text = readFileSafely(file, SETTINGS_MAX_BYTES);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return configOf(file, undefined);
-    return configOf(file, undefined, `cannot read ${file}: ${(err as Error).message}`);
+    if (err instanceof TrustError && code !== 'EISDIR') throw new UsageError(`${err.message}: fix or remove it`);
+    return configOf(file, undefined, `cannot read ${file}: ${code === 'EISDIR' ? 'EISDIR: illegal operation on a directory' : (err as Error).message}`);
   }
   try {
-    const { parse } = await import('yaml');
-    return configOf(file, parse(text) as unknown);
+    return configOf(file, await parseYaml(text, file, opts.signal));
   } catch (err) {
+    if (err instanceof JanitorError) throw err;
     const first = String((err as Error).message ?? err).split('\n')[0];
     return configOf(file, undefined, `${file} is not valid YAML (${first})`);
   }
+}
+
+/**
+ * Texts up to this size are parsed on the main thread (a config.yaml is usually a few KiB; the parser's worst case at
+ * this size took 0.3 s here), larger ones in a worker.
+ */
+const IN_PROCESS_YAML_BYTES = 32 * 1024;
+/**
+ * The worker: parses `workerData.text` with the YAML package at `workerData.yaml` and answers `{ data }` or `{ error }`
+ * (its first line). Inline, so that it runs the same from the built files and from the sources (the unit tests).
+ */
+const WORKER = `const { parentPort, workerData } = require('node:worker_threads');
+try { parentPort.postMessage({ data: require(workerData.yaml).parse(workerData.text) }); }
+catch (err) { parentPort.postMessage({ error: String((err && err.message) || err).split('\\n')[0] }); }`;
+
+/**
+ * The parsed YAML. A large text is parsed in a worker thread (`WORKER`), terminated when `signal`
+ * fires (or after 10 s without one): the YAML parser takes seconds on some megabyte-sized inputs, and the run's
+ * `--timeout` bounds its settings too. A parse error is thrown as an Error with the parser's first line.
+ */
+async function parseYaml(text: string, file: string, signal: AbortSignal | undefined): Promise<unknown> {
+  if (text.length <= IN_PROCESS_YAML_BYTES) {
+    const { parse } = await import('yaml');
+    return parse(text) as unknown;
+  }
+  const [{ Worker }, { createRequire }] = await Promise.all([import('node:worker_threads'), import('node:module')]);
+  const bound = signal ?? AbortSignal.timeout(DEFAULT_RUN_TIMEOUT_MS);
+  const tooLong = () => new JanitorError(`reading ${file} did not finish within the run's --timeout: make the file smaller (it is ${text.length} bytes) or raise --timeout`, ExitCode.ENGINE);
+  if (bound.aborted) throw tooLong();
+  const worker = new Worker(WORKER, { eval: true, workerData: { text, yaml: createRequire(import.meta.url).resolve('yaml') } });
+  let onAbort = () => {};
+  try {
+    return await new Promise<unknown>((resolve, reject) => {
+      onAbort = () => reject(tooLong());
+      bound.addEventListener('abort', onAbort, { once: true });
+      worker.once('message', (m: { data?: unknown; error?: string }) => (m.error !== undefined ? reject(new Error(m.error)) : resolve(m.data)));
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`the YAML parser stopped (exit ${code})`)));
+    });
+  } finally {
+    bound.removeEventListener('abort', onAbort);
+    void worker.terminate();
+  }
+}
+
+/**
+ * The one policy for a config.yaml that exists and does not parse (or cannot be read): exit 2 naming it, whichever
+ * setting a run needs from it (the janitor's keys, `janitor-settings.ts`, and hermes' own, `hermes-settings.ts`).
+ */
+export function usableConfig(config: HermesConfig): HermesConfig {
+  if (config.problem) throw new UsageError(`${config.problem}: fix the file`);
+  return config;
 }
 
 export function configOf(file: string, data: unknown, problem?: string): HermesConfig {

@@ -30,8 +30,18 @@ export class DirFdUnavailable extends Error {
 /** The directory an entry was expected to be is something else now (a symlink, a file, another directory). */
 export const SWAPPED = 'swapped';
 
+/**
+ * The descriptor-relative path of `name` in the directory open as `fd`: `openat`/`fstatat`/`unlinkat` through
+ * `/proc/self/fd/<fd>/<name>` (`name` one component read from that directory or given by the caller: never `/`, `.`,
+ * `..` or empty). Also for synchronous callers (adapters/trust.ts walks paths with it one component at a time).
+ */
+export function fdPath(fd: number, name: string): string {
+  if (name === '' || name === '.' || name === '..' || name.includes('/')) throw new Error(`not a single path component: ${JSON.stringify(name)}`);
+  return `/proc/self/fd/${fd}/${name}`;
+}
+
 /** The mount id of an open descriptor (`mnt_id:` of `/proc/self/fdinfo/<n>`, Linux 3.15+), or null where not shown. */
-function mountIdOf(fd: number): number | null {
+export function mountIdOf(fd: number): number | null {
   try {
     const m = /^mnt_id:\s*(\d+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'));
     return m ? Number(m[1]) : null;
@@ -85,8 +95,7 @@ export class DirFd {
 
   /** The descriptor-relative path of an entry (`name` is one component read from this directory). */
   at(name: string): string {
-    if (name === '' || name === '.' || name === '..' || name.includes('/')) throw new Error(`not a single path component: ${JSON.stringify(name)}`);
-    return `/proc/self/fd/${this.handle.fd}/${name}`;
+    return fdPath(this.handle.fd, name);
   }
 
   /** Path of an entry for messages. */

@@ -12,15 +12,16 @@ import { addAbortSignal } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type Dockerode from 'dockerode';
 import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_LIST_ROW_BYTES } from '../defaults.js';
-import { EngineRequestError, EngineUnreachableError, MalformedJsonArrayError } from '../errors.js';
+import { EngineRequestError, EngineUnreachableError, MalformedJsonArrayError, NotADockerEngineError } from '../errors.js';
 import type {
   ExecDetails,
-  ContainerDetails, ContainerMounts, ContainerSummary, EngineClient, EngineEvent, EngineImageCalls, EngineImages, EngineStatusCalls, EngineVersion,
+  ContainerDetails, ContainerMounts, ContainerSummary, EngineClient, EngineEvent, EngineImageCalls, EngineImages, EngineSpaceCalls, EngineStatusCalls,
+  EngineVersion,
   EventStream, ListQuery, RemoveOptions, RemoveOutcome, StatsCounters,
 } from './engine.js';
 import { parseEngineVersion } from './engine.js';
 import {
-  isJsonAnswer, parseEngineEvent, readDiskUsage, readImageUserRow, readInspect, readListRow, readMountsRow, readStats,
+  isJsonAnswer, parseEngineEvent, readDiskUsage, readImageUserRow, readInspect, readListRow, readMountsRow, readStats, readVolumeSizes,
 } from './engine-answers.js';
 import { fullImageId } from '../core/images.js';
 import type { EngineEndpoint } from './engine-host.js';
@@ -45,7 +46,7 @@ export interface DockerodeEngineOptions {
 /** The engine client for one endpoint. dockerode is loaded on the first call, with its unused parts deferred. */
 export async function createDockerodeEngine(
   endpoint: EngineEndpoint, opts: DockerodeEngineOptions = {},
-): Promise<EngineClient & EngineStatusCalls & EngineImageCalls> {
+): Promise<EngineClient & EngineStatusCalls & EngineImageCalls & EngineSpaceCalls> {
   return new DockerodeEngine(await dockerFor(endpoint), endpoint.host, opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
 }
 
@@ -87,7 +88,13 @@ type WithSignal = (opts: { abortSignal: AbortSignal }) => Promise<unknown>;
 
 const statusOf = (err: unknown): number | undefined => (err instanceof EngineRequestError ? err.statusCode : undefined);
 
-class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCalls {
+/** Every HTTP status as an answer (docker-modem hands the response over only for the statuses mapped to true). */
+const ANY_STATUS: Record<number, true> = new Proxy({}, { get: (_t, key) => (typeof key === 'string' && /^\d{3}$/.test(key) ? true : undefined) });
+
+/** Answers that were not the engine API's JSON (200 with another body): whether the address is an engine is asked. */
+const malformedAnswers = new WeakSet<object>();
+
+class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCalls, EngineSpaceCalls {
   constructor(
     private readonly docker: Dockerode,
     readonly host: string,
@@ -143,7 +150,38 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
 
   private malformed(what: string, problem?: string): EngineUnreachableError {
     const why = problem ? ` (${problem})` : '';
-    return new EngineUnreachableError(`the engine at ${this.host} answered ${what} with malformed JSON${why}`, this.host);
+    const err = new EngineUnreachableError(`the engine at ${this.host} answered ${what} with malformed JSON${why}`, this.host);
+    malformedAnswers.add(err);
+    return err;
+  }
+
+  /**
+   * A call that may be the run's first contact with the address (the container list, ping, version, the event
+   * stream): when it fails with an answer that is not the engine's (an HTTP error status, a body that is not the
+   * API's JSON), `GET /_ping` is asked whether the address is an engine at all. Docker and Podman send Api-Version
+   * on every answer, errors included; an answer without it is not an engine's (a web server, a proxy's own page, a
+   * wrong port): NotADockerEngineError (exit 3), not an "unexpected error".
+   */
+  private async firstContact<T>(what: string, signal: AbortSignal | undefined, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      const status = statusOf(err) ?? (err instanceof Object && malformedAnswers.has(err) ? 200 : undefined);
+      if (status === undefined || signal?.aborted) throw err;
+      const engine = await this.answersAsEngine(signal);
+      throw engine === false ? new NotADockerEngineError(this.host, what, status) : err;
+    }
+  }
+
+  /** Whether `GET /_ping` is answered with the engine API's Api-Version header; null when it is not answered at all. */
+  private async answersAsEngine(signal: AbortSignal | undefined): Promise<boolean | null> {
+    try {
+      const res = await this.call('ping', signal, (abortSignal) => this.stream({ path: '/_ping', statusCodes: ANY_STATUS }, abortSignal));
+      res.resume();
+      return typeof res.headers['api-version'] === 'string';
+    } catch {
+      return null;
+    }
   }
 
   /** A GET through the modem with the response as a stream (never buffered whole); refusals reject as dockerode's do. */
@@ -178,7 +216,9 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
   }
 
   async ping(signal?: AbortSignal): Promise<void> {
-    await this.call('ping', signal, (abortSignal) => (this.docker.ping as unknown as WithSignal).call(this.docker, { abortSignal }));
+    await this.firstContact('ping', signal, () =>
+      this.call('ping', signal, (abortSignal) => (this.docker.ping as unknown as WithSignal).call(this.docker, { abortSignal })),
+    );
   }
 
   list(query: ListQuery, signal?: AbortSignal): Promise<ContainerSummary[]> {
@@ -192,19 +232,25 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
     if (query.ids) filters.id = query.ids;
     const what = 'the container list';
     // Streamed row by row: a list of 100k containers is ~100 MB of JSON, never held whole.
-    return this.call(what, signal, async (abortSignal) =>
-      this.rows(what, await this.stream(listRequest({ all: true, filters: JSON.stringify(filters) }), abortSignal), read),
+    return this.firstContact(what, signal, () =>
+      this.call(what, signal, async (abortSignal) =>
+        this.rows(what, await this.stream(listRequest({ all: true, filters: JSON.stringify(filters) }), abortSignal), read),
+      ),
     );
   }
 
   async listMounts(signal?: AbortSignal): Promise<ContainerMounts[]> {
     const what = 'the list of all containers';
-    return this.call(what, signal, async (abortSignal) => this.rows(what, await this.stream(listRequest({ all: true }), abortSignal), readMountsRow));
+    return this.firstContact(what, signal, () =>
+      this.call(what, signal, async (abortSignal) => this.rows(what, await this.stream(listRequest({ all: true }), abortSignal), readMountsRow)),
+    );
   }
 
-  async inspect(id: string, signal?: AbortSignal): Promise<ContainerDetails | null> {
+  async inspect(id: string, signal?: AbortSignal, options: { size?: boolean } = {}): Promise<ContainerDetails | null> {
     const what = `inspect ${id.slice(0, 12)}`;
-    const info = await this.orNull(what, signal, (abortSignal) => this.docker.getContainer(id).inspect({ abortSignal }) as Promise<unknown>);
+    const info = await this.orNull(what, signal, (abortSignal) =>
+      this.docker.getContainer(id).inspect({ abortSignal, ...(options.size ? { size: true } : {}) }) as Promise<unknown>,
+    );
     if (info === null) return null;
     const details = readInspect(info);
     if (!details) throw new EngineRequestError(`${what}: the engine answered with malformed JSON`, 502);
@@ -284,7 +330,10 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
   // ---- status (read-only) ----
 
   async version(signal?: AbortSignal): Promise<EngineVersion> {
-    return parseEngineVersion(await this.call('the version', signal, (abortSignal) => (this.docker.version as unknown as WithSignal).call(this.docker, { abortSignal })));
+    const answer = await this.firstContact('the version', signal, () =>
+      this.call('the version', signal, (abortSignal) => (this.docker.version as unknown as WithSignal).call(this.docker, { abortSignal })),
+    );
+    return parseEngineVersion(answer);
   }
 
   // ---- images (the image budget) ----
@@ -306,6 +355,15 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
     const out = readDiskUsage(df, list);
     if (!out) throw this.malformed('the disk usage');
     return out;
+  }
+
+  // ---- space (what a reap freed) ----
+
+  async volumeSizes(signal?: AbortSignal): Promise<Map<string, number>> {
+    const df = await this.call('the disk usage', signal, (abortSignal) =>
+      this.dial({ method: 'GET', path: '/system/df', statusCodes: { 200: true, 500: 'server error' } }, abortSignal),
+    );
+    return readVolumeSizes(df);
   }
 
   listWithImages(query: ListQuery, signal?: AbortSignal): Promise<ContainerSummary[]> {
@@ -360,11 +418,13 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
     else signal?.addEventListener('abort', onAbort, { once: true });
     let res: IncomingMessage;
     try {
-      res = await this.call(what, undefined, (subscribed) => {
-        subscribed.addEventListener('abort', () => ctl.abort(subscribed.reason), { once: true });
-        const query = { filters: JSON.stringify({ type: ['container'], label: filters.labels }) };
-        return this.stream({ path: '/events?', options: query, statusCodes: { 200: true, 400: 'bad parameter', 500: 'server error' } }, ctl.signal);
-      });
+      res = await this.firstContact(what, signal, () =>
+        this.call(what, undefined, (subscribed) => {
+          subscribed.addEventListener('abort', () => ctl.abort(subscribed.reason), { once: true });
+          const query = { filters: JSON.stringify({ type: ['container'], label: filters.labels }) };
+          return this.stream({ path: '/events?', options: query, statusCodes: { 200: true, 400: 'bad parameter', 500: 'server error' } }, ctl.signal);
+        }),
+      );
     } catch (err) {
       signal?.removeEventListener('abort', onAbort);
       if (signal?.aborted) throw signal.reason ?? err;

@@ -44,9 +44,11 @@ const DEFERRED_FROM_DOCKERODE: Deferred[] = [
 /**
  * docker-modem's own: its ssh transport (lib/ssh.js) reads `require('ssh2').Client` as it loads (`ssh://` engines
  * only); its duplex stream for attached stdin (lib/http_duplex.js, with readable-stream: about 8 ms) serves
- * `attach`/`exec` with stdin, which the janitor never opens.
+ * `attach`/`exec` with stdin, which the janitor never opens. Node.js's `https` (with `tls`: about 15 ms to load here),
+ * which its lib/http.js requires at once, serves `https://` engines only (TLS contexts): a unix socket or plain `tcp://`
+ * engine never loads it (`list` of ten sandboxes, #39).
  */
-const DEFERRED_FROM_MODEM: Deferred[] = [{ id: 'ssh2', members: ['Client'] }, { id: './http_duplex.js' }];
+const DEFERRED_FROM_MODEM: Deferred[] = [{ id: 'ssh2', members: ['Client'] }, { id: './http_duplex.js' }, { id: 'https' }];
 
 type DockerCtor = typeof Dockerode;
 type ModemCtor = typeof Modem;

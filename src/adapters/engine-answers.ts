@@ -21,6 +21,18 @@ export function readImageUserRow(value: unknown): ContainerSummary | null {
   return row && typeof imageId === 'string' && imageId !== '' ? { ...row, imageId: fullImageId(imageId) } : row;
 }
 
+/** `GET /system/df`'s volumes: each one's size as the engine measured it (unknown, -1, left out). */
+export function readVolumeSizes(df: unknown): Map<string, number> {
+  const out = new Map<string, number>();
+  const vols = (df as { Volumes?: unknown } | null)?.Volumes;
+  if (!Array.isArray(vols)) return out;
+  for (const v of vols as Array<{ Name?: unknown; UsageData?: { Size?: unknown } | null } | null>) {
+    const size = v?.UsageData?.Size;
+    if (typeof v?.Name === 'string' && typeof size === 'number' && Number.isFinite(size) && size >= 0) out.set(v.Name, size);
+  }
+  return out;
+}
+
 /** `GET /system/df`'s images with the tags of `GET /images/json` (Podman 4's df gives a bare tag there). */
 export function readDiskUsage(df: unknown, list: unknown): EngineImages | null {
   const d = df as { LayersSize?: unknown; Images?: unknown } | null;
@@ -82,6 +94,7 @@ export function readInspect(info: unknown): ContainerDetails | null {
           .filter((m) => m && m.Type === 'volume' && typeof m.Name === 'string' && m.Name !== '')
           .map((m) => m!.Name as string)
       : [],
+    ...(typeof (c as { SizeRw?: unknown }).SizeRw === 'number' ? { sizeRw: Math.max(0, (c as { SizeRw: number }).SizeRw) } : {}),
   };
 }
 

@@ -14,6 +14,8 @@ export interface ContainerSummary {
 
 /** What `GET /containers/{id}/json` says of a container. */
 export interface ContainerDetails {
+  /** The writable layer's size, when the inspect asked for it (`size`) and the engine gave it. */
+  sizeRw?: number;
   id: string;
   name: string;
   labels: Record<string, string>;
@@ -121,7 +123,11 @@ export interface EngineClient {
   ping(signal?: AbortSignal): Promise<void>;
   list(query: ListQuery, signal?: AbortSignal): Promise<ContainerSummary[]>;
   /** Null when the container does not exist (404). */
-  inspect(id: string, signal?: AbortSignal): Promise<ContainerDetails | null>;
+  /**
+   * `size`: the engine also measures the writable layer (`?size=1`: `SizeRw`, as `docker ps -s`), for a container a
+   * reap may remove (what it freed).
+   */
+  inspect(id: string, signal?: AbortSignal, options?: { size?: boolean }): Promise<ContainerDetails | null>;
   /** Removes without force; any other refusal throws `EngineRequestError` (its HTTP status) or `EngineUnreachableError`. */
   remove(id: string, signal?: AbortSignal, options?: RemoveOptions): Promise<RemoveOutcome>;
   /**
@@ -212,6 +218,15 @@ export function anonymousVolumes(volumeMounts: readonly string[]): string[] {
 export interface EngineStatusCalls {
   version(signal?: AbortSignal): Promise<EngineVersion>;
 }
+
+/** What the volumes a reap removes take on disk, as the engine measures it (for the space a run freed). */
+export interface EngineSpaceCalls {
+  /** Each volume's size as the engine measures it (`GET /system/df` `Volumes[].UsageData.Size`; unknown ones absent). */
+  volumeSizes(signal?: AbortSignal): Promise<Map<string, number>>;
+}
+
+export const hasSpaceCalls = (e: EngineClient): e is EngineClient & EngineSpaceCalls =>
+  typeof (e as Partial<EngineSpaceCalls>).volumeSizes === 'function';
 
 /** The engine's images and what they take (`GET /system/df`, tags from `GET /images/json`). */
 export interface EngineImages {

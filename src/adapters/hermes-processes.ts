@@ -1,13 +1,17 @@
 /**
  * The living processes of this host that could be hermes, read from procfs (the rules are
- * `core/hermes-processes.ts`). Only the two variables a profile follows from are taken out of an environment.
+ * `hermes/processes.ts`). Only the two variables a profile follows from are taken out of an environment.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import {
-  type HermesProcess, homeVariables, isPython, namesHermes, parseBootTime, parseCmdline, parseStatComm, parseStatusUid, servedProfile,
-  shownCommand, startedAtMs,
-} from '../core/hermes-processes.js';
+  type HermesProcess, isPython, parseBootTime, parseCmdline, parseStatComm, parseStatusUid, shownCommand, startedAtMs,
+} from '../hermes/process-facts.js';
+import { createPlaceProbe } from '../hermes/installs.js';
+import { type HermesCommand, type PlaceProbe, type ProcessVariables, hermesCommand, ownershipOf, processVariables } from '../hermes/processes.js';
 import { parseStatStartTime } from './process-identity.js';
+import type { TimeSlice } from '../util/time-slice.js';
+import { ENV_PROC_ROOT } from '../defaults.js';
 
 /** What the process table showed. */
 export interface ProcessTable {
@@ -32,6 +36,52 @@ export interface ProcessScanOptions {
   procRoot?: string;
   /** This process's pid (left out); default `process.pid`. */
   selfPid?: number;
+  /** Only these users' processes (the others' command lines are not read). */
+  uids?: ReadonlySet<number>;
+  /** Tell the profile each serves (its environment and working directory read); default true. */
+  profiles?: boolean;
+  /** With `python`: only processes started no later than this (ms since the epoch); the others cost one more read. */
+  startedBefore?: number;
+  /** What paths are part of hermes (tests); default: the filesystem's answer (`hermes/installs.ts`). */
+  probe?: PlaceProbe;
+}
+
+/**
+ * The most of a command line and of an environment read (a process can make either megabytes long, and anyone's
+ * is read): enough for every argument that tells hermes and its profile. An environment cut short before `HOME` and
+ * `HERMES_HOME` counts as unreadable (every profile: unsure means owned).
+ */
+export const MAX_CMDLINE_BYTES = 16 * 1024;
+export const MAX_ENVIRON_BYTES = 256 * 1024;
+
+/** One buffer for every bounded read (a table of thousands of processes allocates nothing per process). */
+let scratch: Buffer | undefined;
+
+/** The first `max` bytes of a file (latin1), whether more followed, or null when it cannot be read. */
+function readHead(file: string, max: number): { text: string; cut: boolean } | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    scratch ??= Buffer.allocUnsafe(MAX_ENVIRON_BYTES + 1);
+    const buf = scratch.subarray(0, max + 1);
+    let n = 0;
+    for (let got = -1; got !== 0 && n < buf.length; n += got) got = fs.readSync(fd, buf, n, buf.length - n, null);
+    return { text: buf.toString('latin1', 0, Math.min(n, max)), cut: n > max };
+  } catch {
+    return null;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Where hermes' processes are read from: `HERMES_JANITOR_PROC_ROOT` when set and not empty, else `/proc`. */
+export function procRootOf(env: Record<string, string | undefined>): string {
+  const v = env[ENV_PROC_ROOT];
+  return v === undefined || v.trim() === '' ? '/proc' : v;
 }
 
 function read(file: string): string | null {
@@ -70,6 +120,28 @@ export function hidepidProblem(procRoot = '/proc'): string | null {
  * every profile. Never throws; `readable: false` when there is no procfs.
  */
 export function listHermesProcesses(opts: ProcessScanOptions = {}): ProcessTable {
+  const scan = scanTable(opts);
+  for (;;) {
+    const step = scan.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * The same, reading in slices (`util/time-slice.ts`: the event loop gets its turns, a table of thousands of
+ * processes anyone can make stays inside the run's `--timeout`); null when the run's abort came first.
+ */
+export async function readHermesProcesses(opts: ProcessScanOptions, slice: TimeSlice): Promise<ProcessTable | null> {
+  const scan = scanTable(opts);
+  for (;;) {
+    const step = scan.next();
+    if (step.done) return step.value;
+    if (await slice.pause()) return null;
+  }
+}
+
+/** The table, one process at a time (a `yield` after each). */
+function* scanTable(opts: ProcessScanOptions): Generator<void, ProcessTable> {
   const proc = opts.procRoot ?? '/proc';
   const self = opts.selfPid ?? process.pid;
   const boot = parseBootTime(read(`${proc}/stat`) ?? '');
@@ -82,45 +154,106 @@ export function listHermesProcesses(opts: ProcessScanOptions = {}): ProcessTable
   if (boot === null) return { processes: [], hidden: 'procfs gives no boot time', blindUids: null, readable: false };
   const out: HermesProcess[] = [];
   const blind = new Set<number>();
+  const want: Wanted = {
+    python: opts.python === true, uids: opts.uids, profiles: opts.profiles !== false, startedBefore: opts.startedBefore, probe: opts.probe ?? createPlaceProbe(),
+  };
   for (const name of names) {
     if (!/^\d+$/.test(name) || Number(name) === self) continue;
-    const p = readOne(proc, Number(name), boot, opts.python === true, blind);
+    const p = readOne(proc, Number(name), boot, want, blind);
     if (p) out.push(p);
+    yield;
   }
   const hide = hidepidProblem(proc);
   const hidden = hide ?? (blind.size ? `the command line of ${blind.size === 1 ? 'a process' : 'some processes'} could not be read` : null);
   return { processes: out.sort((a, b) => a.startedAtMs - b.startedAtMs || a.pid - b.pid), hidden, blindUids: hide ? null : blind, readable: true };
 }
 
-function readOne(proc: string, pid: number, boot: number, python: boolean, blind: Set<number>): HermesProcess | null {
+/** What `readOne` is asked for. */
+interface Wanted {
+  python: boolean;
+  uids: ReadonlySet<number> | undefined;
+  profiles: boolean;
+  startedBefore: number | undefined;
+  probe: PlaceProbe;
+}
+
+/**
+ * One process: its owner first (another user's, when only some are asked for, costs one read), then its command
+ * line, then (only for one that could be hermes) its start and, when asked for, the profile it serves. With Python
+ * interpreters asked for, the stat line (start, `comm`) is read for every process anyway: before the command line,
+ * so that one started after `startedBefore` costs nothing more. Which process is hermes and what it owns:
+ * `hermes/processes.ts` (a Python interpreter's environment is read to tell: its `PYTHONPATH`).
+ */
+function readOne(proc: string, pid: number, boot: number, want: Wanted, blind: Set<number>): HermesProcess | null {
   const dir = `${proc}/${pid}`;
-  const stat = read(`${dir}/stat`);
-  if (stat === null) return null; // gone since the listing
-  const ticks = parseStatStartTime(stat);
-  if (ticks === null) return null;
-  const uid = parseStatusUid(read(`${dir}/status`) ?? '') ?? ownerOf(dir);
-  if (uid === null) return null;
-  const rawCmd = read(`${dir}/cmdline`);
+  // Without Python interpreters and without a user filter (the owners' scan, every `list`): the command line first, as
+  // most processes are not hermes and then cost that one read (about three times cheaper than status and stat first).
+  let rawCmd: string | null | undefined;
+  if (!want.python && want.uids === undefined) {
+    rawCmd = readHead(`${dir}/cmdline`, MAX_CMDLINE_BYTES)?.text ?? null;
+    const early = rawCmd === null ? null : parseCmdline(rawCmd);
+    if (early !== null && (early.length === 0 || !argvMayBeHermes(early))) return null;
+  }
+  const status = read(`${dir}/status`);
+  if (status === null) return null; // gone since the listing
+  const uid = parseStatusUid(status) ?? ownerOf(dir);
+  if (uid === null || (want.uids !== undefined && !want.uids.has(uid))) return null;
+  let stat = want.python ? read(`${dir}/stat`) : null;
+  if (want.python && !startedInTime(stat, boot, want.startedBefore)) return null;
+  if (rawCmd === undefined) rawCmd = readHead(`${dir}/cmdline`, MAX_CMDLINE_BYTES)?.text ?? null;
+  const argv = rawCmd === null ? [] : parseCmdline(rawCmd);
+  if (rawCmd !== null && argv.length === 0) return null; // a kernel thread or a zombie
+  if (rawCmd !== null && !want.python && !argvMayBeHermes(argv)) return null;
+  stat ??= read(`${dir}/stat`);
+  const ticks = stat === null ? null : parseStatStartTime(stat);
+  if (stat === null || ticks === null) return null;
   const base = { pid, uid, startedAtMs: startedAtMs(Number(ticks), boot) };
   if (rawCmd === null) {
     blind.add(uid);
-    return { ...base, command: `(${parseStatComm(stat)})`, hermes: true, python: false, profile: null, profileUnknown: 'its command line cannot be read' };
+    const why = 'its command line cannot be read';
+    return {
+      ...base, command: `(${parseStatComm(stat)})`, hermes: true, why: `${why} (unsure counts as hermes)`, python: false, profile: null,
+      profileUnknown: why, serves: 'all-profiles', owns: null, ownsWhy: why,
+    };
   }
-  const argv = parseCmdline(rawCmd);
-  if (argv.length === 0) return null; // a kernel thread or a zombie
-  const hermes = namesHermes(argv);
   const py = isPython(argv, parseStatComm(stat));
-  if (!hermes && !(python && py)) return null;
-  const envRaw = read(`${dir}/environ`);
-  const served = servedProfile({
-    argv,
-    env: envRaw === null ? null : homeVariables(envRaw),
-    ...(envRaw === null ? { envProblem: errCode(`${dir}/environ`, (f) => fs.readFileSync(f)) ?? 'unreadable' } : {}),
-    cwd: readLink(`${dir}/cwd`),
-  });
-  const p: HermesProcess = { ...base, command: shownCommand(argv), hermes, python: py, profile: served.profile };
-  if (served.profile === null) p.profileUnknown = served.why;
-  return p;
+  // A Python interpreter's PYTHONPATH may make it hermes (a library use): its environment is read first; another
+  // program's only once its command line is hermes'.
+  const env = py && want.profiles ? environmentOf(dir) : null;
+  const cmd = hermesCommand(argv, env?.vars ?? null, want.probe);
+  if (!cmd && !(want.python && py)) return null;
+  const command = shownCommand(argv);
+  if (!cmd) return { ...base, command, hermes: false, python: py, profile: null, profileUnknown: 'not hermes', serves: 'all-profiles', owns: null, ownsWhy: 'not hermes' };
+  return { ...base, command, hermes: true, why: cmd.why, python: py, places: cmd.places, ...owned(cmd, dir, want.profiles ? (env ?? environmentOf(dir)) : null) };
+}
+
+/** What a hermes process owns (`hermes/processes.ts` `ownershipOf`); `env` null: not asked for (every profile). */
+function owned(cmd: HermesCommand, dir: string, env: ReturnType<typeof environmentOf> | null): Pick<HermesProcess, 'profile' | 'profileUnknown' | 'serves' | 'owns' | 'ownsWhy' | 'ownership' | 'sharedKey'> {
+  if (env === null) return { profile: null, profileUnknown: 'not asked for', serves: 'all-profiles', owns: null, ownsWhy: 'not asked for' };
+  const ownership = ownershipOf(cmd, { vars: env.vars, ...(env.envProblem ? { envProblem: env.envProblem } : {}), cwd: readLink(`${dir}/cwd`) });
+  const shared = env.vars?.sharedKey !== undefined ? { sharedKey: env.vars.sharedKey } : {};
+  if (ownership.serves === 'profile') return { profile: ownership.profile, serves: 'profile', owns: [ownership.profile], ownsWhy: ownership.why, ownership, ...shared };
+  return { profile: null, profileUnknown: ownership.why, serves: 'all-profiles', owns: null, ownsWhy: ownership.why, ownership, ...shared };
+}
+
+/** A command line that could be hermes without reading anything else: an entry point's name, or an interpreter. */
+function argvMayBeHermes(argv: readonly string[]): boolean {
+  return /^(hermes|hermes-agent|hermes-acp|python(\d+(\.\d+)*)?|sh|bash|dash|zsh|node|nodejs|env)$/.test(path.basename(argv[0] ?? ''));
+}
+
+/** A stat line there, of a process started no later than `before` (ms; undefined: any). */
+function startedInTime(stat: string | null, boot: number, before: number | undefined): boolean {
+  const ticks = stat === null ? null : parseStatStartTime(stat);
+  return ticks !== null && (before === undefined || startedAtMs(Number(ticks), boot) <= before);
+}
+
+/** The variables hermes' rules read, out of a process's environment (read up to MAX_ENVIRON_BYTES). */
+function environmentOf(dir: string): { vars: ProcessVariables | null; envProblem?: string } {
+  const raw = readHead(`${dir}/environ`, MAX_ENVIRON_BYTES);
+  if (raw === null) return { vars: null, envProblem: errCode(`${dir}/environ`, (f) => fs.closeSync(fs.openSync(f, 'r'))) ?? 'unreadable' };
+  const vars = processVariables(raw.text);
+  if (raw.cut && (vars.home === undefined || vars.hermesHome === undefined)) return { vars: null, envProblem: `larger than ${MAX_ENVIRON_BYTES / 1024} KiB` };
+  return { vars };
 }
 
 function ownerOf(dir: string): number | null {

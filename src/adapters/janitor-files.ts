@@ -3,10 +3,15 @@ import { closeSync, constants, promises as fs, openSync, readFileSync } from 'no
 import path from 'node:path';
 import { formatMatcher, type Selection } from '../core/selection.js';
 import { IDLE_STATE_FILENAME, IMAGES_STATE_FILENAME } from '../defaults.js';
+import { homeAccess } from './trust.js';
 
-/** The janitor's own files under a hermes home. */
+/**
+ * Where the janitor keeps its own files for a hermes home: `<home>/janitor`, or, as root over a home another user
+ * owns, root's state directory for it (adapters/trust.ts `homeAccess`: `/var/lib/hermes-janitor/<key>`), so that
+ * nothing root acts on is read from a directory that user can write.
+ */
 export function janitorDir(home: string): string {
-  return path.join(home, 'janitor');
+  return homeAccess(home).stateDir;
 }
 export function logFile(home: string): string {
   return path.join(home, 'logs', 'janitor.log');
@@ -59,6 +64,13 @@ export function stampPath(home: string, host: string, sel: Selection): string {
  * Synchronous and dependency-free: this is the shell start-up fast path.
  */
 export function stampFresh(file: string, now: Date, maxAgeMs: number): boolean {
+  const at = stampCompletedAt(file);
+  const age = at === null ? NaN : now.getTime() - at;
+  return Number.isFinite(age) && age >= 0 && age < maxAgeMs;
+}
+
+/** When the stamp says its sweep completed (ms since the epoch), or null: no stamp, not a file, not a stamp. */
+export function stampCompletedAt(file: string): number | null {
   try {
     const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     let text: string;
@@ -68,10 +80,9 @@ export function stampFresh(file: string, now: Date, maxAgeMs: number): boolean {
       closeSync(fd);
     }
     const at = Date.parse(String((JSON.parse(text) as Partial<SweepStamp> | null)?.completedAt ?? ''));
-    const age = now.getTime() - at;
-    return Number.isFinite(age) && age >= 0 && age < maxAgeMs;
+    return Number.isFinite(at) ? at : null;
   } catch {
-    return false;
+    return null;
   }
 }
 

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Registry } from 'prom-client';
+import type { Pass } from '../passes/types.js';
 
 /** Counts of one engine and profile in one run. */
 export interface EngineProfileCounts {
@@ -29,45 +30,10 @@ export interface RunMetrics {
   success: boolean;
   /** Per engine and profile; empty when the run ended before reaching an engine. */
   counts: EngineProfileCounts[];
-  /** The home's sandbox directories, when they were measured (absent: those families are left out). */
-  sandboxDirs?: SandboxDirGauges;
-  /** The image pass, when it ran (absent: those families are left out). */
-  images?: ImageGauges;
-  /** Abandoned exec trees of the run, by what came of them (absent: the family is left out). */
-  execTrees?: ExecTreeCounts;
-  /** hermes' shell snapshots per temp directory, when the pass ran (absent: that family is left out). */
-  shellSnapshots?: ShellSnapshotGauges[];
-}
-
-/** The image pass's outcome (`--images-over`): counts by state, and the bytes the counted images take after it. */
-export interface ImageGauges {
-  used: number;
-  removed: number;
-  kept: number;
-  failed: number;
-  /** Null when not measured. */
-  bytes: number | null;
-}
-
-/** How many exec trees past the bound a run ended, kept and failed to end. */
-export interface ExecTreeCounts {
-  ended: number;
-  kept: number;
-  failed: number;
-}
-
-/** One temp directory's shell snapshots: found by the run, abandoned (removed, or would be), holding secret-looking names. */
-export interface ShellSnapshotGauges {
-  dir: string;
-  found: number;
-  abandoned: number;
-  withSecretNames: number;
-}
-
-/** Task directories under the sandbox root some container uses, and those none uses (null: not known). */
-export interface SandboxDirGauges {
-  used: { count: number; bytes: number } | null;
-  unused: { count: number; bytes: number } | null;
+  /** Each pass that gave gauges, in the list's order (a pass that did not: its families are left out). */
+  passes?: ReadonlyArray<{ pass: Pass; gauges: unknown }>;
+  /** What the run freed, in bytes (a dry run: would free); absent when the run swept nothing. */
+  reclaimedBytes?: number;
 }
 
 export const METRIC_FAMILIES = {
@@ -76,6 +42,10 @@ export const METRIC_FAMILIES = {
     help: 'When the last hermes-janitor reap run ended, as seconds since the Unix epoch.',
   },
   lastRunDuration: { name: 'hermes_janitor_last_run_duration_seconds', help: 'How long the last reap run took, in seconds.' },
+  reclaimedBytes: {
+    name: 'hermes_janitor_last_run_reclaimed_bytes',
+    help: "What the last reap run freed, in bytes: removed containers' writable layers and anonymous volumes, and what each cleanup pass removed.",
+  },
   lastRunSuccess: {
     name: 'hermes_janitor_last_run_success',
     help: '1 when the last reap run completed with no failed removal, every engine reachable and no timeout; else 0.',
@@ -87,30 +57,6 @@ export const METRIC_FAMILIES = {
   orphans: {
     name: 'hermes_janitor_orphans',
     help: 'Containers past their threshold still present after the last reap run, per engine and profile.',
-  },
-  execTrees: {
-    name: 'hermes_janitor_exec_trees',
-    help: 'docker exec trees of running sandboxes the last reap run found past the bound, by state="ended"|"kept"|"failed".',
-  },
-  sandboxDirs: {
-    name: 'hermes_janitor_sandbox_dirs',
-    help: 'Task directories hermes left under the sandbox root, by whether some container uses them (state="used"|"unused"); absent while not every engine answered.',
-  },
-  sandboxDirBytes: {
-    name: 'hermes_janitor_sandbox_dir_bytes',
-    help: 'Size on disk (allocated bytes) of the task directories under the sandbox root, by state="used"|"unused"; absent while not every engine answered.',
-  },
-  images: {
-    name: 'hermes_janitor_images',
-    help: 'Images the image budget counts (hermes used, or all with --all-images), by state: "used" (still there after the pass), and what the last pass "removed", "kept" and "failed" on.',
-  },
-  imageBytes: {
-    name: 'hermes_janitor_image_bytes',
-    help: 'Bytes the counted images take after the last image pass (unique sizes, shared layers once, from GET /system/df); absent when not measured.',
-  },
-  shellSnapshots: {
-    name: 'hermes_janitor_shell_snapshots',
-    help: 'hermes shell snapshots in a temp directory at the last reap run, by state="found"|"abandoned"|"with_secret_names" (abandoned ones are removed unless --keep-shell-snapshots or a dry run).',
   },
 } as const;
 
@@ -148,63 +94,28 @@ export async function fillRegistry(registry: Registry, run: RunMetrics): Promise
   for (const c of run.counts) {
     for (const [g, key] of per) g.set({ host: c.host, profile: c.profile }, c[key]);
   }
-  if (run.sandboxDirs) await fillSandboxDirGauges(registry, run.sandboxDirs);
-  if (run.images) await fillImageGauges(registry, run.images);
-  if (run.execTrees) {
-    const def = METRIC_FAMILIES.execTrees;
-    const existing = registry.getSingleMetric(def.name) as InstanceType<typeof Gauge> | undefined;
-    const g = existing ?? new Gauge({ name: def.name, help: def.help, labelNames: ['state'], registers: [registry] });
-    g.reset();
-    for (const state of ['ended', 'kept', 'failed'] as const) g.set({ state }, run.execTrees[state]);
-  }
-  if (run.shellSnapshots) await fillShellSnapshotGauges(registry, run.shellSnapshots);
+  for (const p of run.passes ?? []) await fillPassGauges(registry, p.pass, p.gauges);
+  if (run.reclaimedBytes !== undefined) gauge(f.reclaimedBytes, false).set(run.reclaimedBytes);
 }
 
-/** Sets the image families (`hermes_janitor_images{state}`, `hermes_janitor_image_bytes`). */
-export async function fillImageGauges(registry: Registry, images: ImageGauges): Promise<void> {
+/**
+ * Sets a pass's families from its gauges (each created on first use, every series of the previous run dropped); a
+ * family whose series are null (not measured) is taken out, so it shows no stale series.
+ */
+export async function fillPassGauges(registry: Registry, pass: Pass, gauges: unknown): Promise<void> {
+  if (!pass.metrics) return;
   const { Gauge } = await import('prom-client');
-  const gauge = (def: { name: string; help: string }, labelNames: string[]) => {
+  const samples = pass.metrics.samples(gauges);
+  for (const def of pass.metrics.families) {
+    const series = samples[def.name];
+    if (series === null || series === undefined) {
+      registry.removeSingleMetric(def.name);
+      continue;
+    }
     const existing = registry.getSingleMetric(def.name) as InstanceType<typeof Gauge> | undefined;
-    const g = existing ?? new Gauge({ name: def.name, help: def.help, labelNames, registers: [registry] });
+    const g = existing ?? new Gauge({ name: def.name, help: def.help, labelNames: [...def.labelNames], registers: [registry] });
     g.reset();
-    return g;
-  };
-  const count = gauge(METRIC_FAMILIES.images, ['state']);
-  for (const state of ['used', 'removed', 'kept', 'failed'] as const) count.set({ state }, images[state]);
-  if (images.bytes !== null) gauge(METRIC_FAMILIES.imageBytes, []).set(images.bytes);
-  else registry.removeSingleMetric(METRIC_FAMILIES.imageBytes.name); // not measured: no series, not a stale one
-}
-
-/** Sets the shell-snapshot family (`temp_dir`, `state="found"|"abandoned"|"with_secret_names"`), created on first use. */
-export async function fillShellSnapshotGauges(registry: Registry, dirs: readonly ShellSnapshotGauges[]): Promise<void> {
-  const { Gauge } = await import('prom-client');
-  const def = METRIC_FAMILIES.shellSnapshots;
-  const existing = registry.getSingleMetric(def.name) as InstanceType<typeof Gauge> | undefined;
-  const g = existing ?? new Gauge({ name: def.name, help: def.help, labelNames: ['temp_dir', 'state'], registers: [registry] });
-  g.reset();
-  for (const d of dirs) {
-    g.set({ temp_dir: d.dir, state: 'found' }, d.found);
-    g.set({ temp_dir: d.dir, state: 'abandoned' }, d.abandoned);
-    g.set({ temp_dir: d.dir, state: 'with_secret_names' }, d.withSecretNames);
-  }
-}
-
-/** Sets the sandbox-directory families (`state="used"|"unused"`); a state that is not known has no series. */
-export async function fillSandboxDirGauges(registry: Registry, dirs: SandboxDirGauges): Promise<void> {
-  const { Gauge } = await import('prom-client');
-  const gauge = (def: { name: string; help: string }) => {
-    const existing = registry.getSingleMetric(def.name) as InstanceType<typeof Gauge> | undefined;
-    const g = existing ?? new Gauge({ name: def.name, help: def.help, labelNames: ['state'], registers: [registry] });
-    g.reset();
-    return g;
-  };
-  const count = gauge(METRIC_FAMILIES.sandboxDirs);
-  const bytes = gauge(METRIC_FAMILIES.sandboxDirBytes);
-  for (const state of ['used', 'unused'] as const) {
-    const v = dirs[state];
-    if (!v) continue;
-    count.set({ state }, v.count);
-    bytes.set({ state }, v.bytes);
+    for (const s of series) g.set({ ...s.labels }, s.value);
   }
 }
 

@@ -1,12 +1,14 @@
 /**
  * The host's process table as the exec-tree pass needs it: pid, parent and start time of every process
  * (`/proc/<pid>/stat`), boot time (`/proc/stat` btime), whether a process is in a container's cgroup, and signals
- * sent only to the process that was seen (same pid and start time, checked right before `kill`).
+ * sent only to the process that was seen: right before each `kill`, its start time and its cgroup (the sandbox's)
+ * are read again and must be the ones first seen.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { ProcEntry, ProcIdentity, ProcSnapshot } from '../core/exec-trees.js';
 import { parseStatStartTime } from './process-identity.js';
+import { type EngineProcess, pidNamespaceProblem } from './pid-namespace.js';
 
 /** Clock ticks per second: `sysconf(_SC_CLK_TCK)`, 100 on every Linux architecture Node runs on (USER_HZ). */
 export const TICKS_PER_SECOND = 100;
@@ -18,10 +20,18 @@ export interface ProcAccess {
   startTicks(pid: number): number | null;
   /** Whether `pid`'s cgroup (`/proc/<pid>/cgroup`) names container `id` (its last path segment holds the full id). */
   inContainer(pid: number, id: string): boolean;
+  /**
+   * Why this view of the engine's processes is partial (this process's pid namespace is not the host's, nor proved the
+   * engine's by `evidence`: `adapters/pid-namespace.ts`), or null.
+   */
+  pidNamespace(engineHost: string, evidence: EngineProcess): string | null;
   /** The process `p` still runs (same pid and start time, not a zombie). */
   alive(p: ProcIdentity): boolean;
-  /** Sends `signal` to `p` if the process with its pid still has its start time: `sent`, `gone` or `changed`. */
-  signal(p: ProcIdentity, signal: 'SIGTERM' | 'SIGKILL'): 'sent' | 'gone' | 'changed';
+  /**
+   * Sends `signal` to `p` if the process with its pid still has its start time and is still in the cgroup of
+   * container `container` (its full id), both read again right before the `kill`: `sent`, `gone` or `changed`.
+   */
+  signal(p: ProcIdentity, signal: 'SIGTERM' | 'SIGKILL', container: string): 'sent' | 'gone' | 'changed';
 }
 
 /** Field 4 (ppid) and 22 (starttime) of a `/proc/<pid>/stat` line, or null. */
@@ -51,6 +61,12 @@ export function procAccess(proc = '/proc', kill: (pid: number, sig: NodeJS.Signa
     const s = line === null ? null : parseStatStartTime(line);
     return s === null ? null : Number(s);
   };
+  const inContainer = (pid: number, id: string): boolean => {
+    if (!/^[0-9a-f]{64}$/.test(id)) return false;
+    const text = read(path.join(proc, String(pid), 'cgroup'));
+    if (text === null) return false;
+    return text.split('\n').some((l) => (l.split(':').slice(2).join(':').split('/').pop() ?? '').includes(id));
+  };
   return {
     snapshot(): ProcSnapshot | null {
       const btime = /^btime (\d+)$/m.exec(read(path.join(proc, 'stat')) ?? '');
@@ -72,12 +88,8 @@ export function procAccess(proc = '/proc', kill: (pid: number, sig: NodeJS.Signa
       return { procs, bootMs: Number(btime[1]) * 1000, ticksPerSecond: TICKS_PER_SECOND };
     },
     startTicks,
-    inContainer(pid: number, id: string): boolean {
-      if (!/^[0-9a-f]{64}$/.test(id)) return false;
-      const text = read(path.join(proc, String(pid), 'cgroup'));
-      if (text === null) return false;
-      return text.split('\n').some((l) => (l.split(':').slice(2).join(':').split('/').pop() ?? '').includes(id));
-    },
+    inContainer,
+    pidNamespace: (engineHost, evidence) => pidNamespaceProblem({ engineHost, evidence, procRoot: proc }),
     alive(p: ProcIdentity): boolean {
       const line = read(path.join(proc, String(p.pid), 'stat'));
       if (line === null) return false;
@@ -85,12 +97,14 @@ export function procAccess(proc = '/proc', kill: (pid: number, sig: NodeJS.Signa
       const state = line.slice(line.lastIndexOf(')') + 1).trim()[0];
       return e !== null && e.startTicks === p.startTicks && state !== 'Z' && state !== 'X';
     },
-    signal(p: ProcIdentity, sig: 'SIGTERM' | 'SIGKILL'): 'sent' | 'gone' | 'changed' {
-      // The check and the kill are two calls (Node has no pidfd_send_signal): the window is the time between them,
-      // microseconds, against a pid space of 32,768 or more that the kernel hands out in order.
+    signal(p: ProcIdentity, sig: 'SIGTERM' | 'SIGKILL', container: string): 'sent' | 'gone' | 'changed' {
+      // The checks and the kill are separate calls (Node has no pidfd_send_signal): the window is the time between
+      // the last read and the kill, microseconds, against a pid space of 32,768 or more handed out in order. The
+      // cgroup is read first, the start time last: a pid taken over in between has another start time.
+      const inSandbox = inContainer(p.pid, container);
       const now = startTicks(p.pid);
       if (now === null) return 'gone';
-      if (now !== p.startTicks) return 'changed';
+      if (now !== p.startTicks || !inSandbox) return 'changed';
       try {
         kill(p.pid, sig);
         return 'sent';

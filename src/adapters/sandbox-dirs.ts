@@ -395,7 +395,7 @@ async function removeSubdir(r: Removal, parent: DirFd, e: { name: string; st: St
  * where what is left now is (renamed back when nothing was removed). Removing a directory whose owner is another
  * user needs root or that user: callers check with `scanTaskDir(..., { checkRemovable: true })` first.
  */
-export async function removeTaskDir(dir: string, parentDev: number, opts: { parentIno?: number } = {}): Promise<RemoveOutcome> {
+export async function removeTaskDir(dir: string, parentDev: number, opts: { parentIno?: number; owner?: number } = {}): Promise<RemoveOutcome> {
   const parentPath = path.dirname(dir);
   const name = path.basename(dir);
   const fail = (refusal: Refusal): RemoveOutcome => ({ status: 'failed', refusal, partial: false, leftAt: dir, swapped: [] });
@@ -411,16 +411,20 @@ export async function removeTaskDir(dir: string, parentDev: number, opts: { pare
     return fail({ path: parentPath, code: SWAP_CODE, op: 'remove', owner: null });
   }
   try {
-    return await removeIn(parent, name);
+    return await removeIn(parent, name, opts.owner);
   } finally {
     await parent.close();
   }
 }
 
-async function removeIn(parent: DirFd, name: string): Promise<RemoveOutcome> {
+async function removeIn(parent: DirFd, name: string, owner: number | undefined): Promise<RemoveOutcome> {
   const dir = parent.show(name);
   const st = await parent.lstat(name).catch((err: unknown) => (isGone(err) ? null : Promise.reject(err)));
   if (!st || !st.isDirectory()) return { status: 'gone' };
+  if (owner !== undefined && st.uid !== owner) {
+    // Replaced since it was judged by a directory that is not the home owner's (untrusted-root): not touched.
+    return { status: 'failed', refusal: { path: dir, code: 'untrusted-root', op: 'remove', owner: { path: dir, uid: st.uid } }, partial: false, leftAt: dir, swapped: [] };
+  }
   const claimedName = claimName(name, randomBytes(4).toString('hex'));
   try {
     await parent.rename(name, claimedName);

@@ -9,8 +9,11 @@
 import fs, { constants, type Stats } from 'node:fs';
 import { secretNamesIn, snapshotName } from '../core/shell-snapshots.js';
 
-/** The largest snapshot read for names (an `export -p` dump is a few KiB). */
-export const MAX_SNAPSHOT_BYTES = 1024 * 1024;
+/**
+ * The most of a snapshot read for names (an `export -p` dump is a few KiB): a file anyone can make as large as they
+ * like costs at most this, and never more than the blocks it has on disk (a sparse file's holes are not read).
+ */
+export const MAX_SNAPSHOT_BYTES = 256 * 1024;
 
 /** An open temp directory. */
 export interface TempDirHandle {
@@ -28,16 +31,26 @@ export interface SnapshotFile {
   ino: number;
   mtimeMs: number;
   size: number;
+  /** Bytes it has on disk (`st_blocks * 512`): less than `size` for a sparse file. */
+  allocated: number;
   regular: boolean;
   symlink: boolean;
 }
 
 const at = (h: TempDirHandle, name: string) => `/proc/self/fd/${h.fd}/${name}`;
 
-/** Opens the temp directory (a symlink to a directory as the configured path itself is followed, as hermes does). */
-export function openTempDir(dir: string): TempDirHandle {
-  const fd = fs.openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NONBLOCK);
+/**
+ * Opens the temp directory (a symlink to a directory as the configured path itself is followed, as hermes does).
+ * With `owner` (root over another user's home, who named it): never through a symlink, and it must still be that
+ * user's (it was checked just before: a swap since is refused, `EPERM`).
+ */
+export function openTempDir(dir: string, owner?: number): TempDirHandle {
+  const fd = fs.openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NONBLOCK | (owner === undefined ? 0 : constants.O_NOFOLLOW));
   const st = fs.fstatSync(fd);
+  if (owner !== undefined && st.uid !== owner) {
+    fs.closeSync(fd);
+    throw Object.assign(new Error(`${dir} is no longer the home owner's`), { code: 'EPERM' });
+  }
   return { dir, fd, dev: st.dev, ino: st.ino };
 }
 
@@ -59,18 +72,24 @@ function lstatAt(h: TempDirHandle, name: string): Stats | null {
 }
 
 const factsOf = (name: string, st: Stats): SnapshotFile => ({
-  name, uid: st.uid, dev: st.dev, ino: st.ino, mtimeMs: st.mtimeMs, size: st.size, regular: st.isFile(), symlink: st.isSymbolicLink(),
+  name, uid: st.uid, dev: st.dev, ino: st.ino, mtimeMs: st.mtimeMs, size: st.size, allocated: st.blocks * 512, regular: st.isFile(),
+  symlink: st.isSymbolicLink(),
 });
+
+/** The names directly in the directory that are exactly snapshot names (one `readdir`; nothing else read). */
+export function snapshotNames(h: TempDirHandle): string[] {
+  return fs.readdirSync(at(h, '.')).filter((name) => snapshotName(name) !== null);
+}
+
+/** One of them, with its `lstat` (null: gone since the listing). */
+export function snapshotFile(h: TempDirHandle, name: string): SnapshotFile | null {
+  const st = lstatAt(h, name);
+  return st ? factsOf(name, st) : null;
+}
 
 /** The entries directly in the directory whose names are exactly snapshot names, with their `lstat`. */
 export function listSnapshotFiles(h: TempDirHandle): SnapshotFile[] {
-  const out: SnapshotFile[] = [];
-  for (const name of fs.readdirSync(at(h, '.'))) {
-    if (!snapshotName(name)) continue;
-    const st = lstatAt(h, name);
-    if (st) out.push(factsOf(name, st));
-  }
-  return out;
+  return snapshotNames(h).flatMap((name) => snapshotFile(h, name) ?? []);
 }
 
 /**
@@ -88,7 +107,9 @@ export function readSecretNames(h: TempDirHandle, f: SnapshotFile): string[] | n
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile() || st.ino !== f.ino || st.dev !== f.dev) return null;
-    const buf = Buffer.alloc(Math.min(st.size, MAX_SNAPSHOT_BYTES));
+    // A small file may keep its bytes inline (no blocks of its own on some filesystems): read up to a block of it.
+    const onDisk = st.blocks > 0 ? st.blocks * 512 : 4096;
+    const buf = Buffer.alloc(Math.min(st.size, onDisk, MAX_SNAPSHOT_BYTES));
     const n = fs.readSync(fd, buf, 0, buf.length, 0);
     return secretNamesIn(buf.toString('latin1', 0, n));
   } catch {

@@ -1,6 +1,7 @@
-import fs, { constants } from 'node:fs';
+import fs from 'node:fs';
 import path from 'node:path';
 import { type HeldLock, acquireLock, unlinkQuiet, writeTemp } from './file-lock.js';
+import { TrustError, assertRootMayWrite, readFileSafely } from './trust.js';
 
 /** What reading a state file found. */
 export interface StateRead {
@@ -95,26 +96,20 @@ export class FileStateStore implements StateStore {
   async read(): Promise<StateRead> {
     let text: string;
     try {
-      // O_NOFOLLOW: a symlink planted at the state path is never read through. O_NONBLOCK: a FIFO planted
-      // there cannot block the open (and so wedge the caller); it is rejected below as not a regular file.
-      const fd = fs.openSync(this.file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-      try {
-        const st = fs.fstatSync(fd);
-        if (!st.isFile()) {
-          return { value: undefined, problem: `${this.file} is not a regular file; it is ignored and will be replaced` };
-        }
-        if (st.size > MAX_STATE_BYTES) {
-          return { value: undefined, problem: `${this.file} is larger than ${MAX_STATE_BYTES} bytes; it is treated as empty` };
-        }
-        text = fs.readFileSync(fd, 'utf8');
-      } finally {
-        fs.closeSync(fd);
-      }
+      // Never through a symlink at the state path; a FIFO there cannot block the open (and so wedge the caller): it is
+      // refused as not a regular file. As root, walked one directory at a time (adapters/trust.ts).
+      text = readFileSafely(this.file, MAX_STATE_BYTES, { noFollow: true });
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return { value: undefined };
       if (code === 'ENOTDIR') return { value: undefined, notDirectory: true };
-      if (code === 'ELOOP') return { value: undefined, problem: `${this.file} is a symlink; it is ignored and will be replaced` };
+      if (code === 'ELOOP') {
+        // A symlink at the state path, or (as root) one on the way in a directory another user can change.
+        return { value: undefined, problem: err instanceof TrustError ? `${err.message}; it is ignored` : `${this.file} is a symlink; it is ignored and will be replaced` };
+      }
+      if (code === 'ENOTREG' || code === 'EISDIR') return { value: undefined, problem: `${this.file} is not a regular file; it is ignored and will be replaced` };
+      if (code === 'EFBIG') return { value: undefined, problem: `${this.file} is larger than ${MAX_STATE_BYTES} bytes; it is treated as empty` };
+      if (code === 'EXDEV' || code === 'ECHANGED') return { value: undefined, problem: `${(err as Error).message}; it is treated as empty` };
       throw err;
     }
     try {
@@ -142,6 +137,7 @@ export class FileStateStore implements StateStore {
    */
   private async lock(): Promise<HeldLock> {
     const lockPath = this.lockPath;
+    assertRootMayWrite(path.dirname(this.file)); // as root, never in a directory another user can change
     // No refresh timer: the lock is held for one read, one write and its release. Nothing in between returns to the
     // event loop (`fn` is synchronous, and so is the I/O), so a timer could never fire before the release; a release
     // that must wait for a busy guard gives up after about 10 s, well inside the 30 s after which a lock is stale.
@@ -175,6 +171,7 @@ export class FileStateStore implements StateStore {
 
   async remove(): Promise<void> {
     try {
+      assertRootMayWrite(path.dirname(this.file));
       fs.unlinkSync(this.file);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;

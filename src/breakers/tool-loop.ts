@@ -2,9 +2,9 @@
  * The tool-loop breaker, in process: one history per session, kept in a {@link ToolLoopStore}, updated with the
  * pure rules of `core/tool-loop`. Both the CLI and library callers use this.
  */
-import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { FileStateStore, MemoryStateStore, type StateStore, hasState } from '../adapters/state-file.js';
+import { listDirSafely } from '../adapters/trust.js';
 import { type HookAnswer, denyAnswer, failingAnswer } from '../core/hook-answers.js';
 import { type Dialect, checkDialect, dialectOf } from '../core/hook-dialects.js';
 import { type ToolCallReading, readToolCall } from '../core/hook-readings.js';
@@ -80,7 +80,8 @@ export class FileToolLoopStore implements ToolLoopStore {
   async sessions(opts: { busy?: boolean } = {}): Promise<StateStore[]> {
     let names: string[];
     try {
-      names = await fs.readdir(this.dir);
+      // As root over another user's home, listed without following a symlink there (adapters/trust.ts).
+      names = listDirSafely(this.dir).map((e) => e.name);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return [];

@@ -5,13 +5,14 @@
  * path loads it at every shell start-up, so it imports no commander, no engine client, no config reader.
  */
 import {
-  DEFAULT_CONCURRENCY, DEFAULT_RUN_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_METRICS_FILE, ENV_STOP_IDLE, PROFILE_LABEL,
+  DEFAULT_CONCURRENCY, DEFAULT_METRICS_MAX_CONNECTIONS, DEFAULT_RUN_TIMEOUT_MS, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_METRICS_FILE, ENV_STOP_IDLE,
+  PROFILE_LABEL,
 } from '../defaults.js';
 import { ValueError, parseDuration, parseInstant, parseWholeNumber } from '../core/parse-args.js';
 import { UsageError } from '../errors.js';
 import { parseLabelMatcher } from '../core/selection.js';
-import { checkImageBudget, parseKeepPattern } from '../core/image-budget.js';
 import type { OptionDecl } from './option-table.js';
+import { formatDuration } from './format-duration.js';
 
 function parseOlderThan(v: string): number {
   const ms = parseDuration(v, '--older-than');
@@ -51,7 +52,8 @@ export const ENGINE_OPTIONS: readonly OptionDecl[] = [
   },
   {
     flag: '--timeout', value: '<duration>', startup: true, parse: (v) => parseDuration(v, '--timeout', true), defaultValue: DEFAULT_RUN_TIMEOUT_MS,
-    description: 'bound on the whole run (90s, 2m; 0 for none); on expiry report what finished and exit 3',
+    defaultDescription: formatDuration(DEFAULT_RUN_TIMEOUT_MS),
+    description: 'bound on the whole run: 90s, 2m, 1h; a bare number is seconds (0 for none); on expiry report what finished and exit 3',
   },
   {
     flag: '--label', value: '<key[=value]>', repeatable: true, startup: true, parse: matcher('--label'),
@@ -67,7 +69,7 @@ export const ENGINE_OPTIONS: readonly OptionDecl[] = [
 
 /** How a run reports, and the idle rule: the commands that print per container (`list`, `reap`, `watch`). */
 export const OUTPUT_OPTIONS: readonly OptionDecl[] = [
-  { flag: '--log-format', value: '<format>', parse: parseLogFormat, defaultValue: 'text', description: 'text (default) or json (NDJSON events on stdout)' },
+  { flag: '--log-format', value: '<format>', parse: parseLogFormat, defaultValue: 'text', values: ['text', 'json'], description: 'text or json (NDJSON events on stdout)' },
   { flag: '--quiet', short: '-q', startup: true, description: 'print nothing on success' },
   {
     flag: '--idle-after', value: '<duration>', parse: (v) => parseDuration(v, '--idle-after'),
@@ -105,27 +107,6 @@ export const ACTION_OPTIONS: readonly OptionDecl[] = [
     description: 'report `docker exec` trees running past the bound (abandoned by a hermes timeout) but never end them (also janitor.keep_exec_trees: true in config.yaml)',
   },
   { flag: '--keep-volumes', description: "leave removed containers' anonymous volumes behind (default: they go with the container)" },
-  {
-    flag: '--sandbox-dirs-older-than', value: '<duration>', parse: (v) => parseDuration(v, '--sandbox-dirs-older-than'),
-    description: 'also remove the task directories hermes leaves under <sandbox root>/docker/ that no container uses and nothing changed in for this long: 30d, 12h (default: janitor.sandbox_dirs_older_than in config.yaml, else never; watch checks once an hour)',
-  },
-  {
-    flag: '--images-over', value: '<size>', parse: (v) => (checkImageBudget(v, '--images-over'), v),
-    description: "when the engine's images take more than this (50GB = 50x10^9 bytes, 20GiB = 20x2^30, or 80% of the filesystem holding them), remove images hermes' containers used, least recently used first, until under it (default: janitor.images_over in config.yaml, else off; watch checks every 10 minutes)",
-  },
-  { flag: '--all-images', description: 'with --images-over: every image counts, not only those hermes containers used (docuum-style)' },
-  {
-    flag: '--images-min-age', value: '<duration>', parse: (v) => parseDuration(v, '--images-min-age', true),
-    description: 'never remove an image used or created more recently than this (0s allowed; default 1h)',
-  },
-  {
-    flag: '--keep-image', value: '<pattern>', repeatable: true, parse: (v) => (parseKeepPattern(v, '--keep-image'), v),
-    description: 'never remove an image with a repository:tag or id matching this regular expression (repeatable; also janitor.keep_images in config.yaml)',
-  },
-  {
-    flag: '--keep-shell-snapshots',
-    description: "leave hermes' abandoned shell snapshots (<temp dir>/hermes-snap-*.sh, which hold its exported variables) in place; they are removed by default (also janitor.keep_shell_snapshots: true in config.yaml)",
-  },
 ];
 
 /** `--idle-after-owned`: a duration in ms, or null for `never` (this module imports nothing: the fast paths load it). */
@@ -151,7 +132,7 @@ export const REAP_OPTIONS: readonly OptionDecl[] = [
   },
 ];
 
-/** Every option `reap` takes, in the order its help lists them. */
+/** Every option `reap` takes but the passes' (`passes/`: none is a start-up one), in the order its help lists them. */
 export const REAP_COMMAND_OPTIONS: readonly OptionDecl[] = [...REAP_OPTIONS, ...ACTION_OPTIONS, ...ENGINE_OPTIONS, ...OUTPUT_OPTIONS];
 
 /** `--metrics-listen HOST:PORT`: `127.0.0.1:9464`, `:9464` (every address), `[::1]:9464`; port 0 for any free one. */
@@ -171,5 +152,10 @@ export const WATCH_OPTIONS: readonly OptionDecl[] = [
   {
     flag: '--metrics-listen', value: '<host:port>', parse: parseListenOption,
     description: 'serve Prometheus metrics on /metrics and health on /healthz (200 while every engine is connected)',
+  },
+  {
+    flag: '--metrics-max-connections', value: '<n>', parse: (v) => parseWholeNumber(v, '--metrics-max-connections', 1),
+    defaultValue: DEFAULT_METRICS_MAX_CONNECTIONS,
+    description: 'with --metrics-listen: connections served at once; more are refused (/healthz keeps a slot of its own)',
   },
 ];

@@ -7,6 +7,7 @@ import { GLOBAL_OPTIONS, GLOBAL_VALUE_FLAGS } from './global-options.js';
 import { commanderFlags } from './option-table.js';
 import type { CommandModule, RunState } from './shared.js';
 import { docsLine } from './docs-page.js';
+import { escapeControls } from '../util/escape-controls.js';
 
 /** A subcommand, loaded only when it is the one being run (so a hook never loads the engine client). */
 interface CommandEntry {
@@ -27,7 +28,9 @@ const COMMANDS: CommandEntry[] = [
   { name: 'status', summary: 'engines, containers, janitor state, sandbox directories and breakers on one screen (read-only)', load: () => import('./commands/status.js') },
   { name: 'shell-init', summary: 'print the shell start-up snippet (bash, zsh, fish)', load: () => import('./commands/shell-init.js') },
   { name: 'tool-loop', summary: 'tool-call hooks: stop repeated, cycling or failing tool calls', load: () => import('./commands/tool-loop.js') },
+  { name: 'completion', summary: 'print a shell completion script (bash, zsh, fish)', load: () => import('./commands/completion.js') },
 ];
+
 
 /** The first word of argv that is not an option: the subcommand to load. */
 function findCommand(argv: string[]): CommandEntry | undefined {
@@ -70,6 +73,9 @@ function buildProgram(ctx: Context, { Command }: Commander, exitCodesHelp: strin
     .configureOutput({
       writeOut: (s) => ctx.stdout.write(s),
       writeErr: (s) => ctx.stderr.write(s),
+      // The terminal's width, else 80 (the help texts of the commands are written to fit 80 columns).
+      getOutHelpWidth: () => helpWidth(ctx.stdout),
+      getErrHelpWidth: () => helpWidth(ctx.stderr),
       outputError: (s, write) => {
         // One line, always: commander puts its "(Did you mean ...?)" hint on a line of its own.
         const line = s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ');
@@ -79,6 +85,12 @@ function buildProgram(ctx: Context, { Command }: Commander, exitCodesHelp: strin
     })
     .addHelpText('after', `\n${exitCodesHelp}${docsLine('README.md')}`);
   return program;
+}
+
+/** The width help is wrapped to: a terminal's own, else 80. */
+function helpWidth(stream: Context['stdout']): number {
+  const s = stream as { isTTY?: boolean; columns?: number };
+  return s.isTTY && s.columns ? s.columns : 80;
 }
 
 export interface MainOptions {
@@ -104,8 +116,10 @@ export async function main(argv: string[], context?: Context, options: MainOptio
     const capture = hook ? (line: string) => void (usage = line) : undefined;
     const program = buildProgram(ctx, commander, (await import('./shared.js')).EXIT_CODES_HELP, capture);
     if (argv.includes('--version') || argv.includes('-V')) program.version(readVersion(), '-V, --version');
+    // `completion` walks the whole tree: every command is registered in full for it (nothing else is run).
+    const whole = selected?.name === 'completion';
     for (const entry of COMMANDS) {
-      if (entry === selected) (await entry.load()).register(program, ctx, state);
+      if (entry === selected || whole) (await entry.load()).register(program, ctx, state);
       else program.command(entry.name).aliases(entry.aliases ?? []).description(entry.summary);
     }
     if (argv.length === 0) {
@@ -134,10 +148,10 @@ function report(err: unknown, ctx: Context, commanderError?: typeof CommanderErr
     return err.exitCode === 0 ? ExitCode.OK : ExitCode.USAGE;
   }
   if (err instanceof JanitorError) {
-    ctx.stderr.write(`hermes-janitor: ${err.message}\n`);
+    ctx.stderr.write(`hermes-janitor: ${escapeControls(err.message)}\n`);
     return err.exitCode;
   }
-  ctx.stderr.write(`hermes-janitor: unexpected error: ${errorMessage(err)}\n`);
+  ctx.stderr.write(`hermes-janitor: unexpected error: ${escapeControls(errorMessage(err))}\n`);
   if (ctx.env[ENV_DEBUG]) ctx.stderr.write(`${(err as Error)?.stack ?? ''}\n`);
   return ExitCode.FAILED;
 }

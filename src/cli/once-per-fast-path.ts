@@ -4,10 +4,11 @@
  * declared `startup` (engine-option-table.ts: the same declarations commander registers); anything else (another
  * option, a bad value, `--json`, `--help`) returns undefined and the full CLI runs.
  */
-import { stampFresh, stampPath } from '../adapters/janitor-files.js';
-import { resolveEngines, stampKey } from '../adapters/docker-context.js';
+import { stampFresh } from '../adapters/janitor-files.js';
+import { resolveEngines } from '../adapters/docker-context.js';
+import { oncePerStamps } from './once-per-stamps.js';
 import type { Context } from '../context.js';
-import { resolveHermesHome } from '../core/hermes-home.js';
+import { resolveHermesHome } from '../hermes/home.js';
 import { selectionFrom } from '../core/selection.js';
 import { REAP_COMMAND_OPTIONS } from './engine-option-table.js';
 import { GLOBAL_OPTIONS } from './global-options.js';
@@ -36,7 +37,7 @@ export function oncePerFastPath(argv: readonly string[], ctx: Context): number |
     });
     const endpoints = resolveEngines(list('--host'), o.get('--context') as string | undefined, ctx.env, ctx.homedir);
     const now = ctx.now();
-    return endpoints.every((e) => stampFresh(stampPath(home.home, stampKey(e), selection), now, maxAgeMs)) ? 0 : undefined;
+    return oncePerStamps(home.home, selection, endpoints).every((file) => stampFresh(file, now, maxAgeMs)) ? 0 : undefined;
   } catch {
     return undefined; // a bad value: the full CLI reports it properly
   }

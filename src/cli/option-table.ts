@@ -19,6 +19,10 @@ export interface OptionDecl {
   readonly repeatable?: true;
   /** The value when the option is not given (commander; the fast paths do not need it). */
   readonly defaultValue?: unknown;
+  /** How `--help` shows the default, where the value itself does not say it (`10s` for 10000 ms). */
+  readonly defaultDescription?: string;
+  /** The values a shell completes for it (`completion`), where they are a fixed few. */
+  readonly values?: readonly string[];
   /** The shell start-up fast path (`reap --once-per` with fresh stamps) accepts it (see once-per-fast-path.ts). */
   readonly startup?: true;
 }

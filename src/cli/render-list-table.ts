@@ -1,117 +1,238 @@
 /**
- * The `list` table. At a terminal it reads like `docker ps`: one line per container, no rules, columns sized to
- * their contents and fitted to the terminal's width (the reason, last, is cut first, then the name, then the host,
- * with an ellipsis), the PROFILE column only when more than one profile is shown, and `-` where a time does not
- * apply (a running container's finish, an idleness not measured); `--wide` cuts nothing. Piped, it stays the
- * bordered cli-table3 table it always was, cell for cell (scripts parse it), unless `--wide` asks for the plain one.
+ * The `list` table, in the shape `docker ps` prints: one header, one line per container, columns separated by runs
+ * of spaces, no rules, and no colour off a terminal, so `list | grep`, `| head`, `| less`, `| awk` and `watch -n`
+ * read it. The PROFILE column shows only when more than one profile is listed, HOST only when more than one engine
+ * is; `-` stands where a time does not apply (a running container's finish, an idleness not measured). REASON is a
+ * short word (`expired`, `idle`, `in-use`, `idle-too-recent`, ...); its detail (`in-use: 4 processes`,
+ * `owner-alive: pid 4812`) is in `--wide`, `--json` and `status`.
+ *
+ * Piped, nothing is cut. At a terminal every line fits its width where it can: first long names are shortened (to
+ * 16 characters, and only in a way that keeps them apart: the part that tells one from the others stays), then the
+ * times are said narrow (`3h ago`), then profiles and hosts are shortened, then ids to the shortest prefix that
+ * still tells them apart, then names to the least that does; REASON is never cut. `--wide` cuts nothing and shows every column, PROFILE and HOST included.
  */
+import { createRequire } from 'node:module';
+import type CliTable3 from 'cli-table3';
 import type { Context } from '../context.js';
-import type { ListedEntry } from '../reaper/sweep.js';
+import type { AgeStyle } from '../core/ages.js';
+import type { ListedEntry } from '../reaper/sweep-types.js';
+import { escapeControls } from '../util/escape-controls.js';
 import { finishedAgo, idleFor, shortId } from './render-containers.js';
+import { diskSize } from '../core/sizes.js';
 
-/** Columns between two cells in the plain layout. */
+/** Columns between two cells. */
 const GAP = 2;
-/**
- * Which columns give way, in order, and down to what width, when a line is wider than the terminal: the reason
- * first, then the name, then the host, each to a width that still says something; then the reason and the name
- * down to their headers' width. What is still too wide then wraps.
- */
-const CUTS: Array<[column: string, least: number]> = [['REASON', 12], ['NAME', 16], ['HOST', 16], ['REASON', 6], ['NAME', 8]];
 /** Width assumed when a terminal does not say its own. */
 const DEFAULT_COLUMNS = 80;
+const ELLIPSIS = '…';
 
 export interface TableOptions {
   asOf: Date;
   /** More than one engine: a HOST column. */
   showHost: boolean;
-  /** `--wide`: the plain layout, nothing cut. */
+  /** `--wide`: every column, nothing cut. */
   wide: boolean;
 }
 
 /** FINISHED: `-` for a container that has not finished (running, never started: Go's zero time). */
-export function finishedCell(r: ListedEntry, asOf: Date): string {
-  if (r.ageSeconds === null && r.finishedAt.startsWith('0001-')) return r.rule === 'never-started' ? finishedAgo(r, asOf) : '-';
+export function finishedCell(r: ListedEntry, asOf: Date, style: AgeStyle = 'long'): string {
+  if (r.ageSeconds === null && r.finishedAt.startsWith('0001-')) return r.rule === 'never-started' ? finishedAgo(r, asOf, style) : '-';
   if (r.state.toLowerCase() === 'running') return '-';
-  return finishedAgo(r, asOf);
+  return finishedAgo(r, asOf, style);
 }
 
 /**
- * The plain table's REASON: a running container's idle reason alone (its STATE already says running):
- * `idle-too-recent`, `in-use: 4 processes`.
+ * The REASON word: why `reap` would remove it (`expired`), stop it (`idle`), or keep it (`too-recent`, `excluded`,
+ * ...); for a running container kept, why the idle rule keeps it (`in-use`, `idle-too-recent`, `owner-alive`, ...).
  */
-function shortReason(r: ListedEntry): string {
-  if (r.reason !== 'running' || !r.idleReason) return reasonCell(r);
-  return idleDetail(r);
+export function reasonWord(r: ListedEntry): string {
+  return r.reason === 'running' && r.idleReason ? r.idleReason : r.reason;
 }
 
-/** `in-use: 4 processes`, `owner-alive: pid 4812`, else the idle reason alone. */
-function idleDetail(r: ListedEntry): string {
+/**
+ * The REASON with its detail (`--wide`): `in-use: 4 processes`, `owner-alive: pid 4812 serves all-profiles` (what the
+ * owner serves: all-profiles, allowlist or profile; `--json` has why); for one `reap` would stop, the cost of the
+ * stop: `idle: writable layer 20.0 MiB`; else the word.
+ */
+export function reasonDetail(r: ListedEntry): string {
+  if (r.verdict === 'stop' && typeof r.writableLayerBytes === 'number') return `${r.reason}: writable layer ${diskSize(r.writableLayerBytes)}`;
   if (r.idleReason === 'in-use' && typeof r.processes === 'number') return `in-use: ${r.processes} processes`;
-  if (r.idleReason === 'owner-alive' && r.owner) return `owner-alive: ${r.owner.pid === null ? 'owners not visible' : `pid ${r.owner.pid}`}`;
-  return r.idleReason ?? '';
-}
-
-/** The REASON cell: `running (idle-too-recent)`, `running (in-use: 4 processes)`, `running (owner-alive: pid 4812)`. */
-export function reasonCell(r: ListedEntry): string {
-  if (!r.idleReason) return r.reason;
-  return `${r.reason} (${idleDetail(r)})`;
-}
-
-function columnsOf(rows: ListedEntry[], o: TableOptions): { head: string[]; cells: string[][] } {
-  const showProfile = new Set(rows.map((r) => r.profile ?? '-')).size > 1;
-  const head = ['ID', 'NAME', ...(showProfile ? ['PROFILE'] : []), 'STATE', 'FINISHED', 'IDLE', 'VERDICT', ...(o.showHost ? ['HOST'] : []), 'REASON'];
-  const cells = rows.map((r) => [
-    shortId(r.id), r.name || '-', ...(showProfile ? [r.profile ?? '-'] : []), r.state, finishedCell(r, o.asOf),
-    r.idleSeconds !== undefined ? idleFor(r.idleSeconds, o.asOf) : '-', r.verdict, ...(o.showHost ? [r.host] : []), shortReason(r),
-  ]);
-  return { head, cells };
-}
-
-const cut = (s: string, width: number) => (s.length <= width ? s : `${s.slice(0, Math.max(0, width - 1))}…`);
-
-/** Column widths that fit `columns`, cutting REASON, then NAME, then HOST down to their least; null = uncut. */
-export function fitWidths(head: string[], natural: number[], columns: number | null): number[] {
-  const widths = [...natural];
-  if (columns === null) return widths;
-  const total = () => widths.reduce((a, b) => a + b, 0) + GAP * (widths.length - 1);
-  for (const [name, least] of CUTS) {
-    const i = head.indexOf(name);
-    if (i < 0 || total() <= columns) continue;
-    widths[i] = Math.max(Math.min(least, widths[i]!), widths[i]! - (total() - columns));
+  if (r.idleReason === 'owner-alive' && r.owner) {
+    return `owner-alive: ${r.owner.pid === null ? 'owners not visible' : `pid ${r.owner.pid}${r.owner.serves ? ` serves ${r.owner.serves}` : ''}`}`;
   }
-  return widths;
+  return reasonWord(r);
 }
 
-/** The plain layout: one line per row, the last column unpadded. `columns` null: nothing cut. */
-export function plainTable(head: string[], cells: string[][], o: { columns: number | null; bold: boolean }): string {
-  const natural = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const widths = fitWidths(head, natural, o.columns);
-  const line = (row: string[]) => row.map((c, i) => (i === row.length - 1 ? cut(c, widths[i]!) : cut(c, widths[i]!).padEnd(widths[i]!))).join(' '.repeat(GAP)).trimEnd();
-  const top = line(head);
-  return [o.bold ? `\u001b[1m${top}\u001b[22m` : top, ...cells.map(line)].join('\n');
+/** One column: its header, its cells, and how it gives way at a narrow terminal. */
+interface Column {
+  head: string;
+  cells: string[];
+  /** Shortened, keeping its values apart, when a line is too wide. */
+  shortens?: true;
+  /** Its cells said again in another age style (FINISHED, IDLE). */
+  restyle?: (style: AgeStyle) => string[];
 }
 
-/** The `list` table for `rows` (see the header for which layout when). */
-export async function renderListTable(ctx: Context, rows: ListedEntry[], o: TableOptions): Promise<string> {
-  const color = Boolean(ctx.stdout.isTTY) && !ctx.env.NO_COLOR;
-  if (ctx.stdout.isTTY || o.wide) {
-    const { head, cells } = columnsOf(rows, o);
-    const columns = o.wide ? null : ((ctx.stdout as { columns?: number }).columns ?? DEFAULT_COLUMNS);
-    return plainTable(head, cells, { columns, bold: color });
+const cell = (s: string) => escapeControls(s);
+
+function columnsOf(rows: ListedEntry[], o: TableOptions): Column[] {
+  const showProfile = o.wide || new Set(rows.map((r) => r.profile ?? '-')).size > 1;
+  const showHost = o.wide || o.showHost;
+  const finished = (style: AgeStyle) => rows.map((r) => finishedCell(r, o.asOf, style));
+  const idle = (style: AgeStyle) => rows.map((r) => (r.idleSeconds !== undefined ? idleFor(r.idleSeconds, o.asOf, style) : '-'));
+  const cols: Array<Column | false> = [
+    { head: 'ID', cells: rows.map((r) => shortId(r.id)) },
+    { head: 'NAME', cells: rows.map((r) => cell(r.name || '-')), shortens: true },
+    showProfile && { head: 'PROFILE', cells: rows.map((r) => cell(r.profile ?? '-')), shortens: true },
+    { head: 'STATE', cells: rows.map((r) => cell(r.state)) },
+    { head: 'FINISHED', cells: finished('long'), restyle: finished },
+    { head: 'IDLE', cells: idle('long'), restyle: idle },
+    { head: 'VERDICT', cells: rows.map((r) => r.verdict) },
+    showHost && { head: 'HOST', cells: rows.map((r) => cell(r.host)), shortens: true },
+    { head: 'REASON', cells: rows.map((r) => cell(o.wide ? reasonDetail(r) : reasonWord(r))) },
+  ];
+  return cols.filter((c): c is Column => c !== false);
+}
+
+/** The widest of a column's header and cells (a loop: a list of 100k containers is too many arguments for Math.max). */
+const longest = (values: readonly string[], least = 0) => values.reduce((n, s) => Math.max(n, s.length), least);
+const widthOf = (c: Column) => longest(c.cells, c.head.length);
+const lineWidth = (cols: Column[]) => cols.reduce((n, c) => n + widthOf(c), 0) + GAP * (cols.length - 1);
+
+/** How many of a value's first (`prefix`) or last (`suffix`) characters tell it apart from every other value. */
+interface Apart {
+  prefix: number;
+  suffix: number;
+}
+
+/** One past the longest prefix `values` share with a neighbour in sorted order, for each value (at most its length). */
+function apartAt(values: readonly string[]): Map<string, number> {
+  const sorted = [...new Set(values)].sort();
+  const common = (a: string | undefined, b: string) => {
+    if (a === undefined) return 0;
+    let i = 0;
+    while (i < a.length && i < b.length && a[i] === b[i]) i++;
+    return i;
+  };
+  const out = new Map<string, number>();
+  sorted.forEach((v, i) => out.set(v, Math.min(v.length, Math.max(common(sorted[i - 1], v), common(sorted[i + 1], v)) + 1)));
+  return out;
+}
+
+const reversed = (s: string) => [...s].reverse().join('');
+
+/** For each value, the prefix and the suffix that tell it apart from the others. */
+function distinguishing(values: readonly string[]): Map<string, Apart> {
+  const prefixes = apartAt(values);
+  const suffixes = apartAt(values.map(reversed));
+  return new Map(values.map((v) => [v, { prefix: prefixes.get(v)!, suffix: suffixes.get(reversed(v))! }]));
+}
+
+/**
+ * `value` in at most `width` characters: whole when it fits, else a head, an ellipsis and a tail, the head long
+ * enough to hold the prefix that tells it apart where that fits, else the tail long enough for the suffix.
+ */
+export function shorten(value: string, width: number, apart: Apart = { prefix: 0, suffix: 0 }): string {
+  if (value.length <= width) return value;
+  if (width <= 1) return ELLIPSIS.slice(0, width);
+  const room = width - 1;
+  let head = Math.max(Math.ceil(room / 2), apart.prefix);
+  if (apart.prefix > room && apart.suffix <= room) head = room - Math.max(Math.floor(room / 2), apart.suffix);
+  head = Math.min(room, head);
+  const tail = room - head;
+  return `${value.slice(0, head)}${ELLIPSIS}${tail > 0 ? value.slice(value.length - tail) : ''}`;
+}
+
+/** `values` shortened to `width`, each keeping what tells it apart where it can. */
+function shortenAll(values: readonly string[], width: number, apart = distinguishing(values)): string[] {
+  return values.map((v) => shorten(v, width, apart.get(v)));
+}
+
+/** The least width at which `values`, shortened, are still as many different values as they were (at least 2). */
+export function leastDistinctWidth(values: readonly string[]): number {
+  const distinct = new Set(values).size;
+  const apart = distinguishing(values);
+  const natural = longest(values);
+  let least = natural;
+  for (let w = natural - 1; w >= 2; w--) {
+    if (new Set(shortenAll(values, w, apart)).size !== distinct) break;
+    least = w;
   }
-  return boxedTable(rows, o);
+  return least;
 }
 
-/** The piped table as it always was: every column, `never` for Go's zero time, an empty IDLE where not sampled. */
-async function boxedTable(rows: ListedEntry[], o: TableOptions): Promise<string> {
-  const { default: Table } = await import('cli-table3');
-  const head = ['ID', 'NAME', 'PROFILE', 'STATE', 'FINISHED', 'IDLE', 'VERDICT', 'REASON', ...(o.showHost ? ['HOST'] : [])];
-  const table = new Table({ head, style: { head: [], border: [] } });
-  for (const r of rows) {
-    table.push([
-      shortId(r.id), r.name, r.profile ?? '-', r.state, finishedAgo(r, o.asOf),
-      r.idleSeconds !== undefined ? idleFor(r.idleSeconds, o.asOf) : '', r.verdict, reasonCell(r), ...(o.showHost ? [r.host] : []),
-    ]);
+/** The least length at which the prefixes of `ids` are still as many different values (at least `floor`). */
+function leastIdWidth(ids: readonly string[], floor: number): number {
+  const distinct = new Set(ids).size;
+  let w = floor;
+  while (w < longest(ids) && new Set(ids.map((id) => id.slice(0, w))).size !== distinct) w++;
+  return w;
+}
+
+/**
+ * Fits the columns to `columns` characters, one step at a time until a line fits (see the header): names to 16,
+ * narrow times, profiles to 10 and hosts to 16, names to 10, ids to the shortest prefix that still tells them apart
+ * (an id prefix is what `docker` takes), then names, profiles and hosts to the least that keeps them apart. What is
+ * still too wide then wraps; REASON is never cut.
+ */
+function fit(cols: Column[], columns: number): void {
+  const originals = new Map(cols.map((c) => [c, c.cells]));
+  const excess = () => lineWidth(cols) - columns;
+  const shortenTo = (head: string, floor: number) => {
+    const c = cols.find((x) => x.head === head);
+    if (!c || excess() <= 0) return;
+    const values = originals.get(c)!;
+    const target = Math.max(floor, c.head.length, leastDistinctWidth(values), widthOf(c) - excess());
+    if (target < widthOf(c)) c.cells = shortenAll(values, target);
+  };
+  const steps: Array<() => void> = [
+    () => shortenTo('NAME', 16),
+    () => {
+      for (const c of cols) if (c.restyle) c.cells = c.restyle('narrow');
+    },
+    () => shortenTo('PROFILE', 10),
+    () => shortenTo('HOST', 16),
+    () => shortenTo('NAME', 10),
+    () => {
+      const id = cols[0]!;
+      const width = Math.max(leastIdWidth(id.cells, 4), widthOf(id) - excess());
+      id.cells = id.cells.map((c) => c.slice(0, width));
+    },
+    () => shortenTo('NAME', 0),
+    () => shortenTo('PROFILE', 0),
+    () => shortenTo('HOST', 0),
+  ];
+  for (const step of steps) {
+    if (excess() <= 0) return;
+    step();
   }
-  return table.toString();
+}
+
+/** cli-table3 drawing no rules: columns `GAP` spaces apart, no padding, no colour of its own (the shape `docker ps` prints). */
+const NO_RULES = {
+  top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
+  left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: ' '.repeat(GAP),
+};
+
+/**
+ * The table's lines, laid out by cli-table3 (loaded here, on the first table: about 10 ms; it measures a cell's width as
+ * a terminal shows it): one per row under the header, no rules, trailing spaces trimmed.
+ */
+function plain(cols: Column[], bold: boolean): string {
+  const Table = createRequire(import.meta.url)('cli-table3') as typeof CliTable3;
+  const table = new Table({ chars: NO_RULES, style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0, compact: true } });
+  table.push(cols.map((c) => c.head), ...cols[0]!.cells.map((_, r) => cols.map((c) => c.cells[r]!)));
+  const [top = '', ...rows] = table.toString().split('\n').map((l) => l.trimEnd());
+  return [bold ? `\u001b[1m${top}\u001b[22m` : top, ...rows].join('\n');
+}
+
+/**
+ * The `list` table for `rows` (see the header): fitted to the terminal's width at a terminal (bold header unless
+ * `NO_COLOR`), uncut and plain when piped or with `--wide`.
+ */
+export function renderListTable(ctx: Context, rows: ListedEntry[], o: TableOptions): string {
+  const tty = Boolean(ctx.stdout.isTTY);
+  const cols = columnsOf(rows, o);
+  if (tty && !o.wide) fit(cols, (ctx.stdout as { columns?: number }).columns || DEFAULT_COLUMNS);
+  return plain(cols, tty && !ctx.env.NO_COLOR);
 }

@@ -1,5 +1,6 @@
 /** Markdown for CI step summaries (`$GITHUB_STEP_SUMMARY`) from `reap --json` output. */
 import { spanSeconds } from '../core/ages.js';
+import { diskSize } from '../core/sizes.js';
 
 interface Row {
   id?: unknown;
@@ -12,6 +13,7 @@ interface Row {
   reason?: unknown;
   error?: unknown;
   idleSeconds?: unknown;
+  writableLayerBytes?: unknown;
 }
 
 /** Escapes a value for a Markdown table cell. */
@@ -28,15 +30,20 @@ function age(v: unknown, asOf: Date): string {
 interface Extra {
   head: string;
   key: 'reason' | 'error' | 'idleSeconds';
+  /** The stops' table: the cost of each stop (the writable layer's size). */
+  layer?: boolean;
 }
+
+/** A writable layer's size, `-` when not measured. */
+const layer = (v: unknown): string => (typeof v === 'number' && Number.isFinite(v) ? diskSize(v) : '-');
 
 function table(title: string, rows: Row[], extra: Extra | null, asOf: Date): string {
   if (rows.length === 0) return `**${title}:** none\n`;
-  const head = ['Container', 'Name', 'Profile', 'State', 'Age', 'Engine', ...(extra ? [extra.head] : [])];
+  const head = ['Container', 'Name', 'Profile', 'State', 'Age', 'Engine', ...(extra ? [extra.head] : []), ...(extra?.layer ? ['Writable layer'] : [])];
   const lines = [`**${title}:** ${rows.length}`, '', `| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
   for (const r of rows) {
     const id = typeof r.id === 'string' ? r.id.slice(0, 12) : r.id;
-    lines.push(`| \`${cell(id)}\` | ${cell(r.name)} | ${cell(r.profile)} | ${cell(r.state)} | ${age(r.ageSeconds, asOf)} | ${cell(r.host)} |${extra ? ` ${extra.key === 'idleSeconds' ? age(r.idleSeconds, asOf) : cell(r[extra.key])} |` : ''}`);
+    lines.push(`| \`${cell(id)}\` | ${cell(r.name)} | ${cell(r.profile)} | ${cell(r.state)} | ${age(r.ageSeconds, asOf)} | ${cell(r.host)} |${extra ? ` ${extra.key === 'idleSeconds' ? age(r.idleSeconds, asOf) : cell(r[extra.key])} |` : ''}${extra?.layer ? ` ${layer(r.writableLayerBytes)} |` : ''}`);
   }
   return `${lines.join('\n')}\n`;
 }
@@ -62,7 +69,7 @@ export function reapSummaryMarkdown(doc: unknown): string {
   const given = new Date(typeof d.asOf === 'string' ? d.asOf : NaN);
   const asOf = Number.isFinite(given.getTime()) ? given : new Date();
   out.push(table(d.dryRun ? 'Would remove' : 'Removed', d.removed as Row[], null, asOf));
-  if (Array.isArray(d.stopped)) out.push(table(d.dryRun ? 'Would stop (idle)' : 'Stopped (idle)', d.stopped as Row[], { head: 'Idle', key: 'idleSeconds' }, asOf));
+  if (Array.isArray(d.stopped)) out.push(table(d.dryRun ? 'Would stop (idle)' : 'Stopped (idle)', d.stopped as Row[], { head: 'Idle', key: 'idleSeconds', layer: true }, asOf));
   out.push(table('Kept', d.kept as Row[], { head: 'Reason', key: 'reason' }, asOf));
   out.push(table('Failed', d.failed as Row[], { head: 'Error', key: 'error' }, asOf));
   return `${out.join('\n')}`;

@@ -1,6 +1,6 @@
 /**
  * `watch` follows hermes' files: when `<home>/.env`, `<home>/config.yaml` or the managed `.env`/`config.yaml` change
- * (checked every `SETTINGS_CHECK_MS` by their inode, size and modification time, before each sandbox-directory check,
+ * (checked every `SETTINGS_CHECK_MS` by their inode, size and modification time, before each run of a pass,
  * and at once on SIGHUP), the settings are resolved again and the new ones applied from the next sweep on, with one
  * log line naming what changed. Never a half-written file: a file that changed while it was read is read again at
  * the next check, and files that do not resolve (a config.yaml that is not YAML, a bad value) leave the last good
@@ -11,8 +11,8 @@ import path from 'node:path';
 import type { Context } from '../context.js';
 import { CONFIG_FILENAME, DOTENV_FILENAME } from '../defaults.js';
 import { errorMessage } from '../errors.js';
-import type { Notice } from './report/reporter.js';
-import { type EngineCommandOptions, type EngineTargets, type RunPolicy, loadHomeConfig, resolvePolicy } from './engine-options.js';
+import type { Notice } from './report/types.js';
+import { type EngineCommandOptions, type EngineTargets, type HomeFiles, type RunPolicy, loadHomeConfig, resolvePolicy } from './engine-options.js';
 
 /** How often the files are looked at (four stat calls). */
 export const SETTINGS_CHECK_MS = 2000;
@@ -52,7 +52,8 @@ export function settingChanges(before: RunPolicy, after: RunPolicy): string[] {
   const out: string[] = [];
   for (const [name, was] of Object.entries(before.sources) as Array<[string, { value: unknown; source: string }]>) {
     const now = (after.sources as unknown as Record<string, { value: unknown; source: string }>)[name]!;
-    if (JSON.stringify(was) !== JSON.stringify(now)) out.push(`${name}: ${String(was.value)} (${was.source}) -> ${String(now.value)} (${now.source})`);
+    // The value and where it came from (a reading not acted on changing alone is not a change of what is done).
+    if (JSON.stringify([was.value, was.source]) !== JSON.stringify([now.value, now.source])) out.push(`${name}: ${String(was.value)} (${was.source}) -> ${String(now.value)} (${now.source})`);
   }
   if (before.thresholdSeconds !== after.thresholdSeconds) out.push(`threshold: ${before.thresholdSeconds} s -> ${after.thresholdSeconds} s`);
   return out;
@@ -62,7 +63,7 @@ export function settingChanges(before: RunPolicy, after: RunPolicy): string[] {
  * Starts following the files of `run`'s home. `apply` gets each new policy that differs from the one in force;
  * `notice` the log line. `run.baseline` is the files' signature taken before `run.policy` was resolved from them.
  */
-export function followSettings(run: FollowedRun, apply: (p: RunPolicy) => void, notice: (n: Notice) => void): SettingsFollower {
+export function followSettings(run: FollowedRun, apply: (p: RunPolicy, files: HomeFiles) => void, notice: (n: Notice) => void): SettingsFollower {
   const home = run.targets.home.home;
   let last = run.baseline;
   let refused: string | null = null;
@@ -71,8 +72,10 @@ export function followSettings(run: FollowedRun, apply: (p: RunPolicy) => void, 
     const seen = await settingsSignature(home, run.ctx.env);
     if (seen === last || seen === refused) return;
     let next: RunPolicy;
+    let files: HomeFiles;
     try {
-      next = await resolvePolicy(run.opts, run.ctx, await loadHomeConfig(run.targets.home, run.ctx), run.targets);
+      files = await loadHomeConfig(run.targets.home, run.ctx);
+      next = await resolvePolicy(run.opts, run.ctx, files, run.targets);
     } catch (err) {
       if ((await settingsSignature(home, run.ctx.env)) !== seen) return; // written meanwhile: read again next time
       refused = seen;
@@ -84,7 +87,7 @@ export function followSettings(run: FollowedRun, apply: (p: RunPolicy) => void, 
     refused = null;
     const changes = settingChanges(run.policy, next);
     if (changes.length === 0) return;
-    apply(next);
+    apply(next, files);
     notice({ kind: 'settings', changes });
   };
   const check = () => (current = current.then(once).catch(() => undefined));

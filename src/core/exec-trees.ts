@@ -113,12 +113,17 @@ export function isUnder(procs: ReadonlyMap<number, ProcEntry>, pid: number, ance
 
 /**
  * The processes to signal for an exec whose process is `root`: its tree, minus anything that is the sandbox's init
- * (`initPid`) or under it. Null when the exec's own process is init or under it (never an exec hermes made).
+ * (`initPid`) or under it. Null when the exec's own process is init or under it (never an exec hermes made). Empty
+ * when the snapshot's process at `root.pid` is another one (another start time: the pid was reused); a descendant
+ * that started before `root` cannot be its own (a parent link read across a pid's reuse) and is left out.
  */
 export function signalTargets(snapshot: Pick<ProcSnapshot, 'procs'>, root: ProcIdentity, initPid: number): ProcIdentity[] | null {
   const { procs } = snapshot;
+  if (procs.get(root.pid)?.startTicks !== root.startTicks) return [];
   if (initPid > 0 && isUnder(procs, root.pid, initPid)) return null;
-  return treeOf(procs, root.pid).filter((p) => p.pid !== initPid && !(initPid > 0 && isUnder(procs, p.pid, initPid)));
+  return treeOf(procs, root.pid).filter(
+    (p) => p.pid !== initPid && !(initPid > 0 && isUnder(procs, p.pid, initPid)) && p.startTicks >= root.startTicks,
+  );
 }
 
 /** Why an abandoned tree is left as it is, or why ending it was called off at the re-check. */
@@ -129,6 +134,8 @@ export type ExecKeepReason =
   | 'dry-run'
   /** The engine is on another host (tcp, ssh): its processes cannot be seen or signalled from here. */
   | 'engine-not-local'
+  /** The janitor's pid namespace is not the host's: exec clients and trees cannot all be seen from here. */
+  | 'pid-namespace'
   /** The re-check: the engine says the exec no longer runs. */
   | 'exec-ended'
   /** The re-check: another process has the exec's pid now (another start time), or its process is gone. */
@@ -138,7 +145,11 @@ export type ExecKeepReason =
   /** Past the bound by its `exec_start` event, but its process cannot be found in the sandbox on this host. */
   | 'process-not-found'
   /** The exec's process is the sandbox's init or under it: never signalled. */
-  | 'not-an-exec-tree';
+  | 'not-an-exec-tree'
+  /** A `docker`/`podman` client of this host is attached to it (`core/exec-clients.ts`): in use, at any age. */
+  | 'client-alive'
+  /** Its clients cannot be seen from here (procfs `hidepid`, a client's arguments unreadable): never judged client-less. */
+  | 'client-unverifiable';
 
 /** What the re-check right before signalling found. */
 export interface ExecRecheck {
@@ -163,7 +174,10 @@ export function recheckExec(seen: ProcIdentity, now: ExecRecheck, boundSeconds: 
   return null;
 }
 
-/** One exec as list/status show it (`execs: [{id, ageSeconds, processes, command, abandoned}]`). */
+/**
+ * One exec as list/status show it (`execs: [{id, ageSeconds, processes, command, abandoned, client,
+ * clientUnverifiable}]`).
+ */
 export interface ExecView {
   id: string;
   /** Seconds since it started; null when unknown. */
@@ -172,8 +186,12 @@ export interface ExecView {
   processes: number | null;
   /** `ProcessConfig`: entrypoint and arguments, joined by spaces. */
   command: string;
-  /** Past the bound (never when its age is unknown). */
+  /** No living client is attached to it and it is past the bound (never when its age is unknown, nor its clients unseen). */
   abandoned: boolean;
+  /** The living `docker`/`podman` client attached to it on this host (`{pid, since}`), or null when none lives. */
+  client: { pid: number; since: string } | null;
+  /** Why its clients cannot be seen from here (an engine on another host, procfs `hidepid`, ...); null when they can. */
+  clientUnverifiable: string | null;
 }
 
 /** An exec's command line from its `ProcessConfig`. */

@@ -225,9 +225,15 @@ export interface IdleState {
  * the same `StartedAt`), less than `retentionSeconds` ago.
  */
 export function isRetained(stop: StopRecord | undefined, startedAt: string, nowMs: number, retentionSeconds: number): boolean {
-  if (!stop || stop.startedAt !== startedAt) return false;
+  return retentionEnd(stop, startedAt, nowMs, retentionSeconds) !== null;
+}
+
+/** When the retention of a container kept as `stopped-retained` as of `nowMs` ends (ms since the epoch), else null. */
+export function retentionEnd(stop: StopRecord | undefined, startedAt: string, nowMs: number, retentionSeconds: number): number | null {
+  if (!stop || stop.startedAt !== startedAt) return null;
   const at = ms(stop.stoppedAt);
-  return Number.isFinite(at) && nowMs - at < retentionSeconds * 1000;
+  const end = at + retentionSeconds * 1000;
+  return Number.isFinite(at) && nowMs < end ? end : null;
 }
 
 /** Merges one engine's stop records: `added` replace theirs, `forget` ids are dropped. */

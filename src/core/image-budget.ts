@@ -7,12 +7,12 @@ import { ValueError } from './parse-args.js';
 
 export type ImageBudget = { kind: 'bytes'; bytes: number; raw: string } | { kind: 'percent'; percent: number; raw: string };
 
-const SIZE = /^(\d+(?:\.\d+)?)\s*([kmgtp]i?b|b)?$/i;
+const SIZE = /^(\d+(?:\.\d+)?)\s*([kmgtp]i?b|[kmgtp]|b)?$/i;
 const PERCENT = /^(\d+(\.\d+)?)\s*%$/;
 
 /**
- * Checks the form of a budget: `50GB`, `20GiB`, `1500000000`, `80%`; throws a one-line `ValueError` for anything
- * else, 0 and over 100% included. Returns the percentage, or null for a size (read by `parseImageBudget`).
+ * Checks the form of a budget: `50GB`, `20GiB`, `20g`, `1500000000`, `80%`; throws a one-line `ValueError` for
+ * anything else, 0 and over 100% included. Returns the percentage, or null for a size (read by `parseImageBudget`).
  */
 export function checkImageBudget(raw: string, what: string): number | null {
   const s = raw.trim();
@@ -24,7 +24,7 @@ export function checkImageBudget(raw: string, what: string): number | null {
   }
   const m = SIZE.exec(s);
   if (!m) {
-    throw new ValueError(`${what} must be a size (bytes, or with KB/MB/GB/TB or KiB/MiB/GiB/TiB: 50GB, 20GiB) or a percentage of the disk (80%), got '${raw}'`);
+    throw new ValueError(`${what} must be a size (bytes; 50GB = 50x10^9, 20GiB or 20g = 20x2^30) or a percentage of the disk (80%), got '${raw}'`);
   }
   if (!(Number(m[1]) > 0)) throw new ValueError(`${what} must be more than 0 bytes, got '${raw}': leave it out to keep every image`);
   return null;

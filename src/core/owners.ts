@@ -1,10 +1,12 @@
 /**
- * Owned and abandoned sandboxes (pure). A sandbox is **owned** while a living hermes process on the engine's host may
- * serve its profile (`core/hermes-processes.ts`: the profile follows from the process's `HERMES_HOME` and `HOME` by
- * the label rule; a process whose profile cannot be told serves every profile); else it is **abandoned**. An engine
- * that is not on this host (tcp, ssh) has its owners out of sight: every sandbox on it is owned.
+ * Owned and abandoned sandboxes (pure). A sandbox is **owned** while a living hermes process on the engine's host
+ * owns its `hermes-profile` label (`hermes/processes.ts`, `hermes/owned-profiles.ts`: a surface serves every profile
+ * of its root or its allowlist, `-p NAME` owns NAME, any other hermes process the profile its home names, each with
+ * its container identities; a process whose profile cannot be told owns every label); else it is **abandoned**. An
+ * engine that is not on this host (tcp, ssh) has its owners out of sight: every sandbox on it is owned.
  */
-import { type HermesProcess, mayServe } from './hermes-processes.js';
+import { type HermesProcess, type Serves, mayServe } from '../hermes/process-facts.js';
+import { engineOnThisHost } from './engine-place.js';
 
 /** What `list --json` shows of a sandbox's owner. */
 export interface SandboxOwner {
@@ -14,26 +16,28 @@ export interface SandboxOwner {
   command: string;
   /** When it started (ISO 8601), or null. */
   since: string | null;
+  /** What it serves: every profile of its root (or everything, unverifiable), its root's allowlist, or one profile. */
+  serves: Serves;
+  /** Why it owns this sandbox's profile. */
+  why: string;
 }
 
 /** The owners of one engine's sandboxes as seen from here. */
 export interface OwnerView {
   /** Why owners cannot be seen (the engine is not on this host, the process table is hidden); null: they can. */
   blind: string | null;
+  /** `blind` is this: the janitor's pid namespace is not the host's (said once per run, not per sandbox). */
+  pidNamespace?: string;
   /** The living processes of this host that are hermes (command line), oldest first. */
   processes: readonly HermesProcess[];
 }
 
-/** An engine address on this host: a unix socket (or a Windows named pipe); tcp and ssh are elsewhere. */
-export function engineOnThisHost(host: string): boolean {
-  return host.startsWith('unix://') || host.startsWith('npipe://') || host.startsWith('/');
-}
 
 /** The owner of a sandbox of `profile` (its label value; null: no label), or null when it is abandoned. */
 export function ownerOf(view: OwnerView, profile: string | null): SandboxOwner | null {
-  if (view.blind) return { pid: null, command: `(${view.blind}: every sandbox counts as owned)`, since: null };
-  const p = view.processes.find((x) => x.hermes && (profile === null ? x.profile === null : mayServe(x, profile)));
-  return p ? { pid: p.pid, command: p.command, since: new Date(p.startedAtMs).toISOString() } : null;
+  if (view.blind) return { pid: null, command: `(${view.blind}: every sandbox counts as owned)`, since: null, serves: 'all-profiles', why: view.blind };
+  const p = view.processes.find((x) => x.hermes && (profile === null ? x.owns === null : mayServe(x, profile)));
+  return p ? { pid: p.pid, command: p.command, since: new Date(p.startedAtMs).toISOString(), serves: p.serves, why: p.ownsWhy } : null;
 }
 
 /** The view for an engine: blind when it is not on this host, or when other users' processes are hidden from here. */

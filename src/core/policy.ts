@@ -10,7 +10,11 @@ export type KeepReason =
   | 'gone'
   | 'excluded'
   /** Exited because the janitor stopped it (idle), within `--stopped-retention`: kept so that hermes can start it again. */
-  | 'stopped-retained';
+  | 'stopped-retained'
+  /** A profile it belongs to is refused by hermes (a file that does not parse): nothing is removed or stopped for it. */
+  | 'settings-refused'
+  /** A profile it belongs to has hermes' orphan reaper off: the janitor leaves it (`HERMES_JANITOR_REAPER` overrides). */
+  | 'reaper-off';
 
 /**
  * The rule a container falls under: `exited` (aged by FinishedAt), `never-started` (status `created` with a zero
@@ -37,6 +41,14 @@ export function thresholdFor(
   const profile = labels[PROFILE_LABEL];
   const own = profile !== undefined && req.thresholdByProfile && Object.hasOwn(req.thresholdByProfile, profile) ? req.thresholdByProfile[profile] : undefined;
   return own ?? req.thresholdSeconds;
+}
+
+/** Why nothing is removed or stopped for a container: a profile it belongs to is held (`SweepRequest.held`), or null. */
+export function heldReason(
+  req: { held?: Readonly<Record<string, { reason: 'settings-refused' | 'reaper-off' }>> | undefined }, labels: Readonly<Record<string, string>>,
+): 'settings-refused' | 'reaper-off' | null {
+  const profile = labels[PROFILE_LABEL];
+  return profile !== undefined && req.held && Object.hasOwn(req.held, profile) ? req.held[profile]!.reason : null;
 }
 
 /**

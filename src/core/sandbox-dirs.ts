@@ -33,10 +33,16 @@ export interface SandboxRoot {
   from: 'TERMINAL_SANDBOX_DIR' | 'home';
   /** The setting's source as `status` shows it (`default`, `env TERMINAL_SANDBOX_DIR`, `<home>/.env`, `config.yaml terminal.sandbox_dir`, ...). */
   source?: string;
+  /**
+   * The uid the root, its `docker` directory and each task directory removed must belong to (core/trust.ts
+   * `rootChainProblem`): set when root runs over another user's home and the root is that user's (their settings
+   * named it, or it is the default under their home). Absent: not checked.
+   */
+  owner?: number;
 }
 
 /**
- * The sandbox root hermes uses for a home, from hermes' resolved `sandboxRoot` setting (`core/hermes-settings.ts`:
+ * The sandbox root hermes uses for a home, from hermes' resolved `sandboxRoot` setting (`hermes/settings.ts`:
  * `TERMINAL_SANDBOX_DIR` as hermes ends up with it when not empty, else `<home>/sandboxes`).
  */
 export function sandboxRoot(setting: { value: string; source: string }, home: string): SandboxRoot {
@@ -124,7 +130,9 @@ export type KeepReason =
   | 'engine-unanswered'
   | 'gone'
   | 'being-removed'
-  | 'cut-short';
+  | 'cut-short'
+  /** Not the home's owner's (root over another user's home): never removed with root's rights. */
+  | 'untrusted-root';
 
 export interface Keep {
   reason: KeepReason;

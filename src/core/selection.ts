@@ -15,8 +15,20 @@ export interface Selection {
   profileLabel: string;
   /** Profile to select, or null for every profile. */
   profile: string | null;
+  /**
+   * The profile label's values that make up `profile`'s selection when they are not just `profile`: its container
+   * identities as hermes computes them (`hermes/identity.ts`: a profile naming a shared key is selected by that key's
+   * identity). Absent: `[profile]`.
+   */
+  profileValues?: string[];
   /** A container matching any of these is kept (`excluded`). */
   exclude: LabelMatcher[];
+}
+
+/** The profile label values a selection takes, or null for every one. */
+export function profileValuesOf(sel: Pick<Selection, 'profile' | 'profileValues'>): string[] | null {
+  if (sel.profile === null) return null;
+  return sel.profileValues?.length ? sel.profileValues : [sel.profile];
 }
 
 export function defaultSelection(profile: string | null): Selection {
@@ -73,17 +85,22 @@ function matchOne(m: LabelMatcher, labels: Record<string, string>): boolean {
   return m.value === undefined || labels[m.key] === m.value;
 }
 
-/** The engine-side `label` filters for a selection (the engine ANDs them). */
+/**
+ * The engine-side `label` filters for a selection (the engine ANDs them). A profile selected by several label values
+ * is filtered here by the other selectors only, and by its values client-side (`isSelected`).
+ */
 export function engineLabelFilters(sel: Selection): string[] {
   const out = sel.selectors.map(formatMatcher);
-  if (sel.profile !== null) out.push(`${sel.profileLabel}=${sel.profile}`);
+  const values = profileValuesOf(sel);
+  if (values?.length === 1) out.push(`${sel.profileLabel}=${values[0]}`);
   return out;
 }
 
 /** Client-side re-check: some engines ignore label filters. */
 export function isSelected(sel: Selection, labels: Record<string, string>): boolean {
   if (!sel.selectors.every((m) => matchOne(m, labels))) return false;
-  return sel.profile === null || labels[sel.profileLabel] === sel.profile;
+  const values = profileValuesOf(sel);
+  return values === null || (Object.hasOwn(labels, sel.profileLabel) && values.includes(labels[sel.profileLabel]!));
 }
 
 export function isExcluded(sel: Selection, labels: Record<string, string>): boolean {

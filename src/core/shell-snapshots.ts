@@ -7,12 +7,11 @@
  * and `_wrap_command`, `tools/environments/local.py` `get_temp_dir` and `cleanup`): a terminal session's id is
  * `uuid4().hex[:12]`; its shell state is `<temp dir>/hermes-snap-<id>.sh`, an `export -p` dump rewritten after every
  * command through `mktemp <snapshot>.tmp.XXXXXXXXXX` and `mv -f` under `umask 077`; older versions also wrote
- * `<temp dir>/hermes-cwd-<id>.txt`. They are removed on a graceful exit only. The temp directory is, for each of
- * `TMPDIR`, `TMP`, `TEMP` in turn, the backend's `terminal.env` value else the process's, when absolute (trailing
- * slashes dropped); else `/tmp`.
+ * `<temp dir>/hermes-cwd-<id>.txt`. They are removed on a graceful exit only. The temp directory is hermes'
+ * `get_temp_dir`, every directory any release uses (`hermes/session-dirs.ts`).
  */
 import path from 'node:path';
-import type { HermesProcess } from './hermes-processes.js';
+import type { HermesProcess } from '../hermes/process-facts.js';
 
 const ID = '[0-9a-f]{12}';
 /** `hermes-snap-<12 hex>.sh`, its `.tmp.<10 mktemp characters>`, and `hermes-cwd-<12 hex>.txt`: nothing else. */
@@ -54,17 +53,6 @@ export function secretNamesIn(text: string): string[] {
   return [...out].sort();
 }
 
-/** hermes' temp directory for a backend environment (`terminal.env`) and the process's, by `get_temp_dir`'s order. */
-export function hermesTempDir(terminalEnv: Record<string, unknown> | null, env: Record<string, string | undefined>): { dir: string; from: string } {
-  for (const name of ['TMPDIR', 'TMP', 'TEMP']) {
-    const fromConfig = terminalEnv?.[name];
-    const value = (typeof fromConfig === 'string' && fromConfig) || env[name];
-    const from = typeof fromConfig === 'string' && fromConfig ? `terminal.env.${name}` : name;
-    if (value && value.startsWith('/')) return { dir: value.replace(/\/+$/, '') || '/', from };
-  }
-  return { dir: '/tmp', from: 'default' };
-}
-
 /** One session's files in the temp directory, as found: one owner, the newest change among them. */
 export interface SnapshotSession {
   id: string;
@@ -91,7 +79,9 @@ export type SnapshotKeepReason =
   | 'other-filesystem'
   /** Changed, replaced or gone between the look and the removal. */
   | 'changed'
-  | 'gone';
+  | 'gone'
+  /** The run's abort (`--timeout`) came before it was judged or removed. */
+  | 'cut-short';
 
 export interface SnapshotVerdict {
   abandoned: boolean;
@@ -112,6 +102,22 @@ export interface ProcessView {
   hidden: { why: string; uids: ReadonlySet<number> | 'others' | 'all' } | null;
   /** This process's effective uid. */
   selfUid: number;
+  /**
+   * Each user's earliest-started process that could be hermes (`earliestPerUser`): judging a session is then one
+   * look-up, not a scan of every process (thousands of sessions against thousands of processes anyone can make).
+   */
+  earliest?: ReadonlyMap<number, HermesProcess>;
+}
+
+/** Each user's earliest-started process that could be hermes (its command line names hermes, or a Python interpreter). */
+export function earliestPerUser(processes: readonly HermesProcess[]): Map<number, HermesProcess> {
+  const out = new Map<number, HermesProcess>();
+  for (const p of processes) {
+    if (!(p.hermes || p.python)) continue;
+    const cur = out.get(p.uid);
+    if (!cur || p.startedAtMs < cur.startedAtMs) out.set(p.uid, p);
+  }
+  return out;
 }
 
 /**
@@ -135,7 +141,8 @@ export function judgeSession(s: Pick<SnapshotSession, 'uid' | 'lastChangeMs'>, v
   if (hidden && hides(hidden.uids)) {
     return { abandoned: false, reason: 'processes-hidden', detail: `uid ${s.uid}'s processes cannot all be seen (${hidden.why})` };
   }
-  const owner = view.processes.find((p) => p.uid === s.uid && (p.hermes || p.python) && p.startedAtMs <= s.lastChangeMs + START_SLACK_MS);
+  const started = (p: HermesProcess | undefined) => p !== undefined && p.uid === s.uid && (p.hermes || p.python) && p.startedAtMs <= s.lastChangeMs + START_SLACK_MS;
+  const owner = view.earliest ? [view.earliest.get(s.uid)].find(started) : view.processes.find(started);
   if (owner) {
     return {
       abandoned: false, reason: 'owner-alive', process: { pid: owner.pid, command: owner.command, startedAtMs: owner.startedAtMs },

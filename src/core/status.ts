@@ -3,19 +3,22 @@
  * Verdicts and rules are taken as the sweep reports them, so new ones (stop, idle, never-started) are counted too.
  */
 import { ago, agoSeconds } from './ages.js';
+import type { IdleKeepReason } from './idle.js';
+import type { KeepReason, Rule } from './policy.js';
 
 /** What status needs of one `list` entry (`rule`, `idleSeconds` are optional: older sweeps have none; `volumes`: the anonymous ones it holds, absent when none). */
 export interface StatusEntry {
   id: string;
   name: string;
   host: string;
-  verdict: string;
-  reason: string;
-  rule?: string | null;
+  verdict: 'reap' | 'stop' | 'keep';
+  /** Why it is kept; `expired` for one the reaper would remove, `idle` for one it would stop. */
+  reason: KeepReason | 'expired' | 'idle';
+  rule?: Rule | null;
   ageSeconds: number | null;
   idleSeconds?: number | null;
   /** Running entries: why the idle rule keeps it (`in-use`, `observing`, ...). */
-  idleReason?: string;
+  idleReason?: IdleKeepReason;
   volumes?: readonly string[];
 }
 
@@ -94,6 +97,8 @@ export function countContainers(entries: readonly StatusEntry[]): ContainerCount
 /** The facts `attention` judges, gathered by the status adapter. */
 export interface AttentionInput {
   unreachableEngines: string[];
+  /** Those of `unreachableEngines` that answered, but not as a Docker engine does. */
+  notEngines?: string[];
   orphans: number;
   oldestOrphanAgeSeconds: number | null;
   /** The instant the ages are as of. */
@@ -106,29 +111,43 @@ export interface AttentionInput {
   stopHook: { stalled: boolean; blocks: number; maxBlocks: number; problem: string | null } | null;
   /** tool-loop sessions one step from a deny or block. */
   toolLoopLooping: string[];
-  /** The sandbox root cannot be used (not a directory, unreadable), or measuring it was cut short. */
-  sandboxDirsProblem?: string | null;
+  /** What the passes' parts of the report say needs attention (a sandbox root that cannot be used, a refused temp directory, ...), one line each. */
+  passProblems?: readonly string[];
+  /** The janitor's view of processes is partial: its pid namespace is not the host's (the line saying so). */
+  pidNamespace?: string | null;
+  /**
+   * Paths refused this run that no pass says (root over another user's home: a symlinked or FIFO state file, ...):
+   * each one line naming it and why.
+   */
+  refused?: readonly string[];
   /** Mistakes the hooks failed open on (core/hook-errors.ts), still remembered; their ages as of `now`. */
   hookErrors?: ReadonlyArray<{ hook: string; what: string; count: number; lastSeen: string }>;
   /** The instant of the report (default `asOf`). */
   now?: Date;
+  /**
+   * The commands to advise, with the selection and engine of the run that advises them, quoted for a shell (default:
+   * the bare commands).
+   */
+  commands?: { reap: string; restartGuardClear: string };
 }
 
 /** One line per thing that needs a user's attention; empty when all is well. */
 export function attention(a: AttentionInput): string[] {
   const out: string[] = [];
-  for (const h of a.unreachableEngines) out.push(`engine ${h} is unreachable`);
+  for (const h of a.unreachableEngines) {
+    out.push(a.notEngines?.includes(h) ? `${h} is not a Docker engine: point --host, --context or DOCKER_HOST at the engine's API` : `engine ${h} is unreachable`);
+  }
   if (a.timedOut) out.push('the engine did not answer within --timeout: the container counts are incomplete');
   if (a.orphans > 0) {
     const age = a.oldestOrphanAgeSeconds === null ? '' : ` (the oldest finished ${agoSeconds(a.oldestOrphanAgeSeconds, a.asOf)})`;
-    out.push(`${a.orphans} container(s) past the threshold${age}: run 'hermes-janitor reap'`);
+    out.push(`${a.orphans} container(s) past the threshold${age}: run ${a.commands?.reap ?? 'hermes-janitor reap'}`);
   }
   if (a.inspectFailures > 0) out.push(`${a.inspectFailures} container(s) could not be inspected`);
   for (const l of a.staleLocks) out.push(`stale reap lock ${l.path} (pid ${l.pid ?? '?'} is gone): the next reap takes it over`);
   if (a.restartGuard?.tripped) {
     out.push(
       `restart-guard tripped: ${a.restartGuard.count} boot(s) in ${a.restartGuard.windowSeconds} s (max ${a.restartGuard.max}); ` +
-        "'hermes-janitor restart-guard clear' once the cause is fixed",
+        `once the cause is fixed, run ${a.commands?.restartGuardClear ?? 'hermes-janitor restart-guard clear'}`,
     );
   }
   if (a.suspendedSessions > 0) out.push(`stuck-sessions: ${a.suspendedSessions} session(s) will be suspended at the next gateway start`);
@@ -136,7 +155,9 @@ export function attention(a: AttentionInput): string[] {
   else if (a.stopHook?.stalled) {
     out.push(`stop-hook: ${a.stopHook.blocks} consecutive block(s) without progress (cap ${a.stopHook.maxBlocks}): the run is stalled`);
   }
-  if (a.sandboxDirsProblem) out.push(`sandbox directories: ${a.sandboxDirsProblem}`);
+  out.push(...(a.passProblems ?? []));
+  if (a.pidNamespace) out.push(a.pidNamespace);
+  for (const r of a.refused ?? []) out.push(`refused: ${r}`);
   for (const e of a.hookErrors ?? []) {
     out.push(`${e.hook}: ${e.what} (seen ${e.count} time${e.count === 1 ? '' : 's'}, last ${ago(Date.parse(e.lastSeen), a.now ?? a.asOf)})`);
   }

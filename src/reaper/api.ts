@@ -1,13 +1,16 @@
 import os from 'node:os';
 import { loadConfig } from '../adapters/config.js';
+import { homeAccess } from '../adapters/trust.js';
 import { resolveEngines } from '../adapters/docker-context.js';
 import type { EngineClient } from '../adapters/engine.js';
 import { DEFAULT_CONCURRENCY } from '../defaults.js';
-import { resolveHermesHome } from '../core/hermes-home.js';
-import { selectionFrom } from '../core/selection.js';
+import { type HermesHome, resolveHermesHome } from '../hermes/home.js';
+import { type Selection, profileValuesOf, selectionFrom } from '../core/selection.js';
 import type { StateStore } from '../adapters/state-file.js';
-import { type RunSettings, resolveRunSettings } from './settings.js';
-import { type ListResult, type ReapResult, list, reap } from './sweep.js';
+import type { LabelRules } from '../hermes/judgement.js';
+import { type RunSettings, janitorReaps, resolveRunSettings } from './settings.js';
+import type { ListResult, ReapResult } from './sweep-types.js';
+import { list, reap } from './sweep.js';
 
 export interface ReaperOptions {
   /** The engine; default: a dockerode client for `host`, else `$DOCKER_HOST` / docker context, else the first usual Docker/Podman socket that answers (engine discovery). */
@@ -84,6 +87,46 @@ export interface Reaper {
   reap(options?: SweepCallOptions & { dryRun?: boolean }): Promise<ReapResult & { thresholdSeconds: number; asOf: Date }>;
 }
 
+/** The reaper's settings, and the label rules of the profiles that judge its selection. */
+type ReaperSettings = RunSettings & { rules: LabelRules };
+
+/**
+ * The settings `createReaper` runs with (read once, at the first call): hermes' own, both readings, of its home and of
+ * the profiles sharing its container identity; its selection made that identity.
+ */
+async function reaperSettings(
+  options: ReaperOptions, where: { env: Record<string, string | undefined>; now: () => Date; home: HermesHome; selection: Selection },
+): Promise<ReaperSettings> {
+  const { env, now, home, selection } = where;
+  homeAccess(home.home); // whose home it is, as root (adapters/trust.ts): its files are then read by the trust rules
+  const config = await loadConfig(home.home);
+  const { loadHermesSettings } = await import('../adapters/hermes-settings.js');
+  const hermes = await loadHermesSettings({ home: home.home, env, cwd: process.cwd(), config });
+  for (const w of hermes.warnings) process.emitWarning(w, 'HermesJanitorWarning');
+  const { judgeRun } = await import('../hermes/profile-set.js');
+  const run = { profile: home.profile, home: home.home, settings: hermes.settings, refused: hermes.refused };
+  const judged = await judgeRun(run, selection, { root: home.root, env, cwd: process.cwd(), allProfiles: false, janitorReaps: janitorReaps(env) });
+  for (const w of judged.warnings) process.emitWarning(w, 'HermesJanitorWarning');
+  const s = await resolveRunSettings(
+    {
+      lifetimeSeconds: options.lifetimeSeconds,
+      stopIdle: options.stopIdle,
+      idleAfterSeconds: options.idleAfterSeconds,
+      idleMaxProcesses: options.idleMaxProcesses,
+      stopTimeoutSeconds: options.stopTimeoutSeconds,
+      cgroupSamples: options.cgroupSamples,
+      idleStore: options.idleStore,
+      execMaxAgeSeconds: options.execMaxAgeSeconds,
+      keepExecTrees: options.keepExecTrees,
+    },
+    { env, config, hermes: hermes.settings, home: home.home, now, selection, selectorGiven: Boolean(options.labels?.length), naming: 'options' },
+  );
+  // Its own threshold is the longest of its labels' (those it shares with other profiles included).
+  const labels = profileValuesOf(selection) ?? [];
+  const longest = options.lifetimeSeconds === undefined ? Math.max(s.thresholdSeconds, ...labels.map((l) => judged.rules.thresholdByLabel[l] ?? 0)) : s.thresholdSeconds;
+  return { ...s, thresholdSeconds: longest, rules: judged.rules };
+}
+
 /**
  * Creates an in-process reaper.
  *
@@ -112,40 +155,23 @@ export function createReaper(options: ReaperOptions = {}): Reaper {
           const { createDockerodeEngine } = await import('../adapters/dockerode-engine.js');
           return createDockerodeEngine(endpoint!);
         })());
-  let settings: Promise<RunSettings> | undefined;
-  const getSettings = () =>
-    (settings ??= (async () => {
-      const config = await loadConfig(home.home);
-      const { loadHermesSettings } = await import('../adapters/hermes-settings.js');
-      const hermes = await loadHermesSettings({ home: home.home, env, cwd: process.cwd(), config });
-      for (const w of hermes.warnings) process.emitWarning(w, 'HermesJanitorWarning');
-      return resolveRunSettings(
-        {
-          lifetimeSeconds: options.lifetimeSeconds,
-          stopIdle: options.stopIdle,
-          idleAfterSeconds: options.idleAfterSeconds,
-          idleMaxProcesses: options.idleMaxProcesses,
-          stopTimeoutSeconds: options.stopTimeoutSeconds,
-          cgroupSamples: options.cgroupSamples,
-          idleStore: options.idleStore,
-          execMaxAgeSeconds: options.execMaxAgeSeconds,
-          keepExecTrees: options.keepExecTrees,
-        },
-        {
-          env, config, hermes: hermes.settings, home: home.home, now, selection, selectorGiven: Boolean(options.labels?.length), naming: 'options',
-        },
-      );
-    })());
+  let settings: Promise<ReaperSettings> | undefined;
+  const getSettings = () => (settings ??= reaperSettings(options, { env, now, home, selection }));
   const getThreshold = async () => (await getSettings()).thresholdSeconds;
-  const base = async (o: SweepCallOptions) => ({
-    engine: await getEngine(),
-    selection,
-    thresholdSeconds: await getThreshold(),
-    asOf: o.asOf ?? now(),
-    concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
-    idle: (await getSettings()).idle,
-    ...(o.signal ? { signal: o.signal } : {}),
-  });
+  const base = async (o: SweepCallOptions) => {
+    const s = await getSettings();
+    return {
+      engine: await getEngine(),
+      selection,
+      thresholdSeconds: s.thresholdSeconds,
+      ...(options.lifetimeSeconds === undefined ? { thresholdByProfile: s.rules.thresholdByLabel } : {}),
+      held: s.rules.held,
+      asOf: o.asOf ?? now(),
+      concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+      idle: s.idle,
+      ...(o.signal ? { signal: o.signal } : {}),
+    };
+  };
   return {
     threshold: getThreshold,
     async list(o = {}) {

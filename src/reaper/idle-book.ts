@@ -4,15 +4,16 @@
  * are dropped.
  */
 import type { ContainerDetails, EngineClient } from '../adapters/engine.js';
-import { type IdleRecord, type StopRecord, decideStop, isRetained, mergeIdleState, mergeStops, observe, parseIdleState, processLimit } from '../core/idle.js';
+import type { EngineProcess } from '../adapters/pid-namespace.js';
+import { type IdleRecord, type StopRecord, decideStop, mergeIdleState, retentionEnd, mergeStops, observe, parseIdleState, processLimit } from '../core/idle.js';
 import { type OwnerView, type SandboxOwner, idleThresholdFor, ownerOf } from '../core/owners.js';
 import { DEFAULT_IDLE_AFTER_OWNED_SECONDS } from '../defaults.js';
 import { STATS_CONCURRENCY, STOP_CONCURRENCY } from '../defaults.js';
 import { errorMessage } from '../errors.js';
 import { limiter } from '../util/pool.js';
 import type { AbandonedLoad } from './exec-trees.js';
-import { execsInFlight, takeSample, withLocalCount } from './idle-stop.js';
-import type { IdleOptions } from './sweep.js';
+import { execsInFlight, localSample, takeSample, withLocalCount } from './idle-stop.js';
+import type { IdleOptions } from './sweep-types.js';
 
 export type StopDecision = ReturnType<typeof decideStop>;
 
@@ -20,6 +21,12 @@ export type StopDecision = ReturnType<typeof decideStop>;
 export interface RunningJudgement {
   abandoned?: AbandonedLoad | undefined;
   owner?: SandboxOwner | null;
+  /**
+   * Take the sample from the container's cgroup on this host where it can be proven the container's (`list`): the
+   * same counters the engine's stats report, read at once, where Docker answers a one-shot stats request only at its
+   * stats collector's next pass (up to a second away). The engine is asked where the cgroup cannot be read here.
+   */
+  localFirst?: boolean;
 }
 
 export class IdleBook {
@@ -63,11 +70,28 @@ export class IdleBook {
     }
   }
 
-  /** The owner of a sandbox of `profile` (`fresh`: from the process table read now), or null when it is abandoned. */
-  ownerFor(profile: string | null, fresh = false): SandboxOwner | null {
+  /**
+   * The owner of a sandbox of `profile` (`fresh`: from the process table read now; else as read at the start of the
+   * sweep), or null when it is abandoned. `sandbox`: the running container judged (its `State.Pid` can prove the
+   * janitor's view of processes the engine's). A partial view (the janitor's pid namespace is not the host's) is said
+   * once, as a warning of the run.
+   */
+  async ownerFor(profile: string | null, sandbox: Pick<ContainerDetails, 'id' | 'pid'>, fresh = false): Promise<SandboxOwner | null> {
     if (!this.opts.owners) return null;
-    if (fresh || !this.ownerView) this.ownerView = this.opts.owners(this.host);
-    return ownerOf(this.ownerView, profile);
+    if (fresh || !this.ownerView || this.ownerView.pidNamespace) await this.refreshOwners(sandbox);
+    return ownerOf(this.ownerView!, profile);
+  }
+  /** `ownerFor` from the view last read (`refreshOwners`), for a decision that cannot wait. */
+  ownerNow(profile: string | null): SandboxOwner | null {
+    return this.opts.owners && this.ownerView ? ownerOf(this.ownerView, profile) : null;
+  }
+
+  /** Reads the process table afresh (right before a stop), with the sandbox judged as evidence of the pid namespace. */
+  async refreshOwners(sandbox: Pick<ContainerDetails, 'id' | 'pid'>): Promise<void> {
+    if (!this.opts.owners) return;
+    this.ownerView = await this.opts.owners(this.host, { id: sandbox.id, pid: sandbox.pid });
+    const partial = this.ownerView.pidNamespace;
+    if (partial && !this.warnings.includes(partial)) this.warnings.push(partial);
   }
 
   /** The idle threshold of a sandbox whose owner is `owner` (null: abandoned). */
@@ -75,15 +99,18 @@ export class IdleBook {
     return idleThresholdFor(owner !== null, this.opts.idleAfterSeconds, this.opts.idleAfterOwnedSeconds === undefined ? DEFAULT_IDLE_AFTER_OWNED_SECONDS : this.opts.idleAfterOwnedSeconds);
   }
 
-  /** An exited container the janitor stopped within the retention (a stale record, of a run started since, is dropped). */
-  retained(d: Pick<ContainerDetails, 'id' | 'startedAt'>, asOf: Date): boolean {
+  /**
+   * An exited container the janitor stopped within the retention: when the retention ends (ms since the epoch), else
+   * null (a stale record, of a run started since, is dropped).
+   */
+  retainedUntil(d: Pick<ContainerDetails, 'id' | 'startedAt'>, asOf: Date): number | null {
     const stop = this.stops.get(d.id) ?? this.previousStops[d.id];
-    if (!stop) return false;
+    if (!stop) return null;
     if (stop.startedAt !== d.startedAt) {
       this.forgetStops.add(d.id);
-      return false;
+      return null;
     }
-    return isRetained(stop, d.startedAt, this.idleInstant(asOf).getTime(), this.opts.stoppedRetentionSeconds ?? 0);
+    return retentionEnd(stop, d.startedAt, this.idleInstant(asOf).getTime(), this.opts.stoppedRetentionSeconds ?? 0);
   }
 
   /** Records a stop this run made (the container's `StartedAt`, now). */
@@ -139,7 +166,9 @@ export class IdleBook {
     const { abandoned, owner = null } = by;
     // Abandoned exec trees (exec-trees.ts) are nobody's use: their execs and processes are left out.
     const d = abandoned?.execIds.size ? { ...d0, execIds: d0.execIds.filter((id) => !abandoned.execIds.has(id)) } : d0;
-    const taken = d.status.toLowerCase() === 'running' ? await this.reads(() => takeSample(engine, d, this.now, signal)) : null;
+    const running = d.status.toLowerCase() === 'running';
+    const local = running && by.localFirst ? localSample(d, this.now, this.opts.localCounters) : null;
+    const taken = local ?? (running ? await this.reads(() => takeSample(engine, d, this.now, signal)) : null);
     const counted = withLocalCount(taken, d, this.opts.localCounters);
     const sample = counted?.pids !== undefined && abandoned?.processes ? { ...counted, pids: Math.max(1, counted.pids - abandoned.processes) } : counted;
     const limit = this.limitOf(d);

@@ -88,7 +88,7 @@ export function withLocalCount(
 }
 
 /** A sample from the container's cgroup on this host, or null where `local` cannot read it. */
-function localSample(
+export function localSample(
   details: Pick<ContainerDetails, 'id' | 'startedAt' | 'pid'>, now: () => Date, local: LocalCounters | undefined,
 ): IdleSample | null {
   const c = readLocally(local, details.id, details.pid);
@@ -319,4 +319,21 @@ export async function volumesGone(engine: EngineClient, names: readonly string[]
     }
   }
   return out;
+}
+
+/**
+ * The cost of a stop: the size of the sandbox's writable layer (`SizeRw`, what it wrote outside its mounts: every
+ * package installed outside the bind-mounted `/root` and `/workspace`). hermes' own reaper removes a sandbox the
+ * janitor stopped at its next start once it has been stopped for 2 x its lifetime, and this layer with it, unless
+ * `terminal.docker_orphan_reaper` is off. Asked only of the sandboxes the idle rule stops (the engine walks the layer).
+ * Measured by an inspect that asks for it (`?size=1`: `SizeRw`). Null when it cannot be known (the engine gives no
+ * size, no answer, the run's time is up): the stop is never held up by it.
+ */
+export async function writableLayerBytes(engine: EngineClient, id: string, signal?: AbortSignal): Promise<number | null> {
+  if (signal?.aborted) return null;
+  try {
+    return (await engine.inspect(id, signal, { size: true }))?.sizeRw ?? null;
+  } catch {
+    return null;
+  }
 }

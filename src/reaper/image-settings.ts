@@ -10,6 +10,7 @@ import { type ImageBudget, parseKeepPattern } from '../core/image-budget.js';
 import { parseImageBudget } from '../core/image-size.js';
 import type { ImagePolicy } from '../core/images.js';
 import { ValueError } from '../core/parse-args.js';
+import { type JanitorSetting, readJanitorSetting } from './janitor-settings.js';
 
 export interface ImageInputs {
   imagesOver?: string | undefined;
@@ -18,20 +19,28 @@ export interface ImageInputs {
   keepImage?: readonly string[] | undefined;
 }
 
+export const IMAGES_OVER: JanitorSetting<'size'> = {
+  key: 'janitor.images_over', kind: 'size', flag: '--images-over', falseIsOff: true, parse: parseImageBudget,
+  accepts: 'a size such as 50GB or 20GiB, or a percentage of the disk such as 80%',
+  description: "when the engine's images take more than this, remove images hermes' containers used, least recently used first", defaultText: 'off',
+};
+export const KEEP_IMAGES: JanitorSetting<'list'> = {
+  key: 'janitor.keep_images', kind: 'list', flag: '--keep-image', parse: parseKeepPattern, accepts: 'a regular expression or a list of them',
+  description: 'never remove an image with a repository:tag or id matching one of these (added to `--keep-image`)', defaultText: 'none',
+};
+
 export interface ImageSettings {
   budget: ImageBudget;
   policy: ImagePolicy;
 }
 
-const CONFIG_BUDGET = 'janitor.images_over';
-const CONFIG_KEEP = 'janitor.keep_images';
 
 /** The image budget of a run, or null when it is off (neither the flag nor the config key). */
 export function resolveImageSettings(inputs: ImageInputs, config: HermesConfig): ImageSettings | null {
   const budget = inputs.imagesOver !== undefined ? fromFlag(inputs.imagesOver) : fromConfig(config);
   if (!budget) {
     const given = inputs.allImages ? '--all-images' : inputs.imagesMinAgeMs !== undefined ? '--images-min-age' : inputs.keepImage?.length ? '--keep-image' : null;
-    if (given) throw new UsageError(`${given} applies to the image budget: add --images-over <size> (or set ${CONFIG_BUDGET} in ${config.file})`);
+    if (given) throw new UsageError(`${given} applies to the image budget: add --images-over <size> (or set ${IMAGES_OVER.key} in ${config.file})`);
     return null;
   }
   const keep = [...(inputs.keepImage ?? []).map((k) => parseOr(() => parseKeepPattern(k, '--keep-image'))), ...configKeep(config)];
@@ -52,19 +61,6 @@ function parseOr<T>(fn: () => T, fix = ''): T {
 
 const fromFlag = (raw: string) => parseOr(() => parseImageBudget(raw, '--images-over'));
 
-function fromConfig(config: HermesConfig): ImageBudget | null {
-  const raw = config.get(CONFIG_BUDGET);
-  if (raw === undefined || raw === null || raw === false) return null;
-  if (config.problem) throw new UsageError(`${config.problem}: fix the file or pass --images-over`);
-  const fix = `: fix ${CONFIG_BUDGET} in ${config.file} or pass --images-over`;
-  if (typeof raw !== 'string' && typeof raw !== 'number') throw new UsageError(`${CONFIG_BUDGET} in ${config.file} must be a size such as 50GB or a percentage such as 80%${fix.slice(1)}`);
-  return parseOr(() => parseImageBudget(String(raw), CONFIG_BUDGET), fix);
-}
+const fromConfig = (config: HermesConfig): ImageBudget | null => (readJanitorSetting(config, IMAGES_OVER) as ImageBudget | undefined) ?? null;
 
-function configKeep(config: HermesConfig): RegExp[] {
-  const raw = config.get(CONFIG_KEEP);
-  if (raw === undefined || raw === null) return [];
-  const list = typeof raw === 'string' ? [raw] : Array.isArray(raw) && raw.every((r) => typeof r === 'string') ? (raw as string[]) : null;
-  if (!list) throw new UsageError(`${CONFIG_KEEP} in ${config.file} must be a regular expression or a list of them: fix the file`);
-  return list.map((k) => parseOr(() => parseKeepPattern(k, CONFIG_KEEP), ` in ${config.file}: fix the file`));
-}
+const configKeep = (config: HermesConfig): RegExp[] => (readJanitorSetting(config, KEEP_IMAGES) as RegExp[] | undefined) ?? [];

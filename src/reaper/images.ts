@@ -12,6 +12,7 @@ import {
 } from '../core/images.js';
 import { type Selection, engineLabelFilters, isExcluded, isSelected } from '../core/selection.js';
 import { errorMessage } from '../errors.js';
+import { engineOnThisHost } from '../core/engine-place.js';
 
 export type ImageEngine = EngineClient & EngineImageCalls;
 
@@ -169,10 +170,6 @@ async function resolveBudget(opts: ImagePassOptions): Promise<number | null> {
   return root === null ? null : budgetBytes(opts.budget, await opts.filesystemBytes(root));
 }
 
-/** A percentage is measured with statfs of the engine's data directory: only an engine on a local socket has it here. */
-export function engineOnThisHost(host: string): boolean {
-  return host.startsWith('unix://') || host.startsWith('npipe://');
-}
 
 function percentProblem(opts: ImagePassOptions): string {
   const why = engineOnThisHost(opts.engine.host)

@@ -1,15 +1,16 @@
 /** One `list` of one engine: every selected container in any state, with the verdict `reap` would reach. */
 import type { ContainerDetails, ContainerSummary } from '../adapters/engine.js';
 import { anonymousVolumes } from '../adapters/engine.js';
-import { type Verdict, thresholdFor } from '../core/policy.js';
+import { type Verdict, heldReason, thresholdFor } from '../core/policy.js';
 import { isSelected } from '../core/selection.js';
 import { errorMessage } from '../errors.js';
 import { forEachBounded } from '../util/pool.js';
 import { IdleBook } from './idle-book.js';
 import { type AbandonedLoad, abandonedLoad, mayRunExecs, surveyExecs } from './exec-trees.js';
+import { writableLayerBytes } from './idle-stop.js';
 import { RunGuard } from './run-guard.js';
 import { candidates, consume, entryOf, verdictOf } from './sweep-rows.js';
-import type { ListResult, ListedEntry, SweepRequest } from './sweep.js';
+import type { ListResult, ListedEntry, SweepRequest } from './sweep-types.js';
 
 export class ListSweep {
   private readonly guard: RunGuard;
@@ -62,6 +63,12 @@ export class ListSweep {
     // Taken from this inspect, so status needs no second one per container.
     const held = details ? anonymousVolumes(details.volumes) : [];
     if (held.length > 0) entry.volumes = held;
+    // A profile it belongs to is refused by hermes, or has its reaper off: nothing is removed or stopped for it.
+    const hold = details && !(v.verdict === 'keep' && v.reason === 'excluded') ? heldReason(req, details.labels) : null;
+    if (hold) {
+      book?.seen.add(details!.id);
+      return this.emit({ ...entry, verdict: 'keep', reason: hold });
+    }
     if (details) book?.seen.add(details.id);
     if (details && book && v.verdict === 'keep' && v.reason === 'running') {
       // Judged apart from the inspect workers, so the samples of the sweep go out together.
@@ -69,9 +76,11 @@ export class ListSweep {
       return;
     }
     if (details && details.status.toLowerCase() !== 'running') book?.drop(details.id);
-    if (details && book && v.verdict === 'reap' && v.rule === 'exited' && book.retained(details, req.asOf)) {
+    const retainedUntil = details && book && v.verdict === 'reap' && v.rule === 'exited' ? book.retainedUntil(details, req.asOf) : null;
+    if (retainedUntil !== null) {
       entry.verdict = 'keep';
       entry.reason = 'stopped-retained';
+      entry.retainedUntil = new Date(retainedUntil).toISOString();
     }
     this.emit(entry);
   }
@@ -90,16 +99,18 @@ export class ListSweep {
 
   /** A running container's idle verdict (`stop` when `reap` would stop it now), from this run's sample. */
   private async judgeIdle(book: IdleBook, details: ContainerDetails, entry: ListedEntry): Promise<void> {
-    const owner = book.ownerFor(entry.profile);
-    if (owner) entry.owner = owner;
     try {
+      const owner = await book.ownerFor(entry.profile, details);
+      if (owner) entry.owner = owner;
       const abandoned = await this.surveyExecs(book, details, entry);
-      const { record, decision } = await book.judgeRunning(this.req.engine, details, this.req.asOf, this.req.signal, { abandoned, owner });
+      const { record, decision } = await book.judgeRunning(this.req.engine, details, this.req.asOf, this.req.signal, { abandoned, owner, localFirst: true });
       entry.idleSeconds = decision.idleSeconds;
       entry.processes = record ? (record.last.pids ?? null) : null;
       if (decision.stop) {
         entry.verdict = 'stop';
         entry.reason = 'idle';
+        // The cost of the stop `reap` would make (only for those: the engine walks the layer).
+        entry.writableLayerBytes = await book.reads(() => writableLayerBytes(this.req.engine, details.id, this.req.signal));
       } else {
         entry.idleReason = decision.why;
       }

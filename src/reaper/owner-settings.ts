@@ -2,19 +2,20 @@
  * The settings of owned and abandoned sandboxes (#30), resolved in one place: the idle threshold of an owned sandbox
  * (`--idle-after-owned`, `janitor.idle_after_owned`, default 24 h, `never` allowed), how long a sandbox the janitor
  * stopped is kept (`--stopped-retention`, `janitor.stopped_retention`, default 7 days), and the reader of the living
- * hermes processes that may own a sandbox (procfs, read afresh at each call).
+ * hermes processes that may own a sandbox (procfs, read afresh at each call; none at all, every sandbox owned, when
+ * the janitor's pid namespace is not the host's: `adapters/pid-namespace.ts`).
  */
 import type { HermesConfig } from '../adapters/config.js';
 import { DEFAULT_IDLE_AFTER_OWNED_SECONDS, DEFAULT_STOPPED_RETENTION_SECONDS } from '../defaults.js';
-import { UsageError } from '../errors.js';
-import { parseDuration } from '../core/parse-args.js';
+import { IDLE_AFTER_OWNED, STOPPED_RETENTION, readJanitorSetting } from './janitor-settings.js';
 import type { OwnerView } from '../core/owners.js';
+import type { EngineProcess } from '../adapters/pid-namespace.js';
 
 export interface OwnerSettings {
   /** Seconds; null: an owned sandbox is never stopped. */
   idleAfterOwnedSeconds: number | null;
   stoppedRetentionSeconds: number;
-  owners: (engineHost: string) => OwnerView;
+  owners: (engineHost: string, evidence?: EngineProcess) => Promise<OwnerView>;
 }
 
 /**
@@ -25,33 +26,32 @@ export interface OwnerSettings {
 export async function resolveOwnerSettings(
   inputs: { idleAfterOwnedSeconds?: number | null | undefined; stoppedRetentionSeconds?: number | undefined },
   config: HermesConfig,
+  env: Record<string, string | undefined> = {},
 ): Promise<OwnerSettings> {
-  const owned = inputs.idleAfterOwnedSeconds !== undefined ? inputs.idleAfterOwnedSeconds : configDuration(config, 'janitor.idle_after_owned', '--idle-after-owned', true);
-  const retention = inputs.stoppedRetentionSeconds ?? configDuration(config, 'janitor.stopped_retention', '--stopped-retention', false);
-  const { listHermesProcesses } = await import('../adapters/hermes-processes.js');
+  const owned = inputs.idleAfterOwnedSeconds !== undefined ? inputs.idleAfterOwnedSeconds : configSeconds(config, IDLE_AFTER_OWNED);
+  const retention = inputs.stoppedRetentionSeconds ?? configSeconds(config, STOPPED_RETENTION);
+  const { listHermesProcesses, procRootOf } = await import('../adapters/hermes-processes.js');
+  const procRoot = procRootOf(env);
   const { ownerViewOf } = await import('../core/owners.js');
+  const { engineOnThisHost } = await import('../core/engine-place.js');
+  const { pidNamespaceProblem } = await import('../adapters/pid-namespace.js');
+  const { newOwnershipCache, resolveOwnership } = await import('../hermes/owned-profiles.js');
+  // One cache per run (per `watch`): the process table is read afresh at each call, a root's profiles once a minute.
+  const where = { env, cwd: process.cwd(), cache: newOwnershipCache() };
   return {
     idleAfterOwnedSeconds: owned === undefined ? DEFAULT_IDLE_AFTER_OWNED_SECONDS : owned,
     stoppedRetentionSeconds: retention ?? DEFAULT_STOPPED_RETENTION_SECONDS,
-    owners: (host) => ownerViewOf(listHermesProcesses(), host),
+    owners: async (host, evidence) => {
+      const partial = engineOnThisHost(host) ? pidNamespaceProblem({ engineHost: host, evidence, procRoot }) : null;
+      if (partial) return { blind: partial, pidNamespace: partial, processes: [] };
+      const table = listHermesProcesses({ procRoot });
+      return ownerViewOf(engineOnThisHost(host) ? await resolveOwnership(table, where) : table, host);
+    },
   };
 }
 
-/** A duration in config.yaml, in seconds; undefined when absent; null for `never` (where allowed). */
-function configDuration(config: HermesConfig, key: string, flag: string, neverAllowed: boolean): number | null | undefined {
-  if (config.problem) return undefined; // reported by whichever setting needs the file first
-  const raw = config.get(key);
-  if (raw === undefined || raw === null) return undefined;
-  if (neverAllowed && typeof raw === 'string' && raw.trim().toLowerCase() === 'never') return null;
-  if (typeof raw === 'number' && raw > 0 && Number.isFinite(raw)) return raw;
-  if (typeof raw === 'string') {
-    try {
-      return parseDuration(raw, key) / 1000;
-    } catch {
-      /* reported below */
-    }
-  }
-  throw new UsageError(
-    `${key} in ${config.file} must be a duration such as 24h, 7d or 90m (or seconds)${neverAllowed ? ", or 'never'" : ''}, got '${String(raw)}': fix the file or pass ${flag}`,
-  );
+/** A duration key in seconds; undefined when absent; null for `never` (where allowed). */
+function configSeconds(config: HermesConfig, setting: typeof IDLE_AFTER_OWNED): number | null | undefined {
+  const ms = readJanitorSetting(config, setting);
+  return ms === undefined || ms === null ? ms : ms / 1000;
 }

@@ -16,6 +16,8 @@ export interface ReapPlan {
     labels: string[];
     profileLabel: string;
     profile: string | null;
+    /** The profile's label values when they are not just `profile` (its container identities). */
+    profileValues?: string[];
     excludeLabels: string[];
   };
   /** The exact containers to remove. */
@@ -58,6 +60,7 @@ export function buildPlan(args: {
       labels: args.selection.selectors.map(formatMatcher),
       profileLabel: args.selection.profileLabel,
       profile: args.selection.profile,
+      ...(args.selection.profileValues ? { profileValues: args.selection.profileValues } : {}),
       excludeLabels: args.selection.exclude.map(formatMatcher),
     },
     containers: args.containers.map(({ host, id, name }) => ({ host, id, name })),
@@ -85,6 +88,7 @@ export function parsePlan(value: unknown, file: string): ReapPlan {
   if (!s || !isStrings(s.labels) || !isStrings(s.excludeLabels) || typeof s.profileLabel !== 'string' || !(s.profile === null || typeof s.profile === 'string')) {
     throw bad('"selection" is malformed');
   }
+  if (s.profileValues !== undefined && !(isStrings(s.profileValues) && s.profileValues.length > 0)) throw bad('"selection.profileValues" must list label values');
   if (!Array.isArray(p.containers) || !p.containers.every((c) => c && typeof c.id === 'string' && typeof c.host === 'string' && typeof c.name === 'string')) {
     throw bad('"containers" must be a list of {host, id, name}');
   }
@@ -106,6 +110,7 @@ export function planSelection(plan: ReapPlan): Selection {
     selectors: plan.selection.labels.map(parse),
     profileLabel: plan.selection.profileLabel,
     profile: plan.selection.profile,
+    ...(plan.selection.profileValues ? { profileValues: plan.selection.profileValues } : {}),
     exclude: plan.selection.excludeLabels.map(parse),
   };
 }

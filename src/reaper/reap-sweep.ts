@@ -4,19 +4,19 @@
  * any single failure; a 404, or a 409 on a container being removed, counts as `gone`.
  */
 import type { ContainerDetails, ContainerSummary } from '../adapters/engine.js';
-import { anonymousVolumes, isGoing } from '../adapters/engine.js';
+import { anonymousVolumes, hasSpaceCalls, isGoing } from '../adapters/engine.js';
 import { type IdleRecord, idleSeconds } from '../core/idle.js';
-import { type KeepReason, type Verdict, thresholdFor } from '../core/policy.js';
+import { type KeepReason, type Verdict, heldReason, thresholdFor } from '../core/policy.js';
 import { isExcluded, isSelected } from '../core/selection.js';
 import { DEFAULT_STOP_TIMEOUT_SECONDS } from '../defaults.js';
 import { EngineRequestError, errorMessage } from '../errors.js';
 import { forEachBounded } from '../util/pool.js';
 import { IdleBook } from './idle-book.js';
-import { type StopOutcome, execsInFlight, readLocally, reproveAndStop, volumesGone } from './idle-stop.js';
+import { type StopOutcome, execsInFlight, readLocally, reproveAndStop, volumesGone, writableLayerBytes } from './idle-stop.js';
 import { type AbandonedLoad, type ExecTreeReport, abandonedLoad, endAbandonedTrees, mayRunExecs, surveyExecs } from './exec-trees.js';
 import { RunGuard } from './run-guard.js';
 import { candidates, consume, entryOf, vanished, verdictOf } from './sweep-rows.js';
-import type { ReapRequest, ReapResult, StoppedEntry, SweepEntry } from './sweep.js';
+import type { ReapRequest, ReapResult, StoppedEntry, SweepEntry } from './sweep-types.js';
 
 type Settled = Extract<StopOutcome, { kind: 'stopped' | 'proof-failed' }>;
 /** A listed row and the inspect it was judged from. */
@@ -76,7 +76,8 @@ export class ReapSweep {
   private async inspectAndJudge(row: ContainerSummary): Promise<void> {
     let details: ContainerDetails | null;
     try {
-      details = await this.req.engine.inspect(row.id, this.req.signal);
+      // A container that does not run may be removed: the engine measures its writable layer too (what a reap freed).
+      details = await this.req.engine.inspect(row.id, this.req.signal, { size: row.state.toLowerCase() !== 'running' });
     } catch (err) {
       if (this.guard.absorb(err)) return;
       if (err instanceof EngineRequestError && (await vanished(this.req.engine, row.id, this.req.signal))) return this.keep(this.entry(row), 'gone');
@@ -93,6 +94,9 @@ export class ReapSweep {
     book?.seen.add(details.id);
     const v = verdictOf(req.selection, details, req.asOf, thresholdFor(req, details.labels));
     const entry = this.entry(row, details, v);
+    // A profile it belongs to is refused by hermes, or has its reaper off: nothing is removed or stopped for it.
+    const held = heldReason(req, details.labels);
+    if (held && !(v.verdict === 'keep' && v.reason === 'excluded')) return this.keep(entry, held);
     if (v.verdict === 'keep' && v.reason === 'running' && book) {
       book.pending.push(this.execTreesThenIdle(book, { row, details }, entry));
       return;
@@ -100,9 +104,11 @@ export class ReapSweep {
     if (details.status.toLowerCase() !== 'running') book?.drop(details.id);
     if (v.verdict === 'keep') return this.keep(entry, v.reason);
     // A sandbox the janitor stopped stays for the retention, so that hermes can start it again.
-    if (v.rule === 'exited' && book?.retained(details, req.asOf)) return this.keep(entry, 'stopped-retained');
+    const retainedUntil = v.rule === 'exited' ? (book?.retainedUntil(details, req.asOf) ?? null) : null;
+    if (retainedUntil !== null) return this.keep({ ...entry, retainedUntil: new Date(retainedUntil).toISOString() }, 'stopped-retained');
     if (req.dryRun) {
       entry.volumes = req.keepVolumes ? [] : anonymousVolumes(details.volumes);
+      entry.reclaimedBytes = await this.sizeOf(details, entry.volumes);
       this.out.removed.push(entry);
       req.onEvent?.({ type: 'removed', entry, dryRun: true });
       return;
@@ -111,14 +117,34 @@ export class ReapSweep {
     return this.remove(row, details, entry);
   }
 
+  /** The engine's volume sizes, asked once per sweep, when a container to remove holds an anonymous volume. */
+  private volumeSizes: Promise<Map<string, number>> | undefined;
+
+  /**
+   * What removing a container frees: its writable layer (measured by its inspect) and its anonymous volumes (as the
+   * engine measures them: one `GET /system/df` per sweep, when one holds any). What cannot be measured counts 0.
+   */
+  private async sizeOf(details: ContainerDetails, volumes: readonly string[]): Promise<number> {
+    let bytes = details.sizeRw ?? 0;
+    const engine = this.req.engine;
+    if (volumes.length > 0 && hasSpaceCalls(engine)) {
+      this.volumeSizes ??= engine.volumeSizes(this.req.signal).catch(() => new Map<string, number>());
+      const sizes = await this.volumeSizes;
+      for (const v of volumes) bytes += sizes.get(v) ?? 0;
+    }
+    return bytes;
+  }
+
   /** The removal (never forced, anonymous volumes with it unless kept), and what its refusals mean. */
   private async remove(row: ContainerSummary, details: ContainerDetails, entry: SweepEntry): Promise<void> {
     const { req } = this;
     try {
+      const bytes = await this.sizeOf(details, req.keepVolumes ? [] : anonymousVolumes(details.volumes));
       const outcome = await req.engine.remove(row.id, req.signal, { volumes: !req.keepVolumes });
       if (outcome.kind === 'gone') return this.keep(entry, 'gone');
       if (outcome.kind === 'conflict') return this.settleConflict(row, entry, outcome.detail);
       entry.volumes = req.keepVolumes || details.volumes.length === 0 ? [] : await volumesGone(req.engine, details.volumes, req.signal);
+      entry.reclaimedBytes = bytes;
       this.out.removed.push(entry);
       req.onEvent?.({ type: 'removed', entry, dryRun: false });
     } catch (err) {
@@ -151,7 +177,7 @@ export class ReapSweep {
   private provenBefore(book: IdleBook, row: ContainerSummary): boolean {
     const { req } = this;
     if (req.dryRun || !book.opts.stopIdle || !book.opts.localCounters || row.state.toLowerCase() !== 'running') return false;
-    if (isExcluded(req.selection, row.labels)) return false;
+    if (isExcluded(req.selection, row.labels) || heldReason(req, row.labels)) return false;
     const prev = book.prev(row.id);
     // Its init process as last sampled still in its cgroup, readable here (else the re-check would need the engine).
     if (!prev?.last.pid || !readLocally(book.opts.localCounters, row.id, prev.last.pid)) return false;
@@ -175,8 +201,8 @@ export class ReapSweep {
       const v = verdictOf(req.selection, d, req.asOf, thresholdFor(req, d.labels));
       if (v.verdict !== 'keep' || v.reason !== 'running') return false;
       const base = this.entry(row, d, v);
-      // Right before the stop: its owners from the process table read now.
-      const owner = book.ownerFor(base.profile, true);
+      // Right before the stop: its owners from the process table read now (`refreshOwners` below).
+      const owner = book.ownerNow(base.profile);
       const decision = book.tentativeStop(prev, { startedAt: d.startedAt, execIds, limit: book.limitOf(d), owner }, req.asOf);
       if (!decision.stop) return false;
       book.seen.add(d.id);
@@ -185,6 +211,8 @@ export class ReapSweep {
     };
     let outcome: StopOutcome;
     try {
+      // Its init as last sampled is the evidence of the pid namespace (the inspect comes inside the re-check).
+      await book.refreshOwners({ id: row.id, pid: prev.last.pid ?? 0 });
       outcome = await reproveAndStop(req.engine, row.id, prev, { ...this.stopOptions(book), candidate });
     } catch (err) {
       if (!entry) return this.inspectAndJudge(row); // the inspect failed: the usual way decides (gone, failed, run over)
@@ -196,7 +224,7 @@ export class ReapSweep {
       book.drop(row.id);
       return this.keep(this.entry(row), 'gone');
     }
-    this.settleStop(book, outcome, entry!);
+    await this.settleStop(book, outcome, entry!);
   }
 
   /**
@@ -254,7 +282,13 @@ export class ReapSweep {
     // A proof already gathered by earlier runs: if it suffices as of now, provided nothing happened since its last
     // sample, the re-check's fresh sample is this run's only one (one pass of the engine's stats collector, not two).
     const prev = book.prev(details.id);
-    const owner = book.ownerFor(base.profile);
+    let owner: Awaited<ReturnType<IdleBook['ownerFor']>> = null;
+    try {
+      owner = await book.ownerFor(base.profile, details);
+    } catch (err) {
+      if (this.guard.absorb(err)) return;
+      return this.keep({ ...base, idleSeconds: null, idleReason: 'stats-unavailable', processes: null }, 'running');
+    }
     if (owner) base = { ...base, owner };
     if (!req.dryRun && book.opts.stopIdle && prev && prev.last.startedAt === details.startedAt && details.status.toLowerCase() === 'running') {
       let tentative: ReturnType<IdleBook['tentativeStop']> | null = null;
@@ -279,6 +313,7 @@ export class ReapSweep {
     if (!decision.stop) return this.keep({ ...base, idleSeconds: decision.idleSeconds, idleReason: decision.why, processes }, 'running');
     const entry: StoppedEntry = { ...base, idleSeconds: decision.idleSeconds, processes };
     if (req.dryRun) {
+      entry.writableLayerBytes = await this.layerOf(book, entry.id);
       this.out.stopped.push(entry);
       req.onEvent?.({ type: 'stopped', entry, dryRun: true });
       return;
@@ -300,8 +335,16 @@ export class ReapSweep {
     };
   }
 
+  /**
+   * The cost of a stop (`writableLayerBytes`): measured once the sandbox is stopped (its layer is then what hermes'
+   * reaper would remove; nothing is added between the re-check and the stop), or for a dry run at the decision.
+   */
+  private layerOf(book: IdleBook, id: string): Promise<number | null> {
+    return book.reads(() => writableLayerBytes(this.req.engine, id, this.req.signal));
+  }
+
   /** Reports a stop's outcome (other than `gone` and `declined`) and updates the container's record. */
-  private settleStop(book: IdleBook, outcome: Settled, entry: StoppedEntry): void {
+  private async settleStop(book: IdleBook, outcome: Settled, entry: StoppedEntry): Promise<void> {
     if (outcome.kind === 'proof-failed') {
       book.record(entry.id, outcome.record);
       const processes = outcome.record ? (outcome.record.last.pids ?? null) : (entry.processes ?? null);
@@ -313,6 +356,7 @@ export class ReapSweep {
     const stopped: StoppedEntry = {
       ...entry, state: 'exited', processes: outcome.sample.pids ?? null, graceSeconds: outcome.graceSeconds,
       ...(outcome.killed !== undefined ? { killed: outcome.killed } : {}),
+      writableLayerBytes: await this.layerOf(book, entry.id),
     };
     this.out.stopped.push(stopped);
     this.req.onEvent?.({ type: 'stopped', entry: stopped, dryRun: false });
@@ -324,11 +368,11 @@ export class ReapSweep {
    */
   private async reproveThenStop(book: IdleBook, record: IdleRecord, seen: Inspected, entry: StoppedEntry): Promise<void> {
     if (this.guard.stopped) return;
-    // Right before acting: its owners from the process table read now (a hermes started since lengthens the threshold).
-    const owner = book.ownerFor(entry.profile, true);
-    if (owner && entry.idleSeconds < book.thresholdOf(owner)) return this.keep({ ...entry, owner, idleReason: 'owner-alive' }, 'running');
     let outcome: StopOutcome;
     try {
+      // Right before acting: its owners from the process table read now (a hermes started since lengthens the threshold).
+      const owner = await book.ownerFor(entry.profile, seen.details, true);
+      if (owner && entry.idleSeconds < book.thresholdOf(owner)) return this.keep({ ...entry, owner, idleReason: 'owner-alive' }, 'running');
       outcome = await reproveAndStop(this.req.engine, entry.id, record, { ...this.stopOptions(book), inspected: seen.details });
     } catch (err) {
       this.guard.absorb(err);
@@ -339,6 +383,6 @@ export class ReapSweep {
       book.drop(entry.id);
       return this.keep(entry, 'gone');
     }
-    this.settleStop(book, outcome, entry);
+    await this.settleStop(book, outcome, entry);
   }
 }

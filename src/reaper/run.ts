@@ -1,6 +1,6 @@
 import type { EngineClient } from '../adapters/engine.js';
 import { ExitCode } from '../errors.js';
-import { type Interruption } from './sweep.js';
+import type { Interruption } from './sweep-types.js';
 
 /** How one engine fared in a run (`hosts` in JSON output). */
 export interface HostOutcome {

@@ -2,13 +2,16 @@
  * hermes' sandbox directories: which are used (asked of every engine), and the removal pass `reap` and `watch`
  * run with `--sandbox-dirs-older-than`. Rules in core/sandbox-dirs.ts, files in adapters/sandbox-dirs.ts.
  */
-import { promises as fs } from 'node:fs';
+import { lstatSync, promises as fs } from 'node:fs';
 import type { EngineClient } from '../adapters/engine.js';
 import { type TaskDirListing, listTaskDirs, readMountPoints, removeTaskDir, scanTaskDir } from '../adapters/sandbox-dirs.js';
 import {
   GONE, type Keep, type KeepReason, type MountRef, type SandboxRoot, keepByEngines, keepByFiles, refusalLine, shownPath, usageByTaskDir,
 } from '../core/sandbox-dirs.js';
 import { errorMessage } from '../errors.js';
+import { SANDBOX_DOCKER_DIRNAME } from '../defaults.js';
+import { UNTRUSTED_ROOT, untrustedRootLine } from '../core/trust.js';
+import { type CheckedDir, untrustedRoot } from '../adapters/trust.js';
 
 /** What the engines say about mounts: every container's mount sources, and the engines that did not answer. */
 export interface EngineMounts {
@@ -99,11 +102,23 @@ export interface FailedSandboxDir {
   swapped?: string[];
 }
 
-/** The pass's outcome: the `sandboxDirs` object of `reap --json` (keys `removed`, `kept`, `failed`). */
+/** A sandbox root not used for the run: `untrusted-root` (core/trust.ts `rootChainProblem`). */
+export interface RefusedSandboxRoot {
+  path: string;
+  reason: typeof UNTRUSTED_ROOT;
+  /** One line: which directory, and why. */
+  detail: string;
+}
+
+/**
+ * The pass's outcome: the `sandboxDirs` object of `reap --json` (keys `removed`, `kept`, `failed`; `refused` when a
+ * root was refused for the run).
+ */
 export interface SandboxDirsResult {
   removed: RemovedSandboxDir[];
   kept: KeptSandboxDir[];
   failed: FailedSandboxDir[];
+  refused?: RefusedSandboxRoot[];
 }
 
 interface Pass {
@@ -136,17 +151,27 @@ function keep(p: Pass, path: string, k: Keep, lastChangeMs: number | null): void
  * directory. Never throws for a directory: each ends in `removed`, `kept` or `failed`.
  */
 export async function removeUnusedSandboxDirs(opts: SandboxDirsPassOptions): Promise<SandboxDirsResult> {
-  const listings: TaskDirListing[] = [];
+  const listings: Array<TaskDirListing & { owner?: number }> = [];
+  const refused: RefusedSandboxRoot[] = [];
   const seen = new Set<string>();
   for (const r of opts.roots) {
+    const trusted = checkedRoot(r);
+    if ('refused' in trusted) {
+      refused.push(trusted.refused);
+      continue;
+    }
     const listing = await listTaskDirs(r);
+    if (trusted.docker && listing.parentIno !== null && (listing.parentIno !== trusted.docker.ino || listing.parentDev !== trusted.docker.dev)) {
+      refused.push(refusedRoot(r, `${shownPath(listing.parent)} changed since it was checked`));
+      continue;
+    }
     const key = listing.parentForms.at(-1)!;
-    if (!seen.has(key)) listings.push(listing);
+    if (!seen.has(key)) listings.push({ ...listing, ...(r.owner !== undefined ? { owner: r.owner } : {}) });
     seen.add(key);
   }
   const p: Pass = {
     opts,
-    out: { removed: [], kept: [], failed: [] },
+    out: { removed: [], kept: [], failed: [], ...(refused.length ? { refused } : {}) },
     unanswered: opts.engines.filter((e) => !e.answered).map((e) => ({ host: e.engine.host, error: e.error ?? 'no answer' })),
     resolved: new Map(),
     uid: process.geteuid?.() ?? null,
@@ -158,10 +183,12 @@ export async function removeUnusedSandboxDirs(opts: SandboxDirsPassOptions): Pro
   return p.out;
 }
 
-async function oneDir(p: Pass, listing: TaskDirListing, entry: TaskDirListing['entries'][number]): Promise<void> {
+async function oneDir(p: Pass, listing: TaskDirListing & { owner?: number }, entry: TaskDirListing['entries'][number]): Promise<void> {
   const { opts } = p;
   if (opts.signal?.aborted) return keep(p, entry.path, { reason: 'cut-short', detail: 'the run was cut short before this directory' }, null);
   if (p.unanswered.length > 0 && entry.kind === 'directory') return keep(p, entry.path, keepByEngines([], p.unanswered)!, null);
+  const notOwners = listing.owner === undefined ? null : notOwnersDir(entry.path, listing.owner);
+  if (notOwners) return keep(p, entry.path, notOwners, null);
   const place = { parentDev: listing.parentDev!, mountPoints: await readMountPoints() };
   let scan;
   try {
@@ -195,8 +222,40 @@ async function oneDir(p: Pass, listing: TaskDirListing, entry: TaskDirListing['e
     p.out.removed.push({ path: entry.path, bytes: scan.bytes, lastChange });
     return;
   }
-  const outcome = await removeTaskDir(entry.path, place.parentDev, { parentIno: listing.parentIno! });
+  const outcome = await removeTaskDir(entry.path, place.parentDev, { parentIno: listing.parentIno!, ...(listing.owner !== undefined ? { owner: listing.owner } : {}) });
   if (outcome.status === 'removed') p.out.removed.push({ path: entry.path, bytes: scan.bytes, lastChange });
   else if (outcome.status === 'gone') keep(p, entry.path, GONE, scan.lastChangeMs);
   else p.out.failed.push({ path: entry.path, error: refusalLine(entry.path, outcome.refusal, p.uid, outcome), partial: outcome.partial, swapped: outcome.swapped });
+}
+
+/**
+ * A root with an owner (root over another user's home) is used only when it and its `docker` directory belong to that
+ * user, are no symlinks and are on one filesystem (adapters/trust.ts `untrustedRoot`); `docker` is then what the
+ * listing must find. Null for a root without an owner, or one that may be used.
+ */
+export function rootRefusal(r: SandboxRoot): RefusedSandboxRoot | null {
+  const c = checkedRoot(r);
+  return 'refused' in c ? c.refused : null;
+}
+
+function checkedRoot(r: SandboxRoot): { docker: CheckedDir | null } | { refused: RefusedSandboxRoot } {
+  if (r.owner === undefined) return { docker: null };
+  const { line, chain } = untrustedRoot('sandbox root', r.root, r.owner, [SANDBOX_DOCKER_DIRNAME]);
+  return line !== null ? { refused: { path: r.root, reason: UNTRUSTED_ROOT, detail: line } } : { docker: chain[1] ?? null };
+}
+
+function refusedRoot(r: SandboxRoot, why: string): RefusedSandboxRoot {
+  return { path: r.root, reason: UNTRUSTED_ROOT, detail: untrustedRootLine('sandbox root', r.root, why) };
+}
+
+/** A task directory that is not the owner's (or not a directory of theirs at all), as a reason to keep it. */
+function notOwnersDir(dir: string, owner: number): Keep | null {
+  let st;
+  try {
+    st = lstatSync(dir);
+  } catch {
+    return null; // gone: the scan says so
+  }
+  if (!st.isDirectory() || st.uid === owner) return null;
+  return { reason: UNTRUSTED_ROOT, detail: `belongs to uid ${st.uid}, not to the home's owner (uid ${owner}): not removed as root` };
 }

@@ -3,19 +3,19 @@
  * `config.yaml`: the command line and `createReaper` both call `resolveRunSettings`.
  */
 import type { HermesConfig } from '../adapters/config.js';
-import type { HermesSettings, Sourced } from '../core/hermes-settings.js';
+import type { HermesSettings, Sourced } from '../hermes/settings.js';
 import { idleStatePath } from '../adapters/janitor-files.js';
 import type { StateStore } from '../adapters/state-file.js';
 import {
-  ENV_JANITOR_REAPER, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_CGROUP_SAMPLES, ENV_SANDBOX_DIRS_EVERY, ENV_STOP_IDLE, HERMES_MIN_THRESHOLD_SECONDS, SANDBOX_DIRS_EVERY_MS,
+  ENV_JANITOR_REAPER, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_CGROUP_SAMPLES, ENV_STOP_IDLE, HERMES_MIN_THRESHOLD_SECONDS,
 } from '../defaults.js';
 import { UsageError } from '../errors.js';
 import { ValueError, parseDuration } from '../core/parse-args.js';
 import { thresholdSeconds } from '../core/policy.js';
 import { type Selection, isHermesSelection } from '../core/selection.js';
 import { resolveExecTrees } from './exec-settings.js';
-import type { IdleOptions } from './sweep.js';
-import { wholeNumberOf } from '../core/config-number.js';
+import type { IdleOptions } from './sweep-types.js';
+import { IDLE_MAX_PROCESSES, STOP_IDLE, readJanitorSetting } from './janitor-settings.js';
 
 /** What a run was given (undefined: not given): flags on the command line, options in the library. */
 export interface RunInputs {
@@ -32,8 +32,6 @@ export interface RunInputs {
   cgroupSamples?: boolean | undefined;
   /** Where idle observations live (default `<home>/janitor/idle.json`). */
   idleStore?: StateStore | undefined;
-  /** `--sandbox-dirs-older-than`, in ms: remove unused task directories unchanged this long (default: off). */
-  sandboxDirsOlderThanMs?: number | undefined;
   /** `--exec-max-age`, in seconds: replaces the bound from hermes' timeouts (exec-settings.ts). */
   execMaxAgeSeconds?: number | undefined;
   /** `--keep-exec-trees`: abandoned exec trees are reported, never ended. */
@@ -73,24 +71,27 @@ export interface RunSettings {
   stopTimeoutSeconds: number;
   /** The idle rule as a sweep takes it (the same values, plus the store, the clock and the cgroup reader). */
   idle: IdleOptions;
-  /** Unused sandbox directories unchanged this long are removed; null: they are not (the default). */
-  sandboxDirsOlderThanMs: number | null;
   /** Every setting read from hermes' files, the environment or a flag, with where it came from (`status` shows them). */
   sources: SettingSources;
 }
 
-/** The settings with their sources, as `status --json` carries them (`settings`). */
+/**
+ * The settings with their sources, as `status --json` carries them (`settings`); hermes' own also with their scope and
+ * launch readings (`readings`) and the one acted on (`used`).
+ */
 export interface SettingSources {
   sandboxRoot: Sourced<string>;
   lifetimeSeconds: Sourced<number>;
   dockerOrphanReaper: Sourced<boolean>;
+  dockerSharedContainerKey: Sourced<string>;
+  terminalTimeoutSeconds: Sourced<number>;
+  foregroundMaxTimeoutSeconds: Sourced<number>;
   stopIdle: Sourced<boolean>;
   idleMaxProcesses: Sourced<number | null>;
-  sandboxDirsOlderThanMs: Sourced<number | null>;
 }
 
-const FLAG_NAMES = { lifetime: '--lifetime', maxProcesses: '--idle-max-processes', sandboxDirs: '--sandbox-dirs-older-than' };
-const OPTION_NAMES = { lifetime: 'lifetimeSeconds', maxProcesses: 'idleMaxProcesses', sandboxDirs: 'sandboxDirsOlderThanMs' };
+const FLAG_NAMES = { lifetime: '--lifetime', maxProcesses: '--idle-max-processes' };
+const OPTION_NAMES = { lifetime: 'lifetimeSeconds', maxProcesses: 'idleMaxProcesses' };
 
 /**
  * The run's settings from its inputs: the threshold (from `--older-than`, else 2 x max(lifetime, 60) with the
@@ -120,11 +121,10 @@ export async function resolveRunSettings(inputs: RunInputs, where: RunContext): 
   const idleAfterSeconds = inputs.idleAfterSeconds ?? computed;
   const maxProcesses = resolveIdleMaxProcesses(inputs.idleMaxProcesses, where.config, names.maxProcesses);
   const idleMaxProcesses = maxProcesses.value;
-  const dirs = resolveSandboxDirsOlderThan(inputs.sandboxDirsOlderThanMs, where.config, names.sandboxDirs);
   const stopTimeoutSeconds = inputs.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS;
   const cgroup = inputs.cgroupSamples ?? cgroupSamplesEnabled(where.env);
   const store = inputs.idleStore ?? new (await import('../adapters/state-file.js')).FileStateStore(idleStatePath(where.home));
-  const owned = await (await import('./owner-settings.js')).resolveOwnerSettings(inputs, where.config);
+  const owned = await (await import('./owner-settings.js')).resolveOwnerSettings(inputs, where.config, where.env);
   const idle: IdleOptions = {
     stopIdle, idleAfterSeconds, stopTimeoutSeconds, store, now: where.now, ...owned,
     ...(idleMaxProcesses !== undefined ? { maxProcesses: idleMaxProcesses } : {}),
@@ -135,20 +135,13 @@ export async function resolveRunSettings(inputs: RunInputs, where: RunContext): 
   return {
     thresholdSeconds: threshold, lifetimeSeconds, olderThan: inputs.olderThanSeconds !== undefined, stopIdle, idleAfterSeconds,
     ...(idleMaxProcesses !== undefined ? { idleMaxProcesses } : {}), stopTimeoutSeconds, idle,
-    sandboxDirsOlderThanMs: dirs.value,
     sources: {
       sandboxRoot: where.hermes.sandboxRoot, lifetimeSeconds: lifetime, dockerOrphanReaper: where.hermes.dockerOrphanReaper,
-      stopIdle: stopIdleSourced, idleMaxProcesses: { value: maxProcesses.value ?? null, source: maxProcesses.source }, sandboxDirsOlderThanMs: dirs,
+      dockerSharedContainerKey: where.hermes.dockerSharedContainerKey, terminalTimeoutSeconds: where.hermes.terminalTimeoutSeconds,
+      foregroundMaxTimeoutSeconds: where.hermes.foregroundMaxTimeoutSeconds,
+      stopIdle: stopIdleSourced, idleMaxProcesses: { value: maxProcesses.value ?? null, source: maxProcesses.source },
     },
   };
-}
-
-/**
- * How often `watch` checks the sandbox directories: `HERMES_JANITOR_SANDBOX_DIRS_EVERY`, else once an hour. Only
- * `watch` reads it (a bad value there is its usage error, never `status`'s or `reap`'s).
- */
-export function sandboxDirsEvery(env: Record<string, string | undefined>): number {
-  return envDuration(env, ENV_SANDBOX_DIRS_EVERY) ?? SANDBOX_DIRS_EVERY_MS;
 }
 
 /** A duration in an environment variable; undefined when unset or empty; anything else that does not parse is a usage error. */
@@ -162,37 +155,12 @@ export function envDuration(env: Record<string, string | undefined>, name: strin
   }
 }
 
-/**
- * How long an unused sandbox directory must be unchanged to be removed: `--sandbox-dirs-older-than`, else
- * `janitor.sandbox_dirs_older_than` in config.yaml (a duration such as `30d`, or a number of seconds), else null
- * (off). A value that does not parse is a usage error naming the file.
- */
-export function resolveSandboxDirsOlderThan(flagMs: number | undefined, config: HermesConfig, flagName: string): Sourced<number | null> {
-  if (flagMs !== undefined) {
-    if (!(Number.isFinite(flagMs) && flagMs > 0)) throw new UsageError(`${flagName} must be a duration > 0, got '${flagMs}'`);
-    return { value: flagMs, source: flagName };
-  }
-  const cfg = usable(config, `pass ${flagName}`);
-  const raw = cfg.get('janitor.sandbox_dirs_older_than');
-  if (raw === undefined || raw === null || raw === false) return { value: null, source: 'default' };
-  const source = 'config.yaml janitor.sandbox_dirs_older_than';
-  try {
-    if (typeof raw === 'number' && raw > 0) return { value: raw * 1000, source };
-    if (typeof raw === 'string') return { value: parseDuration(raw, 'janitor.sandbox_dirs_older_than'), source };
-  } catch {
-    /* reported below */
-  }
-  throw new UsageError(
-    `janitor.sandbox_dirs_older_than in ${cfg.file} must be a duration such as 30d, 12h or 90m (or seconds), got '${String(raw)}': fix the file or pass ${flagName}`,
-  );
-}
-
 /** Where a setting came from, for messages. */
 export type Resolved<T> = Sourced<T>;
 
 /**
  * Terminal lifetime in seconds: `--lifetime` (or the library's option), else hermes' own (`hermes`: config.yaml,
- * the managed and home `.env` files, the environment, 300; see `core/hermes-settings.ts`).
+ * the managed and home `.env` files, the environment, 300; see `hermes/settings.ts`).
  */
 export function resolveLifetime(flag: number | undefined, hermes: Sourced<number>, flagName = '--lifetime'): Resolved<number> {
   if (flag !== undefined) {
@@ -211,8 +179,13 @@ export function reaperDisabled(hermes: HermesSettings, env: Record<string, strin
   const s = hermes.dockerOrphanReaper;
   if (s.value) return null;
   // hermes' own reaper is off, but the janitor was told to reap regardless (removal left to it).
-  if (['true', '1', 'yes', 'on'].includes((env[ENV_JANITOR_REAPER] ?? '').trim().toLowerCase())) return null;
+  if (janitorReaps(env)) return null;
   return s.source;
+}
+
+/** `HERMES_JANITOR_REAPER` is yes: the janitor reaps even where hermes' own orphan reaper is off. */
+export function janitorReaps(env: Record<string, string | undefined>): boolean {
+  return ['true', '1', 'yes', 'on'].includes((env[ENV_JANITOR_REAPER] ?? '').trim().toLowerCase());
 }
 
 /**
@@ -228,11 +201,7 @@ export function resolveStopIdle(
 ): Resolved<boolean> {
   if (flag !== undefined) return { value: flag, source: flag ? '--stop-idle' : '--no-stop-idle' };
   if (envSwitch(env, ENV_STOP_IDLE) === false) return { value: false, source: ENV_STOP_IDLE };
-  const cfg = usable(config, 'pass --stop-idle or --no-stop-idle');
-  const c = cfg.get('janitor.stop_idle');
-  if (c === false || (typeof c === 'string' && ['false', 'no', 'off', '0'].includes(c.trim().toLowerCase()))) {
-    return { value: false, source: 'config.yaml janitor.stop_idle' };
-  }
+  if (readJanitorSetting(config, STOP_IDLE) === false) return { value: false, source: 'config.yaml janitor.stop_idle' };
   if (customSelector) return { value: false, source: '--label (add --stop-idle to stop idle containers)' };
   return { value: true, source: 'default' };
 }
@@ -249,15 +218,8 @@ export function resolveIdleMaxProcesses(
     if (!Number.isSafeInteger(flag) || flag < 1) throw new UsageError(`${flagName} must be a whole number >= 1, got '${flag}'`);
     return { value: flag, source: flagName };
   }
-  const cfg = usable(config, 'pass --idle-max-processes');
-  const raw = cfg.get('janitor.idle_max_processes');
-  if (raw === undefined || raw === null) return { value: undefined, source: 'default' };
-  const n = wholeNumberOf(raw);
-  if (n === undefined || n < 1) {
-    throw new UsageError(
-      `janitor.idle_max_processes in ${cfg.file} must be a whole number >= 1, got '${String(raw)}': fix the file or pass --idle-max-processes`,
-    );
-  }
+  const n = readJanitorSetting(config, IDLE_MAX_PROCESSES);
+  if (n === undefined) return { value: undefined, source: 'default' };
   return { value: n, source: 'config.yaml janitor.idle_max_processes' };
 }
 
@@ -280,10 +242,4 @@ function envSwitch(env: Record<string, string | undefined>, name: string): boole
   if (['false', '0', 'no', 'off'].includes(t)) return false;
   if (['true', '1', 'yes', 'on'].includes(t)) return true;
   throw new UsageError(`${name} must be true/1/yes or false/0/no, got '${v}': fix or unset ${name}`);
-}
-
-/** A config file that exists but cannot be parsed is a usage error once a value is needed from it. */
-function usable(config: HermesConfig, alternative: string): HermesConfig {
-  if (config.problem) throw new UsageError(`${config.problem}: fix the file or ${alternative}`);
-  return config;
 }

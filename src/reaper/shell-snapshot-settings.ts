@@ -1,17 +1,22 @@
 /**
- * The settings of the shell-snapshot pass, read in this one function: hermes' temp directory (`terminal.env` in
- * config.yaml, else the process's environment: `core/shell-snapshots.ts` `hermesTempDir`), the terminal lifetime the
- * threshold follows from, and the switch that keeps snapshots (`--keep-shell-snapshots`, `janitor.keep_shell_snapshots`
- * in config.yaml). The lifetime and hermes' TMPDIR come from the settings resolver (`core/hermes-settings.ts`), so
- * hermes' `.env` files count as in hermes.
+ * The settings of the shell-snapshot pass, read in this one function: the directories where hermes puts session
+ * files (every one any release uses, for each profile the run serves: `reaper/session-dir-settings.ts`), the terminal
+ * lifetime the threshold follows from, and the switch that keeps snapshots (`--keep-shell-snapshots`,
+ * `janitor.keep_shell_snapshots` in config.yaml). The lifetime and hermes' temp variables come from the settings
+ * resolver (`hermes/settings.ts`), so hermes' `.env` files count as in hermes.
  */
 import type { HermesConfig } from '../adapters/config.js';
-import type { HermesSettings } from '../core/hermes-settings.js';
-import { hermesTempDir } from '../core/shell-snapshots.js';
+import type { HermesSettings } from '../hermes/settings.js';
 import { thresholdSeconds } from '../core/policy.js';
-import { UsageError } from '../errors.js';
+import { type JanitorSetting, SWITCH_ACCEPTS, readJanitorSetting } from './janitor-settings.js';
 import { resolveLifetime } from './settings.js';
+import { procRootOf } from '../adapters/hermes-processes.js';
 import type { TempDir } from './shell-snapshots.js';
+
+export const KEEP_SHELL_SNAPSHOTS: JanitorSetting<'switch'> = {
+  key: 'janitor.keep_shell_snapshots', kind: 'switch', flag: '--keep-shell-snapshots', accepts: SWITCH_ACCEPTS,
+  description: "true: hermes' abandoned shell snapshots are counted, never removed", defaultText: 'false',
+};
 
 export interface ShellSnapshotSettings {
   tempDirs: TempDir[];
@@ -20,30 +25,24 @@ export interface ShellSnapshotSettings {
   thresholdMs: number;
   /** Snapshots are only counted, never removed. */
   keep: boolean;
+  /** Where hermes' processes are read (`HERMES_JANITOR_PROC_ROOT`, else `/proc`). */
+  procRoot: string;
 }
 
+/**
+ * `tempDirs`: every directory where a hermes release puts session files for the profiles the run serves, each with
+ * the uid it must belong to where the trust rules apply (`reaper/session-dir-settings.ts`).
+ */
 export function shellSnapshotSettings(
   flags: { lifetimeSeconds?: number | undefined; keep?: boolean | undefined },
   env: Record<string, string | undefined>,
   files: { config: HermesConfig; hermes: HermesSettings },
+  tempDirs: readonly TempDir[],
 ): ShellSnapshotSettings {
   const { config, hermes } = files;
   const lifetime = resolveLifetime(flags.lifetimeSeconds, hermes.lifetimeSeconds).value;
-  const terminalEnv = config.problem ? null : config.get('terminal.env');
-  // hermes' own TMPDIR as hermes resolves it (a .env may set it); TMP and TEMP as the janitor's environment has them.
-  const hermesEnv = { ...env, TMPDIR: hermes.tmpDir.value || undefined };
-  const t = hermesTempDir(terminalEnv && typeof terminalEnv === 'object' && !Array.isArray(terminalEnv) ? (terminalEnv as Record<string, unknown>) : null, hermesEnv);
-  return { tempDirs: [t], lifetimeSeconds: lifetime, thresholdMs: thresholdSeconds(lifetime) * 1000, keep: flags.keep === true || keepFromConfig(config) };
-}
-
-/** `janitor.keep_shell_snapshots` in config.yaml: true/yes/on keeps them; false/no/off or absent removes; else a usage error. */
-function keepFromConfig(config: HermesConfig): boolean {
-  if (config.problem) return false;
-  const v = config.get('janitor.keep_shell_snapshots');
-  if (v === undefined || v === null || v === false) return false;
-  if (v === true) return true;
-  const t = typeof v === 'string' ? v.trim().toLowerCase() : '';
-  if (['true', 'yes', 'on', '1'].includes(t)) return true;
-  if (['false', 'no', 'off', '0'].includes(t)) return false;
-  throw new UsageError(`janitor.keep_shell_snapshots in ${config.file} must be true or false, got '${String(v)}': fix the file or pass --keep-shell-snapshots`);
+  return {
+    tempDirs: [...tempDirs], lifetimeSeconds: lifetime, thresholdMs: thresholdSeconds(lifetime) * 1000, keep: flags.keep === true || (readJanitorSetting(config, KEEP_SHELL_SNAPSHOTS) ?? false),
+    procRoot: procRootOf(env),
+  };
 }

@@ -2,18 +2,35 @@
  * The shell-snapshot pass of `reap`, `watch` and `status`: hermes' abandoned shell snapshots in its temp directory,
  * found, counted and (unless a dry run) removed. Rules in core/shell-snapshots.ts, files in
  * adapters/shell-snapshots.ts, processes in adapters/hermes-processes.ts. It needs no engine.
+ *
+ * Its work is bounded by what it finds, whoever made it: the process table is read once per pass, and again only
+ * right before removing, once per owner whose files are about to go (that owner's processes only); a file is read for
+ * names at most once while it is unchanged (device, inode, size, modification time: remembered across `watch`'s
+ * passes), and never past its first 256 KiB nor past the blocks it has on disk. The synchronous reads run in slices
+ * (`util/time-slice.ts`) and stop at the run's abort (`--timeout`): what was not judged by then is kept, `cut-short`.
  */
-import { type ProcessTable, listHermesProcesses } from '../adapters/hermes-processes.js';
+import { type ProcessTable, readHermesProcesses } from '../adapters/hermes-processes.js';
+import { pidNamespaceProblem } from '../adapters/pid-namespace.js';
 import {
-  type SnapshotFile, type TempDirHandle, closeTempDir, listSnapshotFiles, openTempDir, readSecretNames, unlinkIfUnchanged,
+  type SnapshotFile, type TempDirHandle, closeTempDir, openTempDir, readSecretNames, snapshotFile, snapshotNames, unlinkIfUnchanged,
 } from '../adapters/shell-snapshots.js';
-import { type ProcessView, type SnapshotKeepReason, type SnapshotSession, groupSessions, inTempDir, judgeSession } from '../core/shell-snapshots.js';
+import {
+  type ProcessView, type SnapshotKeepReason, type SnapshotSession, START_SLACK_MS, earliestPerUser, groupSessions, inTempDir, judgeSession,
+} from '../core/shell-snapshots.js';
 import { errorMessage } from '../errors.js';
+import { TimeSlice } from '../util/time-slice.js';
+import { UNTRUSTED_ROOT } from '../core/trust.js';
+import { untrustedRoot } from '../adapters/trust.js';
 
 export interface TempDir {
   dir: string;
   /** Where it came from: `terminal.env.TMPDIR`, `TMPDIR`, ..., or `default`. */
   from: string;
+  /**
+   * The uid the directory must belong to (no symlink, its owner's: adapters/trust.ts `untrustedRoot`): set when root
+   * runs over another user's home and that user's settings named it. Absent: not checked.
+   */
+  owner?: number;
 }
 
 export interface ShellSnapshotsOptions {
@@ -23,8 +40,16 @@ export interface ShellSnapshotsOptions {
   /** List what would go, remove nothing. */
   dryRun: boolean;
   now: () => Date;
-  /** The process table (tests inject one; default: this host's procfs, Python interpreters included). */
-  processes?: () => ProcessTable;
+  /**
+   * The process table (tests inject one; default: this host's procfs, Python interpreters included, read in slices).
+   * Called once per pass for the owners of the sessions past the threshold (`uids`), then once per owner right before
+   * removing that owner's files. Null: the run's abort came first.
+   */
+  processes?: (only: { uids: ReadonlySet<number>; startedBefore: number }) => ProcessTable | null | Promise<ProcessTable | null>;
+  /** The run's abort (`--timeout`, watch's stop): the pass stops there, what it did not judge is kept (`cut-short`). */
+  signal?: AbortSignal | undefined;
+  /** The procfs root of the default table (`HERMES_JANITOR_PROC_ROOT`); default `/proc`. */
+  procRoot?: string;
 }
 
 export interface RemovedSnapshot {
@@ -38,6 +63,8 @@ export interface RemovedSnapshot {
   secretNames: string[] | null;
   /** Every file of the session removed (the snapshot, its `.tmp.*` and `hermes-cwd-*` siblings). */
   files: string[];
+  /** Their sizes, summed (what removing them freed; a dry run: would free); absent in results made elsewhere. */
+  bytes?: number;
 }
 
 export interface KeptSnapshot {
@@ -60,73 +87,215 @@ export interface ShellSnapshotsResult {
   removed: RemovedSnapshot[];
   kept: KeptSnapshot[];
   failed: FailedSnapshot[];
-  /** The temp directories looked at, and what was wrong with one that could not be read. */
-  tempDirs: Array<TempDir & { problem: string | null }>;
+  /**
+   * The temp directories looked at, and what was wrong with one that could not be read; `reason` `untrusted-root`
+   * for one refused for the run (`problem` then says why).
+   */
+  tempDirs: Array<TempDir & { problem: string | null; reason?: typeof UNTRUSTED_ROOT }>;
   /** Why some processes could not be seen, or null. */
   processesHidden: string | null;
+  /** The run's abort stopped the pass before its end (sessions it had judged are reported; the rest were kept). */
+  cutShort?: boolean;
 }
 
 interface Pass {
   opts: ShellSnapshotsOptions;
   out: ShellSnapshotsResult;
-  table: () => ProcessTable;
   selfUid: number;
+  /** Every owner's processes, as read once for this pass (null: not read, the run was cut short first). */
+  view: ProcessView | null;
+  /** An owner's processes read again right before removing their files: at most once per owner (null: cut short). */
+  fresh: (uid: number) => Promise<ProcessView | null>;
+  slice: TimeSlice;
 }
 
 /** A process table as the rule reads it. */
 export function viewOf(t: ProcessTable, selfUid: number): ProcessView {
   // No procfs at all: nobody's processes are known.
   if (!t.readable) return { processes: [], hidden: { why: t.hidden ?? 'no procfs', uids: 'all' }, selfUid };
-  return { processes: t.processes, hidden: t.hidden === null ? null : { why: t.hidden, uids: t.blindUids ?? 'others' }, selfUid };
+  return {
+    processes: t.processes, hidden: t.hidden === null ? null : { why: t.hidden, uids: t.blindUids ?? 'others' }, selfUid, earliest: earliestPerUser(t.processes),
+  };
+}
+
+/** How this pass reads processes: none at all when the janitor's pid namespace is not the host's (nothing to see). */
+function processReader(opts: ShellSnapshotsOptions, selfUid: number, slice: TimeSlice): { read: (only: Only) => Promise<ProcessView | null>; partial: string | null } {
+  const procRoot = opts.procRoot ? { procRoot: opts.procRoot } : {};
+  const partial = pidNamespaceProblem({ engineHost: null, ...procRoot });
+  if (partial) return { read: async () => ({ processes: [], hidden: { why: partial, uids: 'all' }, selfUid }), partial };
+  const table = opts.processes ?? ((only) => readHermesProcesses({ python: true, profiles: false, ...only, ...procRoot }, slice));
+  return {
+    read: async (only) => {
+      const t = await table(only);
+      return t === null ? null : viewOf(t, selfUid);
+    },
+    partial,
+  };
+}
+
+/**
+ * Whose processes a pass reads: the owners of sessions that could go, and only those started in time to keep one (no
+ * later than the newest change among them, with the slack the rule allows).
+ */
+interface Only {
+  uids: ReadonlySet<number>;
+  startedBefore: number;
+}
+
+/** One temp directory as listed: its sessions and their files. */
+interface Listed {
+  h: TempDirHandle;
+  sessions: Array<{ s: SnapshotSession; files: SnapshotFile[] }>;
 }
 
 /**
  * Runs the pass over each temp directory (the same directory given twice is looked at once). Never throws: a temp
  * directory that cannot be read is recorded with its problem, a file that cannot be removed is a failure.
  */
-export function shellSnapshotPass(opts: ShellSnapshotsOptions): ShellSnapshotsResult {
-  const table = opts.processes ?? (() => listHermesProcesses({ python: true }));
-  const p: Pass = { opts, out: { removed: [], kept: [], failed: [], tempDirs: [], processesHidden: null }, table, selfUid: process.geteuid?.() ?? -1 };
-  const first = table();
-  p.out.processesHidden = first.hidden;
-  const seen = new Set<string>();
-  for (const t of opts.tempDirs) {
-    let h: TempDirHandle;
-    try {
-      h = openTempDir(t.dir);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      p.out.tempDirs.push({ ...t, problem: code === 'ENOENT' ? null : `cannot open ${t.dir} (${code ?? errorMessage(err)})` });
-      continue;
+export async function shellSnapshotPass(opts: ShellSnapshotsOptions): Promise<ShellSnapshotsResult> {
+  const selfUid = process.geteuid?.() ?? -1;
+  const slice = new TimeSlice(opts.signal);
+  const reader = processReader(opts, selfUid, slice);
+  const byOwner = new Map<number, Promise<ProcessView | null>>();
+  let startedBefore = 0;
+  const fresh = (uid: number) => byOwner.get(uid) ?? byOwner.set(uid, reader.read({ uids: new Set([uid]), startedBefore })).get(uid)!;
+  const out: ShellSnapshotsResult = { removed: [], kept: [], failed: [], tempDirs: [], processesHidden: reader.partial };
+  const p: Pass = { opts, out, selfUid, view: null, fresh, slice };
+  const listed: Listed[] = [];
+  try {
+    for (const t of opts.tempDirs) {
+      const l = await listDir(p, t, listed);
+      if (l) listed.push(l);
     }
-    try {
-      const key = `${h.dev}:${h.ino}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      p.out.tempDirs.push({ ...t, problem: null });
-      oneDir(p, h, first);
-    } catch (err) {
-      p.out.tempDirs.at(-1)!.problem = `cannot read ${t.dir} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)})`;
-    } finally {
-      closeTempDir(h);
-    }
+    // The owners whose files could go (past the threshold; this user's, or anyone's as root): their processes only.
+    const nowMs = opts.now().getTime();
+    const could = listed.flatMap((l) => l.sessions.map((x) => x.s)).filter((s) => nowMs - s.lastChangeMs >= opts.thresholdMs && (selfUid === 0 || s.uid === selfUid));
+    const uids = new Set(could.map((s) => s.uid));
+    startedBefore = could.reduce((m, s) => Math.max(m, s.lastChangeMs), 0) + START_SLACK_MS;
+    p.view = uids.size === 0 || slice.aborted ? { processes: [], hidden: null, selfUid } : await reader.read({ uids, startedBefore });
+    if (p.view && p.out.processesHidden === null) p.out.processesHidden = p.view.hidden?.why ?? null;
+    for (const l of listed) await judgeDir(p, l);
+  } finally {
+    for (const l of listed) closeTempDir(l.h);
   }
   return p.out;
 }
 
+/**
+ * Opens and lists one temp directory (null: refused for the run, missing, unreadable, or one already listed); its
+ * problem is recorded.
+ */
+async function listDir(p: Pass, t: TempDir, listed: readonly Listed[]): Promise<Listed | null> {
+  let h: TempDirHandle;
+  const refused = t.owner === undefined ? null : untrustedRoot('temp directory', t.dir, t.owner).line;
+  if (refused !== null) {
+    p.out.tempDirs.push({ ...t, problem: refused, reason: UNTRUSTED_ROOT });
+    return null;
+  }
+  try {
+    h = openTempDir(t.dir, t.owner);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    p.out.tempDirs.push({ ...t, problem: code === 'ENOENT' ? null : `cannot open ${t.dir} (${code ?? errorMessage(err)})` });
+    return null;
+  }
+  if (listed.some((l) => l.h.dev === h.dev && l.h.ino === h.ino)) {
+    closeTempDir(h);
+    return null;
+  }
+  p.out.tempDirs.push({ ...t, problem: null });
+  try {
+    return { h, sessions: await listSessions(p, h) };
+  } catch (err) {
+    p.out.tempDirs.at(-1)!.problem = `cannot read ${t.dir} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)})`;
+    return { h, sessions: [] };
+  }
+}
+
 const iso = (ms: number) => new Date(ms).toISOString();
 
-function oneDir(p: Pass, h: TempDirHandle, table: ProcessTable): void {
-  const files = listSnapshotFiles(h);
+/** A session judged abandoned, waiting for its owner's removals. */
+interface Doomed {
+  s: SnapshotSession;
+  files: SnapshotFile[];
+  base: Omit<KeptSnapshot, 'reason' | 'detail'>;
+}
+
+/** The snapshot files of a directory, grouped into sessions (those that are not regular files are kept at once). */
+async function listSessions(p: Pass, h: TempDirHandle): Promise<Listed['sessions']> {
   const usable: SnapshotFile[] = [];
-  for (const f of files) {
+  for (const name of snapshotNames(h)) {
+    if (await p.slice.pause()) {
+      p.out.cutShort = true;
+      break;
+    }
+    const f = snapshotFile(h, name);
+    if (!f) continue;
     const base = { path: inTempDir(h.dir, f.name), owner: f.uid, lastChange: iso(f.mtimeMs), secretNames: null };
     if (!f.regular) p.out.kept.push({ ...base, reason: 'not-regular', detail: f.symlink ? 'a symlink: never followed, never removed' : 'not a regular file' });
     else if (f.dev !== h.dev) p.out.kept.push({ ...base, reason: 'other-filesystem', detail: 'on another filesystem than the temp directory' });
     else usable.push(f);
   }
   const byName = new Map(usable.map((f) => [f.name, f]));
-  for (const s of groupSessions(usable)) oneSession(p, h, s, s.names.map((n) => byName.get(n)!), table);
+  return groupSessions(usable).map((s) => ({ s, files: s.names.map((n) => byName.get(n)!) }));
+}
+
+/** Each session of a listed directory judged against the pass's view, then the doomed ones removed. */
+async function judgeDir(p: Pass, { h, sessions }: Listed): Promise<void> {
+  const doomed: Doomed[] = [];
+  for (let i = 0; i < sessions.length; i++) {
+    const { s, files } = sessions[i]!;
+    if (p.view === null || (await p.slice.pause())) return cutShort(p, h, sessions.slice(i), 'before this session was judged');
+    const d = judgeOne(p, p.view, { h, s, files });
+    if (d) doomed.push(d);
+  }
+  await removeDoomed(p, h, doomed);
+}
+
+/** One session against the pass's view: kept (reported), would go (a dry run), or doomed (removed later). */
+function judgeOne(p: Pass, view: ProcessView, { h, s, files }: { h: TempDirHandle; s: SnapshotSession; files: SnapshotFile[] }): Doomed | null {
+  const verdict = judgeSession(s, view, p.opts.now().getTime(), p.opts.thresholdMs);
+  const base = { path: inTempDir(h.dir, s.names[0]!), owner: s.uid, lastChange: iso(s.lastChangeMs), secretNames: secretNamesOf(h, files) };
+  if (!verdict.abandoned) p.out.kept.push({ ...base, reason: verdict.reason!, detail: verdict.detail });
+  else if (p.opts.dryRun) p.out.removed.push({ ...base, files: files.map((f) => inTempDir(h.dir, f.name)), bytes: files.reduce((n, f) => n + f.size, 0) });
+  else return { s, files, base };
+  return null;
+}
+
+/** The doomed sessions removed owner by owner, each owner's processes read again right before their first removal. */
+async function removeDoomed(p: Pass, h: TempDirHandle, doomed: Doomed[]): Promise<void> {
+  for (let i = 0; i < doomed.length; i++) {
+    const d = doomed[i]!;
+    if (await p.slice.pause()) return cutShort(p, h, doomed.slice(i), 'before it was removed');
+    // Right before acting: the owner's processes again, from a fresh table (read once per owner).
+    const view = await p.fresh(d.s.uid);
+    if (view === null) return cutShort(p, h, doomed.slice(i), 'before it was removed');
+    const again = judgeSession(d.s, view, p.opts.now().getTime(), p.opts.thresholdMs);
+    if (!again.abandoned) p.out.kept.push({ ...d.base, reason: again.reason!, detail: again.detail });
+    else removeSession(p, h, d);
+  }
+}
+
+/** What the run's abort left unjudged (or not removed) is kept, `cut-short`. */
+function cutShort(p: Pass, h: TempDirHandle, left: ReadonlyArray<Pick<Doomed, 's'> & { base?: Doomed['base'] }>, when: string): void {
+  p.out.cutShort = true;
+  for (const { s, base } of left) {
+    const b = base ?? { path: inTempDir(h.dir, s.names[0]!), owner: s.uid, lastChange: iso(s.lastChangeMs), secretNames: null };
+    p.out.kept.push({ ...b, reason: 'cut-short', detail: `the run was cut short (--timeout) ${when}` });
+  }
+}
+
+/** Secret names read, per file as it was (device, inode, size, mtime): a file unchanged is never read again. */
+const namesRead = new Map<string, string[] | null>();
+const NAMES_REMEMBERED = 100_000;
+
+function namesOf(h: TempDirHandle, f: SnapshotFile): string[] | null {
+  const key = `${f.dev}:${f.ino}:${f.size}:${f.mtimeMs}`;
+  if (namesRead.has(key)) return namesRead.get(key)!;
+  const found = readSecretNames(h, f);
+  if (namesRead.size >= NAMES_REMEMBERED) namesRead.clear();
+  namesRead.set(key, found);
+  return found;
 }
 
 function secretNamesOf(h: TempDirHandle, files: readonly SnapshotFile[]): string[] | null {
@@ -135,7 +304,7 @@ function secretNamesOf(h: TempDirHandle, files: readonly SnapshotFile[]): string
   let readable = false;
   const names = new Set<string>();
   for (const f of snaps) {
-    const found = readSecretNames(h, f);
+    const found = namesOf(h, f);
     if (found === null) continue;
     readable = true;
     for (const n of found) names.add(n);
@@ -143,23 +312,17 @@ function secretNamesOf(h: TempDirHandle, files: readonly SnapshotFile[]): string
   return readable ? [...names].sort() : null;
 }
 
-function oneSession(p: Pass, h: TempDirHandle, s: SnapshotSession, files: SnapshotFile[], table: ProcessTable): void {
-  const path = inTempDir(h.dir, s.names[0]!);
-  const secretNames = secretNamesOf(h, files);
-  const base = { path, owner: s.uid, lastChange: iso(s.lastChangeMs), secretNames };
-  const thresholdMs = p.opts.thresholdMs;
-  const verdict = judgeSession(s, viewOf(table, p.selfUid), p.opts.now().getTime(), thresholdMs);
-  if (!verdict.abandoned) return void p.out.kept.push({ ...base, reason: verdict.reason!, detail: verdict.detail });
-  if (p.opts.dryRun) return void p.out.removed.push({ ...base, files: files.map((f) => inTempDir(h.dir, f.name)) });
-  // Right before acting: the owner's processes again, from a fresh table.
-  const again = judgeSession(s, viewOf(p.table(), p.selfUid), p.opts.now().getTime(), thresholdMs);
-  if (!again.abandoned) return void p.out.kept.push({ ...base, reason: again.reason!, detail: again.detail });
+function removeSession(p: Pass, h: TempDirHandle, { s, files, base }: Doomed): void {
   const removed: string[] = [];
+  let bytes = 0;
   let stopped = false;
   for (const f of files) {
     const shown = inTempDir(h.dir, f.name);
     const r = unlinkIfUnchanged(h, f);
-    if (r.status === 'removed') removed.push(shown);
+    if (r.status === 'removed') {
+      removed.push(shown);
+      bytes += f.size;
+    }
     else if (r.status === 'changed') {
       // Rewritten or replaced: the session may be alive after all; its remaining files stay.
       p.out.kept.push({ ...base, path: shown, reason: 'changed', detail: r.detail });
@@ -171,7 +334,7 @@ function oneSession(p: Pass, h: TempDirHandle, s: SnapshotSession, files: Snapsh
       stopped = true;
     }
   }
-  if (removed.length) p.out.removed.push({ ...base, files: removed });
+  if (removed.length) p.out.removed.push({ ...base, files: removed, bytes });
   else if (!stopped) p.out.kept.push({ ...base, reason: 'gone', detail: 'no longer there (removed by someone else)' });
 }
 
@@ -193,6 +356,8 @@ export interface ShellSnapshotsSummary {
   /** Other users' snapshots, not this user's to remove. */
   otherUsers: number;
   problem: string | null;
+  /** `untrusted-root` when the directory was refused for the run (`problem` says why). */
+  reason?: typeof UNTRUSTED_ROOT;
 }
 
 /** The per-directory summary of a dry run. */
@@ -210,6 +375,7 @@ export function summarize(r: ShellSnapshotsResult): ShellSnapshotsSummary[] {
       unreadable: all.filter((x) => x.secretNames === null).length,
       otherUsers: kept.filter((k) => k.reason === 'other-user').length,
       problem: t.problem,
+      ...(t.reason ? { reason: t.reason } : {}),
     };
   });
 }

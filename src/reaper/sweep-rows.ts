@@ -6,7 +6,7 @@ import type { ContainerDetails, ContainerSummary, EngineClient } from '../adapte
 import { type Rule, type Verdict, judge } from '../core/policy.js';
 import { type Selection, engineLabelFilters, isExcluded, isSelected } from '../core/selection.js';
 import type { RunGuard } from './run-guard.js';
-import type { SweepEntry, SweepRequest } from './sweep.js';
+import type { SweepEntry, SweepRequest } from './sweep-types.js';
 
 /** Where an entry comes from: the engine, the selection, and the row; with its inspect and verdict when there is one. */
 export interface EntrySource {

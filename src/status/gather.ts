@@ -3,11 +3,12 @@
  * a file, never takes a lock, never creates a directory.
  */
 import type { ExecView } from '../core/exec-trees.js';
-import type { IdleOptions } from '../reaper/sweep.js';
-import { promises as fs } from 'node:fs';
+import type { IdleOptions } from '../reaper/sweep-types.js';
+import { closeSync, promises as fs, readSync } from 'node:fs';
 import path from 'node:path';
 import { lockState } from '../adapters/file-lock.js';
 import { janitorDir, logFile } from '../adapters/janitor-files.js';
+import { homeAccess, openFileSafely, readFileSafely, refusals } from '../adapters/trust.js';
 import type { EngineClient, EngineStatusCalls } from '../adapters/engine.js';
 import { type EngineEndpoint, whyEngine } from '../adapters/engine-host.js';
 import { loadRestartGuardSettings, restartGuardState, restartLoopStore } from '../breakers/restart-guard.js';
@@ -18,17 +19,18 @@ import { readHookErrors } from '../breakers/hook-errors.js';
 import type { HookErrorEntry } from '../core/hook-errors.js';
 import { type AttentionInput, type ContainerCounts, attention, countContainers, statusExitCode } from '../core/status.js';
 import { DEFAULT_SUSPEND_THRESHOLD } from '../core/stuck-sessions.js';
-import type { SandboxDirsSummary, SandboxRoot } from '../core/sandbox-dirs.js';
 import type { Selection } from '../core/selection.js';
-import { errorMessage } from '../errors.js';
+import { NotADockerEngineError, errorMessage } from '../errors.js';
 import { acrossEngines } from '../reaper/run.js';
 import { type ListedEntry, list } from '../reaper/sweep.js';
-import { type SandboxDirsDetail, surveySandboxDirs } from './sandbox-dirs.js';
-import { type ImagesStatus, surveyImages } from './images.js';
-import type { ImageBudget } from '../core/image-budget.js';
-import { listHermesProcesses } from '../adapters/hermes-processes.js';
-import type { ShellSnapshotSettings } from '../reaper/shell-snapshot-settings.js';
-import { type ShellSnapshotsSummary, shellSnapshotPass, summarize } from '../reaper/shell-snapshots.js';
+import { type ProcessTable, listHermesProcesses, procRootOf } from '../adapters/hermes-processes.js';
+import type { HermesProcess } from '../hermes/process-facts.js';
+import type { HermesInstallsStatus } from './hermes-installs.js';
+import type { Held } from '../hermes/judgement.js';
+import type { Pass, PassSettingsInput, StatusContext } from '../passes/types.js';
+import { pidNamespaceProblem } from '../adapters/pid-namespace.js';
+import { userNames } from '../adapters/user-names.js';
+import type { SandboxOwner } from '../core/owners.js';
 
 export interface EngineStatus {
   /** The address (null when discovery found none). */
@@ -68,6 +70,16 @@ export interface LogStatus {
   lastRun: { startedAt: string; command: string; completed: boolean } | null;
 }
 
+/** A sandbox the idle rule would stop, and what the stop puts at stake. */
+export interface StopCost {
+  id: string;
+  name: string;
+  host: string;
+  profile: string | null;
+  idleSeconds: number | null;
+  writableLayerBytes: number | null;
+}
+
 export interface StatusReport {
   home: string;
   profile: string | null;
@@ -77,16 +89,17 @@ export interface StatusReport {
   containers: (ContainerCounts & { failed: number; timedOut: boolean }) | null;
   /**
    * Each running sandbox with its running `docker exec` sessions (`execs: [{id, ageSeconds, processes, command,
-   * abandoned}]`); empty when no engine answered.
+   * abandoned, client, clientUnverifiable}]`); empty when no engine answered.
    */
-  runningSandboxes: Array<{ id: string; name: string; host: string; execs: ExecView[] }>;
+  runningSandboxes: Array<{ id: string; name: string; host: string; execs: ExecView[]; owner?: SandboxOwner }>;
+  /**
+   * The cost of the stops a `reap` would make now: each running sandbox the idle rule would stop, with the size of its
+   * writable layer (`writableLayerBytes`, `SizeRw`; null when the engine gave none), which hermes' own reaper removes
+   * with the sandbox at its next start once it has been stopped for 2 x its lifetime (unless
+   * `terminal.docker_orphan_reaper` is off). Empty when none would be stopped or no engine answered.
+   */
+  stopCosts: StopCost[];
   janitor: { sweeps: SweepStamp[]; locks: LockStatus[]; log: LogStatus };
-  /** The home's sandbox root (`$TERMINAL_SANDBOX_DIR`, else `<home>/sandboxes`): its task directories, measured. */
-  sandboxDirs: SandboxDirsSummary;
-  /** More on the same: where the root came from, what could not be read or was not entered, why usage is unknown. */
-  sandboxDirsDetail: SandboxDirsDetail;
-  /** The images hermes' containers used (the image budget): count, bytes, the budget, the oldest last use. */
-  images: ImagesStatus;
   breakers: {
     restartGuard: { location: string; bootsInWindow: number; max: number; windowSeconds: number; tripped: boolean; problem: string | null };
     stuckSessions: { location: string; threshold: number; sessions: number; suspended: string[]; problem: string | null };
@@ -122,36 +135,83 @@ export interface StatusReport {
    * `stopped-retained`; `blind`: engines whose owners cannot be seen, and why (every sandbox on them is owned).
    */
   sandboxOwners?: { owned: number; abandoned: number; stoppedRetained: number; blind: string[] };
-  /** hermes' shell snapshots, per temp directory looked at (absent when not asked for). */
-  shellSnapshots?: ShellSnapshotsSummary[];
-  /** The living processes of this host that could be hermes, and the profile each serves (null: every profile). */
+  /**
+   * The living processes of this host that could be hermes, and the profile each serves (null: every profile);
+   * `hidden`: why some may be missing (hidepid, unreadable command lines, a pid namespace that is not the host's).
+   */
   hermesProcesses?: { processes: HermesProcessStatus[]; hidden: string | null };
+  /** Why this janitor's view of processes is partial (its pid namespace is not the host's), or null. */
+  pidNamespace?: string | null;
+  /**
+   * The hermes installs found on this host (behind each living hermes process, and the `hermes` on PATH), each with
+   * its version and commit, against the newest hermes this janitor was checked against.
+   */
+  hermesInstalls?: HermesInstallsStatus;
+  /**
+   * Whose home this is to the janitor (`owner`: set when it runs as root over another user's home, whose files it then
+   * reads with that user's rights and never through a symlink), where its own state for the home lives, and every path
+   * refused this run, with why (`untrusted-root` roots, symlinked or FIFO files, files too large).
+   */
+  trust: { owner: { uid: number; name: string | null } | null; stateDir: string; refused: TrustRefusal[] };
   attention: string[];
   exitCode: 0 | 1 | 3;
+  /**
+   * Each pass's keys (`Pass.status.json`, docs/status.md names them): those working on what the engines have after
+   * `janitor`, those on this host's files alone after `hermesProcesses`.
+   */
+  readonly [passKey: string]: unknown;
+}
+
+/** A pass's part of a status report, for its section of the text. */
+export interface PassPart {
+  pass: Pass;
+  part: unknown;
+}
+
+/** A path refused this run: what it is (`sandbox root`, `temp directory`, `file`), the reason, and the one line why. */
+export interface TrustRefusal {
+  path: string;
+  what: string;
+  reason: string;
+  detail: string;
 }
 
 /** One living hermes process as `status` shows it. */
 export interface HermesProcessStatus {
   pid: number;
   uid: number;
+  /** Its user's name on this system (null: no such entry in /etc/passwd). */
+  user: string | null;
+  /** Why it counts as hermes (its entry point, module, checkout, venv...). */
+  why: string;
+  /** Running sandboxes it makes owned (it is the first living hermes that may serve their profile). */
+  owns: number;
   /** The profile it serves; null: every profile (`profileUnknown` says why). */
   profile: string | null;
   profileUnknown: string | null;
   /** When it started (ISO 8601). */
   since: string;
   command: string;
+  /** What it serves (`all-profiles` also when that cannot be verified), the label values it owns (null: all), and why. */
+  serves: HermesProcess['serves'];
+  labels: string[] | null;
+  ownsWhy: string;
 }
 
 export interface StatusRequest {
   home: string;
+  /** The commands `attention` advises, with the selection and engine of this status (`AttentionInput.commands`). */
+  commands?: { reap: string; restartGuardClear: string };
   selection: Selection;
   /** Endpoints after discovery; `discoveryError` when discovery found none. */
   endpoints: EngineEndpoint[];
   discoveryError?: string;
   connect: (endpoints: EngineEndpoint[]) => Promise<EngineClient[]>;
   thresholdSeconds: number;
-  /** `--all-profiles`: each profile's own threshold (`SweepRequest.thresholdByProfile`). */
+  /** Each label's own threshold (`SweepRequest.thresholdByProfile`). */
   thresholdByProfile?: Record<string, number>;
+  /** Labels nothing is removed or stopped for (`SweepRequest.held`). */
+  held?: Record<string, Held>;
   asOf: Date;
   now: Date;
   concurrency: number;
@@ -160,12 +220,9 @@ export interface StatusRequest {
   maxStopBlocks?: number;
   /** The idle rule as `reap` would apply it; its store must not write (status never writes). */
   idle?: IdleOptions;
-  /** The home's sandbox root (`core/sandbox-dirs.ts` `sandboxRoot`). */
-  sandboxRoot: SandboxRoot;
-  /** The image budget (janitor.images_over), or null when none is set. */
-  imagesBudget?: ImageBudget | null;
-  /** The shell-snapshot pass's settings: counted as a dry run would (nothing removed). */
-  shellSnapshots?: ShellSnapshotSettings;
+  /** The passes (`passes/index.ts`) and what their parts are measured from (each as a dry run would: nothing removed). */
+  passes: readonly Pass[];
+  passInput: PassSettingsInput;
   /** This host has no engine at all (said once; not an unreachable engine: exit 0). */
   noEngine?: string;
 }
@@ -196,7 +253,7 @@ async function readStamps(home: string, now: Date): Promise<SweepStamp[]> {
   for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
     const file = path.join(dir, name);
     try {
-      const v = JSON.parse(await fs.readFile(file, 'utf8')) as { completedAt?: unknown; host?: unknown; selection?: unknown };
+      const v = JSON.parse(readFileSafely(file, 64 * 1024, { noFollow: true })) as { completedAt?: unknown; host?: unknown; selection?: unknown };
       if (typeof v.completedAt !== 'string' || typeof v.host !== 'string') continue;
       let profile: string | null = null;
       try {
@@ -238,16 +295,21 @@ async function readLocks(home: string): Promise<LockStatus[]> {
   return out;
 }
 
-/** The log's size and its last `--background` run (its tail only: the log is capped at 1 MiB anyway). */
+/**
+ * The log's size and its last `--background` run (its tail only: the log is capped at 1 MiB anyway). Opened as a
+ * state file is (adapters/trust.ts): never through a symlink, never a FIFO (which would hang `status`), and as root
+ * over another user's home with that user's rights.
+ */
 async function readLog(home: string): Promise<LogStatus> {
   const file = logFile(home);
-  let handle: fs.FileHandle | undefined;
+  let fd: number | undefined;
   try {
-    handle = await fs.open(file, 'r');
-    const { size } = await handle.stat();
+    const opened = openFileSafely(file, { noFollow: true });
+    fd = opened.fd;
+    const size = opened.st.size;
     const len = Math.min(size, 64 * 1024);
     const buf = Buffer.alloc(len);
-    await handle.read(buf, 0, len, size - len);
+    readSync(fd, buf, 0, len, size - len);
     const lines = buf.toString('utf8').split('\n');
     let lastRun: LogStatus['lastRun'] = null;
     for (let i = lines.length - 1; i >= 0; i--) {
@@ -263,7 +325,7 @@ async function readLog(home: string): Promise<LogStatus> {
   } catch {
     return { path: file, exists: false, sizeBytes: 0, lastRun: null };
   } finally {
-    await handle?.close();
+    if (fd !== undefined) closeSync(fd);
   }
 }
 
@@ -324,29 +386,55 @@ async function breakers(home: string, now: Date, env: Record<string, string | un
   };
 }
 
-/** The shell snapshots (as a dry run counts them) and the living hermes processes of this host. */
-function hostProcesses(req: StatusRequest): Pick<StatusReport, 'shellSnapshots' | 'hermesProcesses'> {
-  const table = listHermesProcesses({ python: true });
-  const hermes: HermesProcessStatus[] = table.processes.filter((p) => p.hermes).map((p) => ({
-    pid: p.pid, uid: p.uid, profile: p.profile, profileUnknown: p.profileUnknown ?? null, since: new Date(p.startedAtMs).toISOString(), command: p.command,
+/**
+ * The living hermes processes of this host (from the table every pass that judges by them is given too): who each is
+ * (user, pid, command, why it counts as hermes), what it serves and owns (resolved from the files of what it serves)
+ * and how many running sandboxes it makes owned; `partial`: why the table shows only some (a pid namespace that is not
+ * the host's). With them the hermes installs behind them and on PATH.
+ */
+async function hermesProcesses(
+  table: ProcessTable, running: StatusReport['runningSandboxes'], partial: string | null, env: Record<string, string | undefined>,
+): Promise<Pick<StatusReport, 'hermesProcesses' | 'hermesInstalls'>> {
+  const { resolveOwnership } = await import('../hermes/owned-profiles.js');
+  const owned = await resolveOwnership(table, { env, cwd: process.cwd() });
+  const names = userNames();
+  const owns = (pid: number) => running.filter((r) => r.owner?.pid === pid).length;
+  const hermes: HermesProcessStatus[] = owned.processes.filter((p) => p.hermes).map((p) => ({
+    pid: p.pid, uid: p.uid, user: names.get(p.uid) ?? null, why: p.why ?? 'its command line names hermes', owns: owns(p.pid), profile: p.profile,
+    profileUnknown: p.profileUnknown ?? null, since: new Date(p.startedAtMs).toISOString(), command: p.command,
+    serves: p.serves, labels: p.owns, ownsWhy: p.ownsWhy,
   }));
-  const out: Pick<StatusReport, 'shellSnapshots' | 'hermesProcesses'> = { hermesProcesses: { processes: hermes, hidden: table.hidden } };
-  const s = req.shellSnapshots;
-  if (s) {
-    const result = shellSnapshotPass({ tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun: true, now: () => req.now, processes: () => table });
-    out.shellSnapshots = summarize(result);
-  }
-  return out;
+  const { hermesInstalls } = await import('./hermes-installs.js');
+  return { hermesProcesses: { processes: hermes, hidden: partial ?? table.hidden }, hermesInstalls: hermesInstalls(owned.processes, env.PATH) };
+}
+
+/**
+ * The trust section: the home's owner as the janitor runs, root's state directory, and every path refused this run
+ * (each pass's, `Pass.status.refused`, then the files refused while reading).
+ */
+function trustOf(req: StatusRequest, parts: readonly PassPart[]): StatusReport['trust'] & { unsaid: string[] } {
+  const access = homeAccess(req.home);
+  const all: Array<TrustRefusal & { attention: boolean }> = parts.flatMap((p) => p.pass.status!.refused?.(p.part) ?? []);
+  // A path two passes refused (the session directories are both session passes'): once.
+  const refused = all.filter((r, i) => all.findIndex((x) => x.path === r.path && x.what === r.what && x.reason === r.reason) === i);
+  for (const f of refusals()) refused.push({ path: f.path, what: 'file', reason: f.reason, detail: f.detail, attention: false });
+  return {
+    owner: access.owner ? { uid: access.owner.uid, name: access.owner.name } : null, stateDir: access.stateDir,
+    refused: refused.map(({ attention: _, ...r }) => r),
+    // What needs attention and no pass says itself: the files.
+    unsaid: refused.filter((r) => r.what === 'file').map((r) => r.detail),
+  };
 }
 
 /** The containers of the live engines as `list` judges them: the counts, running sandboxes' execs, owners. */
 async function surveyContainers(
   req: StatusRequest, live: EngineClient[], engines: EngineStatus[],
-): Promise<Pick<StatusReport, 'containers' | 'runningSandboxes' | 'sandboxOwners'>> {
+): Promise<Pick<StatusReport, 'containers' | 'runningSandboxes' | 'stopCosts' | 'sandboxOwners'>> {
   const across = await acrossEngines(live, (engine) =>
     list({
       engine, selection: req.selection, thresholdSeconds: req.thresholdSeconds, asOf: req.asOf, concurrency: req.concurrency,
       ...(req.thresholdByProfile ? { thresholdByProfile: req.thresholdByProfile } : {}),
+      ...(req.held ? { held: req.held } : {}),
       ...(req.signal ? { signal: req.signal } : {}), ...(req.idle ? { idle: req.idle } : {}),
     }),
   );
@@ -357,19 +445,25 @@ async function surveyContainers(
   const entries: ListedEntry[] = across.results.flatMap((r) => r.containers);
   const running = entries.filter((e) => e.state.toLowerCase() === 'running');
   return {
-    runningSandboxes: running.map((e) => ({ id: e.id, name: e.name, host: e.host, execs: e.execs ?? [] })),
+    runningSandboxes: running.map((e) => ({ id: e.id, name: e.name, host: e.host, execs: e.execs ?? [], ...(e.owner ? { owner: e.owner } : {}) })),
+    stopCosts: entries.filter((e) => e.verdict === 'stop').map((e) => ({
+      id: e.id, name: e.name, host: e.host, profile: e.profile, idleSeconds: e.idleSeconds ?? null, writableLayerBytes: e.writableLayerBytes ?? null,
+    })),
     sandboxOwners: {
       owned: running.filter((e) => e.owner).length,
       abandoned: running.filter((e) => !e.owner).length,
       stoppedRetained: entries.filter((e) => e.reason === 'stopped-retained').length,
-      blind: req.idle?.owners ? live.map((e) => req.idle!.owners!(e.host).blind).filter((b): b is string => b !== null) : [],
+      // Each reason once (a partial view of processes is the same for every engine).
+      blind: req.idle?.owners
+        ? [...new Set((await Promise.all(live.map(async (e) => (await req.idle!.owners!(e.host)).blind))).filter((b): b is string => b !== null))]
+        : [],
     },
     containers: { ...countContainers(entries), failed: across.results.reduce((n, r) => n + r.failed.length, 0), timedOut: across.timedOut },
   };
 }
 
 /** The whole report; never throws for an unreachable engine (it is reported, exit 3). */
-export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
+export async function gatherStatus(req: StatusRequest): Promise<{ report: StatusReport; parts: PassPart[] }> {
   const engines: EngineStatus[] = [];
   const noneFound = req.discoveryError ?? req.noEngine;
   const connected = noneFound ? [] : await req.connect(req.endpoints);
@@ -378,21 +472,30 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
   }
   engines.push(...(await Promise.all(connected.map((e, i) => engineStatus(e, req.endpoints[i]!, req.signal)))));
   const live = connected.filter((_, i) => engines[engines.length - connected.length + i]!.reachable);
-  const { containers, runningSandboxes, sandboxOwners } =
-    live.length > 0 ? await surveyContainers(req, live, engines) : { containers: null, runningSandboxes: [], sandboxOwners: undefined };
+  const { containers, runningSandboxes, stopCosts, sandboxOwners } =
+    live.length > 0 ? await surveyContainers(req, live, engines) : { containers: null, runningSandboxes: [], stopCosts: [], sandboxOwners: undefined };
   // No engine at all on this host is not an unreachable one.
   const unreachable = engines.filter((e) => !e.reachable && !(req.noEngine && e.host === null)).map((e) => e.host ?? '(none found)');
-  const host = hostProcesses(req);
-  const [images, sandboxes, sweeps, locks, log, brk] = await Promise.all([
-    surveyImages(req.home, live.filter((e) => !unreachable.includes(e.host)), req.imagesBudget ?? null, req.signal),
-    surveySandboxDirs(req.sandboxRoot, live.filter((e) => !unreachable.includes(e.host)), unreachable, req.signal),
+  const table = listHermesProcesses({ python: true, procRoot: procRootOf(req.env) });
+  // After the sweep: a running sandbox's State.Pid may have proved the janitor's pid namespace the engine's.
+  const partial = pidNamespaceProblem({ engineHost: null, procRoot: procRootOf(req.env) });
+  const passCtx: StatusContext = {
+    engines: live.filter((e) => !unreachable.includes(e.host)), unreachable, now: req.now, signal: req.signal, processes: table,
+  };
+  const withStatus = req.passes.filter((p) => p.status);
+  const [host, partList, sweeps, locks, log, brk] = await Promise.all([
+    hermesProcesses(table, runningSandboxes, partial, req.env),
+    Promise.all(withStatus.map(async (pass): Promise<PassPart> => ({ pass, part: await pass.status!.gather(req.passInput, passCtx) }))),
     readStamps(req.home, req.now),
     readLocks(req.home),
     readLog(req.home),
     breakers(req.home, req.now, req.env, req.maxStopBlocks),
   ]);
+  const { unsaid, ...trust } = trustOf(req, partList);
   const facts: AttentionInput = {
+    refused: unsaid,
     unreachableEngines: unreachable,
+    notEngines: engines.filter((e) => e.host !== null && !e.reachable && NotADockerEngineError.says(e.host, e.error)).map((e) => e.host!),
     orphans: containers?.orphans ?? 0,
     oldestOrphanAgeSeconds: containers?.oldestOrphan?.ageSeconds ?? null,
     asOf: req.asOf,
@@ -403,12 +506,15 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     suspendedSessions: brk.stuckSessions.suspended.length,
     stopHook: { stalled: brk.stopHook.stalled, blocks: brk.stopHook.blocks, maxBlocks: brk.stopHook.maxBlocks, problem: brk.stopHook.problem },
     toolLoopLooping: brk.toolLoop.looping,
-    sandboxDirsProblem: sandboxes.detail.error,
+    passProblems: [...new Set(partList.flatMap((p) => p.pass.status!.attention?.(p.part) ?? []))],
+    pidNamespace: partial,
     hookErrors: [...brk.stopHook.hookErrors, ...brk.toolLoop.hookErrors],
     now: req.now,
+    ...(req.commands ? { commands: req.commands } : {}),
   };
   const lines = attention(facts);
-  return {
+  const keys = (place: Pass['place']) => Object.assign({}, ...partList.filter((p) => p.pass.place === place).map((p) => p.pass.status!.json(p.part))) as Record<string, unknown>;
+  const report: StatusReport = {
     home: req.home,
     profile: req.selection.profile,
     asOf: req.asOf.toISOString(),
@@ -416,15 +522,18 @@ export async function gatherStatus(req: StatusRequest): Promise<StatusReport> {
     engines,
     containers,
     runningSandboxes,
+    stopCosts,
     janitor: { sweeps, locks, log },
-    sandboxDirs: sandboxes.summary,
-    sandboxDirsDetail: sandboxes.detail,
-    images,
+    ...keys('engine'),
     ...(req.noEngine ? { noEngine: req.noEngine } : {}),
     ...(sandboxOwners ? { sandboxOwners } : {}),
     ...host,
+    pidNamespace: partial,
+    ...keys('host'),
     breakers: brk,
+    trust,
     attention: lines,
     exitCode: statusExitCode(facts, lines),
   };
+  return { report, parts: partList };
 }

@@ -9,7 +9,7 @@ import { imageUsesOf } from '../adapters/image-uses.js';
 import { type ImageBudget, budgetBytes } from '../core/image-budget.js';
 import { imagesBytes, summarizeImages } from '../core/images.js';
 import { errorMessage } from '../errors.js';
-import { engineOnThisHost } from '../reaper/images.js';
+import { engineOnThisHost } from '../core/engine-place.js';
 
 export interface ImagesStatus {
   /** Images hermes' containers used that the engines still have (null: no engine answered). */

@@ -7,7 +7,7 @@ import type { EngineClient } from '../adapters/engine.js';
 import { type TaskDirListing, listTaskDirs, readMountPoints, scanTaskDir } from '../adapters/sandbox-dirs.js';
 import { type SandboxDirsSummary, type SandboxRoot, type SurveyedDir, summarize, usageByTaskDir } from '../core/sandbox-dirs.js';
 import { errorMessage } from '../errors.js';
-import { engineMounts } from '../reaper/sandbox-dirs.js';
+import { engineMounts, rootRefusal } from '../reaper/sandbox-dirs.js';
 import { forEachBounded } from '../util/pool.js';
 
 /** Task directories measured at once. */
@@ -29,6 +29,8 @@ export interface SandboxDirsDetail {
   usageUnknown: string | null;
   /** The root cannot be used (not a directory, unreadable) or measuring was cut short: the counts are null. */
   error: string | null;
+  /** The root is refused (root over another user's home: `untrusted-root`): not measured, `error` says why. */
+  refused?: { reason: 'untrusted-root'; detail: string };
 }
 
 export interface SandboxDirsStatus {
@@ -49,6 +51,8 @@ export async function surveySandboxDirs(
   signal?: AbortSignal,
 ): Promise<SandboxDirsStatus> {
   const detail: SandboxDirsDetail = { from: root.from, source: root.source, used: null, unreadable: [], notEntered: [], usageUnknown: null, error: null };
+  const refused = rootRefusal(root);
+  if (refused) return { summary: unknownCounts(root.root), detail: { ...detail, error: refused.detail, refused: { reason: refused.reason, detail: refused.detail } } };
   let listing: TaskDirListing;
   try {
     listing = await listTaskDirs(root);

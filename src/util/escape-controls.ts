@@ -4,7 +4,9 @@
  * another line or reorder what follows. Escapes, the widest range any caller needs: C0 (U+0000-U+001F), DEL and C1
  * (U+007F-U+009F), the line and paragraph separators, the bidirectional embeddings, overrides and isolates
  * (U+202A-U+202E, U+2066-U+2069), U+FFFD (what undecodable bytes became) and lone surrogates; as `\uXXXX` (or
- * `\xNN` below U+0100 with `bytes`). JSON output keeps the text as it is.
+ * `\xNN` below U+0100 with `bytes`). JSON output keeps the text exact: `escapeJsonText` writes the same characters
+ * as JSON escapes (which `JSON.stringify` leaves raw above U+007E), so a JSON string reads back unchanged and no byte of
+ * it reaches a terminal as a control.
  */
 
 const RANGE = String.raw`[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufffd]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]`;
@@ -39,4 +41,13 @@ export function escapeControls(text: string, o: EscapeOptions = {}): string {
 /** Whether `text` holds a character `escapeControls` escapes (backslashes aside). */
 export function hasControls(text: string): boolean {
   return CONTROLS.test(text);
+}
+
+/**
+ * JSON text (what `JSON.stringify` wrote, pretty or not) with every character `escapeControls` escapes written as a
+ * JSON `\uXXXX` escape: C1, DEL, the separators and bidirectional controls, which `JSON.stringify` leaves raw. Inside
+ * a string that is the same string once parsed; outside strings there are none (the newlines of pretty JSON stay).
+ */
+export function escapeJsonText(json: string): string {
+  return json.replace(CONTROLS_G, (c) => (c === '\n' ? c : hex4(c)));
 }

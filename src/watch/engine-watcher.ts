@@ -4,13 +4,16 @@
  * when the engine goes away, and never gives up on it.
  */
 import type { EngineClient, EngineEvent } from '../adapters/engine.js';
-import { engineLabelFilters, type Selection } from '../core/selection.js';
+import { engineLabelFilters, isSelected, type Selection } from '../core/selection.js';
+import type { Held } from '../hermes/judgement.js';
+import { thresholdFor } from '../core/policy.js';
+import { PROFILE_LABEL } from '../defaults.js';
 import type { EngineProfileCounts } from '../adapters/metrics.js';
 import { errorMessage } from '../errors.js';
+import type { Pass } from '../passes/types.js';
 import { countsByEngineAndProfile } from '../reaper/run-metrics.js';
-import {
-  type FailedEntry, type IdleOptions, type KeptEntry, type ReapResult, type StoppedEntry, type SweepEntry, type SweepEvent, reap,
-} from '../reaper/sweep.js';
+import type { FailedEntry, IdleOptions, KeptEntry, ReapResult, StoppedEntry, SweepEntry, SweepEvent } from '../reaper/sweep-types.js';
+import { reap } from '../reaper/sweep.js';
 import { type Sleep, backoffMs, realSleep } from './backoff.js';
 import { type IdleTracking, type TrackerState, applyEvent, deadlineOfKept, forgetFromSweep, newTracker, seedFromSweep } from './tracker.js';
 
@@ -42,8 +45,8 @@ export interface RunSummary {
   warnings: string[];
   /** Per profile, as `reap --metrics-file` counts a run. */
   counts: EngineProfileCounts[];
-  /** Exec trees past the bound this run ended, kept, failed to end. */
-  execTrees: { ended: number; kept: number; failed: number };
+  /** The gauges of the sweep passes (the exec trees past the bound this run ended, kept, failed to end). */
+  sweepGauges: ReadonlyArray<{ pass: Pass; gauges: unknown }>;
 }
 
 /** What the policy needs for one engine. */
@@ -58,6 +61,10 @@ export interface WatchPolicy {
   idle?: IdleOptions;
   /** Leave removed containers' anonymous volumes behind. */
   keepVolumes?: boolean;
+  /** Each label's own threshold (`SweepRequest.thresholdByProfile`): deadlines follow the container's. */
+  thresholdByProfile?: Readonly<Record<string, number>>;
+  /** Labels nothing is removed or stopped for (`SweepRequest.held`). */
+  held?: Readonly<Record<string, Held>>;
 }
 
 /** The idle rule as the tracker needs it: null unless idle sandboxes are stopped. */
@@ -86,11 +93,15 @@ function reapRequest(engine: EngineClient, policy: WatchPolicy, { asOf, signal, 
     signal,
     ...(policy.idle ? { idle: execStarts ? { ...policy.idle, execStarts } : policy.idle } : {}),
     ...(policy.keepVolumes ? { keepVolumes: true } : {}),
+    ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
+    ...(policy.held ? { held: policy.held } : {}),
     ...(onEvent ? { onEvent } : {}),
   };
 }
 
 export interface WatcherDeps {
+  /** The passes that run inside the sweep, for their gauges (`passes/index.ts`, kind `sweep`); default none. */
+  sweepPasses?: readonly Pass[];
   clock?: () => number;
   sleep?: Sleep;
   /** Ping while connected this often, to notice an engine that went silent (default 30 s). */
@@ -122,6 +133,7 @@ export class EngineWatcher {
   private readonly heartbeatMs: number;
   private readonly batchSize: number;
   private readonly retryFailedMs: number;
+  private readonly sweepPasses: readonly Pass[];
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private checking: Promise<void> | null = null;
@@ -149,6 +161,7 @@ export class EngineWatcher {
     this.heartbeatMs = deps.heartbeatMs ?? 30_000;
     this.batchSize = deps.batchSize ?? 100;
     this.retryFailedMs = deps.retryFailedMs ?? DEFAULT_RETRY_FAILED_MS;
+    this.sweepPasses = (deps.sweepPasses ?? []).filter((p) => p.kind === 'sweep' && p.fromSweeps && p.gaugesOf);
   }
 
   /** The idle rule as the tracker needs it, from the policy as it stands (`watch` reloads hermes' settings). */
@@ -158,6 +171,11 @@ export class EngineWatcher {
 
   get host(): string {
     return this.engine.host;
+  }
+
+  /** The threshold a container of `profile` (its label value) is judged by. */
+  private thresholdOf(profile: string | null): number {
+    return thresholdFor(this.policy, profile === null ? {} : { [PROFILE_LABEL]: profile });
   }
 
   get tracked(): number {
@@ -220,9 +238,12 @@ export class EngineWatcher {
   private async follow(stream: AsyncIterable<EngineEvent>, signal: AbortSignal): Promise<void> {
     for await (const ev of stream) {
       if (signal.aborted) return;
+      // A profile selected by several label values is not filtered by the engine (`engineLabelFilters`): here.
+      const sel = this.policy.selection;
+      if (sel.profileValues && sel.profileValues.length > 1 && Object.hasOwn(ev.attributes, sel.profileLabel) && !isSelected(sel, ev.attributes)) continue;
       this.report({ type: 'event', host: this.host, event: ev });
       this.noteExec(ev);
-      const t = applyEvent(this.tracker, ev, this.policy.thresholdSeconds, this.clock, this.idle);
+      const t = applyEvent(this.tracker, ev, thresholdFor(this.policy, ev.attributes), this.clock, this.idle);
       if (t.kind === 'forgotten') this.wouldStopSaid.delete(t.id);
       if (t.kind !== 'ignored' && (t.kind !== 'activity' || t.recheckAt !== undefined)) this.arm();
     }
@@ -259,7 +280,7 @@ export class EngineWatcher {
       host: this.host, removed: r.removed.length, stopped: r.stopped.length, kept: r.kept.length, failed: r.failed.length,
       durationMs: this.clock() - startedMs, interrupted: r.interrupted !== null, dryRun: this.policy.dryRun, warnings: r.warnings,
       counts: countsByEngineAndProfile([{ host: this.host, result: r }], this.policy.selection.profile, this.policy.dryRun),
-      execTrees: { ended: r.execTrees.ended.length, kept: r.execTrees.kept.length, failed: r.execTrees.failed.length },
+      sweepGauges: this.sweepPasses.map((pass) => ({ pass, gauges: pass.gaugesOf!(pass.fromSweeps!([r]), this.policy.dryRun) })),
     };
   }
 
@@ -278,7 +299,7 @@ export class EngineWatcher {
       case 'stopped': {
         // Stopped: its `die` event brings the exit deadline; until then, one as of now (its FinishedAt is about
         // now). A dry run looks again one idle threshold later.
-        const after = this.policy.dryRun ? (this.policy.idle?.idleAfterSeconds ?? 0) : this.policy.thresholdSeconds;
+        const after = this.policy.dryRun ? (this.policy.idle?.idleAfterSeconds ?? 0) : this.thresholdOf(ev.entry.profile);
         seedFromSweep(this.tracker, ev.entry.id, this.clock() + after * 1000, startedMs);
         if (ev.dryRun) {
           // Idle seconds are as of the run's asOf (startedMs): their difference is the proof's `since`, to the ms.
@@ -294,7 +315,7 @@ export class EngineWatcher {
         this.report({ ...ev, host: this.host, trigger });
         return;
       case 'kept': {
-        const at = deadlineOfKept(ev.entry, this.policy.thresholdSeconds, { asOfMs: startedMs, idle: this.idle });
+        const at = deadlineOfKept(ev.entry, this.thresholdOf(ev.entry.profile), { asOfMs: startedMs, idle: this.idle });
         if (at !== null) seedFromSweep(this.tracker, ev.entry.id, at, startedMs);
         else if (trigger === 'deadline') forgetFromSweep(this.tracker, ev.entry.id, startedMs);
         if (trigger === 'deadline') this.report({ type: 'kept', host: this.host, entry: ev.entry, trigger });

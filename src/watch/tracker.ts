@@ -10,7 +10,10 @@
  */
 import type { EngineEvent } from '../adapters/engine.js';
 import { parseFinishedAt } from '../core/finished-at.js';
+import type { IdleKeepReason } from '../core/idle.js';
+import type { KeepReason, Rule } from '../core/policy.js';
 import { DeadlineQueue } from './deadline-queue.js';
+import { unreachable } from '../util/unreachable.js';
 
 export interface TrackerState {
   deadlines: DeadlineQueue;
@@ -115,13 +118,15 @@ function schedule(state: TrackerState, id: string, at: number): void {
 
 /** What a kept verdict says about when to look again (the fields of a sweep's kept entry that matter). */
 export interface KeptVerdict {
-  reason: string;
+  reason: KeepReason;
   finishedAt: string;
-  rule?: string | null;
+  rule?: Rule | null;
   /** Age as of the sweep's `asOf` (never-started: since Created). */
   ageSeconds?: number | null;
   idleSeconds?: number | null;
-  idleReason?: string;
+  idleReason?: IdleKeepReason;
+  /** `stopped-retained`: when its retention ends (ISO 8601). */
+  retainedUntil?: string;
 }
 
 /** When the sweep judged (`asOfMs`), and the idle rule (null: running containers are not stopped). */
@@ -132,28 +137,59 @@ export interface KeptContext {
 
 /**
  * The deadline of a container a sweep (or a deadline check) kept; null when it has none to wait for. The one
- * place a kept verdict becomes a deadline:
+ * place a kept verdict becomes a deadline, one case per keep reason:
  * - exited, too young: FinishedAt + threshold, rounded up to the next millisecond;
  * - never-started, too young: Created + threshold (from its age as of the sweep);
+ * - stopped by the janitor, within `--stopped-retention`: when the retention ends (the exited rule then removes it);
  * - running, with the idle rule on: when its proof could first hold (since + idle threshold, from its idle
  *   seconds as of the sweep), or one idle threshold later when there is no proof yet (one sample, activity just
  *   seen, no stats, an exec in flight). Never sooner than `IDLE_SETTLE_MS` after the sweep, so a container the
- *   proof keeps refusing is not re-checked in a loop. An owned one (`owner-alive`) one idle threshold after the sweep.
+ *   proof keeps refusing is not re-checked in a loop. An owned one (`owner-alive`) one idle threshold after the sweep;
+ * - gone, excluded, or a FinishedAt that is zero or unparseable: none (an event brings one if anything changes).
  */
 export function deadlineOfKept(kept: KeptVerdict, thresholdSeconds: number, ctx?: KeptContext): number | null {
-  // `future-finished-at`: it finished after the run's as-of instant, which is taken before the inspect, so a
-  // container that exits while it is being re-checked looks finished in the future. Its deadline is that of any
-  // exited container (and a FinishedAt that is truly ahead of the clock gets the same, as `reap` would judge it).
-  if (kept.reason === 'too-recent' || (kept.reason === 'future-finished-at' && kept.rule === 'exited')) {
-    if (kept.rule === 'never-started') {
-      if (!ctx || typeof kept.ageSeconds !== 'number') return null;
-      return ctx.asOfMs + Math.ceil((thresholdSeconds - kept.ageSeconds) * 1000);
+  switch (kept.reason) {
+    case 'too-recent':
+      return tooRecentDeadline(kept, thresholdSeconds, ctx);
+    case 'future-finished-at':
+      // It finished after the run's as-of instant, which is taken before the inspect, so a container that exits while
+      // it is being re-checked looks finished in the future. Its deadline is that of any exited container (and a
+      // FinishedAt that is truly ahead of the clock gets the same, as `reap` would judge it).
+      return kept.rule === 'exited' ? tooRecentDeadline(kept, thresholdSeconds, ctx) : null;
+    case 'stopped-retained': {
+      const end = kept.retainedUntil === undefined ? NaN : Date.parse(kept.retainedUntil);
+      if (!Number.isFinite(end)) return null;
+      // ISO 8601 keeps milliseconds: the retention has ended at `end` (`isRetained` keeps it while now < end).
+      return ctx ? Math.max(end, ctx.asOfMs + 1) : end;
     }
-    const p = parseFinishedAt(kept.finishedAt);
-    if (p.kind !== 'time') return null;
-    return p.epochMs + (p.subMsNanos > 0 ? 1 : 0) + thresholdSeconds * 1000;
+    case 'running':
+      return runningDeadline(kept, ctx);
+    case 'zero-finished-at':
+    case 'unparseable-finished-at':
+    case 'gone':
+    case 'excluded':
+    // A profile it belongs to is refused by hermes or has its reaper off: looked at again at the next event about it,
+    // or the next full sweep (after a reconnect).
+    case 'settings-refused':
+    case 'reaper-off':
+      return null;
+    default:
+      return unreachable(kept.reason, 'keep reason');
   }
-  if (kept.reason !== 'running' || kept.rule !== 'idle' || !ctx?.idle || kept.idleReason === 'stop-idle-off') return null;
+}
+
+function tooRecentDeadline(kept: KeptVerdict, thresholdSeconds: number, ctx: KeptContext | undefined): number | null {
+  if (kept.rule === 'never-started') {
+    if (!ctx || typeof kept.ageSeconds !== 'number') return null;
+    return ctx.asOfMs + Math.ceil((thresholdSeconds - kept.ageSeconds) * 1000);
+  }
+  const p = parseFinishedAt(kept.finishedAt);
+  if (p.kind !== 'time') return null;
+  return p.epochMs + (p.subMsNanos > 0 ? 1 : 0) + thresholdSeconds * 1000;
+}
+
+function runningDeadline(kept: KeptVerdict, ctx: KeptContext | undefined): number | null {
+  if (kept.rule !== 'idle' || !ctx?.idle || kept.idleReason === 'stop-idle-off') return null;
   const afterMs = ctx.idle.idleAfterSeconds * 1000;
   // Owned (a living hermes may serve its profile): looked at again one idle threshold later (its owner may be gone
   // by then, and it then goes by the usual threshold), not at once in a loop.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,6 +53,41 @@ export function emptyManagedDir(): string {
   return managedDir;
 }
 
+let quietProc: string | undefined;
+/**
+ * A procfs root of its own for the CLI under test (`HERMES_JANITOR_PROC_ROOT`): this machine's boot time and no
+ * process, so that hermes processes running on the machine (a real gateway, another test's stand-in) own nothing the
+ * test made. Made once per test process, removed at its exit. Tests about owners run stand-ins in a pid namespace
+ * of their own instead (`owners.ts`).
+ */
+export function quietProcRoot(): string {
+  if (quietProc === undefined) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'hj-proc-'));
+    const btime = /^btime \d+$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[0] ?? `btime ${Math.floor(Date.now() / 1000 - os.uptime())}`;
+    writeFileSync(path.join(dir, 'stat'), `${btime}\n`);
+    chmodSync(dir, 0o755); // also for the runs as nobody
+    quietProc = dir;
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return quietProc;
+}
+
+let quietTmp: string | undefined;
+/**
+ * A directory of its own the CLI under test takes for `/tmp` (`HERMES_JANITOR_SYSTEM_TMP`), where it looks for hermes'
+ * session files: never the machine's `/tmp`, where a real hermes or another test keeps theirs. Made once per test
+ * process (sticky and world-writable, as `/tmp` is), removed at its exit.
+ */
+export function quietSystemTmp(): string {
+  if (quietTmp === undefined) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'hj-systmp-'));
+    chmodSync(dir, 0o1777);
+    quietTmp = dir;
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return quietTmp;
+}
+
 /** Spawns `node bin/hermes-janitor.js ARGS` and collects what a user would see. */
 export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
@@ -63,6 +98,10 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
   // Never the machine's /etc/hermes: an empty managed directory unless a test names one (hermes' own suite does
   // the same under pytest, managed_scope._under_pytest).
   if (!('HERMES_MANAGED_DIR' in (opts.env ?? {}))) env.HERMES_MANAGED_DIR = emptyManagedDir();
+  // Never the machine's hermes processes: a process table of its own unless a test names one.
+  if (!('HERMES_JANITOR_PROC_ROOT' in (opts.env ?? {}))) env.HERMES_JANITOR_PROC_ROOT = quietProcRoot();
+  // Never the machine's /tmp: a directory of its own for the session files, unless a test names one.
+  if (!('HERMES_JANITOR_SYSTEM_TMP' in (opts.env ?? {}))) env.HERMES_JANITOR_SYSTEM_TMP = quietSystemTmp();
   let command = process.execPath;
   let argv = [opts.bin ?? BIN, ...args];
   if (opts.unprivileged && process.getuid?.() === 0) {

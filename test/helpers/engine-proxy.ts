@@ -16,7 +16,7 @@ export class EngineProxy {
 
   private constructor(private readonly server: http.Server, readonly socket: string) {}
 
-  static async start(dir: string): Promise<EngineProxy> {
+  static async start(dir: string, target: string = ENGINE_SOCKET): Promise<EngineProxy> {
     const socket = path.join(dir, 'engine-proxy.sock');
     let self: EngineProxy | undefined;
     const server = http.createServer((req, res) => {
@@ -29,7 +29,7 @@ export class EngineProxy {
         return;
       }
       const forward = () => {
-      const up = http.request({ socketPath: ENGINE_SOCKET, method: req.method, path: url, headers: req.headers }, (answer) => {
+      const up = http.request({ socketPath: target, method: req.method, path: url, headers: req.headers }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
       });

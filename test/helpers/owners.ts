@@ -1,15 +1,16 @@
 /**
  * Real processes standing in for hermes, and a second user: the owner/abandoned tests (shell snapshots, owned
- * sandboxes). A stand-in is `sh <dir>/hermes-standin.sh` (its command line names hermes), run as a given user with
- * the environment given; it writes a shell snapshot the way hermes does (`umask 077; export -p > ...`) when asked,
- * says `ready` on stdout, and waits. It runs in a process group of its own, killed with SIGKILL as a whole.
+ * sandboxes). A stand-in is `sh <dir>/hermes [args]` (a script named after hermes' entry point, so its command line
+ * is hermes': `<dir>/hermes gateway run` is a gateway), run as a given user with the environment given; it writes a
+ * shell snapshot the way hermes does (`umask 077; export -p > ...`) when asked, says `ready` on stdout, and waits. It
+ * runs in a process group of its own, killed with SIGKILL as a whole.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BIN, type CliResult, REPO } from './cli.js';
+import { BIN, type CliResult, REPO, quietSystemTmp } from './cli.js';
 
 /** The unprivileged user these tests create when it is missing (never removed: other runs reuse it). */
 export const TEST_USER = 'hj-owner';
@@ -42,23 +43,34 @@ export interface StandIn {
   kill(): Promise<void>;
 }
 
-/** A directory holding the stand-in script (its path names hermes), readable by everyone. */
-export function standInScript(): { script: string; cleanup: () => void } {
+/**
+ * A directory holding the stand-in script `<dir>/hermes` (hermes' entry point's name), readable by everyone, and
+ * `<dir>/hermes-notes/backup.sh`, the same waiting script under a directory whose name merely starts with `hermes-`.
+ */
+export function standInScript(): { script: string; notHermes: string; cleanup: () => void } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'hj-standin-'));
   chmodSync(dir, 0o755);
-  const script = path.join(dir, 'hermes-standin.sh');
-  // $1: a session id to write a snapshot for, or '-' for none.
-  writeFileSync(script, 'umask 077\nif [ "$1" != - ]; then export -p > "$TMPDIR/hermes-snap-$1.sh"; fi\necho "ready $$"\nsleep 3600 &\nwait\n', { mode: 0o755 });
-  return { script, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  const script = path.join(dir, 'hermes');
+  // HJ_SNAPSHOT: a session id to write a snapshot for (unset: none).
+  const text = 'umask 077\nif [ -n "$HJ_SNAPSHOT" ]; then export -p > "$TMPDIR/hermes-snap-$HJ_SNAPSHOT.sh"; fi\necho "ready $$"\nsleep 3600 &\nwait\n';
+  writeFileSync(script, text, { mode: 0o755 });
+  mkdirSync(path.join(dir, 'hermes-notes'), { mode: 0o755 });
+  const notHermes = path.join(dir, 'hermes-notes', 'backup.sh');
+  writeFileSync(notHermes, text, { mode: 0o755 });
+  return { script, notHermes, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** Starts a stand-in as `user` (null: this user) with `env` (PATH added) and waits for its `ready`. */
+/**
+ * Starts a stand-in as `user` (null: this user) with `env` (PATH added) and waits for its `ready`: `sh <script>
+ * [args]`, writing a snapshot for `session` unless it is `-`.
+ */
 export async function startStandIn(
-  script: string, session: string, env: Record<string, string>, user: { uid: number; gid: number } | null, prefix: string[] = [],
+  script: string, session: string, env: Record<string, string>, user: { uid: number; gid: number } | null, prefix: string[] = [], args: string[] = [],
 ): Promise<StandIn> {
-  const argv = ['sh', script, session];
-  const [cmd, ...args] = [...prefix, ...(user ? ['setpriv', ...asUser(user), ...argv] : argv)];
-  const child = spawn(cmd!, args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
+  const argv = [script.endsWith('.sh') ? 'bash' : 'sh', script, ...args];
+  if (session !== '-') env = { ...env, HJ_SNAPSHOT: session };
+  const [cmd, ...rest] = [...prefix, ...(user ? ['setpriv', ...asUser(user), ...argv] : argv)];
+  const child = spawn(cmd!, rest, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = once(child, 'exit');
   let out = '';
   await new Promise<void>((resolve, reject) => {
@@ -87,7 +99,8 @@ export async function startStandIn(
 export function runCliAs(
   user: { uid: number; gid: number } | null, args: string[], env: Record<string, string>, prefix: string[] = [], killAfterMs = 60_000,
 ): Promise<CliResult> {
-  const full = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', ...env };
+  // Never the machine's /tmp for hermes' session files, unless a test names one (`quietSystemTmp`).
+  const full = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', HERMES_JANITOR_SYSTEM_TMP: quietSystemTmp(), ...env };
   const argv = [process.execPath, BIN, ...args];
   const [cmd, ...rest] = [...prefix, ...(user ? ['setpriv', ...asUser(user), ...argv] : argv)];
   return new Promise((resolve, reject) => {

@@ -10,6 +10,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import path from 'node:path';
 import { TEST_IMAGE } from './docker.js';
+import { REPO } from './cli.js';
 
 const exec = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -19,20 +20,29 @@ export class SecondDockerd {
   readonly host: string;
   private pid: number | undefined;
 
-  private constructor(readonly dir: string) {
+  private constructor(
+    readonly dir: string,
+    /** A command prefix that enters the namespaces it runs in (`nsenter ...`), or none. */
+    private readonly prefix: readonly string[] = [],
+  ) {
     this.socket = path.join(dir, 'docker.sock');
     this.host = `unix://${this.socket}`;
   }
 
-  /** Null (with the reason) when no dockerd can be started here (not root, no dockerd). */
-  static async start(): Promise<SecondDockerd | { unavailable: string }> {
+  /**
+   * Null (with the reason) when no dockerd can be started here (not root, no dockerd). `prefix` runs it in other
+   * namespaces (a pid namespace of its own: its containers' pids are then those its pid namespace numbers).
+   */
+  static async start(prefix: readonly string[] = []): Promise<SecondDockerd | { unavailable: string }> {
     if (process.getuid?.() !== 0) return { unavailable: 'a second dockerd needs root' };
     if (!existsSync('/usr/sbin/dockerd') && !existsSync('/usr/bin/dockerd')) return { unavailable: 'no dockerd binary' };
-    const d = new SecondDockerd(mkdtempSync('/tmp/hj-dockerd-'));
+    const d = new SecondDockerd(mkdtempSync('/tmp/hj-dockerd-'), prefix);
     try {
       await d.up();
-      // The test image, copied from the shared engine.
-      await exec('sh', ['-c', `docker save ${TEST_IMAGE} | DOCKER_HOST=${d.host} docker load`], { timeout: 60_000 });
+      // The test image, imported as the project's script imports it (whichever engine the rest of the run uses).
+      await exec('bash', [path.join(REPO, 'scripts', 'engine.sh'), 'image'], {
+        timeout: 60_000, env: { ...process.env, DOCKER_HOST: d.host, HERMES_JANITOR_TEST_IMAGE: TEST_IMAGE },
+      });
       return d;
     } catch (err) {
       await d.cleanup();
@@ -55,8 +65,9 @@ export class SecondDockerd {
     // (its docker0, Swarm's docker_gwbridge) would be left on the host. Here they go with the namespace. The socket
     // is a file, so it is reached as before; Swarm advertises 127.0.0.1. unshare and sh exec, so the pid is dockerd's.
     const child = spawn(
-      'unshare',
+      this.prefix[0] ?? 'unshare',
       [
+        ...(this.prefix.length ? [...this.prefix.slice(1), 'unshare'] : []),
         '--net', '--', 'sh', '-c', 'ip link set lo up && exec dockerd "$@"', 'dockerd',
         '--host', this.host, '--data-root', path.join(d, 'data'), '--exec-root', path.join(d, 'exec'),
         '--pidfile', path.join(d, 'dockerd.pid'), '--iptables=false', '--ip6tables=false',
@@ -69,6 +80,8 @@ export class SecondDockerd {
     for (let i = 0; i < 150; i++) {
       try {
         await this.docker(['version', '--format', '{{.Server.Version}}'], 5000);
+        // Entered through a prefix, the child is nsenter's: dockerd itself, as the host numbers it, is the one to stop.
+        if (this.prefix.length) this.pid = pidsMentioning(this.dir).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('dockerd\0')) ?? this.pid;
         return;
       } catch {
         if (child.exitCode !== null) break;

@@ -1,7 +1,7 @@
 /** A `hermes-janitor watch --log-format json` child process, its NDJSON events collected as they come. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import os from 'node:os';
-import { BIN, REPO, emptyManagedDir } from './cli.js';
+import { BIN, REPO, emptyManagedDir, quietProcRoot, quietSystemTmp } from './cli.js';
 
 export interface WatchLine {
   time: string;
@@ -37,13 +37,20 @@ export class WatchProcess {
     }));
   }
 
-  /** Starts `watch --log-format json ARGS` with a clean environment (plus `env`). */
-  static start(args: string[], env: Record<string, string | undefined> = {}): WatchProcess {
+  /**
+   * Starts `watch --log-format json ARGS` with a clean environment (plus `env`); `shell`: a shell line run first, in
+   * the same process (`ulimit -n 1024`), which then execs node (the child's pid stays node's).
+   */
+  static start(args: string[], env: Record<string, string | undefined> = {}, shell?: string): WatchProcess {
     const e: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', HOME: os.tmpdir() };
     if (process.env.DOCKER_HOST && !('DOCKER_HOST' in env)) e.DOCKER_HOST = process.env.DOCKER_HOST;
     if (!('HERMES_MANAGED_DIR' in env)) e.HERMES_MANAGED_DIR = emptyManagedDir(); // never the machine's /etc/hermes
+    if (!('HERMES_JANITOR_PROC_ROOT' in env)) e.HERMES_JANITOR_PROC_ROOT = quietProcRoot(); // never the machine's hermes processes
+    if (!('HERMES_JANITOR_SYSTEM_TMP' in env)) e.HERMES_JANITOR_SYSTEM_TMP = quietSystemTmp(); // never the machine's /tmp
     for (const [k, v] of Object.entries(env)) if (v !== undefined) e[k] = v;
-    const child = spawn(process.execPath, [BIN, 'watch', '--log-format', 'json', ...args], { env: e, cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    const argv = [process.execPath, BIN, 'watch', '--log-format', 'json', ...args];
+    const [cmd, ...rest] = shell ? ['sh', '-c', `${shell} && exec "$@"`, 'sh', ...argv] : argv;
+    const child = spawn(cmd!, rest, { env: e, cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
     return new WatchProcess(child);
   }
 

@@ -189,7 +189,7 @@ describe('stuck-sessions (built CLI)', () => {
     assert.deepEqual(readJson(countsFile(home)), { a: { count: 3, resume_reason: 'restart_timeout' } });
     const s = await runCli(['stuck-sessions', 'suspend', '--json'], { env });
     assert.equal(s.code, 0);
-    assert.deepEqual(JSON.parse(s.stdout), { suspended: ['a'], counts: { a: 3 } });
+    assert.deepEqual(JSON.parse(s.stdout), { schemaVersion: 1, suspended: ['a'], counts: { a: 3 } });
   });
 
   it('replaces a corrupt file, and leaves it alone when no key is given', async () => {

@@ -15,7 +15,9 @@ import { ENGINE_KIND, EngineFixture, RUN_LABEL, after as plus, requireEngine } f
 import { ageTree, makeTaskDir } from '../helpers/sandbox-dirs.js';
 import { WatchProcess } from '../helpers/watch-process.js';
 
-interface Sourced { value: unknown; source: string }
+interface Sourced { value: unknown; source: string; readings?: Array<{ reading: 'scope' | 'launch'; value: number; source: string }> }
+/** A setting's value and source (the reading acted on); its readings are looked at where a test says so. */
+const acted = (s: Sourced | undefined) => ({ value: s?.value, source: s?.source });
 interface StatusJson {
   settings: Record<string, Sourced>;
   sandboxDirs: { root: string; count: number | null };
@@ -107,11 +109,11 @@ describe(`hermes' settings, from every source hermes reads (${ENGINE_KIND})`, ()
       const status = await runCli(['status', '--json', ...sel(p)], { env: p.env });
       assert.ok(status.code === 0 || status.code === 1, status.stderr);
       const s = JSON.parse(status.stdout) as StatusJson;
-      assert.deepEqual(s.settings.sandboxRoot, { value: root, source: source.spelled(p, 'TERMINAL_SANDBOX_DIR') });
+      assert.deepEqual(acted(s.settings.sandboxRoot), { value: root, source: source.spelled(p, 'TERMINAL_SANDBOX_DIR') });
       assert.equal(s.sandboxDirs.root, root);
       assert.equal(s.sandboxDirs.count, 1);
       const text = await runCli(['status', ...sel(p)], { env: p.env });
-      assert.match(text.stdout, new RegExp(`\\n {2}sandbox root: ${root} \\(${source.spelled(p, 'TERMINAL_SANDBOX_DIR').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)\\n`));
+      assert.match(text.stdout, new RegExp(`\\n {2}sandbox root: ${root} \\(${source.spelled(p, 'TERMINAL_SANDBOX_DIR').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[;)]`));
       const reap = await runCli(['reap', '--json', ...sel(p), '--sandbox-dirs-older-than', '30d'], { env: p.env });
       assert.equal(reap.code, 0, reap.stderr);
       assert.deepEqual((JSON.parse(reap.stdout) as ReapJson).sandboxDirs!.removed.map((r) => r.path), [dir]);
@@ -128,7 +130,7 @@ describe(`hermes' settings, from every source hermes reads (${ENGINE_KIND})`, ()
       lower.set(p, 'TERMINAL_SANDBOX_DIR', loser);
       higher.set(p, 'TERMINAL_SANDBOX_DIR', winner);
       const s = JSON.parse((await runCli(['status', '--json', ...sel(p)], { env: p.env })).stdout) as StatusJson;
-      assert.deepEqual(s.settings.sandboxRoot, { value: winner, source: higher.spelled(p, 'TERMINAL_SANDBOX_DIR') });
+      assert.deepEqual(acted(s.settings.sandboxRoot), { value: winner, source: higher.spelled(p, 'TERMINAL_SANDBOX_DIR') });
       const reap = await runCli(['reap', '--json', ...sel(p), '--sandbox-dirs-older-than', '30d'], { env: p.env });
       assert.equal(reap.code, 0, reap.stderr);
       assert.deepEqual((JSON.parse(reap.stdout) as ReapJson).sandboxDirs!.removed.map((r) => r.path), [winnerDir]);
@@ -136,7 +138,7 @@ describe(`hermes' settings, from every source hermes reads (${ENGINE_KIND})`, ()
     });
   }
 
-  it('the lifetime of each source decides the threshold: config.yaml beats the .env files beats the environment; a flag beats all', async () => {
+  it('the lifetime of each source decides the threshold: config.yaml beats the .env files beats the environment; a flag beats all; the longer reading is acted on', async () => {
     const p = place();
     const threshold = async (extra: string[] = []) => {
       const r = await runCli(['reap', '--json', '--dry-run', ...sel(p), ...extra], { env: p.env });
@@ -147,9 +149,15 @@ describe(`hermes' settings, from every source hermes reads (${ENGINE_KIND})`, ()
     const lifetimes = [100, 200, 250, 400, 500];
     for (const [i, source] of SOURCES.entries()) {
       source.set(p, 'TERMINAL_LIFETIME_SECONDS', String(lifetimes[i]));
-      assert.equal(await threshold(), 2 * lifetimes[i]!, `${source.name} wins over the sources below it`);
       const s = JSON.parse((await runCli(['status', '--json', ...sel(p)], { env: p.env })).stdout) as StatusJson;
-      assert.deepEqual(s.settings.lifetimeSeconds, { value: lifetimes[i], source: source.spelled(p, 'TERMINAL_LIFETIME_SECONDS') });
+      const launch = s.settings.lifetimeSeconds!.readings!.find((r) => r.reading === 'launch')!;
+      assert.deepEqual(launch, { reading: 'launch', value: lifetimes[i], source: source.spelled(p, 'TERMINAL_LIFETIME_SECONDS') }, `${source.name} wins over the sources below it`);
+      // A routed turn reads the profile's own .env and config.yaml only: the environment and the managed files do not
+      // reach it, and the janitor acts on whichever reading is longer.
+      const scope = s.settings.lifetimeSeconds!.readings!.find((r) => r.reading === 'scope')!;
+      const acting = Math.max(scope.value, lifetimes[i]!);
+      assert.equal(s.settings.lifetimeSeconds!.value, acting);
+      assert.equal(await threshold(), 2 * acting);
     }
     assert.equal(await threshold(['--lifetime', '70']), 140, '--lifetime beats every file');
     const s = JSON.parse((await runCli(['status', '--json', ...sel(p), '--lifetime', '70'], { env: p.env })).stdout) as StatusJson;
@@ -206,10 +214,10 @@ describe(`hermes' settings, from every source hermes reads (${ENGINE_KIND})`, ()
     };
     const byName = Object.fromEntries(s.profiles.map((p) => [p.profile, p]));
     assert.deepEqual(Object.keys(byName).sort(), [pa, pb, 'default'].sort());
-    assert.deepEqual(byName[pa]!.settings.sandboxRoot, { value: shared, source: 'config.yaml terminal.sandbox_dir' });
-    assert.deepEqual(byName[pa]!.settings.lifetimeSeconds, { value: 100, source: 'config.yaml terminal.lifetime_seconds' });
-    assert.deepEqual(byName[pb]!.settings.sandboxRoot, { value: shared, source: path.join(homeB, '.env') });
-    assert.deepEqual(byName.default!.settings.sandboxRoot, { value: path.join(root, 'sandboxes'), source: 'default' });
+    assert.deepEqual(acted(byName[pa]!.settings.sandboxRoot), { value: shared, source: 'config.yaml terminal.sandbox_dir' });
+    assert.deepEqual(acted(byName[pa]!.settings.lifetimeSeconds), { value: 100, source: 'config.yaml terminal.lifetime_seconds' });
+    assert.deepEqual(acted(byName[pb]!.settings.sandboxRoot), { value: shared, source: path.join(homeB, '.env') });
+    assert.deepEqual(acted(byName.default!.settings.sandboxRoot), { value: path.join(root, 'sandboxes'), source: 'default' });
 
     // Profile a's lifetime (100 s: threshold 200 s) decides for its containers, b's default (600 s) for b's.
     const [a, b] = [await fx.create({ state: 'exited', profile: pa }), await fx.create({ state: 'exited', profile: pb })];

@@ -112,7 +112,7 @@ describe('stop-hook (built CLI)', () => {
     assert.deepEqual(readJson(custom), { remaining: 3, heartbeat: 7, blocks: 1, seenHeartbeat: 7, seenRemaining: 3, plan: 'docs/plan.md' });
     const status = await runCli(['stop-hook', 'status', '--json', '--marker', custom], { env });
     assert.equal(status.code, 0);
-    assert.deepEqual(JSON.parse(status.stdout), { marker: custom, armed: true, state: readJson(custom), problem: null, maxBlocks: 5 });
+    assert.deepEqual(JSON.parse(status.stdout), { schemaVersion: 1, marker: custom, armed: true, state: readJson(custom), problem: null, maxBlocks: 5 });
   });
 
   it('allows the stop and warns on garbage, empty or wrongly typed stdin', async () => {
@@ -217,7 +217,7 @@ describe('stop-hook (built CLI)', () => {
   it('reports with --json on every verb, and disarms', async () => {
     const { home, env } = freshHome();
     const arm = JSON.parse((await runCli(['stop-hook', 'arm', '--remaining', '2', '--json'], { env })).stdout);
-    assert.deepEqual(arm, { action: 'arm', marker: markerFile(home), state: readJson(markerFile(home)) });
+    assert.deepEqual(arm, { schemaVersion: 1, action: 'arm', marker: markerFile(home), state: readJson(markerFile(home)) });
     const hook = JSON.parse((await runCli(['stop-hook', '--json'], { env, input: stopPayload() })).stdout);
     assert.equal(hook.action, 'block');
     assert.deepEqual(hook.output, JSON.parse(BLOCK(2)));
@@ -228,7 +228,7 @@ describe('stop-hook (built CLI)', () => {
     const status = await runCli(['stop-hook', 'status'], { env });
     assert.match(status.stdout, /remaining: +2/);
     const dis = JSON.parse((await runCli(['stop-hook', 'disarm', '--json'], { env })).stdout);
-    assert.deepEqual(dis, { action: 'disarm', removed: true, marker: markerFile(home) });
+    assert.deepEqual(dis, { schemaVersion: 1, action: 'disarm', removed: true, marker: markerFile(home) });
     assert.equal(existsSync(markerFile(home)), false);
     const noRun = await runCli(['stop-hook', 'heartbeat'], { env });
     assert.equal(noRun.code, 0);

@@ -6,13 +6,13 @@
  * through the built CLI (`npm run build`), against the engine the suite runs on (status asks it for containers).
  */
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Dialect } from '../../src/core/hook-dialects.js';
 import { DIALECTS } from '../../src/core/hook-dialects.js';
 import { FIXTURES, type HookFixture } from '../fixtures/hook-dialects/index.js';
-import { REPO, assertFailsOpen, assertUsageError, fastPathOnly, runCli, tempDir } from '../helpers/cli.js';
+import { NOBODY, REPO, assertFailsOpen, assertUsageError, fastPathOnly, runCli, tempDir } from '../helpers/cli.js';
 
 const tmp = tempDir('hj-fail-open-');
 // Traversable by the unprivileged runs (nobody), which write their mistakes into the homes below.
@@ -25,12 +25,17 @@ before(() => {
 const run = Math.random().toString(36).slice(2, 8);
 let n = 0;
 /** A fresh profile home (its profile name random, so status selects no other test's containers), writable by anyone. */
+/**
+ * A home of nobody's (the user the unprivileged runs are), so that its hooks and root's runs share it. Run as root
+ * over it, the hooks run with nobody's rights and `status` reads it by the rules for another user's home (#34); root's
+ * own state for it goes to a state directory of this run's.
+ */
 function freshHome(): { home: string; env: Record<string, string> } {
   const home = path.join(tmp.dir, 'profiles', `hj-fo-${run}-${n++}`);
-  mkdirSync(home, { recursive: true, mode: 0o777 });
-  chmodSync(home, 0o777);
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  if (process.getuid?.() === 0) chownSync(home, NOBODY, NOBODY);
   chmodSync(path.join(tmp.dir, 'profiles'), 0o755);
-  return { home, env: { HERMES_HOME: home, HOME: tmp.dir } };
+  return { home, env: { HERMES_HOME: home, HOME: tmp.dir, HERMES_JANITOR_STATE_DIR: path.join(tmp.dir, 'state') } };
 }
 
 const HOOKS = { pre: ['tool-loop', 'pre'], post: ['tool-loop', 'post'], stop: ['stop-hook'] } as const;
@@ -167,7 +172,7 @@ describe('hooks fail open on their own errors, every dialect (built CLI)', () =>
     chmodSync(home, 0o555);
     const r = await runCli(['tool-loop', 'pre', '--treshold', '3'], { env, input: JSON.stringify(fixturesOf('claude')[0]!.input), unprivileged: true });
     assertFailsOpen(r, ["tool-loop pre: hook misconfigured: unknown option '--treshold'", /\(not recorded: [^)]*EACCES/]);
-    chmodSync(home, 0o777);
+    chmodSync(home, 0o700);
   });
 
   it('a CLI that cannot be loaded: a hook still allows with one warning, a command run by hand fails (exit 1)', async () => {

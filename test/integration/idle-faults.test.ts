@@ -12,7 +12,7 @@ import { createDockerodeEngine } from '../../src/adapters/dockerode-engine.js';
 import { parseEngineUrl } from '../../src/adapters/engine-host.js';
 import { MemoryStateStore } from '../../src/adapters/state-file.js';
 import { defaultSelection } from '../../src/core/selection.js';
-import { emptyManagedDir, runCli, tempDir } from '../helpers/cli.js';
+import { emptyManagedDir, quietProcRoot, runCli, tempDir } from '../helpers/cli.js';
 import { type ContainerFaults, EngineSimulator, type SimContainerSpec, rfc3339Nano } from '../helpers/engine-simulator.js';
 
 const PROFILE = 'idle-faults';
@@ -42,7 +42,7 @@ describe('idle rule under faults (simulator)', () => {
     let clock = new Date();
     const store = new MemoryStateStore();
     const reaper = createReaper({
-      host: sim.host, profile: PROFILE, home: home.dir, env: { HERMES_MANAGED_DIR: emptyManagedDir() }, now: () => clock, idleAfterSeconds: HOUR, idleStore: store,
+      host: sim.host, profile: PROFILE, home: home.dir, env: { HERMES_MANAGED_DIR: emptyManagedDir(), HERMES_JANITOR_PROC_ROOT: quietProcRoot() }, now: () => clock, idleAfterSeconds: HOUR, idleStore: store,
     });
     const advance = (s: number) => (clock = new Date(clock.getTime() + s * 1000));
     return { sim, reaper, advance, store };
@@ -392,7 +392,7 @@ describe('idle rule under faults (simulator)', () => {
       sims.push(sim);
       let clock = new Date();
       const reaper = createReaper({
-        host: sim.host, profile: PROFILE, home: home.dir, env: { HERMES_MANAGED_DIR: emptyManagedDir() }, now: () => clock, idleAfterSeconds: HOUR,
+        host: sim.host, profile: PROFILE, home: home.dir, env: { HERMES_MANAGED_DIR: emptyManagedDir(), HERMES_JANITOR_PROC_ROOT: quietProcRoot() }, now: () => clock, idleAfterSeconds: HOUR,
         idleStore: new MemoryStateStore(), idleMaxProcesses: 5,
       });
       const [five, six] = sim.ids() as [string, string];
@@ -401,7 +401,7 @@ describe('idle rule under faults (simulator)', () => {
       const r = await reaper.reap();
       assert.deepEqual(r.stopped.map((e) => e.id), [five]);
       assert.deepEqual([r.kept[0]?.id, r.kept[0]?.idleReason], [six, 'in-use']);
-      await assert.rejects(createReaper({ host: sim.host, home: home.dir, env: { HERMES_MANAGED_DIR: emptyManagedDir() }, idleMaxProcesses: 0 }).reap(), /^UsageError: idleMaxProcesses must be a whole number >= 1, got '0'$/);
+      await assert.rejects(createReaper({ host: sim.host, home: home.dir, env: { HERMES_MANAGED_DIR: emptyManagedDir(), HERMES_JANITOR_PROC_ROOT: quietProcRoot() }, idleMaxProcesses: 0 }).reap(), /^UsageError: idleMaxProcesses must be a whole number >= 1, got '0'$/);
     });
 
     it('records written before the count was kept stay valid: the proof on record is used, re-checked with a count', async () => {

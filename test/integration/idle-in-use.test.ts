@@ -117,8 +117,8 @@ describe(`a sandbox holding a process of its own is in use, never stopped (${ENG
     // tini and `sleep 3600`, plus the job's subshell and its command: measured 4 on Docker 20.10 and Podman 4.3.
     assert.ok(typeof j.processes === 'number' && j.processes > 2, `processes ${j.processes}`);
     assert.equal(byId(first.containers, bare)!.processes, 2, 'a bare --init sandbox holds its init and its command');
-    const table = await runCli(['list', ...sel, '--idle-after', IDLE], { env });
-    assert.match(table.stdout, new RegExp(`running \\(in-use: ${j.processes} processes\\)`), table.stdout);
+    const table = await runCli(['list', ...sel, '--idle-after', IDLE, '--wide'], { env });
+    assert.match(table.stdout, new RegExp(`  in-use: ${j.processes} processes$`, 'm'), table.stdout);
 
     // Three idle thresholds: the bare sandbox goes at the first; the one holding the job never does.
     for (let round = 1; round <= 3; round++) {

@@ -303,6 +303,26 @@ describe(`image budget (${ENGINE_KIND})`, () => {
     assert.ok(Date.parse(seen.lastUsed) >= before);
   });
 
+  it('--fail-open with an image pass that fails: exit 0 and one line on stderr naming it', async () => {
+    const { env, state } = homeFor('fail-open');
+    // The profile's home exists: a missing one is a warning line of its own (a mistyped profile?).
+    mkdirSync(path.dirname(path.dirname(state)), { recursive: true });
+    await fx.create({ state: 'running' });
+    // The engine answers everything but the image calls: the pass cannot measure what the images take.
+    const proxy = await EngineProxy.start(tmp.dir);
+    proxy.refuse = /\/system\/df$/;
+    try {
+      const r = await runCli(['reap', ...sel(), '--host', proxy.host, '--images-over', '50%', '--fail-open', '--no-stop-idle'], { env });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /^hermes-janitor: 1 image not removed, first: image pass on unix:\/\/\S+: [^\n]*refused by the test proxy[^\n]* \(--fail-open: exit 0\)\n$/, r.stderr);
+      const strict = await runCli(['reap', ...sel(), '--host', proxy.host, '--images-over', '50%', '--no-stop-idle'], { env });
+      assert.equal(strict.code, 1, 'without --fail-open: exit 1');
+      assert.match(strict.stderr, /^hermes-janitor: image pass on unix:\/\/\S+: [^\n]*refused by the test proxy/m);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('bad input: one line, exit 2', async () => {
     const { env } = homeFor('bad');
     for (const [value, name] of [['0', '--images-over'], ['12XB', '--images-over'], ['150%', '--images-over']] as const) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { emptyManagedDir, tempDir } from '../helpers/cli.js';
+import { emptyManagedDir, quietProcRoot, tempDir } from '../helpers/cli.js';
 import { EngineFixture, after as plus, requireEngine } from '../helpers/docker.js';
 import { EngineProxy } from '../helpers/engine-proxy.js';
 
@@ -21,7 +21,7 @@ describe('library API (import from "hermes-janitor")', () => {
   it('createReaper sweeps the real engine in process', async () => {
     const id = await fx.create({ state: 'exited' });
     const asOf = new Date(plus(await fx.finishedAt(id), 120));
-    const reaper = lib.createReaper({ profile: fx.profile, lifetimeSeconds: 0, env: { DOCKER_HOST: process.env.DOCKER_HOST, HERMES_MANAGED_DIR: emptyManagedDir() } });
+    const reaper = lib.createReaper({ profile: fx.profile, lifetimeSeconds: 0, env: { DOCKER_HOST: process.env.DOCKER_HOST, HERMES_MANAGED_DIR: emptyManagedDir(), HERMES_JANITOR_PROC_ROOT: quietProcRoot() } });
     assert.equal(await reaper.threshold(), 120);
     const listed = await reaper.list({ asOf });
     assert.deepEqual(listed.containers.map((c) => [c.id, c.verdict]), [[id, 'reap']]);
@@ -42,7 +42,7 @@ describe('library API (import from "hermes-janitor")', () => {
       const store = new lib.MemoryStateStore();
       const make = (cgroupSamples?: boolean) =>
         lib.createReaper({
-          profile: fx.profile, idleAfterSeconds: 60, idleStore: store, now: () => new Date(now), env: { DOCKER_HOST: proxy.host, HERMES_MANAGED_DIR: emptyManagedDir() },
+          profile: fx.profile, idleAfterSeconds: 60, idleStore: store, now: () => new Date(now), env: { DOCKER_HOST: proxy.host, HERMES_MANAGED_DIR: emptyManagedDir(), HERMES_JANITOR_PROC_ROOT: quietProcRoot() },
           ...(cgroupSamples === undefined ? {} : { cgroupSamples }),
         });
       for (const [reaper, stopped] of [[make(false), []], [make(), [id]]] as const) {

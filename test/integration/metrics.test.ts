@@ -20,11 +20,13 @@ const FAMILY_NAMES = [
   'hermes_janitor_containers_stopped',
   'hermes_janitor_exec_trees',
   'hermes_janitor_last_run_duration_seconds',
+  'hermes_janitor_last_run_reclaimed_bytes',
   'hermes_janitor_last_run_success',
   'hermes_janitor_last_run_timestamp_seconds',
   'hermes_janitor_orphans',
   'hermes_janitor_sandbox_dir_bytes',
   'hermes_janitor_sandbox_dirs',
+  'hermes_janitor_session_files',
   'hermes_janitor_shell_snapshots',
 ];
 

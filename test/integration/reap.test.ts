@@ -88,7 +88,10 @@ describe('reap and list against the real engine', () => {
     assert.equal(table.code, 0, table.stderr);
     assert.match(table.stdout, /VERDICT/);
     assert.match(table.stdout, /too-recent/);
-    assert.equal(table.stdout.split('\n').filter((l) => l.includes(fx.profile)).length, 3);
+    assert.equal(table.stdout.trimEnd().split('\n').length, 4, 'a header and one line per container');
+    // One profile: no PROFILE column; --wide shows every column.
+    const wide = await runCli(['ls', '--wide', '--profile', fx.profile], { env });
+    assert.equal(wide.stdout.split('\n').filter((l) => l.includes(fx.profile)).length, 3);
   });
 
   it('derives the profile from HERMES_HOME the way hermes does', async () => {

@@ -543,6 +543,30 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
       assert.deepEqual(readdirSync(path.join(h.root.root, 'docker')), []);
     });
 
+    it('watch --all-profiles checks every profile\'s sandbox root, as reap --all-profiles does', async () => {
+      const h = home();
+      // A second profile under the same hermes root, with its own sandbox root (<root>/profiles/<name>/sandboxes).
+      const other = path.join(h.dir, 'profiles', `p2-${fx.runId}`);
+      const inHome = makeTaskDir(h.root.root, 'old-in-home', 4);
+      const inOther = makeTaskDir(path.join(other, 'sandboxes'), 'old-in-profile', 4);
+      for (const t of [inHome, inOther]) ageTree(t.dir, daysAgo(41));
+      // A dry run over this run's containers only (--label): nothing of the shared engine is touched.
+      const args = ['--all-profiles', '--label', `hermes-janitor-test-run=${fx.runId}`, '--dry-run', '--sandbox-dirs-older-than', '30d'];
+      const reap = await runCli(['reap', '--log-format', 'json', ...args], { env: h.env });
+      assert.equal(reap.code, 0, reap.stderr);
+      const reapWould = reap.stdout.trim().split('\n').map((l) => JSON.parse(l) as { event: string; path?: string }).filter((e) => e.event === 'would-remove-sandbox-dir');
+      assert.deepEqual(reapWould.map((e) => e.path).sort(), [inHome.dir, inOther.dir].sort());
+      const w = WatchProcess.start(args, { ...h.env, HERMES_JANITOR_SANDBOX_DIRS_EVERY: '1s' });
+      try {
+        await w.waitFor('a sandbox-dirs check', (lines) => lines.some((l) => l.event === 'sandbox-dirs'), 30_000);
+        assert.deepEqual(w.events('would-remove-sandbox-dir').map((l) => l.path).sort(), [inHome.dir, inOther.dir].sort(), JSON.stringify(w.lines));
+        assert.equal((await w.stop('SIGTERM')).code, 0, w.stderr);
+      } finally {
+        w.kill();
+      }
+      assert.ok(existsSync(inHome.dir) && existsSync(inOther.dir), 'a dry run removes nothing');
+    });
+
     it('watch removes it at its check (first once connected, then every HERMES_JANITOR_SANDBOX_DIRS_EVERY), holding the reap lock', async () => {
       const { h, old, recent } = await fourDirs();
       const w = WatchProcess.start([...sel(), '--sandbox-dirs-older-than', '30d'], { ...h.env, TERMINAL_SANDBOX_DIR: h.root.root, HERMES_JANITOR_SANDBOX_DIRS_EVERY: '1s' });

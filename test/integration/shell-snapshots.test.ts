@@ -90,8 +90,10 @@ describe('shell snapshots (real processes, a second user)', { skip: skipUnless(u
     const jenv = { HOME: h, TMPDIR: dir };
     // Polled until the killed session's snapshot goes (the threshold is 120 s of real time with --lifetime 0).
     let removedAt: SnapReport | undefined;
+    let returnedAt = 0;
     for (let i = 0; i < 100 && !removedAt; i++) {
       const r = await janitor(null, args, jenv);
+      returnedAt = Date.now();
       assert.equal(r.code, 0, r.stderr);
       written.push(readFileSync(metrics, 'utf8'));
       const rep = JSON.parse(r.stdout) as SnapReport;
@@ -105,7 +107,9 @@ describe('shell snapshots (real processes, a second user)', { skip: skipUnless(u
     }
     assert.ok(removedAt, 'the killed session was removed within 300 s');
     const entry = removedAt.shellSnapshots!.removed.find((x) => x.path === deadFile)!;
-    assert.ok(Date.parse(removedAt.asOf) - Date.parse(entry.lastChange) >= 120_000, 'not before the threshold');
+    // Not before the threshold: every earlier run kept it (changed-recently), and the pass judges by the clock when it
+    // runs, after the run's asOf (the sweep first): the run that removed it ended at least the threshold after the change.
+    assert.ok(returnedAt - Date.parse(entry.lastChange) >= 120_000, 'not before the threshold');
     assert.equal(entry.owner, u.uid);
     assert.ok(entry.secretNames?.includes('OPENAI_API_KEY'));
     assert.equal(existsSync(deadFile), false);
@@ -123,10 +127,13 @@ describe('shell snapshots (real processes, a second user)', { skip: skipUnless(u
     // status: counted, the secret-looking name counted, the stand-in shown.
     const st = await janitor(null, ['status', '--json', '--label', label], jenv);
     const report = JSON.parse(st.stdout) as { shellSnapshots: Array<{ dir: string; snapshots: number; abandoned: number; withSecretNames: number }>; hermesProcesses: { processes: Array<{ pid: number }> } };
-    assert.deepEqual(report.shellSnapshots.map((s) => [s.dir, s.snapshots, s.abandoned, s.withSecretNames]), [[dir, 1, 0, 1]]);
+    // Every directory where a hermes release puts session files: TMPDIR's first, then the home's cache/terminal.
+    assert.deepEqual(report.shellSnapshots.filter((s) => s.dir === dir).map((s) => [s.dir, s.snapshots, s.abandoned, s.withSecretNames]), [[dir, 1, 0, 1]]);
+    assert.equal(report.shellSnapshots[0]!.dir, dir);
+    assert.ok(report.shellSnapshots.some((s) => s.dir.endsWith('/.hermes/cache/terminal')), JSON.stringify(report.shellSnapshots));
     assert.ok(report.hermesProcesses.processes.some((p) => p.pid === b.pid));
     const text = await janitor(null, ['status', '--label', label], jenv);
-    assert.match(text.stdout, /Shell snapshots \(.*, from TMPDIR\)\n {2}1 snapshot, 0 abandoned/);
+    assert.match(text.stdout, /Shell snapshots \(.*, from TMPDIR\)\n {2}hermes puts files here: profile .*: TMPDIR: .*\n {2}1 snapshot, 0 abandoned/);
   });
 
   it('a symlink named like a snapshot is not followed (its target survives); near-miss names are untouched; --keep-shell-snapshots and --dry-run remove nothing', async () => {
@@ -172,7 +179,7 @@ describe('shell snapshots (real processes, a second user)', { skip: skipUnless(u
     old(mine, 86_400_000);
     const jenv = { HOME: home(u), TMPDIR: dir };
     const st = await janitor(u, ['status', '--json', '--label', label], jenv);
-    const s = (JSON.parse(st.stdout) as { shellSnapshots: Array<{ snapshots: number; otherUsers: number; abandoned: number; unreadable: number }> }).shellSnapshots[0]!;
+    const s = (JSON.parse(st.stdout) as { shellSnapshots: Array<{ dir: string; snapshots: number; otherUsers: number; abandoned: number; unreadable: number }> }).shellSnapshots.find((x) => x.dir === dir)!;
     assert.deepEqual([s.snapshots, s.otherUsers, s.abandoned, s.unreadable], [2, 1, 1, 1]);
     const r = await janitor(u, ['reap', '--json', '--label', label], jenv);
     // This user may not use the engine's socket (exit 3 for the engine): the pass needs none and ran.
@@ -205,6 +212,41 @@ describe('shell snapshots (real processes, a second user)', { skip: skipUnless(u
     assert.equal(unanswered.code, 3, unanswered.stderr);
     assert.deepEqual((JSON.parse(unanswered.stdout) as SnapReport).shellSnapshots!.removed.map((x) => x.path), [file]);
     assert.equal(existsSync(file), false);
+  });
+
+  it('a flood: 2,000 old snapshot-named files of another user and 500 of their processes: reap --timeout 5s returns in under 8 s', async () => {
+    const dir = tmp();
+    for (let i = 0; i < 2000; i++) {
+      const file = path.join(dir, `hermes-snap-${hex()}.sh`);
+      writeFileSync(file, 'declare -x HOME="/"\n', { mode: 0o600 });
+      chownSync(file, u.uid, u.gid);
+      old(file, 365 * 86_400_000);
+    }
+    // 500 processes of theirs, each one the pass must look at (a Python interpreter by name, its environment read).
+    const flood = spawn('setpriv', [`--reuid=${u.uid}`, `--regid=${u.gid}`, '--clear-groups', '--', 'bash', '-c', 'for i in $(seq 500); do (exec -a python3 sleep 600) & done; echo up; wait'], {
+      detached: true, stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    cleanups.push(() => {
+      try {
+        process.kill(-flood.pid!, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    });
+    await new Promise<void>((resolve) => flood.stdout!.once('data', () => resolve()));
+    const h = home(null);
+    const started = Date.now();
+    const r = await janitor(null, ['reap', '--json', '--timeout', '5s', '--label', label], { HOME: h, TMPDIR: dir });
+    const took = Date.now() - started;
+    assert.ok(took < 8000, `reap took ${took} ms`);
+    assert.ok(r.code === 0 || r.code === 3, `exit ${r.code}: ${r.stderr}`);
+    const rep = JSON.parse(r.stdout) as SnapReport & { timedOut: boolean };
+    const snaps = rep.shellSnapshots!;
+    // Each file removed, or kept as cut short with the run timed out.
+    const cut = snaps.kept.filter((k) => k.reason === 'cut-short').length;
+    assert.equal(rep.timedOut, r.code === 3, r.stderr);
+    if (!rep.timedOut) assert.equal(cut, 0);
+    assert.equal(snaps.removed.length + cut, 2000, JSON.stringify({ removed: snaps.removed.length, kept: snaps.kept.length, failed: snaps.failed.slice(0, 2) }));
   });
 
   async function isolated(args: string[], env: Record<string, string>): Promise<CliResult> {

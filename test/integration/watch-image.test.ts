@@ -76,9 +76,9 @@ describe('the container image', () => {
     const orphan = () => d.docker(['run', '-d', ...labels, '--network', 'none', TEST_IMAGE, 'true']);
     const other = await d.docker(['run', '-d', '--label', 'hermes-agent=0', '--network', 'none', TEST_IMAGE, 'true']);
 
-    // docker run with the socket mounted (the README's command, with a short threshold for the test).
+    // docker run with the socket mounted and the host's pid namespace (the documented command, with a short threshold).
     const janitor = await d.docker([
-      'run', '-d', '--network', 'none', '-v', `${d.socket}:/var/run/docker.sock`, IMAGE,
+      'run', '-d', '--network', 'none', '--pid=host', '-v', `${d.socket}:/var/run/docker.sock`, IMAGE,
       'watch', '--all-profiles', '--older-than', '3s', '--force-threshold', '--log-format', 'json',
     ]);
     const first = await orphan();

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, describe, it } from 'node:test';
-import { BIN, REPO, tempDir } from '../helpers/cli.js';
+import { BIN, REPO, quietProcRoot, quietSystemTmp, tempDir } from '../helpers/cli.js';
 import { EngineSimulator, rfc3339Nano } from '../helpers/engine-simulator.js';
 import { WatchProcess, type WatchLine } from '../helpers/watch-process.js';
 
@@ -158,7 +158,7 @@ describe('watch --dry-run says "would" everywhere (simulator, built CLI, text ou
     });
     cleanups.push(() => sim.close());
     const child = spawn(process.execPath, [BIN, 'watch', '--dry-run', '--host', sim.host, '--home', home.dir, '--profile', profile, '--idle-after', '1s'], {
-      cwd: REPO, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', HOME: home.dir }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: REPO, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', HOME: home.dir, HERMES_JANITOR_PROC_ROOT: quietProcRoot(), HERMES_JANITOR_SYSTEM_TMP: quietSystemTmp() }, stdio: ['ignore', 'pipe', 'pipe'],
     });
     cleanups.push(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'));
     let out = '';

@@ -136,7 +136,8 @@ describe(`watch and the idle rule on the real engine (${ENGINE_KIND})`, () => {
       ]);
     let busyLoop = true;
     try {
-      const w = WatchProcess.start(['--home', idleHome.dir, '--profile', idleProfile, '--idle-after', '3s', '--stop-timeout', '1']);
+      // --idle-after-owned too: a hermes on this host (another run's stand-in, hermes itself) may own every profile.
+      const w = WatchProcess.start(['--home', idleHome.dir, '--profile', idleProfile, '--idle-after', '3s', '--idle-after-owned', '3s', '--stop-timeout', '1']);
       watches.push(w);
       await w.waitFor('connected', connected);
       const idle = await runIn(['sleep', '3600']);
@@ -165,6 +166,35 @@ describe(`watch and the idle rule on the real engine (${ENGINE_KIND})`, () => {
     } finally {
       busyLoop = false;
       idleHome.cleanup();
+    }
+  });
+});
+
+describe(`watch and a sandbox it stopped, on the real engine (${ENGINE_KIND})`, () => {
+  it('--stopped-retention 3s: the idle sandbox is stopped, kept, then removed within a second of the retention\'s end', async () => {
+    const rHome = tempDir('hj-watch-retain-');
+    const rProfile = `wr-${runId}`;
+    try {
+      const w = WatchProcess.start([
+        '--home', rHome.dir, '--profile', rProfile, '--idle-after', '1s', '--stopped-retention', '3s', '--older-than', '1s', '--force-threshold',
+        '--stop-timeout', '0',
+      ]);
+      watches.push(w);
+      await w.waitFor('connected', connected);
+      const id = await docker([
+        'run', '-d', '--init', ...RUN_EXTRA, '--label', `${RUN_LABEL}=${runId}`, '--label', 'hermes-agent=1', '--label', `hermes-profile=${rProfile}`,
+        '--network', 'none', TEST_IMAGE, 'sleep', '3600',
+      ]);
+      await w.waitFor('the idle sandbox stopped', () => w.events('stopped').some((l) => l.id === id), 30_000);
+      const stoppedAt = Date.parse(w.events('stopped').find((l) => l.id === id)!.time);
+      await w.waitFor('the stopped sandbox removed', () => removedIds(w).has(id), 20_000);
+      const removedAt = Date.parse(w.events('removed').find((l) => l.id === id)!.time);
+      const lag = (removedAt - (stoppedAt + 3000)) / 1000;
+      assert.ok(lag >= -0.05 && lag < 1, `removed ${lag} s after the retention's end (stopped ${new Date(stoppedAt).toISOString()})`);
+      assert.deepEqual(await remaining().then((ids) => ids.filter((x) => x === id)), []);
+      assert.equal((await w.stop('SIGTERM')).code, 0, w.stderr);
+    } finally {
+      rHome.cleanup();
     }
   });
 });

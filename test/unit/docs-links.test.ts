@@ -196,6 +196,7 @@ describe("README: the two set-up commands are the repository's own", () => {
     assert.match(readFileSync(path.join(REPO, 'scripts/engine.sh'), 'utf8'), /ENGINE="\$\{2:-docker\}"/, 'start with no engine starts docker');
     assert.ok(scriptCommands('scripts/test.sh').some((w) => w.slice(0, 3).join(' ') === 'bash scripts/engine.sh start'), 'the same script and verb as the suite');
     assert.deepEqual(run, ['node', pkg.bin['hermes-janitor']!.replace(/^\.\//, ''), 'list'], 'the package bin, with list');
-    assert.ok(pkg.scripts.build && pkg.scripts.prepare === 'npm run build', 'npm ci builds the CLI (prepare)');
+    assert.ok(pkg.scripts.build && pkg.scripts.prepare === 'node scripts/prepare.cjs', 'npm ci builds the CLI (prepare)');
+    assert.match(readFileSync(path.join(REPO, 'scripts/prepare.cjs'), 'utf8'), /npm\(\['run', 'build'\]\)/, 'prepare runs the build');
   });
 });

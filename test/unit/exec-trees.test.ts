@@ -7,10 +7,13 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { configOf } from '../../src/adapters/config.js';
-import { parseDotenv } from '../../src/core/dotenv.js';
-import { resolveHermesSettings } from '../../src/core/hermes-settings.js';
+import { parseDotenv } from '../../src/hermes/dotenv.js';
+import { resolveHermesSettings } from '../../src/hermes/settings.js';
 import { createDockerodeEngine } from '../../src/adapters/dockerode-engine.js';
 import type { EngineClient } from '../../src/adapters/engine.js';
 import { type ProcAccess, parseStat, procAccess } from '../../src/adapters/proc-table.js';
@@ -18,7 +21,8 @@ import {
   type ProcEntry, type ProcIdentity, execAgeSeconds, execBoundSeconds, isAbandoned, recheckExec, signalTargets, treeOf,
 } from '../../src/core/exec-trees.js';
 import { selectionFrom } from '../../src/core/selection.js';
-import { hermesCommandTimeouts, resolveExecTrees } from '../../src/reaper/exec-settings.js';
+import { resolveExecTrees } from '../../src/reaper/exec-settings.js';
+import { hermesCommandTimeouts } from '../../src/hermes/timeouts.js';
 import { resolveRunSettings } from '../../src/reaper/settings.js';
 import { abandonedLoad, endAbandonedTrees, surveyExecs } from '../../src/reaper/exec-trees.js';
 import { EngineSimulator } from '../helpers/engine-simulator.js';
@@ -127,13 +131,23 @@ describe("exec trees: hermes' timeouts, read the way hermes reads them", () => {
   });
 });
 
+/** A procfs root showing `pid` with its real stat and a cgroup naming container `f...f` (removed after the file). */
+function fakeProcRoot(pid: number): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'hj-proc-'));
+  mkdirSync(path.join(dir, 'proc', String(pid)), { recursive: true });
+  symlinkSync(`/proc/${pid}/stat`, path.join(dir, 'proc', String(pid), 'stat'));
+  writeFileSync(path.join(dir, 'proc', String(pid), 'cgroup'), `0::/system.slice/docker-${'f'.repeat(64)}.scope\n`);
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
 describe('exec trees: /proc on this host (real processes)', () => {
   it("parses a stat line whose command name holds spaces and parentheses", () => {
     const line = '4242 (a) b (c)) S 17 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 123456 1000 100 18446744073709551615';
     assert.deepEqual(parseStat(4242, line), { pid: 4242, ppid: 17, startTicks: 123456 });
   });
 
-  it('signals only the process that was seen: the same pid with another start time is not signalled', async () => {
+  it('signals only the process that was seen: the same pid with another start time, or out of the sandbox\'s cgroup, is not signalled', async () => {
     const child = spawn('sleep', ['30'], { stdio: 'ignore' });
     const exited = once(child, 'exit');
     try {
@@ -144,14 +158,18 @@ describe('exec trees: /proc on this host (real processes)', () => {
       const snap = proc.snapshot()!;
       assert.equal(snap.procs.get(pid)?.ppid, process.pid, 'its parent is this process');
       // The pid "reused" by another process: a start time that differs.
-      assert.equal(proc.signal({ pid, startTicks: start + 1 }, 'SIGTERM'), 'changed');
+      // Its cgroup as the sandbox's: this process's own (the test's own cgroup names no container).
+      const container = 'f'.repeat(64);
+      const mine = procAccess(path.join(fakeProcRoot(pid), 'proc'));
+      assert.equal(proc.signal({ pid, startTicks: start + 1 }, 'SIGTERM', container), 'changed');
+      assert.equal(proc.signal({ pid, startTicks: start }, 'SIGTERM', container), 'changed', 'the start time seen, another cgroup');
       assert.equal(proc.alive({ pid, startTicks: start }), true, 'not signalled');
       assert.equal(child.exitCode, null);
-      assert.equal(proc.signal({ pid, startTicks: start }, 'SIGTERM'), 'sent');
+      assert.equal(mine.signal({ pid, startTicks: start }, 'SIGTERM', container), 'sent');
       const [, signal] = await exited;
       assert.equal(signal, 'SIGTERM');
       assert.equal(proc.alive({ pid, startTicks: start }), false);
-      assert.equal(proc.signal({ pid, startTicks: start }, 'SIGKILL'), 'gone');
+      assert.equal(proc.signal({ pid, startTicks: start }, 'SIGKILL', container), 'gone');
     } finally {
       child.kill('SIGKILL');
     }
@@ -164,26 +182,38 @@ class FakeProc implements ProcAccess {
   readonly sent: Array<[number, string]> = [];
   /** Processes that ignore SIGTERM. */
   readonly stubborn = new Set<number>();
+  /** Processes outside the sandbox's cgroup (a host process). */
+  readonly outside = new Set<number>();
   /** Runs right before the nth signal (the pid reused in between). */
   beforeSignal: (() => void) | null = null;
+  /** Runs at each snapshot, with its number (1: the survey's). */
+  onSnapshot: ((n: number) => void) | null = null;
+  private snapshots = 0;
   snapshot() {
+    this.snapshots++;
+    this.onSnapshot?.(this.snapshots);
     return { procs: new Map(this.procs), bootMs: 0, ticksPerSecond: 100 };
   }
   startTicks(pid: number) {
     return this.procs.get(pid)?.startTicks ?? null;
   }
-  inContainer(pid: number) {
-    return this.procs.has(pid);
+  /** The sandbox's id (its cgroup). */
+  sandboxId = '';
+  pidNamespace() {
+    return null;
+  }
+  inContainer(pid: number, id: string) {
+    return id === this.sandboxId && this.procs.has(pid) && !this.outside.has(pid);
   }
   alive(p: ProcIdentity) {
     return this.procs.get(p.pid)?.startTicks === p.startTicks;
   }
-  signal(p: ProcIdentity, sig: 'SIGTERM' | 'SIGKILL') {
+  signal(p: ProcIdentity, sig: 'SIGTERM' | 'SIGKILL', container: string) {
     this.beforeSignal?.();
     this.beforeSignal = null;
     const now = this.procs.get(p.pid);
     if (!now) return 'gone' as const;
-    if (now.startTicks !== p.startTicks) return 'changed' as const;
+    if (now.startTicks !== p.startTicks || !this.inContainer(p.pid, container)) return 'changed' as const;
     this.sent.push([p.pid, sig]);
     if (sig === 'SIGKILL' || !this.stubborn.has(p.pid)) this.procs.delete(p.pid);
     return 'sent' as const;
@@ -216,6 +246,7 @@ describe('exec trees: the reaper step (engine simulator, a process table the tes
     sim.setExecDetails(id, YOUNG, { pid: 300, entrypoint: 'sleep', arguments: ['5'] });
     const proc = new FakeProc();
     proc.procs = table([[100, 50, 50], [101, 100, 60], [102, 100, 70], [200, 50, 100], [201, 200, 110], [300, 50, 99_000]]);
+    proc.sandboxId = id;
     return { id, proc, details: { id, pid: 100, execIds: [EXEC, YOUNG] } };
   }
 
@@ -260,6 +291,37 @@ describe('exec trees: the reaper step (engine simulator, a process table the tes
     // The first signal (200) ran after the swap of 201; 201, now another process, got none.
     assert.deepEqual(proc.sent, [[200, 'SIGTERM']]);
     assert.equal(proc.procs.get(201)?.startTicks, 98_500);
+  });
+
+  it('a survivor whose pid another process took between the grace and SIGKILL: the new process survives', async () => {
+    const { details, proc } = sandbox();
+    proc.stubborn.add(200).add(201);
+    const survey = await surveyExecs(engine, details, opts(proc), { asOf });
+    // The window held open right before the SIGKILL phase: 200 ended, and the process of an exec hermes runs now
+    // (under the runtime's shim, in the sandbox's cgroup) took its pid.
+    proc.onSnapshot = (n) => {
+      if (n === 3) proc.procs.set(200, { pid: 200, ppid: 50, startTicks: 99_500 });
+    };
+    const r = await endAbandonedTrees(engine, details, survey, opts(proc), ctx);
+    assert.deepEqual(proc.sent, [[200, 'SIGTERM'], [201, 'SIGTERM'], [201, 'SIGKILL']]);
+    assert.equal(r.ended[0]!.killed, 1);
+    assert.equal(proc.procs.get(200)?.startTicks, 99_500, 'the new process at pid 200 was not signalled');
+  });
+
+  it('a process with the start time seen but out of the sandbox\'s cgroup is never signalled, SIGTERM or SIGKILL', async () => {
+    const { details, proc } = sandbox();
+    proc.stubborn.add(200);
+    const survey = await surveyExecs(engine, details, opts(proc), { asOf });
+    // 201 moved out of the sandbox's cgroup before the SIGTERM (as a process taking its pid with its start time would be).
+    proc.beforeSignal = () => proc.outside.add(201);
+    // 200 leaves the cgroup during the grace: its SIGKILL is refused too.
+    proc.onSnapshot = (n) => {
+      if (n === 3) proc.outside.add(200);
+    };
+    const r = await endAbandonedTrees(engine, details, survey, opts(proc), ctx);
+    assert.deepEqual(proc.sent, [[200, 'SIGTERM']]);
+    assert.equal(r.ended[0]!.killed, 0);
+    assert.deepEqual([...proc.procs.keys()].sort(), [100, 101, 102, 200, 201, 300]);
   });
 
   it('an exec the engine says has ended since the survey: nothing is signalled', async () => {

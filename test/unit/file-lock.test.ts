@@ -4,19 +4,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import {
-  type HeldLock,
-  LEFTOVER_AGE_MS,
-  LockPathError,
-  acquireLock,
-  lockHolder,
-  lockState,
-  releasableAtOnce,
-  tryAcquireLock,
-} from '../../src/adapters/file-lock.js';
+import { type HeldLock, LockPathError, acquireLock, lockHolder, lockState, releasableAtOnce, tryAcquireLock } from '../../src/adapters/file-lock.js';
 import { liveness, parseStatStartTime, processStartTime, selfIdentity } from '../../src/adapters/process-identity.js';
 import { FileStateStore } from '../../src/adapters/state-file.js';
 import { tempDir } from '../helpers/cli.js';
+
+// The numbers these tests pin, stated here (not imported from the code under test): a change to one is a change this test must see.
+/** A lock file left by a dead holder is taken over after 1 minute. */
+const LEFTOVER_AGE_MS = 60_000;
 
 const tmp = tempDir('hj-lock-');
 after(() => tmp.cleanup());

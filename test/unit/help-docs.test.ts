@@ -58,6 +58,7 @@ const PAGES: Record<string, string> = {
   'stuck-sessions': 'docs/breakers.md',
   'stop-hook': 'docs/breakers.md',
   'tool-loop': 'docs/breakers.md',
+  completion: 'docs/operations.md',
 };
 
 describe('--help ends with the docs page of the command', () => {
@@ -82,5 +83,49 @@ describe('--help ends with the docs page of the command', () => {
       assert.ok(verbs.length >= 3, `${parent} lists its verbs`);
       for (const verb of verbs) assert.equal(docsPage(await help([parent, verb]), `${parent} ${verb}`), 'docs/breakers.md');
     }
+  });
+});
+
+/** Every command and verb, as argv: the program, each command, each verb a command lists. */
+async function everyHelp(): Promise<string[][]> {
+  const out: string[][] = [[]];
+  for (const name of commandsOf(await help([]))) {
+    out.push([name]);
+    for (const verb of commandsOf(await help([name]))) out.push([name, verb]);
+  }
+  return out;
+}
+
+/** The options of a help text, each with its whole description (its continuation lines joined). */
+function optionEntries(text: string): Array<{ flag: string; text: string }> {
+  const out: Array<{ flag: string; text: string }> = [];
+  for (const section of text.matchAll(/\n(?:Global )?Options:\n([\s\S]*?)(?:\n\n|$)/g)) {
+    for (const line of section[1]!.split('\n')) {
+      const m = /^ {2}(-\S+(?:, --\S+)?)(?: <[^>]+>)?\s+(.*)$/.exec(line);
+      if (m) out.push({ flag: m[1]!, text: m[2]! });
+      else if (out.length) out.at(-1)!.text += ` ${line.trim()}`;
+    }
+  }
+  return out;
+}
+
+describe('--help fits a terminal', () => {
+  it('every command and verb: no line over 80 columns, an exit code section, each default said once', async () => {
+    for (const argv of await everyHelp()) {
+      const what = `hermes-janitor ${argv.join(' ')} --help`;
+      const text = await help(argv);
+      for (const line of text.split('\n').filter((l) => !l.startsWith('Docs: '))) assert.ok(line.length <= 80, `${what}: ${line.length} columns: ${line}`);
+      assert.match(text, /^Exit codes:/m, `${what}: an exit code section`);
+      for (const o of optionEntries(text)) {
+        const defaults = o.text.match(/\bdefault\b/g)?.length ?? 0;
+        assert.ok(defaults <= 1, `${what}: ${o.flag} says its default ${defaults} times: ${o.text}`);
+      }
+    }
+  });
+
+  it('--timeout says 10s, and that a bare number is seconds', async () => {
+    const text = (await help(['reap'])).replace(/\s+/g, ' ');
+    assert.match(text, /--timeout <duration> [^-]*a bare number is seconds[^-]*\(default: 10s\)/);
+    assert.doesNotMatch(text, /10000/);
   });
 });

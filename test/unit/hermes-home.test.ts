@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { resolveHermesHome } from '../../src/core/hermes-home.js';
-import { sanitizeLabelValue } from '../../src/core/sanitize.js';
+import { resolveHermesHome } from '../../src/hermes/home.js';
+import { sanitizeLabelValue } from '../../src/hermes/labels.js';
 import { UsageError } from '../../src/errors.js';
 
 const HOMEDIR = '/home/u';

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { dotenvValues, parseDotenv } from '../../src/core/dotenv.js';
-import { type SettingsInputs, pythonEnvText, resolveHermesSettings } from '../../src/core/hermes-settings.js';
+import { dotenvValues, parseDotenv } from '../../src/hermes/dotenv.js';
+import { type SettingsInputs, pythonEnvText, resolveHermesSettings } from '../../src/hermes/settings.js';
 import { stopGrace } from '../../src/core/policy.js';
 import { REPO } from '../helpers/cli.js';
 

@@ -5,8 +5,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { hookInvocation } from '../../src/cli/hooks/hook-invocation.js';
-import { HOOK_ERROR_FORGET_MS, MAX_HOOK_ERRORS, hookErrorsFrom, withHookError } from '../../src/core/hook-errors.js';
+import { hookErrorsFrom, withHookError } from '../../src/core/hook-errors.js';
 import { attention, statusExitCode, type AttentionInput } from '../../src/core/status.js';
+
+// The numbers these tests pin, stated here (not imported from the code under test): a change to one is a change this test must see.
+/** A hook's own mistake is forgotten 24 h after it was last seen. */
+const HOOK_ERROR_FORGET_MS = 24 * 3600 * 1000;
+/** At most 16 hook mistakes are remembered. */
+const MAX_HOOK_ERRORS = 16;
 
 const T0 = new Date('2026-11-22T10:00:00Z');
 const at = (ms: number) => new Date(T0.getTime() + ms);

@@ -10,7 +10,7 @@ import { after, describe, it } from 'node:test';
 import { hostName } from '../../src/adapters/process-identity.js';
 import { FileStateStore } from '../../src/adapters/state-file.js';
 import { userHome } from '../../src/context.js';
-import { resolveHermesHome, resolveHomeDir } from '../../src/core/hermes-home.js';
+import { resolveHermesHome, resolveHomeDir } from '../../src/hermes/home.js';
 import { isoTime } from '../../src/util/iso-time.js';
 import { tempDir } from '../helpers/cli.js';
 

@@ -28,10 +28,15 @@ describe('image budget: sizes, percentages and patterns', () => {
     assert.equal((parseImageBudget('512MiB', 'x') as { bytes: number }).bytes, 512 * 2 ** 20);
     assert.equal((parseImageBudget('1.5 GB', 'x') as { bytes: number }).bytes, 1_500_000_000);
     assert.deepEqual(parseImageBudget('80%', 'x'), { kind: 'percent', percent: 80, raw: '80%' });
+    // Docker's one-letter spellings are binary, as docker run -m reads them; gb is GB.
+    for (const [raw, n] of [['10g', 10 * 2 ** 30], ['10G', 10 * 2 ** 30], ['512m', 512 * 2 ** 20], ['1.5t', 1.5 * 2 ** 40], ['10gb', 10e9], ['10 GiB', 10 * 2 ** 30]] as const) {
+      assert.equal((parseImageBudget(raw, 'x') as { bytes: number }).bytes, n, raw);
+      assert.equal(checkImageBudget(raw, 'x'), null, raw);
+    }
   });
 
   it('refuses what does not parse, 0, and percentages outside (0, 100]: one line naming the input', () => {
-    for (const bad of ['0', '0GB', '0.0', '-1', '5XB', '', 'abc', '1e9', '0%', '101%', '5G', 'GB']) {
+    for (const bad of ['0', '0GB', '0.0', '0g', '-1', '5XB', '', 'abc', '1e9', '0%', '101%', '5X', 'GB', 'g']) {
       assert.throws(() => parseImageBudget(bad, '--images-over'), (e: Error) => e instanceof ValueError && e.message.includes('--images-over') && !e.message.includes('\n'), bad);
       assert.throws(() => checkImageBudget(bad, '--images-over'), ValueError, bad);
     }

@@ -5,24 +5,37 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { HermesProcess } from '../../src/core/hermes-processes.js';
+import type { HermesProcess } from '../../src/hermes/process-facts.js';
 import { isRetained, mergeIdleState, mergeStops, parseIdleState } from '../../src/core/idle.js';
-import { engineOnThisHost, idleThresholdFor, ownerOf, ownerViewOf } from '../../src/core/owners.js';
+import { engineOnThisHost } from '../../src/core/engine-place.js';
+import { idleThresholdFor, ownerOf, ownerViewOf } from '../../src/core/owners.js';
 
 const proc = (p: Partial<HermesProcess> & { pid: number }): HermesProcess => ({
-  uid: 0, startedAtMs: Date.parse('2026-11-27T10:00:00Z'), command: 'hermes gateway', hermes: true, python: false, profile: 'work', ...p,
+  uid: 0, startedAtMs: Date.parse('2026-11-27T10:00:00Z'), command: 'hermes gateway', hermes: true, python: false, profile: 'work',
+  serves: 'profile', owns: [p.profile ?? 'work'], ownsWhy: 'HERMES_HOME names profile work', why: 'entry point hermes', ...p,
 });
 const table = (processes: HermesProcess[], hidden: string | null = null, blindUids: Set<number> | null = new Set()) => ({ processes, hidden, blindUids, readable: true });
 
 describe('owners', () => {
   it("a profile's owner is the oldest hermes process serving it, or one serving every profile; else abandoned", () => {
     const view = ownerViewOf(table([proc({ pid: 10, profile: 'work' }), proc({ pid: 11, profile: 'ops', hermes: false, python: true })]), 'unix:///var/run/docker.sock');
-    assert.deepEqual(ownerOf(view, 'work'), { pid: 10, command: 'hermes gateway', since: '2026-11-27T10:00:00.000Z' });
+    assert.deepEqual(ownerOf(view, 'work'), { pid: 10, command: 'hermes gateway', since: '2026-11-27T10:00:00.000Z', serves: 'profile', why: 'HERMES_HOME names profile work' });
     assert.equal(ownerOf(view, 'ops'), null, 'a Python interpreter that does not name hermes owns nothing');
     assert.equal(ownerOf(view, 'other'), null);
-    const any = ownerViewOf(table([proc({ pid: 12, profile: null, profileUnknown: 'its environment cannot be read (EACCES)' })]), 'unix:///run/podman/podman.sock');
+    const any = ownerViewOf(table([proc({ pid: 12, profile: null, owns: null, serves: 'all-profiles', ownsWhy: 'its environment cannot be read (EACCES)' })]), 'unix:///run/podman/podman.sock');
     assert.equal(ownerOf(any, 'whatever')?.pid, 12);
     assert.equal(ownerOf(any, null)?.pid, 12);
+    assert.equal(ownerOf(any, 'whatever')?.serves, 'all-profiles');
+    assert.match(ownerOf(any, 'whatever')!.why, /EACCES/);
+  });
+
+  it('a gateway owns the labels it serves (its profiles and their container identities), and nothing else', () => {
+    const gw = proc({ pid: 20, profile: null, serves: 'allowlist', owns: ['default', 'work', 'team-0123456789ab'], ownsWhy: 'the gateway launched on the hermes root /r: allowlist' });
+    const view = ownerViewOf(table([gw]), 'unix:///s');
+    for (const l of ['default', 'work', 'team-0123456789ab']) assert.equal(ownerOf(view, l)?.pid, 20, l);
+    assert.equal(ownerOf(view, 'other'), null);
+    assert.equal(ownerOf(view, null), null, 'an unlabelled sandbox is owned only by what owns everything');
+    assert.equal(ownerOf(view, 'work')?.serves, 'allowlist');
   });
 
   it('an engine elsewhere, a hidden or unreadable process table: every sandbox owned, with the reason', () => {
@@ -63,5 +76,19 @@ describe("the janitor's stops", () => {
     const bad = parseIdleState({ version: 1, engines: {}, stops: { h1: { c1: { startedAt: 1 }, c2: stop } } });
     assert.deepEqual(bad.stops, { h1: { c2: stop } });
     assert.equal(mergeStops(round, 'h1', new Map(), ['c1']).stops, undefined);
+  });
+});
+
+describe('is this engine on this host: one answer for every rule', () => {
+  it('the exec-tree pass, the owners and the image budget ask the one function', async () => {
+    const { readFileSync } = await import('node:fs');
+    for (const f of ['src/reaper/exec-trees.ts', 'src/core/owners.ts', 'src/reaper/images.ts', 'src/status/images.ts']) {
+      const text = readFileSync(new URL(`../../${f}`, import.meta.url), 'utf8');
+      assert.match(text, /import \{[^}]*engineOnThisHost[^}]*\} from '[./]+(core\/)?engine-place\.js'/, f);
+      assert.doesNotMatch(text, /startsWith\('unix:\/\/'\)/, `${f} answers it itself`);
+    }
+    for (const [host, local] of [['unix:///run/docker.sock', true], ['/run/docker.sock', true], ['npipe:////./pipe/docker_engine', true], ['tcp://127.0.0.1:2375', false], ['ssh://u@h', false]] as const) {
+      assert.equal(engineOnThisHost(host), local, host);
+    }
   });
 });

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Command } from 'commander';
 import { REAP_COMMAND_OPTIONS, REAP_OPTIONS } from '../../src/cli/engine-option-table.js';
+import { passOptions } from '../../src/passes/index.js';
 import { addActionOptions, addEngineOptions } from '../../src/cli/engine-options.js';
 import { GLOBAL_OPTIONS } from '../../src/cli/global-options.js';
 import { ONCE_PER_FORM } from '../../src/cli/once-per-fast-path.js';
@@ -57,10 +58,10 @@ describe('reap: the fast path and commander parse the same options the same way'
   it('every option of reap is declared once: commander registers exactly the declared ones', () => {
     const cmd = new Command('reap');
     addEngineOptions(addActionOptions(addOptions(cmd, REAP_OPTIONS)));
-    assert.deepEqual(cmd.options.map((o) => o.long).sort(), REAP_COMMAND_OPTIONS.map((d) => d.flag).sort());
+    assert.deepEqual(cmd.options.map((o) => o.long).sort(), [...REAP_COMMAND_OPTIONS, ...passOptions()].map((d) => d.flag).sort());
   });
 
-  for (const d of REAP_COMMAND_OPTIONS) {
+  for (const d of [...REAP_COMMAND_OPTIONS, ...passOptions()]) {
     for (const spelled of spellings(d)) {
       const args = d.flag === '--once-per' ? spelled : ['--once-per', '1h', ...spelled];
       it(`${spelled.join(' ')}: ${d.startup ? 'the same values on both paths' : 'left to commander'}`, () => {

@@ -11,16 +11,13 @@ import { createRestartGuard, restartLoopFile } from '../../src/breakers/restart-
 import { main } from '../../src/cli/main.js';
 import type { Context } from '../../src/context.js';
 import {
-  DEFAULT_SETTINGS,
-  MAX_STORED_BOOTS,
-  type RestartGuardSettings,
-  checkAndRecord,
-  parseRestartLoopState,
-  resolveSettings,
-  restartGuardStatus,
-  windowCutoff,
+  DEFAULT_SETTINGS, type RestartGuardSettings, checkAndRecord, parseRestartLoopState, resolveSettings, restartGuardStatus, windowCutoff,
 } from '../../src/core/restart-guard.js';
 import { assertUsageError, runCli, tempDir } from '../helpers/cli.js';
+
+// The numbers these tests pin, stated here (not imported from the code under test): a change to one is a change this test must see.
+/** Restart-guard keeps at most 50 boots. */
+const MAX_STORED_BOOTS = 50;
 
 const S = (max = 3, windowSeconds = 60): RestartGuardSettings => ({ max, windowSeconds });
 

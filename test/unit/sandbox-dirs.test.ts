@@ -3,14 +3,14 @@
  * symlinks never followed), and the removal pass against the engine simulator (engines injected, clock injected).
  * The real engine, tmpfs mounts and unprivileged runs are in test/integration/sandbox-dirs.test.ts.
  */
-import { resolveHermesSettings } from '../../src/core/hermes-settings.js';
+import { resolveHermesSettings } from '../../src/hermes/settings.js';
 import assert from 'node:assert/strict';
 import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, renameSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { createDockerodeEngine } from '../../src/adapters/dockerode-engine.js';
 import type { EngineClient } from '../../src/adapters/engine.js';
-import { MAX_REMOVAL_DEPTH, listTaskDirs, readMountPoints, removeTaskDir, scanTaskDir } from '../../src/adapters/sandbox-dirs.js';
+import { listTaskDirs, readMountPoints, removeTaskDir, scanTaskDir } from '../../src/adapters/sandbox-dirs.js';
 import {
   type MountRef, type SandboxRoot, claimName, isSameOrInside, keepByEngines, keepByFiles, normalizeHostPath, parseMountInfo, refusalLine,
   sandboxRoot, summarize, totalBytes, usageByTaskDir,
@@ -21,6 +21,10 @@ import { surveySandboxDirs } from '../../src/status/sandbox-dirs.js';
 import { tempDir } from '../helpers/cli.js';
 import { EngineSimulator } from '../helpers/engine-simulator.js';
 import { ageTree, du, makeTaskDir, sanitizeTaskIdForPath } from '../helpers/sandbox-dirs.js';
+
+// The numbers these tests pin, stated here (not imported from the code under test): a change to one is a change this test must see.
+/** The deepest tree a removal descends (docs/reaping.md). */
+const MAX_REMOVAL_DEPTH = 256;
 
 const mount = (source: string, name = 'hermes-1'): MountRef => ({ host: 'unix:///e.sock', id: `${name}-id`, name, state: 'running', source });
 const DAY = 86_400_000;

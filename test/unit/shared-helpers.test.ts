@@ -7,7 +7,10 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { escapeControls, hasControls } from '../../src/util/escape-controls.js';
+import { escapeControls, escapeJsonText, hasControls } from '../../src/util/escape-controls.js';
+import { TextReporter } from '../../src/cli/report/text-reporter.js';
+import { NdjsonReporter } from '../../src/cli/report/ndjson-reporter.js';
+import type { Context } from '../../src/context.js';
 import { plural } from '../../src/util/plural.js';
 import { wholeNumberOf } from '../../src/core/config-number.js';
 import { REPO } from '../helpers/cli.js';
@@ -56,6 +59,35 @@ describe('one definition of each shared helper', () => {
     assert.equal(hasControls('plain'), false);
     assert.equal(hasControls('bell\u0007'), true);
     assert.equal(hasControls('c1\u0090'), true);
+  });
+
+  it('JSON text: every character the escaper escapes written as a JSON escape; the strings read back exact', () => {
+    const value = { name: 'a\u001b[2Jb\u009b31m\u2028c\u202ed\r\ufffd', nested: ['\u0085'] };
+    for (const json of [JSON.stringify(value), JSON.stringify(value, null, 2)]) {
+      const safe = escapeJsonText(json);
+      assert.equal(hasControls(safe.replace(/\n/g, '')), false, safe);
+      assert.deepEqual(JSON.parse(safe), value);
+    }
+  });
+
+  it('the text and NDJSON reporters: a container name, profile and engine error an agent chose reach no terminal raw', async () => {
+    const out: string[] = [];
+    const ctx = { stdout: { write: (s: string) => out.push(s) }, stderr: { write: (s: string) => out.push(s) }, now: () => new Date(0), env: {} } as unknown as Context;
+    const entry = {
+      id: 'f'.repeat(64), name: 'hermes-\u001b]8;;http://x\u0007link\u001b]8;;\u0007', profile: 'p\rforged', state: 'exited', finishedAt: '', ageSeconds: 10,
+      host: 'unix:///run/docker.sock', rule: 'exited' as const,
+    };
+    const r = {
+      dryRun: false, asOf: new Date(0), thresholdSeconds: 600, profile: null, stopIdle: false, idleAfterSeconds: 600, removed: [entry], stopped: [], kept: [],
+      failed: [{ ...entry, error: 'engine said \u009b2J' }], hosts: [{ host: 'h', reachable: true, error: null }], timedOut: false, timeoutSeconds: 10, warnings: ['w\u001b[1m'],
+      failOpen: false, passes: [],
+    };
+    await new TextReporter(ctx, false).reapResult(r);
+    await new NdjsonReporter(ctx, false).reapResult(r);
+    new NdjsonReporter(ctx, false).sweepEvent({ type: 'removed', entry, dryRun: false });
+    const all = out.join('');
+    assert.match(all, /removed ffffffffffff hermes-\\u001b\]8;;http:\/\/x\\u0007link/);
+    assert.equal(hasControls(all.replace(/\n/g, '')), false, JSON.stringify(all));
   });
 
   it('plural', () => {

@@ -5,14 +5,18 @@
  * the owner's processes cannot be seen, and the temp directory found by hermes' order.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync, existsSync, readFileSync } from 'node:fs';
+import { chownSync, closeSync, openSync, writeSync, mkdtempSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync, existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { ProcessTable } from '../../src/adapters/hermes-processes.js';
-import type { HermesProcess } from '../../src/core/hermes-processes.js';
-import { START_SLACK_MS, hermesTempDir, isSecretName, judgeSession, secretNamesIn, snapshotName } from '../../src/core/shell-snapshots.js';
+import type { HermesProcess } from '../../src/hermes/process-facts.js';
+import { isSecretName, judgeSession, secretNamesIn, snapshotName } from '../../src/core/shell-snapshots.js';
 import { shellSnapshotPass, summarize } from '../../src/reaper/shell-snapshots.js';
+
+// The numbers these tests pin, stated here (not imported from the code under test): a change to one is a change this test must see.
+/** A process started up to 2 s after a snapshot's last change still counts as its owner. */
+const START_SLACK_MS = 2000;
 
 const ID = '0123456789ab';
 const me = process.geteuid!();
@@ -36,19 +40,10 @@ describe('shell snapshots: names', () => {
     assert.deepEqual(names, ['DB_PASSWORD', 'EMPTY_TOKEN', 'GH_TOKEN', 'OPENAI_API_KEY']);
     assert.doesNotMatch(JSON.stringify(names), /VALUE|pw/);
   });
-
-  it("the temp directory in get_temp_dir's order: terminal.env, then the process, TMPDIR before TMP and TEMP, absolute only, else /tmp", () => {
-    assert.deepEqual(hermesTempDir({ TMPDIR: '/cfg/tmp/' }, { TMPDIR: '/env/tmp' }), { dir: '/cfg/tmp', from: 'terminal.env.TMPDIR' });
-    assert.deepEqual(hermesTempDir(null, { TMPDIR: '/env/tmp' }), { dir: '/env/tmp', from: 'TMPDIR' });
-    assert.deepEqual(hermesTempDir({ TMP: '/cfg/t' }, { TMPDIR: 'relative' }), { dir: '/cfg/t', from: 'terminal.env.TMP' });
-    assert.deepEqual(hermesTempDir(null, { TEMP: '/e' }), { dir: '/e', from: 'TEMP' });
-    assert.deepEqual(hermesTempDir(null, {}), { dir: '/tmp', from: 'default' });
-    assert.deepEqual(hermesTempDir({ TMPDIR: '' }, { TMPDIR: '/' }), { dir: '/', from: 'TMPDIR' });
-  });
 });
 
 const proc = (p: Partial<HermesProcess> & { pid: number; startedAtMs: number }): HermesProcess => ({
-  uid: 1000, command: 'hermes gateway', hermes: true, python: false, profile: 'default', ...p,
+  uid: 1000, command: 'hermes gateway', hermes: true, python: false, profile: 'default', serves: 'profile', owns: ['default'], ownsWhy: 'test', why: 'entry point hermes', ...p,
 });
 
 describe('shell snapshots: abandoned as a proof', () => {
@@ -89,7 +84,7 @@ describe('shell snapshots: the pass on real files', () => {
   const old = (file: string, ms: number) => utimesSync(file, new Date(ms), new Date(ms));
   const table = (processes: HermesProcess[], hidden: string | null = null): (() => ProcessTable) => () => ({ processes, hidden, blindUids: new Set(), readable: true });
 
-  it('removes an abandoned session with its siblings; keeps a live one, a symlink (target untouched) and near-miss names', () => {
+  it('removes an abandoned session with its siblings; keeps a live one, a symlink (target untouched) and near-miss names', async () => {
     const d = scratch();
     const outside = scratch();
     const now = Date.now();
@@ -106,7 +101,7 @@ describe('shell snapshots: the pass on real files', () => {
     for (const f of [files.dead, files.deadTmp, files.deadCwd, files.near, files.near2]) old(path.join(d, f), now - 7_200_000);
     old(path.join(d, files.live), now - 1_800_000);
     // A hermes-like process of this user started an hour ago: after the dead session's last change, before the live one's.
-    const r = shellSnapshotPass({
+    const r = await shellSnapshotPass({
       tempDirs: [{ dir: d, from: 'TMPDIR' }], thresholdMs: 600_000, dryRun: false, now: () => new Date(now),
       processes: table([proc({ pid: 4242, uid: me, startedAtMs: now - 3_600_000 })]),
     });
@@ -123,20 +118,20 @@ describe('shell snapshots: the pass on real files', () => {
     assert.doesNotMatch(JSON.stringify(r), /sk-unit-secret/);
   });
 
-  it('a dry run removes nothing and the summary counts; hidden processes keep everything of the owner', () => {
+  it('a dry run removes nothing and the summary counts; hidden processes keep everything of the owner', async () => {
     const d = scratch();
     const now = Date.now();
     const f = path.join(d, `hermes-snap-${ID}.sh`);
     writeFileSync(f, 'declare -x A_TOKEN="t"\ndeclare -x B_KEY="k"\n');
     old(f, now - 7_200_000);
-    const dry = shellSnapshotPass({ tempDirs: [{ dir: d, from: 'TMPDIR' }, { dir: d, from: 'again' }], thresholdMs: 600_000, dryRun: true, now: () => new Date(now), processes: table([]) });
+    const dry = await shellSnapshotPass({ tempDirs: [{ dir: d, from: 'TMPDIR' }, { dir: d, from: 'again' }], thresholdMs: 600_000, dryRun: true, now: () => new Date(now), processes: table([]) });
     assert.equal(dry.removed.length, 1);
     assert.equal(existsSync(f), true);
     assert.deepEqual(summarize(dry), [{
       dir: d, from: 'TMPDIR', snapshots: 1, abandoned: 1, oldestChange: new Date(statSync(f).mtimeMs).toISOString(), withSecretNames: 1, secretNames: 2,
       unreadable: 0, otherUsers: 0, problem: null,
     }]);
-    const hidden = shellSnapshotPass({
+    const hidden = await shellSnapshotPass({
       tempDirs: [{ dir: d, from: 'TMPDIR' }], thresholdMs: 600_000, dryRun: false, now: () => new Date(now),
       processes: () => ({ processes: [], hidden: 'procfs cannot be read', blindUids: null, readable: false }),
     });
@@ -144,14 +139,14 @@ describe('shell snapshots: the pass on real files', () => {
     assert.equal(existsSync(f), true);
   });
 
-  it('the proof re-checked right before acting: a process that appears between the look and the removal keeps it', () => {
+  it('the proof re-checked right before acting: a process that appears between the look and the removal keeps it', async () => {
     const d = scratch();
     const now = Date.now();
     const f = path.join(d, `hermes-snap-${ID}.sh`);
     writeFileSync(f, '');
     old(f, now - 7_200_000);
     let calls = 0;
-    const r = shellSnapshotPass({
+    const r = await shellSnapshotPass({
       tempDirs: [{ dir: d, from: 'TMPDIR' }], thresholdMs: 600_000, dryRun: false, now: () => new Date(now),
       processes: () => ({ processes: calls++ === 0 ? [] : [proc({ pid: 1, uid: me, startedAtMs: 0 })], hidden: null, blindUids: new Set(), readable: true }),
     });
@@ -159,12 +154,84 @@ describe('shell snapshots: the pass on real files', () => {
     assert.equal(existsSync(f), true);
   });
 
-  it('a missing temp directory is no problem; a file there instead is one', () => {
+  it('a missing temp directory is no problem; a file there instead is one', async () => {
     const d = scratch();
-    const r = shellSnapshotPass({ tempDirs: [{ dir: path.join(d, 'none') }, { dir: path.join(d, 'file') }].map((t) => ({ ...t, from: 'TMPDIR' })), thresholdMs: 1, dryRun: true, now: () => new Date(), processes: table([]) });
+    const r = await shellSnapshotPass({ tempDirs: [{ dir: path.join(d, 'none') }, { dir: path.join(d, 'file') }].map((t) => ({ ...t, from: 'TMPDIR' })), thresholdMs: 1, dryRun: true, now: () => new Date(), processes: table([]) });
     writeFileSync(path.join(d, 'file'), '');
-    const r2 = shellSnapshotPass({ tempDirs: [{ dir: path.join(d, 'file'), from: 'TMPDIR' }], thresholdMs: 1, dryRun: true, now: () => new Date(), processes: table([]) });
+    const r2 = await shellSnapshotPass({ tempDirs: [{ dir: path.join(d, 'file'), from: 'TMPDIR' }], thresholdMs: 1, dryRun: true, now: () => new Date(), processes: table([]) });
     assert.equal(r.tempDirs[0]!.problem, null);
     assert.match(r2.tempDirs[0]!.problem ?? '', /ENOTDIR/);
+  });
+
+  it('bounded by the input: the process table read once per pass, and once more per owner whose files are removed', async () => {
+    const d = scratch();
+    const now = Date.now();
+    // 40 abandoned sessions of this user (and, as root, 40 of another): 80 files the rule removes.
+    const owners = me === 0 ? [me, 4_000_123] : [me];
+    for (const uid of owners) {
+      for (let i = 0; i < 40; i++) {
+        const f = path.join(d, `hermes-snap-${(uid * 100 + i).toString(16).padStart(12, '0').slice(-12)}.sh`);
+        writeFileSync(f, 'declare -x A_TOKEN="t"\n');
+        if (uid !== me) chownSync(f, uid, uid);
+        old(f, now - 7_200_000);
+      }
+    }
+    // A file changed recently (another owner's, whose processes are never asked about).
+    writeFileSync(path.join(d, 'hermes-snap-ffffffffffff.sh'), '');
+    const calls: number[][] = [];
+    const r = await shellSnapshotPass({
+      tempDirs: [{ dir: d, from: 'TMPDIR' }], thresholdMs: 600_000, dryRun: false, now: () => new Date(now),
+      processes: (only) => {
+        calls.push([...only.uids].sort((a, b) => a - b));
+        return { processes: [], hidden: null, blindUids: new Set(), readable: true };
+      },
+    });
+    assert.equal(r.removed.length, 40 * owners.length);
+    assert.deepEqual(calls, [owners, ...owners.map((o) => [o])], 'once for the pass (the owners of old files), then once per owner right before its removals');
+  });
+
+  it('a file kept is not read again while unchanged (device, inode, size, mtime); changed, it is', async () => {
+    const d = scratch();
+    const f = path.join(d, `hermes-snap-${ID}.sh`);
+    writeFileSync(f, 'declare -x AAAA_KEY="1"\n');
+    const mtime = new Date(Math.floor(Date.now() / 1000) * 1000);
+    utimesSync(f, mtime, mtime);
+    const pass = () => shellSnapshotPass({ tempDirs: [{ dir: d, from: 'TMPDIR' }], thresholdMs: 600_000, dryRun: false, now: () => new Date(), processes: table([]) });
+    const first = await pass();
+    assert.deepEqual(first.kept.map((k) => [k.reason, k.secretNames]), [['changed-recently', ['AAAA_KEY']]]);
+    // Other words of the same size, its mtime put back: the same file as far as the pass can tell, not read again.
+    writeFileSync(f, 'declare -x BBBB_KEY="1"\n');
+    utimesSync(f, mtime, mtime);
+    assert.deepEqual((await pass()).kept.map((k) => k.secretNames), [['AAAA_KEY']]);
+    utimesSync(f, mtime, new Date(mtime.getTime() + 1000));
+    assert.deepEqual((await pass()).kept.map((k) => k.secretNames), [['BBBB_KEY']]);
+  });
+
+  it('a sparse file is read no further than the blocks it has on disk', async () => {
+    const d = scratch();
+    const f = path.join(d, `hermes-snap-${ID}.sh`);
+    writeFileSync(f, '');
+    // 1 GiB of holes, a name at its end: nothing on disk to read, nothing found (and no gigabyte read).
+    const fd = openSync(f, 'r+');
+    writeSync(fd, 'declare -x CCCC_KEY="1"\n', 1024 * 1024 * 1024);
+    closeSync(fd);
+    const started = Date.now();
+    const r = await shellSnapshotPass({ tempDirs: [{ dir: d, from: 'TMPDIR' }], thresholdMs: 600_000, dryRun: true, now: () => new Date(), processes: table([]) });
+    assert.deepEqual(r.kept.map((k) => k.secretNames), [[]]);
+    assert.ok(Date.now() - started < 5000);
+  });
+
+  it('cut short by the run\'s abort (--timeout): nothing removed, the sessions not judged kept as cut-short, cutShort said', async () => {
+    const d = scratch();
+    const now = Date.now();
+    const f = path.join(d, `hermes-snap-${ID}.sh`);
+    writeFileSync(f, '');
+    old(f, now - 7_200_000);
+    const r = await shellSnapshotPass({
+      tempDirs: [{ dir: d, from: 'TMPDIR' }], thresholdMs: 600_000, dryRun: false, now: () => new Date(now), processes: table([]), signal: AbortSignal.abort(),
+    });
+    assert.equal(r.cutShort, true);
+    assert.deepEqual(r.removed, []);
+    assert.equal(existsSync(f), true);
   });
 });

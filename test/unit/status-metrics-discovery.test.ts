@@ -7,11 +7,11 @@ import { resolveEngines, stampKey } from '../../src/adapters/docker-context.js';
 import { discoveryCandidates, hermesContainerCli } from '../../src/adapters/engine-discovery.js';
 import { anonymousVolumes, parseEngineVersion } from '../../src/adapters/engine.js';
 import { fillRegistry, metricsText, newMetricsRegistry } from '../../src/adapters/metrics.js';
-import { type AttentionInput, attention, countContainers, statusExitCode } from '../../src/core/status.js';
+import { type AttentionInput, type StatusEntry, attention, countContainers, statusExitCode } from '../../src/core/status.js';
 import { countsByEngineAndProfile } from '../../src/reaper/run-metrics.js';
 import { tempDir } from '../helpers/cli.js';
 
-const entry = (id: string, verdict: string, reason: string, extra: Record<string, unknown> = {}) => ({
+const entry = (id: string, verdict: StatusEntry['verdict'], reason: StatusEntry['reason'], extra: Partial<StatusEntry> & { processes?: number } = {}): StatusEntry => ({
   id, name: `hermes-${id}`, host: 'unix:///e.sock', verdict, reason, ageSeconds: 100, ...extra,
 });
 

@@ -4,20 +4,16 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { FileStateStore, MemoryStateStore, type StateStore } from '../../src/adapters/state-file.js';
 import { createStopHook, defaultMarkerPath } from '../../src/breakers/stop-hook.js';
-import {
-  DEFAULT_MAX_BLOCKS,
-  type StopMarker,
-  armMarker,
-  blockReason,
-  decideStop,
-  heartbeatMarker,
-  madeProgress,
-  parseMarker,
-} from '../../src/core/stop-hook.js';
+import { type StopMarker, armMarker, blockReason, decideStop, heartbeatMarker, madeProgress, parseMarker } from '../../src/core/stop-hook.js';
 import { keepGoingAnswer, stopMessageAnswer } from '../../src/core/hook-answers.js';
 import { readStop } from '../../src/core/hook-readings.js';
 import { tempDir } from '../helpers/cli.js';
-import { LEFTOVER_AGE_MS } from '../../src/adapters/file-lock.js';
+
+// The numbers these tests pin, stated here (not imported from the code under test): a change to one is a change this test must see.
+/** The stop hook blocks at most 5 times in a row by default. */
+const DEFAULT_MAX_BLOCKS = 5;
+/** A lock file left by a dead holder is taken over after 1 minute. */
+const LEFTOVER_AGE_MS = 60_000;
 
 const marker = (over: Partial<StopMarker> = {}): StopMarker => ({ ...armMarker(3), ...over });
 const stop = (sessionId?: string, stopHookActive?: boolean) => ({
@@ -141,7 +137,7 @@ describe('stop-hook core: parsing', () => {
 
   it('words the reason exactly', () => {
     assert.equal(blockReason(1), '1 items remain: continue with the next one');
-    assert.equal(DEFAULT_MAX_BLOCKS, 5);
+    assert.equal(createStopHook({ home: '/nonexistent-hj', env: {} }).maxBlocks, DEFAULT_MAX_BLOCKS, 'the default cap');
   });
 });
 

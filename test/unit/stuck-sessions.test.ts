@@ -202,7 +202,7 @@ describe('stuck-sessions command (in process)', () => {
     writeFileSync(restartFailureCountsFile(home), JSON.stringify({ a: 3, b: { count: 1, x: 'y' }, c: 7 }));
     const r = await cli(['--home', home, 'stuck-sessions', 'suspend', '--json', '--threshold', '2']);
     assert.equal(r.code, 0);
-    assert.deepEqual(JSON.parse(r.stdout), { suspended: ['a', 'c'], counts: { a: 3, b: 1, c: 7 } });
+    assert.deepEqual(JSON.parse(r.stdout), { schemaVersion: 1, suspended: ['a', 'c'], counts: { a: 3, b: 1, c: 7 } });
     assert.equal(existsSync(restartFailureCountsFile(home)), false);
   });
 

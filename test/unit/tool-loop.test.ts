@@ -5,31 +5,26 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { FileToolLoopStore, MemoryToolLoopStore, createToolLoop, defaultToolLoopDir } from '../../src/breakers/tool-loop.js';
 import {
-  MAX_COUNTED_CALLS,
-  MAX_TRACKED_TOOLS,
-  SESSION_FILE_PATTERN,
-  SESSION_TTL_MS,
-  SWEEP_INTERVAL_MS,
-  type ToolLoopState,
-  callSignature,
-  canonicalJson,
-  cycleLength,
-  decidePost,
-  decidePre,
-  emptyState,
-  inputDigest,
-  isExpired,
-  isFailure,
-  parseToolLoopState,
-  sessionFileName,
-  sweepDue,
+  SESSION_FILE_PATTERN, type ToolLoopState, callSignature, canonicalJson, cycleLength, decidePost, decidePre, emptyState, inputDigest, isExpired, isFailure, parseToolLoopState, sessionFileName, sweepDue,
 } from '../../src/core/tool-loop.js';
 import { tempDir } from '../helpers/cli.js';
-import { LEFTOVER_AGE_MS, tryAcquireLock } from '../../src/adapters/file-lock.js';
+import { tryAcquireLock } from '../../src/adapters/file-lock.js';
 import { denyAnswer } from '../../src/core/hook-answers.js';
 import { readToolCall } from '../../src/core/hook-readings.js';
 import { reapLockPath } from '../../src/adapters/janitor-files.js';
 import { contextEndpoint } from '../../src/adapters/docker-context.js';
+
+// The numbers these tests pin, stated here (not imported from the code under test): a change to one is a change this test must see.
+/** Tool-loop remembers at most 64 call ids. */
+const MAX_COUNTED_CALLS = 64;
+/** Tool-loop tracks at most 32 failing tools. */
+const MAX_TRACKED_TOOLS = 32;
+/** A tool-loop session is forgotten after 24 h. */
+const SESSION_TTL_MS = 24 * 60 * 60 * 1000;
+/** Tool-loop sweeps expired sessions once an hour. */
+const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
+/** A lock file left by a dead holder is taken over after 1 minute. */
+const LEFTOVER_AGE_MS = 60_000;
 
 const T0 = Date.parse('2026-11-22T10:00:00Z');
 

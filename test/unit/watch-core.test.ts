@@ -5,7 +5,11 @@ import { parseEngineEvent } from '../../src/adapters/engine-answers.js';
 import type { EngineEvent } from '../../src/adapters/engine.js';
 import { backoffMs } from '../../src/watch/backoff.js';
 import { DeadlineQueue } from '../../src/watch/deadline-queue.js';
-import { IDLE_SETTLE_MS, applyEvent, deadlineOfKept, forgetFromSweep, newTracker, seedFromSweep } from '../../src/watch/tracker.js';
+import { applyEvent, deadlineOfKept, forgetFromSweep, newTracker, seedFromSweep } from '../../src/watch/tracker.js';
+
+// The numbers these tests pin, stated here (not imported from the code under test): a change to one is a change this test must see.
+/** Watch looks at a sandbox 1 s after a start or an exec's end. */
+const IDLE_SETTLE_MS = 1000;
 
 const ev = (id: string, action: string, timeMs: number): EngineEvent => ({ id, action, timeMs, attributes: {} });
 
@@ -114,7 +118,7 @@ describe('tracker transitions', () => {
   it('a container that exits while it is re-checked (FinishedAt after the as-of instant) keeps its exit deadline', () => {
     // Seen on Docker: a `sleep 0.5` sandbox re-checked at its idle check exits between the as-of instant and the
     // inspect, so it is kept `future-finished-at`. It must still be removed at FinishedAt + threshold.
-    const kept = { reason: 'future-finished-at', rule: 'exited', finishedAt: '2026-01-01T00:00:00.5Z', ageSeconds: -0.005 };
+    const kept = { reason: 'future-finished-at', rule: 'exited', finishedAt: '2026-01-01T00:00:00.5Z', ageSeconds: -0.005 } as const;
     assert.equal(deadlineOfKept(kept, 3, { asOfMs: Date.UTC(2026, 0, 1) + 495 }), Date.UTC(2026, 0, 1) + 3500);
     // And its `die` event, applied while the re-check ran, is not undone by a kept verdict with nothing to schedule.
     const s = newTracker();
@@ -150,7 +154,7 @@ describe('deadlineOfKept, other rules', () => {
     assert.equal(deadlineOfKept({ reason: 'too-recent', finishedAt: '0001-01-01T00:00:00Z', rule: 'never-started', ageSeconds: null }, 3, { asOfMs }), null);
   });
   it('running: since + idle threshold when there is a proof, else one idle threshold later; never within the settle time; none with the rule off', () => {
-    const running = { reason: 'running', finishedAt: '0001-01-01T00:00:00Z', rule: 'idle' };
+    const running = { reason: 'running', finishedAt: '0001-01-01T00:00:00Z', rule: 'idle' } as const;
     assert.equal(deadlineOfKept({ ...running, idleSeconds: 4, idleReason: 'idle-too-recent' }, 3, { asOfMs, idle }), asOfMs + 6000);
     assert.equal(deadlineOfKept({ ...running, idleSeconds: null, idleReason: 'observing' }, 3, { asOfMs, idle }), asOfMs + 10_000);
     assert.equal(deadlineOfKept({ ...running, idleSeconds: 30, idleReason: 'exec-in-flight' }, 3, { asOfMs, idle }), asOfMs + 10_000);
@@ -160,6 +164,19 @@ describe('deadlineOfKept, other rules', () => {
     assert.equal(deadlineOfKept({ ...running, idleSeconds: 4, idleReason: 'idle-too-recent' }, 3, { asOfMs, idle: null }), null);
     assert.equal(deadlineOfKept({ ...running, idleSeconds: 4, idleReason: 'stop-idle-off' }, 3, { asOfMs, idle }), null);
     assert.equal(deadlineOfKept({ reason: 'running', finishedAt: '', rule: null }, 3, { asOfMs, idle }), null, 'paused, restarting');
+  });
+});
+
+describe('deadlineOfKept, a sandbox the janitor stopped', () => {
+  const asOfMs = Date.UTC(2026, 0, 1, 0, 0, 10);
+  const stopped = { reason: 'stopped-retained', finishedAt: '2026-01-01T00:00:07.25Z', rule: 'exited' } as const;
+  it('is looked at again when its retention ends (then the exited rule removes it), never before the sweep', () => {
+    assert.equal(deadlineOfKept({ ...stopped, retainedUntil: '2026-01-01T00:00:10.250Z' }, 1, { asOfMs }), asOfMs + 250);
+    assert.equal(deadlineOfKept({ ...stopped, retainedUntil: '2026-01-01T00:00:10.250Z' }, 1), asOfMs + 250);
+    assert.equal(deadlineOfKept({ ...stopped, retainedUntil: '2026-01-01T00:00:09.000Z' }, 1, { asOfMs }), asOfMs + 1, 'ended already: at once');
+  });
+  it('without the retention end (an older sweep), none', () => {
+    assert.equal(deadlineOfKept(stopped, 1, { asOfMs }), null);
   });
 });
 

@@ -9,25 +9,30 @@ import { docsLine } from '../docs-page.js';
 const MIB = MAX_SCAN_BYTES / (1024 * 1024);
 
 const HELP = `
-What matches (case-insensitive, after folding backslash-newline continuations; one line at a time):
-  hermes [options] gateway restart|stop          (hermes gateway start is fine)
-  launchctl kickstart|unload|load|stop|restart|bootout|bootstrap|remove|disable ...
-      whose arguments name the gateway (hermes.gateway, hermes-gateway, hermesgateway)
-  systemctl [options] restart|stop|start ...      naming the gateway the same way
-  kill / pkill / killall                          on a line that mentions hermes and gateway
+What matches (case-insensitive, after folding backslash-newline continuations;
+one line at a time):
+  hermes [options] gateway restart|stop     (hermes gateway start is fine)
+  launchctl kickstart|unload|load|stop|restart|bootout|bootstrap|remove|
+      disable ... whose arguments name the gateway (hermes.gateway,
+      hermes-gateway, hermesgateway)
+  systemctl [options] restart|stop|start ...  naming the gateway the same way
+  kill / pkill / killall     on a line that mentions hermes and gateway
 
-Input: the TEXT arguments joined with spaces, and/or each --script (a relative path resolves under
-<home>/scripts/); with neither, stdin. Scripts are read as bytes and decoded with replacement characters.
-At most the first ${MIB} MiB of each input is scanned (a warning says so when an input is longer), and the
-scan takes time linear in the input, so a huge or binary input cannot hang it. A missing or unreadable
-script is a warning, not a match. Quote the text, or put it after '--', when it contains options:
+Input: the TEXT arguments joined with spaces, and/or each --script (a relative
+path resolves under <home>/scripts/); with neither, stdin. Scripts are read as
+bytes and decoded with replacement characters. At most the first ${MIB} MiB of
+each input is scanned (a warning says so when an input is longer), and the scan
+takes time linear in the input, so a huge or binary input cannot hang it. A
+missing or unreadable script is a warning, not a match. Quote the text, or put
+it after '--', when it contains options:
   hermes-janitor lifecycle-scan -- pkill -f 'hermes.*gateway'
 
-Output: each matching line on stdout (control characters escaped, long lines cut to an excerpt around
-the match); where and why on stderr.
+Output: each matching line on stdout (control characters escaped, long lines
+cut to an excerpt around the match); where and why on stderr.
 
 Exit codes:
-  0  no lifecycle command found: proceed (also when an input cannot be read: one warning on stderr)
+  0  no lifecycle command found: proceed (also when an input cannot be read:
+     one warning on stderr)
   1  a gateway lifecycle command was found: refuse the scheduled command
   2  usage error`;
 
@@ -74,6 +79,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
             max_scan_bytes: MAX_SCAN_BYTES,
             warnings: outcome.warnings,
             error: null,
+            maxScanBytes: MAX_SCAN_BYTES, // camelCase beside max_scan_bytes (kept, deprecated: docs/breakers.md)
           });
         } else {
           for (const m of shown) ctx.stdout.write(`${m.text}\n`);

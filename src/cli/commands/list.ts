@@ -1,50 +1,70 @@
 import { limitHeapGrowth } from '../heap.js';
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
-import type { HermesConfig } from '../../adapters/config.js';
 import type { EngineClient } from '../../adapters/engine.js';
-import type { Selection } from '../../core/selection.js';
+import { PASSES } from '../../passes/index.js';
+import { beforeSweep, settlePasses } from '../../passes/runner.js';
+import type { PassRunContext, PassSettingsInput } from '../../passes/types.js';
 import { acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { list } from '../../reaper/sweep.js';
 import {
-  type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
+  type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, passInput, preloadEngineClient, resolvePolicy,
+  resolveTargets, sayNotes, timeoutSignal,
 } from '../engine-options.js';
 import { byHostAndName, startProgress } from '../render-containers.js';
 import { chooseListReporter } from '../report/list-reporter.js';
 import { outputFormat } from '../report/reporter.js';
-import { type RunState, action } from '../shared.js';
+import { type RunState, action, optionParser } from '../shared.js';
+import { policyFlags, scopeOf, suggest } from '../advice.js';
+import { type ListFormat, parseListFormat } from '../list-format.js';
+import { UsageError } from '../../errors.js';
 import { docsLine } from '../docs-page.js';
 
-/** With an image budget set (janitor.images_over), a list is a sighting of the images its containers use. */
-async function listSightings(
-  where: { config: HermesConfig; home: string; selection: Selection; ctx: Context; signal: AbortSignal | undefined }, engines: EngineClient[],
-): Promise<void> {
-  const { resolveImageSettings } = await import('../../reaper/image-settings.js');
-  const images = resolveImageSettings({}, where.config);
-  if (!images) return;
-  const { imagesStepFor, recordSightings } = await import('../images-step.js');
-  const step = await imagesStepFor(images, where.home, { selection: where.selection, dryRun: true, now: () => where.ctx.now(), signal: where.signal });
-  await recordSightings(step, engines);
+/**
+ * A list is a sighting for the passes that look before a sweep (with an image budget set, janitor.images_over: the
+ * image each of its containers uses). Their settings come from the home's files: list has none of their flags.
+ */
+async function beforeList(input: PassSettingsInput, engines: EngineClient[], ctx: PassRunContext): Promise<void> {
+  const settled = await settlePasses(PASSES.filter((p) => p.beforeSweep), input);
+  await beforeSweep(settled, engines, ctx);
 }
+
+const LIST_HELP = `
+Piped, one plain line per container under a header (as docker ps prints it)
+and the summary on stderr; at a terminal, lines fitted to its width.
+
+Exit codes: 0 done
+            1 a container could not be inspected
+            2 bad usage or input
+            3 engine unreachable, not a Docker engine, or timed out`;
 
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = program
     .command('list')
     .alias('ls')
     .description('List labelled containers of the selected profile(s) in any state, with the verdict reap would reach (reap, stop or keep).')
-    .option('--wide', 'the table uncut, one line per container, whatever the terminal width (also when piped)')
-    .addHelpText('after', `\nExit codes: 0 done; 1 a container could not be inspected; 2 bad usage or input; 3 engine unreachable or timed out${docsLine('docs/reaping.md')}`);
+    .option('--wide', 'every column (PROFILE, HOST), the reason with its detail, nothing cut whatever the terminal width')
+    .option('--format <template>', 'one line per container from a template, as docker ps --format: {{.ID}}, {{.Name}}, {{.Verdict}}, {{.Reason}}, ... (docs/reaping.md lists them), {{json .}}; "table ..." adds a header', optionParser(parseListFormat))
+    .addHelpText('after', `${LIST_HELP}${docsLine('docs/reaping.md')}`);
   addEngineOptions(cmd).action(
-    action(state, async (opts: EngineCommandOptions & { wide?: boolean }, command: Command) => {
+    action(state, async (opts: EngineCommandOptions & { wide?: boolean; format?: ListFormat }, command: Command) => {
+      if (opts.format && (opts.json || opts.logFormat === 'json')) throw new UsageError('--format prints lines of text: it cannot be combined with --json or --log-format json');
       const targets = resolveTargets(command, opts, ctx);
-      const config = await loadHomeConfig(targets.home, ctx);
-      const policy = await resolvePolicy(opts, ctx, config, targets);
+      const signal = timeoutSignal(opts); // settings are read inside the run's --timeout
+      // The engine is found (a ping) and its client loaded while the home's files are read: a list is the command
+      // people run most and put in `watch -n 2`.
+      const discovered = discoverTargets(targets, opts, ctx);
+      discovered.catch(() => undefined); // awaited below, after the home's own errors (exit 2) are reported
+      preloadEngineClient();
+      const config = await loadHomeConfig(targets.home, ctx, signal);
+      const policy = await resolvePolicy(opts, ctx, config, targets, signal);
+      sayNotes(targets, opts, ctx);
 
-      const signal = timeoutSignal(opts);
       limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
-      await discoverTargets(targets, opts, ctx);
+      await discovered;
       const engines = await connectEngines(targets.endpoints);
-      await listSightings({ config: config.config, home: targets.home.home, selection: targets.selection, ctx, signal }, engines);
+      const input = passInput({}, ctx, config, { ...targets, profiles: policy.passProfiles, lifetimeSeconds: policy.lifetimeSeconds }, { command: 'list' });
+      await beforeList(input, engines, { dryRun: true, now: () => ctx.now(), signal, engines: [] });
       const reporter = chooseListReporter(ctx, opts);
       const progress = await startProgress(ctx, outputFormat(opts) === 'text', 'Inspecting');
       const across = await acrossEngines(engines, (engine) =>
@@ -53,6 +73,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
           selection: targets.selection,
           thresholdSeconds: policy.thresholdSeconds,
           ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
+          held: policy.held,
           asOf: policy.asOf,
           concurrency: opts.concurrency,
           idle: policy.idle,
@@ -82,6 +103,8 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         timeoutSeconds: opts.timeout / 1000,
         exitCode: code,
         wide: Boolean(opts.wide),
+        ...(opts.format ? { format: opts.format } : {}),
+        advice: suggest('reap', scopeOf(command, ctx), policyFlags(ctx.argv)),
       });
       return code;
     }),

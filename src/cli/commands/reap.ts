@@ -4,7 +4,10 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Command } from 'commander';
 import type { HeldLock } from '../../adapters/file-lock.js';
-import { logFile, stampFresh, stampPath, writeStamp } from '../../adapters/janitor-files.js';
+import { logFile, stampCompletedAt, stampFresh, writeStamp } from '../../adapters/janitor-files.js';
+import { oncePerStamps } from '../once-per-stamps.js';
+import { ago } from '../../core/ages.js';
+import { formatDuration } from '../format-duration.js';
 import type { Context } from '../../context.js';
 import { thresholdSeconds } from '../../core/policy.js';
 import { ExitCode, JanitorError, UsageError, errorMessage } from '../../errors.js';
@@ -12,29 +15,27 @@ import { type ReapPlan, buildPlan, parsePlan, planDisagreements, planSelection }
 import { type AcrossEngines, acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { reaperDisabled } from '../../reaper/settings.js';
 import { countsByEngineAndProfile } from '../../reaper/run-metrics.js';
-import type { EngineProfileCounts, ImageGauges, SandboxDirGauges, ShellSnapshotGauges } from '../../adapters/metrics.js';
-import { snapshotGauges } from '../../reaper/shell-snapshots.js';
-import { sandboxRoot } from '../../core/sandbox-dirs.js';
+import type { EngineProfileCounts } from '../../adapters/metrics.js';
 import { ENV_METRICS_FILE } from '../../defaults.js';
-import { type KeptEntry, type ReapResult, type SweepEntry, reap } from '../../reaper/sweep.js';
-import { resolveEngines, stampKey } from '../../adapters/docker-context.js';
+import type { KeptEntry, ReapResult, SweepEntry } from '../../reaper/sweep-types.js';
+import { reap } from '../../reaper/sweep.js';
+import { resolveEngines } from '../../adapters/docker-context.js';
 import {
-  type ActionOptions, type EngineCommandOptions, type EngineTargets, type RunPolicy, addActionOptions, addEngineOptions, connectEngines, discoverTargets,
-  checkStopTimeout, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
+  type ActionOptions, type EngineCommandOptions, type EngineTargets, type RunPolicy, addActionOptions, addEngineOptions, connectEngines, discoverTargets, sayNotes,
+  checkStopTimeout, loadHomeConfig, passInput, resolvePolicy, resolveTargets, timeoutSignal,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
-import { type SandboxDirsStep, checkSandboxRoot, runSandboxDirsStep, uniqueRoots } from '../sandbox-dirs-step.js';
-import type { ImagesReport, ImagesStep } from '../images-step.js';
-import { type ImageSettings, resolveImageSettings } from '../../reaper/image-settings.js';
-import type { HermesConfig } from '../../adapters/config.js';
-import { type ShellSnapshotSettings, shellSnapshotSettings } from '../../reaper/shell-snapshot-settings.js';
-import { noEngineAtAll, runShellSnapshotStep } from '../shell-snapshots-step.js';
+import { noEngineAtAll } from '../no-engine.js';
+import { PASSES } from '../../passes/index.js';
+import { type SettledPass, beforeSweep, passFailures, passesCutShort, runPasses, settlePasses } from '../../passes/runner.js';
+import type { Pass, PassRunContext } from '../../passes/types.js';
 import { byHostAndName } from '../render-containers.js';
 import { type ReapReport, type Reporter, chooseReporter } from '../report/reporter.js';
-import { reapProblems } from '../report/text-reporter.js';
+import { firstProblem } from '../report/text-reporter.js';
 import { REAP_OPTIONS } from '../engine-option-table.js';
 import { type RunState, action, addOptions } from '../shared.js';
 import { docsLine } from '../docs-page.js';
+import { escapeControls } from '../../util/escape-controls.js';
 
 interface ReapOptions extends EngineCommandOptions, ActionOptions {
   dryRun?: boolean;
@@ -49,22 +50,24 @@ interface ReapOptions extends EngineCommandOptions, ActionOptions {
 
 /** What a run leaves for its metrics: set once the run reaches the engine (skips, background, disabled write none). */
 interface RunRecord {
-  /** Metrics are written: measure the sandbox directories too. */
-  measureSandboxDirs: boolean;
+  /** Metrics are written: the passes with gauges measure. */
+  metrics: boolean;
   attempted?: boolean;
   success?: boolean;
   counts?: EngineProfileCounts[];
-  sandboxDirs?: SandboxDirGauges;
-  /** The image pass's outcome (`--images-over`), for its metrics. */
-  images?: ImageGauges;
-  execTrees?: { ended: number; kept: number; failed: number };
-  shellSnapshots?: ShellSnapshotGauges[];
+  /** Each pass that measured, with its gauges, in the list's order. */
+  passes?: Array<{ pass: Pass; gauges: unknown }>;
+  /** What the run freed, in bytes (a dry run: would free). */
+  reclaimedBytes?: number;
 }
 
 const HELP = `
-Exit codes: 0 done (also when disabled, skipped for a fresh --once-per stamp, or locked by another reap);
-            1 at least one removal or stop failed (the rest were processed); 2 bad usage or input;
-            3 engine unreachable, or the run timed out (--fail-open turns 1 and 3 into 0)`;
+Exit codes: 0 done (also when disabled, skipped for a fresh --once-per stamp,
+              or locked by another reap)
+            1 at least one removal or stop failed (the rest were processed)
+            2 bad usage or input
+            3 engine unreachable, not a Docker engine, or the run timed out
+            (--fail-open turns 1 and 3 into 0)`;
 
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = program
@@ -77,14 +80,14 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     action(state, async (opts: ReapOptions, command: Command) => {
       const metricsFile = await checkMetricsFile(opts.metricsFile ?? (ctx.env[ENV_METRICS_FILE] || undefined), opts.metricsFile ? '--metrics-file' : ENV_METRICS_FILE);
       const started = performance.now();
-      const record: RunRecord = { measureSandboxDirs: metricsFile !== undefined };
+      const record: RunRecord = { metrics: metricsFile !== undefined };
       let code: number | undefined;
       try {
         code = await runReap(opts, command, ctx, record);
         return code;
       } catch (err) {
         if (!opts.failOpen || err instanceof UsageError) throw err;
-        if (!opts.quiet) ctx.stderr.write(`hermes-janitor: reap did not complete (${errorMessage(err)}); continuing (--fail-open)\n`);
+        if (!opts.quiet) ctx.stderr.write(`hermes-janitor: reap did not complete (${escapeControls(errorMessage(err))}); continuing (--fail-open)\n`);
         return ExitCode.OK;
       } finally {
         if (metricsFile && record.attempted) await recordMetrics(ctx, metricsFile, record, started, opts.quiet === true);
@@ -113,14 +116,12 @@ async function recordMetrics(ctx: Context, file: string, record: RunRecord, star
       durationSeconds: (performance.now() - started) / 1000,
       success: record.success === true,
       counts: record.counts ?? [],
-      ...(record.sandboxDirs ? { sandboxDirs: record.sandboxDirs } : {}),
-      ...(record.images ? { images: record.images } : {}),
-      ...(record.execTrees ? { execTrees: record.execTrees } : {}),
-      ...(record.shellSnapshots ? { shellSnapshots: record.shellSnapshots } : {}),
+      ...(record.passes ? { passes: record.passes } : {}),
+      ...(record.reclaimedBytes !== undefined ? { reclaimedBytes: record.reclaimedBytes } : {}),
     });
     await writeMetricsFile(file, text);
   } catch (err) {
-    if (!quiet) ctx.stderr.write(`hermes-janitor: warning: cannot write the metrics file ${file} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)})\n`);
+    if (!quiet) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(`cannot write the metrics file ${file} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)})`)}\n`);
   }
 }
 
@@ -135,12 +136,8 @@ function checkCombinations(opts: ReapOptions): void {
 /** Reads `--plan FILE` and makes the run's targets its own; flags given again must agree with it. */
 async function applyPlanTargets(opts: ReapOptions, command: Command, ctx: Context, targets: EngineTargets): Promise<ReapPlan> {
   const file = opts.plan!;
-  let text: string;
-  try {
-    text = await fs.readFile(file, 'utf8');
-  } catch (err) {
-    throw new UsageError(`cannot read plan ${file} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}): give the file written by --plan-out`);
-  }
+  // As root: only a plan root wrote and nobody else can change (adapters/plan-file.ts).
+  const text = (await import('../../adapters/plan-file.js')).readPlanFile(file);
   let plan: ReapPlan;
   try {
     plan = parsePlan(JSON.parse(text) as unknown, file);
@@ -170,7 +167,10 @@ async function applyPlanTargets(opts: ReapOptions, command: Command, ctx: Contex
   }
   targets.selection = planSelection(plan);
   const homeGiven = command.optsWithGlobals<{ home?: string }>().home !== undefined || globalProfile;
-  if (plan.home && !homeGiven) targets.home = { ...targets.home, home: plan.home };
+  if (plan.home && !homeGiven) {
+    targets.home = { ...targets.home, home: plan.home };
+    (await import('../../adapters/trust.js')).homeAccess(plan.home); // whose it is, as for --home (exit 2 when nobody's)
+  }
   targets.endpoints = resolveEngines(plan.hosts, undefined, ctx.env, ctx.homedir);
   return plan;
 }
@@ -188,12 +188,31 @@ interface ReapRun {
   /** When `signal` fires (`Date.now()` ms): stops are cut to fit (`SweepRequest.deadlineMs`). */
   deadlineMs: number | undefined;
   reporter: Reporter;
-  /** The sandbox-directory step after the sweep (removal and/or measure), or null when neither is asked for. */
-  sandboxDirs: Omit<SandboxDirsStep, 'now' | 'signal' | 'dryRun'> | null;
-  /** The image step (`--images-over`, `janitor.images_over`), or null when the budget is off. */
-  images: ImagesStep | null;
-  /** The shell-snapshot pass's settings; null with a plan (a plan lists containers only). */
-  shellSnapshots: ShellSnapshotSettings | null;
+  /** The passes that run after the sweep (their settings say so), in the list's order. */
+  passes: SettledPass[];
+}
+
+/**
+ * `--once-per`: whether every engine's stamp is fresh, so the run skips. A `--dry-run` never skips (it changes nothing
+ * and is run to see what a sweep would do now). With `--verbose`, says on stderr why it skips or sweeps.
+ */
+function oncePerSkips(opts: ReapOptions, targets: EngineTargets, ctx: Context): boolean {
+  if (opts.oncePer === undefined) return false;
+  const say = (line: string) => opts.verbose && ctx.stderr.write(`hermes-janitor: --once-per ${formatDuration(opts.oncePer!)}: ${line}\n`);
+  if (opts.dryRun) {
+    say('a dry run always sweeps (the stamps are neither read nor written)');
+    return false;
+  }
+  const now = ctx.now();
+  const stamps = oncePerStamps(targets.home.home, targets.selection, targets.endpoints);
+  const fresh = stamps.every((file) => stampFresh(file, now, opts.oncePer!));
+  stamps.forEach((file, i) => {
+    const at = stampCompletedAt(file);
+    const when = at === null ? 'no completed sweep recorded' : `last sweep completed ${ago(at, now)}`;
+    say(`${targets.endpoints[i]!.host}: ${when} (${file})`);
+  });
+  say(fresh ? 'skipped: every engine was swept within it' : 'sweeping');
+  return fresh;
 }
 
 async function runReap(opts: ReapOptions, command: Command, ctx: Context, record: RunRecord): Promise<number> {
@@ -206,40 +225,42 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   const hostList = () => targets.endpoints.map((e) => ({ host: e.host, reachable: null, error: null }));
 
   // Fast path for shell start-up: fresh stamps for every engine mean nothing to do, without touching the engine.
-  if (opts.oncePer !== undefined && targets.endpoints.every((e) => stampFresh(stampPath(home.home, stampKey(e), selection), ctx.now(), opts.oncePer!))) {
-    reporter.notice({ kind: 'skipped-fresh', oncePerSeconds: opts.oncePer / 1000, hosts: hostList() });
+  if (oncePerSkips(opts, targets, ctx)) {
+    reporter.notice({ kind: 'skipped-fresh', oncePerSeconds: opts.oncePer! / 1000, hosts: hostList() });
     return ExitCode.OK;
   }
   if (opts.background) {
     const { detachToLog } = await import('../../adapters/background.js');
-    const pid = await detachToLog(ctx.argv.filter((a) => a !== '--background'), logFile(home.home), ctx.env, ctx.now());
+    const { homeAccess } = await import('../../adapters/trust.js');
+    // As root over another user's home, the log there is written with that user's rights.
+    const pid = await detachToLog(ctx.argv.filter((a) => a !== '--background'), logFile(home.home), ctx.env, ctx.now(), homeAccess(home.home).owner);
     reporter.notice({ kind: 'background', pid: pid ?? null, log: logFile(home.home) });
     return ExitCode.OK;
   }
-  const files = await loadHomeConfig(home, ctx);
+  // The run's --timeout starts here: hermes' settings are read inside it.
+  const signal = timeoutSignal(opts);
+  const deadlineMs = opts.timeout > 0 ? Date.now() + opts.timeout : undefined;
+  const files = await loadHomeConfig(home, ctx, signal);
   const disabled = reaperDisabled(files.hermes, ctx.env);
   if (disabled) {
     reporter.notice({ kind: 'disabled', reason: `reaper disabled by ${disabled}`, what: 'nothing done' });
     return ExitCode.OK;
   }
-  const policy = await resolvePolicy(plan ? withPlan(opts, plan) : opts, ctx, files, targets);
+  const policy = await resolvePolicy(plan ? withPlan(opts, plan) : opts, ctx, files, targets, signal);
   const keepVolumes = Boolean(opts.keepVolumes || (plan?.keepVolumes && command.getOptionValueSource('keepVolumes') !== 'cli'));
-  const sandboxDirs = await sandboxDirsOf(opts, plan, policy, { ctx, home: home.home, measure: record.measureSandboxDirs });
-  const signal = timeoutSignal(opts);
-  const imageSettings = imageSettingsOf(opts, plan, files.config);
-  const images = imageSettings
-    ? await (await import('../images-step.js')).imagesStepFor(imageSettings, home.home, {
-        selection, dryRun: Boolean(opts.dryRun), now: () => ctx.now(), signal,
-      })
-    : null;
-  const shellSnapshots = plan ? null : shellSnapshotSettings({ lifetimeSeconds: opts.lifetime, keep: opts.keepShellSnapshots }, ctx.env, files);
+  // Every pass's settings, each checked before anything is touched (a plan lists containers only: they refuse theirs).
+  const input = passInput(opts, ctx, files, { ...targets, profiles: policy.passProfiles, lifetimeSeconds: policy.lifetimeSeconds }, {
+    command: 'reap', plan: plan !== undefined, metrics: record.metrics,
+  });
+  const passes = await settlePasses(PASSES, input);
   const run: ReapRun = {
     opts, ctx, targets, plan, policy, keepVolumes, dryRun: Boolean(opts.dryRun), signal,
-    deadlineMs: opts.timeout > 0 ? Date.now() + opts.timeout : undefined, reporter, sandboxDirs, images, shellSnapshots,
+    deadlineMs, reporter, passes,
   };
   record.attempted = true;
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
   try {
+    sayNotes(targets, opts, ctx);
     await discoverTargets(targets, opts, ctx);
   } catch (err) {
     const none = await noEngineAtAll(err, targets.endpoints);
@@ -269,57 +290,33 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   }
 }
 
+/** What the passes of this run are given (the engines and their answers, once the sweep has them). */
+const passContext = (run: ReapRun, engines: PassRunContext['engines']): PassRunContext => ({
+  dryRun: run.dryRun, now: () => run.ctx.now(), signal: run.signal, engines,
+});
+
 /**
- * A run without an engine: the shell-snapshot pass alone. A host with no engine at all (hermes' local backend,
- * `noEngine`): said once, exit 0 unless a snapshot could not be removed (1). Discovery found sockets but none
- * answered (`error`): exit 3 for the engine.
+ * A run without an engine: the passes that need none (`place: 'host'`) alone. A host with no engine at all (hermes'
+ * local backend, `noEngine`): said once, exit 0 unless one of them failed on something (1). Discovery found sockets
+ * but none answered (`error`): exit 3 for the engine.
  */
 async function engineFreeRun(run: ReapRun, record: RunRecord, why: { noEngine: string } | { error: string }): Promise<number> {
   const { opts, policy, dryRun } = run;
-  const snaps = run.shellSnapshots ? await runShellSnapshotStep(run.shellSnapshots, dryRun, () => run.ctx.now()) : null;
-  if (snaps) record.shellSnapshots = snapshotGauges(snaps);
-  const code = 'error' in why ? ExitCode.ENGINE : (snaps?.failed.length ?? 0) > 0 ? ExitCode.FAILED : ExitCode.OK;
+  const done = await runPasses(PASSES, run.passes.filter((p) => p.pass.place === 'host'), passContext(run, []), null);
+  record.passes = done.gauges;
+  // Cut short by --timeout: the run timed out (exit 3), as a sweep that did.
+  const timedOut = passesCutShort(done.results);
+  const code = 'error' in why || timedOut ? ExitCode.ENGINE : passFailures(done.results) > 0 ? ExitCode.FAILED : ExitCode.OK;
   record.success = code === ExitCode.OK;
   record.counts = [];
   const hosts = 'error' in why ? [{ host: '(discovery)', reachable: false, error: why.error }] : [];
   await run.reporter.reapResult({
     dryRun, asOf: policy.asOf, thresholdSeconds: policy.thresholdSeconds, profile: run.targets.selection.profile, stopIdle: policy.stopIdle,
-    idleAfterSeconds: policy.idleAfterSeconds, removed: [], stopped: [], kept: [], failed: [], hosts, timedOut: false,
+    idleAfterSeconds: policy.idleAfterSeconds, removed: [], stopped: [], kept: [], failed: [], hosts, timedOut,
     timeoutSeconds: opts.timeout / 1000, warnings: [], failOpen: Boolean(opts.failOpen), ...('noEngine' in why ? { noEngine: why.noEngine } : {}),
-    execTrees: { ended: [], kept: [], failed: [] },
-    ...(snaps ? { shellSnapshots: snaps } : {}),
+    passes: done.results,
   });
   return opts.failOpen ? ExitCode.OK : code;
-}
-
-/**
- * The sandbox-directory step of this run: removing with `--sandbox-dirs-older-than` (or its config), measuring for
- * `--metrics-file`. Its root is checked before anything is touched. A plan lists containers only: applying one removes
- * no directory (the flag is refused with it).
- */
-async function sandboxDirsOf(
-  opts: ReapOptions, plan: ReapPlan | undefined, policy: RunPolicy, where: { ctx: Context; home: string; measure: boolean },
-): Promise<ReapRun['sandboxDirs']> {
-  if (plan && opts.sandboxDirsOlderThan !== undefined) {
-    throw new UsageError('--sandbox-dirs-older-than cannot be combined with --plan: a plan lists containers only; run it on its own');
-  }
-  const olderThanMs = plan ? null : policy.sandboxDirsOlderThanMs;
-  if (olderThanMs === null && !where.measure) return null;
-  // --all-profiles: every profile's root as well (each resolved from its own home), each directory once.
-  const roots = uniqueRoots([
-    sandboxRoot(policy.sources.sandboxRoot, where.home), ...policy.profiles.map((p) => sandboxRoot(p.hermes.sandboxRoot, p.home)),
-  ]);
-  if (olderThanMs !== null) for (const root of roots) await checkSandboxRoot(root);
-  return { roots, olderThanMs, gauges: where.measure };
-}
-
-/** The image budget of this run (flags, else config.yaml), or null when off. A plan lists containers only. */
-function imageSettingsOf(opts: ReapOptions, plan: ReapPlan | undefined, config: HermesConfig): ImageSettings | null {
-  if (plan && (opts.imagesOver !== undefined || opts.allImages || opts.keepImage?.length || opts.imagesMinAge !== undefined)) {
-    throw new UsageError('--images-over and its options cannot be combined with --plan: a plan lists containers only; run it on its own');
-  }
-  if (plan) return null;
-  return resolveImageSettings({ imagesOver: opts.imagesOver, allImages: opts.allImages, imagesMinAgeMs: opts.imagesMinAge, keepImage: opts.keepImage }, config);
 }
 
 /** The policy's inputs from a plan: what its dry run used, unless the flag is given again (then it must agree). */
@@ -338,12 +335,13 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
   const { opts, targets, plan, policy, dryRun, reporter } = run;
   const engines = await connectEngines(targets.endpoints);
   // Before the sweep: a container it removes still counts as a use of its image.
-  if (run.images) await (await import('../images-step.js')).recordSightings(run.images, engines);
+  await beforeSweep(run.passes, engines, passContext(run, []));
   await reporter.sweepStarting(dryRun ? 'Checking' : 'Reaping');
   const across = await acrossEngines(engines, (engine) =>
     reap({
       engine, selection: targets.selection, thresholdSeconds: policy.thresholdSeconds, asOf: policy.asOf, concurrency: opts.concurrency,
       ...(policy.thresholdByProfile && !plan ? { thresholdByProfile: policy.thresholdByProfile } : {}),
+      held: policy.held,
       dryRun, keepVolumes: run.keepVolumes, idle: policy.idle,
       ...(plan ? { onlyIds: new Set(planned(plan).filter((c) => c.host === engine.host).map((c) => c.id)) } : {}),
       ...(run.signal ? { signal: run.signal } : {}),
@@ -362,24 +360,14 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
     refuseIncompletePlan(run, across);
     await writePlan(run, engines.map((e) => e.host), { removed, stopped });
   }
-  const dirs = run.sandboxDirs
-    ? await runSandboxDirsStep(
-        { ...run.sandboxDirs, dryRun, now: () => run.ctx.now(), signal: run.signal },
-        engines.map((engine, i) => ({ engine, answered: across.hosts[i]!.reachable, ...(across.hosts[i]!.error ? { error: across.hosts[i]!.error! } : {}) })),
-      )
-    : null;
-  if (dirs?.gauges) record.sandboxDirs = dirs.gauges;
+  // Every engine, with whether it answered the sweep: one that did not might hold a container that uses what a pass removes.
   const answers = engines.map((engine, i) => ({ engine, answered: across.hosts[i]!.reachable, ...(across.hosts[i]!.error ? { error: across.hosts[i]!.error! } : {}) }));
-  const images = run.images ? await (await import('../images-step.js')).runImagesStep(run.images, answers) : null;
-  if (images) record.images = (await import('../images-step.js')).imageGauges(images, dryRun);
-  const snaps = run.shellSnapshots ? await runShellSnapshotStep(run.shellSnapshots, dryRun, () => run.ctx.now()) : null;
-  if (snaps) record.shellSnapshots = snapshotGauges(snaps);
+  const passes = await runPasses(PASSES, run.passes, passContext(run, answers), across.results);
+  record.passes = passes.gauges;
 
-  // --timeout also bounds the sandbox-directory pass: one it cut short is a run that timed out (exit 3), as a sweep's.
-  const timedOut =
-    across.timedOut || Boolean(dirs?.result?.kept.some((k) => k.reason === 'cut-short')) || Boolean(images?.kept.some((k) => k.reason === 'cut-short'));
-  const failures = failed.length + (dirs?.result?.failed.length ?? 0) + (images?.failed.length ?? 0) + (snaps?.failed.length ?? 0);
-  const code = sweepExitCode({ ...across, timedOut }, failures);
+  // --timeout also bounds the passes: one it cut short is a run that timed out (exit 3), as a sweep's.
+  const timedOut = across.timedOut || passesCutShort(passes.results);
+  const code = sweepExitCode({ ...across, timedOut }, failed.length + passFailures(passes.results));
   record.success = code === ExitCode.OK;
   // An engine that could not be reached has no counts (absent series, not zeros).
   const reached = across.results.flatMap((result, i) => (across.hosts[i]!.reachable ? [{ host: engines[i]!.host, result }] : []));
@@ -388,24 +376,13 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
     dryRun, asOf: policy.asOf, thresholdSeconds: policy.thresholdSeconds, profile: targets.selection.profile, stopIdle: policy.stopIdle,
     idleAfterSeconds: policy.idleAfterSeconds, removed, stopped, kept, failed, hosts: across.hosts, timedOut,
     timeoutSeconds: opts.timeout / 1000, warnings: [...new Set(across.results.flatMap((r) => r.warnings))],
-    ...(opts.planOut ? { planOut: opts.planOut } : {}), failOpen: Boolean(opts.failOpen),
-    ...(dirs?.result ? { sandboxDirs: dirs.result } : {}),
-    ...(images ? { images } : {}),
-    execTrees: {
-      ended: across.results.flatMap((r) => r.execTrees.ended),
-      kept: across.results.flatMap((r) => r.execTrees.kept),
-      failed: across.results.flatMap((r) => r.execTrees.failed),
-    },
-    ...(snaps ? { shellSnapshots: snaps } : {}),
+    ...(opts.planOut ? { planOut: opts.planOut } : {}), failOpen: Boolean(opts.failOpen), passes: passes.results,
   };
-  record.execTrees = { ended: report.execTrees.ended.length, kept: report.execTrees.kept.length, failed: report.execTrees.failed.length };
+  report.reclaimed = (await import('../reclaimed.js')).reclaimed(report);
+  record.reclaimedBytes = report.reclaimed.total;
   await reporter.reapResult(report);
   if (!opts.failOpen || code === ExitCode.OK) return code;
-  const firstDir = dirs?.result?.failed[0];
-  const firstFailure = failed[0]
-    ? `${failed.length} removal(s) or stop(s) failed, first: ${failed[0].id.slice(0, 12)}: ${failed[0].error}`
-    : firstDir ? `${dirs!.result!.failed.length} sandbox ${dirs!.result!.failed.length === 1 ? 'directory' : 'directories'} not removed, first: ${firstDir.error}` : null;
-  reporter.failOpen(reapProblems(report)[0] ?? firstFailure);
+  reporter.failOpen(firstProblem(report));
   return ExitCode.OK;
 }
 
@@ -437,8 +414,8 @@ async function recordSweep(run: ReapRun, across: AcrossEngines<ReapResult>): Pro
   await Promise.all(
     across.results.map(async (r, i) => {
       if (r.interrupted) return;
-      await writeStamp(stampPath(home.home, stampKey(endpoints[i]!), selection), now, across.hosts[i]!.host, selection).catch((err) => {
-        if (!run.opts.quiet) run.ctx.stderr.write(`hermes-janitor: warning: cannot record the sweep stamp (${errorMessage(err)})\n`);
+      await writeStamp(oncePerStamps(home.home, selection, [endpoints[i]!])[0]!, now, across.hosts[i]!.host, selection).catch((err) => {
+        if (!run.opts.quiet) run.ctx.stderr.write(`hermes-janitor: warning: cannot record the sweep stamp (${escapeControls(errorMessage(err))})\n`);
       });
     }),
   );
@@ -465,7 +442,6 @@ async function writePlan(run: ReapRun, hosts: string[], found: { removed: SweepE
     home: targets.home.home, stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds, keepVolumes: run.keepVolumes,
     ...(policy.idleMaxProcesses !== undefined ? { idleMaxProcesses: policy.idleMaxProcesses } : {}),
   });
-  await fs.writeFile(run.opts.planOut!, `${JSON.stringify(doc, null, 2)}\n`, { mode: 0o600 }).catch((err: NodeJS.ErrnoException) => {
-    throw new JanitorError(`cannot write plan ${run.opts.planOut} (${err.code ?? err.message})`, ExitCode.FAILED);
-  });
+  // A new file renamed over the name: nothing planted there is written through (adapters/plan-file.ts).
+  (await import('../../adapters/plan-file.js')).writePlanFile(run.opts.planOut!, `${JSON.stringify(doc, null, 2)}\n`);
 }

@@ -1,3 +1,4 @@
+import { shellQuote } from '../advice.js';
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
 import { type RestartGuardReport, createRestartGuard } from '../../breakers/restart-guard.js';
@@ -10,9 +11,10 @@ import { docsLine } from '../docs-page.js';
 
 const EXIT_HELP = `
 Exit codes:
-  0  proceed (also when the state cannot be read or written: the breaker fails open,
-     with one warning on stderr)
-  1  tripped: the caller should hold back (skip auto-resuming interrupted sessions)
+  0  proceed (also when the state cannot be read or written: the breaker fails
+     open, with one warning on stderr)
+  1  tripped: the caller should hold back (skip auto-resuming interrupted
+     sessions)
   2  usage error`;
 
 const CLEAR_EXIT_HELP = `
@@ -21,9 +23,10 @@ Exit codes:
   2  usage error`;
 
 const STATE_HELP = `
-State: <home>/gateway/restart_loop.json = {"boots": [<epoch seconds>, ...]} (shared with hermes-agent;
-at most the ${MAX_STORED_BOOTS} newest boots are kept). Settings: --max/--window, else
-gateway.restart_loop_guard.max_restarts / .window_seconds in <home>/config.yaml, else 3 boots within 60 s.`;
+State: <home>/gateway/restart_loop.json = {"boots": [<epoch seconds>, ...]}
+(shared with hermes-agent; at most the ${MAX_STORED_BOOTS} newest boots are kept).
+Settings: --max/--window, else gateway.restart_loop_guard.max_restarts and
+.window_seconds in <home>/config.yaml, else 3 boots within 60 s.`;
 
 function parseMax(raw: string): number {
   return parseInteger(raw, '--max');
@@ -40,12 +43,13 @@ interface GuardOptions {
 }
 
 /** A word safe to paste into a POSIX shell. */
-function shellQuote(s: string): string {
-  return /^[A-Za-z0-9_./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
 function seconds(n: number): string {
   return `${Number.isInteger(n) ? n : Number(n.toFixed(3))} s`;
+}
+
+/** Epoch seconds (fractions allowed) as an ISO-8601 instant; null when there is none. */
+function isoOfEpoch(seconds: number | null | undefined): string | null {
+  return typeof seconds === 'number' && Number.isFinite(seconds) ? new Date(Math.round(seconds * 1000)).toISOString() : null;
 }
 
 function outcomeJson(subcommand: string, outcome: RestartGuardReport) {
@@ -65,6 +69,12 @@ function outcomeJson(subcommand: string, outcome: RestartGuardReport) {
     state: outcome.state ?? null,
     warnings: outcome.warnings,
     error: outcome.error ?? null,
+    // The same in the one JSON style (camelCase, ISO 8601); the keys above stay, deprecated (docs/breakers.md).
+    windowSeconds: settings.windowSeconds,
+    asOf: isoOfEpoch(v?.now),
+    windowStart: isoOfEpoch(v?.cutoff),
+    stateFile: outcome.location,
+    boots: (outcome.state?.boots ?? []).map(isoOfEpoch),
   };
 }
 
@@ -151,7 +161,7 @@ async function clear(ctx: Context, opts: { json?: boolean }, cmd: Command): Prom
   if (opts.json) {
     writeJson(ctx, {
       command: 'restart-guard clear', decision: 'proceed', cleared: outcome.existed && !outcome.error, state_file: outcome.location,
-      state: null, error: outcome.error ?? null,
+      state: null, error: outcome.error ?? null, stateFile: outcome.location,
     });
   } else if (!outcome.error) {
     ctx.stderr.write(outcome.existed ? `restart-guard: cleared ${outcome.location}\n` : `restart-guard: nothing to clear (${outcome.location} does not exist)\n`);

@@ -1,24 +1,34 @@
 import type { Command } from 'commander';
-import type { IdleOptions } from '../../reaper/sweep.js';
+import type { IdleOptions } from '../../reaper/sweep-types.js';
 import type { Context } from '../../context.js';
 import { ExitCode, errorMessage } from '../../errors.js';
 import { UP_TO_DAYS, ago, agoSeconds, spanSeconds } from '../../core/ages.js';
-import { rootOrigin, sandboxRoot, shownPath } from '../../core/sandbox-dirs.js';
 import { diskSize } from '../../core/sizes.js';
-import type { StatusReport } from '../../status/gather.js';
-import type { SettingSources } from '../../reaper/settings.js';
-import type { HermesSettings } from '../../core/hermes-settings.js';
+import type { HermesProcessStatus, PassPart, StatusReport } from '../../status/gather.js';
+import type { HermesSettings, Sourced } from '../../hermes/settings.js';
+import { profileValuesOf } from '../../core/selection.js';
+import type { Held } from '../../hermes/judgement.js';
+import { PASSES } from '../../passes/index.js';
 import {
-  type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets, timeoutSignal,
+  type EngineCommandOptions, type RunPolicy, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, passInput, resolvePolicy, resolveTargets,
+  sayNotes,
+  timeoutSignal,
 } from '../engine-options.js';
 import { type RunState, action, writeJson } from '../shared.js';
+import { homeScope, policyFlags, scopeOf, suggest } from '../advice.js';
 import { plural } from '../../util/plural.js';
+import { escapeControls } from '../../util/escape-controls.js';
 import { docsLine } from '../docs-page.js';
 
 const HELP = `
 Read-only: writes nothing, takes no lock.
-Exit codes: 0 nothing needs attention; 1 something does (containers past the threshold, a tripped breaker,
-            a stale reap lock); 2 bad usage; 3 an engine is unreachable (or did not answer within --timeout)`;
+
+Exit codes: 0 nothing needs attention
+            1 something does (containers past the threshold, a tripped
+              breaker, a stale reap lock)
+            2 bad usage
+            3 an engine is unreachable, is not a Docker engine, or did not
+              answer within --timeout`;
 
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = program
@@ -28,13 +38,11 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   addEngineOptions(cmd, { output: false }).action(
     action(state, async (opts: EngineCommandOptions, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
-      const files = await loadHomeConfig(targets.home, ctx);
-      const policy = await resolvePolicy(opts, ctx, files, targets);
-      const { resolveImageSettings } = await import('../../reaper/image-settings.js');
-      const imagesBudget = resolveImageSettings({}, files.config)?.budget ?? null;
-      const { shellSnapshotSettings } = await import('../../reaper/shell-snapshot-settings.js');
-      const snapshots = shellSnapshotSettings({ lifetimeSeconds: opts.lifetime }, ctx.env, files);
-      const signal = timeoutSignal(opts);
+      const signal = timeoutSignal(opts); // settings are read inside the run's --timeout
+      const files = await loadHomeConfig(targets.home, ctx, signal);
+      const policy = await resolvePolicy(opts, ctx, files, targets, signal);
+      const input = passInput(opts, ctx, files, { ...targets, profiles: policy.passProfiles, lifetimeSeconds: policy.lifetimeSeconds }, { command: 'status' });
+      sayNotes(targets, opts, ctx);
       let discoveryError: string | undefined;
       let noEngine: string | undefined;
       try {
@@ -42,7 +50,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       } catch (err) {
         const { NoEngineFoundError } = await import('../../adapters/engine-discovery.js');
         if (!(err instanceof NoEngineFoundError)) throw err;
-        const { noEngineAtAll } = await import('../shell-snapshots-step.js');
+        const { noEngineAtAll } = await import('../no-engine.js');
         const none = await noEngineAtAll(err, targets.endpoints);
         if (none !== null) noEngine = none;
         else discoveryError = errorMessage(err);
@@ -51,16 +59,18 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const warnings: string[] = [];
       const maxStopBlocks = await maxBlocksFromEnv(ctx.env, warnings);
       const { gatherStatus } = await import('../../status/gather.js');
-      const report = await gatherStatus({
+      const scope = scopeOf(command, ctx);
+      const { report, parts } = await gatherStatus({
         home: targets.home.home,
+        commands: { reap: suggest('reap', scope, policyFlags(ctx.argv)), restartGuardClear: suggest('restart-guard clear', homeScope(scope)) },
         selection: targets.selection,
         endpoints: targets.endpoints,
         ...(discoveryError ? { discoveryError } : {}),
         ...(noEngine ? { noEngine } : {}),
-        shellSnapshots: snapshots,
         connect: connectEngines,
         thresholdSeconds: policy.thresholdSeconds,
         ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
+        held: policy.held,
         asOf: policy.asOf,
         now: ctx.now(),
         concurrency: opts.concurrency,
@@ -68,98 +78,135 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         env: ctx.env,
         ...(maxStopBlocks !== undefined ? { maxStopBlocks } : {}),
         idle: await readOnlyIdle(policy.idle),
-        sandboxRoot: sandboxRoot(policy.sources.sandboxRoot, targets.home.home),
-        imagesBudget,
+        passes: PASSES,
+        passInput: input,
       });
-      for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${w}\n`);
-      const profiles = policy.profiles.map((p) => ({ profile: p.profile, home: p.home, settings: p.hermes }));
-      if (opts.json) writeJson(ctx, { ...report, settings: policy.sources, ...(opts.allProfiles ? { profiles } : {}) });
-      else ctx.stdout.write(render(report, ctx.now(), policy.sources) + renderProfiles(profiles));
+      for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
+      const profiles = policy.profiles.map((p) => ({ profile: p.profile, home: p.home, settings: p.hermes, refused: p.refused }));
+      const identity = {
+        identities: profileValuesOf(targets.selection), held: policy.held,
+        ...(policy.thresholdByProfile ? { thresholdByLabel: policy.thresholdByProfile } : {}), refused: files.refused,
+      };
+      if (opts.json) writeJson(ctx, { ...report, settings: policy.sources, ...identity, ...(opts.allProfiles ? { profiles } : {}) });
+      else {
+        const text = render(report, ctx.now(), { settings: policy.sources, parts });
+        ctx.stdout.write(text + renderIdentity({ ...identity, profile: targets.selection.profile }) + renderProfiles(profiles));
+      }
       return report.exitCode === 0 ? ExitCode.OK : report.exitCode === 1 ? ExitCode.FAILED : ExitCode.ENGINE;
     }),
   );
 }
 
 /** `--all-profiles`: each profile's hermes settings, from its own home. */
-function renderProfiles(profiles: Array<{ profile: string; home: string; settings: HermesSettings }>): string {
+function renderProfiles(profiles: Array<{ profile: string; home: string; settings: HermesSettings | null; refused: string | null }>): string {
   if (!profiles.length) return '';
   const out = ['Profiles (each from its own home)'];
-  for (const { profile, home, settings: s } of profiles) {
-    out.push(`  ${profile} (${home}): sandbox root ${s.sandboxRoot.value} (${s.sandboxRoot.source}), lifetime ${s.lifetimeSeconds.value} s (${s.lifetimeSeconds.source})`);
+  for (const { profile, home, settings: s, refused } of profiles) {
+    const settings = s
+      ? `sandbox root ${s.sandboxRoot.value} (${s.sandboxRoot.source}), lifetime ${s.lifetimeSeconds.value} s (${withReadings(s.lifetimeSeconds, (v) => `${v} s`)})`
+      : 'settings unreadable';
+    out.push(`  ${profile} (${home}): ${settings}${refused ? `; REFUSED by hermes (${refused}): nothing removed or stopped for it` : ''}`);
   }
-  return `${out.join('\n')}\n`;
+  return shownLines(out);
 }
 
-/** Each setting read from hermes' files, the environment or a flag, and where its value came from. */
-export function renderSettings(s: SettingSources): string[] {
+/** The run's container identities, and the labels nothing is removed or stopped for. */
+function renderIdentity(i: { identities: string[] | null; held: Record<string, Held>; refused: string | null; profile: string | null }): string {
+  const out: string[] = [];
+  // Said when it is not the profile's own name (a shared container key).
+  if (i.identities && i.identities.length && (i.identities.length > 1 || i.identities[0] !== i.profile)) {
+    out.push(`Container identity: hermes-profile=${i.identities.join(' or ')}`);
+  }
+  for (const [label, h] of Object.entries(i.held)) out.push(`  ${label}: kept (${h.reason}: ${h.why})`);
+  return out.length ? `${out.join('\n')}\n` : '';
+}
+
+/**
+ * A setting's source, and for hermes' own its two readings (`scope`: as a routed turn reads the profile, `launch`: as
+ * a process launched on it does) and which one is acted on (the one that removes, stops or ends later; paths as
+ * launched: `hermes/readings.ts`).
+ */
+function withReadings<T>(s: Sourced<T>, show: (v: T) => string): string {
+  if (!s.readings || s.readings.length < 2) return s.source;
+  const [a, b] = s.readings;
+  const same = a!.value === b!.value;
+  const each = s.readings.map((r) => `${r.reading} ${show(r.value)} from ${r.source}`).join(', ');
+  return `${s.source}; ${each}${same ? '' : `: acting on ${s.used}`}`;
+}
+
+/** Each setting read from hermes' files, the environment or a flag, and where its value came from (the passes' last). */
+export function renderSettings(s: RunPolicy['sources'], passes = PASSES): string[] {
   const row = (name: string, value: string, source: string) => `  ${name}: ${value} (${source})`;
-  const dirs = s.sandboxDirsOlderThanMs.value;
+  const onOff = (v: boolean) => (v ? 'on' : 'off');
+  const secs = (v: number) => `${v} s`;
+  const key = (v: string) => (v === '' ? '(none)' : `'${v}'`);
   return [
-    'Settings (value, then where it came from)',
-    row('sandbox root', s.sandboxRoot.value, s.sandboxRoot.source),
-    row('lifetime', `${s.lifetimeSeconds.value} s`, s.lifetimeSeconds.source),
-    row('hermes orphan reaper switch', s.dockerOrphanReaper.value ? 'on' : 'off (the janitor does not reap)', s.dockerOrphanReaper.source),
+    "Settings (value, then where it came from; hermes' own: its scope and launch readings)",
+    row('sandbox root', s.sandboxRoot.value, withReadings(s.sandboxRoot, String)),
+    row('lifetime', secs(s.lifetimeSeconds.value), withReadings(s.lifetimeSeconds, secs)),
+    row('command timeout', secs(s.terminalTimeoutSeconds.value), withReadings(s.terminalTimeoutSeconds, secs)),
+    row('foreground timeout cap', secs(s.foregroundMaxTimeoutSeconds.value), withReadings(s.foregroundMaxTimeoutSeconds, secs)),
+    row('shared container key', key(s.dockerSharedContainerKey.value), withReadings(s.dockerSharedContainerKey, key)),
+    row('hermes orphan reaper switch', s.dockerOrphanReaper.value ? 'on' : 'off (the janitor does not reap)', withReadings(s.dockerOrphanReaper, onOff)),
     row('stop idle sandboxes', s.stopIdle.value ? 'yes' : 'no', s.stopIdle.source),
     row('idle max processes', s.idleMaxProcesses.value === null ? 'init and command' : String(s.idleMaxProcesses.value), s.idleMaxProcesses.source),
-    row('remove sandbox dirs unchanged for', dirs === null ? 'never' : `${dirs / 1000} s`, s.sandboxDirsOlderThanMs.source),
+    ...passes.flatMap((p) => p.status?.sourceRows?.(s) ?? []),
   ];
 }
 
-const size = diskSize;
-
-/** The sandboxes section: the home's task directories, how many no container uses, and what could not be measured. */
-function renderSandboxes(r: StatusReport, now: Date): string[] {
-  const s = r.sandboxDirs;
-  const d = r.sandboxDirsDetail;
-  const out = [`Sandboxes (${s.root}${d.from === 'TERMINAL_SANDBOX_DIR' ? `, from ${rootOrigin({ root: s.root, from: d.from, ...(d.source ? { source: d.source } : {}) })}` : ''})`];
-  if (d.error || s.count === null || s.bytes === null) return [...out, `  unknown: ${d.error ?? 'not measured'}`];
-  out.push(`  ${s.count} task ${s.count === 1 ? 'directory' : 'directories'}, ${size(s.bytes)} on disk`);
-  if (s.unused === null || s.unusedBytes === null) out.push(`  used by no container: unknown (${d.usageUnknown ?? 'no engine answered'})`);
-  else if (s.count > 0) {
-    // How long a directory sat unchanged decides its removal: said in days at most.
-    const oldest = s.oldestUnusedChange ? `; the oldest last changed ${ago(Date.parse(s.oldestUnusedChange), now, UP_TO_DAYS)}` : '';
-    out.push(`  used by no container: ${s.unused} (${size(s.unusedBytes)})${oldest}`);
+/**
+ * The trust section, when there is something to say: the home is another user's (root reads it with their rights,
+ * its own state elsewhere), and every path refused this run and why.
+ */
+function renderTrust(r: StatusReport): string[] {
+  const t = r.trust;
+  if (!t.owner && t.refused.length === 0) return [];
+  const out = ['Trust'];
+  if (t.owner) {
+    out.push(`  home of uid ${t.owner.uid}${t.owner.name ? ` (${t.owner.name})` : ''}: no symlink in it followed, written only with that user's rights; root's own state in ${escapeControls(t.stateDir)}`);
   }
-  if (d.unreadable.length) {
-    out.push(`  could not read ${plural(d.unreadable.length, 'path')} (sizes are at least the ones shown): ${d.unreadable.slice(0, 3).map((u) => `${shownPath(u.path)} (${u.error})`).join(', ')}${d.unreadable.length > 3 ? ', ...' : ''}`);
-  }
-  if (d.notEntered.length) out.push(`  other filesystems inside, not entered: ${d.notEntered.slice(0, 3).map(shownPath).join(', ')}${d.notEntered.length > 3 ? ', ...' : ''}`);
+  for (const f of t.refused) out.push(`  refused ${f.what} (${f.reason}): ${f.detail}`);
   return out;
 }
 
-/** The images section: what hermes' containers used, against the budget. */
-function renderImages(r: StatusReport, now: Date): string[] {
-  const i = r.images;
-  const budget = i.budgetGiven === null ? 'no budget (janitor.images_over or --images-over)' : `budget ${i.budget === null ? `${i.budgetGiven} (not measurable here)` : `${size(i.budget)} (${i.budgetGiven})`}`;
-  if (i.count === null || i.bytes === null || i.uniqueBytes === null) return ['Images hermes used', `  unknown: ${i.error ?? 'no engine answered'}; ${budget}`];
-  const oldest = i.oldestLastUse ? `; the oldest last used ${ago(Date.parse(i.oldestLastUse), now, UP_TO_DAYS)}` : '';
-  const over = i.budget !== null && i.bytes > i.budget ? ' (OVER: a reap with the budget removes the least recently used)' : '';
-  return ['Images hermes used', `  ${plural(i.count, 'image')}, ${size(i.bytes)} (${size(i.uniqueBytes)} unique); ${budget}${over}${oldest}`];
-}
-
-/** The host's own part: hermes processes found, and hermes' shell snapshots per temp directory. */
-function renderHost(r: StatusReport, now: Date): string[] {
+/** The host's own part: the hermes processes found. */
+function renderProcesses(r: StatusReport): string[] {
   const out: string[] = [];
   const hp = r.hermesProcesses;
   if (hp) {
     out.push(`hermes processes on this host: ${hp.processes.length}${hp.hidden ? ` (some may be missing: ${hp.hidden})` : ''}`);
-    for (const p of hp.processes.slice(0, 10)) {
-      out.push(`  pid ${p.pid} (uid ${p.uid}), profile ${p.profile ?? `every profile (${p.profileUnknown})`}, running since ${p.since}: ${p.command.slice(0, 80)}`);
+    // Those that make sandboxes owned first: who keeps them from being stopped, what each serves, why it counts as hermes.
+    const shown = [...hp.processes].sort((a, b) => b.owns - a.owns).slice(0, 10);
+    for (const p of shown) {
+      const owns = p.owns ? `, makes ${plural(p.owns, 'running sandbox', 'running sandboxes')} owned` : '';
+      out.push(`  pid ${p.pid}, user ${p.user ?? '?'} (uid ${p.uid}), ${servedText(p)}, running since ${p.since}${owns}: ${p.command.slice(0, 80)}`);
+      out.push(`    serves: ${p.ownsWhy}`);
+      out.push(`    counts as hermes: ${p.why}`);
     }
     if (hp.processes.length > 10) out.push(`  ... and ${hp.processes.length - 10} more`);
   }
-  for (const s of r.shellSnapshots ?? []) {
-    out.push(`Shell snapshots (${s.dir}${s.from === 'default' ? '' : `, from ${s.from}`})`);
-    if (s.problem) {
-      out.push(`  unknown: ${s.problem}`);
-      continue;
-    }
-    const oldest = s.oldestChange ? `; the oldest last changed ${ago(Date.parse(s.oldestChange), now, UP_TO_DAYS)}` : '';
-    out.push(`  ${plural(s.snapshots, 'snapshot')}, ${s.abandoned} abandoned (a reap removes them)${oldest}`);
-    if (s.snapshots) {
-      out.push(`  holding secret-looking names: ${s.withSecretNames} (${plural(s.secretNames, 'name')}${s.unreadable ? `; ${s.unreadable} not readable here` : ''})`);
-    }
-    if (s.otherUsers) out.push(`  other users': ${s.otherUsers} (only root or their owner removes them)`);
+  out.push(...renderInstalls(r));
+  return out;
+}
+
+/** What a hermes process serves, in a few words. */
+function servedText(p: HermesProcessStatus): string {
+  const labels = p.labels === null ? 'every profile' : p.labels.join(', ');
+  if (p.serves === 'profile') return `profile ${p.profile ?? labels}${p.labels && p.labels.length > 1 ? ` (labels ${labels})` : ''}`;
+  return `${p.serves} (${labels})`;
+}
+
+/** The hermes installs found, against the newest hermes this janitor knows. */
+function renderInstalls(r: StatusReport): string[] {
+  const h = r.hermesInstalls;
+  if (!h) return [];
+  const out = [`hermes installs (this janitor knows hermes up to ${h.known.version} of ${h.known.releaseDate}, commit ${h.known.commit.slice(0, 12)})`];
+  if (h.installs.length === 0) out.push('  none found (no hermes checkout, venv or package behind a living hermes process or the hermes on PATH)');
+  for (const i of h.installs) {
+    const version = i.version ?? 'version unknown';
+    const commit = i.commit ? `, commit ${i.commit.slice(0, 12)}` : '';
+    const newer = i.newerThanKnown ? ': newer than this janitor knows (its rules may not match this hermes: see docs/hermes.md)' : '';
+    out.push(`  ${i.dir} (${i.kind}${i.checkout ? ` of ${i.checkout}` : ''}): ${version}${commit}; found by ${i.foundBy.join(', ')}${newer}`);
   }
   return out;
 }
@@ -184,6 +231,29 @@ function renderEngines(r: StatusReport): string[] {
     out.push(`  ${e.host ?? '(none found)'}: ${what}`);
     out.push(`    chosen: ${e.chosenBy}`);
     if (e.error) out.push(`    error: ${e.error}`);
+  }
+  return out;
+}
+
+/** Whether a client holds an exec: `client pid 4242 (since 3 hours ago)`, `no client`, `clients not visible here`. */
+function clientPart(x: StatusReport['runningSandboxes'][number]['execs'][number], asOf: Date): string {
+  // (Older sweeps' views had no client: shown as not known.)
+  if (x.client) return `client pid ${x.client.pid} (since ${ago(Date.parse(x.client.since), asOf, UP_TO_DAYS)})`;
+  if (x.clientUnverifiable !== null && x.clientUnverifiable !== undefined) return 'clients not visible here';
+  return x.client === null ? 'no client' : 'client unknown';
+}
+
+/** The cost of the stops a reap would make: each idle sandbox with its writable layer, which hermes' reaper removes with it. */
+function renderStopCosts(r: StatusReport): string[] {
+  const out: string[] = [];
+  if (r.stopCosts.length === 0) return out;
+  out.push(
+    `  a reap would stop ${plural(r.stopCosts.length, 'idle sandbox', 'idle sandboxes')}; a writable layer (what a sandbox wrote outside its mounts) is lost ` +
+      "when hermes' own reaper removes the stopped sandbox at its next start, once stopped for 2 x its lifetime (unless terminal.docker_orphan_reaper is off):",
+  );
+  for (const c of r.stopCosts) {
+    const idle = c.idleSeconds === null ? 'idle -' : `idle ${spanSeconds(c.idleSeconds, new Date(r.asOf), UP_TO_DAYS)}`;
+    out.push(`    ${escapeControls(c.name || c.id.slice(0, 12))} (profile ${escapeControls(c.profile ?? '-')}): ${idle}, writable layer ${c.writableLayerBytes === null ? 'unknown' : diskSize(c.writableLayerBytes)}`);
   }
   return out;
 }
@@ -214,17 +284,24 @@ function renderContainers(r: StatusReport): string[] {
       for (const b of o.blind) out.push(`    every sandbox owned: ${b}`);
     }
   }
+  out.push(...renderStopCosts(r));
   for (const s of r.runningSandboxes) {
     for (const x of s.execs) {
       const age = x.ageSeconds === null ? 'age unknown' : `running ${spanSeconds(x.ageSeconds, new Date(r.asOf), UP_TO_DAYS)}`;
       const procs = x.processes === null ? 'processes unknown' : plural(x.processes, 'process', 'processes');
-      out.push(`  exec ${x.id.slice(0, 12)} in ${s.name}: ${age}, ${procs}${x.abandoned ? ', ABANDONED' : ''}: ${x.command}`);
+      out.push(`  exec ${x.id.slice(0, 12)} in ${s.name}: ${age}, ${procs}, ${clientPart(x, new Date(r.asOf))}${x.abandoned ? ', ABANDONED' : ''}: ${x.command}`);
     }
   }
   return out;
 }
 
-export function render(r: StatusReport, now: Date, settings?: SettingSources): string {
+/**
+ * The text report: one section per part (the passes' on the engines' hosts after the janitor's state, those on this
+ * host's files alone after its hermes processes), then what needs attention; ages as of the report's instant (`now`).
+ */
+export function render(r: StatusReport, now: Date, more: { settings?: RunPolicy['sources']; parts?: readonly PassPart[] } = {}): string {
+  const parts = more.parts ?? [];
+  const sections = (place: 'engine' | 'host') => parts.filter((p) => p.pass.place === place).flatMap((p) => p.pass.status!.render(p.part, now));
   const out: string[] = [...renderEngines(r), ...renderContainers(r)];
   out.push('Janitor');
   if (r.janitor.sweeps.length === 0) out.push('  last sweep: none recorded');
@@ -236,12 +313,13 @@ export function render(r: StatusReport, now: Date, settings?: SettingSources): s
     out.push(`  reap lock: pid ${l.pid ?? '?'} on ${l.host ?? '?'} since ${l.since ?? '?'}${l.stale ? ' (STALE: holder gone)' : ''}`);
   }
   const log = r.janitor.log;
-  out.push(`  log: ${log.path} ${log.exists ? `(${size(log.sizeBytes)})` : '(none yet)'}`);
+  out.push(`  log: ${log.path} ${log.exists ? `(${diskSize(log.sizeBytes)})` : '(none yet)'}`);
   if (log.lastRun) out.push(`    last background run: ${log.lastRun.startedAt} ${log.lastRun.completed ? 'completed' : 'no summary line'}`);
-  out.push(...renderSandboxes(r, now));
-  out.push(...renderImages(r, now));
-  out.push(...renderHost(r, now));
-  if (settings) out.push(...renderSettings(settings));
+  out.push(...renderTrust(r));
+  out.push(...sections('engine'));
+  out.push(...renderProcesses(r));
+  out.push(...sections('host'));
+  if (more.settings) out.push(...renderSettings(more.settings));
   const b = r.breakers;
   out.push('Breakers');
   out.push(
@@ -268,7 +346,15 @@ export function render(r: StatusReport, now: Date, settings?: SettingSources): s
     out.push('Needs attention');
     for (const line of r.attention) out.push(`  - ${line}`);
   }
-  return `${out.join('\n')}\n`;
+  return shownLines(out);
+}
+
+/**
+ * The report's lines through the one escaper: exec command lines, container names, paths, profiles and process
+ * command lines are others' words, and none may reach the terminal as a control (an agent's ESC, CR, OSC 8 link).
+ */
+function shownLines(lines: readonly string[]): string {
+  return `${lines.map((l) => escapeControls(l)).join('\n')}\n`;
 }
 
 /** The idle rule as `reap` would judge it, reading the observations `reap` and `list` recorded without writing. */

@@ -19,23 +19,38 @@ interface StopHookOpts {
 }
 
 const HELP = `
-With no verb this is the Stop hook: it reads the hook JSON on stdin and tells the
-agent to keep going ({"decision": "block", "reason": ...} for Claude Code) while a
-run marker says items remain, until --max-blocks stops in a row pass with no
-progress (no heartbeat, 'remaining' not lower); then it lets the session stop, with
-a systemMessage where the agent takes one. It always exits 0 and lets the session
-stop on any problem (no marker, a bystander session, bad input, a marker it
-cannot save, a mistyped flag or a bad value: one warning, recorded for 'status'). It speaks each agent's dialect (claude, codex, gemini, qwen, copilot,
-cursor, hermes), recognised from the input or given with --dialect; see the README
-for each agent's configuration.
+With no verb this is the Stop hook: it reads the hook JSON on stdin and tells
+the agent to keep going ({"decision": "block", "reason": ...} for Claude Code)
+while a run marker says items remain, until --max-blocks stops in a row pass
+with no progress (no heartbeat, 'remaining' not lower); then it lets the
+session stop, with a systemMessage where the agent takes one. It lets the
+session stop on any problem (no marker, a bystander session, bad input, a
+marker it cannot save, a mistyped flag or a bad value: one warning, recorded
+for 'status'). It speaks each agent's dialect (claude, codex, gemini, qwen,
+copilot, cursor, hermes), recognised from the input or given with --dialect;
+see the README for each agent's configuration.
 
 .claude/settings.json:
-  {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "hermes-janitor stop-hook"}]}]}}
+  {"hooks": {"Stop": [{"hooks": [
+    {"type": "command", "command": "hermes-janitor stop-hook"}]}]}}
 
 Orchestrator:
   hermes-janitor stop-hook arm --remaining 12 --owner "$SESSION_ID"
-  hermes-janitor stop-hook heartbeat --remaining 11     # after each verified step
-  hermes-janitor stop-hook disarm                       # when the run ends`;
+  hermes-janitor stop-hook heartbeat --remaining 11   # after each step
+  hermes-janitor stop-hook disarm                     # when the run ends
+
+Exit codes:
+  0  the hook: always (the answer on stdout); its own errors (a bad flag or
+     value, a marker it cannot write) are one warning on stderr, and the
+     session may stop
+  the verbs: 0 done (a marker it cannot read or write: one warning), 2 usage
+     error`;
+
+/** The verbs' exit codes (their I/O errors fail open too; a usage error by hand is exit 2). */
+const VERB_EXIT_HELP = `
+Exit codes:
+  0  done (a marker that cannot be read or written: one warning on stderr)
+  2  usage error (a verb run by hand, not as the hook)`;
 
 function describeMarker(m: StopMarker, maxBlocks: number): string[] {
   return [
@@ -75,6 +90,7 @@ function failOpen(ctx: Context, verb: string, err: unknown): number {
 
 /** A verb: its command, and what it does with the opened breaker. */
 function verb(cmd: Command, state: RunState, ctx: Context, open: Open, run: (o: Opened) => Promise<void>): void {
+  cmd.addHelpText('after', VERB_EXIT_HELP + docsLine('docs/breakers.md'));
   cmd.action(
     action(state, async (_o: unknown, c: Command) => {
       const opened = await open(c);

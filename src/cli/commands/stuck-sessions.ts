@@ -17,16 +17,19 @@ import { docsLine } from '../docs-page.js';
 
 const EXIT_HELP = `
 Exit codes:
-  0  done (suspend exits 0 also when it prints keys; a state that cannot be read or
-     written is one warning on stderr, still exit 0: the breaker fails open)
+  0  done (suspend exits 0 also when it prints keys; a state that cannot be
+     read or written is one warning on stderr, still exit 0: the breaker fails
+     open)
   2  usage error`;
 
 const STATE_HELP = `
-State: <home>/.restart_failure_counts = {"<session key>": <count>} (shared with hermes-agent; entries of the
-form {"count": n, ...} are read too and keep their other fields).
+State: <home>/.restart_failure_counts = {"<session key>": <count>} (shared
+with hermes-agent; entries of the form {"count": n, ...} are read too and keep
+their other fields).
 
-Wiring: at gateway shutdown run 'record-shutdown' with the keys of the sessions still active; at start-up
-run 'suspend' and do not resume the keys it prints; after a session's successful turn run 'clear KEY'.`;
+Wiring: at gateway shutdown run 'record-shutdown' with the keys of the
+sessions still active; at start-up run 'suspend' and do not resume the keys it
+prints; after a session's successful turn run 'clear KEY'.`;
 
 const THRESHOLD_HELP = 'suspend sessions whose count reached this';
 
@@ -90,6 +93,9 @@ function recordShutdownVerb(stuck: Command, ctx: Context, state: RunState): void
             state_file: outcome.location,
             warnings: outcome.warnings,
             error: outcome.error ?? null,
+            // camelCase beside the keys above (kept, deprecated: docs/breakers.md)
+            atThreshold: outcome.atThreshold,
+            stateFile: outcome.location,
           });
         } else if (outcome.atThreshold.length > 0) {
           ctx.stderr.write(
@@ -157,6 +163,9 @@ function clearVerb(stuck: Command, ctx: Context, state: RunState): void {
             state_file: outcome.location,
             warnings: outcome.warnings,
             error: outcome.error ?? null,
+            // camelCase beside the keys above (kept, deprecated: docs/breakers.md)
+            fileDeleted: outcome.deleted,
+            stateFile: outcome.location,
           });
         } else if (!outcome.error) {
           const missing = keys.filter((k) => !outcome.cleared.includes(k));
@@ -189,6 +198,9 @@ function statusVerb(stuck: Command, ctx: Context, state: RunState): void {
             state_file: outcome.location,
             warnings: outcome.warnings,
             error: outcome.error ?? null,
+            // camelCase beside the keys above (kept, deprecated: docs/breakers.md)
+            atThreshold: outcome.atThreshold,
+            stateFile: outcome.location,
           });
         } else if (!outcome.error) {
           const keys = Object.keys(outcome.counts);

@@ -8,22 +8,42 @@ import { runToolLoopHook } from '../hooks/run-tool-loop-hook.js';
 import { type RunState, action, addOptions, homeFrom, requireVerb, warn, writeJson } from '../shared.js';
 import { docsLine } from '../docs-page.js';
 
+/** pre and post: the hooks' exit codes. */
+const HOOK_EXIT_HELP = `
+Exit codes:
+  0  the answer, if any, on stdout; also on the hook's own errors (a bad flag
+     or value, a history it cannot write: one warning on stderr)
+  2  only as post's answer where the agent's only channel is exit 2 with the
+     text on stderr (Copilot CLI's postToolUseFailure)`;
+
+/** reset and status. */
+const VERB_EXIT_HELP = `
+Exit codes:
+  0  done (a history that cannot be read or deleted: one warning on stderr)
+  2  usage error`;
+
 const HELP = `
-pre and post are hooks: they read the hook JSON on stdin, exit 0 and print nothing
-unless they deny a repeated call or a repeating sequence of calls (pre) or tell the
-model to change strategy (post). They speak each agent's dialect (claude, codex,
-gemini, qwen, copilot, cursor, hermes), recognised from the input or given with
---dialect; where the agent's only answer is exit 2 with a text on stderr (Copilot
-CLI's postToolUseFailure), post answers so. A mistyped flag, a bad value or a
-history it cannot write lets the call run, with one warning, recorded for
-'status'. Histories live in <home>/tool-loop/,
-one file per session, deleted after 24 h untouched.
+pre and post are hooks: they read the hook JSON on stdin, exit 0 and print
+nothing unless they deny a repeated call or a repeating sequence of calls (pre)
+or tell the model to change strategy (post). They speak each agent's dialect
+(claude, codex, gemini, qwen, copilot, cursor, hermes), recognised from the
+input or given with --dialect; where the agent's only answer is exit 2 with a
+text on stderr (Copilot CLI's postToolUseFailure), post answers so. A mistyped
+flag, a bad value or a history it cannot write lets the call run, with one
+warning, recorded for 'status'. Histories live in <home>/tool-loop/, one file
+per session, deleted after 24 h untouched.
 
 .claude/settings.json:
   {"hooks": {
-    "PreToolUse":         [{"matcher": "*", "hooks": [{"type": "command", "command": "hermes-janitor tool-loop pre"}]}],
-    "PostToolUse":        [{"matcher": "*", "hooks": [{"type": "command", "command": "hermes-janitor tool-loop post"}]}],
-    "PostToolUseFailure": [{"matcher": "*", "hooks": [{"type": "command", "command": "hermes-janitor tool-loop post"}]}]}}`;
+    "PreToolUse": [{"matcher": "*", "hooks": [
+      {"type": "command", "command": "hermes-janitor tool-loop pre"}]}],
+    "PostToolUse": [{"matcher": "*", "hooks": [
+      {"type": "command", "command": "hermes-janitor tool-loop post"}]}],
+    "PostToolUseFailure": [{"matcher": "*", "hooks": [
+      {"type": "command", "command": "hermes-janitor tool-loop post"}]}]}}
+${HOOK_EXIT_HELP}
+  reset and status: 0 done (a history it cannot read or delete: one warning),
+     2 usage error`;
 
 function describe(s: ToolLoopSessionStatus): string {
   const name = s.session !== undefined ? `session ${JSON.stringify(s.session)}` : s.location;
@@ -44,6 +64,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     cmd.command('pre').description('before a tool call: deny the call that would make --threshold identical calls, or --cycle-threshold repeats of a sequence, in a row'),
     TOOL_LOOP_PRE_OPTIONS,
   )
+    .addHelpText('after', HOOK_EXIT_HELP + docsLine('docs/breakers.md'))
     .action(
       action(state, async (o: { threshold?: number; cycleThreshold?: number; dialect?: Dialect; json?: boolean }, c: Command) =>
         runToolLoopHook(ctx, { event: 'pre', home: homeFrom(c, ctx).home, ...o, json: o.json === true }),
@@ -53,7 +74,8 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   addOptions(
     cmd.command('post').description('after a tool call: tell the model to change strategy after --failure-threshold failures of a tool in a row'),
     TOOL_LOOP_POST_OPTIONS,
-  ).action(
+  )
+    .addHelpText('after', HOOK_EXIT_HELP + docsLine('docs/breakers.md')).action(
       action(state, async (o: { failureThreshold?: number; dialect?: Dialect; json?: boolean }, c: Command) =>
         runToolLoopHook(ctx, { event: 'post', home: homeFrom(c, ctx).home, ...o, json: o.json === true }),
       ),
@@ -64,6 +86,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .description("forget a session's history (default: every session's)")
     .option('--session <id>', 'only this session')
     .option('--json', 'print one JSON document describing what was reset')
+    .addHelpText('after', VERB_EXIT_HELP + docsLine('docs/breakers.md'))
     .action(
       action(state, async (o: { session?: string; json?: boolean }, c: Command) => {
         const dir = await dirOf(c);
@@ -85,6 +108,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .description("show a session's history (default: every session's)")
     .option('--session <id>', 'only this session')
     .option('--json', 'print one JSON document with the histories')
+    .addHelpText('after', VERB_EXIT_HELP + docsLine('docs/breakers.md'))
     .action(
       action(state, async (o: { session?: string; json?: boolean }, c: Command) => {
         const dir = await dirOf(c);

@@ -2,42 +2,44 @@ import { limitHeapGrowth } from '../heap.js';
 import type { Command } from 'commander';
 import type { HeldLock } from '../../adapters/file-lock.js';
 import type { Context } from '../../context.js';
-import { ExitCode, UsageError, errorMessage } from '../../errors.js';
-import { reaperDisabled, sandboxDirsEvery } from '../../reaper/settings.js';
+import { ExitCode, NotADockerEngineError, UsageError, errorMessage } from '../../errors.js';
+import { reaperDisabled } from '../../reaper/settings.js';
 import type { EngineClient } from '../../adapters/engine.js';
-import { sandboxRoot } from '../../core/sandbox-dirs.js';
 import type { WatchEvent, WatchPolicy } from '../../watch/engine-watcher.js';
 import { type SettingsFollower, followSettings, settingsSignature } from '../watch-settings.js';
-import type { WatchMetrics } from '../../watch/metrics.js';
 import {
-  type ActionOptions, type EngineCommandOptions, type EngineTargets, type RunPolicy, addActionOptions, addEngineOptions, connectEngines,
-  checkStopTimeout, discoverTargets, loadHomeConfig, resolvePolicy, resolveTargets,
+  type ActionOptions, type EngineCommandOptions, type EngineTargets, type HomeFiles, type RunPolicy, addActionOptions, addEngineOptions,
+  connectEngines, checkStopTimeout, discoverTargets, loadHomeConfig, passInput, resolvePolicy, resolveTargets, sayNotes,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
-import { checkSandboxRoot, runSandboxDirsStep } from '../sandbox-dirs-step.js';
-import { type ShellSnapshotSettings, shellSnapshotSettings } from '../../reaper/shell-snapshot-settings.js';
-import { runShellSnapshotStep } from '../shell-snapshots-step.js';
 import { type Reporter, chooseReporter } from '../report/reporter.js';
 import { WATCH_OPTIONS } from '../engine-option-table.js';
-import { type ImageSettings, resolveImageSettings } from '../../reaper/image-settings.js';
-import type { WatchImages } from '../watch-images.js';
-import { ENV_IMAGES_EVERY, IMAGES_EVERY_MS } from '../../defaults.js';
-import { envDuration } from '../../reaper/settings.js';
+import { PASSES } from '../../passes/index.js';
+import type { EngineAnswer } from '../../passes/types.js';
+import { WatchPasses, type WatchPassesDeps } from '../watch-passes.js';
 import { type RunState, action, addOptions } from '../shared.js';
 import { docsLine } from '../docs-page.js';
 
 interface WatchOptions extends EngineCommandOptions, ActionOptions {
   dryRun?: boolean;
   metricsListen?: { host: string | undefined; port: number };
+  metricsMaxConnections: number;
 }
 
 const HELP = `
-Runs until SIGTERM or SIGINT (then exits 0 within 5 s). A full sweep at start and after every reconnect, then
-the engine's event stream: each exited or never-started container is re-checked and removed at its deadline
-(FinishedAt or Created + threshold), and each running sandbox is re-sampled when its idleness could first reach
---idle-after (and right after each exec ends), then stopped once the proof holds, re-checked right before.
-It holds the reap lock of this home for each engine while it runs (a reap meanwhile answers "skipped": "locked").
-Exit codes: 0 stopped by a signal (or the reaper is disabled); 2 bad usage or input; 1 an unexpected error`;
+Runs until SIGTERM or SIGINT (then exits 0 within 5 s). A full sweep at start
+and after every reconnect, then the engine's event stream: each exited or
+never-started container is re-checked and removed at its deadline (FinishedAt
+or Created + threshold), and each running sandbox is re-sampled when its
+idleness could first reach --idle-after (and right after each exec ends), then
+stopped once the proof holds, re-checked right before. It holds the reap lock
+of this home for each engine while it runs (a reap meanwhile answers
+"skipped": "locked").
+
+Exit codes: 0 stopped by a signal (or the reaper is disabled)
+            1 an unexpected error
+            2 bad usage or input
+            3 not a Docker engine`;
 
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = program
@@ -54,26 +56,27 @@ interface WatchRun {
   targets: EngineTargets;
   policy: RunPolicy;
   dryRun: boolean;
+  /** The home's files `policy` was resolved from (replaced with it when they change). */
+  files: HomeFiles;
+  /** Bumped each time hermes' files change and `policy` and `files` are replaced. */
+  generation: number;
   /** Bound on each full sweep (`--timeout`, only when given). */
   sweepTimeoutMs: number;
-  /** How often the sandbox directories are checked (`sandboxDirsEvery`). */
-  sandboxDirsEveryMs: number;
   reporter: Reporter;
   /** Aborted by SIGTERM or SIGINT. */
   stopping: AbortSignal;
-  /** The image budget (`--images-over`, `janitor.images_over`), or null when off. */
-  images: ImageSettings | null;
   /** `settingsSignature` of hermes' files, taken before `policy` was resolved from them. */
   baseline: string;
   /** Follows hermes' files (`watch-settings.ts`): `policy` is replaced when they change. */
   follower?: SettingsFollower;
-  /** The shell-snapshot pass (on the sandbox-directory schedule); null with `--keep-shell-snapshots`. */
-  shellSnapshots: ShellSnapshotSettings | null;
 }
 
 async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Promise<number> {
   if (opts.json) throw new UsageError('watch streams its output: use --log-format json for NDJSON instead of --json');
   if (opts.asOf) throw new UsageError('--as-of does not apply to watch: it judges ages as of each moment it acts');
+  if (!opts.metricsListen && command.getOptionValueSource('metricsMaxConnections') === 'cli') {
+    throw new UsageError('--metrics-max-connections needs --metrics-listen: give the address to serve metrics on');
+  }
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
   const reporter = await chooseReporter(ctx, opts);
   const targets = resolveTargets(command, opts, ctx);
@@ -87,14 +90,17 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   }
   const sweepTimeoutMs = command.getOptionValueSource('timeout') === 'cli' ? opts.timeout : 0;
   if (sweepTimeoutMs > 0) checkStopTimeout(opts, command);
-  const sandboxDirsEveryMs = sandboxDirsEvery(ctx.env);
-  const images = resolveImageSettings({ imagesOver: opts.imagesOver, allImages: opts.allImages, imagesMinAgeMs: opts.imagesMinAge, keepImage: opts.keepImage }, files.config);
-  // A sandbox root that is not a directory is bad input: exit 2 before anything is watched, locked or removed.
-  if (policy.sandboxDirsOlderThanMs !== null) await checkSandboxRoot(sandboxRoot(policy.sources.sandboxRoot, targets.home.home));
+  const stopping = new AbortController();
+  const run: WatchRun = {
+    opts, ctx, targets, policy, files, generation: 0, baseline, dryRun: Boolean(opts.dryRun), sweepTimeoutMs, reporter, stopping: stopping.signal,
+  };
+  // Every pass's settings and schedule: bad input (a sandbox root that is not a directory, a bad interval) is exit 2
+  // before anything is watched, locked or removed.
+  const passes = await WatchPasses.create(PASSES, passDeps(run, opts.metricsListen !== undefined));
+  sayNotes(targets, opts, ctx);
   await discoverTargets(targets, opts, ctx);
 
   // Stop on SIGTERM/SIGINT: no new work at once, in-flight requests get a grace period.
-  const stopping = new AbortController();
   const onSignal = (sig: NodeJS.Signals) => {
     if (stopping.signal.aborted) return;
     reporter.notice({ kind: 'stopping', signal: sig });
@@ -102,11 +108,6 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  const snapshots = shellSnapshotSettings({ lifetimeSeconds: opts.lifetime, keep: opts.keepShellSnapshots }, ctx.env, files);
-  const run: WatchRun = {
-    opts, ctx, targets, policy, baseline, dryRun: Boolean(opts.dryRun), sweepTimeoutMs, sandboxDirsEveryMs, reporter, stopping: stopping.signal, images,
-    shellSnapshots: snapshots.keep ? null : snapshots,
-  };
   let locks: HeldLock[] = [];
   try {
     // The reap lock of this home, per engine, for as long as watch runs (unless a dry run); said once when held.
@@ -117,7 +118,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
       if ('held' in taken) return ExitCode.OK; // stopped while waiting
       locks = taken.locks;
     }
-    return await serve(run);
+    return await serve(run, passes);
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
@@ -125,93 +126,66 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   }
 }
 
+/** Each engine as the passes take it: connected, or not answering. */
+function answersOf(watchers: ReadonlyArray<{ engine: EngineAnswer['engine']; state: string }>): EngineAnswer[] {
+  return watchers.map((w) => ({ engine: w.engine, answered: w.state === 'connected', ...(w.state === 'connected' ? {} : { error: `not connected (${w.state})` }) }));
+}
+
+/** What `watch`'s passes run with: the engines and health come from the service once it runs (`serve` sets them). */
+function passDeps(run: WatchRun, metrics: boolean): WatchPassesDeps {
+  const deps: WatchPassesDeps = {
+    ctx: run.ctx, reporter: run.reporter, dryRun: run.dryRun, stopping: run.stopping, answers: () => [], healthy: () => false,
+    timeoutMs: run.sweepTimeoutMs,
+    input: () => ({
+      input: passInput(run.opts, run.ctx, run.files, { ...run.targets, profiles: run.policy.passProfiles, lifetimeSeconds: run.policy.lifetimeSeconds }, {
+        command: 'watch', metrics,
+      }),
+      generation: run.generation,
+    }),
+    beforeRun: async () => run.follower?.check(), // hermes' files as they are now (the root may have moved)
+  };
+  return deps;
+}
+
 /**
- * The sandbox-directory check of `watch` (the removal pass with `--sandbox-dirs-older-than`, the measure behind the
- * metrics with `--metrics-listen`): first once every engine is connected (or after a minute), then once an hour
- * (`HERMES_JANITOR_SANDBOX_DIRS_EVERY`). An engine that is not connected at a check counts as not answering: nothing is
- * removed then. Null when neither is asked for.
+ * An address that answers but is not a Docker engine is a mistake to fix, not an outage to wait out: watch ends at
+ * once with exit 3 (NotADockerEngineError) instead of retrying for ever. An engine that does not answer yet is
+ * watched as usual (the service retries with backoff).
  */
-async function scheduleSandboxDirs(
-  run: WatchRun, service: { watchers: ReadonlyArray<{ engine: EngineClient; state: string }>; healthy: boolean }, metrics: WatchMetrics | null,
-): Promise<{ stop(): Promise<void> } | null> {
-  const olderThanMs = run.policy.sandboxDirsOlderThanMs;
-  if (olderThanMs === null && !metrics && !run.shellSnapshots) return null;
-  let current: Promise<void> = Promise.resolve();
-  const check = async () => {
-    await run.follower?.check(); // hermes' files as they are now (the root may have moved)
-    const root = sandboxRoot(run.policy.sources.sandboxRoot, run.targets.home.home); // checked by runWatch before anything started
-    const answers = service.watchers.map((w) => ({ engine: w.engine, answered: w.state === 'connected', ...(w.state === 'connected' ? {} : { error: `not connected (${w.state})` }) }));
-    if (olderThanMs !== null || metrics) {
-      const { result, gauges } = await runSandboxDirsStep(
-        { roots: [root], olderThanMs, dryRun: run.dryRun, now: () => run.ctx.now(), signal: run.stopping, gauges: Boolean(metrics) }, answers,
-      );
-      if (result && !run.stopping.aborted) run.reporter.sandboxDirsPass(result, run.dryRun);
-      if (gauges) metrics?.setSandboxDirs(gauges);
-    }
-    const snaps = run.shellSnapshots && !run.stopping.aborted ? await runShellSnapshotStep(run.shellSnapshots, run.dryRun, () => run.ctx.now()) : null;
-    if (snaps) {
-      run.reporter.shellSnapshotsPass(snaps, run.dryRun);
-      metrics?.setShellSnapshots((await import('../../reaper/shell-snapshots.js')).snapshotGauges(snaps));
-    }
-  };
-  const tick = () => {
-    current = current.then(check).catch((err: unknown) => {
-      run.ctx.stderr.write(`${run.ctx.now().toISOString()} sandbox dirs: ${errorMessage(err)}\n`);
-    });
-  };
-  let timer: NodeJS.Timeout | undefined;
-  const started = Date.now();
-  const first = setInterval(() => {
-    if (!service.healthy && Date.now() - started < 60_000) return;
-    clearInterval(first);
-    tick();
-    timer = setInterval(tick, run.sandboxDirsEveryMs);
-  }, 250);
-  return {
-    async stop() {
-      clearInterval(first);
-      clearInterval(timer);
-      await current;
-    },
-  };
+async function refuseNonEngines(engines: EngineClient[], signal: AbortSignal): Promise<void> {
+  await Promise.all(
+    engines.map((e) =>
+      e.ping(signal).catch((err: unknown) => {
+        if (err instanceof NotADockerEngineError) throw err;
+      }),
+    ),
+  );
 }
 
-/** `--images-over`: image uses from the events, and the image pass every `HERMES_JANITOR_IMAGES_EVERY` (10 min). */
-async function startImages(run: WatchRun, metrics: WatchMetrics | null): Promise<WatchImages | null> {
-  if (!run.images) return null;
-  const { imagesStepFor } = await import('../images-step.js');
-  const step = await imagesStepFor(run.images, run.targets.home.home, {
-    selection: run.targets.selection, dryRun: run.dryRun, now: () => run.ctx.now(), signal: run.stopping,
-  });
-  const { WatchImages } = await import('../watch-images.js');
-  return new WatchImages({
-    step, reporter: run.reporter, everyMs: envDuration(run.ctx.env, ENV_IMAGES_EVERY) ?? IMAGES_EVERY_MS, stderr: run.ctx.stderr, stopping: run.stopping,
-    ...(metrics ? { onGauges: (g) => metrics.setImages(g) } : {}),
-  });
-}
-
-/** The service itself: every engine watched until a signal, with metrics when asked for. */
-async function serve(run: WatchRun): Promise<number> {
+/** The service itself: every engine watched until a signal, with its passes, and metrics when asked for. */
+async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
   const { opts, targets, policy, reporter } = run;
   const { selection } = targets;
   const engines = await connectEngines(targets.endpoints);
+  await refuseNonEngines(engines, run.stopping);
   const profileOf = (p: string | null) => p ?? selection.profile ?? '';
-  const metrics = opts.metricsListen ? await (await import('../../watch/metrics.js')).createWatchMetrics(profileOf) : null;
-  const images = await startImages(run, metrics);
+  const metrics = opts.metricsListen ? await (await import('../../watch/metrics.js')).createWatchMetrics(profileOf, PASSES) : null;
   const byHost = new Map(engines.map((e) => [e.host, e]));
   const { WatchService } = await import('../../watch/service.js');
   const watchPolicy: WatchPolicy = {
     selection, thresholdSeconds: policy.thresholdSeconds, concurrency: opts.concurrency, dryRun: run.dryRun, sweepTimeoutMs: run.sweepTimeoutMs,
-    idle: policy.idle, keepVolumes: Boolean(opts.keepVolumes),
+    idle: policy.idle, keepVolumes: Boolean(opts.keepVolumes), held: policy.held,
+    ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
   };
   const service = new WatchService(
     engines,
     watchPolicy,
     (ev: WatchEvent) => {
       metrics?.observe(ev);
-      if (images && ev.type === 'event') images.onEvent(byHost.get(ev.host)!, ev.event);
+      if (ev.type === 'event') passes.onEvent(byHost.get(ev.host)!, ev.event);
       reporter.watchEvent(ev);
     },
+    { sweepPasses: PASSES.filter((p) => p.kind === 'sweep') },
   );
   let closeServer: (() => Promise<void>) | undefined;
   try {
@@ -220,7 +194,7 @@ async function serve(run: WatchRun): Promise<number> {
       const listen = opts.metricsListen;
       const srv = await serveMetrics(listen, metrics, () => service.healthy, () => {
         for (const w of service.watchers) metrics?.setTracked(w.host, w.tracked);
-      }).catch((err: unknown) => {
+      }, opts.metricsMaxConnections).catch((err: unknown) => {
         throw new UsageError(`cannot listen on --metrics-listen ${listen.host ?? ''}:${listen.port} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}): pick a free address`);
       });
       closeServer = srv.close;
@@ -231,21 +205,22 @@ async function serve(run: WatchRun): Promise<number> {
       dryRun: run.dryRun, stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds, pid: process.pid,
     });
     // hermes' files changed: the watchers judge by the new threshold and idle rule from their next sweep or check.
-    run.follower = followSettings(run, (next) => {
+    run.follower = followSettings(run, (next, files) => {
       run.policy = next;
+      run.files = files;
+      run.generation++;
       watchPolicy.thresholdSeconds = next.thresholdSeconds;
+      watchPolicy.held = next.held;
+      if (next.thresholdByProfile) watchPolicy.thresholdByProfile = next.thresholdByProfile;
+      else delete watchPolicy.thresholdByProfile;
       watchPolicy.idle = next.idle;
     }, (n) => reporter.notice(n));
     const done = service.run();
-    const dirs = await scheduleSandboxDirs(run, service, metrics);
-    images?.start(
-      () => service.watchers.map((w) => ({ engine: w.engine, answered: w.state === 'connected', ...(w.state === 'connected' ? {} : { error: `not connected (${w.state})` }) })),
-      () => service.healthy,
-    );
+    passes.connect({ answers: () => answersOf(service.watchers), healthy: () => service.healthy, ...(metrics ? { setGauges: (p, g) => metrics.setPass(p, g) } : {}) });
+    passes.start();
     if (!run.stopping.aborted) await new Promise<void>((r) => run.stopping.addEventListener('abort', () => r(), { once: true }));
     run.follower.stop();
-    await dirs?.stop();
-    await images?.stop();
+    await passes.stop();
     await service.stop();
     await done;
     reporter.notice({ kind: 'shutdown', tracked: service.tracked });

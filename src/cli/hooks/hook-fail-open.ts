@@ -7,6 +7,7 @@
  */
 import { statSync } from 'node:fs';
 import { recordHookError } from '../../breakers/hook-errors.js';
+import { dropToOwner, homeAccess, rootRules } from '../../adapters/trust.js';
 import type { Context } from '../../context.js';
 import { ExitCode, errorMessage } from '../../errors.js';
 import { escapeForWarning, hookWarn, oneLine } from './hook-stdio.js';
@@ -24,6 +25,16 @@ function notADirectory(home: string): boolean {
 }
 
 /**
+ * As root over a home another user owns, the rest of this (failing) hook runs as that user: the mistake is recorded
+ * in their home with their rights (adapters/trust.ts), never root's. Throws what keeps the home from being judged.
+ */
+function asHomeOwner(home: string): void {
+  if (!rootRules()) return;
+  const { owner } = homeAccess(home);
+  if (owner) dropToOwner(owner);
+}
+
+/**
  * Fails open on a hook's own error `what` (one line, without the let-through part): records it under `home` when
  * there is one, then writes the one warning line (which says whether it was recorded). Returns exit code 0.
  */
@@ -38,6 +49,7 @@ export async function failOpen(ctx: Context, hook: string, mistake: string, home
     note = ' (not recorded)';
   } else {
     try {
+      asHomeOwner(home);
       await recordHookError(home, hook, what, ctx.now());
       note = " (recorded: see 'hermes-janitor status')";
     } catch (err) {

@@ -4,7 +4,8 @@
  * Anything else returns undefined, having read nothing, and commander handles it with its usual messages.
  */
 import { type Context, processContext } from '../../context.js';
-import { resolveHomeDir } from '../../core/hermes-home.js';
+import { resolveHomeDir } from '../../hermes/home.js';
+import { homeAccess, rootRules } from '../../adapters/trust.js';
 import { GLOBAL_OPTIONS } from '../global-options.js';
 import { HOOK_FORMS, type HookFormName } from './hook-options.js';
 import { rawStdioContext } from './hook-stdio.js';
@@ -35,8 +36,10 @@ export async function runHookFastPath(argv: readonly string[], ctx: Context, run
   try {
     const g = parsed.globals;
     home = resolveHomeDir({ home: g.get('--home') as string | undefined, profile: g.get('--profile') as string | undefined, env: ctx.env, homedir: ctx.homedir, cwd: ctx.cwd });
+    // As root over a home another user owns, the full CLI runs the hook with that user's rights (cli/shared.ts homeFrom).
+    if (rootRules() && homeAccess(home).owner) return undefined;
   } catch {
-    return undefined; // a bad profile: commander reports it
+    return undefined; // a bad profile, or a home several users can change: commander reports it
   }
   return run(ctx, home, parsed.options, options.stdinFd);
 }

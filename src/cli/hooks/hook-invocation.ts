@@ -5,7 +5,7 @@
  * only when commander has failed on it: nothing here runs on a hook call that went well.
  */
 import type { Context } from '../../context.js';
-import { resolveHermesHome } from '../../core/hermes-home.js';
+import { resolveHermesHome } from '../../hermes/home.js';
 import { GLOBAL_OPTIONS } from '../global-options.js';
 import { HOOK_FORMS } from './hook-options.js';
 

@@ -54,6 +54,7 @@ export const DIALECT_OPTION: OptionDecl = {
   value: '<name>',
   description: `the agent's hook dialect: ${DIALECTS.join(', ')} (default: recognised from each input)`,
   parse: parseDialect,
+  values: DIALECTS,
 };
 
 export const FAILURE_THRESHOLD_OPTION: OptionDecl = {

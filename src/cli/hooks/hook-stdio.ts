@@ -2,6 +2,7 @@
  * A hook's output: its answer on stdout and warnings on stderr, written synchronously to fds 1 and 2 when it runs
  * as a process (no stream set-up: hooks run on every tool call, so start-up time matters).
  */
+import { versioned } from '../json-schema.js';
 import { writeSync } from 'node:fs';
 import type { Context, OutputStream } from '../../context.js';
 import { escapeControls } from '../../util/escape-controls.js';
@@ -55,7 +56,8 @@ export function rawStdioContext(ctx: Context): Context {
   return Object.create(ctx, { stdout: { value: fdWriter(1) }, stderr: { value: fdWriter(2) } }) as Context;
 }
 
+/** A hook's answer (one line, the agent's protocol: as is), or its `--json` document (`pretty`: with `schemaVersion`). */
 export function writeLine(ctx: Context, value: unknown, pretty: boolean): void {
-  ctx.stdout.write(`${pretty ? JSON.stringify(value, null, 2) : JSON.stringify(value)}\n`);
+  ctx.stdout.write(`${pretty ? JSON.stringify(versioned(value), null, 2) : JSON.stringify(value)}\n`);
 }
 

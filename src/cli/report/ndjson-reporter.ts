@@ -3,18 +3,17 @@
  * journald and log shippers. `watch --quiet` keeps only failures and changes of engine state.
  */
 import type { Context } from '../../context.js';
-import type { SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
-import type { ImagesReport } from '../images-step.js';
-import type { ImageUseNotice } from './reporter.js';
-import type { ShellSnapshotsResult } from '../../reaper/shell-snapshots.js';
-import type { SweepEvent } from '../../reaper/sweep.js';
+import { unreachable } from '../../util/unreachable.js';
+import type { Pass } from '../../passes/types.js';
+import type { SweepEvent } from '../../reaper/sweep-types.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
-import type { Notice, ReapReport, Reporter } from './reporter.js';
+import type { Notice, ReapReport, Reporter } from './types.js';
 import { WatchNews } from './watch-news.js';
+import { escapeControls, escapeJsonText } from '../../util/escape-controls.js';
 
 /** One NDJSON line. */
 export function ndjsonEvent(ctx: Context, event: string, fields: Record<string, unknown>): void {
-  ctx.stdout.write(`${JSON.stringify({ time: ctx.now().toISOString(), event, ...fields })}\n`);
+  ctx.stdout.write(`${escapeJsonText(JSON.stringify({ time: ctx.now().toISOString(), event, ...fields }))}\n`);
 }
 
 /** The line of a sweep's decision (`list` says `container` for each). */
@@ -33,6 +32,8 @@ export function sweepEventToNdjson(ctx: Context, ev: SweepEvent, extra: Record<s
       return;
     case 'exec-tree':
       return ndjsonEvent(ctx, `exec-tree-${ev.state}`, { ...ev.tree, ...extra });
+    default:
+      return unreachable(ev, 'event');
   }
 }
 
@@ -55,7 +56,7 @@ export class NdjsonReporter implements Reporter {
       case 'skipped-fresh':
         return this.emit('skipped', { skipped: 'fresh', hosts: n.hosts });
       case 'background':
-        if (!this.quiet) this.ctx.stderr.write(`hermes-janitor: reaping in the background (pid ${n.pid}); log: ${n.log}\n`);
+        if (!this.quiet) this.ctx.stderr.write(`hermes-janitor: reaping in the background (pid ${n.pid}); log: ${escapeControls(n.log)}\n`);
         return;
       case 'disabled':
         return this.emit('disabled', { disabled: true, reason: n.reason });
@@ -75,69 +76,62 @@ export class NdjsonReporter implements Reporter {
         return this.emit('shutdown', { tracked: n.tracked });
       case 'settings':
         return this.emit('settings', { changes: n.changes, ...(n.problem ? { problem: n.problem } : {}) });
+      default:
+        return unreachable(n, 'notice');
     }
   }
 
   async reapResult(r: ReapReport): Promise<void> {
     for (const w of r.warnings) this.emit('warning', { message: w });
     if (r.noEngine) this.emit('no-engine', { message: r.noEngine });
-    const dirs = r.sandboxDirs;
-    if (dirs) this.sandboxDirs(dirs, r.dryRun);
-    if (r.images) this.images(r.images, r.dryRun);
-    const snaps = r.shellSnapshots;
-    if (snaps) this.shellSnapshots(snaps, r.dryRun);
+    // The sweep passes' decisions were said as they were made (`exec-tree-ended`, ...).
+    const ran = r.passes.filter((p) => p.pass.kind === 'run');
+    // A directory two passes refused (the session directories are both the shell-snapshot and session-file passes'): once.
+    const said = new Set<string>();
+    for (const p of ran) this.entries(p.pass, p.result, r.dryRun, said);
     this.emit('summary', {
       dryRun: r.dryRun, asOf: r.asOf.toISOString(), thresholdSeconds: r.thresholdSeconds, profile: r.profile,
       stopIdle: r.stopIdle, idleAfterSeconds: r.idleAfterSeconds,
       removed: r.removed.length, stopped: r.stopped.length, kept: r.kept.length, failed: r.failed.length, hosts: r.hosts,
       timedOut: r.timedOut,
-      ...(dirs ? { sandboxDirs: { removed: dirs.removed.length, kept: dirs.kept.length, failed: dirs.failed.length } } : {}),
-      ...(r.images ? { images: imageCounts(r.images) } : {}),
-      ...(snaps ? { shellSnapshots: { removed: snaps.removed.length, kept: snaps.kept.length, failed: snaps.failed.length } } : {}),
+      ...Object.fromEntries(ran.map((p) => [p.pass.name, counts(p.pass, p.result)])),
+      reclaimedBytes: r.reclaimed?.total ?? 0,
     });
   }
 
-  /** One line per shell snapshot the pass removed (or would), kept or failed on. */
-  shellSnapshots(s: ShellSnapshotsResult, dryRun: boolean): void {
-    for (const d of s.removed) this.emit(dryRun ? 'would-remove-shell-snapshot' : 'removed-shell-snapshot', { ...d });
-    for (const d of s.kept) this.emit('kept-shell-snapshot', { ...d });
-    for (const d of s.failed) this.emit('failed-shell-snapshot', { ...d });
+  /** One line per entry a pass removed (or would), kept or failed on: `removed-<noun>`, `kept-<noun>`, `failed-<noun>`. */
+  private entries(pass: Pass, result: unknown, dryRun: boolean, said?: Set<string>): void {
+    this.refused(pass, result, said);
+    const o = pass.outcome(result);
+    const noun = pass.nouns.event;
+    for (const d of o.done) this.emit(dryRun ? `would-remove-${noun}` : `removed-${noun}`, { ...d });
+    for (const d of o.kept) this.emit(`kept-${noun}`, { ...d });
+    for (const d of o.failed) this.emit(`failed-${noun}`, { ...d });
   }
 
-  shellSnapshotsPass(result: ShellSnapshotsResult, dryRun: boolean): void {
+  /** What a pass refused for the run before looking (`refused-sandbox-root`, `refused-temp-dir`), also with `--quiet`. */
+  private refused(pass: Pass, result: unknown, said?: Set<string>): void {
+    for (const r of pass.refused?.(result) ?? []) {
+      const key = JSON.stringify([r.event, r.fields]);
+      if (said?.has(key)) continue;
+      said?.add(key);
+      this.emit(r.event, r.fields);
+    }
+  }
+
+  /** `watch`: a pass's entries and its counts (`--quiet`: what it refused and its failures only). */
+  passRun(pass: Pass, result: unknown, dryRun: boolean): void {
     if (this.quiet) {
-      for (const d of result.failed) this.emit('failed-shell-snapshot', { ...d });
+      this.refused(pass, result);
+      for (const d of pass.outcome(result).failed) this.emit(`failed-${pass.nouns.event}`, { ...d });
       return;
     }
-    this.shellSnapshots(result, dryRun);
-    this.emit('shell-snapshots', { removed: result.removed.length, kept: result.kept.length, failed: result.failed.length, dryRun });
+    this.entries(pass, result, dryRun);
+    this.emit(pass.nouns.events, { ...counts(pass, result), dryRun });
   }
 
-  /** One line per sandbox directory the pass removed (or would), kept or failed on. */
-  sandboxDirs(dirs: SandboxDirsResult, dryRun: boolean): void {
-    for (const d of dirs.removed) this.emit(dryRun ? 'would-remove-sandbox-dir' : 'removed-sandbox-dir', { ...d });
-    for (const d of dirs.kept) this.emit('kept-sandbox-dir', { ...d });
-    for (const d of dirs.failed) this.emit('failed-sandbox-dir', { ...d });
-  }
-
-  /** One line per image the pass removed (or would), kept or failed on. */
-  images(images: ImagesReport, dryRun: boolean): void {
-    for (const i of images.removed) this.emit(dryRun ? 'would-remove-image' : 'removed-image', { ...i });
-    for (const i of images.kept) this.emit('kept-image', { ...i });
-    for (const i of images.failed) this.emit('failed-image', { ...i });
-  }
-
-  imageUsed(use: ImageUseNotice): void {
-    if (!this.quiet) this.emit('image-used', { ...use });
-  }
-
-  imagesPass(result: ImagesReport, dryRun: boolean): void {
-    if (this.quiet) {
-      for (const i of result.failed) this.emit('failed-image', { ...i });
-      return;
-    }
-    this.images(result, dryRun);
-    this.emit('images', { ...imageCounts(result), dryRun });
+  passNotice(_pass: Pass, event: string, fields: Record<string, unknown>): void {
+    if (!this.quiet) this.emit(event, fields);
   }
 
   watchEvent(ev: WatchEvent): void {
@@ -168,22 +162,16 @@ export class NdjsonReporter implements Reporter {
         });
       case 'event':
         return;
+      default:
+        return unreachable(ev, 'event');
     }
-  }
-
-  sandboxDirsPass(result: SandboxDirsResult, dryRun: boolean): void {
-    if (this.quiet) {
-      for (const d of result.failed) this.emit('failed-sandbox-dir', { ...d });
-      return;
-    }
-    this.sandboxDirs(result, dryRun);
-    this.emit('sandbox-dirs', { removed: result.removed.length, kept: result.kept.length, failed: result.failed.length, dryRun });
   }
 
   failOpen(): void {}
 }
 
-/** The image pass in a summary line: counts and bytes. */
-function imageCounts(r: ImagesReport) {
-  return { removed: r.removed.length, kept: r.kept.length, failed: r.failed.length, bytesBefore: r.bytesBefore, bytesAfter: r.bytesAfter, budget: r.budget };
+/** A pass's counts in a summary line: removed (or ended), kept, failed, and what else it counts (bytes). */
+function counts(pass: Pass, result: unknown): Record<string, unknown> {
+  const o = pass.outcome(result);
+  return { removed: o.done.length, kept: o.kept.length, failed: o.failed.length, ...pass.ndjsonCounts?.(result) };
 }

@@ -4,20 +4,24 @@
  * (`--quiet`) keeps only failures, problems and changes of engine state.
  */
 import type { Context } from '../../context.js';
-import type { SweepEntry, SweepEvent } from '../../reaper/sweep.js';
+import { unreachable } from '../../util/unreachable.js';
+import type { SweepEntry, SweepEvent } from '../../reaper/sweep-types.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
 import { holderText } from '../reap-locks.js';
-import { diskSize } from '../../core/sizes.js';
-import { shownPath } from '../../core/sandbox-dirs.js';
-import type { RemovedSandboxDir, SandboxDirsResult } from '../../reaper/sandbox-dirs.js';
-import type { RemovedImage } from '../../reaper/images.js';
-import type { ImagesReport } from '../images-step.js';
-import type { EndedTree } from '../../reaper/exec-trees.js';
-import type { RemovedSnapshot, ShellSnapshotsResult } from '../../reaper/shell-snapshots.js';
-import { UP_TO_DAYS, span } from '../../core/ages.js';
+import type { Pass, PassResult, TextView } from '../../passes/types.js';
+import { execTreeFailure, execTreeLine } from '../../passes/exec-trees.js';
 import { type Progress, hostProblems, reapLine, startProgress, whenOf } from '../render-containers.js';
-import type { Notice, ReapReport, Reporter } from './reporter.js';
+import type { Notice, ReapReport, Reporter } from './types.js';
 import { WatchNews } from './watch-news.js';
+import { escapeControls } from '../../util/escape-controls.js';
+
+/**
+ * Every line this reporter writes goes through the one escaper: container names, profiles, paths, image tags, command
+ * lines and engine errors are text an agent or a user chose, and none of it may move a terminal's cursor or forge a
+ * line (the line's own text is the reporter's, free of controls).
+ */
+const shown = (line: string) => `${escapeControls(line)}\n`;
+import { diskSize } from '../../core/sizes.js';
 
 export class TextReporter implements Reporter {
   private progress: Progress | null = null;
@@ -29,13 +33,13 @@ export class TextReporter implements Reporter {
 
   /** A line on stderr, prefixed as every message of the CLI is. */
   private say(text: string): void {
-    this.ctx.stderr.write(`hermes-janitor: ${text}\n`);
+    this.ctx.stderr.write(shown(`hermes-janitor: ${text}`));
   }
 
   /** A timestamped line on stdout (watch); `always` also with --quiet. */
   private line(text: string, always = false): void {
     if (this.quiet && !always) return;
-    this.ctx.stdout.write(`${this.ctx.now().toISOString()} ${text}\n`);
+    this.ctx.stdout.write(shown(`${this.ctx.now().toISOString()} ${text}`));
   }
 
   /** When, as of the run's instant: the reap's `asOf`, or now for watch's events (judged a moment ago). */
@@ -81,6 +85,8 @@ export class TextReporter implements Reporter {
         return this.line(`stopped (${n.tracked} container(s) were awaiting their deadline)`);
       case 'settings':
         return this.line(n.problem ? `settings not reloaded: ${n.problem}; keeping the last good ones` : `settings reloaded: ${n.changes.join('; ') || 'unchanged'}`, true);
+      default:
+        return unreachable(n, 'notice');
     }
   }
 
@@ -91,45 +97,41 @@ export class TextReporter implements Reporter {
     if (!this.quiet) for (const w of r.warnings) this.say(`warning: ${w}`);
     if (!r.failOpen) {
       for (const p of reapProblems(r)) this.say(p);
-      for (const f of r.failed) ctx.stderr.write(`${reapLine('failed', f, this.when(f, r.asOf), showHost)}\n`);
-      for (const f of r.sandboxDirs?.failed ?? []) this.say(f.error);
-      for (const f of r.images?.failed ?? []) this.say(f.error);
-      for (const f of r.execTrees.failed) this.say(`failed to end exec tree ${f.execId.slice(0, 12)} in ${f.container}: ${f.error}`);
-      for (const f of r.shellSnapshots?.failed ?? []) this.say(f.error);
+      for (const f of r.failed) ctx.stderr.write(shown(reapLine('failed', f, this.when(f, r.asOf), showHost)));
+      for (const { pass, result } of r.passes) for (const f of pass.outcome(result).failed) this.say(pass.text.failure(f));
     }
     if (r.noEngine && !this.quiet) this.say(r.noEngine);
+    // Roots refused for the run (untrusted-root), also with --quiet: nothing was removed there, and someone should know.
+    // (A directory two passes refused, the session directories both session passes take, is said once.)
+    for (const line of new Set(r.passes.flatMap(({ pass, result }) => (pass.refused?.(result) ?? []).map((x) => x.line)))) this.say(`warning: ${line}`);
     if (this.quiet) return;
-    for (const d of r.shellSnapshots?.removed ?? []) ctx.stdout.write(`${snapshotLine(d, r.dryRun, r.asOf)}\n`);
+    const view: TextView = { dryRun: r.dryRun, asOf: r.asOf, showHost };
+    const lines = (place: Pass['place']) => r.passes.filter((p) => p.pass.place === place).flatMap((p) => p.pass.text.lines(p.result, view));
+    // The passes on this host's files alone first: they ran whether or not an engine answered.
+    for (const line of lines('host')) ctx.stdout.write(shown(line));
     // What was removed before an engine went away mid-sweep is still reported.
     const anything = r.removed.length + r.stopped.length + r.kept.length + r.failed.length > 0;
-    const snapshotNews = (r.shellSnapshots?.removed.length ?? 0) + (r.shellSnapshots?.failed.length ?? 0) > 0;
-    if (!anything && !snapshotNews && !r.noEngine && r.hosts.every((h) => !h.reachable)) return;
-    for (const e of r.removed) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would remove' : 'removed', e, this.when(e, r.asOf), showHost)}\n`);
-    for (const e of r.stopped) ctx.stdout.write(`${reapLine(r.dryRun ? 'Would stop' : 'stopped', e, this.when(e, r.asOf), showHost)}\n`);
-    for (const d of r.sandboxDirs?.removed ?? []) ctx.stdout.write(`${this.sandboxDirLine(d, r)}\n`);
-    for (const line of imageLines(r.images, r.dryRun, showHost)) ctx.stdout.write(`${line}
-`);
-    for (const t of r.execTrees.ended) ctx.stdout.write(`${execTreeLine(t)}
-`);
+    if (!anything && !hostNews(r.passes) && !r.noEngine && r.hosts.every((h) => !h.reachable)) return;
+    for (const e of r.removed) ctx.stdout.write(shown(reapLine(r.dryRun ? 'Would remove' : 'removed', e, this.when(e, r.asOf), showHost)));
+    for (const e of r.stopped) ctx.stdout.write(shown(reapLine(r.dryRun ? 'Would stop' : 'stopped', e, this.when(e, r.asOf), showHost)));
+    for (const line of lines('engine')) ctx.stdout.write(shown(line));
     const scope = r.profile === null ? 'all profiles' : `profile ${r.profile}`;
+    const parts = r.passes.map((p) => p.pass.text.summary(p.result, { dryRun: r.dryRun, always: false })).join('');
     ctx.stdout.write(
-      `${r.dryRun ? 'Would remove' : 'Removed'} ${r.removed.length}, ${r.dryRun ? 'would stop' : 'stopped'} ${r.stopped.length}, ` +
-        `kept ${r.kept.length}, failed ${r.failed.length}${sandboxDirsCounts(r)}${imagesCounts(r.images, r.dryRun)}${execTreeCounts(r)}${snapshotCounts(r.shellSnapshots, r.dryRun)} (threshold ${r.thresholdSeconds} s, ${scope}${r.dryRun ? ', dry run' : ''}).
-`,
+      shown(
+        `${r.dryRun ? 'Would remove' : 'Removed'} ${r.removed.length}, ${r.dryRun ? 'would stop' : 'stopped'} ${r.stopped.length}, ` +
+          `kept ${r.kept.length}, failed ${r.failed.length}${parts} (threshold ${r.thresholdSeconds} s, ${scope}${r.dryRun ? ', dry run' : ''}).`,
+      ),
     );
-  }
-
-  /** `removed sandbox dir <path> (<size>, unchanged 41 days)`; a dry run says `Would remove sandbox dir`. */
-  private sandboxDirLine(d: RemovedSandboxDir, r: Pick<ReapReport, 'dryRun' | 'asOf'>): string {
-    const unchanged = span(Date.parse(d.lastChange), r.asOf, UP_TO_DAYS);
-    return `${r.dryRun ? 'Would remove' : 'removed'} sandbox dir ${shownPath(d.path)} (${diskSize(d.bytes)}, unchanged ${unchanged})`;
+    // As `docker container prune` ends: what the run freed.
+    if (r.reclaimed) ctx.stdout.write(shown(`${r.dryRun ? 'Space it would reclaim' : 'Total reclaimed space'}: ${diskSize(r.reclaimed.total)}`));
   }
 
   watchEvent(ev: WatchEvent): void {
     switch (ev.type) {
       case 'sweep':
       case 'deadline-check':
-        if (!this.quiet) for (const w of this.news.freshWarnings(ev.warnings)) this.ctx.stderr.write(`${this.ctx.now().toISOString()} warning: ${w}\n`);
+        if (!this.quiet) for (const w of this.news.freshWarnings(ev.warnings)) this.ctx.stderr.write(shown(`${this.ctx.now().toISOString()} warning: ${w}`));
         if (ev.type === 'sweep') {
           this.line(
             `swept ${ev.host}: ${ev.dryRun ? 'would remove' : 'removed'} ${ev.removed}, ${ev.dryRun ? 'would stop' : 'stopped'} ${ev.stopped}, ` +
@@ -143,7 +145,7 @@ export class TextReporter implements Reporter {
       case 'stopped':
         return this.line(reapLine(ev.dryRun ? 'Would stop' : 'stopped', ev.entry, this.when(ev.entry), this.showHost));
       case 'failed':
-        this.ctx.stderr.write(`${this.ctx.now().toISOString()} ${reapLine('failed', ev.entry, this.when(ev.entry), this.showHost)}\n`);
+        this.ctx.stderr.write(shown(`${this.ctx.now().toISOString()} ${reapLine('failed', ev.entry, this.when(ev.entry), this.showHost)}`));
         return;
       case 'kept':
         if (this.quiet || !this.news.keptIsNews(ev) || ev.entry.idleReason !== 'in-use') return;
@@ -159,36 +161,25 @@ export class TextReporter implements Reporter {
         return;
       case 'exec-tree':
         if (ev.state === 'ended') return this.line(execTreeLine(ev.tree));
-        if (ev.state === 'failed') this.ctx.stderr.write(`${this.ctx.now().toISOString()} failed to end exec tree ${ev.tree.execId.slice(0, 12)} in ${ev.tree.container}: ${ev.tree.error}\n`);
+        if (ev.state === 'failed') this.ctx.stderr.write(shown(`${this.ctx.now().toISOString()} ${execTreeFailure(ev.tree)}`));
         return;
+      default:
+        return unreachable(ev, 'event');
     }
   }
 
-  sandboxDirsPass(result: SandboxDirsResult, dryRun: boolean): void {
+  /** `watch`: a pass's failures (stderr), what it did, and `checked <what>: ...`. */
+  passRun(pass: Pass, result: unknown, dryRun: boolean): void {
     const now = this.ctx.now();
-    for (const f of result.failed) this.ctx.stderr.write(`${now.toISOString()} failed sandbox dir: ${f.error}\n`);
-    for (const d of result.removed) this.line(this.sandboxDirLine(d, { dryRun, asOf: now }));
-    const bytes = result.removed.reduce((n, x) => n + x.bytes, 0);
-    this.line(
-      `checked sandbox dirs: ${dryRun ? 'would remove' : 'removed'} ${result.removed.length} (${diskSize(bytes)}), kept ${result.kept.length}, failed ${result.failed.length}`,
-    );
+    // Roots refused for the run (untrusted-root), also with --quiet: nothing was removed there, and someone should know.
+    for (const x of pass.refused?.(result) ?? []) this.ctx.stderr.write(shown(`${now.toISOString()} warning: ${x.line}`));
+    for (const f of pass.outcome(result).failed) this.ctx.stderr.write(shown(`${now.toISOString()} ${pass.text.watchFailure(f)}`));
+    for (const line of pass.text.lines(result, { dryRun, asOf: now, showHost: this.showHost })) this.line(line);
+    this.line(`checked ${pass.text.summary(result, { dryRun, always: true }).replace(/^; /, '')}`);
   }
 
-  imageUsed(): void {
+  passNotice(): void {
     // A line per container event would drown the log: the state file has it, NDJSON says it.
-  }
-
-  imagesPass(result: ImagesReport, dryRun: boolean): void {
-    for (const f of result.failed) this.ctx.stderr.write(`${this.ctx.now().toISOString()} failed image: ${f.error}\n`);
-    for (const l of imageLines(result, dryRun, this.showHost)) this.line(l);
-    this.line(`checked images${imagesCounts(result, dryRun).replace(/^; images/, '')}`);
-  }
-
-  shellSnapshotsPass(result: ShellSnapshotsResult, dryRun: boolean): void {
-    const now = this.ctx.now();
-    for (const f of result.failed) this.ctx.stderr.write(`${now.toISOString()} failed ${f.error}\n`);
-    for (const d of result.removed) this.line(snapshotLine(d, dryRun, now));
-    this.line(`checked shell snapshots${snapshotCounts(result, dryRun, true).replace(/^; shell snapshots/, '')}`);
   }
 
   failOpen(problem: string | null): void {
@@ -196,59 +187,29 @@ export class TextReporter implements Reporter {
   }
 }
 
-/** `ended exec tree <id> in <container> (running 25 minutes, 6 processes)`. */
-export function execTreeLine(t: EndedTree): string {
-  const running = span(0, new Date(t.ageSeconds * 1000), UP_TO_DAYS);
-  return `ended exec tree ${t.execId.slice(0, 12)} in ${t.container} (running ${running}, ${t.processes} ${t.processes === 1 ? 'process' : 'processes'})`;
+/** Something a pass on this host's files alone removed or failed on: news even when no engine answered. */
+function hostNews(passes: readonly PassResult[]): boolean {
+  return passes.some((p) => {
+    if (p.pass.place !== 'host') return false;
+    const o = p.pass.outcome(p.result);
+    return o.done.length + o.failed.length > 0;
+  });
 }
 
-/** The summary's part for the exec trees, when there were any: `; exec trees: ended 1, kept 0, failed 0`. */
-function execTreeCounts(r: ReapReport): string {
-  const t = r.execTrees;
-  if (t.ended.length + t.kept.length + t.failed.length === 0) return '';
-  return `; exec trees: ended ${t.ended.length}, kept ${t.kept.length}, failed ${t.failed.length}`;
-}
-
-/** `removed shell snapshot /tmp/hermes-snap-<id>.sh (uid 1000, unchanged 3 days, 2 secret-looking names)`. */
-function snapshotLine(d: RemovedSnapshot, dryRun: boolean, asOf: Date): string {
-  const names = d.secretNames === null ? '' : `, ${d.secretNames.length} secret-looking ${d.secretNames.length === 1 ? 'name' : 'names'}`;
-  const more = d.files.length > 1 ? `, ${d.files.length} files` : '';
-  return `${dryRun ? 'Would remove' : 'removed'} shell snapshot ${shownPath(d.path)} (uid ${d.owner}, unchanged ${span(Date.parse(d.lastChange), asOf, UP_TO_DAYS)}${names}${more})`;
-}
-
-/** The summary's part for the shell snapshots: `; shell snapshots: removed 2, kept 1, failed 0`. */
-function snapshotCounts(s: ShellSnapshotsResult | undefined, dryRun: boolean, always = false): string {
-  // In reap's summary only when something was (or would be) removed or failed: kept snapshots alone are no news.
-  if (!s || (!always && s.removed.length + s.failed.length === 0)) return '';
-  return `; shell snapshots: ${dryRun ? 'would remove' : 'removed'} ${s.removed.length}, kept ${s.kept.length}, failed ${s.failed.length}`;
-}
-
-/** The summary's part for the sandbox directories: `; sandbox dirs: removed 2 (1.2 GiB), kept 5, failed 0`. */
-function sandboxDirsCounts(r: ReapReport): string {
-  const d = r.sandboxDirs;
-  if (!d) return '';
-  const bytes = d.removed.reduce((n, x) => n + x.bytes, 0);
-  return `; sandbox dirs: ${r.dryRun ? 'would remove' : 'removed'} ${d.removed.length} (${diskSize(bytes)}), kept ${d.kept.length}, failed ${d.failed.length}`;
-}
-
-/** `removed image sha256:0123456789ab python:3.11 (1.2 GiB, last used 2026-11-20T10:00:00.000Z)`, and the images kept in use or refused. */
-function imageLines(r: ImagesReport | undefined, dryRun: boolean, showHost: boolean): string[] {
-  if (!r) return [];
-  const on = (host: string) => (showHost ? ` on ${host}` : '');
-  const name = (i: { id: string; tags: string[] }) => `${i.id.slice(0, 19)} ${i.tags.join(',') || '<untagged>'}`;
-  return [
-    ...r.removed.map((i: RemovedImage) => `${dryRun ? 'Would remove' : 'removed'} image ${name(i)} (${diskSize(i.bytes)}, last used ${i.lastUsed})${on(i.host)}`),
-    ...r.kept.filter((k) => k.reason === 'in-use' || k.reason === 'conflict').map((k) => `kept image ${name(k)}: ${k.detail}${on(k.host)}`),
-  ];
-}
-
-/** The summary's part for images: `; images: removed 3 (1.2 GiB), kept 1, failed 0, 4.1 GiB of budget 5.0 GiB`. */
-function imagesCounts(r: ImagesReport | undefined, dryRun: boolean): string {
-  if (!r) return '';
-  const freed = r.removed.reduce((n, x) => n + x.bytes, 0);
-  const after = r.bytesAfter === null ? '' : `, ${diskSize(r.bytesAfter)} ${dryRun ? 'would remain' : 'now'}`;
-  const budget = r.budget === null ? '' : ` (budget ${diskSize(r.budget)})`;
-  return `; images: ${dryRun ? 'would remove' : 'removed'} ${r.removed.length} (${diskSize(freed)}${dryRun ? ' would be freed' : ' freed'}), kept ${r.kept.length}, failed ${r.failed.length}${after}${budget}`;
+/**
+ * The first problem of a run that failed open: an engine or the timeout, else the first failure of the containers
+ * and then of each pass in the list's order, with how many there were.
+ */
+export function firstProblem(r: Pick<ReapReport, 'hosts' | 'timedOut' | 'timeoutSeconds' | 'failed' | 'passes'>): string | null {
+  const run = reapProblems(r)[0];
+  if (run) return run;
+  const c = r.failed[0];
+  if (c) return `${r.failed.length} removal(s) or stop(s) failed, first: ${c.id.slice(0, 12)}: ${c.error}`;
+  for (const { pass, result } of r.passes) {
+    const failed = pass.outcome(result).failed;
+    if (failed.length) return `${pass.text.failedCount(failed.length)}, first: ${pass.text.failure(failed[0]!)}`;
+  }
+  return null;
 }
 
 /** The run-wide problems of a reap: engines that could not be reached, a run cut off by `--timeout`. */

@@ -1,0 +1,72 @@
+/**
+ * The files side of the session-file pass (rules in `core/session-files.ts`): listing a session directory's hermes
+ * names and removing a background job's files or a socket, relative to the directory's open descriptor
+ * (`adapters/shell-snapshots.ts`: `/proc/self/fd/<fd>/<name>`, a single component, never a symlink followed). A
+ * sandbox directory is removed by the sandbox-directory pass's descriptor-relative remover (`adapters/sandbox-dirs.ts`
+ * `removeTaskDir`), from this very directory (its device and inode checked). An entry hermes' own pruner removed
+ * first is `gone`, never a failure.
+ */
+import fs, { type Stats } from 'node:fs';
+import { type SessionFileFacts, sessionFileName } from '../core/session-files.js';
+import { type SnapshotFile, type TempDirHandle, type UnlinkOutcome, unlinkIfUnchanged } from './shell-snapshots.js';
+
+/** A hermes name of a session directory, with what `lstat` showed (what a removal checks again). */
+export type SessionFile = SessionFileFacts & SnapshotFile;
+
+const at = (h: TempDirHandle, name: string) => `/proc/self/fd/${h.fd}/${name}`;
+
+function typeOf(st: Stats): SessionFileFacts['type'] {
+  if (st.isSymbolicLink()) return 'symlink';
+  if (st.isFile()) return 'file';
+  if (st.isDirectory()) return 'directory';
+  if (st.isSocket()) return 'socket';
+  return 'other';
+}
+
+/** The entries directly in the directory whose names are hermes' session files, with their `lstat` (gone ones left out). */
+export function listSessionFiles(h: TempDirHandle): SessionFile[] {
+  const out: SessionFile[] = [];
+  for (const name of fs.readdirSync(at(h, '.'))) {
+    if (!sessionFileName(name)) continue;
+    let st: Stats;
+    try {
+      st = fs.lstatSync(at(h, name));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw err;
+    }
+    out.push({
+      name, uid: st.uid, dev: st.dev, ino: st.ino, mtimeMs: st.mtimeMs, size: st.size, allocated: st.blocks * 512, type: typeOf(st), regular: st.isFile(),
+      symlink: st.isSymbolicLink(),
+    });
+  }
+  return out;
+}
+
+/** Removes a background job's file if it is still the one judged (`unlinkIfUnchanged`). */
+export const unlinkFileIfUnchanged = (h: TempDirHandle, f: SessionFile): UnlinkOutcome => unlinkIfUnchanged(h, f);
+
+/**
+ * Removes a socket if it is still the one judged: right before the `unlink`, a fresh `lstat` must show a socket with
+ * the same inode, device, owner and modification time, on the directory's filesystem.
+ */
+export function unlinkSocketIfUnchanged(h: TempDirHandle, f: SessionFile): UnlinkOutcome {
+  let st: Stats;
+  try {
+    st = fs.lstatSync(at(h, f.name));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    return code === 'ENOENT' ? { status: 'gone' } : { status: 'failed', code };
+  }
+  if (!st.isSocket()) return { status: 'changed', detail: 'no longer a socket' };
+  if (st.ino !== f.ino || st.dev !== f.dev || st.uid !== f.uid) return { status: 'changed', detail: 'replaced since it was judged' };
+  if (st.dev !== h.dev) return { status: 'changed', detail: 'on another filesystem' };
+  if (st.mtimeMs !== f.mtimeMs) return { status: 'changed', detail: 'changed since it was judged' };
+  try {
+    fs.unlinkSync(at(h, f.name));
+    return { status: 'removed' };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    return code === 'ENOENT' ? { status: 'gone' } : { status: 'failed', code };
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * hermes as installed on this host: what a path is part of (a checkout, a venv, an installed package), and the
+ * version and commit of an install. Reads only: existence checks, directory listings, and small metadata files opened
+ * without following a final symlink, read up to 64 KiB, never blocking on a FIFO.
+ *
+ * Layouts (hermes-agent `scripts/install.sh`, `pyproject.toml`, read up to 0.21.3):
+ * - a checkout: a directory holding `hermes_cli/main.py` and `tools/terminal_tool.py` (the installer clones into
+ *   `~/.hermes/hermes-agent`); its version is `pyproject.toml` `[project] version`, its commit `.git/HEAD`;
+ * - a venv: a directory holding `pyvenv.cfg` whose `lib/python3.X/site-packages` holds hermes (`hermes_cli/` or a
+ *   `hermes_agent-<version>.dist-info`), or that lies in a checkout (`<checkout>/venv`); its version is that
+ *   dist-info's `METADATA` `Version:`, and an editable install's `direct_url.json` names its checkout;
+ * - an installed package: a `site-packages` directory holding `hermes_cli/main.py`.
+ */
+import { existsSync, readdirSync, realpathSync } from 'node:fs';
+import { readFileSafely } from '../adapters/trust.js';
+import path from 'node:path';
+import type { HermesPlace, PlaceProbe } from './processes.js';
+
+const MAX_METADATA_BYTES = 64 * 1024;
+/** How far up from a script a checkout is looked for. */
+const MAX_ANCESTORS = 8;
+
+/**
+ * A small metadata file's text, read by the trust rules (`adapters/trust.ts` `readFileSafely`: a regular file, never
+ * through a symlink root may not follow, at most 64 KiB, never blocking on a FIFO); null when it cannot be read.
+ */
+export function readSmallFile(file: string): string | null {
+  try {
+    return readFileSafely(file, MAX_METADATA_BYTES);
+  } catch {
+    return null;
+  }
+}
+
+const isSitePackages = (dir: string) => /^(site|dist)-packages$/.test(path.basename(dir));
+const has = (dir: string, ...rel: string[]) => existsSync(path.join(dir, ...rel));
+
+/** A hermes checkout at `dir` (not an installed package, whose top-level modules look the same). */
+export function isCheckout(dir: string): boolean {
+  return !isSitePackages(dir) && has(dir, 'hermes_cli', 'main.py') && has(dir, 'tools', 'terminal_tool.py');
+}
+
+/** The site-packages directories of a venv. */
+export function sitePackagesOf(venv: string): string[] {
+  let libs: string[];
+  try {
+    libs = readdirSync(path.join(venv, 'lib')).filter((n) => /^python\d/.test(n));
+  } catch {
+    return [];
+  }
+  return libs.map((l) => path.join(venv, 'lib', l, 'site-packages')).filter((d) => existsSync(d));
+}
+
+/** hermes' dist-info directory in a site-packages (`hermes_agent-<version>.dist-info`), or null. */
+export function distInfoOf(site: string): string | null {
+  try {
+    const n = readdirSync(site).find((x) => /^hermes[_-]agent-[^/]+\.dist-info$/i.test(x));
+    return n ? path.join(site, n) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a venv holds hermes, or lies in a checkout. */
+function venvHasHermes(venv: string): boolean {
+  if (isCheckout(path.dirname(venv))) return true;
+  return sitePackagesOf(venv).some((s) => has(s, 'hermes_cli', 'main.py') || distInfoOf(s) !== null);
+}
+
+/** The first ancestor of `dir` (itself included) that is a hermes checkout or an installed package. */
+function placeAbove(dir: string): HermesPlace | null {
+  let d = dir;
+  for (let i = 0; i < MAX_ANCESTORS; i++) {
+    if (isSitePackages(d) && has(d, 'hermes_cli', 'main.py')) return { kind: 'package', dir: d };
+    if (isCheckout(d)) return { kind: 'checkout', dir: d };
+    const up = path.dirname(d);
+    if (up === d) break;
+    d = up;
+  }
+  return null;
+}
+
+/** A venv whose interpreter `python` is (`<venv>/bin/python*`), when it holds hermes. */
+function venvOfInterpreter(python: string): HermesPlace | null {
+  const venv = path.dirname(path.dirname(python));
+  return path.basename(path.dirname(python)) === 'bin' && has(venv, 'pyvenv.cfg') && venvHasHermes(venv) ? { kind: 'venv', dir: venv } : null;
+}
+
+/** The probe of `processes.ts`, memoised for one reading of the process table. */
+export function createPlaceProbe(): PlaceProbe {
+  const memo = new Map<string, HermesPlace | null>();
+  return (p, kind) => {
+    const key = `${kind}\0${p}`;
+    if (!memo.has(key)) {
+      const found = kind === 'interpreter' ? venvOfInterpreter(p) : kind === 'pythonpath' ? placeAbove(p) : placeAbove(path.dirname(p));
+      memo.set(key, found);
+    }
+    return memo.get(key)!;
+  };
+}
+
+/** One hermes install: where, what, its version and commit where they can be read. */
+export interface HermesInstall {
+  kind: HermesPlace['kind'];
+  dir: string;
+  /** From the package metadata (a dist-info's `METADATA`, a checkout's `pyproject.toml`); null: not readable. */
+  version: string | null;
+  /** The checkout's commit (full hex), or null. */
+  commit: string | null;
+  /** The checkout an editable venv install points at, when it names one. */
+  checkout?: string;
+}
+
+/** `[project] version = "..."` of a pyproject.toml. */
+export function pyprojectVersion(text: string): string | null {
+  const project = /^\[project\]\s*$([\s\S]*?)(?=^\[|(?![\s\S]))/m.exec(text);
+  const m = project ? /^\s*version\s*=\s*["']([^"'\n]+)["']/m.exec(project[1]!) : null;
+  return m ? m[1]!.trim() : null;
+}
+
+/** `Version:` of a dist-info's METADATA. */
+export function metadataVersion(text: string): string | null {
+  const m = /^Version:\s*(\S+)\s*$/m.exec(text);
+  return m ? m[1]! : null;
+}
+
+/** The commit a checkout's HEAD points at (a detached hash, a loose ref, or a packed one), or null. */
+export function checkoutCommit(dir: string): string | null {
+  let git = path.join(dir, '.git');
+  const gitFile = readSmallFile(git);
+  if (gitFile !== null) {
+    const m = /^gitdir:\s*(.+)$/m.exec(gitFile);
+    if (!m) return null;
+    git = path.resolve(dir, m[1]!.trim());
+  }
+  const head = readSmallFile(path.join(git, 'HEAD'))?.trim();
+  if (!head) return null;
+  if (/^[0-9a-f]{40,64}$/.test(head)) return head;
+  const ref = /^ref:\s*(refs\/[^\s]+)$/.exec(head)?.[1];
+  if (!ref || ref.split('/').includes('..')) return null;
+  const loose = readSmallFile(path.join(git, ref))?.trim();
+  if (loose && /^[0-9a-f]{40,64}$/.test(loose)) return loose;
+  const commonDir = readSmallFile(path.join(git, 'commondir'))?.trim();
+  const packedIn = commonDir ? path.resolve(git, commonDir) : git;
+  const packed = readSmallFile(path.join(packedIn, 'packed-refs')) ?? '';
+  const line = packed.split('\n').find((l) => l.endsWith(` ${ref}`));
+  return line && /^[0-9a-f]{40,64} /.test(line) ? line.split(' ')[0]! : null;
+}
+
+/** The checkout an editable install points at (`direct_url.json` `url` `file://...` with `dir_info.editable`). */
+function editableCheckout(distInfo: string): string | null {
+  try {
+    const d = JSON.parse(readSmallFile(path.join(distInfo, 'direct_url.json')) ?? 'null') as { url?: unknown; dir_info?: { editable?: unknown } } | null;
+    if (!d || d.dir_info?.editable !== true || typeof d.url !== 'string' || !d.url.startsWith('file://')) return null;
+    const dir = decodeURIComponent(d.url.slice('file://'.length));
+    return isCheckout(dir) ? dir : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The version and commit of an install found at `place`. */
+export function describeInstall(place: HermesPlace): HermesInstall {
+  if (place.kind === 'checkout') {
+    return { ...place, version: pyprojectVersion(readSmallFile(path.join(place.dir, 'pyproject.toml')) ?? ''), commit: checkoutCommit(place.dir) };
+  }
+  const sites = place.kind === 'package' ? [place.dir] : sitePackagesOf(place.dir);
+  for (const site of sites) {
+    const info = distInfoOf(site);
+    if (!info) continue;
+    const checkout = editableCheckout(info);
+    const version = metadataVersion(readSmallFile(path.join(info, 'METADATA')) ?? '');
+    return { ...place, version, commit: checkout ? checkoutCommit(checkout) : null, ...(checkout ? { checkout } : {}) };
+  }
+  const parent = path.dirname(place.dir);
+  if (place.kind === 'venv' && isCheckout(parent)) {
+    return { ...place, version: pyprojectVersion(readSmallFile(path.join(parent, 'pyproject.toml')) ?? ''), commit: checkoutCommit(parent), checkout: parent };
+  }
+  return { ...place, version: null, commit: null };
+}
+
+/**
+ * The install behind the `hermes` found on `PATH` (each entry absolute, the first executable `hermes`): the venv its
+ * shebang's interpreter belongs to, else the checkout or package it lies in. Null when there is none or it is not
+ * hermes'.
+ */
+export function installOnPath(pathVar: string | undefined, probe: PlaceProbe): { file: string; place: HermesPlace } | null {
+  for (const d of (pathVar ?? '').split(':')) {
+    if (!d.startsWith('/')) continue;
+    let file: string;
+    try {
+      file = realpathSync(path.join(d, 'hermes'));
+    } catch {
+      continue;
+    }
+    const shebang = /^#!\s*(\S+)/.exec(readSmallFile(file) ?? '')?.[1];
+    const place = (shebang?.startsWith('/') ? probe(shebang, 'interpreter') : null) ?? probe(file, 'file');
+    return place ? { file, place } : null;
+  }
+  return null;
+}

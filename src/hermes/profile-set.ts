@@ -1,0 +1,90 @@
+/**
+ * The profiles a run judges by (`judgement.ts`), read through the settings readers: with `--all-profiles`, every
+ * profile under the run's root; for one profile that names a shared container key, every profile under its root
+ * that shares one of its identities. A profile other than the run's own whose files do not parse is refused
+ * (reported, its sandboxes kept), never the run's usage error.
+ */
+import { listProfileHomes, loadProfileSettings } from '../adapters/hermes-settings.js';
+import { type Selection, isHermesSelection } from '../core/selection.js';
+import { PROFILE_LABEL } from '../defaults.js';
+import { MAX_PROFILES_PER_ROOT } from './owned-profiles.js';
+import { type LabelRules, type ProfileRead, labelRules, labelsOf } from './judgement.js';
+import { looksShared } from './identity.js';
+import { profileIdentities } from './readings.js';
+
+export interface ProfileSetPlace {
+  root: string;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  /** The run's `--timeout`: it bounds the reading too. */
+  signal?: AbortSignal | undefined;
+  /** Warnings of the files read (shown by the caller). */
+  warnings: string[];
+}
+
+/** Every profile under the root, the run's own as already read (`run`). */
+export async function allProfiles(run: ProfileRead, where: ProfileSetPlace): Promise<ProfileRead[]> {
+  const listed = await listProfileHomes(where.root);
+  if ('problem' in listed) {
+    where.warnings.push(`${listed.problem}: only the run's own profile is judged`);
+    return [run];
+  }
+  const out: ProfileRead[] = [];
+  for (const p of listed.homes) {
+    if (p.home === run.home) {
+      out.push(run);
+      continue;
+    }
+    const r = await loadProfileSettings({ home: p.home, env: where.env, cwd: where.cwd, signal: where.signal });
+    where.warnings.push(...r.warnings);
+    out.push({ ...p, settings: r.settings, refused: r.refused });
+  }
+  if (!out.includes(run)) out.push(run);
+  return out;
+}
+
+/**
+ * The run's profile and every profile under the root sharing one of its shared identities (none: the run's alone).
+ * A root that cannot be listed, or holds more profiles than `MAX_PROFILES_PER_ROOT`, is not read through: the run's
+ * profile is then refused (its sandboxes kept).
+ */
+export async function sharers(run: ProfileRead, where: ProfileSetPlace): Promise<ProfileRead[]> {
+  const shared = labelsOf(run).filter(looksShared);
+  if (shared.length === 0) return [run];
+  const listed = await listProfileHomes(where.root);
+  if ('problem' in listed || listed.homes.length > MAX_PROFILES_PER_ROOT) {
+    const why = 'problem' in listed ? listed.problem : `more than ${MAX_PROFILES_PER_ROOT} profiles under ${where.root}`;
+    return [{ ...run, refused: run.refused ?? `${why}: the profiles sharing its container identity (${shared.join(', ')}) cannot all be read` }];
+  }
+  const all = await allProfiles(run, where);
+  return all.filter((p) => p === run || labelsOf(p).some((l) => shared.includes(l)));
+}
+
+/** What a run judges by: the profiles read, their label rules, and lines to say (a profile refused, a file unread). */
+export interface RunJudgement {
+  profiles: ProfileRead[];
+  rules: LabelRules;
+  warnings: string[];
+}
+
+/**
+ * The profiles a run judges by and their rules: with `allProfiles` every profile under the root, else (hermes'
+ * selection of one profile) the run's own and those sharing its container identity. The selection of one profile is
+ * made its identities as hermes computes them (`selection.profileValues`), unless a plan gave them already.
+ */
+export async function judgeRun(
+  run: ProfileRead, selection: Selection, where: Omit<ProfileSetPlace, 'warnings'> & { allProfiles: boolean; janitorReaps: boolean },
+): Promise<RunJudgement> {
+  const place = { ...where, warnings: [] as string[] };
+  const hermesLabel = selection.profileLabel === PROFILE_LABEL && isHermesSelection(selection);
+  const read = where.allProfiles ? await allProfiles(run, place) : hermesLabel && selection.profile !== null ? await sharers(run, place) : [run];
+  if (hermesLabel && selection.profile !== null && selection.profileValues === undefined && run.settings) {
+    const values = profileIdentities(selection.profile, run.settings);
+    if (values.length !== 1 || values[0] !== selection.profile) selection.profileValues = values;
+  }
+  const warnings = [...place.warnings];
+  for (const p of read.filter((x) => x.refused !== null)) {
+    warnings.push(`profile ${p.profile}: hermes refuses its turns (${p.refused}): nothing is removed or stopped for it`);
+  }
+  return { profiles: read, rules: labelRules(read, { janitorReaps: where.janitorReaps }), warnings };
+}
