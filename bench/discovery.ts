@@ -31,7 +31,10 @@ try {
   }
   const timeCli = (extra: Record<string, string>) => {
     const t = process.hrtime.bigint();
-    const r = spawnSync(process.execPath, [bin, 'list', '--json', '--label', 'hermes-janitor-bench=none'], { env: { ...env, ...extra }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const r = spawnSync(process.execPath, [bin, 'list', '--json', '--label', 'hermes-janitor-bench=none'], {
+      env: { ...env, ...extra },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     if (r.status !== 0) throw new Error(`list exited ${r.status}: ${r.stderr}`);
     return Number(process.hrtime.bigint() - t) / 1e6;
   };

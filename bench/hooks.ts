@@ -156,7 +156,9 @@ try {
     const ratio = m / base;
     if (j > 0 && ratio > GOAL) over = true;
     process.stdout.write(
-      `${c.name.padEnd(32)} ${m.toFixed(1).padStart(10)} ${Math.min(...times[j]!).toFixed(1).padStart(8)} ${ratio.toFixed(2).padStart(6)}${j > 0 && ratio > GOAL ? '  over the goal' : ''}\n`,
+      `${c.name.padEnd(32)} ${m.toFixed(1).padStart(10)} ${Math.min(...times[j]!)
+        .toFixed(1)
+        .padStart(8)} ${ratio.toFixed(2).padStart(6)}${j > 0 && ratio > GOAL ? '  over the goal' : ''}\n`,
     );
   });
   process.stdout.write(`goal: each hook within ${GOAL}x of bare node: ${over ? 'NOT met' : 'met'}\n`);

@@ -42,8 +42,18 @@ async function main(): Promise<void> {
       const idsB = await createSet(args.image, b, args.count, 'running');
       const janitor = (extra: string[]) =>
         time(process.execPath, [
-          path.join(repo, 'bin/hermes-janitor.js'), 'reap', '--quiet', '--home', home, '--profile', a,
-          '--concurrency', args.concurrency, '--timeout', '60s', ...extra,
+          path.join(repo, 'bin/hermes-janitor.js'),
+          'reap',
+          '--quiet',
+          '--home',
+          home,
+          '--profile',
+          a,
+          '--concurrency',
+          args.concurrency,
+          '--timeout',
+          '60s',
+          ...extra,
         ]);
       const stats = () => time('docker', ['stats', '--no-stream', ...idsA]);
       const observe = () => janitor(['--idle-after', `${IDLE_AFTER_S}s`]);
@@ -79,8 +89,12 @@ async function main(): Promise<void> {
   }
   const ratio = (xs: Array<[number, number]>) => median(xs.map(([j, d]) => j / d));
   console.log(`${args.count} idle running sandboxes per set, ${args.runs} runs, reap --concurrency ${args.concurrency}`);
-  console.log(`observation pass: janitor median ${fmt(median(obs.map((x) => x[0])))}, docker stats --no-stream median ${fmt(median(obs.map((x) => x[1])))}, median ratio ${ratio(obs).toFixed(2)} (goal <= 1.00)`);
-  console.log(`stop pass:        janitor median ${fmt(median(stops.map((x) => x[0])))}, docker stop median ${fmt(median(stops.map((x) => x[1])))}, median ratio ${ratio(stops).toFixed(2)} (goal <= 1.00)`);
+  console.log(
+    `observation pass: janitor median ${fmt(median(obs.map((x) => x[0])))}, docker stats --no-stream median ${fmt(median(obs.map((x) => x[1])))}, median ratio ${ratio(obs).toFixed(2)} (goal <= 1.00)`,
+  );
+  console.log(
+    `stop pass:        janitor median ${fmt(median(stops.map((x) => x[0])))}, docker stop median ${fmt(median(stops.map((x) => x[1])))}, median ratio ${ratio(stops).toFixed(2)} (goal <= 1.00)`,
+  );
 }
 
 await main();

@@ -20,18 +20,27 @@ import { reduceImages } from '../src/reaper/images.js';
 
 const { values } = parseArgs({
   options: {
-    images: { type: 'string', default: '2000' }, containers: { type: 'string', default: '20000' },
-    remove: { type: 'string', default: '100' }, runs: { type: 'string', default: '3' },
+    images: { type: 'string', default: '2000' },
+    containers: { type: 'string', default: '20000' },
+    remove: { type: 'string', default: '100' },
+    runs: { type: 'string', default: '3' },
   },
 });
 const [images, containers, remove, runs] = [values.images, values.containers, values.remove, values.runs].map(Number) as [number, number, number, number];
 const MB = 1_000_000;
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-interface Seeded { host: string; socketPath: string; ids: string[] }
+interface Seeded {
+  host: string;
+  socketPath: string;
+  ids: string[];
+}
 
 function startSimulator(): Promise<{ seeded: Seeded; stop: () => void }> {
-  const child = fork(path.join(here, 'image-sim-child.ts'), [String(images), String(containers)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(path.join(here, 'image-sim-child.ts'), [String(images), String(containers)], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   return new Promise((resolve, reject) => {
     child.once('message', (m) => resolve({ seeded: m as Seeded, stop: () => child.kill() }));
     child.once('exit', (code) => reject(new Error(`the simulator exited (${code})`)));
@@ -43,7 +52,13 @@ for (let r = 0; r < runs; r++) {
   const { seeded, stop } = await startSimulator();
   try {
     const base = Date.now() - 10 * 3_600_000;
-    const store = new MemoryStateStore(recordUses(undefined, seeded.host, seeded.ids.map((id, i) => ({ id, atMs: base + i * 1000, hermes: true }))));
+    const store = new MemoryStateStore(
+      recordUses(
+        undefined,
+        seeded.host,
+        seeded.ids.map((id, i) => ({ id, atMs: base + i * 1000, hermes: true })),
+      ),
+    );
     const engine = await createDockerodeEngine({ host: seeded.host, socketPath: seeded.socketPath });
     global.gc?.();
     const rss0 = process.memoryUsage().rss;
@@ -51,14 +66,23 @@ for (let r = 0; r < runs; r++) {
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
     const t0 = process.hrtime.bigint();
     const result = await reduceImages({
-      engine, uses: new ImageUses(store), selection: defaultSelection(null), budget: { kind: 'bytes', bytes: (images - remove) * MB, raw: '' },
-      policy: { allImages: false, minAgeMs: 0, keep: [] }, dryRun: false, now: () => new Date(), filesystemBytes: async () => null,
+      engine,
+      uses: new ImageUses(store),
+      selection: defaultSelection(null),
+      budget: { kind: 'bytes', bytes: (images - remove) * MB, raw: '' },
+      policy: { allImages: false, minAgeMs: 0, keep: [] },
+      dryRun: false,
+      now: () => new Date(),
+      filesystemBytes: async () => null,
     });
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     clearInterval(sampler);
     peak = Math.max(peak, process.memoryUsage().rss);
-    if (result.removed.length !== remove || result.failed.length) throw new Error(`unexpected result: removed ${result.removed.length}, failed ${JSON.stringify(result.failed.slice(0, 2))}`);
-    rows.push(`run ${r + 1}: ${images} images, ${containers} containers, ${remove} removed, ${result.kept.length} kept in use: ${ms.toFixed(0)} ms, RSS +${((peak - rss0) / 2 ** 20).toFixed(1)} MiB (peak ${(peak / 2 ** 20).toFixed(1)} MiB)`);
+    if (result.removed.length !== remove || result.failed.length)
+      throw new Error(`unexpected result: removed ${result.removed.length}, failed ${JSON.stringify(result.failed.slice(0, 2))}`);
+    rows.push(
+      `run ${r + 1}: ${images} images, ${containers} containers, ${remove} removed, ${result.kept.length} kept in use: ${ms.toFixed(0)} ms, RSS +${((peak - rss0) / 2 ** 20).toFixed(1)} MiB (peak ${(peak / 2 ** 20).toFixed(1)} MiB)`,
+    );
     console.log(rows.at(-1));
   } finally {
     stop();

@@ -25,11 +25,23 @@ type Variant = (typeof VARIANTS)[number];
 function timed(v: Variant, profile: string, asOf: string): number {
   if (v === 'reap') {
     return time(process.execPath, [
-      path.join(repo, 'bin/hermes-janitor.js'), 'reap', '--quiet', '--profile', profile, '--home', benchHome,
-      '--as-of', asOf, '--concurrency', args.concurrency, '--timeout', '0',
+      path.join(repo, 'bin/hermes-janitor.js'),
+      'reap',
+      '--quiet',
+      '--profile',
+      profile,
+      '--home',
+      benchHome,
+      '--as-of',
+      asOf,
+      '--concurrency',
+      args.concurrency,
+      '--timeout',
+      '0',
     ]);
   }
-  if (v === 'prune') return time('docker', ['container', 'prune', '--force', '--filter', 'label=hermes-agent=1', '--filter', `label=hermes-profile=${profile}`]);
+  if (v === 'prune')
+    return time('docker', ['container', 'prune', '--force', '--filter', 'label=hermes-agent=1', '--filter', `label=hermes-profile=${profile}`]);
   return time(process.execPath, [path.join(repo, 'bench/floor-client.mjs'), 'remove', profile, '--concurrency', args.concurrency]);
 }
 
@@ -57,7 +69,8 @@ async function main(): Promise<void> {
       toPrune.push(now.reap! / now.prune!);
       toFloor.push(now.reap! / now.floor!);
       console.log(
-        `run ${r}/${args.runs} (${order.join(', ')}): ` + VARIANTS.map((v) => `${v} ${(now[v]! / 1000).toFixed(2)} s`).join(', ') +
+        `run ${r}/${args.runs} (${order.join(', ')}): ` +
+          VARIANTS.map((v) => `${v} ${(now[v]! / 1000).toFixed(2)} s`).join(', ') +
           `; reap/prune ${toPrune.at(-1)!.toFixed(2)}, reap/floor ${toFloor.at(-1)!.toFixed(2)}${left.length ? ` (NOT COMPARABLE: ${left.join(', ')})` : ''}`,
       );
     }
@@ -69,7 +82,9 @@ async function main(): Promise<void> {
   console.log(`hermes-janitor reap (whole process):      median ${(median(ms.reap) / 1000).toFixed(2)} s`);
   console.log(`docker container prune:                   median ${(median(ms.prune) / 1000).toFixed(2)} s`);
   console.log(`floor (bare Node: list + removals only):  median ${(median(ms.floor) / 1000).toFixed(2)} s`);
-  console.log(`median of per-run ratios reap/prune: ${median(toPrune).toFixed(2)} (goal <= ${GOAL.toFixed(2)}), floor/prune: ${median(ms.floor.map((f, i) => f / ms.prune[i]!)).toFixed(2)}`);
+  console.log(
+    `median of per-run ratios reap/prune: ${median(toPrune).toFixed(2)} (goal <= ${GOAL.toFixed(2)}), floor/prune: ${median(ms.floor.map((f, i) => f / ms.prune[i]!)).toFixed(2)}`,
+  );
   console.log(`median of per-run ratios reap/floor: ${median(toFloor).toFixed(2)} (what reap adds to the least any Node client pays)`);
 }
 

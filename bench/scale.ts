@@ -97,7 +97,15 @@ async function sweep(n: number, tmp: string): Promise<string> {
   const outFile = path.join(tmp, `reap-${n}.out`);
   try {
     const args = [
-      'reap', '--host', sim.host, '--profile', profile, '--as-of', '2100-01-01T00:00:00Z', '--timeout', '0',
+      'reap',
+      '--host',
+      sim.host,
+      '--profile',
+      profile,
+      '--as-of',
+      '2100-01-01T00:00:00Z',
+      '--timeout',
+      '0',
       ...(values.output === 'json' ? ['--json'] : values.output === 'quiet' ? ['--quiet'] : []),
       ...(values.concurrency ? ['--concurrency', values.concurrency] : []),
     ];

@@ -43,9 +43,15 @@ try {
   const rcs = { empty: path.join(tmp, 'empty.rc'), snippet: path.join(tmp, 'snippet.rc'), 'node every time': path.join(tmp, 'node.rc') };
   writeFileSync(rcs.empty, '');
   writeFileSync(rcs.snippet, cli(['--profile', profile, 'shell-init', 'bash']));
-  writeFileSync(rcs['node every time'], shellSnippet('bash', '1h', `hermes-janitor reap --profile ${profile} --once-per 1h --background --fail-open --quiet`, null));
+  writeFileSync(
+    rcs['node every time'],
+    shellSnippet('bash', '1h', `hermes-janitor reap --profile ${profile} --once-per 1h --background --fail-open --quiet`, null),
+  );
   cli(['--profile', profile, 'reap', '--quiet']); // the stamp, fresh for an hour
-  const traced = spawnSync('strace', ['-f', '-e', 'trace=execve', '-o', path.join(tmp, 'strace.out'), 'bash', '--rcfile', rcs.snippet, '-i', '-c', 'exit'], { env, stdio: 'ignore' });
+  const traced = spawnSync('strace', ['-f', '-e', 'trace=execve', '-o', path.join(tmp, 'strace.out'), 'bash', '--rcfile', rcs.snippet, '-i', '-c', 'exit'], {
+    env,
+    stdio: 'ignore',
+  });
   if (traced.error) console.log('strace: not installed (apt-get install strace): the proof that no node starts is skipped');
   else {
     const execs = spawnSync('grep', ['-c', 'execve(', path.join(tmp, 'strace.out')], { encoding: 'utf8' }).stdout.trim();
@@ -59,7 +65,9 @@ try {
   }
   const m = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)])) as Record<string, number>;
   for (const [k, v] of Object.entries(m)) console.log(`bash -i, rc ${k.padEnd(16)} median ${v.toFixed(2)} ms (${runs} runs)`);
-  console.log(`the snippet with a fresh stamp costs ${(m.snippet! - m.empty!).toFixed(2)} ms over an empty rc (goal <= 5); node every time cost ${(m['node every time']! - m.empty!).toFixed(2)} ms`);
+  console.log(
+    `the snippet with a fresh stamp costs ${(m.snippet! - m.empty!).toFixed(2)} ms over an empty rc (goal <= 5); node every time cost ${(m['node every time']! - m.empty!).toFixed(2)} ms`,
+  );
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }

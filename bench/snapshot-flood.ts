@@ -73,9 +73,14 @@ function healthz(url: string): Promise<number | string> {
 
 /** watch's first pass over the flood, /healthz asked every 50 ms meanwhile. */
 async function watchHealth(env: NodeJS.ProcessEnv): Promise<void> {
-  const w = spawn(process.execPath, [path.join(repo, 'bin/hermes-janitor.js'), 'watch', '--log-format', 'json', '--metrics-listen', '127.0.0.1:0', '--label', `hj-bench=${hex()}`], {
-    env, stdio: ['ignore', 'pipe', 'ignore'],
-  });
+  const w = spawn(
+    process.execPath,
+    [path.join(repo, 'bin/hermes-janitor.js'), 'watch', '--log-format', 'json', '--metrics-listen', '127.0.0.1:0', '--label', `hj-bench=${hex()}`],
+    {
+      env,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  );
   let url = '';
   let passDone = false;
   let buf = '';
@@ -120,7 +125,9 @@ try {
     abandoned();
     const started = process.hrtime.bigint();
     const out = spawnSync(process.execPath, [path.join(repo, 'bin/hermes-janitor.js'), 'reap', '--json', '--timeout', '5s', '--label', `hj-bench=${hex()}`], {
-      env, encoding: 'utf8', maxBuffer: 512 * 1024 * 1024,
+      env,
+      encoding: 'utf8',
+      maxBuffer: 512 * 1024 * 1024,
     });
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     times.push(ms);

@@ -27,7 +27,20 @@ async function main(): Promise<void> {
     const ids = await createSet(args.image, profile, args.count, 'running');
     await createSet(args.image, beside, args.count, 'running');
     const janitor = (extra: string[] = []) =>
-      time(process.execPath, [path.join(repo, 'bin/hermes-janitor.js'), 'reap', '--quiet', '--home', home, '--profile', profile, '--idle-after', '2s', '--timeout', '60s', ...extra]);
+      time(process.execPath, [
+        path.join(repo, 'bin/hermes-janitor.js'),
+        'reap',
+        '--quiet',
+        '--home',
+        home,
+        '--profile',
+        profile,
+        '--idle-after',
+        '2s',
+        '--timeout',
+        '60s',
+        ...extra,
+      ]);
     const client = path.join(repo, 'bench/floor-client.mjs');
     const variants: Record<string, { prepare?: () => void; run: () => number }> = {
       'docker stop': { run: () => time('docker', ['stop', ...ids]) },

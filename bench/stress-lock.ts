@@ -31,7 +31,9 @@ if (!(seconds > 0) || !(procs > 0) || !(staleMs > 0)) {
   console.error('stress:lock: --seconds, --procs and --stale-ms take positive numbers');
   process.exit(2);
 }
-const { acquireLock, removeLeftovers, LEFTOVER_AGE_MS } = (await import(path.join(repo, 'dist', 'adapters', 'file-lock.js'))) as typeof import('../src/adapters/file-lock.js');
+const { acquireLock, removeLeftovers, LEFTOVER_AGE_MS } = (await import(
+  path.join(repo, 'dist', 'adapters', 'file-lock.js')
+)) as typeof import('../src/adapters/file-lock.js');
 const { liveness } = (await import(path.join(repo, 'dist', 'adapters', 'process-identity.js'))) as typeof import('../src/adapters/process-identity.js');
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'hj-lock-stress-'));
@@ -82,12 +84,15 @@ while (Date.now() < deadline) {
   const c = run('die');
   died++;
   if (Math.random() < 0.5) {
-    const t = setTimeout(() => {
-      if (c.exitCode === null && c.signalCode === null) {
-        c.kill('SIGKILL');
-        killed++;
-      }
-    }, 30 + Math.random() * 60);
+    const t = setTimeout(
+      () => {
+        if (c.exitCode === null && c.signalCode === null) {
+          c.kill('SIGKILL');
+          killed++;
+        }
+      },
+      30 + Math.random() * 60,
+    );
     c.once('exit', () => clearTimeout(t));
   }
   diers.push(exited(c));
@@ -136,9 +141,13 @@ const result = {
   tempsOfKilledProcesses: tempsOfKilled,
   left,
 };
-console.log(`acquisitions ${result.acquisitions} by ${procs} contenders and ${died} dying processes (${killed} SIGKILLed, ${killedInside} inside the critical section)`);
+console.log(
+  `acquisitions ${result.acquisitions} by ${procs} contenders and ${died} dying processes (${killed} SIGKILLed, ${killedInside} inside the critical section)`,
+);
 console.log(`overlaps ${overlaps}, timeouts ${timeouts}, crashed workers ${crashed}`);
 console.log(`wait p50 ${result.waitMs.p50} ms, p99 ${result.waitMs.p99} ms, max ${result.waitMs.max} ms`);
-console.log(`left in the directory: ${left.length ? left.join(', ') : 'nothing'} (temporary files of killed processes before the one-minute sweep: ${tempsOfKilled})`);
+console.log(
+  `left in the directory: ${left.length ? left.join(', ') : 'nothing'} (temporary files of killed processes before the one-minute sweep: ${tempsOfKilled})`,
+);
 console.log(JSON.stringify(result));
 process.exit(overlaps || timeouts || crashed || left.length || result.waitMs.max > 5000 ? 1 : 0);

@@ -6,7 +6,6 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
 
-
 /** Runs `fn(0..n-1)` with at most `limit` in flight; results in order. */
 export async function pool<T>(n: number, limit: number, fn: (i: number) => Promise<T>): Promise<T[]> {
   const out: T[] = [];
@@ -60,7 +59,12 @@ export async function createSet(image: string, profile: string, count: number, k
         NetworkMode: 'none',
         // Podman here cannot run a container without explicit limits ("error setting rlimit type 7").
         ...(process.env.HERMES_JANITOR_TEST_ENGINE === 'podman'
-          ? { Ulimits: [{ Name: 'nofile', Soft: 1024, Hard: 1024 }, { Name: 'nproc', Soft: 1024, Hard: 1024 }] }
+          ? {
+              Ulimits: [
+                { Name: 'nofile', Soft: 1024, Hard: 1024 },
+                { Name: 'nproc', Soft: 1024, Hard: 1024 },
+              ],
+            }
           : {}),
       },
     });
@@ -78,7 +82,12 @@ export async function ofProfile(profile: string): Promise<Array<{ Id: string; St
 /** Removes every container of the profile (forced, with anonymous volumes). */
 export async function removeAll(profile: string): Promise<void> {
   const rows = await ofProfile(profile);
-  await pool(rows.length, 6, (i) => docker.getContainer(rows[i]!.Id).remove({ force: true, v: true }).catch(() => undefined));
+  await pool(rows.length, 6, (i) =>
+    docker
+      .getContainer(rows[i]!.Id)
+      .remove({ force: true, v: true })
+      .catch(() => undefined),
+  );
 }
 
 /** Wall time of a whole process in ms; NODE_EXTRA_CA_CERTS (~40 ms per node start) unset for both sides alike. */
@@ -100,7 +109,10 @@ export const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArray
  * each side, so neither inherits the other's (or the set-up's) aftermath.
  */
 export function paired(
-  aFirst: boolean, a: () => number, b: () => number, settleMs = 0,
+  aFirst: boolean,
+  a: () => number,
+  b: () => number,
+  settleMs = 0,
   /** Runs (untimed) between the two sides, told which went first: e.g. undo what the first did to the engine. */
   between?: (aWentFirst: boolean) => void,
 ): [number, number] {

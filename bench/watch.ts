@@ -88,8 +88,22 @@ async function lag(host: string | undefined): Promise<boolean> {
     // Started 6 at a time, each sleeping a little longer: they exit at staggered times.
     for (let i = 0; i < LAG_N; i += 6) {
       const batch = Array.from({ length: Math.min(6, LAG_N - i) }, (_, j) =>
-        docker(['run', '-d', '--init', '--label', 'hermes-agent=1', '--label', `hermes-profile=${profile}`, '--label', `hermes-janitor-test-run=${runId}`,
-          '--network', 'none', 'hermes-janitor/busybox:test', 'sleep', String(1 + ((i + j) % 10) * 0.4)]),
+        docker([
+          'run',
+          '-d',
+          '--init',
+          '--label',
+          'hermes-agent=1',
+          '--label',
+          `hermes-profile=${profile}`,
+          '--label',
+          `hermes-janitor-test-run=${runId}`,
+          '--network',
+          'none',
+          'hermes-janitor/busybox:test',
+          'sleep',
+          String(1 + ((i + j) % 10) * 0.4),
+        ]),
       );
       ids.push(...(await Promise.all(batch)));
     }
@@ -100,7 +114,9 @@ async function lag(host: string | undefined): Promise<boolean> {
       .map((l) => (Date.parse(l.time) - (Date.parse((l.finishedAt as string).replace(/(\.\d{3})\d+/, '$1')) + 3000)) / 1000)
       .sort((a, b) => a - b);
     const p = (q: number) => lags[Math.min(lags.length - 1, Math.floor(q * lags.length))]!.toFixed(3);
-    console.log(`removal lag after the deadline, ${lags.length} containers on the real engine ${host ?? '(default)'}: p50 ${p(0.5)} s, p95 ${p(0.95)} s, max ${p(1)} s (goal: all < 2 s)`);
+    console.log(
+      `removal lag after the deadline, ${lags.length} containers on the real engine ${host ?? '(default)'}: p50 ${p(0.5)} s, p95 ${p(0.95)} s, max ${p(1)} s (goal: all < 2 s)`,
+    );
     return lags.every((l) => l >= 0 && l < 2);
   } finally {
     await w.stop();

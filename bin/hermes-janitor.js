@@ -31,7 +31,7 @@ const BUNDLES = ['fast-path', 'fast-path-tool-loop', 'fast-path-stop-hook'];
  * a hook's start-up cost. A cache made by another Node.js version is rejected by V8 and the bundle is compiled as
  * usual. Returns the bundle's exports and its script (for `createCachedData`); `fresh` ignores the cache.
  */
-const loadFastPath = (function loadFastPath(name = 'fast-path', fresh = false) {
+const loadFastPath = function loadFastPath(name = 'fast-path', fresh = false) {
   const file = `${DIST}/${name}.cjs`;
   const source = fs.readFileSync(file, 'utf8');
   let cachedData;
@@ -47,7 +47,7 @@ const loadFastPath = (function loadFastPath(name = 'fast-path', fresh = false) {
   const bundle = { exports: {}, id: file, filename: file };
   script.runInThisContext()(bundle.exports, requireOnce, bundle, file, DIST);
   return { exports: bundle.exports, script };
-});
+};
 
 /**
  * The bundle's `require`: each built-in is required once. A bundle requires node:fs in each module that imports it
@@ -55,11 +55,11 @@ const loadFastPath = (function loadFastPath(name = 'fast-path', fresh = false) {
  * a hook 0.06 ms (measured; the others a few microseconds).
  */
 const builtins = new Map();
-const requireOnce = (function requireOnce(id) {
+const requireOnce = function requireOnce(id) {
   let m = builtins.get(id);
   if (m === undefined) builtins.set(id, (m = builtin(id)));
   return m;
-});
+};
 
 /**
  * Whether argv is a hook an agent runs (`stop-hook` without a verb of its own, `tool-loop pre|post`): a hook's own
@@ -95,17 +95,17 @@ function fastPathFault(err, argv) {
  * could do more (`reap --once-per`, or the other hook, whose word may be an option's value here). So `stop-hook arm`
  * or `tool-loop status` loads one bundle before the CLI, as before, and a command no fast path serves none.
  */
-const bundlesFor = (function bundlesFor(argv) {
+const bundlesFor = function bundlesFor(argv) {
   const hook = argv.find((a) => a === 'tool-loop' || a === 'stop-hook');
   // No hook and no `--once-per`: no fast path can apply (src/cli/fast-path.ts `mayTakeFastPath`), so no bundle is read
   // (`list`, `status` and the rest start about 5 ms sooner).
   if (!hook) return argv.some((a) => a.startsWith('--once-per')) ? ['fast-path'] : [];
   const other = hook === 'tool-loop' ? 'stop-hook' : 'tool-loop';
   return argv.includes('reap') || argv.includes(other) ? [`fast-path-${hook}`, 'fast-path'] : [`fast-path-${hook}`];
-});
+};
 
 /** A fast path's exit code, or undefined. */
-const fastPath = (async function fastPath(argv) {
+const fastPath = async function fastPath(argv) {
   for (const name of bundlesFor(argv)) {
     let fast;
     try {
@@ -117,9 +117,9 @@ const fastPath = (async function fastPath(argv) {
     if (code !== undefined) return code;
   }
   return undefined;
-});
+};
 
-const run = (async function run(argv) {
+const run = async function run(argv) {
   const quick = await fastPath(argv);
   if (quick !== undefined) process.exit(quick);
   let main;
@@ -132,7 +132,7 @@ const run = (async function run(argv) {
   // process.exit() drops what stdout and stderr still hold for a pipe: a large JSON report read slowly would be cut.
   await Promise.all([process.stdout, process.stderr].map((s) => (s.writableLength > 0 ? new Promise((r) => s.write('', r)) : undefined)));
   process.exit(code);
-});
+};
 
 if (require.main === module) run(process.argv.slice(2));
 else module.exports = { loadFastPath, BUNDLES, DIST };

@@ -38,13 +38,15 @@ function patch(name, code) {
   const helper = /^var __toESM = \(mod, isNodeMode, target\) => \(target = [\s\S]*?\n\)\);\n/m;
   const builtinCalls = code.match(/__toESM\(require\("node:[a-z_/]+"\), 1\)/g) ?? [];
   if (!helper.test(code) || builtinCalls.length !== calls.length) {
-    fail(`${name}: esbuild's __toESM helper or its calls are not the expected ones (${builtinCalls.length} of ${calls.length} calls on node: built-ins); update scripts/build-fast-path.cjs`);
+    fail(
+      `${name}: esbuild's __toESM helper or its calls are not the expected ones (${builtinCalls.length} of ${calls.length} calls on node: built-ins); update scripts/build-fast-path.cjs`,
+    );
   }
   code = code.replace(
     helper,
-    '// A built-in\'s namespace in O(1) (scripts/build-fast-path.cjs): named imports read through the prototype.\n' +
+    "// A built-in's namespace in O(1) (scripts/build-fast-path.cjs): named imports read through the prototype.\n" +
       'var __toESM = (mod) => __defProp(__create(mod), "default", { value: mod, enumerable: true });\n' +
-      '// A built-in Node.js\'s own start-up does not load, loaded on first use (scripts/build-fast-path.cjs).\n' +
+      "// A built-in Node.js's own start-up does not load, loaded on first use (scripts/build-fast-path.cjs).\n" +
       'var __lazyESM = (id) => { let ns; return new Proxy({}, { get: (_, key) => (ns ??= __toESM(require(id)))[key] }); };\n',
   );
   // node:os is not among the built-ins Node.js loads before running a file (fs and path are), and loading it costs a

@@ -20,9 +20,35 @@ const STOP = { session_id: 's', hook_event_name: 'Stop', stop_hook_active: false
 
 /** What each bundle runs: first through the process path (argv, with `input` on stdin), then in process. */
 const WARM = {
-  'fast-path': { argv: ['tool-loop', 'pre'], input: PRE, inProcess: [['tool-loop pre', PRE], ['tool-loop pre', PRE], ['tool-loop pre', PRE], ['tool-loop post', POST_FAILURE], ['stop-hook', STOP]] },
-  'fast-path-tool-loop': { argv: ['tool-loop', 'pre'], input: PRE, inProcess: [['tool-loop pre', PRE], ['tool-loop pre', PRE], ['tool-loop pre', PRE], ['tool-loop post', POST_FAILURE]] },
-  'fast-path-stop-hook': { argv: ['stop-hook'], input: STOP, inProcess: [['stop-hook', STOP], ['stop-hook', STOP]] },
+  'fast-path': {
+    argv: ['tool-loop', 'pre'],
+    input: PRE,
+    inProcess: [
+      ['tool-loop pre', PRE],
+      ['tool-loop pre', PRE],
+      ['tool-loop pre', PRE],
+      ['tool-loop post', POST_FAILURE],
+      ['stop-hook', STOP],
+    ],
+  },
+  'fast-path-tool-loop': {
+    argv: ['tool-loop', 'pre'],
+    input: PRE,
+    inProcess: [
+      ['tool-loop pre', PRE],
+      ['tool-loop pre', PRE],
+      ['tool-loop pre', PRE],
+      ['tool-loop post', POST_FAILURE],
+    ],
+  },
+  'fast-path-stop-hook': {
+    argv: ['stop-hook'],
+    input: STOP,
+    inProcess: [
+      ['stop-hook', STOP],
+      ['stop-hook', STOP],
+    ],
+  },
 };
 
 /** An armed run marker, so that a stop is decided (and blocked) rather than let through unread. */

@@ -27,7 +27,6 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 /** Largest row of the engine's container list (bytes of its JSON); a larger one makes the answer malformed. */
 export const MAX_LIST_ROW_BYTES = 1024 * 1024;
 
-
 export const ENV_HERMES_HOME = 'HERMES_HOME';
 export const ENV_LIFETIME = 'TERMINAL_LIFETIME_SECONDS';
 export const ENV_REAPER_SWITCH = 'TERMINAL_DOCKER_ORPHAN_REAPER';

@@ -131,7 +131,15 @@ export {
   type SweepCallOptions,
 } from './reaper/api.js';
 export type {
-  FailedEntry, IdleOptions, KeptEntry, ListResult, ListedEntry, ReapResult, StoppedEntry, SweepEntry, SweepEvent,
+  FailedEntry,
+  IdleOptions,
+  KeptEntry,
+  ListResult,
+  ListedEntry,
+  ReapResult,
+  StoppedEntry,
+  SweepEntry,
+  SweepEvent,
 } from './reaper/sweep.js';
 /** The engine interface the reaper uses; implement it to sweep another engine (or a test double). */
 export type { ContainerDetails, ContainerSummary, EngineClient, ListQuery, RemoveOptions, StatsCounters } from './adapters/engine.js';
@@ -145,9 +153,25 @@ export { judge, neverStarted, ruleOf, thresholdSeconds, type KeepReason, type Ru
  * `idleStatePath`).
  */
 export {
-  decideStop, idleSeconds, mergeIdleState, observe, occupancy, parseIdleState, processLimit, reproved, showsActivity,
-  IDLE_CPU_NS_PER_SECOND, IDLE_PROCESSES_WITH_INIT, IDLE_PROCESSES_WITHOUT_INIT,
-  type IdleKeepReason, type IdleRecord, type IdleSample, type IdleState, type Recheck, type StopDecision, type StopInput,
+  decideStop,
+  idleSeconds,
+  mergeIdleState,
+  observe,
+  occupancy,
+  parseIdleState,
+  processLimit,
+  reproved,
+  showsActivity,
+  IDLE_CPU_NS_PER_SECOND,
+  IDLE_PROCESSES_WITH_INIT,
+  IDLE_PROCESSES_WITHOUT_INIT,
+  type IdleKeepReason,
+  type IdleRecord,
+  type IdleSample,
+  type IdleState,
+  type Recheck,
+  type StopDecision,
+  type StopInput,
 } from './core/idle.js';
 export { reproveAndStop, takeSample, volumesGone, type ReproveOptions, type StopOutcome } from './reaper/idle-stop.js';
 export { idleStatePath } from './adapters/janitor-files.js';

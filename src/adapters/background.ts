@@ -20,7 +20,11 @@ const BIN = fileURLToPath(new URL('../../bin/hermes-janitor.js', import.meta.url
  * Returns the child's pid.
  */
 export async function detachToLog(
-  args: readonly string[], log: string, env: Record<string, string | undefined>, now: Date, rights: Rights | null = null,
+  args: readonly string[],
+  log: string,
+  env: Record<string, string | undefined>,
+  now: Date,
+  rights: Rights | null = null,
 ): Promise<number | undefined> {
   const fd = rootRules() ? withOwnerRights(rights, () => openLogStrictly(log)) : await openLogPlainly(log);
   try {
@@ -87,7 +91,13 @@ function openLogStrictly(log: string): number {
     const st = fs.fstatSync(fd);
     if (!st.isFile() || st.uid !== writer || st.nlink !== 1) {
       closeSync(fd);
-      throw refuse(!st.isFile() ? 'it is not a regular file' : st.uid !== writer ? `it belongs to uid ${st.uid}, not to its writer (uid ${writer}): remove it` : 'it has other hard links: remove it');
+      throw refuse(
+        !st.isFile()
+          ? 'it is not a regular file'
+          : st.uid !== writer
+            ? `it belongs to uid ${st.uid}, not to its writer (uid ${writer}): remove it`
+            : 'it has other hard links: remove it',
+      );
     }
     return fd;
   } finally {
@@ -103,7 +113,12 @@ function logDir(dir: string, writer: number, refuse: (why: string) => Error): Wa
   } catch (err) {
     throw refuse((err as Error).message);
   }
-  const problem = logDirProblem(dir, [...w.controllers.values()].map((c) => c.who), writer, NAMES);
+  const problem = logDirProblem(
+    dir,
+    [...w.controllers.values()].map((c) => c.who),
+    writer,
+    NAMES,
+  );
   if (problem) {
     closeSync(w.fd);
     throw refuse(problem);

@@ -121,8 +121,7 @@ export function readCgroupCounters(id: string, pid: number, roots: CgroupRoots =
       if (!Number.isSafeInteger(cpuNs) || cpuNs <= 0) return null;
       const memDir = memPath === undefined ? null : dirOf(mounts, (m) => !m.v2 && m.controllers.has('memory'), memPath);
       const pidsPath = entry('pids');
-      const pidsDir =
-        pidsPath === undefined || !namesContainer(pidsPath, id) ? null : dirOf(mounts, (m) => !m.v2 && m.controllers.has('pids'), pidsPath);
+      const pidsDir = pidsPath === undefined || !namesContainer(pidsPath, id) ? null : dirOf(mounts, (m) => !m.v2 && m.controllers.has('pids'), pidsPath);
       return { cpuNs, pgfault: memDir ? pgfaultOf(readFileSync(path.join(memDir, 'memory.stat'), 'utf8')) : null, pids: pidsIn(pidsDir) };
     }
     if (unified === undefined || !namesContainer(unified, id)) return null;

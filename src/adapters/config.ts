@@ -71,7 +71,11 @@ async function parseYaml(text: string, file: string, signal: AbortSignal | undef
   }
   const [{ Worker }, { createRequire }] = await Promise.all([import('node:worker_threads'), import('node:module')]);
   const bound = signal ?? AbortSignal.timeout(DEFAULT_RUN_TIMEOUT_MS);
-  const tooLong = () => new JanitorError(`reading ${file} did not finish within the run's --timeout: make the file smaller (it is ${text.length} bytes) or raise --timeout`, ExitCode.ENGINE);
+  const tooLong = () =>
+    new JanitorError(
+      `reading ${file} did not finish within the run's --timeout: make the file smaller (it is ${text.length} bytes) or raise --timeout`,
+      ExitCode.ENGINE,
+    );
   if (bound.aborted) throw tooLong();
   const worker = new Worker(WORKER, { eval: true, workerData: { text, yaml: createRequire(import.meta.url).resolve('yaml') } });
   let onAbort = () => {};

@@ -36,7 +36,9 @@ export function contextEndpoint(name: string, env: Record<string, string | undef
     | { Endpoints?: { docker?: { Host?: unknown; SkipTLSVerify?: unknown } } }
     | undefined;
   if (!meta) {
-    throw new UsageError(`unknown docker context '${name}': no ${path.join(dir, 'contexts', 'meta', digest, 'meta.json')}; list contexts with 'docker context ls'`);
+    throw new UsageError(
+      `unknown docker context '${name}': no ${path.join(dir, 'contexts', 'meta', digest, 'meta.json')}; list contexts with 'docker context ls'`,
+    );
   }
   const host = meta.Endpoints?.docker?.Host;
   if (typeof host !== 'string' || host === '') {

@@ -15,13 +15,33 @@ import { DEFAULT_REQUEST_TIMEOUT_MS, MAX_LIST_ROW_BYTES } from '../defaults.js';
 import { EngineRequestError, EngineUnreachableError, MalformedJsonArrayError, NotADockerEngineError } from '../errors.js';
 import type {
   ExecDetails,
-  ContainerDetails, ContainerMounts, ContainerSummary, EngineClient, EngineEvent, EngineImageCalls, EngineImages, EngineSpaceCalls, EngineStatusCalls,
+  ContainerDetails,
+  ContainerMounts,
+  ContainerSummary,
+  EngineClient,
+  EngineEvent,
+  EngineImageCalls,
+  EngineImages,
+  EngineSpaceCalls,
+  EngineStatusCalls,
   EngineVersion,
-  EventStream, ListQuery, RemoveOptions, RemoveOutcome, StatsCounters,
+  EventStream,
+  ListQuery,
+  RemoveOptions,
+  RemoveOutcome,
+  StatsCounters,
 } from './engine.js';
 import { parseEngineVersion } from './engine.js';
 import {
-  isJsonAnswer, parseEngineEvent, readDiskUsage, readImageUserRow, readInspect, readListRow, readMountsRow, readStats, readVolumeSizes,
+  isJsonAnswer,
+  parseEngineEvent,
+  readDiskUsage,
+  readImageUserRow,
+  readInspect,
+  readListRow,
+  readMountsRow,
+  readStats,
+  readVolumeSizes,
 } from './engine-answers.js';
 import { fullImageId } from '../core/images.js';
 import type { EngineEndpoint } from './engine-host.js';
@@ -33,9 +53,25 @@ const unlimited = new WeakSet<AbortSignal>();
 
 /** Socket-level errors that mean the engine cannot be reached. */
 const CONNECTION_CODES = new Set([
-  'ECONNREFUSED', 'ENOENT', 'EACCES', 'EPERM', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH',
-  'ENOTFOUND', 'EAI_AGAIN', 'ENOTSOCK', 'ECONNABORTED', 'ERR_SOCKET_CLOSED', 'ERR_TLS_CERT_ALTNAME_INVALID',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'EPROTO',
+  'ECONNREFUSED',
+  'ENOENT',
+  'EACCES',
+  'EPERM',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENOTSOCK',
+  'ECONNABORTED',
+  'ERR_SOCKET_CLOSED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'EPROTO',
 ]);
 
 export interface DockerodeEngineOptions {
@@ -45,7 +81,8 @@ export interface DockerodeEngineOptions {
 
 /** The engine client for one endpoint. dockerode is loaded on the first call, with its unused parts deferred. */
 export async function createDockerodeEngine(
-  endpoint: EngineEndpoint, opts: DockerodeEngineOptions = {},
+  endpoint: EngineEndpoint,
+  opts: DockerodeEngineOptions = {},
 ): Promise<EngineClient & EngineStatusCalls & EngineImageCalls & EngineSpaceCalls> {
   return new DockerodeEngine(await dockerFor(endpoint), endpoint.host, opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
 }
@@ -62,7 +99,12 @@ export function engineError(err: unknown, what: string, host: string): Error {
   const e = err as { statusCode?: unknown; code?: unknown; message?: unknown; json?: unknown };
   if (typeof e?.statusCode === 'number') {
     const json = e.json as { message?: unknown } | undefined;
-    const detail = typeof json?.message === 'string' ? json.message : String(e.message ?? '').replace(/^\(HTTP code \d+\) [\w ]+ - /, '').trim();
+    const detail =
+      typeof json?.message === 'string'
+        ? json.message
+        : String(e.message ?? '')
+            .replace(/^\(HTTP code \d+\) [\w ]+ - /, '')
+            .trim();
     return new EngineRequestError(`${what}: HTTP ${e.statusCode}: ${detail}`.trim(), e.statusCode);
   }
   const code = typeof e?.code === 'string' ? e.code : '';
@@ -201,11 +243,15 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
   private async rows<T>(what: string, res: IncomingMessage, read: (v: unknown) => T | null): Promise<T[]> {
     const out: T[] = [];
     try {
-      await forEachArrayElement(res, (value) => {
-        const row = read(value);
-        if (row === null) throw this.malformed(what, 'a row without an Id');
-        out.push(row);
-      }, MAX_LIST_ROW_BYTES);
+      await forEachArrayElement(
+        res,
+        (value) => {
+          const row = read(value);
+          if (row === null) throw this.malformed(what, 'a row without an Id');
+          out.push(row);
+        },
+        MAX_LIST_ROW_BYTES,
+      );
     } catch (err) {
       if (err instanceof EngineUnreachableError) throw err;
       if (err instanceof MalformedJsonArrayError) throw this.malformed(what, err.message);
@@ -248,8 +294,10 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
 
   async inspect(id: string, signal?: AbortSignal, options: { size?: boolean } = {}): Promise<ContainerDetails | null> {
     const what = `inspect ${id.slice(0, 12)}`;
-    const info = await this.orNull(what, signal, (abortSignal) =>
-      this.docker.getContainer(id).inspect({ abortSignal, ...(options.size ? { size: true } : {}) }) as Promise<unknown>,
+    const info = await this.orNull(
+      what,
+      signal,
+      (abortSignal) => this.docker.getContainer(id).inspect({ abortSignal, ...(options.size ? { size: true } : {}) }) as Promise<unknown>,
     );
     if (info === null) return null;
     const details = readInspect(info);
@@ -259,8 +307,10 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
 
   async stats(id: string, signal?: AbortSignal): Promise<StatsCounters | null> {
     const what = `stats ${id.slice(0, 12)}`;
-    const answer = await this.orNull(what, signal, (abortSignal) =>
-      this.docker.getContainer(id).stats({ stream: false, 'one-shot': true, abortSignal } as { stream: false }) as Promise<unknown>,
+    const answer = await this.orNull(
+      what,
+      signal,
+      (abortSignal) => this.docker.getContainer(id).stats({ stream: false, 'one-shot': true, abortSignal } as { stream: false }) as Promise<unknown>,
     );
     if (answer === null) return null;
     if (!isJsonAnswer(answer)) throw new EngineRequestError(`${what}: the engine answered with malformed JSON`, 502);
@@ -286,8 +336,10 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
 
   async remove(id: string, signal?: AbortSignal, opts: RemoveOptions = {}): Promise<RemoveOutcome> {
     try {
-      await this.call(`remove ${id.slice(0, 12)}`, signal, (abortSignal) =>
-        this.docker.getContainer(id).remove({ force: false, ...(opts.volumes ? { v: true } : {}), abortSignal }) as Promise<unknown>,
+      await this.call(
+        `remove ${id.slice(0, 12)}`,
+        signal,
+        (abortSignal) => this.docker.getContainer(id).remove({ force: false, ...(opts.volumes ? { v: true } : {}), abortSignal }) as Promise<unknown>,
       );
       return { kind: 'removed' };
     } catch (err) {
@@ -299,15 +351,19 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
   }
 
   async execRunning(execId: string, signal?: AbortSignal): Promise<boolean> {
-    const e = (await this.orNull(`inspect exec ${execId.slice(0, 12)}`, signal, (abortSignal) =>
-      this.docker.getExec(execId).inspect({ abortSignal }) as Promise<unknown>,
+    const e = (await this.orNull(
+      `inspect exec ${execId.slice(0, 12)}`,
+      signal,
+      (abortSignal) => this.docker.getExec(execId).inspect({ abortSignal }) as Promise<unknown>,
     )) as { Running?: unknown } | null;
     return e !== null && e.Running !== false;
   }
 
   async execInspect(execId: string, signal?: AbortSignal): Promise<ExecDetails | null> {
-    const e = (await this.orNull(`inspect exec ${execId.slice(0, 12)}`, signal, (abortSignal) =>
-      this.docker.getExec(execId).inspect({ abortSignal }) as Promise<unknown>,
+    const e = (await this.orNull(
+      `inspect exec ${execId.slice(0, 12)}`,
+      signal,
+      (abortSignal) => this.docker.getExec(execId).inspect({ abortSignal }) as Promise<unknown>,
     )) as { Running?: unknown; Pid?: unknown; ProcessConfig?: { entrypoint?: unknown; arguments?: unknown } } | null;
     if (e === null) return null;
     const pc = e.ProcessConfig ?? {};
@@ -321,8 +377,10 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
   }
 
   async volumeExists(name: string, signal?: AbortSignal): Promise<boolean> {
-    const v = await this.orNull(`inspect volume ${name.slice(0, 12)}`, signal, (abortSignal) =>
-      this.docker.getVolume(name).inspect({ abortSignal }) as Promise<unknown>,
+    const v = await this.orNull(
+      `inspect volume ${name.slice(0, 12)}`,
+      signal,
+      (abortSignal) => this.docker.getVolume(name).inspect({ abortSignal }) as Promise<unknown>,
     );
     return v !== null;
   }
@@ -339,7 +397,10 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
   // ---- images (the image budget) ----
 
   /** A buffered request through the modem (the image calls' answers are small), its JSON parsed by the modem. */
-  private dial(req: { method: string; path: string; options?: Record<string, unknown>; statusCodes: Record<number, true | string> }, abortSignal: AbortSignal): Promise<unknown> {
+  private dial(
+    req: { method: string; path: string; options?: Record<string, unknown>; statusCodes: Record<number, true | string> },
+    abortSignal: AbortSignal,
+  ): Promise<unknown> {
     const modem = this.docker.modem as unknown as { dial(o: object, cb: (err: unknown, res: unknown) => void): void };
     return new Promise((resolve, reject) => {
       modem.dial({ ...req, options: { ...req.options }, abortSignal }, (err, res) => (err ? reject(err) : resolve(res)));
@@ -350,7 +411,9 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
     const ok = { 200: true as const, 500: 'server error' };
     const [df, list] = await Promise.all([
       this.call('the disk usage', signal, (abortSignal) => this.dial({ method: 'GET', path: '/system/df', statusCodes: ok }, abortSignal)),
-      this.call('the image list', signal, (abortSignal) => this.dial({ method: 'GET', path: '/images/json?', options: { all: false }, statusCodes: ok }, abortSignal)),
+      this.call('the image list', signal, (abortSignal) =>
+        this.dial({ method: 'GET', path: '/images/json?', options: { all: false }, statusCodes: ok }, abortSignal),
+      ),
     ]);
     const out = readDiskUsage(df, list);
     if (!out) throw this.malformed('the disk usage');
@@ -385,7 +448,15 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
     const id = fullImageId(imageId);
     try {
       await this.call(`remove image ${id.slice(7, 19)}`, signal, (abortSignal) =>
-        this.dial({ method: 'DELETE', path: `/images/${encodeURIComponent(id)}?`, options: { force: false, noprune: false }, statusCodes: { 200: true, 404: 'no such image', 409: 'conflict', 500: 'server error' } }, abortSignal),
+        this.dial(
+          {
+            method: 'DELETE',
+            path: `/images/${encodeURIComponent(id)}?`,
+            options: { force: false, noprune: false },
+            statusCodes: { 200: true, 404: 'no such image', 409: 'conflict', 500: 'server error' },
+          },
+          abortSignal,
+        ),
       );
       return { kind: 'removed' };
     } catch (err) {
@@ -397,7 +468,10 @@ class DockerodeEngine implements EngineClient, EngineStatusCalls, EngineImageCal
 
   async imageIdOf(ref: string, signal?: AbortSignal): Promise<string | null> {
     const info = (await this.orNull(`inspect image ${ref.slice(0, 40)}`, signal, (abortSignal) =>
-      this.dial({ method: 'GET', path: `/images/${encodeURIComponent(ref)}/json`, statusCodes: { 200: true, 404: 'no such image', 500: 'server error' } }, abortSignal),
+      this.dial(
+        { method: 'GET', path: `/images/${encodeURIComponent(ref)}/json`, statusCodes: { 200: true, 404: 'no such image', 500: 'server error' } },
+        abortSignal,
+      ),
     )) as { Id?: unknown } | null;
     return info && typeof info.Id === 'string' ? fullImageId(info.Id) : null;
   }

@@ -71,8 +71,14 @@ export function readMountsRow(value: unknown): ContainerMounts | null {
 /** `GET /containers/{id}/json`; null when the answer is not a container (no Id or no State object). */
 export function readInspect(info: unknown): ContainerDetails | null {
   const c = info as {
-    Id?: unknown; Name?: unknown; Created?: unknown; State?: Record<string, unknown>; Config?: { Labels?: unknown } | null;
-    ExecIDs?: unknown; Mounts?: unknown; HostConfig?: { Init?: unknown } | null;
+    Id?: unknown;
+    Name?: unknown;
+    Created?: unknown;
+    State?: Record<string, unknown>;
+    Config?: { Labels?: unknown } | null;
+    ExecIDs?: unknown;
+    Mounts?: unknown;
+    HostConfig?: { Init?: unknown } | null;
   } | null;
   if (!isJsonAnswer(c) || typeof c.Id !== 'string' || !c.State || typeof c.State !== 'object') return null;
   const status = typeof c.State.Status === 'string' ? c.State.Status : '';
@@ -101,7 +107,8 @@ export function readInspect(info: unknown): ContainerDetails | null {
 /** A one-shot stats answer: null when it lacks the CPU counter (a container that is not running, for one). */
 export function readStats(answer: unknown): StatsCounters | null {
   const s = answer as {
-    cpu_stats?: { cpu_usage?: { total_usage?: unknown } }; memory_stats?: { stats?: { pgfault?: unknown } };
+    cpu_stats?: { cpu_usage?: { total_usage?: unknown } };
+    memory_stats?: { stats?: { pgfault?: unknown } };
     pids_stats?: { current?: unknown };
   } | null;
   const cpu = s?.cpu_stats?.cpu_usage?.total_usage;
@@ -126,7 +133,15 @@ export function parseEngineEvent(line: string): EngineEvent | null {
   } catch {
     return null;
   }
-  const e = v as { Type?: unknown; Action?: unknown; status?: unknown; id?: unknown; Actor?: { ID?: unknown; Attributes?: unknown }; time?: unknown; timeNano?: unknown };
+  const e = v as {
+    Type?: unknown;
+    Action?: unknown;
+    status?: unknown;
+    id?: unknown;
+    Actor?: { ID?: unknown; Attributes?: unknown };
+    time?: unknown;
+    timeNano?: unknown;
+  };
   if (!e || typeof e !== 'object') return null;
   if (e.Type !== undefined && e.Type !== 'container') return null;
   const id = typeof e.Actor?.ID === 'string' ? e.Actor.ID : typeof e.id === 'string' ? e.id : '';

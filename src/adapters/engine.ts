@@ -225,8 +225,7 @@ export interface EngineSpaceCalls {
   volumeSizes(signal?: AbortSignal): Promise<Map<string, number>>;
 }
 
-export const hasSpaceCalls = (e: EngineClient): e is EngineClient & EngineSpaceCalls =>
-  typeof (e as Partial<EngineSpaceCalls>).volumeSizes === 'function';
+export const hasSpaceCalls = (e: EngineClient): e is EngineClient & EngineSpaceCalls => typeof (e as Partial<EngineSpaceCalls>).volumeSizes === 'function';
 
 /** The engine's images and what they take (`GET /system/df`, tags from `GET /images/json`). */
 export interface EngineImages {
@@ -255,5 +254,4 @@ export interface EngineImageCalls {
 }
 
 /** Whether this client makes the image calls. */
-export const hasImageCalls = (e: EngineClient): e is EngineClient & EngineImageCalls =>
-  typeof (e as Partial<EngineImageCalls>).diskUsage === 'function';
+export const hasImageCalls = (e: EngineClient): e is EngineClient & EngineImageCalls => typeof (e as Partial<EngineImageCalls>).diskUsage === 'function';

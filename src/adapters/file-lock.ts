@@ -74,7 +74,10 @@ export interface HeldLock {
 
 /** Something other than a regular file sits at a lock path. */
 export class LockPathError extends JanitorError {
-  constructor(readonly lockPath: string, what: string) {
+  constructor(
+    readonly lockPath: string,
+    what: string,
+  ) {
     super(`${lockPath} is ${what}, not a lock file: remove it (hermes-janitor never follows or waits on it)`, ExitCode.USAGE);
   }
 }
@@ -141,7 +144,11 @@ function takeable(found: Found, staleMs: number | undefined, now: number): boole
 
 function newToken(): string {
   // Identifies a holder's lock file (not a secret): Math.random, since loading node:crypto costs every hook several ms.
-  return Array.from({ length: 2 }, () => Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, '0')).join('');
+  return Array.from({ length: 2 }, () =>
+    Math.floor(Math.random() * 0x100000000)
+      .toString(16)
+      .padStart(8, '0'),
+  ).join('');
 }
 
 /**
@@ -150,7 +157,9 @@ function newToken(): string {
  * hook several ms, and 'wx' already refuses a name in use.
  */
 export function writeTemp(target: string, body: string): { tmp: string; fd: number } {
-  const tmp = `${target}.${process.pid}.${Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, '0')}.tmp`;
+  const tmp = `${target}.${process.pid}.${Math.floor(Math.random() * 0x100000000)
+    .toString(16)
+    .padStart(8, '0')}.tmp`;
   const fd = fs.openSync(tmp, 'wx', 0o600);
   try {
     writeAllSync(fd, body);
@@ -297,7 +306,6 @@ export async function acquireLock(lockPath: string, opts: LockOptions): Promise<
     await abortableSleep(Math.min(opts.pollMs ?? 2 + Math.random() * 8, Math.max(0, deadline - Date.now())), opts.signal);
   }
 }
-
 
 /** One synchronous try at a lock, without waiting: the lock, or null when a live holder has it. */
 export function tryAcquireLock(lockPath: string, opts: Partial<LockOptions> = {}): HeldLock | null {

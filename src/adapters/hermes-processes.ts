@@ -5,7 +5,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  type HermesProcess, isPython, parseBootTime, parseCmdline, parseStatComm, parseStatusUid, shownCommand, startedAtMs,
+  type HermesProcess,
+  isPython,
+  parseBootTime,
+  parseCmdline,
+  parseStatComm,
+  parseStatusUid,
+  shownCommand,
+  startedAtMs,
 } from '../hermes/process-facts.js';
 import { createPlaceProbe } from '../hermes/installs.js';
 import { type HermesCommand, type PlaceProbe, type ProcessVariables, hermesCommand, ownershipOf, processVariables } from '../hermes/processes.js';
@@ -155,7 +162,11 @@ function* scanTable(opts: ProcessScanOptions): Generator<void, ProcessTable> {
   const out: HermesProcess[] = [];
   const blind = new Set<number>();
   const want: Wanted = {
-    python: opts.python === true, uids: opts.uids, profiles: opts.profiles !== false, startedBefore: opts.startedBefore, probe: opts.probe ?? createPlaceProbe(),
+    python: opts.python === true,
+    uids: opts.uids,
+    profiles: opts.profiles !== false,
+    startedBefore: opts.startedBefore,
+    probe: opts.probe ?? createPlaceProbe(),
   };
   for (const name of names) {
     if (!/^\d+$/.test(name) || Number(name) === self) continue;
@@ -212,8 +223,16 @@ function readOne(proc: string, pid: number, boot: number, want: Wanted, blind: S
     blind.add(uid);
     const why = 'its command line cannot be read';
     return {
-      ...base, command: `(${parseStatComm(stat)})`, hermes: true, why: `${why} (unsure counts as hermes)`, python: false, profile: null,
-      profileUnknown: why, serves: 'all-profiles', owns: null, ownsWhy: why,
+      ...base,
+      command: `(${parseStatComm(stat)})`,
+      hermes: true,
+      why: `${why} (unsure counts as hermes)`,
+      python: false,
+      profile: null,
+      profileUnknown: why,
+      serves: 'all-profiles',
+      owns: null,
+      ownsWhy: why,
     };
   }
   const py = isPython(argv, parseStatComm(stat));
@@ -223,16 +242,40 @@ function readOne(proc: string, pid: number, boot: number, want: Wanted, blind: S
   const cmd = hermesCommand(argv, env?.vars ?? null, want.probe);
   if (!cmd && !(want.python && py)) return null;
   const command = shownCommand(argv);
-  if (!cmd) return { ...base, command, hermes: false, python: py, profile: null, profileUnknown: 'not hermes', serves: 'all-profiles', owns: null, ownsWhy: 'not hermes' };
-  return { ...base, command, hermes: true, why: cmd.why, python: py, places: cmd.places, ...owned(cmd, dir, want.profiles ? (env ?? environmentOf(dir)) : null) };
+  if (!cmd)
+    return {
+      ...base,
+      command,
+      hermes: false,
+      python: py,
+      profile: null,
+      profileUnknown: 'not hermes',
+      serves: 'all-profiles',
+      owns: null,
+      ownsWhy: 'not hermes',
+    };
+  return {
+    ...base,
+    command,
+    hermes: true,
+    why: cmd.why,
+    python: py,
+    places: cmd.places,
+    ...owned(cmd, dir, want.profiles ? (env ?? environmentOf(dir)) : null),
+  };
 }
 
 /** What a hermes process owns (`hermes/processes.ts` `ownershipOf`); `env` null: not asked for (every profile). */
-function owned(cmd: HermesCommand, dir: string, env: ReturnType<typeof environmentOf> | null): Pick<HermesProcess, 'profile' | 'profileUnknown' | 'serves' | 'owns' | 'ownsWhy' | 'ownership' | 'sharedKey'> {
+function owned(
+  cmd: HermesCommand,
+  dir: string,
+  env: ReturnType<typeof environmentOf> | null,
+): Pick<HermesProcess, 'profile' | 'profileUnknown' | 'serves' | 'owns' | 'ownsWhy' | 'ownership' | 'sharedKey'> {
   if (env === null) return { profile: null, profileUnknown: 'not asked for', serves: 'all-profiles', owns: null, ownsWhy: 'not asked for' };
   const ownership = ownershipOf(cmd, { vars: env.vars, ...(env.envProblem ? { envProblem: env.envProblem } : {}), cwd: readLink(`${dir}/cwd`) });
   const shared = env.vars?.sharedKey !== undefined ? { sharedKey: env.vars.sharedKey } : {};
-  if (ownership.serves === 'profile') return { profile: ownership.profile, serves: 'profile', owns: [ownership.profile], ownsWhy: ownership.why, ownership, ...shared };
+  if (ownership.serves === 'profile')
+    return { profile: ownership.profile, serves: 'profile', owns: [ownership.profile], ownsWhy: ownership.why, ownership, ...shared };
   return { profile: null, profileUnknown: ownership.why, serves: 'all-profiles', owns: null, ownsWhy: ownership.why, ownership, ...shared };
 }
 

@@ -109,7 +109,8 @@ export async function listProfileHomes(root: string): Promise<{ homes: Array<{ p
     entries = listDirSafely(dir); // as root over another user's root: no symlink there followed
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') return { problem: `cannot list ${dir}: ${err instanceof TrustError ? err.message : code ?? (err as Error).message}` };
+    if (code !== 'ENOENT' && code !== 'ENOTDIR')
+      return { problem: `cannot list ${dir}: ${err instanceof TrustError ? err.message : (code ?? (err as Error).message)}` };
     entries = [];
   }
   const named = entries
@@ -121,12 +122,13 @@ export async function listProfileHomes(root: string): Promise<{ homes: Array<{ p
 
 /** The scope reading's view of the home's own files (the managed ones never reach it). */
 function scopeInputs(where: SettingsPlace, dotenv: DotenvFile | { unreadable: string } | null, config: HermesConfig): ScopeInputs {
-  const env: ScopeInputs['dotenv'] = dotenv === null ? null : 'unreadable' in dotenv
-    ? { path: path.join(where.home, DOTENV_FILENAME), reading: { refused: dotenv.unreadable } }
-    : dotenv.scope;
+  const env: ScopeInputs['dotenv'] =
+    dotenv === null ? null : 'unreadable' in dotenv ? { path: path.join(where.home, DOTENV_FILENAME), reading: { refused: dotenv.unreadable } } : dotenv.scope;
   const cfg: ScopeInputs['config'] = config.problem
     ? { path: config.file, problem: config.problem }
-    : config.data === undefined ? null : { path: config.file, data: config.data };
+    : config.data === undefined
+      ? null
+      : { path: config.file, data: config.data };
   return { home: where.home, cwd: where.cwd, dotenv: env, config: cfg };
 }
 
@@ -145,8 +147,13 @@ export async function loadHermesSettings(where: SettingsPlace): Promise<HermesSe
     mdir ? loadConfig(mdir, { signal: where.signal }) : null,
   ]);
   const inputs: SettingsInputs = {
-    home: where.home, cwd: where.cwd, env: where.env, dotenv: launchOf(dotenv), managedDotenv: launchOf(managedDotenv),
-    config: usableConfig(config), managedConfig: managedConfig ? usableConfig(managedConfig, warnings) : null,
+    home: where.home,
+    cwd: where.cwd,
+    env: where.env,
+    dotenv: launchOf(dotenv),
+    managedDotenv: launchOf(managedDotenv),
+    config: usableConfig(config),
+    managedConfig: managedConfig ? usableConfig(managedConfig, warnings) : null,
   };
   let launch: HermesSettings;
   try {

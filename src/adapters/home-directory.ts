@@ -16,6 +16,8 @@ export function homeDirectoryProblem(home: string, source: string): string | und
     isDir = false;
   }
   if (isDir) return undefined;
-  const what = JSON.stringify(home).slice(1, -1).replace(/\u007f/g, '\\u007f');
+  const what = JSON.stringify(home)
+    .slice(1, -1)
+    .replace(/\u007f/g, '\\u007f');
   return `hermes home '${what}' (from ${source}) is not a directory: point ${source === '--home' ? '--home' : '$HERMES_HOME or --home'} at hermes' home directory`;
 }

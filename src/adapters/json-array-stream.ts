@@ -68,7 +68,8 @@ class ArrayScanner {
       if (depth === 0) {
         if (c === 0x2c || c === 0x5d) {
           // ',' or ']' at the top: the element (if any) ends here.
-          if (this.inElement) this.emit(chunk.subarray(start, i)); // (outside any string here)
+          if (this.inElement)
+            this.emit(chunk.subarray(start, i)); // (outside any string here)
           else if (c === 0x2c || this.afterComma) throw malformed('an empty element');
           this.afterComma = c === 0x2c;
           if (c === 0x5d) phase = 2;

@@ -60,6 +60,6 @@ export function pidNamespaceProblem(opts: { engineHost: string | null; evidence?
   }
   return (
     `this janitor runs in a pid namespace of its own (${ns}), not the host's: processes outside it (hermes, exec clients) ` +
-    'cannot be seen, so every owner counts as unverifiable; run it in the host\'s pid namespace (docker run --pid=host)'
+    "cannot be seen, so every owner counts as unverifiable; run it in the host's pid namespace (docker run --pid=host)"
   );
 }

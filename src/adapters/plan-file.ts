@@ -43,7 +43,9 @@ const CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | const
 export function writePlanFile(file: string, text: string): void {
   const dir = path.dirname(path.resolve(file));
   const name = path.basename(file);
-  const tmpName = `.${name}.${process.pid}.${Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, '0')}.tmp`;
+  const tmpName = `.${name}.${process.pid}.${Math.floor(Math.random() * 0x100000000)
+    .toString(16)
+    .padStart(8, '0')}.tmp`;
   let dirFd: number | null = null;
   try {
     if (rootRules()) {

@@ -38,7 +38,10 @@ export interface ProcAccess {
 export function parseStat(pid: number, line: string): ProcEntry | null {
   const end = line.lastIndexOf(')');
   if (end < 0) return null;
-  const fields = line.slice(end + 1).trim().split(/\s+/);
+  const fields = line
+    .slice(end + 1)
+    .trim()
+    .split(/\s+/);
   // fields[0] is field 3 (state), fields[1] field 4 (ppid).
   const ppid = Number(fields[1]);
   const start = parseStatStartTime(line);

@@ -29,8 +29,7 @@ const isGone = (err: unknown) => codeOf(err) === 'ENOENT';
 
 export type EntryKind = 'directory' | 'symlink' | 'other' | 'missing';
 
-export const kindOf = (st: Stats | null): EntryKind =>
-  st === null ? 'missing' : st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'directory' : 'other';
+export const kindOf = (st: Stats | null): EntryKind => (st === null ? 'missing' : st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'directory' : 'other');
 
 async function lstatOrNull(p: string): Promise<Stats | null> {
   try {
@@ -61,7 +60,8 @@ export interface TaskDirListing {
  */
 export async function listTaskDirs(r: SandboxRoot): Promise<TaskDirListing> {
   const parent = taskDirsParent(r.root);
-  if (!(await isDirectory(r, r.root)) || !(await isDirectory(r, parent))) return { parent, parentForms: [parent], parentDev: null, parentIno: null, entries: [] };
+  if (!(await isDirectory(r, r.root)) || !(await isDirectory(r, parent)))
+    return { parent, parentForms: [parent], parentDev: null, parentIno: null, entries: [] };
   let names: string[];
   try {
     names = await fs.readdir(parent);
@@ -85,7 +85,12 @@ async function isDirectory(r: SandboxRoot, p: string): Promise<boolean> {
   try {
     st = await fs.stat(p);
   } catch (err) {
-    const dangling = isGone(err) && (await fs.lstat(p).then(() => true, () => false));
+    const dangling =
+      isGone(err) &&
+      (await fs.lstat(p).then(
+        () => true,
+        () => false,
+      ));
     if (isGone(err) && !dangling) return false;
     throw new UsageError(rootProblem(r, p, dangling ? 'is a symlink to nothing' : `cannot be read (${codeOf(err)})`));
   }
@@ -232,21 +237,32 @@ async function walkTree(w: Walk, top: string, topSt: Stats): Promise<void> {
  * is refused before anything is touched). Never follows a symlink; never writes. Throws the signal's reason when
  * it aborts (a partial scan is never reported as a whole one).
  */
-export async function scanTaskDir(
-  dir: string,
-  place: TaskDirPlace,
-  opts: { checkRemovable?: boolean; signal?: AbortSignal } = {},
-): Promise<TaskDirScan> {
+export async function scanTaskDir(dir: string, place: TaskDirPlace, opts: { checkRemovable?: boolean; signal?: AbortSignal } = {}): Promise<TaskDirScan> {
   const scan: TaskDirScan = {
-    path: dir, kind: 'missing', mountPoint: false, claimedAtMs: null, bytes: 0, shared: new Map(), lastChangeMs: 0, entries: 0, mounts: [], unreadable: [], refused: null,
+    path: dir,
+    kind: 'missing',
+    mountPoint: false,
+    claimedAtMs: null,
+    bytes: 0,
+    shared: new Map(),
+    lastChangeMs: 0,
+    entries: 0,
+    mounts: [],
+    unreadable: [],
+    refused: null,
   };
   const st = await lstatOrNull(dir);
   scan.kind = kindOf(st);
   if (!st || !st.isDirectory()) return scan;
   if (isClaimed(path.basename(dir))) scan.claimedAtMs = st.ctimeMs;
   const w: Walk = {
-    scan, place, top: dir, realTop: await fs.realpath(dir).catch(() => dir), checkRemovable: Boolean(opts.checkRemovable),
-    uid: process.geteuid?.() ?? null, signal: opts.signal,
+    scan,
+    place,
+    top: dir,
+    realTop: await fs.realpath(dir).catch(() => dir),
+    checkRemovable: Boolean(opts.checkRemovable),
+    uid: process.geteuid?.() ?? null,
+    signal: opts.signal,
   };
   if (crossesInto(w, dir, st)) {
     scan.mountPoint = true;
@@ -423,20 +439,37 @@ async function removeIn(parent: DirFd, name: string, owner: number | undefined):
   if (!st || !st.isDirectory()) return { status: 'gone' };
   if (owner !== undefined && st.uid !== owner) {
     // Replaced since it was judged by a directory that is not the home owner's (untrusted-root): not touched.
-    return { status: 'failed', refusal: { path: dir, code: 'untrusted-root', op: 'remove', owner: { path: dir, uid: st.uid } }, partial: false, leftAt: dir, swapped: [] };
+    return {
+      status: 'failed',
+      refusal: { path: dir, code: 'untrusted-root', op: 'remove', owner: { path: dir, uid: st.uid } },
+      partial: false,
+      leftAt: dir,
+      swapped: [],
+    };
   }
   const claimedName = claimName(name, randomBytes(4).toString('hex'));
   try {
     await parent.rename(name, claimedName);
   } catch (err) {
     if (isGone(err)) return { status: 'gone' };
-    return { status: 'failed', refusal: { path: dir, code: codeOf(err), op: 'remove', owner: { path: parent.shown, uid: parent.st.uid } }, partial: false, leftAt: dir, swapped: [] };
+    return {
+      status: 'failed',
+      refusal: { path: dir, code: codeOf(err), op: 'remove', owner: { path: parent.shown, uid: parent.st.uid } },
+      partial: false,
+      leftAt: dir,
+      swapped: [],
+    };
   }
   const claimed = parent.show(claimedName);
   // The mount table read now: mount points inside moved with the rename.
   const r: Removal = {
-    place: { parentDev: parent.st.dev, mountPoints: await readMountPoints() }, top: claimed, realTop: await fs.realpath(claimed).catch(() => claimed),
-    topMountId: null, refusal: null, swapped: [], removedAny: false,
+    place: { parentDev: parent.st.dev, mountPoints: await readMountPoints() },
+    top: claimed,
+    realTop: await fs.realpath(claimed).catch(() => claimed),
+    topMountId: null,
+    refusal: null,
+    swapped: [],
+    removedAny: false,
   };
   const top = await parent.openChild(claimedName, st).catch((err: unknown) => {
     r.refusal = { path: claimed, code: codeOf(err), op: 'read', owner: { path: claimed, uid: st.uid } };
@@ -470,9 +503,15 @@ async function leftOver(parent: DirFd, o: { r: Removal; name: string; claimedNam
   const { r } = o;
   const refusal = r.refusal ?? { path: r.swapped[0]!, code: SWAP_CODE, op: 'remove' as const, owner: null };
   let leftAt = parent.show(o.claimedName);
-  const nameFree = await parent.lstat(o.name).then(() => false, (err: unknown) => isGone(err));
+  const nameFree = await parent.lstat(o.name).then(
+    () => false,
+    (err: unknown) => isGone(err),
+  );
   if (!r.removedAny && nameFree) {
-    leftAt = await parent.rename(o.claimedName, o.name).then(() => parent.show(o.name), () => leftAt);
+    leftAt = await parent.rename(o.claimedName, o.name).then(
+      () => parent.show(o.name),
+      () => leftAt,
+    );
   }
   return { status: 'failed', refusal, partial: r.removedAny, leftAt, swapped: r.swapped };
 }

@@ -36,7 +36,15 @@ export function listSessionFiles(h: TempDirHandle): SessionFile[] {
       throw err;
     }
     out.push({
-      name, uid: st.uid, dev: st.dev, ino: st.ino, mtimeMs: st.mtimeMs, size: st.size, allocated: st.blocks * 512, type: typeOf(st), regular: st.isFile(),
+      name,
+      uid: st.uid,
+      dev: st.dev,
+      ino: st.ino,
+      mtimeMs: st.mtimeMs,
+      size: st.size,
+      allocated: st.blocks * 512,
+      type: typeOf(st),
+      regular: st.isFile(),
       symlink: st.isSymbolicLink(),
     });
   }

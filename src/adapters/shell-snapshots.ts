@@ -72,7 +72,14 @@ function lstatAt(h: TempDirHandle, name: string): Stats | null {
 }
 
 const factsOf = (name: string, st: Stats): SnapshotFile => ({
-  name, uid: st.uid, dev: st.dev, ino: st.ino, mtimeMs: st.mtimeMs, size: st.size, allocated: st.blocks * 512, regular: st.isFile(),
+  name,
+  uid: st.uid,
+  dev: st.dev,
+  ino: st.ino,
+  mtimeMs: st.mtimeMs,
+  size: st.size,
+  allocated: st.blocks * 512,
+  regular: st.isFile(),
   symlink: st.isSymbolicLink(),
 });
 

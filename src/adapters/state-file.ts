@@ -105,9 +105,13 @@ export class FileStateStore implements StateStore {
       if (code === 'ENOTDIR') return { value: undefined, notDirectory: true };
       if (code === 'ELOOP') {
         // A symlink at the state path, or (as root) one on the way in a directory another user can change.
-        return { value: undefined, problem: err instanceof TrustError ? `${err.message}; it is ignored` : `${this.file} is a symlink; it is ignored and will be replaced` };
+        return {
+          value: undefined,
+          problem: err instanceof TrustError ? `${err.message}; it is ignored` : `${this.file} is a symlink; it is ignored and will be replaced`,
+        };
       }
-      if (code === 'ENOTREG' || code === 'EISDIR') return { value: undefined, problem: `${this.file} is not a regular file; it is ignored and will be replaced` };
+      if (code === 'ENOTREG' || code === 'EISDIR')
+        return { value: undefined, problem: `${this.file} is not a regular file; it is ignored and will be replaced` };
       if (code === 'EFBIG') return { value: undefined, problem: `${this.file} is larger than ${MAX_STATE_BYTES} bytes; it is treated as empty` };
       if (code === 'EXDEV' || code === 'ECHANGED') return { value: undefined, problem: `${(err as Error).message}; it is treated as empty` };
       throw err;

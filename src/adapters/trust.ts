@@ -20,8 +20,18 @@ import path from 'node:path';
 import { DEFAULT_STATE_DIR, ENV_STATE_DIR } from '../defaults.js';
 import { UsageError } from '../errors.js';
 import {
-  type Controller, type Controllers, type ChainDir, type Names, addControllers, describeController, dirControllers, homeOwnerOf, rootChainProblem, shown,
-  stateDirOf, untrustedRootLine,
+  type Controller,
+  type Controllers,
+  type ChainDir,
+  type Names,
+  addControllers,
+  describeController,
+  dirControllers,
+  homeOwnerOf,
+  rootChainProblem,
+  shown,
+  stateDirOf,
+  untrustedRootLine,
 } from '../core/trust.js';
 import { fdPath, mountIdOf } from './dir-fd.js';
 
@@ -53,18 +63,30 @@ let passwd: Map<number, { name: string; gid: number }> | undefined;
 let groups: Map<number, string> | undefined;
 function table(file: string): string[][] {
   try {
-    return fs.readFileSync(file, 'utf8').split('\n').map((l) => l.split(':'));
+    return fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .map((l) => l.split(':'));
   } catch {
     return [];
   }
 }
 function users(): Map<number, { name: string; gid: number }> {
-  passwd ??= new Map(table('/etc/passwd').filter((f) => f.length >= 4).map((f) => [Number(f[2]), { name: f[0]!, gid: Number(f[3]) }]));
+  passwd ??= new Map(
+    table('/etc/passwd')
+      .filter((f) => f.length >= 4)
+      .map((f) => [Number(f[2]), { name: f[0]!, gid: Number(f[3]) }]),
+  );
   return passwd;
 }
 export const NAMES: Names = {
   user: (uid) => users().get(uid)?.name,
-  group: (gid) => (groups ??= new Map(table('/etc/group').filter((f) => f.length >= 3).map((f) => [Number(f[2]), f[0]!]))).get(gid),
+  group: (gid) =>
+    (groups ??= new Map(
+      table('/etc/group')
+        .filter((f) => f.length >= 3)
+        .map((f) => [Number(f[2]), f[0]!]),
+    )).get(gid),
 };
 const primaryGid = (uid: number) => users().get(uid)?.gid;
 
@@ -83,7 +105,11 @@ const components = (p: string) => p.split('/').filter((c) => c !== '' && c !== '
 const codeOf = (err: unknown) => (err as NodeJS.ErrnoException).code ?? 'EIO';
 
 function refusedLink(where: string, by: readonly Controller[]): TrustError {
-  return new TrustError('ELOOP', where, `${shown(where)} is a symlink in a directory ${describeController(by[0]!, NAMES)} can change: as root, hermes-janitor does not follow it`);
+  return new TrustError(
+    'ELOOP',
+    where,
+    `${shown(where)} is a symlink in a directory ${describeController(by[0]!, NAMES)} can change: as root, hermes-janitor does not follow it`,
+  );
 }
 
 interface WalkOptions {
@@ -127,7 +153,11 @@ let procChecked = false;
 /** The walk reaches each entry through `/proc/self/fd`: without it (no /proc mounted) it refuses, never guesses. */
 function checkProc(): true {
   if (!fs.existsSync('/proc/self/fd')) {
-    throw new TrustError('ENOPROC', '/proc', 'as root, hermes-janitor reaches files one directory at a time through /proc/self/fd, which is not there: mount /proc');
+    throw new TrustError(
+      'ENOPROC',
+      '/proc',
+      'as root, hermes-janitor reaches files one directory at a time through /proc/self/fd, which is not there: mount /proc',
+    );
   }
   return true;
 }
@@ -249,7 +279,13 @@ export function homeAccess(home: string): HomeAccess {
       checkStateBase(base);
       const uid = verdict.owner;
       const info = users().get(uid);
-      access = { home: key, owner: { uid, gid: info?.gid ?? uid, name: info?.name ?? null }, real: w.real, controllers: w.controllers, stateDir: stateDirOf(base, w.real) };
+      access = {
+        home: key,
+        owner: { uid, gid: info?.gid ?? uid, name: info?.name ?? null },
+        real: w.real,
+        controllers: w.controllers,
+        stateDir: stateDirOf(base, w.real),
+      };
     }
   }
   resolved.set(key, access);
@@ -292,7 +328,14 @@ export interface Refusal {
   /** The one line why. */
   detail: string;
 }
-const REASONS: Record<string, string> = { ELOOP: 'symlink', ENOTREG: 'not-regular', EISDIR: 'not-regular', EFBIG: 'too-large', EXDEV: 'hard-link', ECHANGED: 'changed' };
+const REASONS: Record<string, string> = {
+  ELOOP: 'symlink',
+  ENOTREG: 'not-regular',
+  EISDIR: 'not-regular',
+  EFBIG: 'too-large',
+  EXDEV: 'hard-link',
+  ECHANGED: 'changed',
+};
 const refused = new Map<string, Refusal>();
 
 /** Every file this process refused to read so far, in the order met (each path once). */
@@ -301,7 +344,8 @@ export function refusals(): Refusal[] {
 }
 
 function noted(err: unknown): unknown {
-  if (err instanceof TrustError && REASONS[err.code] && !refused.has(err.path)) refused.set(err.path, { path: err.path, reason: REASONS[err.code]!, detail: err.message });
+  if (err instanceof TrustError && REASONS[err.code] && !refused.has(err.path))
+    refused.set(err.path, { path: err.path, reason: REASONS[err.code]!, detail: err.message });
   return err;
 }
 
@@ -321,8 +365,20 @@ export interface OpenedFile {
 
 /** A FIFO, device, socket (ENOTREG) or directory (EISDIR, as the system says it) where a regular file should be. */
 function notRegular(file: string, st: Stats): TrustError {
-  const what = st.isFIFO() ? 'a FIFO' : st.isDirectory() ? 'a directory' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : st.isSocket() ? 'a socket' : 'not a regular file';
-  return new TrustError(st.isDirectory() ? 'EISDIR' : 'ENOTREG', file, `${shown(file)} is ${what}, not a regular file: hermes-janitor reads no FIFO, device or directory there`);
+  const what = st.isFIFO()
+    ? 'a FIFO'
+    : st.isDirectory()
+      ? 'a directory'
+      : st.isCharacterDevice() || st.isBlockDevice()
+        ? 'a device'
+        : st.isSocket()
+          ? 'a socket'
+          : 'not a regular file';
+  return new TrustError(
+    st.isDirectory() ? 'EISDIR' : 'ENOTREG',
+    file,
+    `${shown(file)} is ${what}, not a regular file: hermes-janitor reads no FIFO, device or directory there`,
+  );
 }
 
 /** Opens `file` for reading, as root by a walk (see the module comment); must be a regular file. */
@@ -381,7 +437,11 @@ function openWalked(start: string, abs: string, opts: OpenOptions & { home?: Hom
       // A hard link another user made to a file they do not own would be read with root's eyes.
       if (local.length > 0 && st.isFile() && st.nlink > 1 && !local.some((c) => c.kind === 'user' && c.id === st.uid)) {
         fs.closeSync(fd);
-        throw new TrustError('EXDEV', abs, `${shown(abs)} is a hard link to a file of uid ${st.uid}, in a directory ${describeController(local[0]!, NAMES)} can change: not read as root`);
+        throw new TrustError(
+          'EXDEV',
+          abs,
+          `${shown(abs)} is a hard link to a file of uid ${st.uid}, in a directory ${describeController(local[0]!, NAMES)} can change: not read as root`,
+        );
       }
       return { fd, st, controllers: parent.controllers };
     } finally {
@@ -414,7 +474,13 @@ export function readFileSafely(file: string, cap: number, opts: OpenOptions = {}
   try {
     const bytes = readCapped(fd, cap, st.size);
     if (bytes.length > cap) {
-      throw noted(new TrustError('EFBIG', path.resolve(file), `${shown(path.resolve(file))} is too large (more than ${cap >= 1024 * 1024 ? `${cap / (1024 * 1024)} MiB` : `${cap} bytes`}): it is not read`));
+      throw noted(
+        new TrustError(
+          'EFBIG',
+          path.resolve(file),
+          `${shown(path.resolve(file))} is too large (more than ${cap >= 1024 * 1024 ? `${cap / (1024 * 1024)} MiB` : `${cap} bytes`}): it is not read`,
+        ),
+      );
     }
     return bytes.toString('utf8');
   } finally {
@@ -461,7 +527,8 @@ export function assertRootMayWrite(dir: string): void {
   const c = [...w.controllers.values()][0];
   if (c) {
     throw new TrustError(
-      'EPERM', dir,
+      'EPERM',
+      dir,
       `not writing in ${shown(dir)} as root: ${describeController(c.who, NAMES)} can change it (${shown(c.where)}); hermes-janitor writes there only with that user's rights`,
     );
   }
@@ -512,7 +579,13 @@ export interface CheckedDir extends ChainDir {
 
 function factsOf(p: string, st: Stats, fd: number | null): CheckedDir {
   return {
-    path: p, symlink: st.isSymbolicLink(), directory: st.isDirectory(), uid: st.uid, dev: st.dev, ino: st.ino, mountId: fd === null ? null : mountIdOf(fd),
+    path: p,
+    symlink: st.isSymbolicLink(),
+    directory: st.isDirectory(),
+    uid: st.uid,
+    dev: st.dev,
+    ino: st.ino,
+    mountId: fd === null ? null : mountIdOf(fd),
   };
 }
 

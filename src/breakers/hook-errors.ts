@@ -27,7 +27,11 @@ export async function recordHookError(home: string, hook: string, what: string, 
 }
 
 /** A breaker's recorded mistakes still remembered at `now` (read-only), most recent first, or why they cannot be read. */
-export async function readHookErrors(home: string, breaker: HookBreaker, now: Date): Promise<{ file: string; errors: HookErrorEntry[]; problem: string | null }> {
+export async function readHookErrors(
+  home: string,
+  breaker: HookBreaker,
+  now: Date,
+): Promise<{ file: string; errors: HookErrorEntry[]; problem: string | null }> {
   const file = hookErrorsFile(home, breaker);
   try {
     const read = await store(file).read();

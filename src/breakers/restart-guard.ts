@@ -203,9 +203,7 @@ export function createRestartGuard(options: RestartGuardOptions = {}): RestartGu
     throw new RangeError(`windowSeconds must be a number > 0, got ${options.windowSeconds}`);
   }
   const needHome = options.store === undefined || options.home !== undefined || options.useConfig === true;
-  const home = needHome
-    ? libraryHome(options)
-    : undefined;
+  const home = needHome ? libraryHome(options) : undefined;
   const store = options.store ?? restartLoopStore(home!);
   const clock = options.now ?? (() => new Date());
   const useConfig = options.useConfig ?? !(options.store !== undefined && options.home === undefined);

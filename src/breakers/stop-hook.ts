@@ -274,7 +274,9 @@ function markerStores(file: string): { run: StateStore; stops: StateStore } {
  * // output: { decision: 'block', reason: '3 items remain: continue with the next one' }
  */
 export function createStopHook(options: StopHookOptions = {}): StopHook {
-  const { run: store, stops } = options.store ? { run: options.store, stops: options.store } : markerStores(options.marker ?? defaultMarkerPath(libraryHome(options)));
+  const { run: store, stops } = options.store
+    ? { run: options.store, stops: options.store }
+    : markerStores(options.marker ?? defaultMarkerPath(libraryHome(options)));
   const s: HookSettings = {
     store: stops,
     maxBlocks: options.maxBlocks === undefined ? undefined : checkCount(options.maxBlocks, 'maxBlocks', 1),

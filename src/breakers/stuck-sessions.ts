@@ -213,11 +213,7 @@ export interface StuckSessions {
 export function createStuckSessions(options: StuckSessionsOptions = {}): StuckSessions {
   const threshold = options.threshold ?? DEFAULT_SUSPEND_THRESHOLD;
   if (!Number.isSafeInteger(threshold) || threshold < 1) throw new RangeError(`threshold must be an integer >= 1, got ${threshold}`);
-  const store =
-    options.store ??
-    stuckSessionsStore(
-      libraryHome(options),
-    );
+  const store = options.store ?? stuckSessionsStore(libraryHome(options));
   return {
     location: store.location,
     threshold,

@@ -142,16 +142,7 @@ export type ToolLoopOutput = Record<string, unknown>;
  * `repeated`: identical calls in a row; `cycle`: a repeating sequence of calls; `failing`: a tool failing in a row;
  * `other-event`: an event this hook does not count (let through); `duplicate`: a call id already counted.
  */
-export type ToolLoopWhy =
-  | 'counted'
-  | 'repeated'
-  | 'cycle'
-  | 'failing'
-  | 'other-event'
-  | 'duplicate'
-  | 'malformed-input'
-  | 'state-error'
-  | 'internal-error';
+export type ToolLoopWhy = 'counted' | 'repeated' | 'cycle' | 'failing' | 'other-event' | 'duplicate' | 'malformed-input' | 'state-error' | 'internal-error';
 
 /** The outcome of one PreToolUse or PostToolUse call. */
 export interface ToolLoopResult {
@@ -272,9 +263,7 @@ async function sweepStale(store: ToolLoopStore, nowMs: number): Promise<number> 
   for (const s of await store.sessions()) {
     const read = await s.read().catch(() => undefined);
     if (!read || !isStale(read.value, nowMs)) continue;
-    const gone = await s.update((cur) =>
-      isStale(cur.value, nowMs) ? { next: undefined, result: hasState(cur) } : { next: cur.value, result: false },
-    );
+    const gone = await s.update((cur) => (isStale(cur.value, nowMs) ? { next: undefined, result: hasState(cur) } : { next: cur.value, result: false }));
     if (gone) deleted++;
   }
   return deleted;
@@ -312,7 +301,13 @@ function readCall(s: LoopSettings, event: 'pre' | 'post', payload: ToolHookInput
   try {
     if (event === 'pre') signature = callSignature(call.tool, call.input);
   } catch (err) {
-    return { action: 'allow', why: 'malformed-input', dialect, session: call.session, warnings: [`cannot fingerprint tool_input (${errorMessage(err)}); the call is not counted`] };
+    return {
+      action: 'allow',
+      why: 'malformed-input',
+      dialect,
+      session: call.session,
+      warnings: [`cannot fingerprint tool_input (${errorMessage(err)}); the call is not counted`],
+    };
   }
   const nowMs = s.now().getTime();
   if (!Number.isFinite(nowMs)) throw new RangeError('the clock returned an invalid date');

@@ -75,8 +75,20 @@ export function givenFlags(argv: readonly string[], flags: ReadonlyMap<string, b
 const POLICY_FLAGS: ReadonlyMap<string, boolean> = new Map(
   [...ENGINE_OPTIONS, ...OUTPUT_OPTIONS]
     .filter((d) =>
-      ['--lifetime', '--older-than', '--force-threshold', '--as-of', '--idle-after', '--idle-after-owned', '--stopped-retention', '--stop-idle', '--no-stop-idle',
-        '--idle-max-processes', '--exec-max-age'].includes(d.flag))
+      [
+        '--lifetime',
+        '--older-than',
+        '--force-threshold',
+        '--as-of',
+        '--idle-after',
+        '--idle-after-owned',
+        '--stopped-retention',
+        '--stop-idle',
+        '--no-stop-idle',
+        '--idle-max-processes',
+        '--exec-max-age',
+      ].includes(d.flag),
+    )
     .map((d) => [d.flag, d.value !== undefined]),
 );
 
@@ -101,7 +113,14 @@ export function homeScope(scope: RunScope): RunScope {
  */
 export function scopeOf(cmd: Command, ctx: { cwd: string; homedir: string }): RunScope {
   const o = cmd.optsWithGlobals<{
-    home?: string; profile?: string; allProfiles?: boolean; label?: string[]; excludeLabel?: string[]; profileLabel?: string; host?: string[]; context?: string;
+    home?: string;
+    profile?: string;
+    allProfiles?: boolean;
+    label?: string[];
+    excludeLabel?: string[];
+    profileLabel?: string;
+    host?: string[];
+    context?: string;
   }>();
   const scope: RunScope = {};
   if (o.home !== undefined) scope.home = o.home === '~' || o.home.startsWith('~/') ? path.join(ctx.homedir, o.home.slice(1)) : path.resolve(ctx.cwd, o.home);

@@ -77,14 +77,24 @@ export function addActionOptions(cmd: Command): Command {
  * the home's files and the run's policy.
  */
 export function passInput(
-  opts: object, ctx: Pick<Context, 'env'>, files: HomeFiles,
+  opts: object,
+  ctx: Pick<Context, 'env'>,
+  files: HomeFiles,
   run: Pick<EngineTargets, 'home' | 'selection'> & { profiles: PassSettingsInput['profiles']; lifetimeSeconds: number },
   extra: { command?: PassSettingsInput['command']; plan?: boolean; metrics?: boolean } = {},
 ): PassSettingsInput {
   return {
-    command: extra.command ?? 'reap', flags: opts as Record<string, unknown>, env: ctx.env, config: files.config, hermes: files.hermes,
-    home: run.home.home, profiles: run.profiles, selection: run.selection, lifetimeSeconds: run.lifetimeSeconds,
-    plan: extra.plan ?? false, metrics: extra.metrics ?? false,
+    command: extra.command ?? 'reap',
+    flags: opts as Record<string, unknown>,
+    env: ctx.env,
+    config: files.config,
+    hermes: files.hermes,
+    home: run.home.home,
+    profiles: run.profiles,
+    selection: run.selection,
+    lifetimeSeconds: run.lifetimeSeconds,
+    plan: extra.plan ?? false,
+    metrics: extra.metrics ?? false,
   };
 }
 
@@ -147,7 +157,11 @@ export type RunPolicy = Omit<RunSettings, 'sources'> & {
  * `--older-than` and `--lifetime` are exclusive, and `--force-threshold` needs `--older-than`.
  */
 export async function resolvePolicy(
-  opts: EngineCommandOptions & Partial<ActionOptions>, ctx: Context, files: HomeFiles, targets: Pick<EngineTargets, 'home' | 'selection'>, signal?: AbortSignal,
+  opts: EngineCommandOptions & Partial<ActionOptions>,
+  ctx: Context,
+  files: HomeFiles,
+  targets: Pick<EngineTargets, 'home' | 'selection'>,
+  signal?: AbortSignal,
 ): Promise<RunPolicy> {
   if (opts.olderThan !== undefined && opts.lifetime !== undefined) {
     throw new UsageError('--older-than and --lifetime cannot be combined: --older-than replaces the threshold computed from the lifetime');
@@ -168,7 +182,12 @@ export async function resolvePolicy(
       stoppedRetentionSeconds: opts.stoppedRetention === undefined ? undefined : opts.stoppedRetention / 1000,
     },
     {
-      env: ctx.env, config: files.config, hermes: files.hermes, home: targets.home.home, now: () => ctx.now(), selection: targets.selection,
+      env: ctx.env,
+      config: files.config,
+      hermes: files.hermes,
+      home: targets.home.home,
+      now: () => ctx.now(),
+      selection: targets.selection,
       selectorGiven: Boolean(opts.label?.length),
     },
   );
@@ -184,7 +203,12 @@ export async function resolvePolicy(
   const input = passInput(opts, ctx, files, { ...targets, profiles: usable, lifetimeSeconds: settings.lifetimeSeconds });
   const sources = Object.assign({}, settings.sources, ...PASSES.map((p) => p.status?.sources?.(input) ?? {})) as RunPolicy['sources'];
   return {
-    ...settings, sources, thresholdSeconds: shared, asOf: opts.asOf ?? ctx.now(), profiles, passProfiles: usable,
+    ...settings,
+    sources,
+    thresholdSeconds: shared,
+    asOf: opts.asOf ?? ctx.now(),
+    profiles,
+    passProfiles: usable,
     held: judged.rules.held,
     ...(!flagged && Object.keys(byLabel).length ? { thresholdByProfile: byLabel } : {}),
   };
@@ -204,14 +228,21 @@ export interface ProfileSettings {
  * run's hermes root, else the run's own and those sharing its container identity; a profile refused is said on stderr.
  */
 async function judgeProfiles(
-  opts: { allProfiles?: boolean }, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>, files: HomeFiles,
+  opts: { allProfiles?: boolean },
+  ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>,
+  files: HomeFiles,
   targets: Pick<EngineTargets, 'home' | 'selection'> & { signal?: AbortSignal | undefined },
 ): Promise<{ profiles: ProfileSettings[]; rules: LabelRules }> {
   const { judgeRun } = await import('../hermes/profile-set.js');
   const { home, selection, signal } = targets;
   const run = { profile: home.profile, home: home.home, settings: files.hermes, refused: files.refused };
   const judged = await judgeRun(run, selection, {
-    root: home.root, env: ctx.env, cwd: ctx.cwd, allProfiles: Boolean(opts.allProfiles), janitorReaps: janitorReaps(ctx.env), signal,
+    root: home.root,
+    env: ctx.env,
+    cwd: ctx.cwd,
+    allProfiles: Boolean(opts.allProfiles),
+    janitorReaps: janitorReaps(ctx.env),
+    signal,
   });
   for (const w of judged.warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
   return { profiles: judged.profiles.map((p) => ({ profile: p.profile, home: p.home, hermes: p.settings, refused: p.refused })), rules: judged.rules };

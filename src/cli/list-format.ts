@@ -75,7 +75,9 @@ function pieceOf(action: string, raw: string): Piece {
   const field = m ? LIST_FIELDS[m[1]!] : undefined;
   if (field) return { field };
   throw new ValueError(
-    `--format: unknown field '{{${escapeControls(action)}}}' in '${escapeControls(raw)}': use ${Object.keys(LIST_FIELDS).map((k) => `{{.${k}}}`).join(', ')} or {{json .}}`,
+    `--format: unknown field '{{${escapeControls(action)}}}' in '${escapeControls(raw)}': use ${Object.keys(LIST_FIELDS)
+      .map((k) => `{{.${k}}}`)
+      .join(', ')} or {{json .}}`,
   );
 }
 
@@ -88,5 +90,13 @@ export function renderListFormat(f: ListFormat, rows: readonly ListedEntry[], as
   const lines = [head, ...rows.map(lineOf)].map((l) => l.split('\t'));
   const widths: number[] = [];
   for (const cells of lines) cells.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)));
-  return lines.map((cells) => `${cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('   ').trimEnd()}\n`).join('');
+  return lines
+    .map(
+      (cells) =>
+        `${cells
+          .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+          .join('   ')
+          .trimEnd()}\n`,
+    )
+    .join('');
 }

@@ -18,19 +18,35 @@ interface CommandEntry {
 }
 
 const COMMANDS: CommandEntry[] = [
-  { name: 'list', aliases: ['ls'], summary: 'list labelled containers with the verdict reap would reach (reap, stop or keep)', load: () => import('./commands/list.js') },
-  { name: 'reap', summary: 'remove exited and never-started orphans older than the threshold; stop sandboxes proven idle', load: () => import('./commands/reap.js') },
-  { name: 'watch', summary: 'run as a service: remove each orphan at its deadline and stop each idle sandbox, following engine events', load: () => import('./commands/watch.js') },
+  {
+    name: 'list',
+    aliases: ['ls'],
+    summary: 'list labelled containers with the verdict reap would reach (reap, stop or keep)',
+    load: () => import('./commands/list.js'),
+  },
+  {
+    name: 'reap',
+    summary: 'remove exited and never-started orphans older than the threshold; stop sandboxes proven idle',
+    load: () => import('./commands/reap.js'),
+  },
+  {
+    name: 'watch',
+    summary: 'run as a service: remove each orphan at its deadline and stop each idle sandbox, following engine events',
+    load: () => import('./commands/watch.js'),
+  },
   { name: 'restart-guard', summary: 'rolling-window breaker for restart-interrupted gateway boots', load: () => import('./commands/restart-guard.js') },
   { name: 'lifecycle-scan', summary: 'refuse scheduled commands that restart or kill the gateway', load: () => import('./commands/lifecycle-scan.js') },
   { name: 'stuck-sessions', summary: 'suspend sessions that stay active across restarts', load: () => import('./commands/stuck-sessions.js') },
   { name: 'stop-hook', summary: 'Stop hook: keep a multi-step run going, never spin forever', load: () => import('./commands/stop-hook.js') },
-  { name: 'status', summary: 'engines, containers, janitor state, sandbox directories and breakers on one screen (read-only)', load: () => import('./commands/status.js') },
+  {
+    name: 'status',
+    summary: 'engines, containers, janitor state, sandbox directories and breakers on one screen (read-only)',
+    load: () => import('./commands/status.js'),
+  },
   { name: 'shell-init', summary: 'print the shell start-up snippet (bash, zsh, fish)', load: () => import('./commands/shell-init.js') },
   { name: 'tool-loop', summary: 'tool-call hooks: stop repeated, cycling or failing tool calls', load: () => import('./commands/tool-loop.js') },
   { name: 'completion', summary: 'print a shell completion script (bash, zsh, fish)', load: () => import('./commands/completion.js') },
 ];
-
 
 /** The first word of argv that is not an option: the subcommand to load. */
 function findCommand(argv: string[]): CommandEntry | undefined {
@@ -78,7 +94,10 @@ function buildProgram(ctx: Context, { Command }: Commander, exitCodesHelp: strin
       getErrHelpWidth: () => helpWidth(ctx.stderr),
       outputError: (s, write) => {
         // One line, always: commander puts its "(Did you mean ...?)" hint on a line of its own.
-        const line = s.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ');
+        const line = s
+          .replace(/^error: /, '')
+          .trim()
+          .replace(/\s*\n\s*/g, ' ');
         if (capture) capture(line);
         else write(`hermes-janitor: ${line} (see 'hermes-janitor --help')\n`);
       },
@@ -120,7 +139,11 @@ export async function main(argv: string[], context?: Context, options: MainOptio
     const whole = selected?.name === 'completion';
     for (const entry of COMMANDS) {
       if (entry === selected || whole) (await entry.load()).register(program, ctx, state);
-      else program.command(entry.name).aliases(entry.aliases ?? []).description(entry.summary);
+      else
+        program
+          .command(entry.name)
+          .aliases(entry.aliases ?? [])
+          .description(entry.summary);
     }
     if (argv.length === 0) {
       program.outputHelp({ error: true });

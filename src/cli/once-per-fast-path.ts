@@ -26,8 +26,11 @@ export function oncePerFastPath(argv: readonly string[], ctx: Context): number |
   const list = (flag: string) => o.get(flag) as string[] | undefined;
   try {
     const home = resolveHermesHome({
-      home: parsed.globals.get('--home') as string | undefined, profile: parsed.globals.get('--profile') as string | undefined,
-      env: ctx.env, homedir: ctx.homedir, cwd: ctx.cwd,
+      home: parsed.globals.get('--home') as string | undefined,
+      profile: parsed.globals.get('--profile') as string | undefined,
+      env: ctx.env,
+      homedir: ctx.homedir,
+      cwd: ctx.cwd,
     });
     const selection = selectionFrom({
       profile: o.has('--all-profiles') ? null : home.profile,

@@ -46,7 +46,10 @@ function layerPart(e: SweepEntry): string {
  * layer 20.0 MiB)`; a dry run says `Would remove` / `Would stop` (`when`: "finished 3 hours ago" or "idle 3 hours").
  */
 export function reapLine(
-  kind: 'removed' | 'Would remove' | 'stopped' | 'Would stop' | 'failed' | 'kept', e: SweepEntry | FailedEntry, when: string, showHost: boolean,
+  kind: 'removed' | 'Would remove' | 'stopped' | 'Would stop' | 'failed' | 'kept',
+  e: SweepEntry | FailedEntry,
+  when: string,
+  showHost: boolean,
 ): string {
   const where = showHost ? ` on ${e.host}` : '';
   const layer = kind === 'stopped' || kind === 'Would stop' ? layerPart(e) : '';

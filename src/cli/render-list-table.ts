@@ -210,8 +210,21 @@ function fit(cols: Column[], columns: number): void {
 
 /** cli-table3 drawing no rules: columns `GAP` spaces apart, no padding, no colour of its own (the shape `docker ps` prints). */
 const NO_RULES = {
-  top: '', 'top-mid': '', 'top-left': '', 'top-right': '', bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
-  left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '', middle: ' '.repeat(GAP),
+  top: '',
+  'top-mid': '',
+  'top-left': '',
+  'top-right': '',
+  bottom: '',
+  'bottom-mid': '',
+  'bottom-left': '',
+  'bottom-right': '',
+  left: '',
+  'left-mid': '',
+  mid: '',
+  'mid-mid': '',
+  right: '',
+  'right-mid': '',
+  middle: ' '.repeat(GAP),
 };
 
 /**
@@ -221,8 +234,14 @@ const NO_RULES = {
 function plain(cols: Column[], bold: boolean): string {
   const Table = createRequire(import.meta.url)('cli-table3') as typeof CliTable3;
   const table = new Table({ chars: NO_RULES, style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0, compact: true } });
-  table.push(cols.map((c) => c.head), ...cols[0]!.cells.map((_, r) => cols.map((c) => c.cells[r]!)));
-  const [top = '', ...rows] = table.toString().split('\n').map((l) => l.trimEnd());
+  table.push(
+    cols.map((c) => c.head),
+    ...cols[0]!.cells.map((_, r) => cols.map((c) => c.cells[r]!)),
+  );
+  const [top = '', ...rows] = table
+    .toString()
+    .split('\n')
+    .map((l) => l.trimEnd());
   return [bold ? `\u001b[1m${top}\u001b[22m` : top, ...rows].join('\n');
 }
 

@@ -19,7 +19,11 @@ interface Row {
 /** Escapes a value for a Markdown table cell. */
 function cell(v: unknown): string {
   const s = v === null || v === undefined || v === '' ? '-' : String(v);
-  return s.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/[\r\n]+/g, ' ').replace(/</g, '&lt;');
+  return s
+    .replace(/\\/g, '\\\\')
+    .replace(/\|/g, '\\|')
+    .replace(/[\r\n]+/g, ' ')
+    .replace(/</g, '&lt;');
 }
 
 /** An age or idle time in seconds as of the report's instant: "3 hours" (core/ages.ts, the one way every output says it). */
@@ -43,7 +47,9 @@ function table(title: string, rows: Row[], extra: Extra | null, asOf: Date): str
   const lines = [`**${title}:** ${rows.length}`, '', `| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`];
   for (const r of rows) {
     const id = typeof r.id === 'string' ? r.id.slice(0, 12) : r.id;
-    lines.push(`| \`${cell(id)}\` | ${cell(r.name)} | ${cell(r.profile)} | ${cell(r.state)} | ${age(r.ageSeconds, asOf)} | ${cell(r.host)} |${extra ? ` ${extra.key === 'idleSeconds' ? age(r.idleSeconds, asOf) : cell(r[extra.key])} |` : ''}${extra?.layer ? ` ${layer(r.writableLayerBytes)} |` : ''}`);
+    lines.push(
+      `| \`${cell(id)}\` | ${cell(r.name)} | ${cell(r.profile)} | ${cell(r.state)} | ${age(r.ageSeconds, asOf)} | ${cell(r.host)} |${extra ? ` ${extra.key === 'idleSeconds' ? age(r.idleSeconds, asOf) : cell(r[extra.key])} |` : ''}${extra?.layer ? ` ${layer(r.writableLayerBytes)} |` : ''}`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -58,10 +64,7 @@ export function reapSummaryMarkdown(doc: unknown): string {
     return `${out.join('\n')}No report: the reap did not produce its JSON document (see the step log).\n`;
   }
   const scope = d.profile === null ? 'all profiles' : `profile \`${cell(d.profile)}\``;
-  out.push(
-    `${d.dryRun ? 'Dry run: nothing was removed. ' : ''}Threshold ${cell(d.thresholdSeconds)} s, ${scope}, as of ${cell(d.asOf)}.`,
-    '',
-  );
+  out.push(`${d.dryRun ? 'Dry run: nothing was removed. ' : ''}Threshold ${cell(d.thresholdSeconds)} s, ${scope}, as of ${cell(d.asOf)}.`, '');
   const hosts = Array.isArray(d.hosts) ? (d.hosts as Array<Record<string, unknown>>) : [];
   for (const h of hosts.filter((x) => x.reachable === false)) out.push(`> Engine ${cell(h.host)} unreachable: ${cell(h.error)}`, '');
   if (d.timedOut === true) out.push('> The run timed out; the report covers what finished.', '');
@@ -69,7 +72,8 @@ export function reapSummaryMarkdown(doc: unknown): string {
   const given = new Date(typeof d.asOf === 'string' ? d.asOf : NaN);
   const asOf = Number.isFinite(given.getTime()) ? given : new Date();
   out.push(table(d.dryRun ? 'Would remove' : 'Removed', d.removed as Row[], null, asOf));
-  if (Array.isArray(d.stopped)) out.push(table(d.dryRun ? 'Would stop (idle)' : 'Stopped (idle)', d.stopped as Row[], { head: 'Idle', key: 'idleSeconds', layer: true }, asOf));
+  if (Array.isArray(d.stopped))
+    out.push(table(d.dryRun ? 'Would stop (idle)' : 'Stopped (idle)', d.stopped as Row[], { head: 'Idle', key: 'idleSeconds', layer: true }, asOf));
   out.push(table('Kept', d.kept as Row[], { head: 'Reason', key: 'reason' }, asOf));
   out.push(table('Failed', d.failed as Row[], { head: 'Error', key: 'error' }, asOf));
   return `${out.join('\n')}`;

@@ -96,7 +96,9 @@ export class WatchPasses {
     for (const g of this.groups) {
       for (const { pass, settings } of g.settled) {
         if (!pass.watch?.onEvent) continue;
-        this.queue(g, () => pass.watch!.onEvent!(settings, engine, ev, (event, fields) => this.deps.reporter.passNotice(pass, event, fields), this.deps.stopping));
+        this.queue(g, () =>
+          pass.watch!.onEvent!(settings, engine, ev, (event, fields) => this.deps.reporter.passNotice(pass, event, fields), this.deps.stopping),
+        );
       }
     }
   }
@@ -149,7 +151,8 @@ export class WatchPasses {
   /** One thing at a time per group: events and runs in the order they came. */
   private queue(g: Group, fn: () => Promise<void>): void {
     g.chain = g.chain.then(fn).catch((err: unknown) => {
-      if (!this.deps.stopping.aborted) this.deps.ctx.stderr.write(`${this.deps.ctx.now().toISOString()} ${escapeControls(`${g.label}: ${errorMessage(err)}`)}\n`);
+      if (!this.deps.stopping.aborted)
+        this.deps.ctx.stderr.write(`${this.deps.ctx.now().toISOString()} ${escapeControls(`${g.label}: ${errorMessage(err)}`)}\n`);
     });
   }
 }

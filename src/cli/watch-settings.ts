@@ -53,7 +53,8 @@ export function settingChanges(before: RunPolicy, after: RunPolicy): string[] {
   for (const [name, was] of Object.entries(before.sources) as Array<[string, { value: unknown; source: string }]>) {
     const now = (after.sources as unknown as Record<string, { value: unknown; source: string }>)[name]!;
     // The value and where it came from (a reading not acted on changing alone is not a change of what is done).
-    if (JSON.stringify([was.value, was.source]) !== JSON.stringify([now.value, now.source])) out.push(`${name}: ${String(was.value)} (${was.source}) -> ${String(now.value)} (${now.source})`);
+    if (JSON.stringify([was.value, was.source]) !== JSON.stringify([now.value, now.source]))
+      out.push(`${name}: ${String(was.value)} (${was.source}) -> ${String(now.value)} (${now.source})`);
   }
   if (before.thresholdSeconds !== after.thresholdSeconds) out.push(`threshold: ${before.thresholdSeconds} s -> ${after.thresholdSeconds} s`);
   return out;

@@ -121,9 +121,7 @@ export function signalTargets(snapshot: Pick<ProcSnapshot, 'procs'>, root: ProcI
   const { procs } = snapshot;
   if (procs.get(root.pid)?.startTicks !== root.startTicks) return [];
   if (initPid > 0 && isUnder(procs, root.pid, initPid)) return null;
-  return treeOf(procs, root.pid).filter(
-    (p) => p.pid !== initPid && !(initPid > 0 && isUnder(procs, p.pid, initPid)) && p.startTicks >= root.startTicks,
-  );
+  return treeOf(procs, root.pid).filter((p) => p.pid !== initPid && !(initPid > 0 && isUnder(procs, p.pid, initPid)) && p.startTicks >= root.startTicks);
 }
 
 /** Why an abandoned tree is left as it is, or why ending it was called off at the re-check. */

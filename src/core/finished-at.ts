@@ -3,12 +3,11 @@
  * Pure and total: never throws.
  */
 export type FinishedAt =
-  | { kind: 'time'; /** whole milliseconds since the epoch (floor) */ epochMs: number; /** nanoseconds past epochMs, 0..999999 */ subMsNanos: number }
+  | { kind: 'time' /** whole milliseconds since the epoch (floor) */; epochMs: number /** nanoseconds past epochMs, 0..999999 */; subMsNanos: number }
   | { kind: 'zero' }
   | { kind: 'invalid' };
 
-const RFC3339 =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 
 /** Days from 1970-01-01 to the given proleptic Gregorian date (valid for every year, including 1). */
 export function daysFromCivil(y: number, m: number, d: number): number {
@@ -32,9 +31,7 @@ export function parseFinishedAt(raw: unknown): FinishedAt {
   if (typeof raw !== 'string') return { kind: 'invalid' };
   const m = RFC3339.exec(raw);
   if (!m) return { kind: 'invalid' };
-  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [
-    number, number, number, number, number, number,
-  ];
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return { kind: 'invalid' };
   if (hour > 23 || minute > 59 || second > 59) return { kind: 'invalid' };
   let offsetMinutes = 0;
@@ -46,8 +43,7 @@ export function parseFinishedAt(raw: unknown): FinishedAt {
   }
   const fraction = (m[7] ?? '').padEnd(9, '0');
   const nanos = Number(fraction);
-  const wholeMs =
-    (daysFromCivil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60) * 1000;
+  const wholeMs = (daysFromCivil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60) * 1000;
   const epochMs = wholeMs + Math.floor(nanos / 1_000_000);
   // Go's zero time (and anything before it, which no engine writes) means "never finished".
   if (epochMs < ZERO_TIME_EPOCH_MS || (epochMs === ZERO_TIME_EPOCH_MS && nanos === 0)) return { kind: 'zero' };

@@ -27,8 +27,15 @@ const MAX_WHAT = 500;
 const isEntry = (e: unknown): e is HookErrorEntry => {
   const v = e as Partial<HookErrorEntry> | null;
   return (
-    typeof v === 'object' && v !== null && typeof v.hook === 'string' && typeof v.what === 'string' && Number.isSafeInteger(v.count) &&
-    (v.count ?? 0) >= 1 && typeof v.firstSeen === 'string' && typeof v.lastSeen === 'string' && Number.isFinite(Date.parse(v.lastSeen))
+    typeof v === 'object' &&
+    v !== null &&
+    typeof v.hook === 'string' &&
+    typeof v.what === 'string' &&
+    Number.isSafeInteger(v.count) &&
+    (v.count ?? 0) >= 1 &&
+    typeof v.firstSeen === 'string' &&
+    typeof v.lastSeen === 'string' &&
+    Number.isFinite(Date.parse(v.lastSeen))
   );
 };
 

@@ -114,9 +114,7 @@ export function idleSeconds(record: IdleRecord | undefined, asOf: Date): number 
 }
 
 /** Why a running container is not (yet) stopped, or `stop`. */
-export type StopDecision =
-  | { stop: true; idleSeconds: number }
-  | { stop: false; why: IdleKeepReason; idleSeconds: number | null };
+export type StopDecision = { stop: true; idleSeconds: number } | { stop: false; why: IdleKeepReason; idleSeconds: number | null };
 
 export type IdleKeepReason =
   /** The idle rule is off (`--no-stop-idle`, `HERMES_JANITOR_STOP_IDLE`, `janitor.stop_idle`, `--label`). */
@@ -255,7 +253,8 @@ function parseStops(v: unknown): IdleState['stops'] {
     const kept: Record<string, StopRecord> = {};
     for (const [id, r] of Object.entries(recs as Record<string, unknown>)) {
       const rec = r as Partial<StopRecord> | null;
-      if (rec && isStr(rec.startedAt) && isStr(rec.stoppedAt) && Number.isFinite(ms(rec.stoppedAt))) kept[id] = { startedAt: rec.startedAt, stoppedAt: rec.stoppedAt };
+      if (rec && isStr(rec.startedAt) && isStr(rec.stoppedAt) && Number.isFinite(ms(rec.stoppedAt)))
+        kept[id] = { startedAt: rec.startedAt, stoppedAt: rec.stoppedAt };
     }
     out[host] = kept;
   }
@@ -283,7 +282,10 @@ export function parseIdleState(value: unknown): IdleState {
       if (rec && validSample(rec.last) && isStr(rec.since) && Number.isFinite(ms(rec.since)) && Number.isSafeInteger(rec.samples) && rec.samples! >= 0) {
         const { startedAt, cpuNs, pgfault, at, pid, pids } = rec.last;
         const last: IdleSample = {
-          startedAt, cpuNs, pgfault, at,
+          startedAt,
+          cpuNs,
+          pgfault,
+          at,
           ...(Number.isSafeInteger(pid) && pid! > 0 ? { pid } : {}),
           ...(Number.isSafeInteger(pids) && pids! > 0 ? { pids } : {}),
         };

@@ -40,12 +40,41 @@ const SYSTEMCTL_VERBS = new Set(['restart', 'stop', 'start']);
 const HERMES_ACTIONS = new Set(['restart', 'stop']);
 const KILL_COMMANDS = new Set(['kill', 'pkill', 'killall']);
 /** systemctl options whose value is the next word (`-H host`, `--machine name`, ...). */
-const SYSTEMCTL_VALUE_OPTIONS = new Set([
-  '-h', '-m', '-t', '-p', '-s', '-n', '-o', '-P',
-  '--host', '--machine', '--type', '--property', '--signal', '--kill-whom', '--kill-value', '--lines', '--output',
-  '--root', '--image', '--job-mode', '--state', '--what', '--when', '--timestamp', '--message', '--preset-mode',
-  '--drop-in', '--boot-loader-entry', '--boot-loader-menu', '--reboot-argument', '--check-inhibitors',
-].map((o) => o.toLowerCase()));
+const SYSTEMCTL_VALUE_OPTIONS = new Set(
+  [
+    '-h',
+    '-m',
+    '-t',
+    '-p',
+    '-s',
+    '-n',
+    '-o',
+    '-P',
+    '--host',
+    '--machine',
+    '--type',
+    '--property',
+    '--signal',
+    '--kill-whom',
+    '--kill-value',
+    '--lines',
+    '--output',
+    '--root',
+    '--image',
+    '--job-mode',
+    '--state',
+    '--what',
+    '--when',
+    '--timestamp',
+    '--message',
+    '--preset-mode',
+    '--drop-in',
+    '--boot-loader-entry',
+    '--boot-loader-menu',
+    '--reboot-argument',
+    '--check-inhibitors',
+  ].map((o) => o.toLowerCase()),
+);
 /** The gateway's service names: `hermes.gateway`, `hermes-gateway`, `hermesgateway` (and `hermes_gateway`). */
 const GATEWAY_NAME = /hermes[._-]?gateway/;
 

@@ -32,7 +32,6 @@ export interface OwnerView {
   processes: readonly HermesProcess[];
 }
 
-
 /** The owner of a sandbox of `profile` (its label value; null: no label), or null when it is abandoned. */
 export function ownerOf(view: OwnerView, profile: string | null): SandboxOwner | null {
   if (view.blind) return { pid: null, command: `(${view.blind}: every sandbox counts as owned)`, since: null, serves: 'all-profiles', why: view.blind };

@@ -32,16 +32,13 @@ export function parsePositiveSeconds(raw: string, what: string): number {
   return n;
 }
 
-const ISO_8601 =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?([Zz]|[+-]\d{2}:?\d{2})?)?$/;
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?([Zz]|[+-]\d{2}:?\d{2})?)?$/;
 
 /** An ISO-8601 instant (`2026-11-22T10:00:00Z`; a date alone is midnight UTC; no zone means UTC). */
 export function parseInstant(raw: string, what: string): Date {
   const m = ISO_8601.exec(raw.trim());
   if (m) {
-    const [y, mo, d, h = 0, mi = 0, sec = 0] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((v) =>
-      v === undefined ? undefined : Number(v),
-    ) as number[];
+    const [y, mo, d, h = 0, mi = 0, sec = 0] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((v) => (v === undefined ? undefined : Number(v))) as number[];
     const zone = !m[8] || /^[Zz]$/.test(m[8]) ? 'Z' : m[8].replace(/^([+-]\d{2}):?(\d{2})$/, '$1:$2');
     const fraction = (m[7] ?? '').padEnd(3, '0').slice(0, 3);
     const zoneOk = zone === 'Z' || (Number(zone.slice(1, 3)) <= 23 && Number(zone.slice(4, 6)) <= 59);
@@ -63,7 +60,5 @@ export function parseDuration(raw: string, what: string, allowZero = false): num
     const ms = Number(m[1]) * (UNIT_MS[m[2] ?? 's'] ?? 1000);
     if (Number.isFinite(ms) && (ms > 0 || (allowZero && ms === 0))) return Math.round(ms);
   }
-  throw new ValueError(
-    `${what} must be a duration such as 90s, 30m, 1h or 1d${allowZero ? ' (0 for none)' : ''}, got '${raw}'`,
-  );
+  throw new ValueError(`${what} must be a duration such as 90s, 30m, 1h or 1d${allowZero ? ' (0 for none)' : ''}, got '${raw}'`);
 }

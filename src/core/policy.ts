@@ -36,7 +36,8 @@ export function thresholdSeconds(lifetimeSeconds: number): number {
  * `--all-profiles` resolves each profile's lifetime from its own home), else the run's.
  */
 export function thresholdFor(
-  req: { thresholdSeconds: number; thresholdByProfile?: Readonly<Record<string, number>> | undefined }, labels: Readonly<Record<string, string>>,
+  req: { thresholdSeconds: number; thresholdByProfile?: Readonly<Record<string, number>> | undefined },
+  labels: Readonly<Record<string, string>>,
 ): number {
   const profile = labels[PROFILE_LABEL];
   const own = profile !== undefined && req.thresholdByProfile && Object.hasOwn(req.thresholdByProfile, profile) ? req.thresholdByProfile[profile] : undefined;
@@ -45,7 +46,8 @@ export function thresholdFor(
 
 /** Why nothing is removed or stopped for a container: a profile it belongs to is held (`SweepRequest.held`), or null. */
 export function heldReason(
-  req: { held?: Readonly<Record<string, { reason: 'settings-refused' | 'reaper-off' }>> | undefined }, labels: Readonly<Record<string, string>>,
+  req: { held?: Readonly<Record<string, { reason: 'settings-refused' | 'reaper-off' }>> | undefined },
+  labels: Readonly<Record<string, string>>,
 ): 'settings-refused' | 'reaper-off' | null {
   const profile = labels[PROFILE_LABEL];
   return profile !== undefined && req.held && Object.hasOwn(req.held, profile) ? req.held[profile]!.reason : null;

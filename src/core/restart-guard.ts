@@ -106,11 +106,7 @@ function verdict(count: number, now: number, settings: RestartGuardSettings): Re
  * `check-and-record`: drops boots older than `now - max(1, window)`, appends `now`, keeps the newest 50,
  * and trips when the boots left number at least `max`.
  */
-export function checkAndRecord(
-  state: RestartLoopState,
-  now: number,
-  settings: RestartGuardSettings,
-): { next: RestartLoopState; verdict: RestartGuardVerdict } {
+export function checkAndRecord(state: RestartLoopState, now: number, settings: RestartGuardSettings): { next: RestartLoopState; verdict: RestartGuardVerdict } {
   const kept = bootsInWindow(state.boots, now, settings.windowSeconds);
   kept.push(now);
   kept.sort((a, b) => a - b);
@@ -183,9 +179,7 @@ export function resolveSettings(inputs: SettingsInputs): { settings: RestartGuar
   } else if (inputs.configWindow !== undefined && inputs.configWindow !== null) {
     const n = configSeconds(inputs.configWindow);
     if (n === undefined) {
-      warnings.push(
-        `${CONFIG_WINDOW_KEY} must be a number of seconds, got ${JSON.stringify(inputs.configWindow)}; using ${DEFAULT_WINDOW_SECONDS}`,
-      );
+      warnings.push(`${CONFIG_WINDOW_KEY} must be a number of seconds, got ${JSON.stringify(inputs.configWindow)}; using ${DEFAULT_WINDOW_SECONDS}`);
     } else {
       windowSeconds = n;
     }

@@ -188,17 +188,17 @@ const more = (n: number) => (n > 1 ? ` (and ${n - 1} more)` : '');
  * The engine half: every engine of the run answered, and none lists a container with a mount in the directory.
  * Null when the engines allow removal.
  */
-export function keepByEngines(
-  users: readonly MountRef[],
-  unanswered: ReadonlyArray<{ host: string; error: string }>,
-): Keep | null {
+export function keepByEngines(users: readonly MountRef[], unanswered: ReadonlyArray<{ host: string; error: string }>): Keep | null {
   if (unanswered.length > 0) {
     const u = unanswered[0]!;
     return { reason: 'engine-unanswered', detail: `engine ${u.host} did not answer (${u.error}): a container there may use it` };
   }
   if (users.length > 0) {
     const u = users[0]!;
-    return { reason: 'in-use', detail: `mounted by container ${u.name || u.id.slice(0, 12)} (${u.state || 'unknown state'}) on ${u.host}${more(users.length)}` };
+    return {
+      reason: 'in-use',
+      detail: `mounted by container ${u.name || u.id.slice(0, 12)} (${u.state || 'unknown state'}) on ${u.host}${more(users.length)}`,
+    };
   }
   return null;
 }
@@ -306,9 +306,20 @@ export function refusalLine(dir: string, r: Refusal, uid: number | null, outcome
   const denied = r.code === 'EACCES' || r.code === 'EPERM';
   // EPERM on a removal this run had the permissions for (it is root, or owns the directory): a file attribute refuses it.
   const attribute = r.op === 'remove' && r.code === 'EPERM' && uid !== null && (uid === 0 || r.owner?.uid === uid);
-  const why = r.op === 'read' ? `cannot be read (${r.code})` : attribute ? 'operation not permitted (EPERM)' : denied ? 'permission denied' : `cannot be removed (${r.code})`;
+  const why =
+    r.op === 'read'
+      ? `cannot be read (${r.code})`
+      : attribute
+        ? 'operation not permitted (EPERM)'
+        : denied
+          ? 'permission denied'
+          : `cannot be removed (${r.code})`;
   const owner = r.owner ? ` (${shownPath(r.owner.path)} belongs to uid ${r.owner.uid}${uid !== null ? `; this run is uid ${uid}` : ''})` : '';
-  const fix = attribute ? ': it is immutable or append-only (lsattr shows it): chattr -i (or -a) it as root, then run again' : denied ? ': run it as root, or as the owner' : '';
+  const fix = attribute
+    ? ': it is immutable or append-only (lsattr shows it): chattr -i (or -a) it as root, then run again'
+    : denied
+      ? ': run it as root, or as the owner'
+      : '';
   const state = outcome.partial
     ? `PARTLY REMOVED, what is left is at ${shownPath(outcome.leftAt)}`
     : `nothing was removed${outcome.leftAt !== dir ? ` (it is now at ${shownPath(outcome.leftAt)})` : ''}`;

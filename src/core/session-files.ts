@@ -35,7 +35,9 @@ export function sessionFileName(name: string): { kind: SessionFileKind; entry: s
 
 /** The file type each kind must have: regular files, a directory, a socket. */
 export const KIND_TYPE: Record<SessionFileKind, 'file' | 'directory' | 'socket'> = {
-  'background-job': 'file', 'code-sandbox': 'directory', 'rpc-socket': 'socket',
+  'background-job': 'file',
+  'code-sandbox': 'directory',
+  'rpc-socket': 'socket',
 };
 
 /** One name of a session directory as `lstat` saw it. */

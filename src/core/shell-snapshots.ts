@@ -133,19 +133,24 @@ export const START_SLACK_MS = 2000;
  * owner's processes cannot all be seen, it is kept.
  */
 export function judgeSession(s: Pick<SnapshotSession, 'uid' | 'lastChangeMs'>, view: ProcessView, nowMs: number, thresholdMs: number): SnapshotVerdict {
-  if (view.selfUid !== 0 && s.uid !== view.selfUid) return { abandoned: false, reason: 'other-user', detail: `owned by uid ${s.uid}: only root or that user removes it` };
+  if (view.selfUid !== 0 && s.uid !== view.selfUid)
+    return { abandoned: false, reason: 'other-user', detail: `owned by uid ${s.uid}: only root or that user removes it` };
   const age = nowMs - s.lastChangeMs;
-  if (age < thresholdMs) return { abandoned: false, reason: 'changed-recently', detail: `changed ${Math.floor(age / 1000)} s ago, under the threshold of ${thresholdMs / 1000} s` };
+  if (age < thresholdMs)
+    return { abandoned: false, reason: 'changed-recently', detail: `changed ${Math.floor(age / 1000)} s ago, under the threshold of ${thresholdMs / 1000} s` };
   const hidden = view.hidden;
   const hides = (u: ReadonlySet<number> | 'others' | 'all') => (u === 'all' ? true : u === 'others' ? s.uid !== view.selfUid : u.has(s.uid));
   if (hidden && hides(hidden.uids)) {
     return { abandoned: false, reason: 'processes-hidden', detail: `uid ${s.uid}'s processes cannot all be seen (${hidden.why})` };
   }
-  const started = (p: HermesProcess | undefined) => p !== undefined && p.uid === s.uid && (p.hermes || p.python) && p.startedAtMs <= s.lastChangeMs + START_SLACK_MS;
+  const started = (p: HermesProcess | undefined) =>
+    p !== undefined && p.uid === s.uid && (p.hermes || p.python) && p.startedAtMs <= s.lastChangeMs + START_SLACK_MS;
   const owner = view.earliest ? [view.earliest.get(s.uid)].find(started) : view.processes.find(started);
   if (owner) {
     return {
-      abandoned: false, reason: 'owner-alive', process: { pid: owner.pid, command: owner.command, startedAtMs: owner.startedAtMs },
+      abandoned: false,
+      reason: 'owner-alive',
+      process: { pid: owner.pid, command: owner.command, startedAtMs: owner.startedAtMs },
       detail: `pid ${owner.pid} of uid ${s.uid} (${owner.command}) started ${new Date(owner.startedAtMs).toISOString()}, before its last change`,
     };
   }

@@ -135,7 +135,9 @@ export interface AttentionInput {
 export function attention(a: AttentionInput): string[] {
   const out: string[] = [];
   for (const h of a.unreachableEngines) {
-    out.push(a.notEngines?.includes(h) ? `${h} is not a Docker engine: point --host, --context or DOCKER_HOST at the engine's API` : `engine ${h} is unreachable`);
+    out.push(
+      a.notEngines?.includes(h) ? `${h} is not a Docker engine: point --host, --context or DOCKER_HOST at the engine's API` : `engine ${h} is unreachable`,
+    );
   }
   if (a.timedOut) out.push('the engine did not answer within --timeout: the container counts are incomplete');
   if (a.orphans > 0) {
@@ -162,7 +164,9 @@ export function attention(a: AttentionInput): string[] {
     out.push(`${e.hook}: ${e.what} (seen ${e.count} time${e.count === 1 ? '' : 's'}, last ${ago(Date.parse(e.lastSeen), a.now ?? a.asOf)})`);
   }
   if (a.toolLoopLooping.length) {
-    out.push(`tool-loop: ${a.toolLoopLooping.length} session(s) looping (the next identical call or failure trips the breaker): ${a.toolLoopLooping.join(', ')}`);
+    out.push(
+      `tool-loop: ${a.toolLoopLooping.length} session(s) looping (the next identical call or failure trips the breaker): ${a.toolLoopLooping.join(', ')}`,
+    );
   }
   return out;
 }

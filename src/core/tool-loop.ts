@@ -71,8 +71,7 @@ export interface PreLimits {
 
 export type PostDecision =
   /** `duplicate`: the call's id was already counted. */
-  | { action: 'allow'; failures: number; duplicate?: true }
-  | { action: 'block'; failures: number; reason: string };
+  { action: 'allow'; failures: number; duplicate?: true } | { action: 'block'; failures: number; reason: string };
 
 /**
  * Canonical JSON: object keys sorted (by UTF-16 code units) at every depth, no insignificant whitespace, JSON
@@ -203,7 +202,7 @@ const toolOf = (signature: string) => signature.slice(0, signature.lastIndexOf('
  */
 export function decidePre(
   state: ToolLoopState,
-  call: { tool: string; input?: unknown; /** `callSignature(tool, input)`, when already computed. */ signature?: string },
+  call: { tool: string; input?: unknown /** `callSignature(tool, input)`, when already computed. */; signature?: string },
   limits: number | PreLimits,
   nowMs: number,
 ): { decision: PreDecision; next: ToolLoopState } {

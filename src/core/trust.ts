@@ -93,7 +93,11 @@ export function homeOwnerOf(home: string, ctl: Controllers, names?: Names): Home
 
 /** The state directory of a home run over as root: `<base>/<readable tail of its real path>-<16 hex of its SHA-256>`. */
 export function stateDirName(realHome: string): string {
-  const tail = realHome.replace(/^\/+/, '').replace(/[^A-Za-z0-9._-]+/g, '_').slice(-48) || 'root';
+  const tail =
+    realHome
+      .replace(/^\/+/, '')
+      .replace(/[^A-Za-z0-9._-]+/g, '_')
+      .slice(-48) || 'root';
   return `${tail.replace(/^\.+/, '_')}-${sha256Hex(realHome).slice(0, 16)}`;
 }
 
@@ -144,7 +148,8 @@ export function untrustedRootLine(what: string, root: string, why: string): stri
 
 /** Why root must not apply a plan file (`stat` of it), or null: it must be root's and writable by nobody else. */
 export function planFileProblem(file: string, st: { uid: number; mode: number }): string | null {
-  if (st.uid !== 0) return `plan ${shown(file)} belongs to uid ${st.uid}, not root: as root, hermes-janitor applies only a plan root wrote; make the plan again as root (--plan-out)`;
+  if (st.uid !== 0)
+    return `plan ${shown(file)} belongs to uid ${st.uid}, not root: as root, hermes-janitor applies only a plan root wrote; make the plan again as root (--plan-out)`;
   if ((st.mode & 0o022) !== 0) {
     return `plan ${shown(file)} is writable by others (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}): as root, hermes-janitor applies only a plan nobody else can change; chmod go-w it or make the plan again (--plan-out)`;
   }

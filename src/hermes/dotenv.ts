@@ -252,7 +252,10 @@ export function dotenvValues(bindings: DotenvBinding[], env: Record<string, stri
       if (seen.has(name)) return seen.get(name) ?? '';
       return env[name];
     };
-    seen.set(key, interpolate(value, (name, dflt) => lookup(name) ?? dflt ?? ''));
+    seen.set(
+      key,
+      interpolate(value, (name, dflt) => lookup(name) ?? dflt ?? ''),
+    );
   }
   const out = new Map<string, string>();
   for (const [k, v] of seen) if (v !== null) out.set(k, v);

@@ -25,7 +25,13 @@ function stripInlineComment(raw: string): string {
         i++;
         continue;
       }
-      if (value[i] === q) return value.slice(i + 1).trimStart().startsWith('#') ? value.slice(0, i + 1) : value;
+      if (value[i] === q)
+        return value
+          .slice(i + 1)
+          .trimStart()
+          .startsWith('#')
+          ? value.slice(0, i + 1)
+          : value;
     }
     return value;
   }

@@ -53,7 +53,8 @@ export function labelRules(profiles: readonly ProfileRead[], opts: { janitorReap
     const refused = ps.find((p) => p.refused !== null || p.settings === null);
     const off = ps.find((p) => p.settings && !p.settings.dockerOrphanReaper.value);
     if (refused) out.held[label] = { reason: 'settings-refused', why: `profile ${refused.profile}: ${refused.refused ?? 'settings unreadable'}` };
-    else if (off && !opts.janitorReaps) out.held[label] = { reason: 'reaper-off', why: `profile ${off.profile}: hermes' orphan reaper is off (${off.settings!.dockerOrphanReaper.source})` };
+    else if (off && !opts.janitorReaps)
+      out.held[label] = { reason: 'reaper-off', why: `profile ${off.profile}: hermes' orphan reaper is off (${off.settings!.dockerOrphanReaper.source})` };
     const lifetimes = ps.flatMap((p) => (p.settings ? [p.settings.lifetimeSeconds.value] : []));
     if (lifetimes.length) out.thresholdByLabel[label] = thresholdSeconds(Math.max(...lifetimes));
   }

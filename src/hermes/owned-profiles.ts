@@ -77,7 +77,10 @@ class IdentityReader {
     return cached(this.memo, key, () => {
       const env = { [ENV_MANAGED_DIR]: this.ctx.env[ENV_MANAGED_DIR], ...(sharedKey !== undefined ? { TERMINAL_DOCKER_SHARED_CONTAINER_KEY: sharedKey } : {}) };
       if (trusted(home)) return Promise.resolve([profile]);
-      return loadProfileSettings({ home, env, cwd: this.ctx.cwd }).then((r) => (r.settings ? profileIdentities(profile, r.settings) : [profile]), () => [profile]);
+      return loadProfileSettings({ home, env, cwd: this.ctx.cwd }).then(
+        (r) => (r.settings ? profileIdentities(profile, r.settings) : [profile]),
+        () => [profile],
+      );
     });
   }
 }
@@ -88,7 +91,8 @@ async function servedByRoot(root: string, p: HermesProcess, ids: IdentityReader)
   const untrusted = trusted(root);
   if (untrusted) return { serves: 'all-profiles', owns: null, ownsWhy: `${why}; ${untrusted}: every profile counts as served` };
   const listed = await listProfileHomes(root);
-  if ('problem' in listed) return { serves: 'all-profiles', owns: null, ownsWhy: `${why}; its profiles cannot be listed (${listed.problem}): every profile counts as served` };
+  if ('problem' in listed)
+    return { serves: 'all-profiles', owns: null, ownsWhy: `${why}; its profiles cannot be listed (${listed.problem}): every profile counts as served` };
   if (listed.homes.length > MAX_PROFILES_PER_ROOT) {
     return { serves: 'all-profiles', owns: null, ownsWhy: `${why}; more than ${MAX_PROFILES_PER_ROOT} profiles under it: every profile counts as served` };
   }
@@ -97,9 +101,13 @@ async function servedByRoot(root: string, p: HermesProcess, ids: IdentityReader)
   const names = allowlist === null ? listed.homes.map((h) => h.profile) : ['default', ...allowlist];
   const homeOf = (n: string) => (n === 'default' ? root : path.join(root, 'profiles', n));
   const owns = (await Promise.all(names.map((n) => ids.of(n, homeOf(n), n === 'default' ? p.sharedKey : undefined)))).flat();
-  const served = allowlist === null
-    ? { serves: 'all-profiles' as const, ownsWhy: `${why}: it serves every profile under it` }
-    : { serves: 'allowlist' as const, ownsWhy: `${why}: it serves default and gateway.multiplex_profile_allowlist (${allowlist.join(', ') || 'empty'}) of ${config.file}` };
+  const served =
+    allowlist === null
+      ? { serves: 'all-profiles' as const, ownsWhy: `${why}: it serves every profile under it` }
+      : {
+          serves: 'allowlist' as const,
+          ownsWhy: `${why}: it serves default and gateway.multiplex_profile_allowlist (${allowlist.join(', ') || 'empty'}) of ${config.file}`,
+        };
   return { ...served, owns: [...new Set([...names, ...owns])] };
 }
 

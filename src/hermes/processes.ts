@@ -75,7 +75,10 @@ export interface ProcessVariables {
 export function processVariables(raw: string): ProcessVariables {
   const out: ProcessVariables = {};
   const take: Record<string, keyof ProcessVariables> = {
-    HERMES_HOME: 'hermesHome', HOME: 'home', PYTHONPATH: 'pythonPath', TERMINAL_DOCKER_SHARED_CONTAINER_KEY: 'sharedKey',
+    HERMES_HOME: 'hermesHome',
+    HOME: 'home',
+    PYTHONPATH: 'pythonPath',
+    TERMINAL_DOCKER_SHARED_CONTAINER_KEY: 'sharedKey',
   };
   for (const entry of raw.split('\0')) {
     const eq = entry.indexOf('=');
@@ -133,9 +136,15 @@ export function hermesCommand(argv: readonly string[], vars: ProcessVariables | 
   const program = argv[0] ?? '';
   const python = isPythonName(program);
   const venv = python && program.startsWith('/') ? probe(program, 'interpreter') : null;
-  const fromPath = python && !venv && !found && vars?.pythonPath
-    ? vars.pythonPath.split(':').filter((p) => p.startsWith('/')).slice(0, 16).map((p) => probe(p, 'pythonpath')).find((p) => p !== null) ?? null
-    : null;
+  const fromPath =
+    python && !venv && !found && vars?.pythonPath
+      ? (vars.pythonPath
+          .split(':')
+          .filter((p) => p.startsWith('/'))
+          .slice(0, 16)
+          .map((p) => probe(p, 'pythonpath'))
+          .find((p) => p !== null) ?? null)
+      : null;
   if (found) return venv ? { ...found, places: [venv, ...found.places] } : found;
   if (venv) return { why: `interpreter of the hermes ${venv.kind} ${venv.dir}`, entry: null, args: [], places: [venv] };
   if (fromPath) return { why: `PYTHONPATH names the hermes ${fromPath.kind} ${fromPath.dir}`, entry: null, args: [], places: [fromPath] };
@@ -143,7 +152,22 @@ export function hermesCommand(argv: readonly string[], vars: ProcessVariables | 
 }
 
 /** `hermes` CLI options that take a value (`hermes_cli/_parser.py`), so that the subcommand is found past them. */
-const VALUE_OPTIONS = new Set(['-p', '--profile', '-z', '--oneshot', '--usage-file', '-m', '--model', '--provider', '-t', '--toolsets', '-r', '--resume', '-s', '--skills']);
+const VALUE_OPTIONS = new Set([
+  '-p',
+  '--profile',
+  '-z',
+  '--oneshot',
+  '--usage-file',
+  '-m',
+  '--model',
+  '--provider',
+  '-t',
+  '--toolsets',
+  '-r',
+  '--resume',
+  '-s',
+  '--skills',
+]);
 /** Gateway verbs that manage the service and exit (`hermes_cli/gateway.py`): every other verb, or none, serves. */
 const GATEWAY_CONTROL = new Set(['stop', 'status', 'install', 'uninstall', 'setup', 'logs', 'enable', 'disable', 'list', 'doctor']);
 

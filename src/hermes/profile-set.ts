@@ -73,7 +73,9 @@ export interface RunJudgement {
  * made its identities as hermes computes them (`selection.profileValues`), unless a plan gave them already.
  */
 export async function judgeRun(
-  run: ProfileRead, selection: Selection, where: Omit<ProfileSetPlace, 'warnings'> & { allProfiles: boolean; janitorReaps: boolean },
+  run: ProfileRead,
+  selection: Selection,
+  where: Omit<ProfileSetPlace, 'warnings'> & { allProfiles: boolean; janitorReaps: boolean },
 ): Promise<RunJudgement> {
   const place = { ...where, warnings: [] as string[] };
   const hermesLabel = selection.profileLabel === PROFILE_LABEL && isHermesSelection(selection);

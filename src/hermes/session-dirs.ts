@@ -58,7 +58,10 @@ const TEMP_VARS = ['TERMINAL_TEMP_DIR', 'TMPDIR', 'TMP', 'TEMP'] as const;
 type TempVar = (typeof TEMP_VARS)[number];
 
 const SETTING: Record<TempVar, keyof ProfileTempSettings['settings']> = {
-  TERMINAL_TEMP_DIR: 'terminalTempDir', TMPDIR: 'tmpDir', TMP: 'tmp', TEMP: 'temp',
+  TERMINAL_TEMP_DIR: 'terminalTempDir',
+  TMPDIR: 'tmpDir',
+  TMP: 'tmp',
+  TEMP: 'temp',
 };
 
 /** What each variable is to hermes (the rule that reads it, its file, its versions). */
@@ -100,11 +103,15 @@ function dirsOfProfile(p: ProfileTempSettings): Array<{ dir: string; from: strin
   }
   out.push(
     {
-      dir: path.join(p.home, 'cache', 'terminal'), from: 'cache/terminal', source: 'default',
+      dir: path.join(p.home, 'cache', 'terminal'),
+      from: 'cache/terminal',
+      source: 'default',
       reading: `${who}: get_temp_dir's default (tools/environments/local.py, releases since PR #97205; hermes prunes it itself)`,
     },
     {
-      dir: path.join(p.home, 'cache', 'scratch'), from: 'cache/scratch', source: 'default',
+      dir: path.join(p.home, 'cache', 'scratch'),
+      from: 'cache/scratch',
+      source: 'default',
       reading: `${who}: the TMPDIR hermes sets at boot (hermes_constants.py export_scratch_tmp_env, releases since September 2026)`,
     },
   );

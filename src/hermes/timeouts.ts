@@ -36,7 +36,8 @@ function seconds(raw: unknown): number | undefined {
  * A config.yaml that cannot be parsed gives hermes' default for `code_execution.timeout`.
  */
 export function hermesCommandTimeouts(
-  hermes: { foregroundMaxTimeoutSeconds: SourcedSeconds; terminalTimeoutSeconds: SourcedSeconds }, config: HermesConfig,
+  hermes: { foregroundMaxTimeoutSeconds: SourcedSeconds; terminalTimeoutSeconds: SourcedSeconds },
+  config: HermesConfig,
 ): CommandTimeouts {
   const code = seconds(config.problem ? undefined : config.get('code_execution.timeout'));
   const fg = hermes.foregroundMaxTimeoutSeconds;
@@ -53,4 +54,3 @@ export function hermesCommandTimeouts(
     ],
   };
 }
-

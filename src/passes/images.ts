@@ -25,16 +25,24 @@ import type { EngineAnswer, Pass } from './types.js';
 
 const OPTIONS: readonly OptionDecl[] = [
   {
-    flag: '--images-over', value: '<size>', parse: (v) => (checkImageBudget(v, '--images-over'), v),
-    description: "when the engine's images take more than this (10GB or 10gb = 10x10^9 bytes, as docker images shows sizes; 10GiB, 10G or 10g = 10x2^30, as docker run -m reads them; a bare number is bytes; or 80% of the filesystem holding them), remove images hermes' containers used, least recently used first, until under it (default: janitor.images_over in config.yaml, else off; watch checks every 10 minutes)",
+    flag: '--images-over',
+    value: '<size>',
+    parse: (v) => (checkImageBudget(v, '--images-over'), v),
+    description:
+      "when the engine's images take more than this (10GB or 10gb = 10x10^9 bytes, as docker images shows sizes; 10GiB, 10G or 10g = 10x2^30, as docker run -m reads them; a bare number is bytes; or 80% of the filesystem holding them), remove images hermes' containers used, least recently used first, until under it (default: janitor.images_over in config.yaml, else off; watch checks every 10 minutes)",
   },
   { flag: '--all-images', description: 'with --images-over: every image counts, not only those hermes containers used (docuum-style)' },
   {
-    flag: '--images-min-age', value: '<duration>', parse: (v) => parseDuration(v, '--images-min-age', true),
+    flag: '--images-min-age',
+    value: '<duration>',
+    parse: (v) => parseDuration(v, '--images-min-age', true),
     description: 'never remove an image used or created more recently than this (0s allowed; default 1h)',
   },
   {
-    flag: '--keep-image', value: '<pattern>', repeatable: true, parse: (v) => (parseKeepPattern(v, '--keep-image'), v),
+    flag: '--keep-image',
+    value: '<pattern>',
+    repeatable: true,
+    parse: (v) => (parseKeepPattern(v, '--keep-image'), v),
     description: 'never remove an image with a repository:tag or id matching this regular expression (repeatable; also janitor.keep_images in config.yaml)',
   },
 ];
@@ -103,23 +111,48 @@ export function mergeImages(results: readonly ImagesResult[]): ImagesReport {
  */
 export function imageGauges(r: ImagesReport, dryRun: boolean): ImageGauges {
   return {
-    used: r.counted - (dryRun ? 0 : r.removed.length), removed: dryRun ? 0 : r.removed.length, kept: r.kept.length,
-    failed: r.failed.filter((f) => f.id !== null).length, bytes: r.bytesAfter,
+    used: r.counted - (dryRun ? 0 : r.removed.length),
+    removed: dryRun ? 0 : r.removed.length,
+    kept: r.kept.length,
+    failed: r.failed.filter((f) => f.id !== null).length,
+    bytes: r.bytesAfter,
   };
 }
 
 /** The pass on every engine that answered the run; one that did not is a failed entry (nothing removed there). */
-async function runOnEngines(step: ImagesStep, engines: readonly EngineAnswer[], run: { dryRun: boolean; now: () => Date; signal?: AbortSignal | undefined }): Promise<ImagesReport> {
+async function runOnEngines(
+  step: ImagesStep,
+  engines: readonly EngineAnswer[],
+  run: { dryRun: boolean; now: () => Date; signal?: AbortSignal | undefined },
+): Promise<ImagesReport> {
   const { reduceImages } = await import('../reaper/images.js');
   const { filesystemBytes } = await import('../adapters/filesystem-size.js');
   const results = await Promise.all(
     engines.map(async (a): Promise<ImagesResult> => {
       const blank = { removed: [], kept: [], bytesBefore: null, bytesAfter: null, budget: null, host: a.engine.host, counted: 0 };
-      if (!a.answered) return { ...blank, failed: [{ id: null, error: `image pass on ${a.engine.host}: the engine did not answer (${a.error ?? 'no answer'}); no image was removed`, host: a.engine.host }] };
-      if (!hasImageCalls(a.engine)) return { ...blank, failed: [{ id: null, error: `image pass on ${a.engine.host}: this engine client has no image calls`, host: a.engine.host }] };
+      if (!a.answered)
+        return {
+          ...blank,
+          failed: [
+            {
+              id: null,
+              error: `image pass on ${a.engine.host}: the engine did not answer (${a.error ?? 'no answer'}); no image was removed`,
+              host: a.engine.host,
+            },
+          ],
+        };
+      if (!hasImageCalls(a.engine))
+        return { ...blank, failed: [{ id: null, error: `image pass on ${a.engine.host}: this engine client has no image calls`, host: a.engine.host }] };
       return reduceImages({
-        engine: a.engine, uses: step.uses, selection: step.selection, budget: step.settings.budget, policy: step.settings.policy,
-        dryRun: run.dryRun, now: run.now, filesystemBytes, signal: run.signal,
+        engine: a.engine,
+        uses: step.uses,
+        selection: step.selection,
+        budget: step.settings.budget,
+        policy: step.settings.policy,
+        dryRun: run.dryRun,
+        now: run.now,
+        filesystemBytes,
+        signal: run.signal,
       }).catch((err: unknown) => ({ ...blank, failed: [{ id: null, error: `image pass on ${a.engine.host}: ${errorMessage(err)}`, host: a.engine.host }] }));
     }),
   );
@@ -131,14 +164,19 @@ function imageLines(r: ImagesReport, dryRun: boolean, showHost: boolean): string
   const on = (host: string) => (showHost ? ` on ${host}` : '');
   const name = (i: { id: string; tags: string[] }) => `${i.id.slice(0, 19)} ${i.tags.join(',') || '<untagged>'}`;
   return [
-    ...r.removed.map((i: RemovedImage) => `${dryRun ? 'Would remove' : 'removed'} image ${name(i)} (${diskSize(i.bytes)}, last used ${i.lastUsed})${on(i.host)}`),
+    ...r.removed.map(
+      (i: RemovedImage) => `${dryRun ? 'Would remove' : 'removed'} image ${name(i)} (${diskSize(i.bytes)}, last used ${i.lastUsed})${on(i.host)}`,
+    ),
     ...r.kept.filter((k) => k.reason === 'in-use' || k.reason === 'conflict').map((k) => `kept image ${name(k)}: ${k.detail}${on(k.host)}`),
   ];
 }
 
 /** `status`: what hermes' containers used, against the budget. */
 function render(i: ImagesStatus, now: Date): string[] {
-  const budget = i.budgetGiven === null ? 'no budget (janitor.images_over or --images-over)' : `budget ${i.budget === null ? `${i.budgetGiven} (not measurable here)` : `${diskSize(i.budget)} (${i.budgetGiven})`}`;
+  const budget =
+    i.budgetGiven === null
+      ? 'no budget (janitor.images_over or --images-over)'
+      : `budget ${i.budget === null ? `${i.budgetGiven} (not measurable here)` : `${diskSize(i.budget)} (${i.budgetGiven})`}`;
   if (i.count === null || i.bytes === null || i.uniqueBytes === null) return ['Images hermes used', `  unknown: ${i.error ?? 'no engine answered'}; ${budget}`];
   const oldest = i.oldestLastUse ? `; the oldest last used ${ago(Date.parse(i.oldestLastUse), now, UP_TO_DAYS)}` : '';
   const over = i.budget !== null && i.bytes > i.budget ? ' (OVER: a reap with the budget removes the least recently used)' : '';
@@ -156,7 +194,12 @@ export const imagesPass: Pass<ImagesStep, ImagesReport, ImageGauges, FailedImage
   /** The budget (flags, else config.yaml), or null when off. A plan lists containers only: the flags are refused with one. */
   async settings(input) {
     const f = input.flags;
-    const given = { imagesOver: f.imagesOver as string | undefined, allImages: f.allImages as boolean | undefined, imagesMinAgeMs: f.imagesMinAge as number | undefined, keepImage: f.keepImage as string[] | undefined };
+    const given = {
+      imagesOver: f.imagesOver as string | undefined,
+      allImages: f.allImages as boolean | undefined,
+      imagesMinAgeMs: f.imagesMinAge as number | undefined,
+      keepImage: f.keepImage as string[] | undefined,
+    };
     if (input.plan && (given.imagesOver !== undefined || given.allImages || given.keepImage?.length || given.imagesMinAgeMs !== undefined)) {
       throw new UsageError('--images-over and its options cannot be combined with --plan: a plan lists containers only; run it on its own');
     }

@@ -31,7 +31,11 @@ export async function settlePasses(passes: readonly Pass[], input: PassSettingsI
 }
 
 /** Before the sweep: each pass's look at the engines (a container the sweep removes still counts as a use). */
-export async function beforeSweep(settled: readonly SettledPass[], engines: Parameters<NonNullable<Pass['beforeSweep']>>[1], ctx: PassRunContext): Promise<void> {
+export async function beforeSweep(
+  settled: readonly SettledPass[],
+  engines: Parameters<NonNullable<Pass['beforeSweep']>>[1],
+  ctx: PassRunContext,
+): Promise<void> {
   for (const { pass, settings } of settled) await pass.beforeSweep?.(settings, engines, ctx);
 }
 
@@ -40,7 +44,10 @@ export async function beforeSweep(settled: readonly SettledPass[], engines: Para
  * `sweeps`, the engines' sweep results; null: no sweep ran, their outcome is empty and they have no gauges).
  */
 export async function runPasses(
-  passes: readonly Pass[], settled: readonly SettledPass[], ctx: PassRunContext, sweeps: readonly ReapResult[] | null,
+  passes: readonly Pass[],
+  settled: readonly SettledPass[],
+  ctx: PassRunContext,
+  sweeps: readonly ReapResult[] | null,
 ): Promise<PassesRun> {
   const ran = new Map<Pass, { result: unknown; gauges: unknown }>();
   for (const { pass, settings } of settled) {

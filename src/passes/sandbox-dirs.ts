@@ -21,16 +21,23 @@ import type { OptionDecl } from '../cli/option-table.js';
 import type { EngineAnswer, Pass, PassSettingsInput } from './types.js';
 
 export const SANDBOX_DIRS_OLDER_THAN: JanitorSetting<'duration'> = {
-  key: 'janitor.sandbox_dirs_older_than', kind: 'duration', flag: '--sandbox-dirs-older-than', falseIsOff: true,
+  key: 'janitor.sandbox_dirs_older_than',
+  kind: 'duration',
+  flag: '--sandbox-dirs-older-than',
+  falseIsOff: true,
   accepts: 'a duration such as 30d, 12h or 90m (or seconds)',
-  description: 'remove the task directories no container uses and nothing changed in for this long', defaultText: 'never',
+  description: 'remove the task directories no container uses and nothing changed in for this long',
+  defaultText: 'never',
 };
 
 const FLAG = '--sandbox-dirs-older-than';
 const OPTIONS: readonly OptionDecl[] = [
   {
-    flag: FLAG, value: '<duration>', parse: (v) => parseDuration(v, FLAG),
-    description: 'also remove the task directories hermes leaves under <sandbox root>/docker/ that no container uses and nothing changed in for this long: 30d, 12h (default: janitor.sandbox_dirs_older_than in config.yaml, else never; watch checks once an hour)',
+    flag: FLAG,
+    value: '<duration>',
+    parse: (v) => parseDuration(v, FLAG),
+    description:
+      'also remove the task directories hermes leaves under <sandbox root>/docker/ that no container uses and nothing changed in for this long: 30d, 12h (default: janitor.sandbox_dirs_older_than in config.yaml, else never; watch checks once an hour)',
   },
 ];
 
@@ -128,7 +135,9 @@ function sandboxDirLine(d: RemovedSandboxDir, dryRun: boolean, asOf: Date): stri
 /** `status`: the home's task directories, how many no container uses, and what could not be measured. */
 function render(part: SandboxDirsStatus, now: Date): string[] {
   const { summary: s, detail: d } = part;
-  const out = [`Sandboxes (${s.root}${d.from === 'TERMINAL_SANDBOX_DIR' ? `, from ${rootOrigin({ root: s.root, from: d.from, ...(d.source ? { source: d.source } : {}) })}` : ''})`];
+  const out = [
+    `Sandboxes (${s.root}${d.from === 'TERMINAL_SANDBOX_DIR' ? `, from ${rootOrigin({ root: s.root, from: d.from, ...(d.source ? { source: d.source } : {}) })}` : ''})`,
+  ];
   if (d.error || s.count === null || s.bytes === null) return [...out, `  unknown: ${d.error ?? 'not measured'}`];
   out.push(`  ${s.count} task ${s.count === 1 ? 'directory' : 'directories'}, ${diskSize(s.bytes)} on disk`);
   if (s.unused === null || s.unusedBytes === null) out.push(`  used by no container: unknown (${d.usageUnknown ?? 'no engine answered'})`);
@@ -138,9 +147,20 @@ function render(part: SandboxDirsStatus, now: Date): string[] {
     out.push(`  used by no container: ${s.unused} (${diskSize(s.unusedBytes)})${oldest}`);
   }
   if (d.unreadable.length) {
-    out.push(`  could not read ${plural(d.unreadable.length, 'path')} (sizes are at least the ones shown): ${d.unreadable.slice(0, 3).map((u) => `${escapeControls(u.path)} (${u.error})`).join(', ')}${d.unreadable.length > 3 ? ', ...' : ''}`);
+    out.push(
+      `  could not read ${plural(d.unreadable.length, 'path')} (sizes are at least the ones shown): ${d.unreadable
+        .slice(0, 3)
+        .map((u) => `${escapeControls(u.path)} (${u.error})`)
+        .join(', ')}${d.unreadable.length > 3 ? ', ...' : ''}`,
+    );
   }
-  if (d.notEntered.length) out.push(`  other filesystems inside, not entered: ${d.notEntered.slice(0, 3).map((p) => escapeControls(p)).join(', ')}${d.notEntered.length > 3 ? ', ...' : ''}`);
+  if (d.notEntered.length)
+    out.push(
+      `  other filesystems inside, not entered: ${d.notEntered
+        .slice(0, 3)
+        .map((p) => escapeControls(p))
+        .join(', ')}${d.notEntered.length > 3 ? ', ...' : ''}`,
+    );
   return out;
 }
 
@@ -182,7 +202,12 @@ export const sandboxDirsPass: Pass<SandboxDirsSettings, SandboxDirsResult, Sandb
       const { removeUnusedSandboxDirs } = await import('../reaper/sandbox-dirs.js');
       try {
         result = await removeUnusedSandboxDirs({
-          roots: s.roots, engines: ctx.engines, olderThanMs: s.olderThanMs, dryRun: ctx.dryRun, now: ctx.now, ...(ctx.signal ? { signal: ctx.signal } : {}),
+          roots: s.roots,
+          engines: ctx.engines,
+          olderThanMs: s.olderThanMs,
+          dryRun: ctx.dryRun,
+          now: ctx.now,
+          ...(ctx.signal ? { signal: ctx.signal } : {}),
         });
       } catch (err) {
         // The root went bad since the run checked it (it never throws for one directory): nothing of it was removed.

@@ -20,7 +20,8 @@ import type { Pass, PassSettingsInput } from './types.js';
 const OPTIONS: readonly OptionDecl[] = [
   {
     flag: '--keep-session-files',
-    description: "leave hermes' abandoned background-job files (hermes_bg_*.log/.pid/.exit), execute_code sandboxes (hermes_sandbox_*) and RPC sockets in place; they are removed by default, as shell snapshots are (also janitor.keep_session_files: true in config.yaml)",
+    description:
+      "leave hermes' abandoned background-job files (hermes_bg_*.log/.pid/.exit), execute_code sandboxes (hermes_sandbox_*) and RPC sockets in place; they are removed by default, as shell snapshots are (also janitor.keep_session_files: true in config.yaml)",
   },
 ];
 
@@ -34,9 +35,17 @@ const FAMILY = {
 type Gauges = SessionFilesSummary[];
 
 async function settingsOf(input: PassSettingsInput, keepFlag: boolean | undefined): Promise<SessionFileSettings> {
-  const [{ sessionFileSettings }, { sessionTempDirs }] = await Promise.all([import('../reaper/session-file-settings.js'), import('../reaper/session-dir-settings.js')]);
+  const [{ sessionFileSettings }, { sessionTempDirs }] = await Promise.all([
+    import('../reaper/session-file-settings.js'),
+    import('../reaper/session-dir-settings.js'),
+  ]);
   const lifetime = input.flags.lifetime as number | undefined;
-  return sessionFileSettings({ lifetimeSeconds: lifetime, keep: keepFlag }, input.env, { config: input.config, hermes: input.hermes }, await sessionTempDirs(input));
+  return sessionFileSettings(
+    { lifetimeSeconds: lifetime, keep: keepFlag },
+    input.env,
+    { config: input.config, hermes: input.hermes },
+    await sessionTempDirs(input),
+  );
 }
 
 /** `removed background job /tmp/hermes_bg_ab12 (uid 1000, unchanged 3 days, 3 files)`. */
@@ -62,7 +71,9 @@ function render(dirs: readonly SessionFilesSummary[]): string[] {
       out.push(`  ${escapeControls(d.dir)}: unknown: ${d.problem}`);
       continue;
     }
-    const kinds = SESSION_FILE_KINDS.filter((k) => d.kinds[k].found > 0).map((k) => `${plural(d.kinds[k].found, KIND_NOUN[k][0], KIND_NOUN[k][1])} (${d.kinds[k].abandoned} abandoned)`);
+    const kinds = SESSION_FILE_KINDS.filter((k) => d.kinds[k].found > 0).map(
+      (k) => `${plural(d.kinds[k].found, KIND_NOUN[k][0], KIND_NOUN[k][1])} (${d.kinds[k].abandoned} abandoned)`,
+    );
     out.push(`  ${escapeControls(d.dir)}: ${kinds.join(', ')}${d.otherUsers ? `; other users': ${d.otherUsers}` : ''}`);
   }
   if (shown.length === 0) out.push(`  none in ${plural(dirs.length, 'directory', 'directories')}`);
@@ -85,12 +96,22 @@ export const sessionFilesPass: Pass<SessionFileSettings, SessionFilesResult, Gau
 
   async run(s, ctx) {
     const { sessionFilePass, summarizeSessionFiles } = await import('../reaper/session-files.js');
-    const result = await sessionFilePass({ tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun: ctx.dryRun, now: ctx.now, procRoot: s.procRoot, signal: ctx.signal });
+    const result = await sessionFilePass({
+      tempDirs: s.tempDirs,
+      thresholdMs: s.thresholdMs,
+      dryRun: ctx.dryRun,
+      now: ctx.now,
+      procRoot: s.procRoot,
+      signal: ctx.signal,
+    });
     return { result, gauges: summarizeSessionFiles(result) };
   },
 
   outcome: (r) => ({ done: r.removed, kept: r.kept, failed: r.failed }),
-  refused: (r) => r.tempDirs.filter((t) => t.reason).map((t) => ({ event: 'refused-temp-dir', fields: { dir: t.dir, from: t.from, reason: t.reason, detail: t.problem }, line: t.problem ?? t.dir })),
+  refused: (r) =>
+    r.tempDirs
+      .filter((t) => t.reason)
+      .map((t) => ({ event: 'refused-temp-dir', fields: { dir: t.dir, from: t.from, reason: t.reason, detail: t.problem }, line: t.problem ?? t.dir })),
   cutShort: (r) => r.cutShort,
   freedBytes: (r) => r.removed.reduce((n, x) => n + x.bytes, 0),
   ndjsonCounts: (r) => ({ byKind: Object.fromEntries(SESSION_FILE_KINDS.map((k) => [k, r.removed.filter((x) => x.kind === k).length])) }),
@@ -126,12 +147,22 @@ export const sessionFilesPass: Pass<SessionFileSettings, SessionFilesResult, Gau
     async gather(input, ctx) {
       const s = await settingsOf(input, undefined);
       const { sessionFilePass, summarizeSessionFiles } = await import('../reaper/session-files.js');
-      return summarizeSessionFiles(await sessionFilePass({ tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun: true, now: () => ctx.now, processes: () => ctx.processes, signal: ctx.signal }));
+      return summarizeSessionFiles(
+        await sessionFilePass({
+          tempDirs: s.tempDirs,
+          thresholdMs: s.thresholdMs,
+          dryRun: true,
+          now: () => ctx.now,
+          processes: () => ctx.processes,
+          signal: ctx.signal,
+        }),
+      );
     },
     json: (part) => ({ sessionFiles: part }),
     render: (part) => render(part),
     attention: (part) => part.filter((s) => s.reason).map((s) => `refused: ${s.problem ?? s.dir}`),
-    refused: (part) => part.filter((s) => s.reason).map((s) => ({ path: s.dir, what: 'temp directory', reason: s.reason!, detail: s.problem ?? s.dir, attention: true })),
+    refused: (part) =>
+      part.filter((s) => s.reason).map((s) => ({ path: s.dir, what: 'temp directory', reason: s.reason!, detail: s.problem ?? s.dir, attention: true })),
   },
 
   watch: { every: { env: ENV_SANDBOX_DIRS_EVERY, defaultMs: SANDBOX_DIRS_EVERY_MS } },

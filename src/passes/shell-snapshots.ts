@@ -17,7 +17,8 @@ import type { SessionTempDir } from '../reaper/session-dir-settings.js';
 const OPTIONS: readonly OptionDecl[] = [
   {
     flag: '--keep-shell-snapshots',
-    description: "leave hermes' abandoned shell snapshots (<temp dir>/hermes-snap-*.sh, which hold its exported variables) in place; they are removed by default (also janitor.keep_shell_snapshots: true in config.yaml)",
+    description:
+      "leave hermes' abandoned shell snapshots (<temp dir>/hermes-snap-*.sh, which hold its exported variables) in place; they are removed by default (also janitor.keep_shell_snapshots: true in config.yaml)",
   },
 ];
 
@@ -35,9 +36,17 @@ type Gauges = Array<{ dir: string; found: number; abandoned: number; withSecretN
  * directory where a hermes release puts session files for the profiles the run serves.
  */
 async function settingsOf(input: PassSettingsInput, keepFlag: boolean | undefined): Promise<ShellSnapshotSettings> {
-  const [{ shellSnapshotSettings }, { sessionTempDirs }] = await Promise.all([import('../reaper/shell-snapshot-settings.js'), import('../reaper/session-dir-settings.js')]);
+  const [{ shellSnapshotSettings }, { sessionTempDirs }] = await Promise.all([
+    import('../reaper/shell-snapshot-settings.js'),
+    import('../reaper/session-dir-settings.js'),
+  ]);
   const lifetime = input.flags.lifetime as number | undefined;
-  return shellSnapshotSettings({ lifetimeSeconds: lifetime, keep: keepFlag }, input.env, { config: input.config, hermes: input.hermes }, await sessionTempDirs(input));
+  return shellSnapshotSettings(
+    { lifetimeSeconds: lifetime, keep: keepFlag },
+    input.env,
+    { config: input.config, hermes: input.hermes },
+    await sessionTempDirs(input),
+  );
 }
 
 /** `removed shell snapshot /tmp/hermes-snap-<id>.sh (uid 1000, unchanged 3 days, 2 secret-looking names)`. */
@@ -63,7 +72,9 @@ function render(dirs: readonly DirSummary[], now: Date): string[] {
     const oldest = s.oldestChange ? `; the oldest last changed ${ago(Date.parse(s.oldestChange), now, UP_TO_DAYS)}` : '';
     out.push(`  ${plural(s.snapshots, 'snapshot')}, ${s.abandoned} abandoned (a reap removes them)${oldest}`);
     if (s.snapshots) {
-      out.push(`  holding secret-looking names: ${s.withSecretNames} (${plural(s.secretNames, 'name')}${s.unreadable ? `; ${s.unreadable} not readable here` : ''})`);
+      out.push(
+        `  holding secret-looking names: ${s.withSecretNames} (${plural(s.secretNames, 'name')}${s.unreadable ? `; ${s.unreadable} not readable here` : ''})`,
+      );
     }
     if (s.otherUsers) out.push(`  other users': ${s.otherUsers} (only root or their owner removes them)`);
   }
@@ -87,12 +98,22 @@ export const shellSnapshotsPass: Pass<ShellSnapshotSettings, ShellSnapshotsResul
   async run(s, ctx) {
     const { shellSnapshotPass, snapshotGauges } = await import('../reaper/shell-snapshots.js');
     // Within the run's --timeout (watch: its stop, and --timeout when given): cut short there (`cutShort`).
-    const result = await shellSnapshotPass({ tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun: ctx.dryRun, now: ctx.now, procRoot: s.procRoot, signal: ctx.signal });
+    const result = await shellSnapshotPass({
+      tempDirs: s.tempDirs,
+      thresholdMs: s.thresholdMs,
+      dryRun: ctx.dryRun,
+      now: ctx.now,
+      procRoot: s.procRoot,
+      signal: ctx.signal,
+    });
     return { result, gauges: snapshotGauges(result) };
   },
 
   outcome: (r) => ({ done: r.removed, kept: r.kept, failed: r.failed }),
-  refused: (r) => r.tempDirs.filter((t) => t.reason).map((t) => ({ event: 'refused-temp-dir', fields: { dir: t.dir, from: t.from, reason: t.reason, detail: t.problem }, line: t.problem ?? t.dir })),
+  refused: (r) =>
+    r.tempDirs
+      .filter((t) => t.reason)
+      .map((t) => ({ event: 'refused-temp-dir', fields: { dir: t.dir, from: t.from, reason: t.reason, detail: t.problem }, line: t.problem ?? t.dir })),
   cutShort: (r) => r.cutShort === true,
   freedBytes: (r) => r.removed.reduce((n, s) => n + (s.bytes ?? 0), 0),
 
@@ -126,13 +147,23 @@ export const shellSnapshotsPass: Pass<ShellSnapshotSettings, ShellSnapshotsResul
       const s = await settingsOf(input, undefined);
       const { shellSnapshotPass, summarize } = await import('../reaper/shell-snapshots.js');
       const readings = new Map(s.tempDirs.map((t) => [t.dir, (t as Partial<SessionTempDir>).readings ?? []]));
-      const summary = summarize(await shellSnapshotPass({ tempDirs: s.tempDirs, thresholdMs: s.thresholdMs, dryRun: true, now: () => ctx.now, processes: () => ctx.processes, signal: ctx.signal }));
+      const summary = summarize(
+        await shellSnapshotPass({
+          tempDirs: s.tempDirs,
+          thresholdMs: s.thresholdMs,
+          dryRun: true,
+          now: () => ctx.now,
+          processes: () => ctx.processes,
+          signal: ctx.signal,
+        }),
+      );
       return summary.map((x) => ({ ...x, readings: readings.get(x.dir) ?? [] }));
     },
     json: (part) => ({ shellSnapshots: part }),
     render,
     attention: (part) => part.filter((s) => s.reason).map((s) => `refused: ${s.problem ?? s.dir}`),
-    refused: (part) => part.filter((s) => s.reason).map((s) => ({ path: s.dir, what: 'temp directory', reason: s.reason!, detail: s.problem ?? s.dir, attention: true })),
+    refused: (part) =>
+      part.filter((s) => s.reason).map((s) => ({ path: s.dir, what: 'temp directory', reason: s.reason!, detail: s.problem ?? s.dir, attention: true })),
   },
 
   watch: { every: { env: ENV_SANDBOX_DIRS_EVERY, defaultMs: SANDBOX_DIRS_EVERY_MS } },

@@ -149,7 +149,11 @@ export interface PassWatch<S> {
   readonly every: { readonly env: string; readonly defaultMs: number };
   /** An engine event, as it comes (queued with the pass's runs). */
   onEvent?(
-    settings: S, engine: EngineClient, ev: EngineEvent, notice: (event: string, fields: Record<string, unknown>) => void, signal: AbortSignal,
+    settings: S,
+    engine: EngineClient,
+    ev: EngineEvent,
+    notice: (event: string, fields: Record<string, unknown>) => void,
+    signal: AbortSignal,
   ): Promise<void>;
 }
 

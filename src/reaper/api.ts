@@ -95,7 +95,8 @@ type ReaperSettings = RunSettings & { rules: LabelRules };
  * the profiles sharing its container identity; its selection made that identity.
  */
 async function reaperSettings(
-  options: ReaperOptions, where: { env: Record<string, string | undefined>; now: () => Date; home: HermesHome; selection: Selection },
+  options: ReaperOptions,
+  where: { env: Record<string, string | undefined>; now: () => Date; home: HermesHome; selection: Selection },
 ): Promise<ReaperSettings> {
   const { env, now, home, selection } = where;
   homeAccess(home.home); // whose home it is, as root (adapters/trust.ts): its files are then read by the trust rules
@@ -123,7 +124,8 @@ async function reaperSettings(
   );
   // Its own threshold is the longest of its labels' (those it shares with other profiles included).
   const labels = profileValuesOf(selection) ?? [];
-  const longest = options.lifetimeSeconds === undefined ? Math.max(s.thresholdSeconds, ...labels.map((l) => judged.rules.thresholdByLabel[l] ?? 0)) : s.thresholdSeconds;
+  const longest =
+    options.lifetimeSeconds === undefined ? Math.max(s.thresholdSeconds, ...labels.map((l) => judged.rules.thresholdByLabel[l] ?? 0)) : s.thresholdSeconds;
   return { ...s, thresholdSeconds: longest, rules: judged.rules };
 }
 
@@ -151,7 +153,10 @@ export function createReaper(options: ReaperOptions = {}): Reaper {
       : (async () => {
           // Nothing named (host, DOCKER_HOST, a docker context): the first usual Docker/Podman socket that answers.
           const { discoverEndpoints } = await import('../adapters/engine-discovery.js');
-          const [endpoint] = await discoverEndpoints(resolveEngines(options.host ? [options.host] : undefined, undefined, env, os.homedir()), { env, homedir: os.homedir() });
+          const [endpoint] = await discoverEndpoints(resolveEngines(options.host ? [options.host] : undefined, undefined, env, os.homedir()), {
+            env,
+            homedir: os.homedir(),
+          });
           const { createDockerodeEngine } = await import('../adapters/dockerode-engine.js');
           return createDockerodeEngine(endpoint!);
         })());

@@ -9,8 +9,16 @@
 import type { ContainerDetails, EngineClient, ExecDetails } from '../adapters/engine.js';
 import { type ProcAccess, procAccess } from '../adapters/proc-table.js';
 import {
-  type ExecKeepReason, type ExecView, type ProcIdentity, type ProcSnapshot, commandLine, execAgeSeconds, isAbandoned, recheckExec,
-  signalTargets, startMs,
+  type ExecKeepReason,
+  type ExecView,
+  type ProcIdentity,
+  type ProcSnapshot,
+  commandLine,
+  execAgeSeconds,
+  isAbandoned,
+  recheckExec,
+  signalTargets,
+  startMs,
 } from '../core/exec-trees.js';
 import { processLimit } from '../core/idle.js';
 import { engineOnThisHost } from '../core/engine-place.js';
@@ -73,7 +81,6 @@ export interface AbandonedLoad {
   processes: number;
 }
 
-
 const procOf = (opts: ExecTreeOptions): ProcAccess => opts.proc ?? procAccess();
 
 /** The exec's process identity on this host, where it is in the container's cgroup and in the snapshot. */
@@ -90,7 +97,9 @@ function rootOf(proc: ProcAccess, snap: ProcSnapshot | null, e: ExecDetails, con
  * have ended are left out; connection failures are thrown.
  */
 export async function surveyExecs(
-  engine: EngineClient, d: Pick<ContainerDetails, 'id' | 'execIds' | 'pid'> & Partial<Pick<ContainerDetails, 'name'>>, opts: ExecTreeOptions,
+  engine: EngineClient,
+  d: Pick<ContainerDetails, 'id' | 'execIds' | 'pid'> & Partial<Pick<ContainerDetails, 'name'>>,
+  opts: ExecTreeOptions,
   at: { asOf: Date; signal?: AbortSignal | undefined; execStarts?: ReadonlyMap<string, number> | undefined },
 ): Promise<ExecSurvey> {
   const proc = procOf(opts);
@@ -116,11 +125,18 @@ export async function surveyExecs(
     const pastBound = isAbandoned(ageSeconds, opts.boundSeconds);
     execs.push({
       view: {
-        id, ageSeconds, processes: tree ? tree.length : null, command: commandLine(e.entrypoint, e.arguments),
+        id,
+        ageSeconds,
+        processes: tree ? tree.length : null,
+        command: commandLine(e.entrypoint, e.arguments),
         // With a partial view (`partial`), an exec's client may be alive out of sight: none is abandoned (withClients).
-        abandoned: !partial && pastBound, client: null, clientUnverifiable: null,
+        abandoned: !partial && pastBound,
+        client: null,
+        clientUnverifiable: null,
       },
-      root, pastBound, argv: [e.entrypoint, ...e.arguments],
+      root,
+      pastBound,
+      argv: [e.entrypoint, ...e.arguments],
     });
   }
   const unseen = !local ? REMOTE_CLIENTS : partial;
@@ -144,7 +160,11 @@ const REMOTE_CLIENTS = 'the engine is not on this host: its clients cannot be se
  */
 function withClients(execs: Surveyed[], c: ContainerRef, table: ClientTable): void {
   const known = execs.filter((x) => x.argv[0] !== '');
-  const verdicts = assignClients(c, known.map((x) => ({ id: x.view.id, command: x.argv, ageSeconds: x.view.ageSeconds })), table);
+  const verdicts = assignClients(
+    c,
+    known.map((x) => ({ id: x.view.id, command: x.argv, ageSeconds: x.view.ageSeconds })),
+    table,
+  );
   for (const x of execs) {
     const v = verdicts.get(x.view.id);
     x.view.client = v?.client ?? null;
@@ -159,7 +179,11 @@ function withClients(execs: Surveyed[], c: ContainerRef, table: ClientTable): vo
  */
 function clientNow(survey: ExecSurvey, x: Surveyed, c: ContainerRef, opts: ExecTreeOptions): 'client-alive' | 'client-unverifiable' | null {
   const same = survey.execs.filter((y) => JSON.stringify(y.argv) === JSON.stringify(x.argv));
-  const v = assignClients(c, same.map((y) => ({ id: y.view.id, command: y.argv, ageSeconds: y.view.ageSeconds })), clientsOf(opts)(0)).get(x.view.id);
+  const v = assignClients(
+    c,
+    same.map((y) => ({ id: y.view.id, command: y.argv, ageSeconds: y.view.ageSeconds })),
+    clientsOf(opts)(0),
+  ).get(x.view.id);
   if (!v || v.unverifiable !== null) return 'client-unverifiable';
   return v.client ? 'client-alive' : null;
 }
@@ -196,7 +220,11 @@ export interface EndContext {
  * does a janitor whose pid namespace is not the host's (`pid-namespace`): exec clients cannot all be seen from there.
  */
 export async function endAbandonedTrees(
-  engine: EngineClient, d: Pick<ContainerDetails, 'id' | 'pid'> & Partial<Pick<ContainerDetails, 'name'>>, survey: ExecSurvey, opts: ExecTreeOptions, ctx: EndContext,
+  engine: EngineClient,
+  d: Pick<ContainerDetails, 'id' | 'pid'> & Partial<Pick<ContainerDetails, 'name'>>,
+  survey: ExecSurvey,
+  opts: ExecTreeOptions,
+  ctx: EndContext,
 ): Promise<ExecTreeReport> {
   const out: ExecTreeReport = { ended: [], kept: [], failed: [] };
   const keep = (execId: string, reason: ExecKeepReason) => out.kept.push({ container: ctx.container, execId, reason });
@@ -228,20 +256,27 @@ export async function endAbandonedTrees(
 
 /** The re-check right before signalling, then the signals, each to a process re-proved right before it. */
 async function endTree(
-  engine: EngineClient, d: Pick<ContainerDetails, 'id' | 'pid'>, seen: { root: ProcIdentity; execId: string; client: () => ExecKeepReason | null },
-  opts: ExecTreeOptions, ctx: EndContext,
+  engine: EngineClient,
+  d: Pick<ContainerDetails, 'id' | 'pid'>,
+  seen: { root: ProcIdentity; execId: string; client: () => ExecKeepReason | null },
+  opts: ExecTreeOptions,
+  ctx: EndContext,
 ): Promise<{ processes: number; killed: number } | { reason: ExecKeepReason }> {
   const proc = procOf(opts);
   const { root, execId } = seen;
   const fresh = await engine.execInspect(execId, ctx.signal);
   const snap = proc.snapshot();
   const now = fresh && snap ? snap.procs.get(fresh.pid) : undefined;
-  const why = recheckExec(root, {
-    running: Boolean(fresh?.running),
-    pid: fresh?.pid ?? 0,
-    startTicks: now ? now.startTicks : null,
-    ageSeconds: now && snap ? execAgeSeconds(ctx.now(), { processStartMs: startMs(snap, now.startTicks) }) : null,
-  }, opts.boundSeconds);
+  const why = recheckExec(
+    root,
+    {
+      running: Boolean(fresh?.running),
+      pid: fresh?.pid ?? 0,
+      startTicks: now ? now.startTicks : null,
+      ageSeconds: now && snap ? execAgeSeconds(ctx.now(), { processStartMs: startMs(snap, now.startTicks) }) : null,
+    },
+    opts.boundSeconds,
+  );
   if (why) return { reason: why };
   const targets = signalTargets(snap!, root, d.pid);
   if (!targets) return { reason: 'not-an-exec-tree' };

@@ -96,7 +96,11 @@ export class IdleBook {
 
   /** The idle threshold of a sandbox whose owner is `owner` (null: abandoned). */
   thresholdOf(owner: SandboxOwner | null): number {
-    return idleThresholdFor(owner !== null, this.opts.idleAfterSeconds, this.opts.idleAfterOwnedSeconds === undefined ? DEFAULT_IDLE_AFTER_OWNED_SECONDS : this.opts.idleAfterOwnedSeconds);
+    return idleThresholdFor(
+      owner !== null,
+      this.opts.idleAfterSeconds,
+      this.opts.idleAfterOwnedSeconds === undefined ? DEFAULT_IDLE_AFTER_OWNED_SECONDS : this.opts.idleAfterOwnedSeconds,
+    );
   }
 
   /**
@@ -147,7 +151,9 @@ export class IdleBook {
    * its last sample was in use or had no count, stays unstarted).
    */
   tentativeStop(
-    prev: IdleRecord, now: { startedAt: string; execIds: readonly string[]; limit: number; owner?: SandboxOwner | null }, asOf: Date,
+    prev: IdleRecord,
+    now: { startedAt: string; execIds: readonly string[]; limit: number; owner?: SandboxOwner | null },
+    asOf: Date,
   ): StopDecision {
     const samples = prev.samples === 0 ? 0 : prev.samples + 1;
     const owner = now.owner ?? null;
@@ -161,7 +167,11 @@ export class IdleBook {
 
   /** What the idle rule says of one running, selected, not excluded container (one sample taken). */
   async judgeRunning(
-    engine: EngineClient, d0: ContainerDetails, asOf: Date, signal: AbortSignal | undefined, by: RunningJudgement = {},
+    engine: EngineClient,
+    d0: ContainerDetails,
+    asOf: Date,
+    signal: AbortSignal | undefined,
+    by: RunningJudgement = {},
   ): Promise<{ record: IdleRecord | undefined; decision: StopDecision }> {
     const { abandoned, owner = null } = by;
     // Abandoned exec trees (exec-trees.ts) are nobody's use: their execs and processes are left out.

@@ -52,13 +52,14 @@ export async function execsInFlight(engine: EngineClient, execIds: readonly stri
  */
 export type LocalCounters = (id: string, pid: number) => StatsCounters | null;
 
-function sampleOf(
-  details: Pick<ContainerDetails, 'startedAt'> & Partial<Pick<ContainerDetails, 'pid'>>, c: StatsCounters, now: () => Date,
-): IdleSample {
+function sampleOf(details: Pick<ContainerDetails, 'startedAt'> & Partial<Pick<ContainerDetails, 'pid'>>, c: StatsCounters, now: () => Date): IdleSample {
   const { pid } = details;
   const pids = c.pids;
   return {
-    startedAt: details.startedAt, cpuNs: c.cpuNs, pgfault: c.pgfault, at: now().toISOString(),
+    startedAt: details.startedAt,
+    cpuNs: c.cpuNs,
+    pgfault: c.pgfault,
+    at: now().toISOString(),
     ...(pid && pid > 0 ? { pid } : {}),
     ...(pids !== null && pids !== undefined ? { pids } : {}),
   };
@@ -79,18 +80,14 @@ export function readLocally(local: LocalCounters | undefined, id: string, pid: n
  * this host where it can be read (the same cgroup, proven the container's): only where neither gives one is the
  * count unknown.
  */
-export function withLocalCount(
-  sample: IdleSample | null, details: Pick<ContainerDetails, 'id' | 'pid'>, local: LocalCounters | undefined,
-): IdleSample | null {
+export function withLocalCount(sample: IdleSample | null, details: Pick<ContainerDetails, 'id' | 'pid'>, local: LocalCounters | undefined): IdleSample | null {
   if (!sample || sample.pids !== undefined) return sample;
   const pids = readLocally(local, details.id, details.pid)?.pids;
   return pids ? { ...sample, pids } : sample;
 }
 
 /** A sample from the container's cgroup on this host, or null where `local` cannot read it. */
-export function localSample(
-  details: Pick<ContainerDetails, 'id' | 'startedAt' | 'pid'>, now: () => Date, local: LocalCounters | undefined,
-): IdleSample | null {
+export function localSample(details: Pick<ContainerDetails, 'id' | 'startedAt' | 'pid'>, now: () => Date, local: LocalCounters | undefined): IdleSample | null {
   const c = readLocally(local, details.id, details.pid);
   return c ? sampleOf(details, c, now) : null;
 }
@@ -98,7 +95,8 @@ export function localSample(
 export type StopOutcome =
   /** Stopped; the record should be dropped. `sample` is the fresh one the stop was re-proved with. */
   | {
-      kind: 'stopped'; sample: IdleSample;
+      kind: 'stopped';
+      sample: IdleSample;
       /** The grace the stop gave before the engine's SIGKILL (seconds). */
       graceSeconds: number;
       /** The stop ended in the engine's SIGKILL (exit code 137 after it); undefined when the engine did not say. */

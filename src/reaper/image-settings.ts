@@ -20,13 +20,23 @@ export interface ImageInputs {
 }
 
 export const IMAGES_OVER: JanitorSetting<'size'> = {
-  key: 'janitor.images_over', kind: 'size', flag: '--images-over', falseIsOff: true, parse: parseImageBudget,
+  key: 'janitor.images_over',
+  kind: 'size',
+  flag: '--images-over',
+  falseIsOff: true,
+  parse: parseImageBudget,
   accepts: 'a size such as 50GB or 20GiB, or a percentage of the disk such as 80%',
-  description: "when the engine's images take more than this, remove images hermes' containers used, least recently used first", defaultText: 'off',
+  description: "when the engine's images take more than this, remove images hermes' containers used, least recently used first",
+  defaultText: 'off',
 };
 export const KEEP_IMAGES: JanitorSetting<'list'> = {
-  key: 'janitor.keep_images', kind: 'list', flag: '--keep-image', parse: parseKeepPattern, accepts: 'a regular expression or a list of them',
-  description: 'never remove an image with a repository:tag or id matching one of these (added to `--keep-image`)', defaultText: 'none',
+  key: 'janitor.keep_images',
+  kind: 'list',
+  flag: '--keep-image',
+  parse: parseKeepPattern,
+  accepts: 'a regular expression or a list of them',
+  description: 'never remove an image with a repository:tag or id matching one of these (added to `--keep-image`)',
+  defaultText: 'none',
 };
 
 export interface ImageSettings {
@@ -34,12 +44,17 @@ export interface ImageSettings {
   policy: ImagePolicy;
 }
 
-
 /** The image budget of a run, or null when it is off (neither the flag nor the config key). */
 export function resolveImageSettings(inputs: ImageInputs, config: HermesConfig): ImageSettings | null {
   const budget = inputs.imagesOver !== undefined ? fromFlag(inputs.imagesOver) : fromConfig(config);
   if (!budget) {
-    const given = inputs.allImages ? '--all-images' : inputs.imagesMinAgeMs !== undefined ? '--images-min-age' : inputs.keepImage?.length ? '--keep-image' : null;
+    const given = inputs.allImages
+      ? '--all-images'
+      : inputs.imagesMinAgeMs !== undefined
+        ? '--images-min-age'
+        : inputs.keepImage?.length
+          ? '--keep-image'
+          : null;
     if (given) throw new UsageError(`${given} applies to the image budget: add --images-over <size> (or set ${IMAGES_OVER.key} in ${config.file})`);
     return null;
   }

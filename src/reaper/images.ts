@@ -8,7 +8,16 @@ import type { ContainerSummary, EngineClient, EngineImageCalls, EngineImages } f
 import type { ImageUses } from '../adapters/image-uses.js';
 import { type ImageBudget, budgetBytes } from '../core/image-budget.js';
 import {
-  type ImageFacts, type ImageKeepReason, type ImageUse, type ImagePolicy, type ImageStep, type Sighting, imageWalk, imagesBytes, overBudget, uniqueBytes,
+  type ImageFacts,
+  type ImageKeepReason,
+  type ImageUse,
+  type ImagePolicy,
+  type ImageStep,
+  type Sighting,
+  imageWalk,
+  imagesBytes,
+  overBudget,
+  uniqueBytes,
 } from '../core/images.js';
 import { type Selection, engineLabelFilters, isExcluded, isSelected } from '../core/selection.js';
 import { errorMessage } from '../errors.js';
@@ -77,12 +86,13 @@ export interface ImagePassOptions {
  * Returns the engine's images (for the pass that follows). Throws when the engine does not answer.
  */
 export async function recordImageSightings(
-  engine: ImageEngine, uses: ImageUses, selection: Selection, at: Date, signal?: AbortSignal,
+  engine: ImageEngine,
+  uses: ImageUses,
+  selection: Selection,
+  at: Date,
+  signal?: AbortSignal,
 ): Promise<{ disk: EngineImages; uses: Awaited<ReturnType<ImageUses['record']>> }> {
-  const [disk, rows] = await Promise.all([
-    engine.diskUsage(signal),
-    engine.listWithImages({ labels: engineLabelFilters(selection) }, signal),
-  ]);
+  const [disk, rows] = await Promise.all([engine.diskUsage(signal), engine.listWithImages({ labels: engineLabelFilters(selection) }, signal)]);
   const present = new Set(disk.images.map((i) => i.id));
   const sightings: Sighting[] = hermesImages(rows, selection).map((id) => ({ id, atMs: at.getTime(), hermes: true }));
   return { disk, uses: await uses.record(engine.host, sightings, present) };
@@ -132,10 +142,13 @@ export async function reduceImages(opts: ImagePassOptions): Promise<ImagesResult
         keep(p, step.image, 'cut-short', 'the run was cut short (--timeout) before this image');
         break;
       }
-      const cut = await oneImage(p, step).then(() => false, (err: unknown) => {
-        if (!opts.signal?.aborted) throw err;
-        return true;
-      });
+      const cut = await oneImage(p, step).then(
+        () => false,
+        (err: unknown) => {
+          if (!opts.signal?.aborted) throw err;
+          return true;
+        },
+      );
       if (cut) {
         keep(p, step.image, 'cut-short', 'the run was cut short (--timeout) at this image');
         break;
@@ -170,7 +183,6 @@ async function resolveBudget(opts: ImagePassOptions): Promise<number | null> {
   return root === null ? null : budgetBytes(opts.budget, await opts.filesystemBytes(root));
 }
 
-
 function percentProblem(opts: ImagePassOptions): string {
   const why = engineOnThisHost(opts.engine.host)
     ? "the filesystem of the engine's data directory (GET /info DockerRootDir) cannot be measured on this host"
@@ -193,7 +205,13 @@ async function oneImage(p: Pass, step: ImageStep): Promise<void> {
   // Right before acting: does any container, in any state and with any labels, use it (or an image built on it)?
   const users = await opts.engine.imageUsers(image.id, opts.signal);
   if (users.length) return keep(p, image, 'in-use', userLine(users));
-  const removed: RemovedImage = { id: image.id, tags: image.tags, bytes: uniqueBytes(image), lastUsed: new Date(step.lastUsedMs).toISOString(), host: p.out.host };
+  const removed: RemovedImage = {
+    id: image.id,
+    tags: image.tags,
+    bytes: uniqueBytes(image),
+    lastUsed: new Date(step.lastUsedMs).toISOString(),
+    host: p.out.host,
+  };
   if (opts.dryRun) {
     p.out.removed.push(removed);
     p.bytesNow -= removed.bytes;
@@ -203,7 +221,11 @@ async function oneImage(p: Pass, step: ImageStep): Promise<void> {
   try {
     outcome = await opts.engine.removeImage(image.id, opts.signal);
   } catch (err) {
-    p.out.failed.push({ id: image.id, error: `remove image ${image.id.slice(7, 19)} (${image.tags[0] ?? 'untagged'}): ${errorMessage(err)}`, host: p.out.host });
+    p.out.failed.push({
+      id: image.id,
+      error: `remove image ${image.id.slice(7, 19)} (${image.tags[0] ?? 'untagged'}): ${errorMessage(err)}`,
+      host: p.out.host,
+    });
     return;
   }
   if (outcome.kind === 'removed') {

@@ -54,7 +54,7 @@ export interface SettingValue {
   list: unknown[];
 }
 
-const shown = (raw: unknown) => (typeof raw === 'string' ? raw : JSON.stringify(raw) ?? String(raw));
+const shown = (raw: unknown) => (typeof raw === 'string' ? raw : (JSON.stringify(raw) ?? String(raw)));
 
 /** The one error for a value that does not read. */
 function junk(s: JanitorSetting, config: HermesConfig, raw: unknown): UsageError {
@@ -142,31 +142,54 @@ export const SWITCH_ACCEPTS = 'true or false (also yes/no, on/off, 1/0)';
 
 /** The keys of the container sweep (the idle rule, owners, exec trees); each pass declares its own (`passes/`). */
 export const STOP_IDLE: JanitorSetting<'switch'> = {
-  key: 'janitor.stop_idle', kind: 'switch', flag: '--stop-idle or --no-stop-idle', accepts: SWITCH_ACCEPTS,
+  key: 'janitor.stop_idle',
+  kind: 'switch',
+  flag: '--stop-idle or --no-stop-idle',
+  accepts: SWITCH_ACCEPTS,
   description: 'false: running sandboxes are never stopped (as `--no-stop-idle` and `HERMES_JANITOR_STOP_IDLE=false`)',
   defaultText: 'true (false with `--label`)',
 };
 export const IDLE_MAX_PROCESSES: JanitorSetting<'number'> = {
-  key: 'janitor.idle_max_processes', kind: 'number', flag: '--idle-max-processes', accepts: 'a whole number >= 1', min: 1,
+  key: 'janitor.idle_max_processes',
+  kind: 'number',
+  flag: '--idle-max-processes',
+  accepts: 'a whole number >= 1',
+  min: 1,
   description: 'the most processes a running sandbox may hold and still be idle',
   defaultText: 'its init and its command (2 with `--init`, else 1)',
 };
 export const IDLE_AFTER_OWNED: JanitorSetting<'duration'> = {
-  key: 'janitor.idle_after_owned', kind: 'duration', flag: '--idle-after-owned', never: true,
+  key: 'janitor.idle_after_owned',
+  kind: 'duration',
+  flag: '--idle-after-owned',
+  never: true,
   accepts: "a duration such as 24h, 7d or 90m (or seconds), or 'never'",
-  description: 'the idle threshold of a sandbox a living hermes on this host may own', defaultText: '24h',
+  description: 'the idle threshold of a sandbox a living hermes on this host may own',
+  defaultText: '24h',
 };
 export const STOPPED_RETENTION: JanitorSetting<'duration'> = {
-  key: 'janitor.stopped_retention', kind: 'duration', flag: '--stopped-retention', accepts: 'a duration such as 24h, 7d or 90m (or seconds)',
-  description: 'how long a sandbox the janitor stopped is kept before the exited rule removes it', defaultText: '7d',
+  key: 'janitor.stopped_retention',
+  kind: 'duration',
+  flag: '--stopped-retention',
+  accepts: 'a duration such as 24h, 7d or 90m (or seconds)',
+  description: 'how long a sandbox the janitor stopped is kept before the exited rule removes it',
+  defaultText: '7d',
 };
 export const EXEC_MAX_AGE: JanitorSetting<'duration'> = {
-  key: 'janitor.exec_max_age', kind: 'duration', flag: '--exec-max-age', accepts: 'a duration such as 20m or 1h (or seconds)',
-  description: "a sandbox's `docker exec` running longer is abandoned", defaultText: "2 x the longest command timeout hermes can use",
+  key: 'janitor.exec_max_age',
+  kind: 'duration',
+  flag: '--exec-max-age',
+  accepts: 'a duration such as 20m or 1h (or seconds)',
+  description: "a sandbox's `docker exec` running longer is abandoned",
+  defaultText: '2 x the longest command timeout hermes can use',
 };
 export const KEEP_EXEC_TREES: JanitorSetting<'switch'> = {
-  key: 'janitor.keep_exec_trees', kind: 'switch', flag: '--keep-exec-trees', accepts: SWITCH_ACCEPTS,
-  description: 'true: abandoned exec trees are reported, never ended', defaultText: 'false',
+  key: 'janitor.keep_exec_trees',
+  kind: 'switch',
+  flag: '--keep-exec-trees',
+  accepts: SWITCH_ACCEPTS,
+  description: 'true: abandoned exec trees are reported, never ended',
+  defaultText: 'false',
 };
 
 /** The sweep's keys, in the order the docs list them. */

@@ -27,7 +27,12 @@ export class ListSweep {
     await book?.load();
     const rows = await candidates(req, undefined, guard);
     req.onEvent?.({ type: 'candidates', count: rows.length });
-    await forEachBounded(consume(rows), req.concurrency, (row) => this.take(row), () => guard.stopped);
+    await forEachBounded(
+      consume(rows),
+      req.concurrency,
+      (row) => this.take(row),
+      () => guard.stopped,
+    );
     if (book) await Promise.all(book.pending);
     out.interrupted = guard.stopped ? guard.interrupted : null;
     await book?.save(req.engine, !out.interrupted, req.signal?.aborted ? undefined : req.signal);

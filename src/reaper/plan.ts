@@ -83,24 +83,38 @@ export function parsePlan(value: unknown, file: string): ReapPlan {
   if (p.version !== 1) throw bad('unsupported or missing "version"');
   if (!isStrings(p.hosts) || p.hosts.length === 0) throw bad('"hosts" must list at least one engine');
   if (typeof p.thresholdSeconds !== 'number' || !(p.thresholdSeconds >= 120)) throw bad('"thresholdSeconds" must be a number >= 120');
-  if (typeof p.lifetimeSeconds !== 'number' || !Number.isInteger(p.lifetimeSeconds) || p.lifetimeSeconds < 0) throw bad('"lifetimeSeconds" must be a whole number');
+  if (typeof p.lifetimeSeconds !== 'number' || !Number.isInteger(p.lifetimeSeconds) || p.lifetimeSeconds < 0)
+    throw bad('"lifetimeSeconds" must be a whole number');
   const s = p.selection;
-  if (!s || !isStrings(s.labels) || !isStrings(s.excludeLabels) || typeof s.profileLabel !== 'string' || !(s.profile === null || typeof s.profile === 'string')) {
+  if (
+    !s ||
+    !isStrings(s.labels) ||
+    !isStrings(s.excludeLabels) ||
+    typeof s.profileLabel !== 'string' ||
+    !(s.profile === null || typeof s.profile === 'string')
+  ) {
     throw bad('"selection" is malformed');
   }
-  if (s.profileValues !== undefined && !(isStrings(s.profileValues) && s.profileValues.length > 0)) throw bad('"selection.profileValues" must list label values');
+  if (s.profileValues !== undefined && !(isStrings(s.profileValues) && s.profileValues.length > 0))
+    throw bad('"selection.profileValues" must list label values');
   if (!Array.isArray(p.containers) || !p.containers.every((c) => c && typeof c.id === 'string' && typeof c.host === 'string' && typeof c.name === 'string')) {
     throw bad('"containers" must be a list of {host, id, name}');
   }
-  if (p.stops !== undefined && !(Array.isArray(p.stops) && p.stops.every((c) => c && typeof c.id === 'string' && typeof c.host === 'string' && typeof c.name === 'string'))) {
+  if (
+    p.stops !== undefined &&
+    !(Array.isArray(p.stops) && p.stops.every((c) => c && typeof c.id === 'string' && typeof c.host === 'string' && typeof c.name === 'string'))
+  ) {
     throw bad('"stops" must be a list of {host, id, name}');
   }
   if (p.stopIdle !== undefined && typeof p.stopIdle !== 'boolean') throw bad('"stopIdle" must be true or false');
   if (p.home !== undefined && (typeof p.home !== 'string' || !p.home.startsWith('/'))) throw bad('"home" must be an absolute path');
   if (p.keepVolumes !== undefined && typeof p.keepVolumes !== 'boolean') throw bad('"keepVolumes" must be true or false');
-  if (p.idleAfterSeconds !== undefined && !(typeof p.idleAfterSeconds === 'number' && p.idleAfterSeconds > 0)) throw bad('"idleAfterSeconds" must be a number > 0');
-  if (p.idleMaxProcesses !== undefined && !(Number.isSafeInteger(p.idleMaxProcesses) && p.idleMaxProcesses >= 1)) throw bad('"idleMaxProcesses" must be a whole number >= 1');
-  for (const c of [...p.containers, ...(p.stops ?? [])]) if (!p.hosts.includes(c.host)) throw bad(`container ${c.id.slice(0, 12)} names an engine not in "hosts"`);
+  if (p.idleAfterSeconds !== undefined && !(typeof p.idleAfterSeconds === 'number' && p.idleAfterSeconds > 0))
+    throw bad('"idleAfterSeconds" must be a number > 0');
+  if (p.idleMaxProcesses !== undefined && !(Number.isSafeInteger(p.idleMaxProcesses) && p.idleMaxProcesses >= 1))
+    throw bad('"idleMaxProcesses" must be a whole number >= 1');
+  for (const c of [...p.containers, ...(p.stops ?? [])])
+    if (!p.hosts.includes(c.host)) throw bad(`container ${c.id.slice(0, 12)} names an engine not in "hosts"`);
   return p as ReapPlan;
 }
 
@@ -130,8 +144,13 @@ export interface SelectionGiven {
 export function planDisagreements(
   plan: ReapPlan,
   given: {
-    hosts?: string[]; selection?: Selection; selectionGiven?: SelectionGiven; thresholdSeconds?: number; idleAfterSeconds?: number;
-    stopIdle?: boolean; idleMaxProcesses?: number;
+    hosts?: string[];
+    selection?: Selection;
+    selectionGiven?: SelectionGiven;
+    thresholdSeconds?: number;
+    idleAfterSeconds?: number;
+    stopIdle?: boolean;
+    idleMaxProcesses?: number;
   },
 ): string[] {
   const out: string[] = [];

@@ -24,7 +24,15 @@ type Inspected = { row: ContainerSummary; details: ContainerDetails };
 
 export class ReapSweep {
   private readonly guard: RunGuard;
-  private readonly out: ReapResult = { removed: [], stopped: [], kept: [], failed: [], execTrees: { ended: [], kept: [], failed: [] }, interrupted: null, warnings: [] };
+  private readonly out: ReapResult = {
+    removed: [],
+    stopped: [],
+    kept: [],
+    failed: [],
+    execTrees: { ended: [], kept: [], failed: [] },
+    interrupted: null,
+    warnings: [],
+  };
   /** The idle observations (null when the idle rule is not applied: running containers are then not even listed). */
   private readonly book: IdleBook | null;
 
@@ -39,7 +47,12 @@ export class ReapSweep {
     let rows = await candidates(req, book ? ['exited', 'created', 'running'] : ['exited', 'created'], guard);
     if (req.onlyIds) rows = rows.filter((r) => req.onlyIds!.has(r.id));
     req.onEvent?.({ type: 'candidates', count: rows.length });
-    await forEachBounded(consume(rows), req.concurrency, (row) => this.take(row), () => guard.stopped);
+    await forEachBounded(
+      consume(rows),
+      req.concurrency,
+      (row) => this.take(row),
+      () => guard.stopped,
+    );
     // Drained until empty: a container its stop slot declined is judged as usual, which queues more.
     while (book?.pending.length) await Promise.all(book.pending.splice(0));
     out.interrupted = guard.stopped ? guard.interrupted : null;
@@ -245,8 +258,11 @@ export class ReapSweep {
       base.execs = survey.execs.map((x) => x.view);
       const report = await book.acts(() =>
         endAbandonedTrees(req.engine, details, survey, opts, {
-          dryRun: req.dryRun, stopTimeoutSeconds: book.opts.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS, now: book.now,
-          signal: req.signal, container: base.name,
+          dryRun: req.dryRun,
+          stopTimeoutSeconds: book.opts.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS,
+          now: book.now,
+          signal: req.signal,
+          container: base.name,
         }),
       );
       this.reportTrees(report);
@@ -354,7 +370,10 @@ export class ReapSweep {
     book.drop(entry.id);
     book.recordStop(entry.id, outcome.sample.startedAt);
     const stopped: StoppedEntry = {
-      ...entry, state: 'exited', processes: outcome.sample.pids ?? null, graceSeconds: outcome.graceSeconds,
+      ...entry,
+      state: 'exited',
+      processes: outcome.sample.pids ?? null,
+      graceSeconds: outcome.graceSeconds,
       ...(outcome.killed !== undefined ? { killed: outcome.killed } : {}),
       writableLayerBytes: await this.layerOf(book, entry.id),
     };

@@ -6,7 +6,16 @@ import { lstatSync, promises as fs } from 'node:fs';
 import type { EngineClient } from '../adapters/engine.js';
 import { type TaskDirListing, listTaskDirs, readMountPoints, removeTaskDir, scanTaskDir } from '../adapters/sandbox-dirs.js';
 import {
-  GONE, type Keep, type KeepReason, type MountRef, type SandboxRoot, keepByEngines, keepByFiles, refusalLine, shownPath, usageByTaskDir,
+  GONE,
+  type Keep,
+  type KeepReason,
+  type MountRef,
+  type SandboxRoot,
+  keepByEngines,
+  keepByFiles,
+  refusalLine,
+  shownPath,
+  usageByTaskDir,
 } from '../core/sandbox-dirs.js';
 import { errorMessage } from '../errors.js';
 import { SANDBOX_DOCKER_DIRNAME } from '../defaults.js';
@@ -207,7 +216,8 @@ async function oneDir(p: Pass, listing: TaskDirListing & { owner?: number }, ent
     opts.signal,
     p.resolved,
   ).catch((err: unknown) => ({ mounts: [], unanswered: [{ host: '(all)', error: errorMessage(err) }] }));
-  if (opts.signal?.aborted) return keep(p, entry.path, { reason: 'cut-short', detail: 'the run was cut short while asking the engines about it' }, scan.lastChangeMs);
+  if (opts.signal?.aborted)
+    return keep(p, entry.path, { reason: 'cut-short', detail: 'the run was cut short while asking the engines about it' }, scan.lastChangeMs);
   p.unanswered.push(...answer.unanswered);
   const users = usageByTaskDir(listing.parentForms, answer.mounts).get(entry.name) ?? [];
   const byEngines = keepByEngines(users, p.unanswered);
@@ -222,10 +232,19 @@ async function oneDir(p: Pass, listing: TaskDirListing & { owner?: number }, ent
     p.out.removed.push({ path: entry.path, bytes: scan.bytes, lastChange });
     return;
   }
-  const outcome = await removeTaskDir(entry.path, place.parentDev, { parentIno: listing.parentIno!, ...(listing.owner !== undefined ? { owner: listing.owner } : {}) });
+  const outcome = await removeTaskDir(entry.path, place.parentDev, {
+    parentIno: listing.parentIno!,
+    ...(listing.owner !== undefined ? { owner: listing.owner } : {}),
+  });
   if (outcome.status === 'removed') p.out.removed.push({ path: entry.path, bytes: scan.bytes, lastChange });
   else if (outcome.status === 'gone') keep(p, entry.path, GONE, scan.lastChangeMs);
-  else p.out.failed.push({ path: entry.path, error: refusalLine(entry.path, outcome.refusal, p.uid, outcome), partial: outcome.partial, swapped: outcome.swapped });
+  else
+    p.out.failed.push({
+      path: entry.path,
+      error: refusalLine(entry.path, outcome.refusal, p.uid, outcome),
+      partial: outcome.partial,
+      swapped: outcome.swapped,
+    });
 }
 
 /**

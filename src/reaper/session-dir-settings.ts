@@ -41,14 +41,18 @@ export function ownerOfDir(d: Pick<SessionDir, 'dir' | 'namedBy'>, owners: Reado
 /** The served profiles' settings as the rules take them: the run's home, and with `--all-profiles` every profile. */
 async function servedProfiles(input: PassSettingsInput): Promise<ProfileTempSettings[]> {
   const own: ProfileTempSettings = {
-    profile: input.selection.profile ?? 'default', home: input.home,
-    terminalEnv: terminalEnvOf((k) => input.config.get(k), input.config.problem), settings: input.hermes,
+    profile: input.selection.profile ?? 'default',
+    home: input.home,
+    terminalEnv: terminalEnvOf((k) => input.config.get(k), input.config.problem),
+    settings: input.hermes,
   };
   const others = await Promise.all(
-    input.profiles.filter((p) => path.resolve(p.home) !== path.resolve(input.home)).map(async (p): Promise<ProfileTempSettings> => {
-      const config = await loadConfig(p.home);
-      return { profile: p.profile, home: p.home, terminalEnv: terminalEnvOf((k) => config.get(k), config.problem), settings: p.hermes };
-    }),
+    input.profiles
+      .filter((p) => path.resolve(p.home) !== path.resolve(input.home))
+      .map(async (p): Promise<ProfileTempSettings> => {
+        const config = await loadConfig(p.home);
+        return { profile: p.profile, home: p.home, terminalEnv: terminalEnvOf((k) => config.get(k), config.problem), settings: p.hermes };
+      }),
   );
   return [own, ...others];
 }

@@ -12,8 +12,12 @@ import { resolveLifetime } from './settings.js';
 import type { TempDir } from './shell-snapshots.js';
 
 export const KEEP_SESSION_FILES: JanitorSetting<'switch'> = {
-  key: 'janitor.keep_session_files', kind: 'switch', flag: '--keep-session-files', accepts: SWITCH_ACCEPTS,
-  description: "true: hermes' abandoned background-job files, execute_code sandboxes and RPC sockets are counted, never removed", defaultText: 'false',
+  key: 'janitor.keep_session_files',
+  kind: 'switch',
+  flag: '--keep-session-files',
+  accepts: SWITCH_ACCEPTS,
+  description: "true: hermes' abandoned background-job files, execute_code sandboxes and RPC sockets are counted, never removed",
+  defaultText: 'false',
 };
 
 export interface SessionFileSettings {
@@ -34,7 +38,9 @@ export function sessionFileSettings(
 ): SessionFileSettings {
   const lifetime = resolveLifetime(flags.lifetimeSeconds, files.hermes.lifetimeSeconds).value;
   return {
-    tempDirs: [...tempDirs], thresholdMs: thresholdSeconds(lifetime) * 1000, procRoot: procRootOf(env),
+    tempDirs: [...tempDirs],
+    thresholdMs: thresholdSeconds(lifetime) * 1000,
+    procRoot: procRootOf(env),
     keep: flags.keep === true || (readJanitorSetting(files.config, KEEP_SESSION_FILES) ?? false),
   };
 }

@@ -177,7 +177,8 @@ async function oneDir(run: Run, h: TempDirHandle, t: TempDir): Promise<void> {
   const listed = listSessionFiles(h);
   const { entries, wrongType } = groupSessionEntries(listed.filter((f) => f.dev === h.dev || f.symlink));
   for (const f of listed.filter((x) => x.dev !== h.dev && !x.symlink)) keepFile(run, h, f, 'other-filesystem', 'on another filesystem than the directory');
-  for (const f of wrongType) keepFile(run, h, f, 'not-regular', f.symlink ? 'a symlink: never followed, never removed' : 'not the type of file hermes makes there');
+  for (const f of wrongType)
+    keepFile(run, h, f, 'not-regular', f.symlink ? 'a symlink: never followed, never removed' : 'not the type of file hermes makes there');
   const byName = new Map(listed.map((f) => [f.name, f]));
   const place: TaskDirPlace = { parentDev: h.dev, mountPoints: run.mounts };
   for (const e of entries) {
@@ -238,8 +239,7 @@ async function judgeAndRemove(run: Run, h: TempDirHandle, t: TempDir, j: Judged)
     if (r.status === 'removed') {
       done.push(shownFile);
       if (j.e.kind === 'background-job') bytes += f.size;
-    }
-    else if (r.status === 'changed' || r.status === 'failed') {
+    } else if (r.status === 'changed' || r.status === 'failed') {
       // Rewritten or replaced: the job may be alive after all; its remaining files stay. A failure stops it too.
       if (r.status === 'changed') keep(run, { ...j, shown: shownFile }, 'changed', r.detail);
       else out.failed.push({ kind: j.e.kind, path: shownFile, error: unlinkError(shownFile, r.code, j.e.uid) });
@@ -300,7 +300,11 @@ export function summarizeSessionFiles(r: SessionFilesResult): SessionFilesSummar
     const kept = r.kept.filter((k) => inDir(k) && k.reason !== 'not-regular' && k.reason !== 'other-filesystem');
     for (const k of kept) kinds[k.kind].found++;
     return {
-      dir: t.dir, from: t.from, kinds, otherUsers: kept.filter((k) => k.reason === 'other-user').length, problem: t.problem,
+      dir: t.dir,
+      from: t.from,
+      kinds,
+      otherUsers: kept.filter((k) => k.reason === 'other-user').length,
+      problem: t.problem,
       ...(t.reason ? { reason: t.reason } : {}),
     };
   });

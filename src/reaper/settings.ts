@@ -6,9 +6,7 @@ import type { HermesConfig } from '../adapters/config.js';
 import type { HermesSettings, Sourced } from '../hermes/settings.js';
 import { idleStatePath } from '../adapters/janitor-files.js';
 import type { StateStore } from '../adapters/state-file.js';
-import {
-  ENV_JANITOR_REAPER, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_CGROUP_SAMPLES, ENV_STOP_IDLE, HERMES_MIN_THRESHOLD_SECONDS,
-} from '../defaults.js';
+import { ENV_JANITOR_REAPER, DEFAULT_STOP_TIMEOUT_SECONDS, ENV_CGROUP_SAMPLES, ENV_STOP_IDLE, HERMES_MIN_THRESHOLD_SECONDS } from '../defaults.js';
 import { UsageError } from '../errors.js';
 import { ValueError, parseDuration } from '../core/parse-args.js';
 import { thresholdSeconds } from '../core/policy.js';
@@ -126,20 +124,35 @@ export async function resolveRunSettings(inputs: RunInputs, where: RunContext): 
   const store = inputs.idleStore ?? new (await import('../adapters/state-file.js')).FileStateStore(idleStatePath(where.home));
   const owned = await (await import('./owner-settings.js')).resolveOwnerSettings(inputs, where.config, where.env);
   const idle: IdleOptions = {
-    stopIdle, idleAfterSeconds, stopTimeoutSeconds, store, now: where.now, ...owned,
+    stopIdle,
+    idleAfterSeconds,
+    stopTimeoutSeconds,
+    store,
+    now: where.now,
+    ...owned,
     ...(idleMaxProcesses !== undefined ? { maxProcesses: idleMaxProcesses } : {}),
     ...(cgroup ? { localCounters: (await import('../adapters/cgroup-counters.js')).readCgroupCounters } : {}),
     // The bound comes from hermes' timeouts: the pass is for hermes' sandboxes only (not a --label selection).
     ...(isHermesSelection(where.selection) ? { execTrees: resolveExecTrees(inputs, where) } : {}),
   };
   return {
-    thresholdSeconds: threshold, lifetimeSeconds, olderThan: inputs.olderThanSeconds !== undefined, stopIdle, idleAfterSeconds,
-    ...(idleMaxProcesses !== undefined ? { idleMaxProcesses } : {}), stopTimeoutSeconds, idle,
+    thresholdSeconds: threshold,
+    lifetimeSeconds,
+    olderThan: inputs.olderThanSeconds !== undefined,
+    stopIdle,
+    idleAfterSeconds,
+    ...(idleMaxProcesses !== undefined ? { idleMaxProcesses } : {}),
+    stopTimeoutSeconds,
+    idle,
     sources: {
-      sandboxRoot: where.hermes.sandboxRoot, lifetimeSeconds: lifetime, dockerOrphanReaper: where.hermes.dockerOrphanReaper,
-      dockerSharedContainerKey: where.hermes.dockerSharedContainerKey, terminalTimeoutSeconds: where.hermes.terminalTimeoutSeconds,
+      sandboxRoot: where.hermes.sandboxRoot,
+      lifetimeSeconds: lifetime,
+      dockerOrphanReaper: where.hermes.dockerOrphanReaper,
+      dockerSharedContainerKey: where.hermes.dockerSharedContainerKey,
+      terminalTimeoutSeconds: where.hermes.terminalTimeoutSeconds,
       foregroundMaxTimeoutSeconds: where.hermes.foregroundMaxTimeoutSeconds,
-      stopIdle: stopIdleSourced, idleMaxProcesses: { value: maxProcesses.value ?? null, source: maxProcesses.source },
+      stopIdle: stopIdleSourced,
+      idleMaxProcesses: { value: maxProcesses.value ?? null, source: maxProcesses.source },
     },
   };
 }
@@ -211,9 +224,7 @@ export function resolveStopIdle(
  * `idleMaxProcesses`), else `janitor.idle_max_processes` in config.yaml, else undefined (the rule's own: its init and
  * its command). A config value that is not a whole number >= 1 is a usage error naming the file.
  */
-export function resolveIdleMaxProcesses(
-  flag: number | undefined, config: HermesConfig, flagName = '--idle-max-processes',
-): Resolved<number | undefined> {
+export function resolveIdleMaxProcesses(flag: number | undefined, config: HermesConfig, flagName = '--idle-max-processes'): Resolved<number | undefined> {
   if (flag !== undefined) {
     if (!Number.isSafeInteger(flag) || flag < 1) throw new UsageError(`${flagName} must be a whole number >= 1, got '${flag}'`);
     return { value: flag, source: flagName };

@@ -14,8 +14,12 @@ import { procRootOf } from '../adapters/hermes-processes.js';
 import type { TempDir } from './shell-snapshots.js';
 
 export const KEEP_SHELL_SNAPSHOTS: JanitorSetting<'switch'> = {
-  key: 'janitor.keep_shell_snapshots', kind: 'switch', flag: '--keep-shell-snapshots', accepts: SWITCH_ACCEPTS,
-  description: "true: hermes' abandoned shell snapshots are counted, never removed", defaultText: 'false',
+  key: 'janitor.keep_shell_snapshots',
+  kind: 'switch',
+  flag: '--keep-shell-snapshots',
+  accepts: SWITCH_ACCEPTS,
+  description: "true: hermes' abandoned shell snapshots are counted, never removed",
+  defaultText: 'false',
 };
 
 export interface ShellSnapshotSettings {
@@ -42,7 +46,10 @@ export function shellSnapshotSettings(
   const { config, hermes } = files;
   const lifetime = resolveLifetime(flags.lifetimeSeconds, hermes.lifetimeSeconds).value;
   return {
-    tempDirs: [...tempDirs], lifetimeSeconds: lifetime, thresholdMs: thresholdSeconds(lifetime) * 1000, keep: flags.keep === true || (readJanitorSetting(config, KEEP_SHELL_SNAPSHOTS) ?? false),
+    tempDirs: [...tempDirs],
+    lifetimeSeconds: lifetime,
+    thresholdMs: thresholdSeconds(lifetime) * 1000,
+    keep: flags.keep === true || (readJanitorSetting(config, KEEP_SHELL_SNAPSHOTS) ?? false),
     procRoot: procRootOf(env),
   };
 }

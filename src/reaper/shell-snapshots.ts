@@ -12,10 +12,24 @@
 import { type ProcessTable, readHermesProcesses } from '../adapters/hermes-processes.js';
 import { pidNamespaceProblem } from '../adapters/pid-namespace.js';
 import {
-  type SnapshotFile, type TempDirHandle, closeTempDir, openTempDir, readSecretNames, snapshotFile, snapshotNames, unlinkIfUnchanged,
+  type SnapshotFile,
+  type TempDirHandle,
+  closeTempDir,
+  openTempDir,
+  readSecretNames,
+  snapshotFile,
+  snapshotNames,
+  unlinkIfUnchanged,
 } from '../adapters/shell-snapshots.js';
 import {
-  type ProcessView, type SnapshotKeepReason, type SnapshotSession, START_SLACK_MS, earliestPerUser, groupSessions, inTempDir, judgeSession,
+  type ProcessView,
+  type SnapshotKeepReason,
+  type SnapshotSession,
+  START_SLACK_MS,
+  earliestPerUser,
+  groupSessions,
+  inTempDir,
+  judgeSession,
 } from '../core/shell-snapshots.js';
 import { errorMessage } from '../errors.js';
 import { TimeSlice } from '../util/time-slice.js';
@@ -114,12 +128,19 @@ export function viewOf(t: ProcessTable, selfUid: number): ProcessView {
   // No procfs at all: nobody's processes are known.
   if (!t.readable) return { processes: [], hidden: { why: t.hidden ?? 'no procfs', uids: 'all' }, selfUid };
   return {
-    processes: t.processes, hidden: t.hidden === null ? null : { why: t.hidden, uids: t.blindUids ?? 'others' }, selfUid, earliest: earliestPerUser(t.processes),
+    processes: t.processes,
+    hidden: t.hidden === null ? null : { why: t.hidden, uids: t.blindUids ?? 'others' },
+    selfUid,
+    earliest: earliestPerUser(t.processes),
   };
 }
 
 /** How this pass reads processes: none at all when the janitor's pid namespace is not the host's (nothing to see). */
-function processReader(opts: ShellSnapshotsOptions, selfUid: number, slice: TimeSlice): { read: (only: Only) => Promise<ProcessView | null>; partial: string | null } {
+function processReader(
+  opts: ShellSnapshotsOptions,
+  selfUid: number,
+  slice: TimeSlice,
+): { read: (only: Only) => Promise<ProcessView | null>; partial: string | null } {
   const procRoot = opts.procRoot ? { procRoot: opts.procRoot } : {};
   const partial = pidNamespaceProblem({ engineHost: null, ...procRoot });
   if (partial) return { read: async () => ({ processes: [], hidden: { why: partial, uids: 'all' }, selfUid }), partial };
@@ -169,7 +190,9 @@ export async function shellSnapshotPass(opts: ShellSnapshotsOptions): Promise<Sh
     }
     // The owners whose files could go (past the threshold; this user's, or anyone's as root): their processes only.
     const nowMs = opts.now().getTime();
-    const could = listed.flatMap((l) => l.sessions.map((x) => x.s)).filter((s) => nowMs - s.lastChangeMs >= opts.thresholdMs && (selfUid === 0 || s.uid === selfUid));
+    const could = listed
+      .flatMap((l) => l.sessions.map((x) => x.s))
+      .filter((s) => nowMs - s.lastChangeMs >= opts.thresholdMs && (selfUid === 0 || s.uid === selfUid));
     const uids = new Set(could.map((s) => s.uid));
     startedBefore = could.reduce((m, s) => Math.max(m, s.lastChangeMs), 0) + START_SLACK_MS;
     p.view = uids.size === 0 || slice.aborted ? { processes: [], hidden: null, selfUid } : await reader.read({ uids, startedBefore });
@@ -322,8 +345,7 @@ function removeSession(p: Pass, h: TempDirHandle, { s, files, base }: Doomed): v
     if (r.status === 'removed') {
       removed.push(shown);
       bytes += f.size;
-    }
-    else if (r.status === 'changed') {
+    } else if (r.status === 'changed') {
       // Rewritten or replaced: the session may be alive after all; its remaining files stay.
       p.out.kept.push({ ...base, path: shown, reason: 'changed', detail: r.detail });
       stopped = true;
@@ -369,7 +391,11 @@ export function summarize(r: ShellSnapshotsResult): ShellSnapshotsSummary[] {
     const all = [...removed, ...kept];
     const oldest = all.reduce<string | null>((o, x) => (o === null || x.lastChange < o ? x.lastChange : o), null);
     return {
-      dir: t.dir, from: t.from, snapshots: all.length, abandoned: removed.length, oldestChange: oldest,
+      dir: t.dir,
+      from: t.from,
+      snapshots: all.length,
+      abandoned: removed.length,
+      oldestChange: oldest,
       withSecretNames: all.filter((x) => (x.secretNames?.length ?? 0) > 0).length,
       secretNames: all.reduce((n, x) => n + (x.secretNames?.length ?? 0), 0),
       unreadable: all.filter((x) => x.secretNames === null).length,

@@ -20,7 +20,9 @@ export interface EntrySource {
  * list's row alone.
  */
 export function entryOf(
-  { host, selection: sel, row: s }: EntrySource, d: ContainerDetails | null = null, verdict: Pick<Verdict, 'ageSeconds' | 'rule'> | null = null,
+  { host, selection: sel, row: s }: EntrySource,
+  d: ContainerDetails | null = null,
+  verdict: Pick<Verdict, 'ageSeconds' | 'rule'> | null = null,
 ): SweepEntry {
   const ageSeconds = verdict?.ageSeconds ?? null;
   const rule: Rule | null = verdict?.rule ?? null;
@@ -40,8 +42,12 @@ export function entryOf(
 export function verdictOf(sel: Selection, d: ContainerDetails, asOf: Date, threshold: number): Verdict {
   return judge(
     {
-      running: d.running, finishedAt: d.finishedAt, excluded: isExcluded(sel, d.labels), status: d.status,
-      startedAt: d.startedAt, created: d.created,
+      running: d.running,
+      finishedAt: d.finishedAt,
+      excluded: isExcluded(sel, d.labels),
+      status: d.status,
+      startedAt: d.startedAt,
+      created: d.created,
     },
     asOf,
     threshold,

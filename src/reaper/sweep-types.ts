@@ -204,4 +204,3 @@ export interface ListResult {
   interrupted: Interruption | null;
   warnings: string[];
 }
-

@@ -227,8 +227,7 @@ export interface StatusRequest {
   noEngine?: string;
 }
 
-const hasStatusCalls = (e: EngineClient): e is EngineClient & EngineStatusCalls =>
-  typeof (e as Partial<EngineStatusCalls>).version === 'function';
+const hasStatusCalls = (e: EngineClient): e is EngineClient & EngineStatusCalls => typeof (e as Partial<EngineStatusCalls>).version === 'function';
 
 async function engineStatus(engine: EngineClient, endpoint: EngineEndpoint, signal: AbortSignal | undefined): Promise<EngineStatus> {
   const base = { host: engine.host, chosenBy: whyEngine(endpoint) };
@@ -329,12 +328,19 @@ async function readLog(home: string): Promise<LogStatus> {
   }
 }
 
-async function breakers(home: string, now: Date, env: Record<string, string | undefined>, maxStopBlocks: number | undefined): Promise<StatusReport['breakers']> {
+async function breakers(
+  home: string,
+  now: Date,
+  env: Record<string, string | undefined>,
+  maxStopBlocks: number | undefined,
+): Promise<StatusReport['breakers']> {
   const { settings } = await loadRestartGuardSettings(home);
   const rg = await restartGuardState(restartLoopStore(home), () => now, settings);
   const stuck = await stuckSessionsStatus(stuckSessionsStore(home), DEFAULT_SUSPEND_THRESHOLD);
   const stop = createStopHook({ home, env, ...(maxStopBlocks !== undefined ? { maxBlocks: maxStopBlocks } : {}) });
-  const st = await stop.status().catch((err: unknown) => ({ location: stop.location, armed: false, maxBlocks: stop.maxBlocks, problem: errorMessage(err), marker: undefined }));
+  const st = await stop
+    .status()
+    .catch((err: unknown) => ({ location: stop.location, armed: false, maxBlocks: stop.maxBlocks, problem: errorMessage(err), marker: undefined }));
   const loop = createToolLoop({ home, env, now: () => now });
   const sessions = await loop.status().catch(() => []);
   const loopRows = sessions.map((s) => {
@@ -393,17 +399,31 @@ async function breakers(home: string, now: Date, env: Record<string, string | un
  * the host's). With them the hermes installs behind them and on PATH.
  */
 async function hermesProcesses(
-  table: ProcessTable, running: StatusReport['runningSandboxes'], partial: string | null, env: Record<string, string | undefined>,
+  table: ProcessTable,
+  running: StatusReport['runningSandboxes'],
+  partial: string | null,
+  env: Record<string, string | undefined>,
 ): Promise<Pick<StatusReport, 'hermesProcesses' | 'hermesInstalls'>> {
   const { resolveOwnership } = await import('../hermes/owned-profiles.js');
   const owned = await resolveOwnership(table, { env, cwd: process.cwd() });
   const names = userNames();
   const owns = (pid: number) => running.filter((r) => r.owner?.pid === pid).length;
-  const hermes: HermesProcessStatus[] = owned.processes.filter((p) => p.hermes).map((p) => ({
-    pid: p.pid, uid: p.uid, user: names.get(p.uid) ?? null, why: p.why ?? 'its command line names hermes', owns: owns(p.pid), profile: p.profile,
-    profileUnknown: p.profileUnknown ?? null, since: new Date(p.startedAtMs).toISOString(), command: p.command,
-    serves: p.serves, labels: p.owns, ownsWhy: p.ownsWhy,
-  }));
+  const hermes: HermesProcessStatus[] = owned.processes
+    .filter((p) => p.hermes)
+    .map((p) => ({
+      pid: p.pid,
+      uid: p.uid,
+      user: names.get(p.uid) ?? null,
+      why: p.why ?? 'its command line names hermes',
+      owns: owns(p.pid),
+      profile: p.profile,
+      profileUnknown: p.profileUnknown ?? null,
+      since: new Date(p.startedAtMs).toISOString(),
+      command: p.command,
+      serves: p.serves,
+      labels: p.owns,
+      ownsWhy: p.ownsWhy,
+    }));
   const { hermesInstalls } = await import('./hermes-installs.js');
   return { hermesProcesses: { processes: hermes, hidden: partial ?? table.hidden }, hermesInstalls: hermesInstalls(owned.processes, env.PATH) };
 }
@@ -419,7 +439,8 @@ function trustOf(req: StatusRequest, parts: readonly PassPart[]): StatusReport['
   const refused = all.filter((r, i) => all.findIndex((x) => x.path === r.path && x.what === r.what && x.reason === r.reason) === i);
   for (const f of refusals()) refused.push({ path: f.path, what: 'file', reason: f.reason, detail: f.detail, attention: false });
   return {
-    owner: access.owner ? { uid: access.owner.uid, name: access.owner.name } : null, stateDir: access.stateDir,
+    owner: access.owner ? { uid: access.owner.uid, name: access.owner.name } : null,
+    stateDir: access.stateDir,
     refused: refused.map(({ attention: _, ...r }) => r),
     // What needs attention and no pass says itself: the files.
     unsaid: refused.filter((r) => r.what === 'file').map((r) => r.detail),
@@ -428,14 +449,21 @@ function trustOf(req: StatusRequest, parts: readonly PassPart[]): StatusReport['
 
 /** The containers of the live engines as `list` judges them: the counts, running sandboxes' execs, owners. */
 async function surveyContainers(
-  req: StatusRequest, live: EngineClient[], engines: EngineStatus[],
+  req: StatusRequest,
+  live: EngineClient[],
+  engines: EngineStatus[],
 ): Promise<Pick<StatusReport, 'containers' | 'runningSandboxes' | 'stopCosts' | 'sandboxOwners'>> {
   const across = await acrossEngines(live, (engine) =>
     list({
-      engine, selection: req.selection, thresholdSeconds: req.thresholdSeconds, asOf: req.asOf, concurrency: req.concurrency,
+      engine,
+      selection: req.selection,
+      thresholdSeconds: req.thresholdSeconds,
+      asOf: req.asOf,
+      concurrency: req.concurrency,
       ...(req.thresholdByProfile ? { thresholdByProfile: req.thresholdByProfile } : {}),
       ...(req.held ? { held: req.held } : {}),
-      ...(req.signal ? { signal: req.signal } : {}), ...(req.idle ? { idle: req.idle } : {}),
+      ...(req.signal ? { signal: req.signal } : {}),
+      ...(req.idle ? { idle: req.idle } : {}),
     }),
   );
   for (const h of across.hosts.filter((x) => !x.reachable)) {
@@ -446,9 +474,16 @@ async function surveyContainers(
   const running = entries.filter((e) => e.state.toLowerCase() === 'running');
   return {
     runningSandboxes: running.map((e) => ({ id: e.id, name: e.name, host: e.host, execs: e.execs ?? [], ...(e.owner ? { owner: e.owner } : {}) })),
-    stopCosts: entries.filter((e) => e.verdict === 'stop').map((e) => ({
-      id: e.id, name: e.name, host: e.host, profile: e.profile, idleSeconds: e.idleSeconds ?? null, writableLayerBytes: e.writableLayerBytes ?? null,
-    })),
+    stopCosts: entries
+      .filter((e) => e.verdict === 'stop')
+      .map((e) => ({
+        id: e.id,
+        name: e.name,
+        host: e.host,
+        profile: e.profile,
+        idleSeconds: e.idleSeconds ?? null,
+        writableLayerBytes: e.writableLayerBytes ?? null,
+      })),
     sandboxOwners: {
       owned: running.filter((e) => e.owner).length,
       abandoned: running.filter((e) => !e.owner).length,
@@ -480,7 +515,11 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
   // After the sweep: a running sandbox's State.Pid may have proved the janitor's pid namespace the engine's.
   const partial = pidNamespaceProblem({ engineHost: null, procRoot: procRootOf(req.env) });
   const passCtx: StatusContext = {
-    engines: live.filter((e) => !unreachable.includes(e.host)), unreachable, now: req.now, signal: req.signal, processes: table,
+    engines: live.filter((e) => !unreachable.includes(e.host)),
+    unreachable,
+    now: req.now,
+    signal: req.signal,
+    processes: table,
   };
   const withStatus = req.passes.filter((p) => p.status);
   const [host, partList, sweeps, locks, log, brk] = await Promise.all([
@@ -502,7 +541,12 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
     inspectFailures: containers?.failed ?? 0,
     timedOut: containers?.timedOut ?? false,
     staleLocks: locks.filter((l) => l.stale).map((l) => ({ path: l.path, pid: l.pid })),
-    restartGuard: { tripped: brk.restartGuard.tripped, count: brk.restartGuard.bootsInWindow, max: brk.restartGuard.max, windowSeconds: brk.restartGuard.windowSeconds },
+    restartGuard: {
+      tripped: brk.restartGuard.tripped,
+      count: brk.restartGuard.bootsInWindow,
+      max: brk.restartGuard.max,
+      windowSeconds: brk.restartGuard.windowSeconds,
+    },
     suspendedSessions: brk.stuckSessions.suspended.length,
     stopHook: { stalled: brk.stopHook.stalled, blocks: brk.stopHook.blocks, maxBlocks: brk.stopHook.maxBlocks, problem: brk.stopHook.problem },
     toolLoopLooping: brk.toolLoop.looping,
@@ -513,7 +557,8 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
     ...(req.commands ? { commands: req.commands } : {}),
   };
   const lines = attention(facts);
-  const keys = (place: Pass['place']) => Object.assign({}, ...partList.filter((p) => p.pass.place === place).map((p) => p.pass.status!.json(p.part))) as Record<string, unknown>;
+  const keys = (place: Pass['place']) =>
+    Object.assign({}, ...partList.filter((p) => p.pass.place === place).map((p) => p.pass.status!.json(p.part))) as Record<string, unknown>;
   const report: StatusReport = {
     home: req.home,
     profile: req.selection.profile,

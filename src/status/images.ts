@@ -49,7 +49,11 @@ export async function surveyImages(home: string, engines: readonly EngineClient[
       }
     }
     return {
-      ...out, count, uniqueBytes: unique, bytes, budget: budget ? (budget.kind === 'bytes' ? budget.bytes : total) : null,
+      ...out,
+      count,
+      uniqueBytes: unique,
+      bytes,
+      budget: budget ? (budget.kind === 'bytes' ? budget.bytes : total) : null,
       oldestLastUse: oldest === null ? null : new Date(oldest).toISOString(),
     };
   } catch (err) {

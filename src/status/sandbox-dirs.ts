@@ -52,7 +52,8 @@ export async function surveySandboxDirs(
 ): Promise<SandboxDirsStatus> {
   const detail: SandboxDirsDetail = { from: root.from, source: root.source, used: null, unreadable: [], notEntered: [], usageUnknown: null, error: null };
   const refused = rootRefusal(root);
-  if (refused) return { summary: unknownCounts(root.root), detail: { ...detail, error: refused.detail, refused: { reason: refused.reason, detail: refused.detail } } };
+  if (refused)
+    return { summary: unknownCounts(root.root), detail: { ...detail, error: refused.detail, refused: { reason: refused.reason, detail: refused.detail } } };
   let listing: TaskDirListing;
   try {
     listing = await listTaskDirs(root);

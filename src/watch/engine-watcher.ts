@@ -277,8 +277,15 @@ export class EngineWatcher {
 
   private summary(r: ReapResult, startedMs: number): RunSummary {
     return {
-      host: this.host, removed: r.removed.length, stopped: r.stopped.length, kept: r.kept.length, failed: r.failed.length,
-      durationMs: this.clock() - startedMs, interrupted: r.interrupted !== null, dryRun: this.policy.dryRun, warnings: r.warnings,
+      host: this.host,
+      removed: r.removed.length,
+      stopped: r.stopped.length,
+      kept: r.kept.length,
+      failed: r.failed.length,
+      durationMs: this.clock() - startedMs,
+      interrupted: r.interrupted !== null,
+      dryRun: this.policy.dryRun,
+      warnings: r.warnings,
       counts: countsByEngineAndProfile([{ host: this.host, result: r }], this.policy.selection.profile, this.policy.dryRun),
       sweepGauges: this.sweepPasses.map((pass) => ({ pass, gauges: pass.gaugesOf!(pass.fromSweeps!([r]), this.policy.dryRun) })),
     };

@@ -74,7 +74,13 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
   const freed = freedByRun();
   /** Each sweep pass's gauges of each engine's last run. */
   const lastSweeps = new Map<Pass, Map<string, unknown>>();
-  const endRun = (host: string, durationMs: number, ok: boolean, counts: EngineProfileCounts[], sweepGauges: ReadonlyArray<{ pass: Pass; gauges: unknown }>) => {
+  const endRun = (
+    host: string,
+    durationMs: number,
+    ok: boolean,
+    counts: EngineProfileCounts[],
+    sweepGauges: ReadonlyArray<{ pass: Pass; gauges: unknown }>,
+  ) => {
     lastCounts.set(host, counts);
     const summed = sweepGauges.map(({ pass, gauges }) => {
       const byHost = lastSweeps.get(pass) ?? new Map<string, unknown>();
@@ -82,7 +88,14 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
       const m = pass.metrics!;
       return { pass, gauges: [...byHost.values()].reduce((a, b) => (m.sum ? m.sum(a, b) : b), m.initial) };
     });
-    const run = { finishedAt: new Date(), durationSeconds: durationMs / 1000, success: ok, counts: [...lastCounts.values()].flat(), passes: summed, reclaimedBytes: freed.end(host) };
+    const run = {
+      finishedAt: new Date(),
+      durationSeconds: durationMs / 1000,
+      success: ok,
+      counts: [...lastCounts.values()].flat(),
+      passes: summed,
+      reclaimedBytes: freed.end(host),
+    };
     filling = filling.then(() => fillRegistry(registry, run));
   };
 
@@ -204,7 +217,8 @@ export async function serveMetrics(
 
 /** One request: `/healthz`, `/metrics`, or 404; on a health slot, `/healthz` only (503 otherwise), then closed. */
 function answer(
-  req: http.IncomingMessage, res: http.ServerResponse,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
   at: { metrics: WatchMetrics | null; healthy: () => boolean; beforeScrape: () => void; healthOnly: boolean },
 ): void {
   const path = (req.url ?? '/').split('?')[0];

@@ -54,9 +54,7 @@ const EXEC_BEGIN = new Set(['exec_create', 'exec_start', 'exec']);
 const EXEC_END = new Set(['exec_die', 'exec_died']);
 
 /** Applies one event; `now` stands in for an event without a time. */
-export function applyEvent(
-  state: TrackerState, ev: EngineEvent, thresholdSeconds: number, now: () => number, idle?: IdleTracking | null,
-): Transition {
+export function applyEvent(state: TrackerState, ev: EngineEvent, thresholdSeconds: number, now: () => number, idle?: IdleTracking | null): Transition {
   const t = Number.isFinite(ev.timeMs) ? ev.timeMs : now();
   const last = state.lastEventMs.get(ev.id);
   if (last !== undefined && t < last) return { kind: 'ignored', id: ev.id, why: 'out-of-order' };

@@ -75,7 +75,15 @@ export class EngineFixture {
     for (const [k, v] of Object.entries(spec.labels ?? {})) labels.push('--label', `${k}=${v}`);
     const name = `hermes-${randomBytes(4).toString('hex')}`;
     const common = [
-      ...(spec.init === false ? [] : ['--init']), ...RUN_EXTRA, '--name', name, ...labels, '--network', 'none', ...(spec.args ?? []), spec.image ?? TEST_IMAGE,
+      ...(spec.init === false ? [] : ['--init']),
+      ...RUN_EXTRA,
+      '--name',
+      name,
+      ...labels,
+      '--network',
+      'none',
+      ...(spec.args ?? []),
+      spec.image ?? TEST_IMAGE,
       ...(spec.cmd ?? ['sleep', '3600']),
     ];
     if (spec.state === 'created') return docker(['create', ...common], env);

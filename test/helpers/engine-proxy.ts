@@ -14,7 +14,10 @@ export class EngineProxy {
   /** Runs before a request is forwarded (e.g. to change the engine between a check and an action). */
   before: ((method: string, url: string) => Promise<void>) | null = null;
 
-  private constructor(private readonly server: http.Server, readonly socket: string) {}
+  private constructor(
+    private readonly server: http.Server,
+    readonly socket: string,
+  ) {}
 
   static async start(dir: string, target: string = ENGINE_SOCKET): Promise<EngineProxy> {
     const socket = path.join(dir, 'engine-proxy.sock');
@@ -29,12 +32,12 @@ export class EngineProxy {
         return;
       }
       const forward = () => {
-      const up = http.request({ socketPath: target, method: req.method, path: url, headers: req.headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
-      up.on('error', () => res.destroy());
-      req.pipe(up);
+        const up = http.request({ socketPath: target, method: req.method, path: url, headers: req.headers }, (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        });
+        up.on('error', () => res.destroy());
+        req.pipe(up);
       };
       const hook = self!.before;
       if (hook) hook(req.method ?? 'GET', url).then(forward, () => res.destroy());

@@ -410,8 +410,7 @@ export class EngineSimulator {
       name,
       labels: spec.labels ?? {},
       state,
-      finishedAt:
-        'finishedAt' in spec ? spec.finishedAt : state === 'exited' || state === 'dead' ? rfc3339Nano(now) : ZERO_TIME,
+      finishedAt: 'finishedAt' in spec ? spec.finishedAt : state === 'exited' || state === 'dead' ? rfc3339Nano(now) : ZERO_TIME,
       omitFinishedAt: Boolean(spec.omitFinishedAt),
       startedAt: spec.startedAt ?? (state === 'created' ? ZERO_TIME : rfc3339Nano(now)),
       created: Math.floor((spec.created ?? now).getTime() / 1000),
@@ -447,7 +446,10 @@ export class EngineSimulator {
   addImage(spec: SimImageSpec = {}): string {
     const id = spec.id ?? `sha256:${hex(32)}`;
     this.images.set(id, {
-      id, tags: spec.tags ?? [], size: spec.size ?? 1_000_000, sharedSize: spec.sharedSize ?? 0,
+      id,
+      tags: spec.tags ?? [],
+      size: spec.size ?? 1_000_000,
+      sharedSize: spec.sharedSize ?? 0,
       created: Math.floor((spec.created ?? this.now()).getTime() / 1000),
     });
     return id;
@@ -466,15 +468,27 @@ export class EngineSimulator {
       const counts = new Map<string, number>();
       for (const rec of this.byId.values()) counts.set(this.imageOf(rec), (counts.get(this.imageOf(rec)) ?? 0) + 1);
       const rows = [...this.images.values()].map((i) => ({
-        Id: i.id, ParentId: '', RepoTags: i.tags, RepoDigests: [], Created: i.created, Size: i.size, SharedSize: i.sharedSize, VirtualSize: i.size,
-        Labels: null, Containers: counts.get(i.id) ?? 0,
+        Id: i.id,
+        ParentId: '',
+        RepoTags: i.tags,
+        RepoDigests: [],
+        Created: i.created,
+        Size: i.size,
+        SharedSize: i.sharedSize,
+        VirtualSize: i.size,
+        Labels: null,
+        Containers: counts.get(i.id) ?? 0,
       }));
       const layers = rows.reduce((n, r) => n + r.Size - r.SharedSize, 0) + Math.max(0, ...rows.map((r) => r.SharedSize));
       this.send(res, 200, { LayersSize: layers, Images: rows, Containers: [], Volumes: [], BuildCache: [] });
       return true;
     }
     if (method === 'GET' && p === '/images/json') {
-      this.send(res, 200, [...this.images.values()].map((i) => ({ Id: i.id, ParentId: '', RepoTags: i.tags, Created: i.created, Size: i.size, SharedSize: -1, Containers: -1 })));
+      this.send(
+        res,
+        200,
+        [...this.images.values()].map((i) => ({ Id: i.id, ParentId: '', RepoTags: i.tags, Created: i.created, Size: i.size, SharedSize: -1, Containers: -1 })),
+      );
       return true;
     }
     const m = /^\/images\/(.+?)(\/json)?$/.exec(p);
@@ -489,7 +503,11 @@ export class EngineSimulator {
     if (method !== 'DELETE' || m[2]) return false;
     if (!img) throw new HttpError(404, `No such image: ${ref}`);
     for (const rec of this.byId.values()) {
-      if (this.imageOf(rec) === img.id) throw new HttpError(409, `conflict: unable to delete ${img.id.slice(7, 19)} (must be forced) - image is being used by stopped container ${rec.id.slice(0, 12)}`);
+      if (this.imageOf(rec) === img.id)
+        throw new HttpError(
+          409,
+          `conflict: unable to delete ${img.id.slice(7, 19)} (must be forced) - image is being used by stopped container ${rec.id.slice(0, 12)}`,
+        );
     }
     this.images.delete(img.id);
     this.imageRemovals.push(img.id);
@@ -499,8 +517,7 @@ export class EngineSimulator {
 
   /** Many alike containers; returns how many were added. */
   addBulk(spec: SimBulkSpec): number {
-    const finishedAt =
-      'finishedAt' in spec ? spec.finishedAt : (spec.state ?? 'exited') === 'exited' ? rfc3339Nano(this.now()) : ZERO_TIME;
+    const finishedAt = 'finishedAt' in spec ? spec.finishedAt : (spec.state ?? 'exited') === 'exited' ? rfc3339Nano(this.now()) : ZERO_TIME;
     const labels = spec.labels ?? {};
     const { count, labelsFor, finishedAtFor, ...rest } = spec;
     for (let i = 0; i < count; i++) {
@@ -554,9 +571,15 @@ export class EngineSimulator {
     const attributes = ev.attributes ?? { ...(rec?.labels ?? {}), ...(rec ? { name: rec.name, image: SIM_IMAGE } : {}) };
     const t = ev.time ?? this.now();
     const line = `${JSON.stringify({
-      status: ev.action, id: ev.id, from: SIM_IMAGE, Type: 'container', Action: ev.action,
-      Actor: { ID: ev.id, Attributes: attributes }, scope: 'local',
-      time: Math.floor(t.getTime() / 1000), timeNano: t.getTime() * 1e6,
+      status: ev.action,
+      id: ev.id,
+      from: SIM_IMAGE,
+      Type: 'container',
+      Action: ev.action,
+      Actor: { ID: ev.id, Attributes: attributes },
+      scope: 'local',
+      time: Math.floor(t.getTime() / 1000),
+      timeNano: t.getTime() * 1e6,
     })}\n`;
     for (const sub of this.subscribers) {
       if (!sub.labels.every((l) => labelMatches(l, attributes))) continue;
@@ -741,7 +764,10 @@ export class EngineSimulator {
         throw new HttpError(400, `client version ${v} is too new. Maximum supported API version is ${SIM_API_VERSION}`);
       }
       if (Number(version[1]) < 1 || Number(version[2]) < 12) {
-        throw new HttpError(400, `client version ${v} is too old. Minimum supported API version is ${MIN_API_VERSION}, please upgrade your client to a newer version`);
+        throw new HttpError(
+          400,
+          `client version ${v} is too old. Minimum supported API version is ${MIN_API_VERSION}, please upgrade your client to a newer version`,
+        );
       }
     }
     const method = req.method ?? 'GET';
@@ -749,18 +775,29 @@ export class EngineSimulator {
     const vol = /^\/volumes\/([^/]+)$/.exec(p);
     const exec = /^\/exec\/([^/]+)\/json$/.exec(p);
     const kind: RequestKind =
-      p === '/_ping' ? 'ping'
-        : p === '/version' ? 'version'
-          : p === '/containers/json' && method === 'GET' ? 'list'
-            : p === '/events' && method === 'GET' ? 'events'
-            : m && m[2] === '/json' && method === 'GET' ? 'inspect'
-              : m && m[2] === '/stats' && method === 'GET' ? 'stats'
-                : m && m[2] === '/stop' && method === 'POST' ? 'stop'
-                  : m && !m[2] && method === 'DELETE' ? 'remove'
-                    : vol && method === 'GET' ? 'volume'
-                      : exec && method === 'GET' ? 'exec'
-                        : p === '/info' || p === '/system/df' || p.startsWith('/images/') ? 'image'
-                        : 'other';
+      p === '/_ping'
+        ? 'ping'
+        : p === '/version'
+          ? 'version'
+          : p === '/containers/json' && method === 'GET'
+            ? 'list'
+            : p === '/events' && method === 'GET'
+              ? 'events'
+              : m && m[2] === '/json' && method === 'GET'
+                ? 'inspect'
+                : m && m[2] === '/stats' && method === 'GET'
+                  ? 'stats'
+                  : m && m[2] === '/stop' && method === 'POST'
+                    ? 'stop'
+                    : m && !m[2] && method === 'DELETE'
+                      ? 'remove'
+                      : vol && method === 'GET'
+                        ? 'volume'
+                        : exec && method === 'GET'
+                          ? 'exec'
+                          : p === '/info' || p === '/system/df' || p.startsWith('/images/')
+                            ? 'image'
+                            : 'other';
     this.stats.requests++;
     this.stats.byKind[kind]++;
     if (this.record) this.requests.push({ method, url: req.url ?? '', kind, headers: req.headers });
@@ -810,7 +847,14 @@ export class EngineSimulator {
       case 'volume': {
         const name = decodeURIComponent(vol![1]!);
         if (!this.volumeNames.has(name)) throw new HttpError(404, `get ${name}: no such volume`);
-        return this.send(res, 200, { Name: name, Driver: 'local', Mountpoint: `/var/lib/docker/volumes/${name}/_data`, Labels: null, Options: null, Scope: 'local' });
+        return this.send(res, 200, {
+          Name: name,
+          Driver: 'local',
+          Mountpoint: `/var/lib/docker/volumes/${name}/_data`,
+          Labels: null,
+          Options: null,
+          Scope: 'local',
+        });
       }
       case 'image':
         if (this.imageRoute(method, p, res)) return;
@@ -822,8 +866,13 @@ export class EngineSimulator {
           if (r.execIds.includes(eid)) {
             const more = r.execDetails.get(eid);
             return this.send(res, 200, {
-              ID: eid, Running: !r.finishedExecs.has(eid), ExitCode: null, ContainerID: r.id,
-              ...(more ? { Pid: more.pid, ProcessConfig: { entrypoint: more.entrypoint, arguments: more.arguments, tty: false, privileged: false } } : { Pid: 0 }),
+              ID: eid,
+              Running: !r.finishedExecs.has(eid),
+              ExitCode: null,
+              ContainerID: r.id,
+              ...(more
+                ? { Pid: more.pid, ProcessConfig: { entrypoint: more.entrypoint, arguments: more.arguments, tty: false, privileged: false } }
+                : { Pid: 0 }),
             });
           }
         }
@@ -898,13 +947,20 @@ export class EngineSimulator {
 
   private statusText(rec: Rec): string {
     switch (rec.state) {
-      case 'running': return 'Up 5 minutes';
-      case 'paused': return 'Up 5 minutes (Paused)';
-      case 'restarting': return 'Restarting (1) 2 seconds ago';
-      case 'removing': return 'Removal In Progress';
-      case 'dead': return 'Dead';
-      case 'created': return 'Created';
-      default: return 'Exited (137) 5 minutes ago';
+      case 'running':
+        return 'Up 5 minutes';
+      case 'paused':
+        return 'Up 5 minutes (Paused)';
+      case 'restarting':
+        return 'Restarting (1) 2 seconds ago';
+      case 'removing':
+        return 'Removal In Progress';
+      case 'dead':
+        return 'Dead';
+      case 'created':
+        return 'Created';
+      default:
+        return 'Exited (137) 5 minutes ago';
     }
   }
 
@@ -924,17 +980,33 @@ export class EngineSimulator {
       NetworkSettings: {
         Networks: {
           none: {
-            IPAMConfig: null, Links: null, Aliases: null, NetworkID: this.networkId, EndpointID: '', Gateway: '',
-            IPAddress: '', IPPrefixLen: 0, IPv6Gateway: '', GlobalIPv6Address: '', GlobalIPv6PrefixLen: 0,
-            MacAddress: '', DriverOpts: null,
+            IPAMConfig: null,
+            Links: null,
+            Aliases: null,
+            NetworkID: this.networkId,
+            EndpointID: '',
+            Gateway: '',
+            IPAddress: '',
+            IPPrefixLen: 0,
+            IPv6Gateway: '',
+            GlobalIPv6Address: '',
+            GlobalIPv6PrefixLen: 0,
+            MacAddress: '',
+            DriverOpts: null,
           },
         },
       },
       // Docker 20.10's list: an anonymous volume has no Source; binds as given.
       Mounts: [
         ...rec.volumes.map((v) => ({
-          Type: 'volume', Name: v.name, Source: v.anonymous ? '' : `/var/lib/docker/volumes/${v.name}/_data`, Destination: `/${v.name.slice(0, 8)}`,
-          Driver: 'local', Mode: v.anonymous ? '' : 'z', RW: true, Propagation: '',
+          Type: 'volume',
+          Name: v.name,
+          Source: v.anonymous ? '' : `/var/lib/docker/volumes/${v.name}/_data`,
+          Destination: `/${v.name.slice(0, 8)}`,
+          Driver: 'local',
+          Mode: v.anonymous ? '' : 'z',
+          RW: true,
+          Propagation: '',
         })),
         ...this.bindMounts(rec),
       ],
@@ -1066,15 +1138,60 @@ export class EngineSimulator {
       AppArmorProfile: '',
       ExecIDs: rec.execIds.length ? rec.execIds : null,
       HostConfig: {
-        Binds: rec.binds.length ? rec.binds.map((b) => `${b.source}:${b.destination}`) : null, ContainerIDFile: '', LogConfig: { Type: 'json-file', Config: {} }, NetworkMode: 'none',
-        PortBindings: {}, RestartPolicy: { Name: 'no', MaximumRetryCount: 0 }, AutoRemove: false, VolumeDriver: '',
-        VolumesFrom: null, CapAdd: null, CapDrop: null, CgroupnsMode: 'host', Dns: [], DnsOptions: [], DnsSearch: [],
-        ExtraHosts: null, GroupAdd: null, IpcMode: 'private', Cgroup: '', Links: null, OomScoreAdj: 0, PidMode: '',
-        Privileged: false, PublishAllPorts: false, ReadonlyRootfs: false, SecurityOpt: null, UTSMode: '',
-        UsernsMode: '', ShmSize: 67108864, Runtime: 'runc', ConsoleSize: [0, 0], Isolation: '', CpuShares: 0,
-        Memory: 0, NanoCpus: 0, CgroupParent: '', BlkioWeight: 0, Devices: [], MemorySwappiness: null,
-        OomKillDisable: false, PidsLimit: null, Ulimits: [],
-        MaskedPaths: ['/proc/asound', '/proc/acpi', '/proc/kcore', '/proc/keys', '/proc/latency_stats', '/proc/timer_list', '/proc/timer_stats', '/proc/sched_debug', '/proc/scsi', '/sys/firmware'],
+        Binds: rec.binds.length ? rec.binds.map((b) => `${b.source}:${b.destination}`) : null,
+        ContainerIDFile: '',
+        LogConfig: { Type: 'json-file', Config: {} },
+        NetworkMode: 'none',
+        PortBindings: {},
+        RestartPolicy: { Name: 'no', MaximumRetryCount: 0 },
+        AutoRemove: false,
+        VolumeDriver: '',
+        VolumesFrom: null,
+        CapAdd: null,
+        CapDrop: null,
+        CgroupnsMode: 'host',
+        Dns: [],
+        DnsOptions: [],
+        DnsSearch: [],
+        ExtraHosts: null,
+        GroupAdd: null,
+        IpcMode: 'private',
+        Cgroup: '',
+        Links: null,
+        OomScoreAdj: 0,
+        PidMode: '',
+        Privileged: false,
+        PublishAllPorts: false,
+        ReadonlyRootfs: false,
+        SecurityOpt: null,
+        UTSMode: '',
+        UsernsMode: '',
+        ShmSize: 67108864,
+        Runtime: 'runc',
+        ConsoleSize: [0, 0],
+        Isolation: '',
+        CpuShares: 0,
+        Memory: 0,
+        NanoCpus: 0,
+        CgroupParent: '',
+        BlkioWeight: 0,
+        Devices: [],
+        MemorySwappiness: null,
+        OomKillDisable: false,
+        PidsLimit: null,
+        Ulimits: [],
+        MaskedPaths: [
+          '/proc/asound',
+          '/proc/acpi',
+          '/proc/kcore',
+          '/proc/keys',
+          '/proc/latency_stats',
+          '/proc/timer_list',
+          '/proc/timer_stats',
+          '/proc/sched_debug',
+          '/proc/scsi',
+          '/sys/firmware',
+        ],
         ReadonlyPaths: ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'],
         Init: rec.init ? true : null,
       },
@@ -1089,19 +1206,47 @@ export class EngineSimulator {
       },
       Mounts: [
         ...rec.volumes.map((v) => ({
-          Type: 'volume', Name: v.name, Source: `/var/lib/docker/volumes/${v.name}/_data`, Destination: `/${v.name.slice(0, 8)}`,
-          Driver: 'local', Mode: v.anonymous ? '' : 'z', RW: true, Propagation: '',
+          Type: 'volume',
+          Name: v.name,
+          Source: `/var/lib/docker/volumes/${v.name}/_data`,
+          Destination: `/${v.name.slice(0, 8)}`,
+          Driver: 'local',
+          Mode: v.anonymous ? '' : 'z',
+          RW: true,
+          Propagation: '',
         })),
         ...this.bindMounts(rec),
       ],
       Config: {
-        Hostname: rec.id.slice(0, 12), Domainname: '', User: '', AttachStdin: false, AttachStdout: false,
-        AttachStderr: false, Tty: false, OpenStdin: false, StdinOnce: false, Env: null, Cmd: ['sleep', '3600'],
-        Image: SIM_IMAGE, Volumes: null, WorkingDir: '', Entrypoint: null, OnBuild: null, Labels: rec.labels,
+        Hostname: rec.id.slice(0, 12),
+        Domainname: '',
+        User: '',
+        AttachStdin: false,
+        AttachStdout: false,
+        AttachStderr: false,
+        Tty: false,
+        OpenStdin: false,
+        StdinOnce: false,
+        Env: null,
+        Cmd: ['sleep', '3600'],
+        Image: SIM_IMAGE,
+        Volumes: null,
+        WorkingDir: '',
+        Entrypoint: null,
+        OnBuild: null,
+        Labels: rec.labels,
       },
       NetworkSettings: {
-        Bridge: '', SandboxID: '', HairpinMode: false, Ports: {}, SandboxKey: '', EndpointID: '', Gateway: '',
-        IPAddress: '', IPPrefixLen: 0, MacAddress: '',
+        Bridge: '',
+        SandboxID: '',
+        HairpinMode: false,
+        Ports: {},
+        SandboxKey: '',
+        EndpointID: '',
+        Gateway: '',
+        IPAddress: '',
+        IPPrefixLen: 0,
+        MacAddress: '',
         Networks: { none: { NetworkID: this.networkId, EndpointID: '', Gateway: '', IPAddress: '', MacAddress: '' } },
       },
     });
@@ -1147,7 +1292,11 @@ export class EngineSimulator {
       throw new HttpError(409, `You cannot remove a ${rec.state} container ${rec.id}. ${how}`);
     }
     if (f?.removeStatus) {
-      throw new HttpError(f.removeStatus, f.removeMessage ?? `container ${rec.id}: driver "overlay2" failed to remove root filesystem: unlinkat ${'/var/lib/docker/overlay2/' + rec.id}: operation not permitted`);
+      throw new HttpError(
+        f.removeStatus,
+        f.removeMessage ??
+          `container ${rec.id}: driver "overlay2" failed to remove root filesystem: unlinkat ${'/var/lib/docker/overlay2/' + rec.id}: operation not permitted`,
+      );
     }
     if (force) this.stats.forcedRemovals++;
     if (['1', 'true', 'True'].includes(url.searchParams.get('v') ?? '')) {

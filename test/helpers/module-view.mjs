@@ -38,10 +38,12 @@ function subclassing(C) {
 }
 
 function describeValue(mod) {
-  const exportsOf = Object.keys(mod).sort().map((k) => {
-    const v = answers(() => mod[k]);
-    return { name: k, kind: kind(v), ...(kind(v) === 'class' ? { extends: answers(() => subclassing(v)) } : {}) };
-  });
+  const exportsOf = Object.keys(mod)
+    .sort()
+    .map((k) => {
+      const v = answers(() => mod[k]);
+      return { name: k, kind: kind(v), ...(kind(v) === 'class' ? { extends: answers(() => subclassing(v)) } : {}) };
+    });
   return { kind: kind(mod), hasPrototype: answers(() => 'prototype' in mod), exports: exportsOf };
 }
 

@@ -65,7 +65,12 @@ export function standInScript(): { script: string; notHermes: string; cleanup: (
  * [args]`, writing a snapshot for `session` unless it is `-`.
  */
 export async function startStandIn(
-  script: string, session: string, env: Record<string, string>, user: { uid: number; gid: number } | null, prefix: string[] = [], args: string[] = [],
+  script: string,
+  session: string,
+  env: Record<string, string>,
+  user: { uid: number; gid: number } | null,
+  prefix: string[] = [],
+  args: string[] = [],
 ): Promise<StandIn> {
   const argv = [script.endsWith('.sh') ? 'bash' : 'sh', script, ...args];
   if (session !== '-') env = { ...env, HJ_SNAPSHOT: session };
@@ -97,7 +102,11 @@ export async function startStandIn(
 
 /** The built CLI as `user` (null: this user), with `env` only (PATH and LANG added). */
 export function runCliAs(
-  user: { uid: number; gid: number } | null, args: string[], env: Record<string, string>, prefix: string[] = [], killAfterMs = 60_000,
+  user: { uid: number; gid: number } | null,
+  args: string[],
+  env: Record<string, string>,
+  prefix: string[] = [],
+  killAfterMs = 60_000,
 ): Promise<CliResult> {
   // Never the machine's /tmp for hermes' session files, unless a test names one (`quietSystemTmp`).
   const full = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', HERMES_JANITOR_SYSTEM_TMP: quietSystemTmp(), ...env };
@@ -123,7 +132,10 @@ export function runCliAs(
  * entered into it (`prefix`) see only each other, not the other processes of a shared machine.
  */
 export async function pidNamespace(): Promise<{ prefix: string[]; close: () => Promise<void> }> {
-  const holder = spawn('unshare', ['--pid', '--fork', '--mount', '--mount-proc', '--propagation', 'private', 'sleep', '3600'], { stdio: 'ignore', detached: true });
+  const holder = spawn('unshare', ['--pid', '--fork', '--mount', '--mount-proc', '--propagation', 'private', 'sleep', '3600'], {
+    stdio: 'ignore',
+    detached: true,
+  });
   const exited = once(holder, 'exit');
   await once(holder, 'spawn');
   // The namespace's first process is unshare's child: wait for it to exist (its fork is the event).

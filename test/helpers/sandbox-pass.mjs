@@ -11,7 +11,11 @@ try {
     opts.hosts.map(async (h) => ({ engine: await createDockerodeEngine({ host: h.host, socketPath: h.socketPath }), answered: h.answered !== false })),
   );
   const result = await removeUnusedSandboxDirs({
-    roots: opts.roots, engines, olderThanMs: opts.olderThanMs, dryRun: Boolean(opts.dryRun), now: () => new Date(),
+    roots: opts.roots,
+    engines,
+    olderThanMs: opts.olderThanMs,
+    dryRun: Boolean(opts.dryRun),
+    now: () => new Date(),
   });
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } catch (err) {

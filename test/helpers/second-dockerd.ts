@@ -41,7 +41,8 @@ export class SecondDockerd {
       await d.up();
       // The test image, imported as the project's script imports it (whichever engine the rest of the run uses).
       await exec('bash', [path.join(REPO, 'scripts', 'engine.sh'), 'image'], {
-        timeout: 60_000, env: { ...process.env, DOCKER_HOST: d.host, HERMES_JANITOR_TEST_IMAGE: TEST_IMAGE },
+        timeout: 60_000,
+        env: { ...process.env, DOCKER_HOST: d.host, HERMES_JANITOR_TEST_IMAGE: TEST_IMAGE },
       });
       return d;
     } catch (err) {
@@ -68,9 +69,22 @@ export class SecondDockerd {
       this.prefix[0] ?? 'unshare',
       [
         ...(this.prefix.length ? [...this.prefix.slice(1), 'unshare'] : []),
-        '--net', '--', 'sh', '-c', 'ip link set lo up && exec dockerd "$@"', 'dockerd',
-        '--host', this.host, '--data-root', path.join(d, 'data'), '--exec-root', path.join(d, 'exec'),
-        '--pidfile', path.join(d, 'dockerd.pid'), '--iptables=false', '--ip6tables=false',
+        '--net',
+        '--',
+        'sh',
+        '-c',
+        'ip link set lo up && exec dockerd "$@"',
+        'dockerd',
+        '--host',
+        this.host,
+        '--data-root',
+        path.join(d, 'data'),
+        '--exec-root',
+        path.join(d, 'exec'),
+        '--pidfile',
+        path.join(d, 'dockerd.pid'),
+        '--iptables=false',
+        '--ip6tables=false',
       ],
       { detached: true, stdio: ['ignore', log, log] },
     );
@@ -81,7 +95,8 @@ export class SecondDockerd {
       try {
         await this.docker(['version', '--format', '{{.Server.Version}}'], 5000);
         // Entered through a prefix, the child is nsenter's: dockerd itself, as the host numbers it, is the one to stop.
-        if (this.prefix.length) this.pid = pidsMentioning(this.dir).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('dockerd\0')) ?? this.pid;
+        if (this.prefix.length)
+          this.pid = pidsMentioning(this.dir).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('dockerd\0')) ?? this.pid;
         return;
       } catch {
         if (child.exitCode !== null) break;

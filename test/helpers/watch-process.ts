@@ -31,10 +31,12 @@ export class WatchProcess {
       for (const w of this.waiters.splice(0)) w();
     });
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (this.stderr += d));
-    this.exited = new Promise((resolve) => child.on('close', (code, signal) => {
-      for (const w of this.waiters.splice(0)) w();
-      resolve({ code, signal });
-    }));
+    this.exited = new Promise((resolve) =>
+      child.on('close', (code, signal) => {
+        for (const w of this.waiters.splice(0)) w();
+        resolve({ code, signal });
+      }),
+    );
   }
 
   /**

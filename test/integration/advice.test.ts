@@ -56,7 +56,7 @@ describe('advice that can be pasted', () => {
     });
   }
 
-  it('status --profile P: the reap it advises, pasted into sh, removes P\'s orphans and nothing of another profile', async () => {
+  it("status --profile P: the reap it advises, pasted into sh, removes P's orphans and nothing of another profile", async () => {
     const st = await runCli(['status', '--home', home, '--profile', p, '--host', sim.host], { env: { HOME: tmp.dir } });
     assert.equal(st.code, 1, st.stderr);
     const m = /2 container\(s\) past the threshold.*: run (hermes-janitor reap .*)$/m.exec(st.stdout);
@@ -66,13 +66,22 @@ describe('advice that can be pasted', () => {
     const r = await paste(advice);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^Removed 2,/m);
-    assert.deepEqual(sim.ids().map((id) => sim.get(id)!.name), ['hermes-0c0c0c0c'], 'the other profile is untouched');
+    assert.deepEqual(
+      sim.ids().map((id) => sim.get(id)!.name),
+      ['hermes-0c0c0c0c'],
+      'the other profile is untouched',
+    );
   });
 
   it('list: the reap it advises repeats the selection, the engine and the policy flags', async () => {
-    const res = await runCli(['list', '--all-profiles', '--host', sim.host, '--older-than', '1h', '--label', 'hermes-agent=1'], { env: { HOME: tmp.dir, HERMES_HOME: home } });
+    const res = await runCli(['list', '--all-profiles', '--host', sim.host, '--older-than', '1h', '--label', 'hermes-agent=1'], {
+      env: { HOME: tmp.dir, HERMES_HOME: home },
+    });
     assert.equal(res.code, 0, res.stderr);
-    assert.match(res.stderr, new RegExp(`them: hermes-janitor reap --all-profiles --label hermes-agent=1 --host ${sim.host.replace(/[/.]/g, '\\$&')} --older-than 1h$`, 'm'));
+    assert.match(
+      res.stderr,
+      new RegExp(`them: hermes-janitor reap --all-profiles --label hermes-agent=1 --host ${sim.host.replace(/[/.]/g, '\\$&')} --older-than 1h$`, 'm'),
+    );
   });
 
   it('values are quoted for a POSIX shell, control characters included', () => {

@@ -33,7 +33,8 @@ describe('shell completions', () => {
 
   it("bash: source <(hermes-janitor completion bash) registers it (the issue's own check)", () => {
     const r = spawnSync('bash', ['-c', 'source <(hermes-janitor completion bash); complete -p hermes-janitor'], {
-      env: { PATH: `${bin}:/usr/bin:/bin`, HOME: tmp.dir }, encoding: 'utf8',
+      env: { PATH: `${bin}:/usr/bin:/bin`, HOME: tmp.dir },
+      encoding: 'utf8',
     });
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stdout.trim(), 'complete -F _hermes_janitor hermes-janitor');
@@ -65,10 +66,17 @@ describe('shell completions', () => {
     const top = (await runCli(['--help'])).stdout;
     const commands = [...top.matchAll(/^ {2}([a-z][a-z-]*)(?:\|[a-z]+)?\s/gm)].map((m) => m[1]!).filter((c) => c !== 'help');
     assert.ok(commands.length >= 11);
-    assert.deepEqual(bash('hermes-janitor', '').filter((c) => c !== 'ls').sort(), [...commands].sort());
+    assert.deepEqual(
+      bash('hermes-janitor', '')
+        .filter((c) => c !== 'ls')
+        .sort(),
+      [...commands].sort(),
+    );
     for (const parent of ['restart-guard', 'stuck-sessions', 'stop-hook', 'tool-loop']) {
       const help = (await runCli([parent, '--help'])).stdout;
-      const verbs = [...(/\nCommands:\n([\s\S]*?)(?:\n\n|$)/.exec(help)?.[1] ?? '').matchAll(/^ {2}([a-z][a-z-]*)/gm)].map((m) => m[1]!).filter((v) => v !== 'help');
+      const verbs = [...(/\nCommands:\n([\s\S]*?)(?:\n\n|$)/.exec(help)?.[1] ?? '').matchAll(/^ {2}([a-z][a-z-]*)/gm)]
+        .map((m) => m[1]!)
+        .filter((v) => v !== 'help');
       assert.deepEqual(bash('hermes-janitor', parent, '').sort(), [...verbs].sort(), parent);
     }
   });
@@ -76,8 +84,10 @@ describe('shell completions', () => {
   it('zsh: the same answers through its completion functions', { skip: !has('zsh') && 'zsh is not installed' }, () => {
     const run = (...words: string[]) => {
       const script = [
-        'compdef() { :; }', `source '${scripts.zsh}'`,
-        '_describe() { print -rl -- "${(@)${(P)4}%%:*}"; }', 'compadd() { shift; print -rl -- "$@"; }',
+        'compdef() { :; }',
+        `source '${scripts.zsh}'`,
+        '_describe() { print -rl -- "${(@)${(P)4}%%:*}"; }',
+        'compadd() { shift; print -rl -- "$@"; }',
         `words=(${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length}; _hermes_janitor`,
       ].join('\n');
       const r = spawnSync('zsh', ['-f', '-c', script], { env: { PATH: '/usr/bin:/bin', HOME: tmp.dir }, encoding: 'utf8' });
@@ -92,10 +102,16 @@ describe('shell completions', () => {
 
   it('fish: the same answers through complete -C', { skip: !has('fish') && 'fish is not installed' }, () => {
     const run = (line: string) => {
-      const r = spawnSync('fish', ['--no-config', '-c', `source '${scripts.fish}'; complete -C '${line}'`], { env: { PATH: '/usr/bin:/bin', HOME: tmp.dir }, encoding: 'utf8' });
+      const r = spawnSync('fish', ['--no-config', '-c', `source '${scripts.fish}'; complete -C '${line}'`], {
+        env: { PATH: '/usr/bin:/bin', HOME: tmp.dir },
+        encoding: 'utf8',
+      });
       assert.equal(r.status, 0, r.stderr);
       assert.equal(r.stderr, '');
-      return r.stdout.split('\n').filter(Boolean).map((l) => l.split('\t')[0]!);
+      return r.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split('\t')[0]!);
     };
     assert.deepEqual(run('hermes-janitor re').sort(), ['reap', 'restart-guard']);
     assert.deepEqual(run('hermes-janitor list --log-format ').sort(), ['json', 'text']);

@@ -26,10 +26,29 @@ const NO_OPENSSL = spawnSync('openssl', ['version'], { stdio: 'ignore' }).status
 function selfSigned(dir: string, name: string, cn: string): { cert: string; key: string } {
   const cert = path.join(dir, `${name}.pem`);
   const key = path.join(dir, `${name}-key.pem`);
-  const res = spawnSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
-    '-keyout', key, '-out', cert, '-subj', `/CN=${cn}`, '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost',
-  ], { encoding: 'utf8' });
+  const res = spawnSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '2',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-subj',
+      `/CN=${cn}`,
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    ],
+    { encoding: 'utf8' },
+  );
   assert.equal(res.status, 0, res.stderr);
   return { cert, key };
 }
@@ -78,7 +97,10 @@ describe('docker context SkipTLSVerify', { skip: skipUnless(NO_OPENSSL) }, () =>
     const digest = createHash('sha256').update(name).digest('hex');
     const meta = path.join(cfg, 'contexts', 'meta', digest);
     mkdirSync(meta, { recursive: true });
-    writeFileSync(path.join(meta, 'meta.json'), JSON.stringify({ Name: name, Endpoints: { docker: { Host: `tcp://127.0.0.1:${port}`, SkipTLSVerify: skip } } }));
+    writeFileSync(
+      path.join(meta, 'meta.json'),
+      JSON.stringify({ Name: name, Endpoints: { docker: { Host: `tcp://127.0.0.1:${port}`, SkipTLSVerify: skip } } }),
+    );
     if (tls) {
       const tlsDir = path.join(cfg, 'contexts', 'tls', digest, 'docker');
       mkdirSync(tlsDir, { recursive: true });
@@ -97,7 +119,10 @@ describe('docker context SkipTLSVerify', { skip: skipUnless(NO_OPENSSL) }, () =>
     const res = await list('skip-tls', context('skip-tls', true, true));
     assert.equal(res.code, 0, res.stderr);
     const out = JSON.parse(res.stdout) as { hosts: Array<{ host: string; reachable: boolean }>; containers: unknown[] };
-    assert.deepEqual(out.hosts.map((h) => h.reachable), [true]);
+    assert.deepEqual(
+      out.hosts.map((h) => h.reachable),
+      [true],
+    );
     assert.equal(out.containers.length, 3);
     assert.ok(clientNames.length > 0, 'the engine saw no request over TLS');
     assert.deepEqual([...new Set(clientNames)], ['hj-client']);
@@ -118,7 +143,7 @@ describe('docker context SkipTLSVerify', { skip: skipUnless(NO_OPENSSL) }, () =>
     assert.equal(res.code, 3, res.stderr);
     const out = JSON.parse(res.stdout) as { hosts: Array<{ reachable: boolean; error?: string }> };
     assert.equal(out.hosts[0]?.reachable, false);
-    assert.match(out.hosts[0]?.error ?? "", /SELF_SIGNED_CERT/);
+    assert.match(out.hosts[0]?.error ?? '', /SELF_SIGNED_CERT/);
     assert.deepEqual(clientNames, [], 'a request went through an unverified engine');
   });
 });

@@ -63,7 +63,10 @@ describe('clear answers at the edges', () => {
 
   it('a list cut short by --timeout never says there is nothing', async () => {
     const profile = `edge${process.pid}`;
-    const sim = await EngineSimulator.start({ bulk: [{ count: 3, labels: { 'hermes-agent': '1', 'hermes-profile': profile }, finishedAt: '2026-01-01T00:00:00Z' }], faults: { hang: true } });
+    const sim = await EngineSimulator.start({
+      bulk: [{ count: 3, labels: { 'hermes-agent': '1', 'hermes-profile': profile }, finishedAt: '2026-01-01T00:00:00Z' }],
+      faults: { hang: true },
+    });
     try {
       const r = await runCli(['list', '--host', sim.host, '--profile', profile, '--timeout', '1s'], { env, killAfterMs: 20_000 });
       assert.equal(r.code, 3);
@@ -77,7 +80,9 @@ describe('clear answers at the edges', () => {
 
   it('a --profile whose home does not exist: one warning naming the path; its containers are still listed', async () => {
     const profile = `wrok${process.pid}`;
-    const sim = await EngineSimulator.start({ containers: [{ name: 'hermes-0a0a0a0a', labels: { 'hermes-agent': '1', 'hermes-profile': profile }, finishedAt: '2026-01-01T00:00:00Z' }] });
+    const sim = await EngineSimulator.start({
+      containers: [{ name: 'hermes-0a0a0a0a', labels: { 'hermes-agent': '1', 'hermes-profile': profile }, finishedAt: '2026-01-01T00:00:00Z' }],
+    });
     try {
       const r = await runCli(['list', '--host', sim.host, '--profile', profile], { env });
       assert.equal(r.code, 0, r.stderr);

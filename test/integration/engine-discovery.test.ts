@@ -76,7 +76,10 @@ describe('engine discovery (real Docker and Podman)', { skip: skipUnless(!canUns
     // reap uses it too, and --verbose says why.
     const reap = await runIsolated(setup, ['reap', '--dry-run', '--verbose', '--json'], env);
     assert.equal(reap.code, 0, reap.stderr);
-    assert.deepEqual((JSON.parse(reap.stdout) as { hosts: Array<{ host: string }> }).hosts.map((h) => h.host), [`unix://${s.podman}`]);
+    assert.deepEqual(
+      (JSON.parse(reap.stdout) as { hosts: Array<{ host: string }> }).hosts.map((h) => h.host),
+      [`unix://${s.podman}`],
+    );
     assert.match(reap.stderr, /engine unix:\/\/.*podman\.sock: found by discovery/);
   });
 
@@ -86,25 +89,36 @@ describe('engine discovery (real Docker and Podman)', { skip: skipUnless(!canUns
     const env = { HOME: s.dir, XDG_RUNTIME_DIR: s.run, HERMES_HOME: s.home, DOCKER_HOST: undefined };
     const withPodman = await runCli(['list', '--verbose', '--json'], { env: { ...env, HERMES_DOCKER_BINARY: 'podman' } });
     assert.equal(withPodman.code, 0, withPodman.stderr);
-    assert.deepEqual((JSON.parse(withPodman.stdout) as { hosts: Array<{ host: string }> }).hosts.map((h) => h.host), [`unix://${s.podman}`]);
+    assert.deepEqual(
+      (JSON.parse(withPodman.stdout) as { hosts: Array<{ host: string }> }).hosts.map((h) => h.host),
+      [`unix://${s.podman}`],
+    );
     assert.match(withPodman.stderr, /Podman sockets first \(HERMES_DOCKER_BINARY=podman\)/);
     const plain = await runCli(['list', '--json'], { env });
     assert.equal(plain.code, 0, plain.stderr);
-    assert.deepEqual((JSON.parse(plain.stdout) as { hosts: Array<{ host: string }> }).hosts.map((h) => h.host), [`unix://${DOCKER_SOCK}`]);
+    assert.deepEqual(
+      (JSON.parse(plain.stdout) as { hosts: Array<{ host: string }> }).hosts.map((h) => h.host),
+      [`unix://${DOCKER_SOCK}`],
+    );
     // podman the only container CLI on PATH: Podman first as well.
     const bin = path.join(s.dir, 'bin');
     mkdirSync(bin);
     symlinkSync('/usr/bin/podman', path.join(bin, 'podman'));
     const onlyPodman = await runCli(['list', '--json', '--verbose'], { env: { ...env, PATH: bin } });
     assert.equal(onlyPodman.code, 0, onlyPodman.stderr);
-    assert.deepEqual((JSON.parse(onlyPodman.stdout) as { hosts: Array<{ host: string }> }).hosts.map((h) => h.host), [`unix://${s.podman}`]);
+    assert.deepEqual(
+      (JSON.parse(onlyPodman.stdout) as { hosts: Array<{ host: string }> }).hosts.map((h) => h.host),
+      [`unix://${s.podman}`],
+    );
     assert.match(onlyPodman.stderr, /podman is the only container CLI on PATH/);
   });
 
   it('an engine named by DOCKER_HOST is used as given, with no probing', async () => {
     const s = scratch();
     symlinkSync(PODMAN_SOCK, s.podman);
-    const r = await runCli(['list', '--json', '--verbose'], { env: { HOME: s.dir, XDG_RUNTIME_DIR: s.run, HERMES_HOME: s.home, DOCKER_HOST: `unix://${DOCKER_SOCK}`, HERMES_DOCKER_BINARY: 'podman' } });
+    const r = await runCli(['list', '--json', '--verbose'], {
+      env: { HOME: s.dir, XDG_RUNTIME_DIR: s.run, HERMES_HOME: s.home, DOCKER_HOST: `unix://${DOCKER_SOCK}`, HERMES_DOCKER_BINARY: 'podman' },
+    });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /engine unix:\/\/\/var\/run\/docker\.sock: named by DOCKER_HOST/);
   });

@@ -19,8 +19,18 @@ import { ENGINE_HOST, ENGINE_KIND, ENGINE_SOCKET, EngineFixture, requireEngine }
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface ExecJson { id: string; command: string; abandoned: boolean; client: { pid: number; since: string } | null; clientUnverifiable: string | null }
-interface Trees { ended: Array<{ execId: string }>; kept: Array<{ execId: string; reason: string }>; failed: unknown[] }
+interface ExecJson {
+  id: string;
+  command: string;
+  abandoned: boolean;
+  client: { pid: number; since: string } | null;
+  clientUnverifiable: string | null;
+}
+interface Trees {
+  ended: Array<{ execId: string }>;
+  kept: Array<{ execId: string; reason: string }>;
+  failed: unknown[];
+}
 
 describe(`an exec is abandoned when its client is gone (${ENGINE_KIND})`, () => {
   const fx = new EngineFixture();
@@ -81,8 +91,15 @@ describe(`an exec is abandoned when its client is gone (${ENGINE_KIND})`, () => 
     assert.deepEqual([execs.get(treeExec)?.client, execs.get(treeExec)?.clientUnverifiable, execs.get(treeExec)?.abandoned], [null, null, true]);
 
     const first = ((await cli(['reap', '--json'])) as { execTrees: Trees }).execTrees;
-    assert.deepEqual(first.kept.filter((k) => k.execId === streamExec).map((k) => k.reason), ['client-alive'], JSON.stringify(first));
-    assert.deepEqual(first.ended.map((e) => e.execId), [treeExec]);
+    assert.deepEqual(
+      first.kept.filter((k) => k.execId === streamExec).map((k) => k.reason),
+      ['client-alive'],
+      JSON.stringify(first),
+    );
+    assert.deepEqual(
+      first.ended.map((e) => e.execId),
+      [treeExec],
+    );
     await ends(treeExec);
     assert.equal(await running(streamExec), true, 'the stream runs on');
     assert.equal(stream.exitCode, null, 'its client too');
@@ -92,7 +109,11 @@ describe(`an exec is abandoned when its client is gone (${ENGINE_KIND})`, () => 
     await once(stream, 'exit');
     assert.equal(await running(streamExec), true, 'the exec outlives its client');
     const next = ((await cli(['reap', '--json'])) as { execTrees: Trees }).execTrees;
-    assert.deepEqual(next.ended.map((e) => e.execId), [streamExec], JSON.stringify(next));
+    assert.deepEqual(
+      next.ended.map((e) => e.execId),
+      [streamExec],
+      JSON.stringify(next),
+    );
     await ends(streamExec);
   });
 });

@@ -28,14 +28,32 @@ const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const BOUND_S = 6;
 
-interface ExecJson { id: string; ageSeconds: number | null; processes: number | null; command: string; abandoned: boolean }
-interface Entry { id: string; name: string; state: string; idleReason?: string; processes?: number | null; execs?: ExecJson[] }
+interface ExecJson {
+  id: string;
+  ageSeconds: number | null;
+  processes: number | null;
+  command: string;
+  abandoned: boolean;
+}
+interface Entry {
+  id: string;
+  name: string;
+  state: string;
+  idleReason?: string;
+  processes?: number | null;
+  execs?: ExecJson[];
+}
 interface Trees {
   ended: Array<{ container: string; execId: string; ageSeconds: number; processes: number; killed: number }>;
   kept: Array<{ container: string; execId: string; reason: string }>;
   failed: unknown[];
 }
-interface ReapJson { stopped: Entry[]; kept: Entry[]; failed: Entry[]; execTrees: Trees }
+interface ReapJson {
+  stopped: Entry[];
+  kept: Entry[];
+  failed: Entry[];
+  execTrees: Trees;
+}
 
 /** A command whose client hermes' timeout killed: the client is SIGKILLed after 2 s, the exec runs on. */
 async function abandonedExec(id: string, script: string): Promise<void> {
@@ -44,13 +62,17 @@ async function abandonedExec(id: string, script: string): Promise<void> {
 
 /** A background job started the way hermes starts one: one short exec, the job left to init. */
 async function startJob(id: string): Promise<void> {
-  const job = `( sh -c 'trap "" HUP; exec sleep 600' > /tmp/hermes_bg_t.log 2>&1; rc=$?; printf '%s' "$rc" > /tmp/hermes_bg_t.exit )` +
+  const job =
+    `( sh -c 'trap "" HUP; exec sleep 600' > /tmp/hermes_bg_t.log 2>&1; rc=$?; printf '%s' "$rc" > /tmp/hermes_bg_t.exit )` +
     ' > /dev/null 2>&1 & echo $! > /tmp/hermes_bg_t.pid';
   await docker(['exec', id, 'sh', '-c', job]);
 }
 
 const jobAlive = (id: string) =>
-  docker(['exec', id, 'sh', '-c', 'kill -0 "$(cat /tmp/hermes_bg_t.pid)" && echo alive']).then((o) => o === 'alive', () => false);
+  docker(['exec', id, 'sh', '-c', 'kill -0 "$(cat /tmp/hermes_bg_t.pid)" && echo alive']).then(
+    (o) => o === 'alive',
+    () => false,
+  );
 
 const NS_LAST_PID = '/proc/sys/kernel/ns_last_pid';
 
@@ -86,7 +108,8 @@ describe(`exec trees hermes abandoned are ended; the job and young execs run on 
     assert.equal(r.code, 0, r.stderr);
     return r;
   };
-  const listed = async (id: string) => (JSON.parse((await cli(['list', '--json', '--idle-after', '2s'])).stdout).containers as Entry[]).find((e) => e.id === id)!;
+  const listed = async (id: string) =>
+    (JSON.parse((await cli(['list', '--json', '--idle-after', '2s'])).stdout).containers as Entry[]).find((e) => e.id === id)!;
   const reapJson = async (args: string[] = []) => JSON.parse((await cli(['reap', '--json', '--idle-after', '2s', ...args])).stdout) as ReapJson;
   /** The exec's process and its descendants on this host, as they are now. */
   const treeNow = async (execId: string): Promise<ProcIdentity[]> => {
@@ -150,7 +173,11 @@ describe(`exec trees hermes abandoned are ended; the job and young execs run on 
     assert.equal(oldTree.length, 2);
 
     const out = await reapJson();
-    assert.deepEqual(out.execTrees.ended.map((t) => [t.execId, t.container, t.processes, t.killed]), [[old!.id, entry.name, 2, 0]], JSON.stringify(out.execTrees));
+    assert.deepEqual(
+      out.execTrees.ended.map((t) => [t.execId, t.container, t.processes, t.killed]),
+      [[old!.id, entry.name, 2, 0]],
+      JSON.stringify(out.execTrees),
+    );
     assert.deepEqual([out.execTrees.kept, out.execTrees.failed], [[], []]);
     await execEnds(old!.id);
     for (const p of oldTree) assert.equal(procAccess().alive(p), false, `pid ${p.pid} of the old tree is gone`);
@@ -180,7 +207,11 @@ describe(`exec trees hermes abandoned are ended; the job and young execs run on 
     assert.equal(tree.length, 2);
     const started = Date.now();
     const out = await reapJson(['--stop-timeout', '1']);
-    assert.deepEqual(out.execTrees.ended.map((t) => [t.execId, t.processes, t.killed]), [[x!.id, 2, 2]], JSON.stringify(out.execTrees));
+    assert.deepEqual(
+      out.execTrees.ended.map((t) => [t.execId, t.processes, t.killed]),
+      [[x!.id, 2, 2]],
+      JSON.stringify(out.execTrees),
+    );
     assert.ok(Date.now() - started >= 1000, 'SIGKILL came after the grace');
     await execEnds(x!.id);
     for (const p of tree) assert.equal(procAccess().alive(p), false);
@@ -221,11 +252,15 @@ describe(`exec trees hermes abandoned are ended; the job and young execs run on 
       assert.equal(taker, victim, `the pid went to the host process: ${JSON.stringify(r)}`);
       const takerStart = real.startTicks(taker);
       assert.ok(takerStart !== null && real.alive({ pid: taker, startTicks: takerStart }), 'the host process that took the pid is alive');
-      assert.deepEqual(r.ended.map((e) => e.processes), [2], JSON.stringify(r));
+      assert.deepEqual(
+        r.ended.map((e) => e.processes),
+        [2],
+        JSON.stringify(r),
+      );
       assert.ok(r.ended[0]!.killed >= 1, JSON.stringify(r));
       // SIGKILL sent: the exec's own process is gone a moment later.
       for (let i = 0; i < 50 && real.alive(tree[0]!); i++) await sleep(100);
-      assert.equal(real.alive(tree[0]!), false, 'the rest of the tree (the exec\'s own process) was killed');
+      assert.equal(real.alive(tree[0]!), false, "the rest of the tree (the exec's own process) was killed");
     } finally {
       if (taker) process.kill(taker, 'SIGKILL');
     }
@@ -240,18 +275,35 @@ describe(`exec trees hermes abandoned are ended; the job and young execs run on 
     const seen = await listed(id);
     assert.deepEqual([seen.idleReason, seen.execs!.map((x) => x.abandoned)], ['observing', [true]], JSON.stringify(seen));
     const status = JSON.parse((await cli(['status', '--json'])).stdout) as { runningSandboxes: Array<{ id: string; execs: ExecJson[] }> };
-    assert.deepEqual(status.runningSandboxes.find((s) => s.id === id)?.execs.map((x) => [x.id, x.abandoned]), [[seen.execs![0]!.id, true]]);
+    assert.deepEqual(
+      status.runningSandboxes.find((s) => s.id === id)?.execs.map((x) => [x.id, x.abandoned]),
+      [[seen.execs![0]!.id, true]],
+    );
     const statusText = (await cli(['status'])).stdout;
-    assert.match(statusText, new RegExp(`^  exec ${seen.execs![0]!.id.slice(0, 12)} in ${seen.name}: running \\d+ seconds, 2 processes, no client, ABANDONED: sh -c sleep 1000 & sleep 1000$`, 'm'), statusText);
+    assert.match(
+      statusText,
+      new RegExp(
+        `^  exec ${seen.execs![0]!.id.slice(0, 12)} in ${seen.name}: running \\d+ seconds, 2 processes, no client, ABANDONED: sh -c sleep 1000 & sleep 1000$`,
+        'm',
+      ),
+      statusText,
+    );
 
     // --keep-exec-trees reports it and ends nothing.
     const kept = await reapJson(['--keep-exec-trees', '--idle-after', '60s']);
-    assert.deepEqual(kept.execTrees.kept.map((k) => [k.execId, k.reason]), [[seen.execs![0]!.id, 'keep-exec-trees']]);
+    assert.deepEqual(
+      kept.execTrees.kept.map((k) => [k.execId, k.reason]),
+      [[seen.execs![0]!.id, 'keep-exec-trees']],
+    );
     assert.equal((await engine.execInspect(seen.execs![0]!.id))?.running, true);
 
     const metrics = path.join(home.dir, 'hj.prom');
     const text = await cli(['reap', '--idle-after', '60s', '--metrics-file', metrics]);
-    assert.match(text.stdout, new RegExp(`^ended exec tree ${seen.execs![0]!.id.slice(0, 12)} in ${seen.name} \\(running \\d+ seconds, 2 processes\\)$`, 'm'), text.stdout);
+    assert.match(
+      text.stdout,
+      new RegExp(`^ended exec tree ${seen.execs![0]!.id.slice(0, 12)} in ${seen.name} \\(running \\d+ seconds, 2 processes\\)$`, 'm'),
+      text.stdout,
+    );
     assert.match(text.stdout, /; exec trees: ended 1, kept 0, failed 0 \(/);
     assert.match(readFileSync(metrics, 'utf8'), /^hermes_janitor_exec_trees\{state="ended"\} 1$/m);
     await execEnds(seen.execs![0]!.id);
@@ -277,7 +329,10 @@ describe(`exec trees hermes abandoned are ended; the job and young execs run on 
     const json = (await cli(['status', '--json'])).stdout;
     for (const raw of ['\u001b', '\r', '\u0007', '\u009b']) assert.ok(!json.includes(raw), `status JSON holds ${JSON.stringify(raw)} raw`);
     const doc = JSON.parse(json) as { runningSandboxes: Array<{ id: string; execs: ExecJson[] }> };
-    assert.deepEqual(doc.runningSandboxes.find((x) => x.id === id)?.execs.map((x) => x.command), [`sh -c ${evil}`]);
+    assert.deepEqual(
+      doc.runningSandboxes.find((x) => x.id === id)?.execs.map((x) => x.command),
+      [`sh -c ${evil}`],
+    );
   });
 
   it('watch ends an abandoned tree at its idle re-check, aged by the exec_start event it saw', async () => {

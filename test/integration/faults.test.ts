@@ -9,7 +9,14 @@ import { type CliResult, runCli, tempDir } from '../helpers/cli.js';
 import { EngineFixture, after as plus, requireEngine } from '../helpers/docker.js';
 import { type ContainerFaults, EngineSimulator, type SimContainerSpec, type SimulatorOptions, ZERO_TIME } from '../helpers/engine-simulator.js';
 
-interface Entry { id: string; name: string; profile: string | null; state: string; finishedAt: string; ageSeconds: number | null }
+interface Entry {
+  id: string;
+  name: string;
+  profile: string | null;
+  state: string;
+  finishedAt: string;
+  ageSeconds: number | null;
+}
 interface ReapJson {
   dryRun: boolean;
   removed: Entry[];
@@ -99,8 +106,13 @@ describe('reap under engine faults (simulator)', () => {
     assert.deepEqual(ids(out.removed), [a, b].sort());
     const reason = Object.fromEntries(out.kept.map((k) => [k.id, k.reason]));
     assert.deepEqual(reason, {
-      [gAL!]: 'gone', [gAI!]: 'gone', [rRemoving!]: 'gone', [rDead!]: 'gone', [rGone!]: 'gone',
-      [restarted!]: 'running', [restartedEarly!]: 'running',
+      [gAL!]: 'gone',
+      [gAI!]: 'gone',
+      [rRemoving!]: 'gone',
+      [rDead!]: 'gone',
+      [rGone!]: 'gone',
+      [restarted!]: 'running',
+      [restartedEarly!]: 'running',
     });
     assert.equal(out.kept.find((k) => k.id === restarted)!.state, 'running');
     // What is left: the two whose removal someone else is still carrying out, and the two running ones.
@@ -291,9 +303,7 @@ describe('20 reap processes at once on the real engine', () => {
     const latest = (await Promise.all(orphans.map((id) => fx.finishedAt(id)))).sort().at(-1)!;
     const args = ['reap', '--json', '--profile', fx.profile, '--as-of', plus(latest, 600), '--timeout', '2m'];
     // Each process has its own home (so the per-home lock does not serialise them): a true race on the engine.
-    const runs = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => runCli(args, { env: { HOME: path.join(homes.dir, `h${i}`) }, killAfterMs: 150_000 })),
-    );
+    const runs = await Promise.all(Array.from({ length: 20 }, (_, i) => runCli(args, { env: { HOME: path.join(homes.dir, `h${i}`) }, killAfterMs: 150_000 })));
     const removed: string[] = [];
     for (const [i, r] of runs.entries()) {
       assert.equal(r.signal, null, `process ${i} was killed`);
@@ -313,7 +323,11 @@ describe('20 reap processes at once on the real engine', () => {
     // since Get" returns nil), so two reports of one removal are the engine's doing, never a second container.
     // How many such doubles there are depends only on the machine's timing (0 to 10 of 24 seen on 2 cores), so
     // it is a diagnostic, not a bound; a 404 or 409 read as "removed" is caught exactly by the fault tests above.
-    assert.deepEqual(removed.filter((id) => !orphans.includes(id)), [], 'no process removed anything but orphans');
+    assert.deepEqual(
+      removed.filter((id) => !orphans.includes(id)),
+      [],
+      'no process removed anything but orphans',
+    );
     assert.deepEqual([...new Set(removed)].sort(), [...orphans].sort(), 'every orphan reported removed');
     const twice = removed.length - new Set(removed).size;
     if (twice) t.diagnostic(`${twice} removal(s) reported by two processes (the engine answered 204 to both)`);

@@ -59,7 +59,11 @@ describe('restart-guard (built CLI)', () => {
     for (const r of results) assert.equal(r.code, 0, r.stderr);
     for (const r of results) assert.equal(r.stderr, '');
     const counts = results.map((r) => (JSON.parse(r.stdout) as { count: number }).count).sort((a, b) => a - b);
-    assert.deepEqual(counts, Array.from({ length: 20 }, (_, i) => i + 1), 'each run saw the one before it');
+    assert.deepEqual(
+      counts,
+      Array.from({ length: 20 }, (_, i) => i + 1),
+      'each run saw the one before it',
+    );
     const doc = readJson(bootsFile(home)) as { boots: unknown[] };
     assert.deepEqual(Object.keys(doc), ['boots']);
     assert.equal(doc.boots.length, 20);
@@ -217,12 +221,7 @@ describe('stuck-sessions (built CLI)', () => {
 });
 
 describe('lifecycle-scan (built CLI)', () => {
-  const must = [
-    'hermes gateway restart',
-    'launchctl kickstart gui/501/ai.hermes.gateway',
-    'systemctl stop hermes-gateway.service',
-    'pkill -f hermes.*gateway',
-  ];
+  const must = ['hermes gateway restart', 'launchctl kickstart gui/501/ai.hermes.gateway', 'systemctl stop hermes-gateway.service', 'pkill -f hermes.*gateway'];
   const mustNot = [
     'hermes gateway start',
     'hermes cron list',
@@ -258,7 +257,10 @@ describe('lifecycle-scan (built CLI)', () => {
   it('scans a script under <home>/scripts with invalid UTF-8; a missing script is a warning', async () => {
     const { home, env } = freshHome();
     mkdirSync(path.join(home, 'scripts'), { recursive: true });
-    writeFileSync(path.join(home, 'scripts', 'job.sh'), Buffer.concat([Buffer.from('#!/bin/sh\n\xff\xfe', 'latin1'), Buffer.from('systemctl --user \\\n  restart hermes-gateway\n')]));
+    writeFileSync(
+      path.join(home, 'scripts', 'job.sh'),
+      Buffer.concat([Buffer.from('#!/bin/sh\n\xff\xfe', 'latin1'), Buffer.from('systemctl --user \\\n  restart hermes-gateway\n')]),
+    );
     const r = await runCli(['lifecycle-scan', '--script', 'job.sh'], { env });
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stdout, /systemctl --user\s+restart hermes-gateway/);

@@ -9,7 +9,10 @@ import { EngineFixture, after as plus, requireEngine } from '../helpers/docker.j
 import { reapSummaryMarkdown } from '../../src/cli/render-markdown.js';
 
 /** Runs the action's reap step as GitHub would: INPUT_* variables, GITHUB_* files. */
-function runStep(inputs: Record<string, string>, dir: string): Promise<{ code: number | null; summary: string; outputs: string; stdout: string; stderr: string }> {
+function runStep(
+  inputs: Record<string, string>,
+  dir: string,
+): Promise<{ code: number | null; summary: string; outputs: string; stdout: string; stderr: string }> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: dir,
@@ -27,7 +30,13 @@ function runStep(inputs: Record<string, string>, dir: string): Promise<{ code: n
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('close', (code) => {
-      const read = (f: string) => { try { return readFileSync(path.join(dir, f), 'utf8'); } catch { return ''; } };
+      const read = (f: string) => {
+        try {
+          return readFileSync(path.join(dir, f), 'utf8');
+        } catch {
+          return '';
+        }
+      };
       resolve({ code, summary: read('summary.md'), outputs: read('output'), stdout, stderr });
     });
   });
@@ -44,7 +53,8 @@ describe('the GitHub Action (action.yml)', () => {
 
   it('declares the inputs and runs the reap step script', () => {
     const action = parse(readFileSync(path.join(REPO, 'action.yml'), 'utf8')) as {
-      inputs: Record<string, unknown>; runs: { using: string; steps: Array<{ run: string; env?: Record<string, string> }> };
+      inputs: Record<string, unknown>;
+      runs: { using: string; steps: Array<{ run: string; env?: Record<string, string> }> };
     };
     assert.deepEqual(Object.keys(action.inputs).sort(), ['all-profiles', 'args', 'dry-run', 'lifetime', 'profile']);
     assert.equal(action.runs.using, 'composite');
@@ -81,7 +91,12 @@ describe('the GitHub Action (action.yml)', () => {
 describe('reapSummaryMarkdown', () => {
   it('escapes table cells and reports unreachable engines', () => {
     const md = reapSummaryMarkdown({
-      dryRun: false, asOf: '2026-03-31T12:00:00Z', thresholdSeconds: 600, profile: null, removed: [], kept: [],
+      dryRun: false,
+      asOf: '2026-03-31T12:00:00Z',
+      thresholdSeconds: 600,
+      profile: null,
+      removed: [],
+      kept: [],
       failed: [{ id: 'a'.repeat(64), name: 'n|x', profile: 'p', state: 'exited', ageSeconds: 7200, host: 'h', error: 'boom\nline2 <b>' }],
       hosts: [{ host: 'tcp://h:1', reachable: false, error: 'refused' }],
     });

@@ -45,7 +45,9 @@ function limitsAfterFlag(out: string): Limit[] {
   const at = out.indexOf('HJ-FLAG ');
   assert.ok(at >= 0, 'the CLI never set a V8 flag');
   return [...out.slice(at).matchAll(/\[HeapController\] Limit: old size: (\d+) KB, new limit: (\d+) KB \(([\d.]+)\)/g)].map((m) => ({
-    oldKb: Number(m[1]), limitKb: Number(m[2]), factor: Number(m[3]),
+    oldKb: Number(m[1]),
+    limitKb: Number(m[2]),
+    factor: Number(m[3]),
   }));
 }
 
@@ -55,7 +57,9 @@ describe('the CLI heap-growth flag on a sweep', () => {
   let sim: EngineSimulator;
   before(async () => {
     writeFileSync(preload, PRELOAD);
-    sim = await EngineSimulator.start({ bulk: [{ count: 5000, labels: { 'hermes-agent': '1', 'hermes-profile': PROFILE }, finishedAt: '2020-01-01T00:00:00Z' }] });
+    sim = await EngineSimulator.start({
+      bulk: [{ count: 5000, labels: { 'hermes-agent': '1', 'hermes-profile': PROFILE }, finishedAt: '2020-01-01T00:00:00Z' }],
+    });
   });
   after(async () => {
     await sim?.close();
@@ -63,18 +67,37 @@ describe('the CLI heap-growth flag on a sweep', () => {
   });
 
   async function sweep(nodeArgs: string[], env: Record<string, string>, host = sim.host): Promise<{ stdout: string; stderr: string }> {
-    const args = [...nodeArgs, '--import', preload, BIN, 'reap', '--dry-run', '--quiet', '--host', host, '--profile', PROFILE, '--no-stop-idle', '--timeout', '0'];
+    const args = [
+      ...nodeArgs,
+      '--import',
+      preload,
+      BIN,
+      'reap',
+      '--dry-run',
+      '--quiet',
+      '--host',
+      host,
+      '--profile',
+      PROFILE,
+      '--no-stop-idle',
+      '--timeout',
+      '0',
+    ];
     return execFileP(process.execPath, args, {
-      cwd: REPO, encoding: 'utf8', maxBuffer: 256 << 20, timeout: 300_000,
+      cwd: REPO,
+      encoding: 'utf8',
+      maxBuffer: 256 << 20,
+      timeout: 300_000,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmp.dir, HERMES_HOME: path.join(tmp.dir, 'hermes'), ...env },
     });
   }
 
-  it('with it, every full collection of the sweep grows the old generation by 25 %; without it, by V8\'s own larger factor, to a higher limit', async (t) => {
+  it("with it, every full collection of the sweep grows the old generation by 25 %; without it, by V8's own larger factor, to a higher limit", async (t) => {
     const trace = ['--trace-gc', '--trace-gc-verbose'];
     const on = limitsAfterFlag((await sweep(trace, { HJ_MARK: '1' })).stdout);
     const off = limitsAfterFlag((await sweep(trace, { HJ_MARK: '1', HJ_FLAG: 'drop' })).stdout);
-    const show = (ls: Limit[]) => `${ls.length} full collection(s), old size -> limit ${ls.map((l) => `${l.oldKb} -> ${l.limitKb} KB (${l.factor})`).join(', ')}`;
+    const show = (ls: Limit[]) =>
+      `${ls.length} full collection(s), old size -> limit ${ls.map((l) => `${l.oldKb} -> ${l.limitKb} KB (${l.factor})`).join(', ')}`;
     t.diagnostic(`with the flag: ${show(on)}`);
     t.diagnostic(`without: ${show(off)}`);
     assert.ok(on.length >= 1 && off.length >= 1, 'the sweep ran no full collection after the flag: make it bigger');
@@ -88,7 +111,9 @@ describe('the CLI heap-growth flag on a sweep', () => {
   });
 
   it('a V8 without the flag: the CLI does not set it and prints nothing (and the preload would show it if it did)', async () => {
-    const small = await EngineSimulator.start({ bulk: [{ count: 3, labels: { 'hermes-agent': '1', 'hermes-profile': PROFILE }, finishedAt: '2020-01-01T00:00:00Z' }] });
+    const small = await EngineSimulator.start({
+      bulk: [{ count: 3, labels: { 'hermes-agent': '1', 'hermes-profile': PROFILE }, finishedAt: '2020-01-01T00:00:00Z' }],
+    });
     try {
       const unknownV8 = await sweep([], { HJ_V8: '14.0.0.0', HJ_FLAG: 'unknown' }, small.host);
       assert.equal(unknownV8.stderr, '');

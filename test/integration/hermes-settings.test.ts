@@ -15,7 +15,11 @@ import { ENGINE_KIND, EngineFixture, RUN_LABEL, after as plus, requireEngine } f
 import { ageTree, makeTaskDir } from '../helpers/sandbox-dirs.js';
 import { WatchProcess } from '../helpers/watch-process.js';
 
-interface Sourced { value: unknown; source: string; readings?: Array<{ reading: 'scope' | 'launch'; value: number; source: string }> }
+interface Sourced {
+  value: unknown;
+  source: string;
+  readings?: Array<{ reading: 'scope' | 'launch'; value: number; source: string }>;
+}
 /** A setting's value and source (the reading acted on); its readings are looked at where a test says so. */
 const acted = (s: Sourced | undefined) => ({ value: s?.value, source: s?.source });
 interface StatusJson {
@@ -51,7 +55,12 @@ const yamlOf = new Map<string, Record<string, string>>();
 function setYaml(file: string, key: string, value: string): void {
   const doc = { ...(yamlOf.get(file) ?? {}), [key]: value };
   yamlOf.set(file, doc);
-  writeFileSync(file, `terminal:\n${Object.entries(doc).map(([k, v]) => `  ${k}: ${/^\d+$/.test(v) ? v : JSON.stringify(v)}`).join('\n')}\n`);
+  writeFileSync(
+    file,
+    `terminal:\n${Object.entries(doc)
+      .map(([k, v]) => `  ${k}: ${/^\d+$/.test(v) ? v : JSON.stringify(v)}`)
+      .join('\n')}\n`,
+  );
 }
 /** Appends a line to a .env file. */
 function appendLine(file: string, line: string): void {
@@ -61,7 +70,11 @@ function appendLine(file: string, line: string): void {
 /** Lowest to highest, as hermes applies them. */
 const SOURCES: Source[] = [
   { name: 'the environment', set: (p, v, x) => void (p.env[v] = x), spelled: (_p, v) => `env ${v}` },
-  { name: '<home>/.env', set: (p, v, x) => appendLine(path.join(p.home, '.env'), `export ${v}="${x}"  # set by the test`), spelled: (p) => path.join(p.home, '.env') },
+  {
+    name: '<home>/.env',
+    set: (p, v, x) => appendLine(path.join(p.home, '.env'), `export ${v}="${x}"  # set by the test`),
+    spelled: (p) => path.join(p.home, '.env'),
+  },
   { name: 'the managed .env', set: (p, v, x) => appendLine(path.join(p.managed, '.env'), `${v}='${x}'`), spelled: (p) => path.join(p.managed, '.env') },
   { name: 'config.yaml', set: (p, v, x) => setYaml(path.join(p.home, 'config.yaml'), KEY[v]!, x), spelled: (_p, v) => `config.yaml terminal.${KEY[v]}` },
   {
@@ -113,10 +126,16 @@ describe(`hermes' settings, from every source hermes reads (${ENGINE_KIND})`, ()
       assert.equal(s.sandboxDirs.root, root);
       assert.equal(s.sandboxDirs.count, 1);
       const text = await runCli(['status', ...sel(p)], { env: p.env });
-      assert.match(text.stdout, new RegExp(`\\n {2}sandbox root: ${root} \\(${source.spelled(p, 'TERMINAL_SANDBOX_DIR').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[;)]`));
+      assert.match(
+        text.stdout,
+        new RegExp(`\\n {2}sandbox root: ${root} \\(${source.spelled(p, 'TERMINAL_SANDBOX_DIR').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}[;)]`),
+      );
       const reap = await runCli(['reap', '--json', ...sel(p), '--sandbox-dirs-older-than', '30d'], { env: p.env });
       assert.equal(reap.code, 0, reap.stderr);
-      assert.deepEqual((JSON.parse(reap.stdout) as ReapJson).sandboxDirs!.removed.map((r) => r.path), [dir]);
+      assert.deepEqual(
+        (JSON.parse(reap.stdout) as ReapJson).sandboxDirs!.removed.map((r) => r.path),
+        [dir],
+      );
       assert.equal(existsSync(dir), false);
     });
   }
@@ -133,7 +152,10 @@ describe(`hermes' settings, from every source hermes reads (${ENGINE_KIND})`, ()
       assert.deepEqual(acted(s.settings.sandboxRoot), { value: winner, source: higher.spelled(p, 'TERMINAL_SANDBOX_DIR') });
       const reap = await runCli(['reap', '--json', ...sel(p), '--sandbox-dirs-older-than', '30d'], { env: p.env });
       assert.equal(reap.code, 0, reap.stderr);
-      assert.deepEqual((JSON.parse(reap.stdout) as ReapJson).sandboxDirs!.removed.map((r) => r.path), [winnerDir]);
+      assert.deepEqual(
+        (JSON.parse(reap.stdout) as ReapJson).sandboxDirs!.removed.map((r) => r.path),
+        [winnerDir],
+      );
       assert.equal(existsSync(loserDir), true, `${lower.name}'s root is not touched`);
     });
   }
@@ -151,7 +173,11 @@ describe(`hermes' settings, from every source hermes reads (${ENGINE_KIND})`, ()
       source.set(p, 'TERMINAL_LIFETIME_SECONDS', String(lifetimes[i]));
       const s = JSON.parse((await runCli(['status', '--json', ...sel(p)], { env: p.env })).stdout) as StatusJson;
       const launch = s.settings.lifetimeSeconds!.readings!.find((r) => r.reading === 'launch')!;
-      assert.deepEqual(launch, { reading: 'launch', value: lifetimes[i], source: source.spelled(p, 'TERMINAL_LIFETIME_SECONDS') }, `${source.name} wins over the sources below it`);
+      assert.deepEqual(
+        launch,
+        { reading: 'launch', value: lifetimes[i], source: source.spelled(p, 'TERMINAL_LIFETIME_SECONDS') },
+        `${source.name} wins over the sources below it`,
+      );
       // A routed turn reads the profile's own .env and config.yaml only: the environment and the managed files do not
       // reach it, and the janitor acts on whichever reading is longer.
       const scope = s.settings.lifetimeSeconds!.readings!.find((r) => r.reading === 'scope')!;
@@ -167,9 +193,10 @@ describe(`hermes' settings, from every source hermes reads (${ENGINE_KIND})`, ()
   it('a .env with quotes, comments, export lines and ${VAR}; an unreadable .env is a warning naming it', async () => {
     const p = place();
     const base = path.join(tmp.dir, 'interp');
-    writeFileSync(path.join(p.home, '.env'), [
-      '# hermes .env', '', `export BASE=${base}`, 'TERMINAL_SANDBOX_DIR="${BASE}/sbx" # a comment', "TERMINAL_LIFETIME_SECONDS='450'", 'X=a#b', '',
-    ].join('\n'));
+    writeFileSync(
+      path.join(p.home, '.env'),
+      ['# hermes .env', '', `export BASE=${base}`, 'TERMINAL_SANDBOX_DIR="${BASE}/sbx" # a comment', "TERMINAL_LIFETIME_SECONDS='450'", 'X=a#b', ''].join('\n'),
+    );
     const s = JSON.parse((await runCli(['status', '--json', ...sel(p)], { env: p.env })).stdout) as StatusJson;
     assert.equal(s.settings.sandboxRoot!.value, path.join(base, 'sbx'));
     assert.equal(s.settings.lifetimeSeconds!.value, 450);
@@ -178,11 +205,14 @@ describe(`hermes' settings, from every source hermes reads (${ENGINE_KIND})`, ()
     mkdirSync(path.join(q.home, '.env'));
     const r = await runCli(['status', '--json', ...sel(q)], { env: { ...q.env, TERMINAL_LIFETIME_SECONDS: '90' } });
     assert.ok(r.code === 0 || r.code === 1, r.stderr);
-    assert.match(r.stderr, new RegExp(`^hermes-janitor: warning: cannot read ${path.join(q.home, '.env')} \\(EISDIR\\): the settings in it are not applied`, 'm'));
+    assert.match(
+      r.stderr,
+      new RegExp(`^hermes-janitor: warning: cannot read ${path.join(q.home, '.env')} \\(EISDIR\\): the settings in it are not applied`, 'm'),
+    );
     assert.equal((JSON.parse(r.stdout) as StatusJson).settings.lifetimeSeconds!.value, 90);
   });
 
-  it('a config.yaml that is not YAML (the home\'s or the managed one): one line naming it, exit 2', async () => {
+  it("a config.yaml that is not YAML (the home's or the managed one): one line naming it, exit 2", async () => {
     for (const which of ['home', 'managed'] as const) {
       const p = place();
       const file = path.join(which === 'home' ? p.home : p.managed, 'config.yaml');
@@ -193,7 +223,7 @@ describe(`hermes' settings, from every source hermes reads (${ENGINE_KIND})`, ()
     }
   });
 
-  it('--all-profiles: each profile\'s settings from its own home; every profile\'s root swept, a shared root once', async () => {
+  it("--all-profiles: each profile's settings from its own home; every profile's root swept, a shared root once", async () => {
     const root = path.join(tmp.dir, `all-${n++}`);
     const [pa, pb] = [`${fx.profile}-a`, `${fx.profile}-b`];
     const [homeA, homeB] = [path.join(root, 'profiles', pa), path.join(root, 'profiles', pb)];
@@ -225,7 +255,10 @@ describe(`hermes' settings, from every source hermes reads (${ENGINE_KIND})`, ()
     const res = await runCli(['reap', '--json', ...args, '--as-of', asOf, '--sandbox-dirs-older-than', '30d'], { env });
     assert.equal(res.code, 0, res.stderr);
     const out = JSON.parse(res.stdout) as ReapJson;
-    assert.deepEqual(out.removed.map((e) => e.id), [a]);
+    assert.deepEqual(
+      out.removed.map((e) => e.id),
+      [a],
+    );
     assert.equal(out.kept.find((e) => e.id === b)?.reason, 'too-recent');
     assert.deepEqual(out.sandboxDirs!.removed.map((r) => r.path).sort(), [sharedDir, defaultDir].sort(), 'the shared root swept once');
   });
@@ -240,7 +273,8 @@ describe(`hermes' settings, from every source hermes reads (${ENGINE_KIND})`, ()
       writeFileSync(path.join(p.home, 'config.yaml'), 'terminal:\n  lifetime_seconds: 100\n');
       await w.waitFor('reload', () => settingsEvents().length >= 1);
       assert.deepEqual(settingsEvents()[0]!.changes, [
-        'lifetimeSeconds: 300 (default) -> 100 (config.yaml terminal.lifetime_seconds)', 'threshold: 600 s -> 200 s',
+        'lifetimeSeconds: 300 (default) -> 100 (config.yaml terminal.lifetime_seconds)',
+        'threshold: 600 s -> 200 s',
       ]);
       // Half-written YAML: refused, said once, the last good settings stay.
       writeFileSync(path.join(p.home, 'config.yaml'), 'terminal:\n  lifetime_seconds: [1\n');
@@ -252,7 +286,10 @@ describe(`hermes' settings, from every source hermes reads (${ENGINE_KIND})`, ()
       w.child.kill('SIGHUP');
       await w.waitFor('second reload', () => settingsEvents().length >= 3);
       const last = settingsEvents().at(-1)!.changes as string[];
-      assert.ok(last.includes(`sandboxRoot: ${path.join(p.home, 'sandboxes')} (default) -> ${path.join(tmp.dir, 'watched')} (${path.join(p.home, '.env')})`), last.join('; '));
+      assert.ok(
+        last.includes(`sandboxRoot: ${path.join(p.home, 'sandboxes')} (default) -> ${path.join(tmp.dir, 'watched')} (${path.join(p.home, '.env')})`),
+        last.join('; '),
+      );
       assert.ok(last.includes('threshold: 200 s -> 300 s'), last.join('; '));
       assert.equal(settingsEvents().length, 3, 'nothing said while nothing changed');
     } finally {
@@ -277,7 +314,7 @@ describe(`hermes' settings, from every source hermes reads (${ENGINE_KIND})`, ()
     assert.deepEqual(out.failed, []);
     const stopped = out.stopped.find((e) => id.startsWith(e.id) || e.id.startsWith(id));
     assert.ok(stopped, `stopped: ${res.stdout}`);
-    assert.equal(stopped.killed, true, 'the stop ended in the engine\'s kill');
+    assert.equal(stopped.killed, true, "the stop ended in the engine's kill");
     assert.ok(stopped.graceSeconds! <= 8, `grace ${stopped.graceSeconds} s fits the 10 s run`);
     assert.ok(seconds < 15, `took ${seconds.toFixed(1)} s`);
     console.log(`# ${ENGINE_KIND}: default reap stopped a SIGTERM-ignoring sandbox in ${seconds.toFixed(1)} s (grace ${stopped.graceSeconds} s)`);

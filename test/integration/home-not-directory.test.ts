@@ -20,7 +20,9 @@ describe('a hermes home that is not a directory', () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'hj-homefile-'));
     file = path.join(dir, 'hermes-home');
     writeFileSync(file, 'not a directory\n');
-    sim = await EngineSimulator.start({ bulk: [{ count: 2, labels: { 'hermes-agent': '1', 'hermes-profile': 'custom' }, finishedAt: '2020-01-01T00:00:00Z' }] });
+    sim = await EngineSimulator.start({
+      bulk: [{ count: 2, labels: { 'hermes-agent': '1', 'hermes-profile': 'custom' }, finishedAt: '2020-01-01T00:00:00Z' }],
+    });
   });
   after(async () => {
     await sim?.close();

@@ -24,9 +24,25 @@ const SESSION = '9b2f6c1e-4d1a-4b8e-a7a2-3f7d2c1b0e55';
 const stopPayload = (over: Record<string, unknown> = {}) =>
   JSON.stringify({ session_id: SESSION, transcript_path: '/tmp/t.jsonl', cwd: '/work', hook_event_name: 'Stop', stop_hook_active: true, ...over });
 const prePayload = (input: unknown = { command: 'npm test' }, over: Record<string, unknown> = {}) =>
-  JSON.stringify({ session_id: SESSION, transcript_path: '/tmp/t.jsonl', cwd: '/work', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: input, tool_use_id: 'toolu_01', ...over });
+  JSON.stringify({
+    session_id: SESSION,
+    transcript_path: '/tmp/t.jsonl',
+    cwd: '/work',
+    hook_event_name: 'PreToolUse',
+    tool_name: 'Bash',
+    tool_input: input,
+    tool_use_id: 'toolu_01',
+    ...over,
+  });
 const postPayload = (response: unknown, over: Record<string, unknown> = {}) =>
-  JSON.stringify({ session_id: SESSION, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: response, ...over });
+  JSON.stringify({
+    session_id: SESSION,
+    hook_event_name: 'PostToolUse',
+    tool_name: 'Bash',
+    tool_input: { command: 'npm test' },
+    tool_response: response,
+    ...over,
+  });
 
 const BLOCK = (n: number) => `{"decision":"block","reason":"${n} items remain: continue with the next one"}\n`;
 const DENY = (tool: string, n: number) =>
@@ -118,7 +134,16 @@ describe('stop-hook (built CLI)', () => {
   it('allows the stop and warns on garbage, empty or wrongly typed stdin', async () => {
     const { env } = freshHome();
     await runCli(['stop-hook', 'arm', '--remaining', '3'], { env });
-    for (const input of ['', 'not json', '{"session_id":', '[1,2]', '"Stop"', '{"stop_hook_active":"yes"}', '{"session_id":42}', Buffer.from([0xff, 0xfe, 0x00])]) {
+    for (const input of [
+      '',
+      'not json',
+      '{"session_id":',
+      '[1,2]',
+      '"Stop"',
+      '{"stop_hook_active":"yes"}',
+      '{"session_id":42}',
+      Buffer.from([0xff, 0xfe, 0x00]),
+    ]) {
       const r = await runCli(['stop-hook'], { env, input });
       assert.equal(r.code, 0, String(input));
       assert.equal(r.stdout, '', String(input));
@@ -292,15 +317,20 @@ describe('tool-loop (built CLI)', () => {
 
   it('blocks after --failure-threshold failures of a tool in a row; a success resets', async () => {
     const { env } = freshHome();
-    const post = (response: unknown, tool = 'Bash') => runCli(['tool-loop', 'post', '--failure-threshold', '3'], { env, input: postPayload(response, { tool_name: tool }) });
+    const post = (response: unknown, tool = 'Bash') =>
+      runCli(['tool-loop', 'post', '--failure-threshold', '3'], { env, input: postPayload(response, { tool_name: tool }) });
     const seen: string[] = [];
-    for (const response of [{ is_error: true }, { error: 'exit 1' }, { stdout: 'ok' }, { isError: true }, { success: false }]) seen.push((await post(response)).stdout);
+    for (const response of [{ is_error: true }, { error: 'exit 1' }, { stdout: 'ok' }, { isError: true }, { success: false }])
+      seen.push((await post(response)).stdout);
     assert.deepEqual(seen, ['', '', '', '', '']);
     assert.equal((await post({ error: 'x' }, 'Read')).stdout, '', 'counted per tool');
     const blocked = await post({ error: { message: 'boom' } });
     assert.equal(blocked.code, 0);
     // Added beside the call's own output (its error text), never in its place.
-    assert.equal(blocked.stdout, '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"Bash failed 3 times in a row; change strategy"}}\n');
+    assert.equal(
+      blocked.stdout,
+      '{"hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"Bash failed 3 times in a row; change strategy"}}\n',
+    );
     assert.equal((await post({ error: 'x' })).stdout, '', 'the count starts again');
   });
 
@@ -352,7 +382,10 @@ describe('tool-loop (built CLI)', () => {
     const one = JSON.parse((await runCli(['tool-loop', 'reset', '--session', 'a', '--json'], { env })).stdout);
     assert.equal(one.removed, 1);
     const left = JSON.parse((await runCli(['tool-loop', 'status', '--json'], { env })).stdout);
-    assert.deepEqual(left.sessions.map((s: { session: string }) => s.session), ['b']);
+    assert.deepEqual(
+      left.sessions.map((s: { session: string }) => s.session),
+      ['b'],
+    );
     const all = await runCli(['tool-loop', 'reset'], { env });
     assert.equal(all.code, 0);
     assert.match(all.stderr, /1 session history deleted/);
@@ -370,7 +403,10 @@ describe('tool-loop (built CLI)', () => {
     assertUsageError(await runCli(['tool-loop', 'status', '--bogus'], { env }), ["unknown option '--bogus'"]);
     assertFailsOpen(await runCli(['tool-loop', 'bogus'], { env }), ["unknown tool-loop verb 'bogus'"]);
     assertFailsOpen(await runCli(['tool-loop', 'pre', '--failure-threshold', '2'], { env, input: prePayload() }), ["unknown option '--failure-threshold'"]);
-    assertFailsOpen(await runCli(['tool-loop', 'post', '--failure-threshold', '0'], { env, input: prePayload() }), ["'0'", '--failure-threshold must be a whole number >= 1']);
+    assertFailsOpen(await runCli(['tool-loop', 'post', '--failure-threshold', '0'], { env, input: prePayload() }), [
+      "'0'",
+      '--failure-threshold must be a whole number >= 1',
+    ]);
   });
 
   it('counts every one of 20 concurrent calls', async () => {
@@ -385,7 +421,10 @@ describe('tool-loop (built CLI)', () => {
 describe('start-up (built CLI)', () => {
   it("loads each bundle with V8's code cache the build made for it (not rejected by this Node.js)", async () => {
     type Loaded = { script: { cachedDataRejected?: boolean }; exports: Record<string, unknown> };
-    const { loadFastPath, BUNDLES } = (await import(path.join(REPO, 'bin', 'hermes-janitor.js'))) as { loadFastPath: (name: string) => Loaded; BUNDLES: string[] };
+    const { loadFastPath, BUNDLES } = (await import(path.join(REPO, 'bin', 'hermes-janitor.js'))) as {
+      loadFastPath: (name: string) => Loaded;
+      BUNDLES: string[];
+    };
     assert.deepEqual(BUNDLES, ['fast-path', 'fast-path-tool-loop', 'fast-path-stop-hook']);
     for (const name of BUNDLES) {
       const { script, exports } = loadFastPath(name);
@@ -432,12 +471,20 @@ describe('hook dialects (built CLI)', () => {
   }
   const printed = (r: { code: number | null; stdout: string; stderr: string }) => (r.code === 2 ? `exit 2: ${r.stderr}` : r.stdout);
 
-  it("trips at the fifth of six failed calls as Claude Code reports them (PostToolUseFailure), as PostToolUse with tool_response.is_error does", async () => {
+  it('trips at the fifth of six failed calls as Claude Code reports them (PostToolUseFailure), as PostToolUse with tool_response.is_error does', async () => {
     const failure = fixture('claude', 'PostToolUseFailure');
     const reason = 'Bash failed 5 times in a row; change strategy';
     for (const [what, make, answer] of [
-      ['PostToolUseFailure', (i: number) => nth(failure, i), JSON.stringify({ hookSpecificOutput: { hookEventName: 'PostToolUseFailure', additionalContext: reason } })],
-      ['PostToolUse with tool_response.is_error', (i: number) => ({ ...nth(failure, i), hook_event_name: 'PostToolUse', tool_response: { is_error: true } }), JSON.stringify({ hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: reason } })],
+      [
+        'PostToolUseFailure',
+        (i: number) => nth(failure, i),
+        JSON.stringify({ hookSpecificOutput: { hookEventName: 'PostToolUseFailure', additionalContext: reason } }),
+      ],
+      [
+        'PostToolUse with tool_response.is_error',
+        (i: number) => ({ ...nth(failure, i), hook_event_name: 'PostToolUse', tool_response: { is_error: true } }),
+        JSON.stringify({ hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: reason } }),
+      ],
     ] as const) {
       const { env } = freshHome();
       const outs: string[] = [];
@@ -455,10 +502,19 @@ describe('hook dialects (built CLI)', () => {
     const failure = fixture('claude', 'PostToolUseFailure');
     const outs: string[] = [];
     for (const i of [1, 1, 2, 2, 3, 4, 5]) outs.push(printed(await runCli(['tool-loop', 'post'], { env, input: JSON.stringify(nth(failure, i)) })));
-    assert.equal(outs.findIndex((o) => o !== ''), 6, 'the fifth distinct call trips, not the fifth report');
+    assert.equal(
+      outs.findIndex((o) => o !== ''),
+      6,
+      'the fifth distinct call trips, not the fifth report',
+    );
   });
 
-  for (const [dialect, event] of [['qwen', 'PostToolUseFailure'], ['copilot', 'postToolUseFailure'], ['gemini', 'AfterTool'], ['hermes', 'post_tool_call']] as const) {
+  for (const [dialect, event] of [
+    ['qwen', 'PostToolUseFailure'],
+    ['copilot', 'postToolUseFailure'],
+    ['gemini', 'AfterTool'],
+    ['hermes', 'post_tool_call'],
+  ] as const) {
     it(`trips at the fifth of six failed calls as ${dialect} reports them (${event})`, async () => {
       const { env } = freshHome();
       const f = fixture(dialect, event);
@@ -481,10 +537,16 @@ describe('hook dialects (built CLI)', () => {
     };
     assert.deepEqual(await run(freshHome().env, [a, b, a, b, a, b, a, b]), ['', '', '', '', '', deny, '', '']);
     const two = await run(freshHome().env, [a, b, a, b], ['--cycle-threshold', '2']);
-    assert.deepEqual(two.map((o) => JSON.parse(o || 'null')?.hookSpecificOutput?.permissionDecisionReason ?? ''), ['', '', '', 'the same 2 calls (Bash, Read) repeated 2 times in a row; try a different approach']);
+    assert.deepEqual(
+      two.map((o) => JSON.parse(o || 'null')?.hookSpecificOutput?.permissionDecisionReason ?? ''),
+      ['', '', '', 'the same 2 calls (Bash, Read) repeated 2 times in a row; try a different approach'],
+    );
     const interleaved = [0, 1, 2, 3].flatMap((i) => [a, b, prePayload({ command: `step ${i}` })]);
     assert.deepEqual(await run(freshHome().env, interleaved), Array(12).fill(''));
-    assertFailsOpen(await runCli(['tool-loop', 'pre', '--cycle-threshold', '1'], { env: freshHome().env, input: a }), ["'1'", '--cycle-threshold must be a whole number >= 2']);
+    assertFailsOpen(await runCli(['tool-loop', 'pre', '--cycle-threshold', '1'], { env: freshHome().env, input: a }), [
+      "'1'",
+      '--cycle-threshold must be a whole number >= 2',
+    ]);
   });
 
   it("answers Copilot CLI's postToolUseFailure only with exit 2 and the reason alone on stderr", async () => {
@@ -504,7 +566,11 @@ describe('hook input on every kind of stdin (built CLI)', () => {
     return [0, 1].map(() => {
       const fd = open();
       try {
-        const r = spawnSync(process.execPath, [BIN, 'tool-loop', 'pre', '--threshold', '2'], { stdio: [fd, 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
+        const r = spawnSync(process.execPath, [BIN, 'tool-loop', 'pre', '--threshold', '2'], {
+          stdio: [fd, 'pipe', 'pipe'],
+          env: { PATH: process.env.PATH ?? '', ...env },
+          encoding: 'utf8',
+        });
         assert.deepEqual([r.status, r.stderr], [0, '']);
         return r.stdout;
       } finally {
@@ -517,13 +583,34 @@ describe('hook input on every kind of stdin (built CLI)', () => {
     const payload = prePayload();
     const file = path.join(tmp.dir, 'payload.json');
     writeFileSync(file, payload);
-    assert.deepEqual(twice(() => openSync(file, 'r'), freshHome().env), ['', DENY('Bash', 2)], 'a regular file');
+    assert.deepEqual(
+      twice(() => openSync(file, 'r'), freshHome().env),
+      ['', DENY('Bash', 2)],
+      'a regular file',
+    );
     // A pipe whose writer sends the input in two parts, a moment apart, then closes it.
     const piped = (env: Record<string, string>) =>
-      spawnSync('sh', ['-c', `{ printf '%s' "$1"; sleep 0.2; printf '%s' "$2"; } | "$0" "$3" tool-loop pre --threshold 2`, process.execPath, payload.slice(0, 20), payload.slice(20), BIN], { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' });
+      spawnSync(
+        'sh',
+        [
+          '-c',
+          `{ printf '%s' "$1"; sleep 0.2; printf '%s' "$2"; } | "$0" "$3" tool-loop pre --threshold 2`,
+          process.execPath,
+          payload.slice(0, 20),
+          payload.slice(20),
+          BIN,
+        ],
+        { env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8' },
+      );
     const { env } = freshHome();
     assert.deepEqual([piped(env).stdout, piped(env).stdout], ['', DENY('Bash', 2)], 'a pipe');
     const socket = freshHome().env; // runCli's stdin is a socket pair, as every Node.js parent gives
-    assert.deepEqual([(await runCli(['tool-loop', 'pre', '--threshold', '2'], { env: socket, input: payload })).stdout, (await runCli(['tool-loop', 'pre', '--threshold', '2'], { env: socket, input: payload })).stdout], ['', DENY('Bash', 2)]);
+    assert.deepEqual(
+      [
+        (await runCli(['tool-loop', 'pre', '--threshold', '2'], { env: socket, input: payload })).stdout,
+        (await runCli(['tool-loop', 'pre', '--threshold', '2'], { env: socket, input: payload })).stdout,
+      ],
+      ['', DENY('Bash', 2)],
+    );
   });
 });

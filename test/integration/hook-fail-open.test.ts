@@ -68,7 +68,10 @@ async function unwritableState(home: string, env: Record<string, string>, hook: 
 interface StatusJson {
   exitCode: number;
   attention: string[];
-  breakers: { stopHook: { hookErrors: Array<{ hook: string; what: string; count: number }> }; toolLoop: { hookErrors: Array<{ hook: string; what: string; count: number }> } };
+  breakers: {
+    stopHook: { hookErrors: Array<{ hook: string; what: string; count: number }> };
+    toolLoop: { hookErrors: Array<{ hook: string; what: string; count: number }> };
+  };
 }
 
 describe('hooks fail open on their own errors, every dialect (built CLI)', () => {
@@ -81,10 +84,22 @@ describe('hooks fail open on their own errors, every dialect (built CLI)', () =>
         const input = JSON.stringify(f.input);
         const what = `${dialect} ${f.name}`;
         const flag = MISTYPED[f.hook][0];
-        assertFailsOpen(await runCli([...words, ...MISTYPED[f.hook]], { env, input }), [`${NAME[f.hook]}: hook misconfigured: unknown option '${flag}'`, LET_THROUGH[f.hook]], `${what}, ${flag}`);
+        assertFailsOpen(
+          await runCli([...words, ...MISTYPED[f.hook]], { env, input }),
+          [`${NAME[f.hook]}: hook misconfigured: unknown option '${flag}'`, LET_THROUGH[f.hook]],
+          `${what}, ${flag}`,
+        );
         const [bad, value] = BAD_VALUE[f.hook];
-        assertFailsOpen(await runCli([...words, bad, value], { env, input }), [`${bad} must be a whole number`, `'${value}'`, LET_THROUGH[f.hook]], `${what}, ${bad} ${value}`);
-        assertFailsOpen(await runCli([...HOOKS[f.hook], '--dialect', `${dialect}x`], { env, input }), [`got '${dialect}x'`, LET_THROUGH[f.hook]], `${what}, --dialect ${dialect}x`);
+        assertFailsOpen(
+          await runCli([...words, bad, value], { env, input }),
+          [`${bad} must be a whole number`, `'${value}'`, LET_THROUGH[f.hook]],
+          `${what}, ${bad} ${value}`,
+        );
+        assertFailsOpen(
+          await runCli([...HOOKS[f.hook], '--dialect', `${dialect}x`], { env, input }),
+          [`got '${dialect}x'`, LET_THROUGH[f.hook]],
+          `${what}, --dialect ${dialect}x`,
+        );
         expected.push(
           { hook: NAME[f.hook], what: new RegExp(`^hook misconfigured: unknown option '${flag}'`) },
           { hook: NAME[f.hook], what: new RegExp(`${bad} must be a whole number >= \\d+, got '${value}'$`) },
@@ -103,7 +118,10 @@ describe('hooks fail open on their own errors, every dialect (built CLI)', () =>
       for (const e of expected) {
         const hit = recorded.filter((r) => r.hook === e.hook && e.what.test(r.what));
         assert.equal(hit.length, 1, `${e.hook} ${e.what} recorded once: ${JSON.stringify(recorded)}`);
-        assert.ok(report.attention.some((line) => line.startsWith(`${e.hook}: ${hit[0]!.what} (seen `)), `status names ${e.hook}: ${hit[0]!.what}`);
+        assert.ok(
+          report.attention.some((line) => line.startsWith(`${e.hook}: ${hit[0]!.what} (seen `)),
+          `status names ${e.hook}: ${hit[0]!.what}`,
+        );
       }
       assert.equal(recorded.find((r) => r.hook === NAME[first.hook] && r.what.includes(MISTYPED[first.hook][0]))!.count, 2);
     });
@@ -121,14 +139,21 @@ describe('hooks fail open on their own errors, every dialect (built CLI)', () =>
           assert.deepEqual(Object.keys(JSON.parse(r.stdout) as object), Object.keys(answer.stdout), what);
           assertFailsOpen({ ...r, stdout: '' }, [/cannot save the run marker .*; allowing the stop/], what);
         } else {
-          assertFailsOpen(r, [stop ? /cannot save the run marker .*; allowing the stop/ : /cannot update the tool-loop history in .*; the call is allowed/], what);
+          assertFailsOpen(
+            r,
+            [stop ? /cannot save the run marker .*; allowing the stop/ : /cannot update the tool-loop history in .*; the call is allowed/],
+            what,
+          );
         }
         assert.match(r.stderr, /\(recorded: see 'hermes-janitor status'\)/, what);
       }
       const status = await runCli(['status'], { env });
       assert.equal(status.code, 1, status.stderr);
       for (const f of fixturesOf(dialect)) {
-        const line = f.hook === 'stop' ? /^ {2}- stop-hook: cannot save the run marker .* \(seen 1 time, last \d+ seconds? ago\)$/m : new RegExp(`^  - ${NAME[f.hook]}: cannot update the tool-loop history in .* \\(seen 1 time, last \\d+ seconds? ago\\)$`, 'm');
+        const line =
+          f.hook === 'stop'
+            ? /^ {2}- stop-hook: cannot save the run marker .* \(seen 1 time, last \d+ seconds? ago\)$/m
+            : new RegExp(`^  - ${NAME[f.hook]}: cannot update the tool-loop history in .* \\(seen 1 time, last \\d+ seconds? ago\\)$`, 'm');
         assert.match(status.stdout, line, `${dialect} ${f.name}`);
       }
     });
@@ -141,7 +166,10 @@ describe('hooks fail open on their own errors, every dialect (built CLI)', () =>
     const status = await runCli(['status'], { env });
     assert.equal(status.code, 1);
     assert.match(status.stdout, /^Needs attention$/m);
-    assert.match(status.stdout, /^ {2}- stop-hook: hook misconfigured: unknown option '--max-block' \(Did you mean --max-blocks\?\) \(seen 3 times, last \d+ seconds? ago\)$/m);
+    assert.match(
+      status.stdout,
+      /^ {2}- stop-hook: hook misconfigured: unknown option '--max-block' \(Did you mean --max-blocks\?\) \(seen 3 times, last \d+ seconds? ago\)$/m,
+    );
   });
 
   it('run by hand, usage errors stay exit 2 (status, the verbs, --help is 0)', async () => {
@@ -161,10 +189,17 @@ describe('hooks fail open on their own errors, every dialect (built CLI)', () =>
     const env = { HERMES_HOME: file, HOME: tmp.dir };
     for (const f of fixturesOf('claude')) {
       const r = await runCli([...HOOKS[f.hook]], { env, input: JSON.stringify(f.input) });
-      assertFailsOpen(r, [`${NAME[f.hook]}: the hermes home ${file} is not a directory (check $HERMES_HOME or --home)`, LET_THROUGH[f.hook], '(not recorded)'], f.name);
+      assertFailsOpen(
+        r,
+        [`${NAME[f.hook]}: the hermes home ${file} is not a directory (check $HERMES_HOME or --home)`, LET_THROUGH[f.hook], '(not recorded)'],
+        f.name,
+      );
     }
     // A mistake in such a home: the same one line.
-    assertFailsOpen(await runCli(['stop-hook', '--max-block', '3'], { env, input: '{}' }), [`the hermes home ${file} is not a directory`, "unknown option '--max-block'"]);
+    assertFailsOpen(await runCli(['stop-hook', '--max-block', '3'], { env, input: '{}' }), [
+      `the hermes home ${file} is not a directory`,
+      "unknown option '--max-block'",
+    ]);
   });
 
   it('recording the mistake fails open too: a home the hook cannot write is still exit 0 and one warning', async () => {
@@ -180,7 +215,10 @@ describe('hooks fail open on their own errors, every dialect (built CLI)', () =>
     const fastOnly = fastPathOnly(); // bin/ and the bundles only: what the fast path leaves, the full CLI cannot run
     try {
       const input = JSON.stringify(fixturesOf('claude').find((f) => f.hook === 'stop')!.input);
-      assertFailsOpen(await runCli(['stop-hook', '--max-block', '3'], { env, input, bin: fastOnly.bin }), ['cannot load the built CLI', 'the hook lets the agent go on']);
+      assertFailsOpen(await runCli(['stop-hook', '--max-block', '3'], { env, input, bin: fastOnly.bin }), [
+        'cannot load the built CLI',
+        'the hook lets the agent go on',
+      ]);
       assertFailsOpen(await runCli(['tool-loop', 'post', '--bogus'], { env, input, bin: fastOnly.bin }), ['cannot load the built CLI']);
       const byHand = await runCli(['stop-hook', 'status'], { env, bin: fastOnly.bin });
       assert.equal(byHand.code, 1);

@@ -42,7 +42,13 @@ describe('idle rule under faults (simulator)', () => {
     let clock = new Date();
     const store = new MemoryStateStore();
     const reaper = createReaper({
-      host: sim.host, profile: PROFILE, home: home.dir, env: { HERMES_MANAGED_DIR: emptyManagedDir(), HERMES_JANITOR_PROC_ROOT: quietProcRoot() }, now: () => clock, idleAfterSeconds: HOUR, idleStore: store,
+      host: sim.host,
+      profile: PROFILE,
+      home: home.dir,
+      env: { HERMES_MANAGED_DIR: emptyManagedDir(), HERMES_JANITOR_PROC_ROOT: quietProcRoot() },
+      now: () => clock,
+      idleAfterSeconds: HOUR,
+      idleStore: store,
     });
     const advance = (s: number) => (clock = new Date(clock.getTime() + s * 1000));
     return { sim, reaper, advance, store };
@@ -59,10 +65,16 @@ describe('idle rule under faults (simulator)', () => {
     assert.deepEqual([early.stopped.length, early.kept[0]?.idleReason], [0, 'idle-too-recent']);
     advance(1);
     const dry = await reaper.reap({ dryRun: true });
-    assert.deepEqual(dry.stopped.map((e) => e.id), [id]);
+    assert.deepEqual(
+      dry.stopped.map((e) => e.id),
+      [id],
+    );
     assert.equal(sim.get(id!)?.state, 'running', 'a dry run stops nothing');
     const res = await reaper.reap();
-    assert.deepEqual(res.stopped.map((e) => [e.id, e.rule, e.idleSeconds]), [[id, 'idle', HOUR]]);
+    assert.deepEqual(
+      res.stopped.map((e) => [e.id, e.rule, e.idleSeconds]),
+      [[id, 'idle', HOUR]],
+    );
     assert.equal(sim.get(id!)?.state, 'exited');
     assert.equal(sim.stats.forcedRemovals, 0);
   });
@@ -89,10 +101,7 @@ describe('idle rule under faults (simulator)', () => {
     // Stats call 1: the first run's sample; 2: the second run's, which is the re-check's fresh sample (the proof
     // of the earlier runs suffices as of now, if nothing happened since). Inspect 2 is the second run's, 3 the re-check's.
     // (A restart there is a restart, not a failed proof: see "a restart after the last sample" below.)
-    const { sim, reaper, advance, store } = await setup([
-      sandbox({ touchOnStats: 2 }),
-      sandbox({ execAfterInspect: 2 }),
-    ]);
+    const { sim, reaper, advance, store } = await setup([sandbox({ touchOnStats: 2 }), sandbox({ execAfterInspect: 2 })]);
     const [touched, exec] = sim.ids() as [string, string];
     await reaper.reap();
     advance(HOUR + 5);
@@ -120,7 +129,10 @@ describe('idle rule under faults (simulator)', () => {
     await reaper.reap();
     advance(HOUR);
     const r = await reaper.reap();
-    assert.deepEqual(r.stopped.map((e) => e.id), [done]);
+    assert.deepEqual(
+      r.stopped.map((e) => e.id),
+      [done],
+    );
     assert.equal(r.kept.find((e) => e.id === live)?.idleReason, 'exec-in-flight');
   });
 
@@ -153,9 +165,18 @@ describe('idle rule under faults (simulator)', () => {
       const run = (advance = 0) => {
         clock = new Date(clock.getTime() + advance * 1000);
         return sweepReap({
-          engine, selection: defaultSelection(PROFILE), thresholdSeconds: 600, asOf: clock, concurrency: 8, dryRun: false,
+          engine,
+          selection: defaultSelection(PROFILE),
+          thresholdSeconds: 600,
+          asOf: clock,
+          concurrency: 8,
+          dryRun: false,
           idle: {
-            stopIdle: true, idleAfterSeconds: HOUR, store, now: () => clock, localCounters,
+            stopIdle: true,
+            idleAfterSeconds: HOUR,
+            store,
+            now: () => clock,
+            localCounters,
           },
         });
       };
@@ -169,7 +190,10 @@ describe('idle rule under faults (simulator)', () => {
       };
       /** Requests of the last pass about container `id`, by kind. */
       const requestsOf = (id: string, from: number) =>
-        sim.requests.slice(from).filter((r) => r.url.includes(id)).map((r) => r.kind);
+        sim.requests
+          .slice(from)
+          .filter((r) => r.url.includes(id))
+          .map((r) => r.kind);
       return { sim, run, proven, unreadable, requestsOf, store, afterNextLocalRead, cgroupPids };
     }
 
@@ -179,15 +203,16 @@ describe('idle rule under faults (simulator)', () => {
       await proven();
       const mark = sim.requests.length;
       const r = await run();
-      assert.deepEqual(r.stopped.map((e) => [e.id, e.rule, e.idleSeconds]), [[id, 'idle', HOUR + 60]]);
+      assert.deepEqual(
+        r.stopped.map((e) => [e.id, e.rule, e.idleSeconds]),
+        [[id, 'idle', HOUR + 60]],
+      );
       assert.deepEqual(requestsOf(id, mark), ['inspect', 'stop']);
       assert.equal(sim.get(id)?.state, 'exited');
     });
 
     it('anything else its inspect shows is judged as usual from that inspect: a restart, an exec, activity, gone', async () => {
-      const { sim, run, proven, requestsOf, afterNextLocalRead } = await fastSetup([
-        sandbox(), sandbox(), sandbox(), sandbox(), sandbox(),
-      ]);
+      const { sim, run, proven, requestsOf, afterNextLocalRead } = await fastSetup([sandbox(), sandbox(), sandbox(), sandbox(), sandbox()]);
       const [restarted, withExec, touched, gone, idle] = sim.ids() as [string, string, string, string, string];
       await proven();
       // Restarted once the list's row was found proven (its init process read), before its stop slot.
@@ -197,7 +222,10 @@ describe('idle rule under faults (simulator)', () => {
       sim.afterNextList(() => sim.delete(gone)); // removed by someone else between the list and its stop slot
       const mark = sim.requests.length;
       const r = await run();
-      assert.deepEqual(r.stopped.map((e) => e.id), [idle]);
+      assert.deepEqual(
+        r.stopped.map((e) => e.id),
+        [idle],
+      );
       const why = (id: string) => r.kept.find((e) => e.id === id);
       assert.equal(why(restarted)?.idleReason, 'observing');
       assert.equal(why(withExec)?.idleReason, 'exec-in-flight');
@@ -234,7 +262,11 @@ describe('idle rule under faults (simulator)', () => {
       // StartedAt, init pid and cgroup) at one point of its path; its requests about the container show that path.
       // `forget-pid`: the record lacks the init pid (as an earlier janitor wrote it), so the sweep inspects first.
       const cases: Array<{
-        path: string; readable: boolean; faults?: ContainerFaults; before?: 'restart' | 'forget-pid'; afterLocalRead?: boolean;
+        path: string;
+        readable: boolean;
+        faults?: ContainerFaults;
+        before?: 'restart' | 'forget-pid';
+        afterLocalRead?: boolean;
         requests: string[];
       }> = [
         // Restarted before the run: the sweep's own inspect sees the new StartedAt (the old init pid is gone, so the
@@ -247,37 +279,52 @@ describe('idle rule under faults (simulator)', () => {
         // Restarted right after that inspect (3): its init pid is gone, so the cgroup cannot be read; the usual way
         // then asks the engine's stats (a new cgroup's counters under the old StartedAt) and one more inspect (4) tells.
         {
-          path: "between the stop slot's inspect and the cgroup read, the sweep's first skipped", readable: true,
-          faults: { restartOnInspect: 3 }, requests: ['inspect', 'stats', 'inspect', 'stats'],
+          path: "between the stop slot's inspect and the cgroup read, the sweep's first skipped",
+          readable: true,
+          faults: { restartOnInspect: 3 },
+          requests: ['inspect', 'stats', 'inspect', 'stats'],
         },
         // The sweep inspects (3), its cgroup is found readable, then the restart: the stop slot's inspect (4) sees it.
         {
-          path: "the stop slot's inspect after the sweep's (cgroup)", readable: true, before: 'forget-pid', afterLocalRead: true,
+          path: "the stop slot's inspect after the sweep's (cgroup)",
+          readable: true,
+          before: 'forget-pid',
+          afterLocalRead: true,
           requests: ['inspect', 'inspect', 'stats'],
         },
         // Restarted right after the sweep's inspect (3): the old init pid is gone, the engine's sample shows a new
         // cgroup's counters; one more inspect (4) tells.
         {
-          path: "between the sweep's inspect and the re-check (cgroup readable)", readable: true, before: 'forget-pid',
-          faults: { restartOnInspect: 3 }, requests: ['inspect', 'stats', 'inspect', 'stats'],
+          path: "between the sweep's inspect and the re-check (cgroup readable)",
+          readable: true,
+          before: 'forget-pid',
+          faults: { restartOnInspect: 3 },
+          requests: ['inspect', 'stats', 'inspect', 'stats'],
         },
         // Restarted right after the stop slot's inspect (4): the cgroup read fails with the init pid, the engine's
         // sample shows a new cgroup's counters; one more inspect (5) tells.
         {
-          path: "between the stop slot's inspect and its sample (cgroup readable)", readable: true, before: 'forget-pid',
-          faults: { restartOnInspect: 4 }, requests: ['inspect', 'inspect', 'stats', 'inspect', 'stats'],
+          path: "between the stop slot's inspect and its sample (cgroup readable)",
+          readable: true,
+          before: 'forget-pid',
+          faults: { restartOnInspect: 4 },
+          requests: ['inspect', 'inspect', 'stats', 'inspect', 'stats'],
         },
         // The engine path: the sweep's inspect (3), the re-check's engine sample (3), then the restart: the stop
         // slot's inspect (4) sees it.
         {
-          path: "the stop slot's inspect after the engine's sample (engine stats)", readable: false,
-          faults: { restartAfterStats: 3 }, requests: ['inspect', 'stats', 'inspect', 'stats'],
+          path: "the stop slot's inspect after the engine's sample (engine stats)",
+          readable: false,
+          faults: { restartAfterStats: 3 },
+          requests: ['inspect', 'stats', 'inspect', 'stats'],
         },
         // Restarted between the sweep's inspect (3) and the re-check's engine sample: a new cgroup's counters under
         // the old StartedAt; one more inspect (4) tells.
         {
-          path: "between the sweep's inspect and the re-check's engine sample (engine stats)", readable: false,
-          faults: { restartOnInspect: 3 }, requests: ['inspect', 'stats', 'inspect', 'stats'],
+          path: "between the sweep's inspect and the re-check's engine sample (engine stats)",
+          readable: false,
+          faults: { restartOnInspect: 3 },
+          requests: ['inspect', 'stats', 'inspect', 'stats'],
         },
       ];
       for (const c of cases) {
@@ -311,14 +358,21 @@ describe('idle rule under faults (simulator)', () => {
     });
 
     it("engine stats without a process count take the cgroup's where it is readable; with neither, processes-unknown", async () => {
-      const { sim, run, proven, unreadable, requestsOf, cgroupPids } = await fastSetup([sandbox(undefined, { pids: null }), sandbox(undefined, { pids: null })]);
+      const { sim, run, proven, unreadable, requestsOf, cgroupPids } = await fastSetup([
+        sandbox(undefined, { pids: null }),
+        sandbox(undefined, { pids: null }),
+      ]);
       const [counted, unknown] = sim.ids() as [string, string];
       cgroupPids.set(counted, 2);
       unreadable.add(unknown);
       await proven();
       const mark = sim.requests.length;
       const r = await run();
-      assert.deepEqual(r.stopped.map((e) => [e.id, e.processes]), [[counted, 2]], JSON.stringify(r));
+      assert.deepEqual(
+        r.stopped.map((e) => [e.id, e.processes]),
+        [[counted, 2]],
+        JSON.stringify(r),
+      );
       assert.deepEqual(requestsOf(counted, mark), ['inspect', 'stop']);
       const k = r.kept.find((e) => e.id === unknown);
       assert.deepEqual([k?.idleReason, k?.processes, k?.idleSeconds], ['processes-unknown', null, null]);
@@ -333,9 +387,15 @@ describe('idle rule under faults (simulator)', () => {
       const mark = sim.requests.length;
       const r = await run();
       // The engine's stats give the fresh sample: the sweep's inspect, its stats, the re-check's inspect, the stop.
-      assert.deepEqual(r.stopped.map((e) => e.id), [elsewhere]);
+      assert.deepEqual(
+        r.stopped.map((e) => e.id),
+        [elsewhere],
+      );
       assert.deepEqual(requestsOf(elsewhere, mark), ['inspect', 'stats', 'inspect', 'stop']);
-      assert.deepEqual(r.failed.map((e) => [e.id, e.rule]), [[refused, 'idle']]);
+      assert.deepEqual(
+        r.failed.map((e) => [e.id, e.rule]),
+        [[refused, 'idle']],
+      );
       assert.match(r.failed[0]!.error, /HTTP 500/);
       assert.equal(sim.get(refused)?.state, 'running');
     });
@@ -349,7 +409,10 @@ describe('idle rule under faults (simulator)', () => {
         const r = await reaper.reap();
         const k = r.kept.find((e) => e.id === job);
         assert.deepEqual([k?.idleReason, k?.processes, k?.idleSeconds], ['in-use', 4, null], JSON.stringify(r.kept));
-        assert.deepEqual(r.stopped.map((e) => e.id), i === 1 ? [bare] : []);
+        assert.deepEqual(
+          r.stopped.map((e) => e.id),
+          i === 1 ? [bare] : [],
+        );
         advance(2 * HOUR);
       }
       sim.setPids(job, 2); // the job ended
@@ -361,7 +424,10 @@ describe('idle rule under faults (simulator)', () => {
       advance(HOUR - 1);
       assert.equal(jobIn(await reaper.reap()), 'idle-too-recent');
       advance(1);
-      assert.deepEqual((await reaper.reap()).stopped.map((e) => [e.id, e.idleSeconds, e.processes]), [[job, HOUR, 2]]);
+      assert.deepEqual(
+        (await reaper.reap()).stopped.map((e) => [e.id, e.idleSeconds, e.processes]),
+        [[job, HOUR, 2]],
+      );
       assert.equal(sim.stats.byKind.stop, 2);
     });
 
@@ -383,7 +449,10 @@ describe('idle rule under faults (simulator)', () => {
       await reaper.reap();
       advance(HOUR);
       const r = await reaper.reap();
-      assert.deepEqual(r.stopped.map((e) => [e.id, e.processes]), [[alone, 1]]);
+      assert.deepEqual(
+        r.stopped.map((e) => [e.id, e.processes]),
+        [[alone, 1]],
+      );
       assert.deepEqual([r.kept[0]?.id, r.kept[0]?.idleReason, r.kept[0]?.processes], [withZombie, 'in-use', 2]);
     });
 
@@ -392,16 +461,33 @@ describe('idle rule under faults (simulator)', () => {
       sims.push(sim);
       let clock = new Date();
       const reaper = createReaper({
-        host: sim.host, profile: PROFILE, home: home.dir, env: { HERMES_MANAGED_DIR: emptyManagedDir(), HERMES_JANITOR_PROC_ROOT: quietProcRoot() }, now: () => clock, idleAfterSeconds: HOUR,
-        idleStore: new MemoryStateStore(), idleMaxProcesses: 5,
+        host: sim.host,
+        profile: PROFILE,
+        home: home.dir,
+        env: { HERMES_MANAGED_DIR: emptyManagedDir(), HERMES_JANITOR_PROC_ROOT: quietProcRoot() },
+        now: () => clock,
+        idleAfterSeconds: HOUR,
+        idleStore: new MemoryStateStore(),
+        idleMaxProcesses: 5,
       });
       const [five, six] = sim.ids() as [string, string];
       await reaper.reap();
       clock = new Date(clock.getTime() + HOUR * 1000);
       const r = await reaper.reap();
-      assert.deepEqual(r.stopped.map((e) => e.id), [five]);
+      assert.deepEqual(
+        r.stopped.map((e) => e.id),
+        [five],
+      );
       assert.deepEqual([r.kept[0]?.id, r.kept[0]?.idleReason], [six, 'in-use']);
-      await assert.rejects(createReaper({ host: sim.host, home: home.dir, env: { HERMES_MANAGED_DIR: emptyManagedDir(), HERMES_JANITOR_PROC_ROOT: quietProcRoot() }, idleMaxProcesses: 0 }).reap(), /^UsageError: idleMaxProcesses must be a whole number >= 1, got '0'$/);
+      await assert.rejects(
+        createReaper({
+          host: sim.host,
+          home: home.dir,
+          env: { HERMES_MANAGED_DIR: emptyManagedDir(), HERMES_JANITOR_PROC_ROOT: quietProcRoot() },
+          idleMaxProcesses: 0,
+        }).reap(),
+        /^UsageError: idleMaxProcesses must be a whole number >= 1, got '0'$/,
+      );
     });
 
     it('records written before the count was kept stay valid: the proof on record is used, re-checked with a count', async () => {
@@ -415,9 +501,11 @@ describe('idle rule under faults (simulator)', () => {
       await store.update(() => ({ next: doc, result: undefined }));
       advance(HOUR);
       const r = await reaper.reap();
-      assert.deepEqual(r.stopped.map((e) => [e.id, e.idleSeconds, e.processes]), [[id, HOUR, 2]]);
+      assert.deepEqual(
+        r.stopped.map((e) => [e.id, e.idleSeconds, e.processes]),
+        [[id, HOUR, 2]],
+      );
     });
-
   });
 
   it('a busy process is never idle', async () => {
@@ -440,8 +528,14 @@ describe('idle rule under faults (simulator)', () => {
     assert.equal(res.code, 1, res.stderr);
     const out = JSON.parse(res.stdout) as { stopped: Array<{ id: string }>; failed: Array<{ id: string; error: string }> };
     const [bad, good] = sim.ids() as [string, string];
-    assert.deepEqual(out.stopped.map((e) => e.id), [good]);
-    assert.deepEqual(out.failed.map((e) => e.id), [bad]);
+    assert.deepEqual(
+      out.stopped.map((e) => e.id),
+      [good],
+    );
+    assert.deepEqual(
+      out.failed.map((e) => e.id),
+      [bad],
+    );
     assert.match(out.failed[0]!.error, /HTTP 500/);
     const text = await runCli(['reap', '--host', sim.host, '--profile', PROFILE, '--idle-after', '1s'], { env });
     assert.equal(text.code, 1);

@@ -19,11 +19,24 @@ import { EngineProxy } from '../helpers/engine-proxy.js';
 import { WatchProcess } from '../helpers/watch-process.js';
 
 interface Entry {
-  id: string; state: string; rule: string | null; idleSeconds?: number | null; idleReason?: string; processes?: number | null;
-  reason?: string; verdict?: string;
+  id: string;
+  state: string;
+  rule: string | null;
+  idleSeconds?: number | null;
+  idleReason?: string;
+  processes?: number | null;
+  reason?: string;
+  verdict?: string;
 }
-interface ReapJson { removed: Entry[]; stopped: Entry[]; kept: Entry[]; failed: Entry[] }
-interface ListJson { containers: Entry[] }
+interface ReapJson {
+  removed: Entry[];
+  stopped: Entry[];
+  kept: Entry[];
+  failed: Entry[];
+}
+interface ListJson {
+  containers: Entry[];
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const IDLE = '2s';
@@ -44,10 +57,15 @@ async function startJob(id: string, seconds: number): Promise<void> {
  */
 async function jobStarted(id: string, seconds: number, timeoutMs = 15_000): Promise<void> {
   const cmdlines = 'for f in /proc/[0-9]*/cmdline; do busybox tr "\\0" " " < "$f"; echo; done';
-  await until(id, `sleep ${seconds}`, async () => {
-    const procs = await docker(['exec', id, 'sh', '-c', cmdlines]).catch((err: Error) => err.message);
-    return { done: new RegExp(`^sleep ${seconds} ?$`, 'm').test(procs), seen: `processes:\n${procs}` };
-  }, timeoutMs);
+  await until(
+    id,
+    `sleep ${seconds}`,
+    async () => {
+      const procs = await docker(['exec', id, 'sh', '-c', cmdlines]).catch((err: Error) => err.message);
+      return { done: new RegExp(`^sleep ${seconds} ?$`, 'm').test(procs), seen: `processes:\n${procs}` };
+    },
+    timeoutMs,
+  );
 }
 
 /** Polls `check` until it is done; throws with what it saw last after `timeoutMs`. */
@@ -124,7 +142,11 @@ describe(`a sandbox holding a process of its own is in use, never stopped (${ENG
     for (let round = 1; round <= 3; round++) {
       await sleep(WAIT_MS);
       const out = await reap();
-      assert.deepEqual(out.stopped.map((e) => e.id), round === 1 ? [bare] : [], `round ${round}: ${JSON.stringify(out)}`);
+      assert.deepEqual(
+        out.stopped.map((e) => e.id),
+        round === 1 ? [bare] : [],
+        `round ${round}: ${JSON.stringify(out)}`,
+      );
       const k = byId(out.kept, withJob);
       assert.ok(k, `round ${round}: the sandbox with the job is reported kept`);
       assert.deepEqual([k.reason, k.idleReason, k.idleSeconds], ['running', 'in-use', null], `round ${round}: ${JSON.stringify(k)}`);
@@ -155,7 +177,11 @@ describe(`a sandbox holding a process of its own is in use, never stopped (${ENG
     const quietSince = Date.now();
     await sleep(WAIT_MS);
     const out = await reap();
-    assert.deepEqual(out.stopped.map((e) => e.id), [id], JSON.stringify(out));
+    assert.deepEqual(
+      out.stopped.map((e) => e.id),
+      [id],
+      JSON.stringify(out),
+    );
     const idle = out.stopped[0]!.idleSeconds!;
     assert.ok(idle >= 2 && idle <= (Date.now() - quietSince) / 1000 + 0.5, `idle ${idle} s is measured from the first quiet sample`);
     assert.ok(idle < (Date.now() - t0) / 1000 - 1, `idle ${idle} s does not count the time the job ran`);
@@ -173,11 +199,18 @@ describe(`a sandbox holding a process of its own is in use, never stopped (${ENG
     writeFileSync(path.join(profileHome, 'config.yaml'), 'janitor:\n  idle_max_processes: 10\n');
     try {
       const out = await reap();
-      assert.deepEqual(out.stopped.map((e) => e.id), [id], JSON.stringify(out));
+      assert.deepEqual(
+        out.stopped.map((e) => e.id),
+        [id],
+        JSON.stringify(out),
+      );
       writeFileSync(path.join(profileHome, 'config.yaml'), 'janitor:\n  idle_max_processes: lots\n');
       const badConfig = await runCli(['reap', ...sel], { env });
       assert.equal(badConfig.code, 2);
-      assert.match(badConfig.stderr, /^hermes-janitor: janitor\.idle_max_processes in \S+config\.yaml must be a whole number >= 1, got 'lots': fix the file or pass --idle-max-processes\n$/);
+      assert.match(
+        badConfig.stderr,
+        /^hermes-janitor: janitor\.idle_max_processes in \S+config\.yaml must be a whole number >= 1, got 'lots': fix the file or pass --idle-max-processes\n$/,
+      );
     } finally {
       writeFileSync(path.join(profileHome, 'config.yaml'), '');
     }
@@ -207,7 +240,11 @@ describe(`a sandbox holding a process of its own is in use, never stopped (${ENG
     await sleep(WAIT_MS);
     // `sleep` as PID 1 ignores SIGTERM: the engine's SIGKILL comes after --stop-timeout.
     const out = await reap(['--stop-timeout', '1']);
-    assert.deepEqual(out.stopped.map((e) => e.id), [alone], JSON.stringify(out));
+    assert.deepEqual(
+      out.stopped.map((e) => e.id),
+      [alone],
+      JSON.stringify(out),
+    );
     assert.equal(byId(out.kept, withZombie)?.idleReason, 'in-use');
   });
 
@@ -220,7 +257,10 @@ describe(`a sandbox holding a process of its own is in use, never stopped (${ENG
     const proxy = await EngineProxy.start(home.dir);
     const via = ['--host', proxy.host, ...sel, '--idle-after', IDLE];
     try {
-      for (const [extraEnv, expected] of [[{}, ['/json']], [{ HERMES_JANITOR_CGROUP_SAMPLES: 'false' }, ['/json', '/stats']]] as const) {
+      for (const [extraEnv, expected] of [
+        [{}, ['/json']],
+        [{ HERMES_JANITOR_CGROUP_SAMPLES: 'false' }, ['/json', '/stats']],
+      ] as const) {
         const id = await fx.create({ state: 'running' });
         await jobStarted(id, 3600); // its command runs: the first sample counts its processes
         assert.equal((await runCli(['reap', '--json', ...via], { env })).code, 0);
@@ -238,7 +278,10 @@ describe(`a sandbox holding a process of its own is in use, never stopped (${ENG
           assert.deepEqual(out.stopped, [], JSON.stringify(extraEnv));
           const k = byId(out.kept, id)!;
           assert.deepEqual([k.idleReason, k.processes], ['in-use', 3], `${JSON.stringify(extraEnv)}: ${JSON.stringify(k)}`);
-          const calls = proxy.since(mark).filter((p) => p.includes(id)).map((p) => p.split('?')[0]!.slice(p.indexOf(id) + id.length));
+          const calls = proxy
+            .since(mark)
+            .filter((p) => p.includes(id))
+            .map((p) => p.split('?')[0]!.slice(p.indexOf(id) + id.length));
           assert.deepEqual(calls, expected, `${JSON.stringify(extraEnv)}: the path taken`);
           assert.equal(await fx.state(id), 'running');
         } finally {
@@ -256,9 +299,7 @@ describe(`a sandbox holding a process of its own is in use, never stopped (${ENG
     const w = WatchProcess.start(['--home', watchHome.dir, '--profile', fx.profile, '--idle-after', '3s', '--stop-timeout', '1']);
     try {
       await w.waitFor('connected', (lines) => lines.some((l) => l.event === 'engine' && l.state === 'connected'));
-      const [bare, withJob, jobEnds] = await Promise.all([
-        fx.create({ state: 'running' }), fx.create({ state: 'running' }), fx.create({ state: 'running' }),
-      ]);
+      const [bare, withJob, jobEnds] = await Promise.all([fx.create({ state: 'running' }), fx.create({ state: 'running' }), fx.create({ state: 'running' })]);
       await startJob(withJob, 600);
       // A job of 5 s: it cannot end before `jobStart` + 5 s, so no idleness before then may count.
       const jobStart = Date.now();
@@ -267,7 +308,10 @@ describe(`a sandbox holding a process of its own is in use, never stopped (${ENG
       await w.waitFor('the bare sandbox stopped', () => stoppedIds().has(bare), 30_000);
       await w.waitFor('the sandbox whose job ended stopped', () => stoppedIds().has(jobEnds), 40_000);
       const ended = w.events('stopped').find((l) => l.id === jobEnds)!;
-      assert.ok(w.events('kept').some((l) => l.id === jobEnds && l.idleReason === 'in-use'), 'kept in use while its job ran');
+      assert.ok(
+        w.events('kept').some((l) => l.id === jobEnds && l.idleReason === 'in-use'),
+        'kept in use while its job ran',
+      );
       const idle = ended.idleSeconds as number;
       // Idle at least the threshold, and counted from after the job ended (at most the stop's time minus the job's end).
       assert.ok(idle >= 3 && idle * 1000 <= Date.parse(ended.time) - (jobStart + 5000), `idle ${idle} s, stopped at ${ended.time}`);
@@ -276,7 +320,10 @@ describe(`a sandbox holding a process of its own is in use, never stopped (${ENG
       await sleep(9000);
       assert.ok(!stoppedIds().has(withJob), `stopped: ${JSON.stringify(w.events('stopped'))}`);
       const kept = w.events('kept').filter((l) => l.id === withJob);
-      assert.ok(kept.some((l) => l.idleReason === 'in-use' && typeof l.processes === 'number' && l.processes > 2), JSON.stringify(kept));
+      assert.ok(
+        kept.some((l) => l.idleReason === 'in-use' && typeof l.processes === 'number' && l.processes > 2),
+        JSON.stringify(kept),
+      );
       assert.equal(await fx.state(withJob), 'running');
       assert.ok(await jobAlive(withJob));
       const stop = await w.stop('SIGTERM');
@@ -296,14 +343,16 @@ async function joinCgroups(id: string): Promise<{ leave: () => Promise<void> }> 
   const { spawn } = await import('node:child_process');
   const pid = Number(await docker(['inspect', '--format', '{{.State.Pid}}', id]));
   const child = spawn('sleep', ['600'], { stdio: 'ignore' });
-  const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').flatMap((line) => {
-    const dash = line.indexOf(' - ');
-    if (dash < 0) return [];
-    const left = line.slice(0, dash).split(' ');
-    const [fstype, , opts = ''] = line.slice(dash + 3).split(' ');
-    if (fstype !== 'cgroup' && fstype !== 'cgroup2') return [];
-    return [{ root: left[3]!, at: left[4]!, v2: fstype === 'cgroup2', opts: new Set(opts.split(',')) }];
-  });
+  const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .flatMap((line) => {
+      const dash = line.indexOf(' - ');
+      if (dash < 0) return [];
+      const left = line.slice(0, dash).split(' ');
+      const [fstype, , opts = ''] = line.slice(dash + 3).split(' ');
+      if (fstype !== 'cgroup' && fstype !== 'cgroup2') return [];
+      return [{ root: left[3]!, at: left[4]!, v2: fstype === 'cgroup2', opts: new Set(opts.split(',')) }];
+    });
   const dirs: Array<{ mountAt: string; dir: string }> = [];
   for (const line of readFileSync(`/proc/${pid}/cgroup`, 'utf8').trim().split('\n')) {
     const [, controllers = '', cg = ''] = /^\d+:([^:]*):(.*)$/.exec(line) ?? [];
@@ -311,7 +360,10 @@ async function joinCgroups(id: string): Promise<{ leave: () => Promise<void> }> 
     if (!m) continue;
     dirs.push({ mountAt: m.at, dir: path.join(m.at, m.root === '/' ? cg : cg.slice(m.root.length)) });
   }
-  assert.ok(dirs.some((d) => /pids/.test(d.mountAt)) || dirs.some((d) => d.mountAt === '/sys/fs/cgroup'), `a pids cgroup for ${id.slice(0, 12)}: ${JSON.stringify(dirs)}`);
+  assert.ok(
+    dirs.some((d) => /pids/.test(d.mountAt)) || dirs.some((d) => d.mountAt === '/sys/fs/cgroup'),
+    `a pids cgroup for ${id.slice(0, 12)}: ${JSON.stringify(dirs)}`,
+  );
   for (const d of dirs) writeFileSync(path.join(d.dir, 'cgroup.procs'), String(child.pid));
   return {
     async leave() {

@@ -13,11 +13,29 @@ import { EngineProxy } from '../helpers/engine-proxy.js';
 import { readCgroupCounters } from '../../src/adapters/cgroup-counters.js';
 
 interface Entry {
-  id: string; name: string; state: string; rule: string | null; idleSeconds?: number | null; idleReason?: string;
-  reason?: string; verdict?: string; volumes?: string[]; ageSeconds: number | null;
+  id: string;
+  name: string;
+  state: string;
+  rule: string | null;
+  idleSeconds?: number | null;
+  idleReason?: string;
+  reason?: string;
+  verdict?: string;
+  volumes?: string[];
+  ageSeconds: number | null;
 }
-interface ReapJson { dryRun: boolean; removed: Entry[]; stopped: Entry[]; kept: Entry[]; failed: Array<Entry & { error: string }> }
-interface ListJson { containers: Entry[]; stopIdle: boolean; idleAfterSeconds: number }
+interface ReapJson {
+  dryRun: boolean;
+  removed: Entry[];
+  stopped: Entry[];
+  kept: Entry[];
+  failed: Array<Entry & { error: string }>;
+}
+interface ListJson {
+  containers: Entry[];
+  stopIdle: boolean;
+  idleAfterSeconds: number;
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const byId = (entries: Entry[], id: string) => entries.find((e) => e.id === id);
@@ -98,14 +116,22 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
     const res = await runCli(['reap', '--json', ...via, '--idle-after', IDLE, '--as-of', asOf], { env });
     assert.equal(res.code, 0, res.stderr);
     const out = JSON.parse(res.stdout) as ReapJson;
-    assert.deepEqual(out.stopped.map((e) => e.id), [idle], res.stdout);
+    assert.deepEqual(
+      out.stopped.map((e) => e.id),
+      [idle],
+      res.stdout,
+    );
     const s = out.stopped[0]!;
     assert.equal(s.rule, 'idle');
     assert.ok(typeof s.idleSeconds === 'number' && s.idleSeconds >= 2, `idleSeconds ${s.idleSeconds}`);
     assert.equal(await fx.state(idle), 'exited');
     // busy: its shell loop holds a `sleep 0.5` child nearly all the time (3 processes: in use); between two sleeps it
     // counts, which is activity.
-    for (const [id, why] of [[busy, /^(observing|in-use)$/], [withExec, /^exec-in-flight$/], [restarted, /^observing$/]] as const) {
+    for (const [id, why] of [
+      [busy, /^(observing|in-use)$/],
+      [withExec, /^exec-in-flight$/],
+      [restarted, /^observing$/],
+    ] as const) {
       const k = byId(out.kept, id);
       assert.ok(k, `${id.slice(0, 12)} reported kept`);
       assert.equal(k.reason, 'running');
@@ -116,7 +142,11 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
     // The path each took: `idle` proven by the runs before, its cgroup readable here (its init process is the one on
     // record), so its stop slot's inspect is the only one; `restarted` (a new init process: the record's is gone) and
     // `busy` (a proof too young to try) are inspected and sampled once, and no stop is tried on them.
-    const calls = (id: string) => proxy.since(mark).filter((p) => p.includes(id)).map((p) => p.split('?')[0]!.slice(p.indexOf(id) + id.length));
+    const calls = (id: string) =>
+      proxy
+        .since(mark)
+        .filter((p) => p.includes(id))
+        .map((p) => p.split('?')[0]!.slice(p.indexOf(id) + id.length));
     assert.deepEqual(calls(idle), ['/json', '/stop'], proxy.since(mark).join('\n'));
     assert.deepEqual(calls(restarted), ['/json', '/stats'], proxy.since(mark).join('\n'));
     assert.deepEqual(calls(busy), ['/json', '/stats'], proxy.since(mark).join('\n'));
@@ -128,10 +158,15 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
     const kept = await runCli(['reap', '--json', ...via, '--lifetime', '0', '--as-of', plus(finished, 121), '--no-stop-idle'], { env });
     assert.equal(byId((JSON.parse(kept.stdout) as ReapJson).kept, idle)?.reason, 'stopped-retained', kept.stdout);
     await sleep(Math.max(0, stoppedBy + 1100 - Date.now())); // the stop older than a retention of 1 s
-    const later = await runCli(['reap', '--json', ...via, '--lifetime', '0', '--as-of', plus(finished, 121), '--no-stop-idle', '--stopped-retention', '1s'], { env });
+    const later = await runCli(['reap', '--json', ...via, '--lifetime', '0', '--as-of', plus(finished, 121), '--no-stop-idle', '--stopped-retention', '1s'], {
+      env,
+    });
     assert.equal(later.code, 0, later.stderr);
     const lj = JSON.parse(later.stdout) as ReapJson;
-    assert.deepEqual(lj.removed.map((e) => [e.id, e.rule]), [[idle, 'exited']]);
+    assert.deepEqual(
+      lj.removed.map((e) => [e.id, e.rule]),
+      [[idle, 'exited']],
+    );
     assert.deepEqual(lj.stopped, []);
     const recorded = JSON.parse(readFileSync(state, 'utf8')) as { engines: Record<string, Record<string, unknown>> };
     const ids = Object.values(recorded.engines).flatMap((r) => Object.keys(r));
@@ -181,7 +216,11 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
     assert.equal(await fx.state(id), 'running', 'the disable switch turns off everything');
     // And on: stopped.
     const on = await runCli(['reap', '--json', ...sel, '--idle-after', IDLE], { env });
-    assert.deepEqual((JSON.parse(on.stdout) as ReapJson).stopped.map((e) => e.id), [id], on.stdout);
+    assert.deepEqual(
+      (JSON.parse(on.stdout) as ReapJson).stopped.map((e) => e.id),
+      [id],
+      on.stdout,
+    );
     await docker(['rm', '-f', id]);
   });
 
@@ -194,7 +233,10 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
     const res = await runCli(['reap', '--json', ...sel, '--lifetime', '0', '--as-of', asOf, '--no-stop-idle'], { env });
     assert.equal(res.code, 0, res.stderr);
     const out = JSON.parse(res.stdout) as ReapJson;
-    assert.deepEqual(out.removed.map((e) => [e.id, e.rule]), [[old, 'never-started']]);
+    assert.deepEqual(
+      out.removed.map((e) => [e.id, e.rule]),
+      [[old, 'never-started']],
+    );
     const y = byId(out.kept, young)!;
     assert.deepEqual([y.reason, y.rule], ['too-recent', 'never-started']);
     assert.deepEqual(await fx.remaining().then((ids) => ids.filter((i) => i === old || i === young)), [young]);
@@ -205,14 +247,14 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
     const named = await fx.volume();
     const anon = async (id: string) =>
       (JSON.parse(await docker(['inspect', '--format', '{{json .Mounts}}', id])) as Array<{ Name: string; Destination: string }>)
-        .filter((m) => m.Destination === '/data').map((m) => m.Name);
+        .filter((m) => m.Destination === '/data')
+        .map((m) => m.Name);
     const b = await fx.create({ state: 'exited', image });
     const [anonB] = await anon(b);
     assert.ok(anonB);
-    const kept = await runCli(
-      ['reap', '--json', ...sel, '--lifetime', '0', '--as-of', plus(await fx.finishedAt(b), 121), '--keep-volumes', '--no-stop-idle'],
-      { env },
-    );
+    const kept = await runCli(['reap', '--json', ...sel, '--lifetime', '0', '--as-of', plus(await fx.finishedAt(b), 121), '--keep-volumes', '--no-stop-idle'], {
+      env,
+    });
     assert.equal(kept.code, 0, kept.stderr);
     const kj = JSON.parse(kept.stdout) as ReapJson;
     assert.deepEqual(byId(kj.removed, b)?.volumes, []);
@@ -275,7 +317,11 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
         assert.equal(await fx.state(id), 'running');
       }
       await sleep(WAIT_MS);
-      assert.deepEqual((await reap({ HERMES_JANITOR_CGROUP_SAMPLES: 'false' })).stopped.map((e) => e.id), [id], 'idle again: stopped');
+      assert.deepEqual(
+        (await reap({ HERMES_JANITOR_CGROUP_SAMPLES: 'false' })).stopped.map((e) => e.id),
+        [id],
+        'idle again: stopped',
+      );
       assert.equal(await fx.state(id), 'exited');
       const bad = await runCli(['reap', ...sel], { env: { ...env, HERMES_JANITOR_CGROUP_SAMPLES: 'maybe' } });
       assert.equal(bad.code, 2);
@@ -283,7 +329,7 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
       await docker(['rm', '-f', id]);
     });
 
-    it("needs no engine stats where the cgroup is readable; without it, stats refused at that moment stop nothing", async () => {
+    it('needs no engine stats where the cgroup is readable; without it, stats refused at that moment stop nothing', async () => {
       const proxy = await EngineProxy.start(home.dir);
       try {
         const id = await fx.create({ state: 'running' });
@@ -297,7 +343,10 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
         proxy.refuse = /\/stats$/;
         let mark = proxy.seen.length;
         const off = await reap({ HERMES_JANITOR_CGROUP_SAMPLES: 'false' });
-        assert.ok(proxy.since(mark).some((p) => /\/stats\?/.test(p)), 'the re-check asked the engine');
+        assert.ok(
+          proxy.since(mark).some((p) => /\/stats\?/.test(p)),
+          'the re-check asked the engine',
+        );
         assert.deepEqual(off.stopped, []);
         assert.equal(byId(off.kept, id)?.idleReason, 'proof-failed');
         assert.equal(await fx.state(id), 'running', 'no sample, no stop');
@@ -313,10 +362,21 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
         proxy.refuse = /\/stats$/;
         mark = proxy.seen.length;
         const on = await reap();
-        assert.deepEqual(on.stopped.map((e) => e.id), [id], JSON.stringify(on));
-        assert.deepEqual(proxy.since(mark).filter((p) => /\/stats\?/.test(p)), [], 'the fresh sample came from the cgroup');
+        assert.deepEqual(
+          on.stopped.map((e) => e.id),
+          [id],
+          JSON.stringify(on),
+        );
+        assert.deepEqual(
+          proxy.since(mark).filter((p) => /\/stats\?/.test(p)),
+          [],
+          'the fresh sample came from the cgroup',
+        );
         // Proven idle by the runs before: its stop slot's inspect is the pass's only one, right before the stop.
-        const calls = proxy.since(mark).filter((p) => p.includes(id)).map((p) => p.split('?')[0]!.slice(p.indexOf(id) + id.length));
+        const calls = proxy
+          .since(mark)
+          .filter((p) => p.includes(id))
+          .map((p) => p.split('?')[0]!.slice(p.indexOf(id) + id.length));
         assert.deepEqual(calls, ['/json', '/stop'], proxy.since(mark).join('\n'));
         assert.equal(await fx.state(id), 'exited');
         await docker(['rm', '-f', id]);

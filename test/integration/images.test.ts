@@ -26,18 +26,24 @@ interface ImagesJson {
   bytesAfter: number;
   budget: number;
 }
-interface DfImage { Id: string; Size: number; SharedSize: number }
+interface DfImage {
+  Id: string;
+  Size: number;
+  SharedSize: number;
+}
 
 const full = (id: string) => (/^[0-9a-f]{64}$/.test(id) ? `sha256:${id}` : id);
 
 /** `GET /system/df`'s images, straight from the engine's socket. */
 function dfImages(): Promise<DfImage[]> {
   return new Promise((resolve, reject) => {
-    http.get({ socketPath: ENGINE_SOCKET, path: '/v1.41/system/df' }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve(((JSON.parse(body) as { Images: DfImage[] }).Images ?? []).map((i) => ({ ...i, Id: full(i.Id) }))));
-    }).on('error', reject);
+    http
+      .get({ socketPath: ENGINE_SOCKET, path: '/v1.41/system/df' }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve(((JSON.parse(body) as { Images: DfImage[] }).Images ?? []).map((i) => ({ ...i, Id: full(i.Id) }))));
+      })
+      .on('error', reject);
   });
 }
 
@@ -52,7 +58,10 @@ const uniqueOf = (df: DfImage[], id: string) => {
 };
 
 async function exists(id: string): Promise<boolean> {
-  return docker(['image', 'inspect', '--format', '{{.Id}}', id]).then(() => true, () => false);
+  return docker(['image', 'inspect', '--format', '{{.Id}}', id]).then(
+    () => true,
+    () => false,
+  );
 }
 
 describe(`image budget (${ENGINE_KIND})`, () => {
@@ -75,7 +84,19 @@ describe(`image budget (${ENGINE_KIND})`, () => {
   /** The test image plus `bytes` of random data (a commit): shares the test image's layers. */
   async function layered(name: string, bytes: number): Promise<string> {
     const tag = `hj-img-${fx.runId}/${name}:t`;
-    const c = await docker(['run', '-d', ...RUN_EXTRA, '--network', 'none', '--label', `hermes-janitor-test-run=${fx.runId}`, TEST_IMAGE, 'sh', '-c', `head -c ${bytes} /dev/urandom > /blob`]);
+    const c = await docker([
+      'run',
+      '-d',
+      ...RUN_EXTRA,
+      '--network',
+      'none',
+      '--label',
+      `hermes-janitor-test-run=${fx.runId}`,
+      TEST_IMAGE,
+      'sh',
+      '-c',
+      `head -c ${bytes} /dev/urandom > /blob`,
+    ]);
     await docker(['wait', c]);
     // Podman 4.3's compatible API does not take `docker commit` (Decode(): EOF); its own CLI shares the storage.
     if (ENGINE_KIND === 'podman') await exec('podman', ['commit', '-q', c, tag]);
@@ -122,8 +143,14 @@ describe(`image budget (${ENGINE_KIND})`, () => {
   it('removes exactly the three least recently used hermes images, in that order, never one a container uses; a second run removes nothing', async () => {
     const { env, state } = homeFor('lru');
     const [u1, u2, u3, u4, e, r, x, n] = await Promise.all([
-      imported('u1', 3_000_000), layered('u2', 2_500_000), imported('u3', 2_000_000), layered('u4', 1_500_000),
-      layered('e', 1_200_000), layered('r', 1_000_000), imported('x', 1_700_000), imported('n', 1_300_000),
+      imported('u1', 3_000_000),
+      layered('u2', 2_500_000),
+      imported('u3', 2_000_000),
+      layered('u4', 1_500_000),
+      layered('e', 1_200_000),
+      layered('r', 1_000_000),
+      imported('x', 1_700_000),
+      imported('n', 1_300_000),
     ]);
     for (const u of [u1!, u2!, u3!, u4!]) await use(env, u, 'removed');
     await use(env, e!, 'exited');
@@ -132,7 +159,13 @@ describe(`image budget (${ENGINE_KIND})`, () => {
     const uses = JSON.parse(readFileSync(state, 'utf8')) as { engines: Record<string, Record<string, { lastUsed: string; hermes: boolean }>> };
     const mine = Object.values(uses.engines)[0]!;
     const order = [u1!, u2!, u3!, u4!, e!, r!];
-    assert.deepEqual(Object.keys(mine).filter((id) => order.includes(id)).sort(), [...order].sort(), 'every hermes image is remembered');
+    assert.deepEqual(
+      Object.keys(mine)
+        .filter((id) => order.includes(id))
+        .sort(),
+      [...order].sort(),
+      'every hermes image is remembered',
+    );
     assert.ok(!(x! in mine) && !(n! in mine), 'the unlabelled and the never-used image are not');
     for (let i = 1; i < 4; i++) assert.ok(Date.parse(mine[order[i]!]!.lastUsed) > Date.parse(mine[order[i - 1]!]!.lastUsed), `use order at ${i}`);
 
@@ -145,7 +178,10 @@ describe(`image budget (${ENGINE_KIND})`, () => {
     const dry = await runCli([...args, '--dry-run'], { env });
     assert.equal(dry.code, 0, dry.stderr);
     const would = (JSON.parse(dry.stdout) as { images: ImagesJson }).images;
-    assert.deepEqual(would.removed.map((i) => i.id), [u1, u2, u3]);
+    assert.deepEqual(
+      would.removed.map((i) => i.id),
+      [u1, u2, u3],
+    );
     assert.equal(would.bytesBefore, total);
     assert.equal(would.bytesAfter, total - would.removed.reduce((s, i) => s + i.bytes, 0));
     for (const id of order) assert.ok(await exists(id), 'a dry run removes nothing');
@@ -154,8 +190,15 @@ describe(`image budget (${ENGINE_KIND})`, () => {
     assert.equal(run.code, 0, run.stderr);
     const images = (JSON.parse(run.stdout) as { images: ImagesJson }).images;
     assert.deepEqual(Object.keys(images).slice(0, 6), ['removed', 'kept', 'failed', 'bytesBefore', 'bytesAfter', 'budget']);
-    assert.deepEqual(images.removed.map((i) => i.id), [u1, u2, u3], 'the three least recently used, in that order');
-    assert.deepEqual(images.removed.map((i) => i.bytes), [u1, u2, u3].map((id) => uniqueOf(df, id!)));
+    assert.deepEqual(
+      images.removed.map((i) => i.id),
+      [u1, u2, u3],
+      'the three least recently used, in that order',
+    );
+    assert.deepEqual(
+      images.removed.map((i) => i.bytes),
+      [u1, u2, u3].map((id) => uniqueOf(df, id!)),
+    );
     assert.ok(images.removed.every((i) => i.tags.length === 1 && i.lastUsed === mine[i.id]!.lastUsed));
     assert.deepEqual(images.failed, []);
     assert.equal(images.budget, budget);
@@ -165,7 +208,10 @@ describe(`image budget (${ENGINE_KIND})`, () => {
     const remaining = [u4!, e!, r!];
     assert.ok(bytesOf(await dfImages(), remaining) <= budget, 'system df afterwards is under the budget');
 
-    const again = await runCli(args.filter((a) => a !== '--json'), { env });
+    const again = await runCli(
+      args.filter((a) => a !== '--json'),
+      { env },
+    );
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stdout, /; images: removed 0 \(0 B freed\), kept 0, failed 0/);
     assert.doesNotMatch(again.stdout, /removed image/);
@@ -192,7 +238,13 @@ describe(`image budget (${ENGINE_KIND})`, () => {
       const images = (JSON.parse(r.stdout) as { images: ImagesJson }).images;
       assert.deepEqual(images.removed, []);
       assert.deepEqual(images.failed, []);
-      assert.deepEqual(images.kept.map((k) => [k.id, k.reason]), [[a, 'in-use'], [b, 'in-use']]);
+      assert.deepEqual(
+        images.kept.map((k) => [k.id, k.reason]),
+        [
+          [a, 'in-use'],
+          [b, 'in-use'],
+        ],
+      );
       assert.match(images.kept[1]!.detail, /409/);
       const deletes = (id: string) => proxy.seen.filter((u) => decodeURIComponent(u.split('?')[0]!).endsWith(`/images/${id}`)).length;
       assert.equal(deletes(a!), 0, 'no DELETE for the image in use at the check');
@@ -234,7 +286,7 @@ describe(`image budget (${ENGINE_KIND})`, () => {
       await w.waitFor('the use of a', () => w.events('image-used').some((l) => l.id === a && l.container === c));
       const marked = w.events('image-used').find((l) => l.id === a && l.container === c)!;
       assert.equal(marked.action, 'create');
-      assert.equal(lastUse(a!), Date.parse(marked.at as string), 'the state file has the event\'s time');
+      assert.equal(lastUse(a!), Date.parse(marked.at as string), "the state file has the event's time");
       assert.ok(lastUse(a!) > lastUse(b!), 'a is now the most recently used');
       await docker(['rm', c]);
       await w.waitFor('the destroy', () => w.events('image-used').some((l) => l.id === a && (l.action === 'destroy' || l.action === 'remove')));
@@ -246,7 +298,10 @@ describe(`image budget (${ENGINE_KIND})`, () => {
     const budget = bytesOf(df, [a!, b!]) - Math.floor(uniqueOf(df, b!) / 2);
     const r = await runCli(['reap', ...sel(), '--images-over', String(budget), '--images-min-age', '0s', '--json'], { env });
     assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual((JSON.parse(r.stdout) as { images: ImagesJson }).images.removed.map((i) => i.id), [b]);
+    assert.deepEqual(
+      (JSON.parse(r.stdout) as { images: ImagesJson }).images.removed.map((i) => i.id),
+      [b],
+    );
     assert.ok(await exists(a!));
   });
 
@@ -261,10 +316,15 @@ describe(`image budget (${ENGINE_KIND})`, () => {
     writeFileSync(path.join(profileHome, 'config.yaml'), `janitor:\n  images_over: ${bytesOf(df, [a!, k!])}\n  keep_images: ['status-keep']\n`);
     const st = await runCli(['status', ...sel(), '--json'], { env });
     const images = (JSON.parse(st.stdout) as { images: Record<string, unknown> }).images;
-    const lastUse = (JSON.parse(readFileSync(state, 'utf8')) as { engines: Record<string, Record<string, { lastUsed: string }>> });
+    const lastUse = JSON.parse(readFileSync(state, 'utf8')) as { engines: Record<string, Record<string, { lastUsed: string }>> };
     assert.deepEqual(images, {
-      count: 2, uniqueBytes: uniqueOf(df, a!) + uniqueOf(df, k!), bytes: bytesOf(df, [a!, k!]), budget: bytesOf(df, [a!, k!]),
-      budgetGiven: String(bytesOf(df, [a!, k!])), oldestLastUse: Object.values(lastUse.engines)[0]![a!]!.lastUsed, error: null,
+      count: 2,
+      uniqueBytes: uniqueOf(df, a!) + uniqueOf(df, k!),
+      bytes: bytesOf(df, [a!, k!]),
+      budget: bytesOf(df, [a!, k!]),
+      budgetGiven: String(bytesOf(df, [a!, k!])),
+      oldestLastUse: Object.values(lastUse.engines)[0]![a!]!.lastUsed,
+      error: null,
     });
     const text = await runCli(['status', ...sel()], { env });
     assert.match(text.stdout, /Images hermes used\n {2}2 images, .* unique\); budget /);
@@ -278,7 +338,12 @@ describe(`image budget (${ENGINE_KIND})`, () => {
     assert.match(r.stdout, new RegExp(`removed image ${a!.slice(0, 19)} (docker\\.io/)?hj-img-${fx.runId}/status-a:t \\(`));
     assert.ok(await exists(k!));
     const metrics = readFileSync(prom, 'utf8');
-    for (const [state, n] of [['used', 1], ['removed', 1], ['kept', 0], ['failed', 0]] as const) {
+    for (const [state, n] of [
+      ['used', 1],
+      ['removed', 1],
+      ['kept', 0],
+      ['failed', 0],
+    ] as const) {
       assert.match(metrics, new RegExp(`^hermes_janitor_images\\{state="${state}"\\} ${n}$`, 'm'));
     }
     assert.match(metrics, new RegExp(`^hermes_janitor_image_bytes ${bytesOf(await dfImages(), [k!])}$`, 'm'));
@@ -314,7 +379,11 @@ describe(`image budget (${ENGINE_KIND})`, () => {
     try {
       const r = await runCli(['reap', ...sel(), '--host', proxy.host, '--images-over', '50%', '--fail-open', '--no-stop-idle'], { env });
       assert.equal(r.code, 0, r.stderr);
-      assert.match(r.stderr, /^hermes-janitor: 1 image not removed, first: image pass on unix:\/\/\S+: [^\n]*refused by the test proxy[^\n]* \(--fail-open: exit 0\)\n$/, r.stderr);
+      assert.match(
+        r.stderr,
+        /^hermes-janitor: 1 image not removed, first: image pass on unix:\/\/\S+: [^\n]*refused by the test proxy[^\n]* \(--fail-open: exit 0\)\n$/,
+        r.stderr,
+      );
       const strict = await runCli(['reap', ...sel(), '--host', proxy.host, '--images-over', '50%', '--no-stop-idle'], { env });
       assert.equal(strict.code, 1, 'without --fail-open: exit 1');
       assert.match(strict.stderr, /^hermes-janitor: image pass on unix:\/\/\S+: [^\n]*refused by the test proxy/m);
@@ -325,7 +394,11 @@ describe(`image budget (${ENGINE_KIND})`, () => {
 
   it('bad input: one line, exit 2', async () => {
     const { env } = homeFor('bad');
-    for (const [value, name] of [['0', '--images-over'], ['12XB', '--images-over'], ['150%', '--images-over']] as const) {
+    for (const [value, name] of [
+      ['0', '--images-over'],
+      ['12XB', '--images-over'],
+      ['150%', '--images-over'],
+    ] as const) {
       assertUsageError(await runCli(['reap', ...sel(), '--images-over', value], { env }), [name, value]);
     }
     assertUsageError(await runCli(['reap', ...sel(), '--images-over', '1GB', '--keep-image', '(a'], { env }), ['--keep-image', '(a']);

@@ -17,7 +17,9 @@ describe('one JSON style', () => {
   const profile = `json${process.pid}`;
   let sim: EngineSimulator;
   before(async () => {
-    sim = await EngineSimulator.start({ containers: [{ name: 'hermes-0a0a0a0a', labels: { 'hermes-agent': '1', 'hermes-profile': profile }, finishedAt: '2026-01-01T00:00:00Z' }] });
+    sim = await EngineSimulator.start({
+      containers: [{ name: 'hermes-0a0a0a0a', labels: { 'hermes-agent': '1', 'hermes-profile': profile }, finishedAt: '2026-01-01T00:00:00Z' }],
+    });
   });
   after(async () => {
     await sim.close();
@@ -36,9 +38,17 @@ describe('one JSON style', () => {
   it('every command: schemaVersion first', async () => {
     const sel = ['--host', sim.host, '--profile', profile];
     for (const args of [
-      ['list', ...sel], ['reap', '--dry-run', ...sel], ['status', ...sel], ['restart-guard', 'status'], ['restart-guard', 'check-and-record'],
-      ['restart-guard', 'clear'], ['stuck-sessions', 'status'], ['stuck-sessions', 'suspend'], ['lifecycle-scan', 'echo', 'hi'],
-      ['stop-hook', 'status'], ['tool-loop', 'status'],
+      ['list', ...sel],
+      ['reap', '--dry-run', ...sel],
+      ['status', ...sel],
+      ['restart-guard', 'status'],
+      ['restart-guard', 'check-and-record'],
+      ['restart-guard', 'clear'],
+      ['stuck-sessions', 'status'],
+      ['stuck-sessions', 'suspend'],
+      ['lifecycle-scan', 'echo', 'hi'],
+      ['stop-hook', 'status'],
+      ['tool-loop', 'status'],
     ]) {
       await doc(args);
     }
@@ -61,7 +71,10 @@ describe('one JSON style', () => {
     assert.match(String(g.asOf), ISO);
     assert.equal(Date.parse(String(g.asOf)) / 1000, Math.round((g.now as number) * 1000) / 1000);
     assert.match(String(g.windowStart), ISO);
-    assert.deepEqual((g.boots as string[]).map((b) => Date.parse(b) / 1000), (g.state as { boots: number[] }).boots.map((b) => Math.round(b * 1000) / 1000));
+    assert.deepEqual(
+      (g.boots as string[]).map((b) => Date.parse(b) / 1000),
+      (g.state as { boots: number[] }).boots.map((b) => Math.round(b * 1000) / 1000),
+    );
     const s = await doc(['stuck-sessions', 'status']);
     assert.deepEqual(s.atThreshold, s.at_threshold);
     assert.equal(s.stateFile, s.state_file);

@@ -59,7 +59,7 @@ describe('library host: importing hermes-janitor and sweeping changes no module 
         assert.equal(host.listed, 6);
         assert.equal(host.removed, 6);
         assert.deepEqual(host.views, fresh);
-        assert.deepEqual(host.cacheAdded, [], 'the library left entries in the host\'s require cache');
+        assert.deepEqual(host.cacheAdded, [], "the library left entries in the host's require cache");
         assert.deepEqual(host.cacheRemoved, []);
         assert.equal(host.sameObjects, true);
         assert.equal(host.v8FlagCalls, 0);

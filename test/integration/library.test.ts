@@ -13,7 +13,18 @@ describe('library API (import from "hermes-janitor")', () => {
   after(() => fx.cleanup());
 
   it('exports every breaker and the reaper', () => {
-    for (const name of ['createStopHook', 'createToolLoop', 'createRestartGuard', 'createStuckSessions', 'createLifecycleScan', 'createReaper', 'MemoryStateStore', 'FileStateStore', 'judge', 'parseFinishedAt']) {
+    for (const name of [
+      'createStopHook',
+      'createToolLoop',
+      'createRestartGuard',
+      'createStuckSessions',
+      'createLifecycleScan',
+      'createReaper',
+      'MemoryStateStore',
+      'FileStateStore',
+      'judge',
+      'parseFinishedAt',
+    ]) {
       assert.equal(typeof (lib as Record<string, unknown>)[name], 'function', name);
     }
   });
@@ -21,15 +32,28 @@ describe('library API (import from "hermes-janitor")', () => {
   it('createReaper sweeps the real engine in process', async () => {
     const id = await fx.create({ state: 'exited' });
     const asOf = new Date(plus(await fx.finishedAt(id), 120));
-    const reaper = lib.createReaper({ profile: fx.profile, lifetimeSeconds: 0, env: { DOCKER_HOST: process.env.DOCKER_HOST, HERMES_MANAGED_DIR: emptyManagedDir(), HERMES_JANITOR_PROC_ROOT: quietProcRoot() } });
+    const reaper = lib.createReaper({
+      profile: fx.profile,
+      lifetimeSeconds: 0,
+      env: { DOCKER_HOST: process.env.DOCKER_HOST, HERMES_MANAGED_DIR: emptyManagedDir(), HERMES_JANITOR_PROC_ROOT: quietProcRoot() },
+    });
     assert.equal(await reaper.threshold(), 120);
     const listed = await reaper.list({ asOf });
-    assert.deepEqual(listed.containers.map((c) => [c.id, c.verdict]), [[id, 'reap']]);
+    assert.deepEqual(
+      listed.containers.map((c) => [c.id, c.verdict]),
+      [[id, 'reap']],
+    );
     const dry = await reaper.reap({ asOf, dryRun: true });
-    assert.deepEqual(dry.removed.map((e) => e.id), [id]);
+    assert.deepEqual(
+      dry.removed.map((e) => e.id),
+      [id],
+    );
     assert.ok((await fx.remaining()).includes(id));
     const real = await reaper.reap({ asOf });
-    assert.deepEqual(real.removed.map((e) => e.id), [id]);
+    assert.deepEqual(
+      real.removed.map((e) => e.id),
+      [id],
+    );
     assert.ok(!(await fx.remaining()).includes(id));
   });
 
@@ -42,16 +66,27 @@ describe('library API (import from "hermes-janitor")', () => {
       const store = new lib.MemoryStateStore();
       const make = (cgroupSamples?: boolean) =>
         lib.createReaper({
-          profile: fx.profile, idleAfterSeconds: 60, idleStore: store, now: () => new Date(now), env: { DOCKER_HOST: proxy.host, HERMES_MANAGED_DIR: emptyManagedDir(), HERMES_JANITOR_PROC_ROOT: quietProcRoot() },
+          profile: fx.profile,
+          idleAfterSeconds: 60,
+          idleStore: store,
+          now: () => new Date(now),
+          env: { DOCKER_HOST: proxy.host, HERMES_MANAGED_DIR: emptyManagedDir(), HERMES_JANITOR_PROC_ROOT: quietProcRoot() },
           ...(cgroupSamples === undefined ? {} : { cgroupSamples }),
         });
-      for (const [reaper, stopped] of [[make(false), []], [make(), [id]]] as const) {
+      for (const [reaper, stopped] of [
+        [make(false), []],
+        [make(), [id]],
+      ] as const) {
         proxy.refuse = null;
         await reaper.reap(); // a first sample, from the engine
         now += 120_000;
         proxy.refuse = /\/stats$/; // the engine gives no sample at the stop pass
         const res = await reaper.reap();
-        assert.deepEqual(res.stopped.map((e) => e.id), stopped, JSON.stringify(res.kept));
+        assert.deepEqual(
+          res.stopped.map((e) => e.id),
+          stopped,
+          JSON.stringify(res.kept),
+        );
       }
       assert.equal(await fx.state(id), 'exited');
     } finally {

@@ -32,7 +32,11 @@ describe('a FIFO planted at a lock path, through the CLI', () => {
     const r = await runCli(['stop-hook', 'arm', '--remaining', '3'], { env: { HERMES_HOME: home }, killAfterMs: 20_000 });
     assert.equal(r.signal, null, 'the process was killed: it hung');
     assert.match(r.stderr, /marker\.json\.lock.*FIFO/);
-    const hook = await runCli(['stop-hook'], { env: { HERMES_HOME: home }, input: JSON.stringify({ hook_event_name: 'Stop', session_id: 's' }), killAfterMs: 20_000 });
+    const hook = await runCli(['stop-hook'], {
+      env: { HERMES_HOME: home },
+      input: JSON.stringify({ hook_event_name: 'Stop', session_id: 's' }),
+      killAfterMs: 20_000,
+    });
     assert.equal(hook.signal, null);
     assert.equal(hook.code, 0, 'the hook lets the session stop');
     assert.doesNotMatch(hook.stdout, /"block"/);

@@ -89,7 +89,10 @@ describe(`watch --metrics-listen under a connection flood (${ENGINE_KIND})`, () 
         most = Math.max(most, descriptors(pid));
         await sleep(250);
       }
-      assert.ok(w.events('removed').some((l) => l.id === orphan), `the orphan was not removed at its deadline; stderr: ${w.stderr.slice(-2000)}`);
+      assert.ok(
+        w.events('removed').some((l) => l.id === orphan),
+        `the orphan was not removed at its deadline; stderr: ${w.stderr.slice(-2000)}`,
+      );
       assert.ok(most <= 256, `watch held ${most} descriptors`);
       t.diagnostic(`watch held at most ${most} descriptors while the flood made ${f.made()} connections`);
       assert.ok(f.made() > 2000, `the flood made ${f.made()} connections (the server refuses them, it opens them again)`);

@@ -77,7 +77,11 @@ describe(`reap --metrics-file (built CLI, ${ENGINE_KIND})`, () => {
     assert.equal(value(fams, 'hermes_janitor_containers_failed', labels), 0);
     assert.equal(value(fams, 'hermes_janitor_orphans', labels), 0);
     assert.equal(statSync(file).mode & 0o777, 0o644);
-    assert.deepEqual(readdirSync(t.dir).filter((n) => n.endsWith('.tmp')), [], 'no temporary file left behind');
+    assert.deepEqual(
+      readdirSync(t.dir).filter((n) => n.endsWith('.tmp')),
+      [],
+      'no temporary file left behind',
+    );
   });
 
   it('HERMES_JANITOR_METRICS_FILE; a dry run reports what it would remove as orphans, nothing removed', async () => {

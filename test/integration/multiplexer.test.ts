@@ -23,19 +23,46 @@ import { SecondDockerd } from '../helpers/second-dockerd.js';
 import { type StandIn, pidNamespace, runCliAs, standInScript, startStandIn } from '../helpers/owners.js';
 import { failUnderCi, skipUnless } from '../helpers/preconditions.js';
 
-interface Owner { pid: number | null; command: string; since: string | null; serves: string; why: string }
-interface Entry { id: string; state: string; reason?: string; idleReason?: string; owner?: Owner; verdict?: string; profile?: string | null }
-interface ReapJson { removed: Entry[]; stopped: Entry[]; kept: Entry[]; failed: Entry[]; thresholdSeconds: number }
-interface Reading { reading: 'scope' | 'launch'; value: unknown; source: string }
+interface Owner {
+  pid: number | null;
+  command: string;
+  since: string | null;
+  serves: string;
+  why: string;
+}
+interface Entry {
+  id: string;
+  state: string;
+  reason?: string;
+  idleReason?: string;
+  owner?: Owner;
+  verdict?: string;
+  profile?: string | null;
+}
+interface ReapJson {
+  removed: Entry[];
+  stopped: Entry[];
+  kept: Entry[];
+  failed: Entry[];
+  thresholdSeconds: number;
+}
+interface Reading {
+  reading: 'scope' | 'launch';
+  value: unknown;
+  source: string;
+}
 interface StatusJson {
   settings: Record<string, { value: unknown; source: string; used?: string; readings?: Reading[] }>;
   identities: string[] | null;
   held: Record<string, { reason: string; why: string }>;
   hermesProcesses: { processes: Array<{ pid: number; serves: string; labels: string[] | null; ownsWhy: string; why: string; owns: number }> };
-  hermesInstalls: { known: { version: string }; installs: Array<{ kind: string; dir: string; version: string | null; commit: string | null; newerThanKnown: boolean | null; foundBy: string[] }> };
+  hermesInstalls: {
+    known: { version: string };
+    installs: Array<{ kind: string; dir: string; version: string | null; commit: string | null; newerThanKnown: boolean | null; foundBy: string[] }>;
+  };
 }
 
-const root = process.getuid?.() === 0 ? false : 'needs root (a pid namespace of its own, and other users\' process environments)';
+const root = process.getuid?.() === 0 ? false : "needs root (a pid namespace of its own, and other users' process environments)";
 const dockerd = root || (!existsSync('/usr/sbin/dockerd') && !existsSync('/usr/bin/dockerd') ? 'needs dockerd (an engine in the pid namespace)' : false);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const TEAM = 'team-ca8b22d0db83'; // python3 -c "import hashlib; print('team-' + hashlib.sha256(b'team').hexdigest()[:12])"
@@ -55,7 +82,10 @@ describe(`hermes as it runs today (${ENGINE_KIND}): owners under the multiplexer
     return r;
   };
   const env = (extra: Record<string, string> = {}) => ({
-    HOME: tmp.dir, HERMES_MANAGED_DIR: emptyManagedDir(), ...(process.env.DOCKER_HOST ? { DOCKER_HOST: process.env.DOCKER_HOST } : {}), ...extra,
+    HOME: tmp.dir,
+    HERMES_MANAGED_DIR: emptyManagedDir(),
+    ...(process.env.DOCKER_HOST ? { DOCKER_HOST: process.env.DOCKER_HOST } : {}),
+    ...extra,
   });
   // hermes' own selection, narrowed to this run's containers.
   const mine = ['--label', 'hermes-agent=1', '--label', `${RUN_LABEL}=${fx.runId}`];
@@ -118,7 +148,11 @@ describe(`hermes as it runs today (${ENGINE_KIND}): owners under the multiplexer
     const reapUntilStopped = async (id: string): Promise<ReapJson> => {
       for (let round = 0; ; round++) {
         const out = await reap();
-        assert.deepEqual(out.stopped.map((e) => e.id).filter((x) => x !== id), [], JSON.stringify(out));
+        assert.deepEqual(
+          out.stopped.map((e) => e.id).filter((x) => x !== id),
+          [],
+          JSON.stringify(out),
+        );
         if (out.stopped.length || round === 3) return out;
         await sleep(2600);
       }
@@ -133,7 +167,9 @@ describe(`hermes as it runs today (${ENGINE_KIND}): owners under the multiplexer
       const [w, o] = [`${ofx.profile}w`, `${ofx.profile}o`];
       const r = hermesRoot(w, o);
       const [sd, sw, so] = await Promise.all([
-        ofx.create({ state: 'running', profile: 'default' }), ofx.create({ state: 'running', profile: w }), ofx.create({ state: 'running', profile: o }),
+        ofx.create({ state: 'running', profile: 'default' }),
+        ofx.create({ state: 'running', profile: w }),
+        ofx.create({ state: 'running', profile: o }),
       ]);
       const gw = await start(stand.script, { HERMES_HOME: r }, ['gateway', 'run']);
       // The first sample starts each proof; the next run, past the short threshold, decides.
@@ -148,11 +184,16 @@ describe(`hermes as it runs today (${ENGINE_KIND}): owners under the multiplexer
       const all = await reap();
       assert.deepEqual(all.stopped, [], JSON.stringify(all));
       // Kept, owned (owner-alive while idle; a sample that saw its init wake says so instead, and starts the proof again).
-      for (const id of [sd, sw, so]) assert.deepEqual([byId(all.kept, id)?.owner?.pid, byId(all.kept, id)?.owner?.serves], [gw.innerPid, 'all-profiles'], JSON.stringify(all));
+      for (const id of [sd, sw, so])
+        assert.deepEqual([byId(all.kept, id)?.owner?.pid, byId(all.kept, id)?.owner?.serves], [gw.innerPid, 'all-profiles'], JSON.stringify(all));
 
       writeFileSync(path.join(r, 'config.yaml'), `gateway:\n  multiplex_profile_allowlist: [${w}]\n`);
       const allow = await reapUntilStopped(so);
-      assert.deepEqual(allow.stopped.map((e) => e.id), [so], JSON.stringify(allow));
+      assert.deepEqual(
+        allow.stopped.map((e) => e.id),
+        [so],
+        JSON.stringify(allow),
+      );
       for (const id of [sd, sw]) {
         const k = byId(allow.kept, id)!;
         assert.deepEqual([k.owner?.pid, k.owner?.serves], [gw.innerPid, 'allowlist'], JSON.stringify(k));
@@ -166,7 +207,11 @@ describe(`hermes as it runs today (${ENGINE_KIND}): owners under the multiplexer
       await gw.kill();
       const named = await start(stand.script, { HERMES_HOME: r }, ['-p', w]);
       const one = await reapUntilStopped(sd);
-      assert.deepEqual(one.stopped.map((e) => e.id), [sd], JSON.stringify(one));
+      assert.deepEqual(
+        one.stopped.map((e) => e.id),
+        [sd],
+        JSON.stringify(one),
+      );
       const kw = byId(one.kept, sw)!;
       assert.deepEqual([kw.owner?.pid, kw.owner?.serves], [named.innerPid, 'profile'], JSON.stringify(kw));
       assert.match(kw.owner!.why, new RegExp(`started with --profile ${w}`));
@@ -175,7 +220,11 @@ describe(`hermes as it runs today (${ENGINE_KIND}): owners under the multiplexer
       await named.kill();
       await start(stand.notHermes, { HERMES_HOME: r }, []);
       const none = await reapUntilStopped(sw);
-      assert.deepEqual(none.stopped.map((e) => e.id), [sw], JSON.stringify(none));
+      assert.deepEqual(
+        none.stopped.map((e) => e.id),
+        [sw],
+        JSON.stringify(none),
+      );
       // No running sandbox is left to prove the janitor's pid namespace the engine's: status says its view may be
       // partial (exit 1), and lists no hermes process all the same.
       const table = await runCliAs(null, ['status', '--json', ...omine], env({ DOCKER_HOST: engine!.host }), ns.prefix);
@@ -201,7 +250,8 @@ describe(`hermes as it runs today (${ENGINE_KIND}): owners under the multiplexer
       const life = st.settings.lifetimeSeconds!;
       assert.deepEqual([life.value, life.source, life.used], [300, 'default', 'scope']);
       assert.deepEqual(life.readings, [
-        { reading: 'scope', value: 300, source: 'default' }, { reading: 'launch', value: 30, source: 'env TERMINAL_LIFETIME_SECONDS' },
+        { reading: 'scope', value: 300, source: 'default' },
+        { reading: 'launch', value: 30, source: 'env TERMINAL_LIFETIME_SECONDS' },
       ]);
       const text = await runCli(['status', '--profile', p, ...mine], { env: e });
       assert.match(text.stdout, /lifetime: 300 s \(default; scope 300 s from default, launch 30 s from env TERMINAL_LIFETIME_SECONDS: acting on scope\)/);
@@ -216,15 +266,24 @@ describe(`hermes as it runs today (${ENGINE_KIND}): owners under the multiplexer
       const res = await runCli(['reap', '--json', '--all-profiles', ...mine, '--as-of', asOf], { env: env({ HERMES_HOME: r }) });
       assert.equal(res.code, 0, res.stderr);
       const out = JSON.parse(res.stdout) as ReapJson;
-      assert.deepEqual(out.removed.map((e) => e.id), [good]);
+      assert.deepEqual(
+        out.removed.map((e) => e.id),
+        [good],
+      );
       assert.equal(byId(out.kept, bad)?.reason, 'settings-refused');
-      assert.match(res.stderr, new RegExp(`profile ${p}: hermes refuses its turns \\(.*config\\.yaml is not valid YAML.*\\): nothing is removed or stopped for it`));
+      assert.match(
+        res.stderr,
+        new RegExp(`profile ${p}: hermes refuses its turns \\(.*config\\.yaml is not valid YAML.*\\): nothing is removed or stopped for it`),
+      );
     });
   });
 
   describe('shared container identities', () => {
     const keyed = (r: string, p: string, lifetime?: number) =>
-      writeFileSync(path.join(r, 'profiles', p, 'config.yaml'), `terminal:\n  docker_shared_container_key: team\n${lifetime === undefined ? '' : `  lifetime_seconds: ${lifetime}\n`}`);
+      writeFileSync(
+        path.join(r, 'profiles', p, 'config.yaml'),
+        `terminal:\n  docker_shared_container_key: team\n${lifetime === undefined ? '' : `  lifetime_seconds: ${lifetime}\n`}`,
+      );
 
     it(`docker_shared_container_key: team selects hermes-profile=${TEAM}: listed, and reaped once old`, async () => {
       const p = `${fx.profile}k`;
@@ -233,14 +292,21 @@ describe(`hermes as it runs today (${ENGINE_KIND}): owners under the multiplexer
       const [shared, own] = await Promise.all([fx.create({ state: 'exited', profile: TEAM }), fx.create({ state: 'exited', profile: p })]);
       const e = env({ HERMES_HOME: r });
       const listed = JSON.parse((await runCli(['list', '--json', '--profile', p, ...mine], { env: e })).stdout) as { containers: Entry[] };
-      assert.deepEqual(listed.containers.map((c) => [c.id, c.profile]), [[shared, TEAM]], 'the identity, not the profile name');
+      assert.deepEqual(
+        listed.containers.map((c) => [c.id, c.profile]),
+        [[shared, TEAM]],
+        'the identity, not the profile name',
+      );
       const young = new Date(Date.parse(await fx.finishedAt(shared)) + 599_000).toISOString();
       const kept = JSON.parse((await runCli(['reap', '--json', '--profile', p, ...mine, '--as-of', young], { env: e })).stdout) as ReapJson;
       assert.deepEqual([kept.removed, byId(kept.kept, shared)?.reason], [[], 'too-recent']);
       const old = new Date(Date.parse(await fx.finishedAt(shared)) + 601_000).toISOString(); // FinishedAt has nanoseconds
       const res = await runCli(['reap', '--json', '--profile', p, ...mine, '--as-of', old], { env: e });
       assert.equal(res.code, 0, res.stderr);
-      assert.deepEqual((JSON.parse(res.stdout) as ReapJson).removed.map((c) => c.id), [shared]);
+      assert.deepEqual(
+        (JSON.parse(res.stdout) as ReapJson).removed.map((c) => c.id),
+        [shared],
+      );
       assert.equal(await fx.state(own), 'exited', "the profile's own label is not its selection");
       const st = JSON.parse((await runCli(['status', '--json', '--profile', p, ...mine], { env: e })).stdout) as StatusJson;
       assert.deepEqual(st.identities, [TEAM]);
@@ -259,9 +325,17 @@ describe(`hermes as it runs today (${ENGINE_KIND}): owners under the multiplexer
       assert.equal(young.thresholdSeconds, 1800);
       assert.deepEqual([young.removed, byId(young.kept, id)?.reason], [[], 'too-recent']);
       const all = JSON.parse((await runCli(['list', '--json', '--all-profiles', ...mine, '--as-of', at(1799)], { env: e })).stdout) as { containers: Entry[] };
-      assert.deepEqual(all.containers.filter((c) => c.id === id).map((c) => c.reason), ['too-recent'], 'once, by the longer lifetime');
+      assert.deepEqual(
+        all.containers.filter((c) => c.id === id).map((c) => c.reason),
+        ['too-recent'],
+        'once, by the longer lifetime',
+      );
       const res = await runCli(['reap', '--json', '--profile', a, ...mine, '--as-of', at(1801)], { env: e });
-      assert.deepEqual((JSON.parse(res.stdout) as ReapJson).removed.map((c) => c.id), [id], res.stderr);
+      assert.deepEqual(
+        (JSON.parse(res.stdout) as ReapJson).removed.map((c) => c.id),
+        [id],
+        res.stderr,
+      );
     });
   });
 
@@ -287,13 +361,20 @@ describe(`hermes as it runs today (${ENGINE_KIND}): owners under the multiplexer
       const r = await runCliAs(null, ['status', '--json', ...mine], { ...env(), PATH }, ns.prefix);
       const st = JSON.parse(r.stdout) as StatusJson;
       const checkout = st.hermesInstalls.installs.find((i) => i.dir === path.join(base, 'checkout'))!;
-      assert.deepEqual([checkout.kind, checkout.version, checkout.commit, checkout.newerThanKnown, checkout.foundBy], [
-        'checkout', '0.21.3', '00067189dfecf833d4d009c2dd977ae85cf800e0', false, [`pid ${s.innerPid}`],
-      ], JSON.stringify(st.hermesInstalls));
+      assert.deepEqual(
+        [checkout.kind, checkout.version, checkout.commit, checkout.newerThanKnown, checkout.foundBy],
+        ['checkout', '0.21.3', '00067189dfecf833d4d009c2dd977ae85cf800e0', false, [`pid ${s.innerPid}`]],
+        JSON.stringify(st.hermesInstalls),
+      );
       const venv = st.hermesInstalls.installs.find((i) => i.dir === path.join(base, 'venv'))!;
       assert.deepEqual([venv.kind, venv.version, venv.newerThanKnown], ['venv', '0.99.0', true]);
       const text = await runCliAs(null, ['status', ...mine], { ...env(), PATH }, ns.prefix);
-      assert.match(text.stdout, new RegExp(`${path.join(base, 'checkout').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(checkout\\): 0\\.21\\.3, commit 00067189dfec; found by pid ${s.innerPid}\\n`));
+      assert.match(
+        text.stdout,
+        new RegExp(
+          `${path.join(base, 'checkout').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(checkout\\): 0\\.21\\.3, commit 00067189dfec; found by pid ${s.innerPid}\\n`,
+        ),
+      );
       assert.match(text.stdout, /\(venv\): 0\.99\.0; found by PATH \(.*\): newer than this janitor knows/);
     });
   });

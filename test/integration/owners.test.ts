@@ -19,12 +19,35 @@ import { SecondDockerd } from '../helpers/second-dockerd.js';
 import { type StandIn, pidNamespace, runCliAs, standInScript, startStandIn, testUser } from '../helpers/owners.js';
 import { failUnderCi, skipUnless } from '../helpers/preconditions.js';
 
-interface Owner { pid: number | null; command: string; since: string | null; serves?: string; why?: string }
-interface Entry { id: string; state: string; reason?: string; idleReason?: string; owner?: Owner; verdict?: string }
-interface ReapJson { removed: Entry[]; stopped: Entry[]; kept: Entry[]; failed: Entry[] }
+interface Owner {
+  pid: number | null;
+  command: string;
+  since: string | null;
+  serves?: string;
+  why?: string;
+}
+interface Entry {
+  id: string;
+  state: string;
+  reason?: string;
+  idleReason?: string;
+  owner?: Owner;
+  verdict?: string;
+}
+interface ReapJson {
+  removed: Entry[];
+  stopped: Entry[];
+  kept: Entry[];
+  failed: Entry[];
+}
 
 const user = testUser();
-const unmetReason = typeof user === 'string' ? user : !existsSync('/usr/sbin/dockerd') && !existsSync('/usr/bin/dockerd') ? 'needs dockerd (an engine in the pid namespace)' : false;
+const unmetReason =
+  typeof user === 'string'
+    ? user
+    : !existsSync('/usr/sbin/dockerd') && !existsSync('/usr/bin/dockerd')
+      ? 'needs dockerd (an engine in the pid namespace)'
+      : false;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('owned and abandoned sandboxes (a Docker engine in the pid namespace, real processes)', { skip: skipUnless(unmetReason) }, () => {
@@ -89,7 +112,11 @@ describe('owned and abandoned sandboxes (a Docker engine in the pid namespace, r
     assert.equal(byId(first.containers, s2)!.owner, undefined);
     await sleep(2600);
     const out = await reap();
-    assert.deepEqual(out.stopped.map((e) => e.id), [s2], JSON.stringify(out));
+    assert.deepEqual(
+      out.stopped.map((e) => e.id),
+      [s2],
+      JSON.stringify(out),
+    );
     const kept = byId(out.kept, s1)!;
     assert.deepEqual([kept.reason, kept.idleReason, kept.owner?.pid], ['running', 'owner-alive', gw.innerPid], JSON.stringify(kept));
     assert.equal(await fx.state(s1), 'running');
@@ -101,19 +128,30 @@ describe('owned and abandoned sandboxes (a Docker engine in the pid namespace, r
       hermesProcesses: { processes: Array<{ pid: number; profile: string | null; since: string }> };
       sandboxOwners: { owned: number; abandoned: number; stoppedRetained: number; blind: string[] };
     };
-    assert.deepEqual(st.hermesProcesses.processes.map((p) => [p.pid, p.profile]), [[gw.innerPid, p1]]);
+    assert.deepEqual(
+      st.hermesProcesses.processes.map((p) => [p.pid, p.profile]),
+      [[gw.innerPid, p1]],
+    );
     assert.equal(st.sandboxOwners.owned, 1);
     assert.deepEqual(st.sandboxOwners.blind, []);
     const text = await janitor(['status', ...scope]);
     // Who keeps the sandbox from being stopped: user, pid, what it serves, command, and why it counts as hermes.
-    assert.match(text.stdout, new RegExp(`^  pid ${gw.innerPid}, user root \\(uid 0\\), profile ${p1}, running since \\S+, makes 1 running sandbox owned: sh .*/hermes$`, 'm'), text.stdout);
+    assert.match(
+      text.stdout,
+      new RegExp(`^  pid ${gw.innerPid}, user root \\(uid 0\\), profile ${p1}, running since \\S+, makes 1 running sandbox owned: sh .*/hermes$`, 'm'),
+      text.stdout,
+    );
     assert.match(text.stdout, new RegExp(`^ {4}serves: HERMES_HOME names profile ${p1}$`, 'm'), text.stdout);
     assert.match(text.stdout, /^ {4}counts as hermes: entry point hermes$/m, text.stdout);
     assert.match(text.stdout, /running sandboxes: 1 owned .*, 0 abandoned/);
 
     await gw.kill();
     const later = await reap();
-    assert.deepEqual(later.stopped.map((e) => e.id), [s1], JSON.stringify(later));
+    assert.deepEqual(
+      later.stopped.map((e) => e.id),
+      [s1],
+      JSON.stringify(later),
+    );
     assert.equal(await fx.state(s1), 'exited');
   });
 
@@ -124,11 +162,19 @@ describe('owned and abandoned sandboxes (a Docker engine in the pid namespace, r
     await sleep(2600);
     const stop = await reap();
     const stoppedBy = Date.now();
-    assert.deepEqual(stop.stopped.map((e) => e.id), [ours], JSON.stringify(stop.kept.map((e) => [e.id === ours, e.reason, e.idleReason])));
+    assert.deepEqual(
+      stop.stopped.map((e) => e.id),
+      [ours],
+      JSON.stringify(stop.kept.map((e) => [e.id === ours, e.reason, e.idleReason])),
+    );
     // An hour later as far as the exited rule goes (--as-of): past 2 x lifetime for both.
     const asOf = new Date(Date.now() + 3_600_000).toISOString();
     const retained = await reap(['--as-of', asOf, '--stopped-retention', '1h']);
-    assert.deepEqual(retained.removed.map((e) => e.id), [theirs], JSON.stringify(retained));
+    assert.deepEqual(
+      retained.removed.map((e) => e.id),
+      [theirs],
+      JSON.stringify(retained),
+    );
     assert.equal(byId(retained.kept, ours)?.reason, 'stopped-retained');
     const listed = JSON.parse((await janitor(['list', '--json', ...sel, '--as-of', asOf, '--stopped-retention', '1h'])).stdout) as { containers: Entry[] };
     assert.deepEqual([byId(listed.containers, ours)?.verdict, byId(listed.containers, ours)?.reason], ['keep', 'stopped-retained']);
@@ -136,7 +182,11 @@ describe('owned and abandoned sandboxes (a Docker engine in the pid namespace, r
     // machine, so the stop is first made older than a second.
     await sleep(Math.max(0, stoppedBy + 1100 - Date.now()));
     const removed = await reap(['--as-of', asOf, '--stopped-retention', '1s']);
-    assert.deepEqual(removed.removed.map((e) => e.id), [ours], JSON.stringify(removed));
+    assert.deepEqual(
+      removed.removed.map((e) => e.id),
+      [ours],
+      JSON.stringify(removed),
+    );
   });
 
   it("the janitor as another user cannot read the gateway's environment: every profile owned, nothing stopped, the reason given", async () => {

@@ -21,13 +21,26 @@ describe('npm pack', () => {
   const files = packed();
 
   it('ships the bin, the built CLI and library with its types, the README, the license and every docs page', () => {
-    for (const f of ['package.json', 'README.md', 'LICENSE', 'bin/hermes-janitor.js', 'dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js', 'dist/fast-path.cjs']) {
+    for (const f of [
+      'package.json',
+      'README.md',
+      'LICENSE',
+      'bin/hermes-janitor.js',
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/cli/main.js',
+      'dist/fast-path.cjs',
+    ]) {
       assert.ok(files.has(f), `${f} is in the package`);
     }
     const pages = readdirSync(path.join(REPO, 'docs')).filter((n) => n.endsWith('.md'));
     assert.ok(pages.length >= 7);
     for (const page of pages) assert.ok(files.has(`docs/${page}`), `docs/${page} is in the package`);
-    assert.deepEqual([...files].filter((f) => /^(src|test|bench|scripts|node_modules)\//.test(f)), [], 'no sources, tests or benches');
+    assert.deepEqual(
+      [...files].filter((f) => /^(src|test|bench|scripts|node_modules)\//.test(f)),
+      [],
+      'no sources, tests or benches',
+    );
   });
 
   it("ships the page each command's --help ends with (the built CLI)", async () => {

@@ -22,7 +22,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const unmetReason = process.getuid?.() !== 0 ? 'needs root (unshare --pid)' : false;
 const NAMESPACE = ['unshare', '--pid', '--fork', '--mount-proc'];
 
-interface Entry { id: string; reason?: string; idleReason?: string; owner?: { pid: number | null; command: string } }
+interface Entry {
+  id: string;
+  reason?: string;
+  idleReason?: string;
+  owner?: { pid: number | null; command: string };
+}
 interface ReapJson {
   stopped: Entry[];
   kept: Entry[];
@@ -90,7 +95,10 @@ describe(`a janitor in a pid namespace of its own (${ENGINE_KIND})`, { skip: ski
     assert.equal(st.code, 1, st.stderr);
     const attention = st.stdout.slice(st.stdout.indexOf('Needs attention'));
     assert.equal(attention.match(/pid namespace of its own/g)?.length, 1, st.stdout);
-    const json = JSON.parse((await janitor(['status', '--json', ...sel.slice(0, 2)], NAMESPACE)).stdout) as { pidNamespace: string | null; attention: string[] };
+    const json = JSON.parse((await janitor(['status', '--json', ...sel.slice(0, 2)], NAMESPACE)).stdout) as {
+      pidNamespace: string | null;
+      attention: string[];
+    };
     assert.match(json.pidNamespace ?? '', /--pid=host/);
 
     // From the host's pid namespace the stand-in is seen: the sandbox is owned by a process, not by the blindness.

@@ -29,7 +29,10 @@ describe('reap plans (simulator)', () => {
 
   it('a flag not given again is taken from the plan; only a different value disagrees', async () => {
     const sim = await start({
-      containers: [{ labels: LABELS, finishedAt: OLD }, { labels: { ...LABELS, late: '1' }, finishedAt: OLD }],
+      containers: [
+        { labels: LABELS, finishedAt: OLD },
+        { labels: { ...LABELS, late: '1' }, finishedAt: OLD },
+      ],
     });
     const plan = path.join(home.dir, 'p1.json');
     const base = ['--host', sim.host, '--profile', PROFILE, '--lifetime', '0'];
@@ -98,7 +101,10 @@ describe('reap plans (simulator)', () => {
     const res = await runCli(['reap', '--json', '--plan', plan], { env });
     assert.equal(res.code, 0, res.stderr);
     const out = JSON.parse(res.stdout) as { stopped: Array<{ id: string }>; kept: Array<{ id: string; idleReason?: string }> };
-    assert.deepEqual(out.stopped.map((s) => s.id), [quiet]);
+    assert.deepEqual(
+      out.stopped.map((s) => s.id),
+      [quiet],
+    );
     assert.ok(out.kept.some((k) => k.id === woke));
     assert.equal(sim.get(woke)?.state, 'running');
     assert.equal(sim.get(quiet)?.state, 'exited');

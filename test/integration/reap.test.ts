@@ -5,10 +5,22 @@ import { after, before, describe, it } from 'node:test';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { EngineFixture, after as plus, docker, pinPath, requireEngine } from '../helpers/docker.js';
 
-interface Entry { id: string; name: string; profile: string | null; state: string; finishedAt: string; ageSeconds: number | null }
+interface Entry {
+  id: string;
+  name: string;
+  profile: string | null;
+  state: string;
+  finishedAt: string;
+  ageSeconds: number | null;
+}
 interface ReapJson {
-  dryRun: boolean; asOf: string; thresholdSeconds: number; profile: string | null;
-  removed: Entry[]; kept: Array<Entry & { reason: string }>; failed: Array<Entry & { error: string }>;
+  dryRun: boolean;
+  asOf: string;
+  thresholdSeconds: number;
+  profile: string | null;
+  removed: Entry[];
+  kept: Array<Entry & { reason: string }>;
+  failed: Array<Entry & { error: string }>;
   hosts: Array<{ host: string; reachable: boolean; error: string | null }>;
 }
 
@@ -62,7 +74,10 @@ describe('reap and list against the real engine', () => {
     assert.match(removed.name, /^hermes-[0-9a-f]{8}$/);
     const young1 = out.kept.find((k) => k.id === young);
     assert.equal(young1?.reason, 'too-recent');
-    assert.deepEqual(out.hosts.map((h) => h.reachable), [true]);
+    assert.deepEqual(
+      out.hosts.map((h) => h.reachable),
+      [true],
+    );
 
     const left = await fx.remaining();
     assert.deepEqual(left, [young, running, created, otherProfile, unlabelled, agentZero].sort());
@@ -226,6 +241,9 @@ describe('reap and list against the real engine', () => {
     const viaEnv = await runCli(['list', '--json'], { env: { ...env, DOCKER_HOST: 'tcp://127.0.0.1:9' } });
     assert.equal(viaEnv.code, 3);
     const out = JSON.parse(viaEnv.stdout) as { hosts: Array<{ host: string; reachable: boolean; error: string }> };
-    assert.deepEqual(out.hosts.map((h) => [h.host, h.reachable]), [['tcp://127.0.0.1:9', false]]);
+    assert.deepEqual(
+      out.hosts.map((h) => [h.host, h.reachable]),
+      [['tcp://127.0.0.1:9', false]],
+    );
   });
 });

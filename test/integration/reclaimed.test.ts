@@ -38,12 +38,24 @@ describe(`reap: the space it freed (built CLI, ${ENGINE_KIND})`, () => {
     const file = path.join(t.dir, 'janitor.prom');
     const r = await runCli(['reap', '--json', ...sel(), '--metrics-file', file], { env });
     assert.equal(r.code, 0, r.stderr);
-    const out = JSON.parse(r.stdout) as { removed: Array<{ reclaimedBytes: number }>; reclaimedBytes: number; reclaimed: { total: number; containers: number } };
+    const out = JSON.parse(r.stdout) as {
+      removed: Array<{ reclaimedBytes: number }>;
+      reclaimedBytes: number;
+      reclaimed: { total: number; containers: number };
+    };
     assert.equal(out.removed.length, 5);
     // Each one's layer (300 kB), and on Docker its anonymous volume (200 kB) as docker system df measures it.
     for (const e of out.removed) assert.ok(e.reclaimedBytes >= (ENGINE_KIND === 'docker' ? 500_000 : 300_000), JSON.stringify(e));
-    assert.equal(out.reclaimed.containers, out.removed.reduce((n, e) => n + e.reclaimedBytes, 0));
-    assert.equal(out.reclaimedBytes, Object.entries(out.reclaimed).filter(([k]) => k !== 'total').reduce((n, [, v]) => n + v, 0));
+    assert.equal(
+      out.reclaimed.containers,
+      out.removed.reduce((n, e) => n + e.reclaimedBytes, 0),
+    );
+    assert.equal(
+      out.reclaimedBytes,
+      Object.entries(out.reclaimed)
+        .filter(([k]) => k !== 'total')
+        .reduce((n, [, v]) => n + v, 0),
+    );
     assert.equal(out.reclaimedBytes, out.reclaimed.total);
     assert.match(readFileSync(file, 'utf8'), new RegExp(`^hermes_janitor_last_run_reclaimed_bytes ${out.reclaimedBytes}$`, 'm'));
   });

@@ -34,9 +34,23 @@ function makeTree(dockerDir: string): string {
 
 /** The swapper, as nobody; resolves once it runs, and its stop resolves to the number of swaps it made. */
 async function startSwapper(dockerDir: string, outside: string): Promise<{ stop: () => Promise<number> }> {
-  const child = spawn('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', process.execPath, path.join(REPO, 'test/helpers/symlink-swapper.mjs'), dockerDir, outside, String(FILES)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    'setpriv',
+    [
+      `--reuid=${NOBODY}`,
+      `--regid=${NOBODY}`,
+      '--clear-groups',
+      '--',
+      process.execPath,
+      path.join(REPO, 'test/helpers/symlink-swapper.mjs'),
+      dockerDir,
+      outside,
+      String(FILES),
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   let out = '';
   child.stdout.setEncoding('utf8');
   await new Promise<void>((resolve, reject) => {
@@ -86,7 +100,10 @@ describe('removing a task directory while its writer swaps directories for symli
       if (outcome.status === 'failed') {
         for (const s of outcome.swapped) assert.ok(s.startsWith(`${dockerDir}/`), `a swapped entry inside the tree: ${s}`);
         // The writer also adds entries (its links, the directories it moved aside) after they were listed.
-        assert.ok(outcome.swapped.length > 0 || /^(ECHANGED|ENOTEMPTY)/.test(outcome.refusal.code), `a failure is a swap or an entry added meanwhile: ${JSON.stringify(outcome.refusal)}`);
+        assert.ok(
+          outcome.swapped.length > 0 || /^(ECHANGED|ENOTEMPTY)/.test(outcome.refusal.code),
+          `a failure is a swap or an entry added meanwhile: ${JSON.stringify(outcome.refusal)}`,
+        );
         reported += outcome.swapped.length;
       }
     }

@@ -11,7 +11,20 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
-  chmodSync, chownSync, existsSync, lchownSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync,
+  chmodSync,
+  chownSync,
+  existsSync,
+  lchownSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,11 +38,15 @@ import { failUnderCi, skipUnless } from '../helpers/preconditions.js';
 const hex = (n: number) => randomBytes(n).toString('hex');
 const has = (cmd: string, args = ['--version']) => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;
 const unmetReason =
-  process.getuid?.() !== 0 ? 'needs root (it makes a throwaway user and runs the janitor as root over its home)'
-  : !has('useradd', ['--help']) || !has('userdel', ['--help']) ? 'needs useradd and userdel (passwd)'
-  : !has('setpriv') ? 'needs setpriv (util-linux), to run as the throwaway user'
-  : !has('mkfifo') ? 'needs mkfifo (coreutils)'
-  : false;
+  process.getuid?.() !== 0
+    ? 'needs root (it makes a throwaway user and runs the janitor as root over its home)'
+    : !has('useradd', ['--help']) || !has('userdel', ['--help'])
+      ? 'needs useradd and userdel (passwd)'
+      : !has('setpriv')
+        ? 'needs setpriv (util-linux), to run as the throwaway user'
+        : !has('mkfifo')
+          ? 'needs mkfifo (coreutils)'
+          : false;
 
 interface User {
   name: string;
@@ -119,13 +136,21 @@ describe("root over another user's hermes home: a file that user can write gives
   }
 
   /** The built CLI as root (or as `as`), with the state base of this run, a private temp dir and no managed settings. */
-  async function janitor(args: string[], opts: { home: string; as?: User | null; env?: Record<string, string>; killAfterMs?: number }): Promise<CliResult & { ms: number }> {
+  async function janitor(
+    args: string[],
+    opts: { home: string; as?: User | null; env?: Record<string, string>; killAfterMs?: number },
+  ): Promise<CliResult & { ms: number }> {
     const tmp = path.join(base, 'tmp');
     mkdirSync(tmp, { recursive: true, mode: 0o1777 });
     chmodSync(tmp, 0o1777);
     const env = {
-      HOME: base, HERMES_HOME: opts.home, HERMES_JANITOR_STATE_DIR: stateBase, HERMES_MANAGED_DIR: emptyManagedDir(), TMPDIR: tmp,
-      ...(process.env.DOCKER_HOST ? { DOCKER_HOST: process.env.DOCKER_HOST } : {}), ...opts.env,
+      HOME: base,
+      HERMES_HOME: opts.home,
+      HERMES_JANITOR_STATE_DIR: stateBase,
+      HERMES_MANAGED_DIR: emptyManagedDir(),
+      TMPDIR: tmp,
+      ...(process.env.DOCKER_HOST ? { DOCKER_HOST: process.env.DOCKER_HOST } : {}),
+      ...opts.env,
     };
     const t = performance.now();
     const r = await runCliAs(opts.as ?? null, args, env, [], opts.killAfterMs ?? 60_000);
@@ -144,8 +169,16 @@ describe("root over another user's hermes home: a file that user can write gives
       throw new Error(`not JSON (exit ${r.code}): ${r.stdout.slice(0, 300)} ${r.stderr}`);
     }
   };
-  interface Refused { path: string; reason: string; detail: string }
-  interface StatusJson { trust: { owner: { uid: number } | null; stateDir: string; refused: Array<Refused & { what: string }> }; attention: string[]; exitCode: number }
+  interface Refused {
+    path: string;
+    reason: string;
+    detail: string;
+  }
+  interface StatusJson {
+    trust: { owner: { uid: number } | null; stateDir: string; refused: Array<Refused & { what: string }> };
+    attention: string[];
+    exitCode: number;
+  }
 
   it('a sandbox root of /var/lib in their config.yaml is refused (untrusted-root) in text, --json and status; the dry run lists nothing there', async () => {
     const h = home();
@@ -158,12 +191,21 @@ describe("root over another user's hermes home: a file that user can write gives
     assert.match(text.stderr, /sandbox root \/var\/lib refused \(untrusted-root\): \/var\/lib belongs to uid 0 \(root\), not to the home's owner uid \d+/);
     const j = json<{ sandboxDirs: { removed: unknown[]; refused?: Refused[] } }>(await janitor([...args, '--json'], { home: h }));
     assert.deepEqual(j.sandboxDirs.removed, []);
-    assert.deepEqual(j.sandboxDirs.refused?.map((r) => [r.path, r.reason]), [['/var/lib', 'untrusted-root']]);
+    assert.deepEqual(
+      j.sandboxDirs.refused?.map((r) => [r.path, r.reason]),
+      [['/var/lib', 'untrusted-root']],
+    );
     const st = await janitor(['status', '--json', '--label', label], { home: h });
     const s = json<StatusJson>(st);
     assert.equal(st.code, 1, st.stderr);
-    assert.deepEqual(s.trust.refused.map((r) => [r.what, r.path, r.reason]), [['sandbox root', '/var/lib', 'untrusted-root']]);
-    assert.ok(s.attention.some((a) => a.includes('/var/lib refused (untrusted-root)')), s.attention.join('\n'));
+    assert.deepEqual(
+      s.trust.refused.map((r) => [r.what, r.path, r.reason]),
+      [['sandbox root', '/var/lib', 'untrusted-root']],
+    );
+    assert.ok(
+      s.attention.some((a) => a.includes('/var/lib refused (untrusted-root)')),
+      s.attention.join('\n'),
+    );
     const stText = await janitor(['status', '--label', label], { home: h });
     assert.match(stText.stdout, /\n {2}refused sandbox root \(untrusted-root\): sandbox root \/var\/lib refused/);
   });
@@ -176,7 +218,10 @@ describe("root over another user's hermes home: a file that user can write gives
     const before = snapshot(v);
     const r = await janitor(['reap', '--sandbox-dirs-older-than', '1s', '--label', label, '--json'], { home: h });
     assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(json<{ sandboxDirs: { removed: unknown[]; refused?: Refused[] } }>(r).sandboxDirs.refused?.map((x) => x.reason), ['untrusted-root']);
+    assert.deepEqual(
+      json<{ sandboxDirs: { removed: unknown[]; refused?: Refused[] } }>(r).sandboxDirs.refused?.map((x) => x.reason),
+      ['untrusted-root'],
+    );
     assert.equal(snapshot(v), before, 'the victim is untouched');
   });
 
@@ -201,7 +246,10 @@ describe("root over another user's hermes home: a file that user can write gives
     ageTree(path.join(h, 'sandboxes'));
     const again = await janitor(['reap', '--sandbox-dirs-older-than', '1s', '--label', label, '--json'], { home: h });
     assert.equal(again.code, 0, again.stderr);
-    assert.deepEqual(json<{ sandboxDirs: { removed: Array<{ path: string }> } }>(again).sandboxDirs.removed.map((x) => x.path), [path.join(h, 'sandboxes', 'docker', 'task-1')]);
+    assert.deepEqual(
+      json<{ sandboxDirs: { removed: Array<{ path: string }> } }>(again).sandboxDirs.removed.map((x) => x.path),
+      [path.join(h, 'sandboxes', 'docker', 'task-1')],
+    );
   });
 
   it('a symlinked log: reap --background neither creates nor appends to its target (exit 2, one line); a log of theirs is written as them', async () => {
@@ -230,7 +278,10 @@ describe("root over another user's hermes home: a file that user can write gives
     theirs(path.join(h, 'logs', 'janitor.log'));
     const st = await janitor(['status', '--json', '--label', label], { home: h, killAfterMs: 20_000 });
     assert.equal(st.signal, null, 'status did not hang on the FIFO');
-    assert.ok(json<StatusJson>(st).trust.refused.some((r) => r.path === path.join(h, 'logs', 'janitor.log') && r.reason === 'not-regular'), st.stdout);
+    assert.ok(
+      json<StatusJson>(st).trust.refused.some((r) => r.path === path.join(h, 'logs', 'janitor.log') && r.reason === 'not-regular'),
+      st.stdout,
+    );
   });
 
   it("a forged images.json in their home: the operator's image stays (root's evidence is in root's state directory)", async () => {
@@ -242,7 +293,10 @@ describe("root over another user's hermes home: a file that user can write gives
     execFileSync('sh', ['-c', `tar -C '${ctx}' -c . | docker import - ${tag} >/dev/null`]);
     const id = await docker(['image', 'inspect', '--format', '{{.Id}}', tag]);
     images.push(id);
-    write(path.join(h, 'janitor', 'images.json'), JSON.stringify({ version: 1, engines: { [ENGINE_HOST]: { [id]: { lastUsed: '2001-01-01T00:00:00.000Z', hermes: true } } } }));
+    write(
+      path.join(h, 'janitor', 'images.json'),
+      JSON.stringify({ version: 1, engines: { [ENGINE_HOST]: { [id]: { lastUsed: '2001-01-01T00:00:00.000Z', hermes: true } } } }),
+    );
     write(path.join(h, 'config.yaml'), 'janitor:\n  images_over: 1B\n');
     theirs(path.join(h, 'janitor'));
     theirs(path.join(h, 'config.yaml'));
@@ -272,7 +326,10 @@ describe("root over another user's hermes home: a file that user can write gives
     assert.equal(g.code, 0, g.stderr);
     assert.equal(snapshot(outside), before, 'nothing outside replaced or deleted');
     const s = json<StatusJson>(await janitor(['status', '--json', '--label', label], { home: h }));
-    assert.ok(s.trust.refused.some((x) => x.path === path.join(h, 'gateway') && x.reason === 'symlink'), JSON.stringify(s.trust));
+    assert.ok(
+      s.trust.refused.some((x) => x.path === path.join(h, 'gateway') && x.reason === 'symlink'),
+      JSON.stringify(s.trust),
+    );
   });
 
   it("restart-guard as root writes their home's state with their rights: the file is theirs, never root's", async () => {
@@ -339,11 +396,17 @@ describe("root over another user's hermes home: a file that user can write gives
     const r = await janitor(['reap', '--label', label, '--json'], { home: h });
     assert.equal(r.code, 0, r.stderr);
     const t = json<{ shellSnapshots: { tempDirs: Array<{ dir: string; reason?: string; problem: string | null }>; removed: unknown[] } }>(r).shellSnapshots;
-    assert.deepEqual(t.tempDirs.filter((d) => d.reason).map((d) => [d.dir, d.reason]), [[tmp, 'untrusted-root']]);
+    assert.deepEqual(
+      t.tempDirs.filter((d) => d.reason).map((d) => [d.dir, d.reason]),
+      [[tmp, 'untrusted-root']],
+    );
     assert.match(t.tempDirs[0]!.problem ?? '', /belongs to uid 0 \(root\)/);
     assert.ok(existsSync(snap));
     const s = json<StatusJson>(await janitor(['status', '--json', '--label', label], { home: h }));
-    assert.ok(s.trust.refused.some((x) => x.what === 'temp directory' && x.path === tmp && x.reason === 'untrusted-root'), JSON.stringify(s.trust));
+    assert.ok(
+      s.trust.refused.some((x) => x.what === 'temp directory' && x.path === tmp && x.reason === 'untrusted-root'),
+      JSON.stringify(s.trust),
+    );
   });
 
   it("every directory under their home is held to the rule: a cache/terminal that is a symlink to root's directory is refused; what is there stays (#38)", async () => {
@@ -361,11 +424,20 @@ describe("root over another user's hermes home: a file that user can write gives
     theirs(path.join(h, 'cache'));
     const r = await janitor(['reap', '--label', label, '--json'], { home: h });
     assert.equal(r.code, 0, r.stderr);
-    const rep = json<{ shellSnapshots: { tempDirs: Array<{ dir: string; reason?: string; problem: string | null }> }; sessionFiles: { tempDirs: Array<{ dir: string; reason?: string }>; removed: unknown[] } }>(r);
+    const rep = json<{
+      shellSnapshots: { tempDirs: Array<{ dir: string; reason?: string; problem: string | null }> };
+      sessionFiles: { tempDirs: Array<{ dir: string; reason?: string }>; removed: unknown[] };
+    }>(r);
     const cache = path.join(h, 'cache', 'terminal');
-    assert.deepEqual(rep.shellSnapshots.tempDirs.filter((d) => d.reason).map((d) => [d.dir, d.reason]), [[cache, 'untrusted-root']]);
+    assert.deepEqual(
+      rep.shellSnapshots.tempDirs.filter((d) => d.reason).map((d) => [d.dir, d.reason]),
+      [[cache, 'untrusted-root']],
+    );
     assert.match(rep.shellSnapshots.tempDirs.find((d) => d.dir === cache)!.problem ?? '', /is a symlink/);
-    assert.deepEqual(rep.sessionFiles.tempDirs.filter((d) => d.reason).map((d) => [d.dir, d.reason]), [[cache, 'untrusted-root']]);
+    assert.deepEqual(
+      rep.sessionFiles.tempDirs.filter((d) => d.reason).map((d) => [d.dir, d.reason]),
+      [[cache, 'untrusted-root']],
+    );
     assert.ok(existsSync(snap) && existsSync(job));
     // Said once, though both session passes refused it.
     assert.equal(r.stderr.split('\n').filter((l) => l.includes('refused (untrusted-root)')).length, 0, 'JSON: no warning line on stderr');
@@ -393,7 +465,7 @@ describe("root over another user's hermes home: a file that user can write gives
     }
     assert.equal(existsSync(target), false, 'nothing was written through the planted link');
     const rewrite = spawnSync('setpriv', [`--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--', 'sh', '-c', `echo x >> '${plan}'`]);
-    assert.notEqual(rewrite.status, 0, 'the user cannot rewrite root\'s plan');
+    assert.notEqual(rewrite.status, 0, "the user cannot rewrite root's plan");
     // A plan of theirs (their copy, their ids) and one root wrote but left writable: refused, nothing applied.
     const doc = JSON.parse(readFileSync(plan, 'utf8')) as { containers: Array<{ host: string; id: string; name: string }>; selection: { labels: string[] } };
     doc.selection.labels = [`app=prod-${hex(3)}`];

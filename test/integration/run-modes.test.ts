@@ -10,7 +10,11 @@ import { reapLockPath } from '../../src/adapters/janitor-files.js';
 import { assertUsageError, fastPathOnly, runCli, tempDir } from '../helpers/cli.js';
 import { ENGINE_HOST, ENGINE_SOCKET, EngineFixture, after as plus, requireEngine } from '../helpers/docker.js';
 
-interface Entry { id: string; host: string; reason?: string }
+interface Entry {
+  id: string;
+  host: string;
+  reason?: string;
+}
 const DEFAULT_SOCKET_HOST = 'unix:///var/run/docker.sock';
 
 describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
@@ -135,10 +139,15 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
     const keepMe = await fx.create({ state: 'exited', labels: { 'hj-keep': 'yes' } });
     const asOf = plus(await fx.finishedAt(keepMe), 3600);
     const planFile = path.join(tmp.dir, 'plan.json');
-    const dry = await runCli(['reap', '--dry-run', '--json', '--plan-out', planFile, '--profile', fx.profile, '--exclude-label', 'hj-keep', '--as-of', asOf], { env });
+    const dry = await runCli(['reap', '--dry-run', '--json', '--plan-out', planFile, '--profile', fx.profile, '--exclude-label', 'hj-keep', '--as-of', asOf], {
+      env,
+    });
     assert.equal(dry.code, 0, dry.stderr);
     const plan = JSON.parse(readFileSync(planFile, 'utf8'));
-    assert.deepEqual(plan.containers.map((c: Entry) => c.id), [planned]);
+    assert.deepEqual(
+      plan.containers.map((c: Entry) => c.id),
+      [planned],
+    );
     assert.equal(plan.selection.profile, fx.profile);
     const dj = JSON.parse(dry.stdout);
     assert.equal(dj.kept.find((k: Entry) => k.id === keepMe)?.reason, 'excluded');
@@ -150,13 +159,19 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
     const apply = await runCli(['reap', '--json', '--plan', planFile, '--as-of', lateAsOf], { env });
     assert.equal(apply.code, 0, apply.stderr);
     const aj = JSON.parse(apply.stdout);
-    assert.deepEqual(aj.removed.map((e: Entry) => e.id), [planned]);
+    assert.deepEqual(
+      aj.removed.map((e: Entry) => e.id),
+      [planned],
+    );
     const reported = [...aj.removed, ...aj.kept, ...aj.failed].map((e: Entry) => e.id);
     assert.ok(!reported.includes(late) && !reported.includes(keepMe), 'nothing outside the plan is reported');
     const left = await fx.remaining();
     assert.ok(left.includes(late) && left.includes(keepMe) && !left.includes(planned));
     const replay = await runCli(['reap', '--json', '--plan', planFile, '--as-of', lateAsOf], { env });
-    assert.deepEqual(JSON.parse(replay.stdout).kept.map((e: Entry) => [e.id, e.reason]), [[planned, 'gone']]);
+    assert.deepEqual(
+      JSON.parse(replay.stdout).kept.map((e: Entry) => [e.id, e.reason]),
+      [[planned, 'gone']],
+    );
     writeFileSync(planFile, '{"version": 1}');
     const bad = await runCli(['reap', '--plan', planFile], { env });
     assertUsageError(bad, [planFile, 'is not a reap plan']);
@@ -166,14 +181,29 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
     const ci = await fx.create({ state: 'exited', agent: null, profile: null, labels: { 'ci-job': fx.runId, 'ci-team': 'red' } });
     const other = await fx.create({ state: 'exited', agent: null, profile: null, labels: { 'ci-job': fx.runId, 'ci-team': 'blue' } });
     const asOf = plus(await fx.finishedAt(other), 3600);
-    const res = await runCli(['reap', '--json', '--dry-run', '--label', `ci-job=${fx.runId}`, '--profile-label', 'ci-team', '--profile', 'red', '--as-of', asOf], { env });
+    const res = await runCli(
+      ['reap', '--json', '--dry-run', '--label', `ci-job=${fx.runId}`, '--profile-label', 'ci-team', '--profile', 'red', '--as-of', asOf],
+      { env },
+    );
     assert.equal(res.code, 0, res.stderr);
     const out = JSON.parse(res.stdout);
-    assert.deepEqual(out.removed.map((e: Entry) => e.id), [ci]);
-    const ex = await runCli(['reap', '--json', '--dry-run', '--label', `ci-job=${fx.runId}`, '--all-profiles', '--exclude-label', 'ci-team=blue', '--as-of', asOf], { env });
+    assert.deepEqual(
+      out.removed.map((e: Entry) => e.id),
+      [ci],
+    );
+    const ex = await runCli(
+      ['reap', '--json', '--dry-run', '--label', `ci-job=${fx.runId}`, '--all-profiles', '--exclude-label', 'ci-team=blue', '--as-of', asOf],
+      { env },
+    );
     const ej = JSON.parse(ex.stdout);
-    assert.deepEqual(ej.removed.map((e: Entry) => e.id), [ci]);
-    assert.deepEqual(ej.kept.map((e: Entry) => [e.id, e.reason]), [[other, 'excluded']]);
+    assert.deepEqual(
+      ej.removed.map((e: Entry) => e.id),
+      [ci],
+    );
+    assert.deepEqual(
+      ej.kept.map((e: Entry) => [e.id, e.reason]),
+      [[other, 'excluded']],
+    );
     assertUsageError(await runCli(['reap', '--exclude-label', '=x'], { env }), ['--exclude-label', "'=x'"]);
   });
 
@@ -183,7 +213,13 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
     const res = await runCli(['reap', '--json', '--host', ENGINE_HOST, '--host', 'tcp://127.0.0.1:9', '--profile', fx.profile, '--as-of', asOf], { env });
     assert.equal(res.code, 3, res.stderr);
     const out = JSON.parse(res.stdout);
-    assert.deepEqual(out.hosts.map((h: { host: string; reachable: boolean }) => [h.host, h.reachable]), [[ENGINE_HOST, true], ['tcp://127.0.0.1:9', false]]);
+    assert.deepEqual(
+      out.hosts.map((h: { host: string; reachable: boolean }) => [h.host, h.reachable]),
+      [
+        [ENGINE_HOST, true],
+        ['tcp://127.0.0.1:9', false],
+      ],
+    );
     assert.ok(out.removed.some((e: Entry) => e.id === id && e.host === ENGINE_HOST));
     assert.ok(!(await fx.remaining()).includes(id));
   });
@@ -220,7 +256,10 @@ describe('shell start-up, cron, CI and many-engine modes (real engine)', () => {
     const asOf = plus(await fx.finishedAt(id), 3600);
     const res = await runCli(['reap', '--log-format', 'json', '--profile', fx.profile, '--as-of', asOf], { env });
     assert.equal(res.code, 0, res.stderr);
-    const events = res.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const events = res.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     for (const e of events) {
       assert.ok(!Number.isNaN(Date.parse(e.time)) && typeof e.event === 'string');
     }

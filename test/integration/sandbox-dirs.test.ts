@@ -26,8 +26,22 @@ const TEN_MIN = 600_000;
 const daysAgo = (n: number) => new Date(Date.now() - n * DAY);
 
 interface StatusJson {
-  sandboxDirs: { root: string; count: number | null; bytes: number | null; unused: number | null; unusedBytes: number | null; oldestUnusedChange: string | null };
-  sandboxDirsDetail: { from: string; used: number | null; unreadable: Array<{ path: string; error: string }>; notEntered: string[]; usageUnknown: string | null; error: string | null };
+  sandboxDirs: {
+    root: string;
+    count: number | null;
+    bytes: number | null;
+    unused: number | null;
+    unusedBytes: number | null;
+    oldestUnusedChange: string | null;
+  };
+  sandboxDirsDetail: {
+    from: string;
+    used: number | null;
+    unreadable: Array<{ path: string; error: string }>;
+    notEntered: string[];
+    usageUnknown: string | null;
+    error: string | null;
+  };
   attention: string[];
   exitCode: number;
 }
@@ -89,8 +103,11 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
 
   const pass = async (root: SandboxRoot, olderThanMs = TEN_MIN) =>
     removeUnusedSandboxDirs({
-      roots: [root], engines: [{ engine: await createDockerodeEngine({ host: ENGINE_HOST, socketPath: ENGINE_SOCKET }), answered: true }],
-      olderThanMs, dryRun: false, now: () => new Date(),
+      roots: [root],
+      engines: [{ engine: await createDockerodeEngine({ host: ENGINE_HOST, socketPath: ENGINE_SOCKET }), answered: true }],
+      olderThanMs,
+      dryRun: false,
+      now: () => new Date(),
     });
 
   /**
@@ -131,10 +148,16 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
     assert.ok(Math.abs(Date.parse(s.sandboxDirs.oldestUnusedChange!) - daysAgo(41).getTime()) < 5_000, s.sandboxDirs.oldestUnusedChange!);
     assert.equal(s.sandboxDirsDetail.used, 2);
     const text = await runCli(['status'], { env: h.env });
-    assert.match(text.stdout, /\nSandboxes \(.*\/hermes\/sandboxes\)\n {2}4 task directories, [\d.]+ KiB on disk\n {2}used by no container: 2 \([\d.]+ KiB\); the oldest last changed 41 days ago\n/);
+    assert.match(
+      text.stdout,
+      /\nSandboxes \(.*\/hermes\/sandboxes\)\n {2}4 task directories, [\d.]+ KiB on disk\n {2}used by no container: 2 \([\d.]+ KiB\); the oldest last changed 41 days ago\n/,
+    );
 
     const res = await pass(h.root);
-    assert.deepEqual(res.removed.map((r) => r.path), [old.dir]);
+    assert.deepEqual(
+      res.removed.map((r) => r.path),
+      [old.dir],
+    );
     assert.equal(res.removed[0]!.bytes, s.sandboxDirs.unusedBytes! - du([recent.dir]));
     const kept = Object.fromEntries(res.kept.map((k) => [k.path, k]));
     assert.equal(kept[running.dir]?.reason, 'in-use');
@@ -160,7 +183,10 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
     symlinkSync(path.dirname(outside), path.join(t.home, 'link-to-home'));
     ageTree(t.dir, daysAgo(3));
     const res = await pass(h.root);
-    assert.deepEqual(res.removed.map((r) => r.path), [t.dir]);
+    assert.deepEqual(
+      res.removed.map((r) => r.path),
+      [t.dir],
+    );
     assert.equal(existsSync(t.dir), false);
     assert.equal(readFileSync(outside, 'utf8'), 'keep');
     assert.ok(existsSync(path.join(h.dir, 'sandboxes')));
@@ -187,7 +213,13 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
 
     const res = await pass(h.root);
     assert.deepEqual(res.removed, []);
-    assert.deepEqual(res.kept.map((k) => [k.path, k.reason]), [[withBind.dir, 'mount-inside'], [withTmpfs.dir, 'mount-inside']]);
+    assert.deepEqual(
+      res.kept.map((k) => [k.path, k.reason]),
+      [
+        [withBind.dir, 'mount-inside'],
+        [withTmpfs.dir, 'mount-inside'],
+      ],
+    );
     assert.match(res.kept[1]!.detail, /scratch: not entered/);
     assert.ok(existsSync(path.join(withTmpfs.workspace, 'scratch', 'in-tmpfs')));
     assert.equal(readFileSync(path.join(project, 'src.py'), 'utf8'), 'precious');
@@ -223,16 +255,28 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
     assert.equal(res.error, undefined);
     assert.deepEqual(res.removed, [], 'nothing reported as removed');
     assert.deepEqual(res.kept, []);
-    assert.deepEqual(res.failed.map((f) => [f.path, f.partial]), [[built.dir, false], [ssh.dir, false]]);
+    assert.deepEqual(
+      res.failed.map((f) => [f.path, f.partial]),
+      [
+        [built.dir, false],
+        [ssh.dir, false],
+      ],
+    );
     assert.equal(
       res.failed[0]!.error,
       `cannot remove ${built.dir}: ${build}/out.o: permission denied (${build} belongs to uid 0; this run is uid ${NOBODY}): run it as root, or as the owner; nothing was removed`,
     );
-    assert.match(res.failed[1]!.error, new RegExp(`^cannot remove ${ssh.dir}: ${sshDir}: cannot be read \\(EACCES\\).*run it as root, or as the owner; nothing was removed$`));
+    assert.match(
+      res.failed[1]!.error,
+      new RegExp(`^cannot remove ${ssh.dir}: ${sshDir}: cannot be read \\(EACCES\\).*run it as root, or as the owner; nothing was removed$`),
+    );
     assert.equal(execFileSync('find', [h.root.root], { encoding: 'utf8' }), before, 'every file still there');
     // As root, the same directories go.
     const asRoot = await runPass({ roots: [h.root], olderThanMs: TEN_MIN, hosts: [{ host: sim.host, socketPath: sim.socketPath! }] });
-    assert.deepEqual(asRoot.removed.map((r) => r.path), [built.dir, ssh.dir]);
+    assert.deepEqual(
+      asRoot.removed.map((r) => r.path),
+      [built.dir, ssh.dir],
+    );
   });
 
   it('a file that cannot be removed half-way (immutable): the directory is a failure marked partial, never reported as removed', async (ctx) => {
@@ -252,7 +296,10 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
     assert.deepEqual(res.removed, []);
     assert.equal(res.failed.length, 1);
     assert.equal(res.failed[0]!.partial, true);
-    assert.match(res.failed[0]!.error, /^cannot remove .*immutable-inside: .*\/zz\/pinned: operation not permitted \(EPERM\) .*chattr -i .*PARTLY REMOVED, what is left is at .*\/docker\/\.hermes-janitor-removing\.[0-9a-f]{8}\.immutable-inside$/);
+    assert.match(
+      res.failed[0]!.error,
+      /^cannot remove .*immutable-inside: .*\/zz\/pinned: operation not permitted \(EPERM\) .*chattr -i .*PARTLY REMOVED, what is left is at .*\/docker\/\.hermes-janitor-removing\.[0-9a-f]{8}\.immutable-inside$/,
+    );
     const left = readdirSync(path.join(h.root.root, 'docker'));
     assert.equal(left.length, 1);
     assert.ok(existsSync(path.join(h.root.root, 'docker', left[0]!, 'workspace', 'zz', 'pinned')));
@@ -265,10 +312,20 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
     const real = await createDockerodeEngine({ host: ENGINE_HOST, socketPath: ENGINE_SOCKET });
     const gone = await createDockerodeEngine({ host: 'unix:///run/hermes-janitor/no-such.sock', socketPath: '/run/hermes-janitor/no-such.sock' });
     const res = await removeUnusedSandboxDirs({
-      roots: [h.root], engines: [{ engine: real, answered: true }, { engine: gone, answered: true }], olderThanMs: TEN_MIN, dryRun: false, now: () => new Date(),
+      roots: [h.root],
+      engines: [
+        { engine: real, answered: true },
+        { engine: gone, answered: true },
+      ],
+      olderThanMs: TEN_MIN,
+      dryRun: false,
+      now: () => new Date(),
     });
     assert.deepEqual(res.removed, []);
-    assert.deepEqual(res.kept.map((k) => k.reason), ['engine-unanswered']);
+    assert.deepEqual(
+      res.kept.map((k) => k.reason),
+      ['engine-unanswered'],
+    );
     assert.match(res.kept[0]!.detail, /no-such\.sock/);
     assert.ok(existsSync(t.dir));
   });
@@ -282,7 +339,10 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
     assert.deepEqual(removed, dirs.sort());
     assert.deepEqual([...a.failed, ...b.failed], []);
     // The other run finds a directory gone, or (listed after it was claimed) being removed.
-    assert.ok([...a.kept, ...b.kept].every((k) => k.reason === 'gone' || k.reason === 'being-removed'), JSON.stringify([a.kept, b.kept]));
+    assert.ok(
+      [...a.kept, ...b.kept].every((k) => k.reason === 'gone' || k.reason === 'being-removed'),
+      JSON.stringify([a.kept, b.kept]),
+    );
     assert.deepEqual(readdirSync(path.join(h.root.root, 'docker')), []);
   });
 
@@ -322,7 +382,12 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
     const s = JSON.parse(r.stdout) as StatusJson;
     assert.deepEqual(s.sandboxDirsDetail.unreadable, [{ path: ssh, error: 'EACCES' }]);
     assert.deepEqual(s.sandboxDirs, {
-      root: h.root.root, count: 1, bytes: du([task.dir]) - du([path.join(ssh, 'id_ed25519')]), unused: 1, unusedBytes: s.sandboxDirs.bytes, oldestUnusedChange: null,
+      root: h.root.root,
+      count: 1,
+      bytes: du([task.dir]) - du([path.join(ssh, 'id_ed25519')]),
+      unused: 1,
+      unusedBytes: s.sandboxDirs.bytes,
+      oldestUnusedChange: null,
     });
     const text = await runCli(args, { env: { HERMES_HOME: h.dir }, unprivileged: true });
     assert.match(text.stdout, new RegExp(`\n {2}could not read 1 path \\(sizes are at least the ones shown\\): ${ssh} \\(EACCES\\)\n`));
@@ -367,7 +432,10 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
       const res = await runCli(['reap', '--json', ...sel(), '--sandbox-dirs-older-than', '30d'], { env: h.env });
       assert.equal(res.code, 0, res.stderr);
       const d = (JSON.parse(res.stdout) as ReapJson).sandboxDirs!;
-      assert.deepEqual(d.removed.map((r) => [r.path, r.bytes]), [[old.dir, oldBytes]]);
+      assert.deepEqual(
+        d.removed.map((r) => [r.path, r.bytes]),
+        [[old.dir, oldBytes]],
+      );
       assert.ok(Math.abs(Date.parse(d.removed[0]!.lastChange) - daysAgo(41).getTime()) < 5_000);
       const why = Object.fromEntries(d.kept.map((k) => [k.path, k.reason]));
       assert.deepEqual(why, { [running.dir]: 'in-use', [exited.dir]: 'in-use', [recent.dir]: 'changed-recently' });
@@ -386,8 +454,14 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
       writeFileSync(path.join(profileHome, 'config.yaml'), 'janitor:\n  sandbox_dirs_older_than: 30d\n');
       const res = await runCli(['reap', '--log-format', 'json', ...sel()], { env });
       assert.equal(res.code, 0, res.stderr);
-      const events = res.stdout.trim().split('\n').map((l) => JSON.parse(l) as { event: string; path?: string; sandboxDirs?: unknown });
-      assert.deepEqual(events.filter((e) => e.event === 'removed-sandbox-dir').map((e) => e.path), [old.dir]);
+      const events = res.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { event: string; path?: string; sandboxDirs?: unknown });
+      assert.deepEqual(
+        events.filter((e) => e.event === 'removed-sandbox-dir').map((e) => e.path),
+        [old.dir],
+      );
       assert.deepEqual(events.at(-1)!.sandboxDirs, { removed: 1, kept: 3, failed: 0 });
       writeFileSync(path.join(profileHome, 'config.yaml'), 'janitor:\n  sandbox_dirs_older_than: whenever\n');
       assertUsageError(await runCli(['reap', ...sel()], { env }), ['janitor.sandbox_dirs_older_than', 'whenever', 'config.yaml']);
@@ -395,7 +469,10 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
       assertUsageError(await runCli(['reap', ...sel(), '--sandbox-dirs-older-than', 'soon'], { env }), ['--sandbox-dirs-older-than', "'soon'"]);
       const file = path.join(h.dir, 'a-file');
       writeFileSync(file, 'x');
-      assertUsageError(await runCli(['reap', ...sel(), '--sandbox-dirs-older-than', '30d'], { env: { ...env, TERMINAL_SANDBOX_DIR: file } }), [file, 'not a directory']);
+      assertUsageError(await runCli(['reap', ...sel(), '--sandbox-dirs-older-than', '30d'], { env: { ...env, TERMINAL_SANDBOX_DIR: file } }), [
+        file,
+        'not a directory',
+      ]);
       // watch too, before it watches anything (no 'watching' line, no sweep).
       assertUsageError(
         await runCli(['watch', ...sel(), '--sandbox-dirs-older-than', '30d'], { env: { ...env, TERMINAL_SANDBOX_DIR: file }, killAfterMs: 20_000 }),
@@ -416,7 +493,10 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
 
     it('an unreachable second engine: nothing is removed (kept engine-unanswered), exit 3', async () => {
       const { h, old } = await fourDirs();
-      const res = await runCli(['reap', '--json', ...sel(), '--sandbox-dirs-older-than', '30d', '--host', ENGINE_HOST, '--host', 'unix:///nonexistent/engine.sock'], { env: h.env });
+      const res = await runCli(
+        ['reap', '--json', ...sel(), '--sandbox-dirs-older-than', '30d', '--host', ENGINE_HOST, '--host', 'unix:///nonexistent/engine.sock'],
+        { env: h.env },
+      );
       assert.equal(res.code, 3, res.stderr);
       const d = (JSON.parse(res.stdout) as ReapJson).sandboxDirs!;
       assert.deepEqual(d.removed, []);
@@ -476,7 +556,10 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
       const doc = JSON.parse(res.stdout) as ReapJson & { timedOut: boolean };
       assert.equal(doc.timedOut, true);
       assert.deepEqual(doc.sandboxDirs!.removed, []);
-      assert.deepEqual(doc.sandboxDirs!.kept.map((k) => [k.path, k.reason]), dirs.map((d) => [d, 'cut-short']));
+      assert.deepEqual(
+        doc.sandboxDirs!.kept.map((k) => [k.path, k.reason]),
+        dirs.map((d) => [d, 'cut-short']),
+      );
       const text = await runCli(args, { env: { HERMES_HOME: h.dir } });
       assert.equal(text.code, 3, text.stderr);
       assert.match(text.stderr, /^hermes-janitor: timed out after --timeout 2s; stopped early$/m);
@@ -506,12 +589,16 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
       cleanups.push(() => void sim.close());
       chmodSync(sim.socketPath!, 0o666);
       const res = await runCli(['reap', '--host', sim.host, '--label', `hj-none-${fx.profile}=1`, '--sandbox-dirs-older-than', '1d'], {
-        env: { HERMES_HOME: h.dir }, unprivileged: true,
+        env: { HERMES_HOME: h.dir },
+        unprivileged: true,
       });
       assert.equal(res.code, 1, res.stderr);
       const docker = path.join(h.root.root, 'docker');
       const left = readdirSync(docker).sort();
-      assert.deepEqual(left.map((n) => n.replace(/^\.hermes-janitor-removing\.[0-9a-f]{8}\./, '.claimed.')), ['.claimed.pinned', 'root-built']);
+      assert.deepEqual(
+        left.map((n) => n.replace(/^\.hermes-janitor-removing\.[0-9a-f]{8}\./, '.claimed.')),
+        ['.claimed.pinned', 'root-built'],
+      );
       // The refused file is named where it now is: under the name the directory was claimed with.
       const claimedZz = path.join(docker, left[0]!, 'workspace', 'zz');
       assert.deepEqual(res.stderr.split('\n'), [
@@ -538,12 +625,18 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
       for (const r of runs) assert.equal(r.code, 0, r.stderr);
       const docs = runs.map((r) => (JSON.parse(r.stdout) as ReapJson).sandboxDirs!);
       assert.deepEqual(docs.flatMap((d) => d.removed.map((x) => x.path)).sort(), [...dirs].sort());
-      assert.deepEqual(docs.flatMap((d) => d.failed), []);
-      assert.ok(docs.flatMap((d) => d.kept).every((k) => k.reason === 'gone' || k.reason === 'being-removed'), JSON.stringify(docs));
+      assert.deepEqual(
+        docs.flatMap((d) => d.failed),
+        [],
+      );
+      assert.ok(
+        docs.flatMap((d) => d.kept).every((k) => k.reason === 'gone' || k.reason === 'being-removed'),
+        JSON.stringify(docs),
+      );
       assert.deepEqual(readdirSync(path.join(h.root.root, 'docker')), []);
     });
 
-    it('watch --all-profiles checks every profile\'s sandbox root, as reap --all-profiles does', async () => {
+    it("watch --all-profiles checks every profile's sandbox root, as reap --all-profiles does", async () => {
       const h = home();
       // A second profile under the same hermes root, with its own sandbox root (<root>/profiles/<name>/sandboxes).
       const other = path.join(h.dir, 'profiles', `p2-${fx.runId}`);
@@ -554,12 +647,23 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
       const args = ['--all-profiles', '--label', `hermes-janitor-test-run=${fx.runId}`, '--dry-run', '--sandbox-dirs-older-than', '30d'];
       const reap = await runCli(['reap', '--log-format', 'json', ...args], { env: h.env });
       assert.equal(reap.code, 0, reap.stderr);
-      const reapWould = reap.stdout.trim().split('\n').map((l) => JSON.parse(l) as { event: string; path?: string }).filter((e) => e.event === 'would-remove-sandbox-dir');
+      const reapWould = reap.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { event: string; path?: string })
+        .filter((e) => e.event === 'would-remove-sandbox-dir');
       assert.deepEqual(reapWould.map((e) => e.path).sort(), [inHome.dir, inOther.dir].sort());
       const w = WatchProcess.start(args, { ...h.env, HERMES_JANITOR_SANDBOX_DIRS_EVERY: '1s' });
       try {
         await w.waitFor('a sandbox-dirs check', (lines) => lines.some((l) => l.event === 'sandbox-dirs'), 30_000);
-        assert.deepEqual(w.events('would-remove-sandbox-dir').map((l) => l.path).sort(), [inHome.dir, inOther.dir].sort(), JSON.stringify(w.lines));
+        assert.deepEqual(
+          w
+            .events('would-remove-sandbox-dir')
+            .map((l) => l.path)
+            .sort(),
+          [inHome.dir, inOther.dir].sort(),
+          JSON.stringify(w.lines),
+        );
         assert.equal((await w.stop('SIGTERM')).code, 0, w.stderr);
       } finally {
         w.kill();
@@ -569,10 +673,18 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
 
     it('watch removes it at its check (first once connected, then every HERMES_JANITOR_SANDBOX_DIRS_EVERY), holding the reap lock', async () => {
       const { h, old, recent } = await fourDirs();
-      const w = WatchProcess.start([...sel(), '--sandbox-dirs-older-than', '30d'], { ...h.env, TERMINAL_SANDBOX_DIR: h.root.root, HERMES_JANITOR_SANDBOX_DIRS_EVERY: '1s' });
+      const w = WatchProcess.start([...sel(), '--sandbox-dirs-older-than', '30d'], {
+        ...h.env,
+        TERMINAL_SANDBOX_DIR: h.root.root,
+        HERMES_JANITOR_SANDBOX_DIRS_EVERY: '1s',
+      });
       try {
         await w.waitFor('a sandbox-dirs check', (lines) => lines.filter((l) => l.event === 'sandbox-dirs').length >= 2, 30_000);
-        assert.deepEqual(w.events('removed-sandbox-dir').map((l) => l.path), [old.dir], JSON.stringify(w.lines));
+        assert.deepEqual(
+          w.events('removed-sandbox-dir').map((l) => l.path),
+          [old.dir],
+          JSON.stringify(w.lines),
+        );
         assert.ok(!existsSync(old.dir));
         assert.ok(existsSync(recent.dir));
         const stop = await w.stop('SIGTERM');

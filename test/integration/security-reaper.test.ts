@@ -64,7 +64,10 @@ describe('the reaper never prints environment secrets', () => {
   const passMarker = `PASS${randomBytes(8).toString('hex')}`;
   const realKey = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   // Every 16-character run of the real key's base64 body counts as a leak.
-  const realKeyChunks = realKey.split('\n').filter((l) => !l.startsWith('-----') && l.length >= 16).map((l) => l.slice(0, 16));
+  const realKeyChunks = realKey
+    .split('\n')
+    .filter((l) => !l.startsWith('-----') && l.length >= 16)
+    .map((l) => l.slice(0, 16));
   const secrets = [keyMarker, certMarker, regMarker, Buffer.from(`user:${regMarker}`).toString('base64'), passMarker, ...realKeyChunks];
   let sim: EngineSimulator;
   let simTcp: EngineSimulator;
@@ -156,13 +159,13 @@ describe('the reaper never prints environment secrets', () => {
     const authEnv = JSON.stringify({ auths: { 'registry.example.com': { auth: Buffer.from(`user:${regMarker}`).toString('base64') } } });
     for (const host of [sim.host, `tcp://127.0.0.1:${port}`]) {
       for (const mode of MODES) {
-        for (const env of [
-          { HOME: home },
-          { HOME: path.join(base.dir, 'empty-home'), DOCKER_CONFIG: dockerConfig, DOCKER_AUTH_CONFIG: authEnv },
-        ]) {
-          const res = await runCli([...mode, '--dry-run', '--profile', PROFILE, '--host', host].filter((a) => a !== '--dry-run' || mode[0] === 'reap'), {
-            env: { ...env, HERMES_JANITOR_DEBUG: '1' },
-          });
+        for (const env of [{ HOME: home }, { HOME: path.join(base.dir, 'empty-home'), DOCKER_CONFIG: dockerConfig, DOCKER_AUTH_CONFIG: authEnv }]) {
+          const res = await runCli(
+            [...mode, '--dry-run', '--profile', PROFILE, '--host', host].filter((a) => a !== '--dry-run' || mode[0] === 'reap'),
+            {
+              env: { ...env, HERMES_JANITOR_DEBUG: '1' },
+            },
+          );
           assertClean(res, secrets, `${mode.join(' ')} on ${host}`);
         }
       }
@@ -178,7 +181,10 @@ describe('the reaper never prints environment secrets', () => {
       assertClean(res, secrets, `reap with ${env.HOME}`);
       assert.equal(res.code, 1, `a failed removal is exit 1: ${res.stderr}`);
       const out = JSON.parse(res.stdout) as { failed: Array<{ id: string }> };
-      assert.deepEqual(out.failed.map((f) => f.id), [failing]);
+      assert.deepEqual(
+        out.failed.map((f) => f.id),
+        [failing],
+      );
     }
     assert.ok(sim.ids().includes(failing));
     for (const req of sim.requests) {
@@ -228,7 +234,9 @@ describe('the reaper never prints environment secrets', () => {
 
     // A password given on the command line is masked in the log's header line too.
     const flagHome = path.join(home, 'hermes-flag');
-    const viaFlag = await runCli(['reap', '--background', '--home', flagHome, '--profile', PROFILE, '--host', `tcp://user:${passMarker}@127.0.0.1:${port}`], { env: { HOME: home } });
+    const viaFlag = await runCli(['reap', '--background', '--home', flagHome, '--profile', PROFILE, '--host', `tcp://user:${passMarker}@127.0.0.1:${port}`], {
+      env: { HOME: home },
+    });
     assert.equal(viaFlag.code, 0, viaFlag.stderr);
     const flagLog = path.join(flagHome, 'logs', 'janitor.log');
     let flagText = '';
@@ -267,7 +275,27 @@ describe('the engine address is the one asked for', () => {
 });
 
 describe('profile names never form a path outside the state directory (reap/list)', () => {
-  const BAD = ['../x', '..', '.', '../../../../tmp/evil', 'a/../../b', 'a/b', '/etc', '/tmp/x', '..\\x', 'x/..', '', ' ', '.hidden', 'Default', 'a b', 'x\ny', `${'a'.repeat(65)}`, '-x', '%2e%2e'];
+  const BAD = [
+    '../x',
+    '..',
+    '.',
+    '../../../../tmp/evil',
+    'a/../../b',
+    'a/b',
+    '/etc',
+    '/tmp/x',
+    '..\\x',
+    'x/..',
+    '',
+    ' ',
+    '.hidden',
+    'Default',
+    'a b',
+    'x\ny',
+    `${'a'.repeat(65)}`,
+    '-x',
+    '%2e%2e',
+  ];
 
   it('every bad --profile is exit 2 with one line, before any file or the engine is touched', async () => {
     const sim = await EngineSimulator.start({ containers: [{ labels: LABELS, finishedAt: '2020-01-01T00:00:00Z' }] });
@@ -310,7 +338,10 @@ describe('profile names never form a path outside the state directory (reap/list
       assert.equal(sim.size, 0);
       const inside = path.join('.hermes', 'profiles', PROFILE);
       const written = tree(base.dir);
-      assert.ok(written.some((f) => f.startsWith(inside)), `the reap wrote its lock and stamp: ${written.join(', ')}`);
+      assert.ok(
+        written.some((f) => f.startsWith(inside)),
+        `the reap wrote its lock and stamp: ${written.join(', ')}`,
+      );
       for (const f of written) assert.ok(f.startsWith(inside) || inside.startsWith(f), `${f} is outside ${inside}`);
     } finally {
       await sim.close();

@@ -21,7 +21,12 @@ const BTIME = Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))![
 /** Every fixture file last changed 11 s after the host booted (long past the threshold), the stand-in 1 s after boot. */
 const CHANGED_MS = BTIME * 1000 + 11_000;
 
-interface Entry { kind?: string; path: string; files?: string[]; reason?: string }
+interface Entry {
+  kind?: string;
+  path: string;
+  files?: string[];
+  reason?: string;
+}
 interface Report {
   shellSnapshots: { removed: Entry[]; kept: Entry[]; tempDirs: Array<{ dir: string; from: string; readings: string[] }> };
   sessionFiles: { removed: Entry[]; kept: Entry[]; failed: unknown[] };
@@ -85,11 +90,22 @@ describe('session files in every place hermes puts them', () => {
     const r = await runCli(['reap', ...args, '--metrics-file', metrics], { env });
     assert.ok(r.code === 0 || r.code === 3, r.stderr);
     const rep = JSON.parse(r.stdout) as Report;
-    assert.deepEqual(rep.shellSnapshots.removed.map((x) => [x.path, [...x.files!].sort()]).sort(), [[f.snap, [...f.files].sort()], [f.other, [f.other]]].sort());
+    assert.deepEqual(
+      rep.shellSnapshots.removed.map((x) => [x.path, [...x.files!].sort()]).sort(),
+      [
+        [f.snap, [...f.files].sort()],
+        [f.other, [f.other]],
+      ].sort(),
+    );
     assert.deepEqual(rep.sessionFiles.removed.map((x) => [x.kind, x.path]).sort(), [
-      ['background-job', f.job], ['code-sandbox', f.box], ['rpc-socket', f.sock],
+      ['background-job', f.job],
+      ['code-sandbox', f.box],
+      ['rpc-socket', f.sock],
     ]);
-    assert.deepEqual(rep.sessionFiles.kept.map((x) => [x.kind, x.path, x.reason]), [['background-job', f.live, 'changed-recently']]);
+    assert.deepEqual(
+      rep.sessionFiles.kept.map((x) => [x.kind, x.path, x.reason]),
+      [['background-job', f.live, 'changed-recently']],
+    );
     for (const gone of [...f.files, f.other, `${f.job}.log`, `${f.job}.pid`, `${f.job}.exit`, f.box, f.sock]) assert.equal(existsSync(gone), false, gone);
     for (const s of ['log', 'pid', 'exit']) assert.ok(existsSync(`${f.live}.${s}`), `the live job's .${s}`);
     // Every directory, each with the hermes reading that puts files there.
@@ -108,12 +124,18 @@ describe('session files in every place hermes puts them', () => {
     const f = fixture();
     const r = await runCli(['reap', '--lifetime', '0', '--label', `hj-sessdirs=${hex(4)}`], { env });
     for (const line of [
-      `removed shell snapshot ${f.snap} (`, `removed shell snapshot ${f.other} (`, `removed background job ${f.job} (`,
-      `removed code sandbox ${f.box} (`, `removed rpc socket ${f.sock} (`,
+      `removed shell snapshot ${f.snap} (`,
+      `removed shell snapshot ${f.other} (`,
+      `removed background job ${f.job} (`,
+      `removed code sandbox ${f.box} (`,
+      `removed rpc socket ${f.sock} (`,
     ]) {
       assert.ok(r.stdout.includes(line), `${line}\n${r.stdout}`);
     }
-    assert.match(r.stdout, /; shell snapshots: removed 2, kept 0, failed 0; session files: removed 3 \(1 background job, 1 code sandbox, 1 rpc socket\), kept 1, failed 0/);
+    assert.match(
+      r.stdout,
+      /; shell snapshots: removed 2, kept 0, failed 0; session files: removed 3 \(1 background job, 1 code sandbox, 1 rpc socket\), kept 1, failed 0/,
+    );
   });
 
   it('a stand-in hermes of the same user, started before their last change, keeps them all', async () => {
@@ -121,14 +143,20 @@ describe('session files in every place hermes puts them', () => {
     const r = await runCli(['reap', ...args], { env: { ...env, HERMES_JANITOR_PROC_ROOT: procRoot } });
     const rep = JSON.parse(r.stdout) as Report;
     assert.deepEqual([rep.shellSnapshots.removed, rep.sessionFiles.removed], [[], []], r.stdout);
-    assert.deepEqual(new Set([...rep.shellSnapshots.kept, ...rep.sessionFiles.kept].filter((k) => k.path !== f.live).map((k) => k.reason)), new Set(['owner-alive']));
+    assert.deepEqual(
+      new Set([...rep.shellSnapshots.kept, ...rep.sessionFiles.kept].filter((k) => k.path !== f.live).map((k) => k.reason)),
+      new Set(['owner-alive']),
+    );
     for (const kept of [...f.files, f.other, `${f.job}.pid`, f.box, f.sock]) assert.ok(existsSync(kept), kept);
   });
 
   it('status: every directory with its readings, and the session files by kind', async () => {
     fixture();
     const st = await runCli(['status', '--lifetime', '0', '--label', `hj-sessdirs=${hex(4)}`], { env });
-    assert.match(st.stdout, new RegExp(`Shell snapshots \\(${tempDirSetting}, from TERMINAL_TEMP_DIR\\)\\n  hermes puts files here: profile default: terminal\\.temp_dir`));
+    assert.match(
+      st.stdout,
+      new RegExp(`Shell snapshots \\(${tempDirSetting}, from TERMINAL_TEMP_DIR\\)\\n  hermes puts files here: profile default: terminal\\.temp_dir`),
+    );
     assert.match(st.stdout, new RegExp(`Shell snapshots \\(${cache}, from cache/terminal\\)\\n  hermes puts files here: .*releases since PR #97205`));
     assert.match(st.stdout, new RegExp(`  ${cache}: 2 background jobs \\(1 abandoned\\)`));
     assert.match(st.stdout, new RegExp(`  ${tempDirSetting}: 1 code sandbox \\(1 abandoned\\), 1 rpc socket \\(1 abandoned\\)`));

@@ -76,7 +76,9 @@ describe('shell-init', () => {
   });
 
   for (const shell of ['bash', 'zsh', 'fish'] as const) {
-    it(`${shell}: a fresh stamp starts nothing; a stale or missing one, or another engine, starts the reap`, { skip: !has(shell) && `${shell} is not installed` }, async () => {
+    it(`${shell}: a fresh stamp starts nothing; a stale or missing one, or another engine, starts the reap`, {
+      skip: !has(shell) && `${shell} is not installed`,
+    }, async () => {
       const snippet = await runCli(['shell-init', shell, '--profile', profile], { env });
       assert.equal(snippet.code, 0, snippet.stderr);
       const rc = path.join(tmp.dir, `rc.${shell}`);
@@ -86,7 +88,11 @@ describe('shell-init', () => {
       assert.equal(reap.code, 0, reap.stderr);
       assert.deepEqual(startShell(shell, rc), [], 'fresh: nothing started');
 
-      assert.deepEqual(startShell(shell, rc, { DOCKER_HOST: 'unix:///elsewhere.sock' }), [`reap --profile ${profile} --once-per 1h --background --fail-open --quiet`], 'another engine: hermes-janitor decides');
+      assert.deepEqual(
+        startShell(shell, rc, { DOCKER_HOST: 'unix:///elsewhere.sock' }),
+        [`reap --profile ${profile} --once-per 1h --background --fail-open --quiet`],
+        'another engine: hermes-janitor decides',
+      );
 
       const file = stampFile();
       const stamp = JSON.parse(readFileSync(file, 'utf8')) as { completedAt: string };

@@ -126,11 +126,20 @@ describe('shell snapshots (real processes, a second user)', { skip: skipUnless(u
     assert.match(prom, new RegExp(`hermes_janitor_shell_snapshots\\{temp_dir="${dir}",state="found"\\} 1`));
     // status: counted, the secret-looking name counted, the stand-in shown.
     const st = await janitor(null, ['status', '--json', '--label', label], jenv);
-    const report = JSON.parse(st.stdout) as { shellSnapshots: Array<{ dir: string; snapshots: number; abandoned: number; withSecretNames: number }>; hermesProcesses: { processes: Array<{ pid: number }> } };
+    const report = JSON.parse(st.stdout) as {
+      shellSnapshots: Array<{ dir: string; snapshots: number; abandoned: number; withSecretNames: number }>;
+      hermesProcesses: { processes: Array<{ pid: number }> };
+    };
     // Every directory where a hermes release puts session files: TMPDIR's first, then the home's cache/terminal.
-    assert.deepEqual(report.shellSnapshots.filter((s) => s.dir === dir).map((s) => [s.dir, s.snapshots, s.abandoned, s.withSecretNames]), [[dir, 1, 0, 1]]);
+    assert.deepEqual(
+      report.shellSnapshots.filter((s) => s.dir === dir).map((s) => [s.dir, s.snapshots, s.abandoned, s.withSecretNames]),
+      [[dir, 1, 0, 1]],
+    );
     assert.equal(report.shellSnapshots[0]!.dir, dir);
-    assert.ok(report.shellSnapshots.some((s) => s.dir.endsWith('/.hermes/cache/terminal')), JSON.stringify(report.shellSnapshots));
+    assert.ok(
+      report.shellSnapshots.some((s) => s.dir.endsWith('/.hermes/cache/terminal')),
+      JSON.stringify(report.shellSnapshots),
+    );
     assert.ok(report.hermesProcesses.processes.some((p) => p.pid === b.pid));
     const text = await janitor(null, ['status', '--label', label], jenv);
     assert.match(text.stdout, /Shell snapshots \(.*, from TMPDIR\)\n {2}hermes puts files here: profile .*: TMPDIR: .*\n {2}1 snapshot, 0 abandoned/);
@@ -144,7 +153,9 @@ describe('shell snapshots (real processes, a second user)', { skip: skipUnless(u
     old(target, 7_200_000);
     const link = path.join(dir, `hermes-snap-${hex()}.sh`);
     symlinkSync(target, link);
-    const near = ['hermes-snap-0123456789AB.sh', `hermes-snap-${hex()}.sh.bak`, `hermes-snap-${hex()}0.sh`, `hermes-cwd-${hex()}.txt.old`].map((n) => path.join(dir, n));
+    const near = ['hermes-snap-0123456789AB.sh', `hermes-snap-${hex()}.sh.bak`, `hermes-snap-${hex()}0.sh`, `hermes-cwd-${hex()}.txt.old`].map((n) =>
+      path.join(dir, n),
+    );
     const real = path.join(dir, `hermes-snap-${hex()}.sh`);
     for (const f of [...near, real]) {
       writeFileSync(f, `declare -x OPENAI_API_KEY="${SECRET}"\n`, { mode: 0o600 });
@@ -161,7 +172,10 @@ describe('shell snapshots (real processes, a second user)', { skip: skipUnless(u
     const r = await janitor(null, ['reap', '--json', '--label', label], jenv);
     assert.equal(r.code, 0, r.stderr);
     const rep = JSON.parse(r.stdout) as SnapReport;
-    assert.deepEqual(rep.shellSnapshots!.removed.map((x) => x.path), [real]);
+    assert.deepEqual(
+      rep.shellSnapshots!.removed.map((x) => x.path),
+      [real],
+    );
     assert.equal(rep.shellSnapshots!.kept.find((k) => k.path === link)?.reason, 'not-regular');
     assert.equal(readFileSync(target, 'utf8'), 'keep');
     for (const f of near) assert.ok(existsSync(f), f);
@@ -179,13 +193,18 @@ describe('shell snapshots (real processes, a second user)', { skip: skipUnless(u
     old(mine, 86_400_000);
     const jenv = { HOME: home(u), TMPDIR: dir };
     const st = await janitor(u, ['status', '--json', '--label', label], jenv);
-    const s = (JSON.parse(st.stdout) as { shellSnapshots: Array<{ dir: string; snapshots: number; otherUsers: number; abandoned: number; unreadable: number }> }).shellSnapshots.find((x) => x.dir === dir)!;
+    const s = (
+      JSON.parse(st.stdout) as { shellSnapshots: Array<{ dir: string; snapshots: number; otherUsers: number; abandoned: number; unreadable: number }> }
+    ).shellSnapshots.find((x) => x.dir === dir)!;
     assert.deepEqual([s.snapshots, s.otherUsers, s.abandoned, s.unreadable], [2, 1, 1, 1]);
     const r = await janitor(u, ['reap', '--json', '--label', label], jenv);
     // This user may not use the engine's socket (exit 3 for the engine): the pass needs none and ran.
     assert.ok(r.code === 0 || (r.code === 3 && /"reachable": false/.test(r.stdout)), `${r.code}: ${r.stderr}`);
     const rep = JSON.parse(r.stdout) as SnapReport;
-    assert.deepEqual(rep.shellSnapshots!.removed.map((x) => x.path), [mine]);
+    assert.deepEqual(
+      rep.shellSnapshots!.removed.map((x) => x.path),
+      [mine],
+    );
     assert.equal(rep.shellSnapshots!.kept.find((k) => k.path === theirs)?.reason, 'other-user');
     assert.ok(existsSync(theirs));
     assert.equal(existsSync(mine), false);
@@ -210,7 +229,10 @@ describe('shell snapshots (real processes, a second user)', { skip: skipUnless(u
     assert.match(r.stdout, /Would remove shell snapshot/);
     const unanswered = await janitor(null, ['reap', '--json'], { HOME: h, TMPDIR: dir, DOCKER_HOST: `unix://${run.dir}/none.sock` });
     assert.equal(unanswered.code, 3, unanswered.stderr);
-    assert.deepEqual((JSON.parse(unanswered.stdout) as SnapReport).shellSnapshots!.removed.map((x) => x.path), [file]);
+    assert.deepEqual(
+      (JSON.parse(unanswered.stdout) as SnapReport).shellSnapshots!.removed.map((x) => x.path),
+      [file],
+    );
     assert.equal(existsSync(file), false);
   });
 
@@ -223,9 +245,22 @@ describe('shell snapshots (real processes, a second user)', { skip: skipUnless(u
       old(file, 365 * 86_400_000);
     }
     // 500 processes of theirs, each one the pass must look at (a Python interpreter by name, its environment read).
-    const flood = spawn('setpriv', [`--reuid=${u.uid}`, `--regid=${u.gid}`, '--clear-groups', '--', 'bash', '-c', 'for i in $(seq 500); do (exec -a python3 sleep 600) & done; echo up; wait'], {
-      detached: true, stdio: ['ignore', 'pipe', 'ignore'],
-    });
+    const flood = spawn(
+      'setpriv',
+      [
+        `--reuid=${u.uid}`,
+        `--regid=${u.gid}`,
+        '--clear-groups',
+        '--',
+        'bash',
+        '-c',
+        'for i in $(seq 500); do (exec -a python3 sleep 600) & done; echo up; wait',
+      ],
+      {
+        detached: true,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      },
+    );
     cleanups.push(() => {
       try {
         process.kill(-flood.pid!, 'SIGKILL');
@@ -246,13 +281,21 @@ describe('shell snapshots (real processes, a second user)', { skip: skipUnless(u
     const cut = snaps.kept.filter((k) => k.reason === 'cut-short').length;
     assert.equal(rep.timedOut, r.code === 3, r.stderr);
     if (!rep.timedOut) assert.equal(cut, 0);
-    assert.equal(snaps.removed.length + cut, 2000, JSON.stringify({ removed: snaps.removed.length, kept: snaps.kept.length, failed: snaps.failed.slice(0, 2) }));
+    assert.equal(
+      snaps.removed.length + cut,
+      2000,
+      JSON.stringify({ removed: snaps.removed.length, kept: snaps.kept.length, failed: snaps.failed.slice(0, 2) }),
+    );
   });
 
   async function isolated(args: string[], env: Record<string, string>): Promise<CliResult> {
     const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
     const r = await new Promise<CliResult>((resolve, reject) => {
-      const child = spawn('unshare', ['-m', '--propagation', 'private', 'sh', '-c', `set -e\nmount -t tmpfs tmpfs /run\nexec ${quoted}`], { env, cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn('unshare', ['-m', '--propagation', 'private', 'sh', '-c', `set -e\nmount -t tmpfs tmpfs /run\nexec ${quoted}`], {
+        env,
+        cwd: REPO,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

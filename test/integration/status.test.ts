@@ -111,13 +111,28 @@ describe(`status (built CLI, ${ENGINE_KIND})`, () => {
     // One more, holding an anonymous volume (docker run -v /data) and a named one (never counted).
     const named = await fx.volume();
     const withVolume = await docker([
-      'run', '-d', '--label', `hermes-janitor-test-run=${fx.runId}`, '--label', 'hermes-agent=1', '--label', `hermes-profile=${profile}`,
+      'run',
+      '-d',
+      '--label',
+      `hermes-janitor-test-run=${fx.runId}`,
+      '--label',
+      'hermes-agent=1',
+      '--label',
+      `hermes-profile=${profile}`,
       ...(ENGINE_KIND === 'podman' ? ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'] : []),
-      '-v', '/data', '-v', `${named}:/named`, '--network', 'none', 'hermes-janitor/busybox:test', 'true',
+      '-v',
+      '/data',
+      '-v',
+      `${named}:/named`,
+      '--network',
+      'none',
+      'hermes-janitor/busybox:test',
+      'true',
     ]);
     await docker(['wait', withVolume]);
     const anon = (JSON.parse(await docker(['inspect', '--format', '{{json .Mounts}}', withVolume])) as Array<{ Name: string; Destination: string }>)
-      .filter((m) => m.Destination === '/data').map((m) => m.Name);
+      .filter((m) => m.Destination === '/data')
+      .map((m) => m.Name);
     assert.equal(anon.length, 1);
     const asOf = new Date(Date.now() + 3600_000).toISOString();
     const r = await status(h, ['--profile', profile, '--as-of', asOf]);
@@ -136,7 +151,10 @@ describe(`status (built CLI, ${ENGINE_KIND})`, () => {
     const byId = new Map((JSON.parse(listed.stdout) as { containers: Array<{ id: string; volumes?: string[] }> }).containers.map((e) => [e.id, e]));
     assert.deepEqual(byId.get(withVolume)?.volumes, anon);
     assert.ok(byId.has(id) && !('volumes' in byId.get(id)!), 'no volumes key for a container without anonymous volumes');
-    assert.ok(r.report!.attention.some((l) => /2 container\(s\) past the threshold/.test(l)), r.report!.attention.join('\n'));
+    assert.ok(
+      r.report!.attention.some((l) => /2 container\(s\) past the threshold/.test(l)),
+      r.report!.attention.join('\n'),
+    );
     assert.deepEqual(await fx.remaining().then((ids) => ids.filter((x) => x === id || x === withVolume).length), 2, 'status removed nothing');
   });
 
@@ -182,7 +200,10 @@ describe(`status (built CLI, ${ENGINE_KIND})`, () => {
       for (let i = 0; i < 3; i++) await runCli(['tool-loop', 'pre'], { env: h.env, input: payload });
       const calm = await status(h, label());
       assert.equal(calm.code, 0, 'three identical calls are not yet a loop');
-      assert.deepEqual(calm.report!.breakers.toolLoop.sessions.map((s) => [s.session, s.streak]), [['loop-1', 3]]);
+      assert.deepEqual(
+        calm.report!.breakers.toolLoop.sessions.map((s) => [s.session, s.streak]),
+        [['loop-1', 3]],
+      );
       await runCli(['tool-loop', 'pre'], { env: h.env, input: payload });
       const r = await status(h, label());
       assert.equal(r.code, 1, r.stdout);
@@ -200,12 +221,21 @@ describe(`status (built CLI, ${ENGINE_KIND})`, () => {
       );
       const r = await status(h, label());
       assert.equal(r.code, 1, r.stdout);
-      assert.deepEqual(r.report!.janitor.locks.map((l) => [l.pid, l.stale]), [[pidMax + 1, true]]);
+      assert.deepEqual(
+        r.report!.janitor.locks.map((l) => [l.pid, l.stale]),
+        [[pidMax + 1, true]],
+      );
       // A lock held by a live process is reported, not a problem.
-      writeFileSync(reapLockPath(h.dir, ENGINE_HOST), JSON.stringify({ pid: process.pid, host: os.hostname(), acquiredAt: new Date().toISOString(), token: 'y' }));
+      writeFileSync(
+        reapLockPath(h.dir, ENGINE_HOST),
+        JSON.stringify({ pid: process.pid, host: os.hostname(), acquiredAt: new Date().toISOString(), token: 'y' }),
+      );
       const held = await status(h, label());
       assert.equal(held.code, 0, held.stdout);
-      assert.deepEqual(held.report!.janitor.locks.map((l) => [l.pid, l.stale]), [[process.pid, false]]);
+      assert.deepEqual(
+        held.report!.janitor.locks.map((l) => [l.pid, l.stale]),
+        [[process.pid, false]],
+      );
     });
   });
 

@@ -14,7 +14,11 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { ENGINE_KIND, EngineFixture, docker, requireEngine } from '../helpers/docker.js';
 
-interface Entry { id: string; verdict?: string; writableLayerBytes?: number | null }
+interface Entry {
+  id: string;
+  verdict?: string;
+  writableLayerBytes?: number | null;
+}
 const MB = 1024 * 1024;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

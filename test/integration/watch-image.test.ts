@@ -62,7 +62,9 @@ describe('the container image', () => {
     const root = tempDir('hj-rootfs-');
     try {
       await nodeRootfs(root.dir);
-      await exec('sh', ['-c', `tar -C '${root.dir}' -c . | DOCKER_HOST=${d.host} docker import -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin' - ${BASE}`], { timeout: 120_000 });
+      await exec('sh', ['-c', `tar -C '${root.dir}' -c . | DOCKER_HOST=${d.host} docker import -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin' - ${BASE}`], {
+        timeout: 120_000,
+      });
     } finally {
       root.cleanup();
     }
@@ -78,8 +80,21 @@ describe('the container image', () => {
 
     // docker run with the socket mounted and the host's pid namespace (the documented command, with a short threshold).
     const janitor = await d.docker([
-      'run', '-d', '--network', 'none', '--pid=host', '-v', `${d.socket}:/var/run/docker.sock`, IMAGE,
-      'watch', '--all-profiles', '--older-than', '3s', '--force-threshold', '--log-format', 'json',
+      'run',
+      '-d',
+      '--network',
+      'none',
+      '--pid=host',
+      '-v',
+      `${d.socket}:/var/run/docker.sock`,
+      IMAGE,
+      'watch',
+      '--all-profiles',
+      '--older-than',
+      '3s',
+      '--force-threshold',
+      '--log-format',
+      'json',
     ]);
     const first = await orphan();
     const gone = await waitGone(d, first, 30_000);
@@ -104,9 +119,25 @@ describe('the container image', () => {
     for (const network of ['host', 'none']) {
       try {
         await d.docker([
-          'service', 'create', '--detach', '--name', 'hermes-janitor', '--mode', 'global', '--network', network,
-          '--mount', `type=bind,source=${d.socket},target=/var/run/docker.sock`, IMAGE,
-          'watch', '--all-profiles', '--older-than', '3s', '--force-threshold', '--log-format', 'json',
+          'service',
+          'create',
+          '--detach',
+          '--name',
+          'hermes-janitor',
+          '--mode',
+          'global',
+          '--network',
+          network,
+          '--mount',
+          `type=bind,source=${d.socket},target=/var/run/docker.sock`,
+          IMAGE,
+          'watch',
+          '--all-profiles',
+          '--older-than',
+          '3s',
+          '--force-threshold',
+          '--log-format',
+          'json',
         ]);
         created = true;
         break;

@@ -36,7 +36,19 @@ describe('watch across an engine restart (a private dockerd)', () => {
     const runSleeper = () => d.docker(['run', '-d', '--init', ...labels, '--network', 'none', TEST_IMAGE, 'sleep', '3600']);
     const a = await runSleeper();
     const b = await runSleeper();
-    w = WatchProcess.start(['--host', d.host, '--home', home.dir, '--profile', 'default', '--older-than', '3s', '--force-threshold', '--metrics-listen', '127.0.0.1:0']);
+    w = WatchProcess.start([
+      '--host',
+      d.host,
+      '--home',
+      home.dir,
+      '--profile',
+      'default',
+      '--older-than',
+      '3s',
+      '--force-threshold',
+      '--metrics-listen',
+      '127.0.0.1:0',
+    ]);
     await w.waitFor('connected', (ls) => engineStates(ls).includes('connected'));
     const url = w.events('metrics')[0]!.url as string;
     assert.equal((await fetch(`${url}/healthz`)).status, 200);

@@ -35,8 +35,17 @@ describe(`watch with ${N} tracked containers (simulator)`, () => {
   it('removes every one at or after its deadline, in deadline order, without runaway memory', { timeout: 1_500_000 }, async (t) => {
     sim = await EngineSimulator.start({ recordRemovals: true });
     w = WatchProcess.start([
-      '--host', sim.host, '--home', home.dir, '--label', 'ci-job=1', '--all-profiles',
-      '--older-than', `${THRESHOLD_S}s`, '--concurrency', String(CONCURRENCY),
+      '--host',
+      sim.host,
+      '--home',
+      home.dir,
+      '--label',
+      'ci-job=1',
+      '--all-profiles',
+      '--older-than',
+      `${THRESHOLD_S}s`,
+      '--concurrency',
+      String(CONCURRENCY),
       // Removals are read from the simulator: no 100k log lines piling up in a pipe this busy process reads late.
       '--quiet',
     ]);

@@ -89,8 +89,14 @@ describe('watch against the simulator: event stream faults', () => {
     sim.setState(id, 'running');
     const marker = await afterEarlierDeadlines(sim, w); // its deadline (FinishedAt + 2 s) has come and gone
     assert.equal(sim.get(id)?.state, 'running');
-    assert.deepEqual(w.events('removed').map((l) => l.id), [marker]);
-    assert.deepEqual(sim.removals.map((r) => r.id), [marker]);
+    assert.deepEqual(
+      w.events('removed').map((l) => l.id),
+      [marker],
+    );
+    assert.deepEqual(
+      sim.removals.map((r) => r.id),
+      [marker],
+    );
   });
 
   it('a never-started container found by the first sweep is removed at Created + threshold, not before (rule never-started)', async () => {
@@ -118,7 +124,8 @@ describe('watch --dry-run and the idle rule (simulator)', () => {
     cleanups.push(() => sim.close());
     const profile = 'watch-dry-idle';
     const id = sim.add({
-      labels: { 'hermes-agent': '1', 'hermes-profile': profile }, state: 'running',
+      labels: { 'hermes-agent': '1', 'hermes-profile': profile },
+      state: 'running',
       startedAt: rfc3339Nano(new Date(Date.now() - 3600_000)),
     });
     const w = WatchProcess.start(['--host', sim.host, '--home', home.dir, '--profile', profile, '--idle-after', '1s', '--dry-run']);
@@ -158,7 +165,15 @@ describe('watch --dry-run says "would" everywhere (simulator, built CLI, text ou
     });
     cleanups.push(() => sim.close());
     const child = spawn(process.execPath, [BIN, 'watch', '--dry-run', '--host', sim.host, '--home', home.dir, '--profile', profile, '--idle-after', '1s'], {
-      cwd: REPO, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', HOME: home.dir, HERMES_JANITOR_PROC_ROOT: quietProcRoot(), HERMES_JANITOR_SYSTEM_TMP: quietSystemTmp() }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: REPO,
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        LANG: 'C.UTF-8',
+        HOME: home.dir,
+        HERMES_JANITOR_PROC_ROOT: quietProcRoot(),
+        HERMES_JANITOR_SYSTEM_TMP: quietSystemTmp(),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     cleanups.push(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'));
     let out = '';
@@ -190,7 +205,9 @@ describe('watch --dry-run says "would" everywhere (simulator, built CLI, text ou
 
   it('NDJSON: the sweep event carries dryRun: true (its removed and stopped count what would be)', async () => {
     const profile = `watch-dry-json-${Math.random().toString(36).slice(2, 8)}`;
-    const sim = await EngineSimulator.start({ bulk: [{ count: 2, labels: { 'hermes-agent': '1', 'hermes-profile': profile }, finishedAt: '2020-01-01T00:00:00Z' }] });
+    const sim = await EngineSimulator.start({
+      bulk: [{ count: 2, labels: { 'hermes-agent': '1', 'hermes-profile': profile }, finishedAt: '2020-01-01T00:00:00Z' }],
+    });
     cleanups.push(() => sim.close());
     const w = WatchProcess.start(['--dry-run', '--host', sim.host, '--home', home.dir, '--profile', profile]);
     cleanups.push(() => w.kill());

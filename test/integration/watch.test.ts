@@ -18,8 +18,20 @@ const watches: WatchProcess[] = [];
 /** `docker run -d` a hermes-labelled container of this run running `cmd`. */
 function run(cmd: string[]): Promise<string> {
   return docker([
-    'run', '-d', '--init', ...RUN_EXTRA, '--label', `${RUN_LABEL}=${runId}`, '--label', 'hermes-agent=1',
-    '--label', `hermes-profile=${profile}`, '--network', 'none', TEST_IMAGE, ...cmd,
+    'run',
+    '-d',
+    '--init',
+    ...RUN_EXTRA,
+    '--label',
+    `${RUN_LABEL}=${runId}`,
+    '--label',
+    'hermes-agent=1',
+    '--label',
+    `hermes-profile=${profile}`,
+    '--network',
+    'none',
+    TEST_IMAGE,
+    ...cmd,
   ]);
 }
 
@@ -101,9 +113,16 @@ describe(`watch on the real engine (${ENGINE_KIND})`, () => {
     assert.equal(health.status, 200);
     const text = await (await fetch(`${url}/metrics`)).text();
     for (const family of [
-      'hermes_janitor_last_run_timestamp_seconds', 'hermes_janitor_last_run_duration_seconds', 'hermes_janitor_last_run_success',
-      'hermes_janitor_containers_removed', 'hermes_janitor_containers_kept', 'hermes_janitor_containers_failed', 'hermes_janitor_orphans',
-      'hermes_janitor_events_total', 'hermes_janitor_reconnects_total', 'hermes_janitor_tracked_containers',
+      'hermes_janitor_last_run_timestamp_seconds',
+      'hermes_janitor_last_run_duration_seconds',
+      'hermes_janitor_last_run_success',
+      'hermes_janitor_containers_removed',
+      'hermes_janitor_containers_kept',
+      'hermes_janitor_containers_failed',
+      'hermes_janitor_orphans',
+      'hermes_janitor_events_total',
+      'hermes_janitor_reconnects_total',
+      'hermes_janitor_tracked_containers',
     ]) {
       assert.match(text, new RegExp(`^# TYPE ${family} `, 'm'), family);
     }
@@ -131,8 +150,20 @@ describe(`watch and the idle rule on the real engine (${ENGINE_KIND})`, () => {
     const idleProfile = `wi-${runId}`;
     const runIn = (cmd: string[]) =>
       docker([
-        'run', '-d', '--init', ...RUN_EXTRA, '--label', `${RUN_LABEL}=${runId}`, '--label', 'hermes-agent=1',
-        '--label', `hermes-profile=${idleProfile}`, '--network', 'none', TEST_IMAGE, ...cmd,
+        'run',
+        '-d',
+        '--init',
+        ...RUN_EXTRA,
+        '--label',
+        `${RUN_LABEL}=${runId}`,
+        '--label',
+        'hermes-agent=1',
+        '--label',
+        `hermes-profile=${idleProfile}`,
+        '--network',
+        'none',
+        TEST_IMAGE,
+        ...cmd,
       ]);
     let busyLoop = true;
     try {
@@ -171,19 +202,43 @@ describe(`watch and the idle rule on the real engine (${ENGINE_KIND})`, () => {
 });
 
 describe(`watch and a sandbox it stopped, on the real engine (${ENGINE_KIND})`, () => {
-  it('--stopped-retention 3s: the idle sandbox is stopped, kept, then removed within a second of the retention\'s end', async () => {
+  it("--stopped-retention 3s: the idle sandbox is stopped, kept, then removed within a second of the retention's end", async () => {
     const rHome = tempDir('hj-watch-retain-');
     const rProfile = `wr-${runId}`;
     try {
       const w = WatchProcess.start([
-        '--home', rHome.dir, '--profile', rProfile, '--idle-after', '1s', '--stopped-retention', '3s', '--older-than', '1s', '--force-threshold',
-        '--stop-timeout', '0',
+        '--home',
+        rHome.dir,
+        '--profile',
+        rProfile,
+        '--idle-after',
+        '1s',
+        '--stopped-retention',
+        '3s',
+        '--older-than',
+        '1s',
+        '--force-threshold',
+        '--stop-timeout',
+        '0',
       ]);
       watches.push(w);
       await w.waitFor('connected', connected);
       const id = await docker([
-        'run', '-d', '--init', ...RUN_EXTRA, '--label', `${RUN_LABEL}=${runId}`, '--label', 'hermes-agent=1', '--label', `hermes-profile=${rProfile}`,
-        '--network', 'none', TEST_IMAGE, 'sleep', '3600',
+        'run',
+        '-d',
+        '--init',
+        ...RUN_EXTRA,
+        '--label',
+        `${RUN_LABEL}=${runId}`,
+        '--label',
+        'hermes-agent=1',
+        '--label',
+        `hermes-profile=${rProfile}`,
+        '--network',
+        'none',
+        TEST_IMAGE,
+        'sleep',
+        '3600',
       ]);
       await w.waitFor('the idle sandbox stopped', () => w.events('stopped').some((l) => l.id === id), 30_000);
       const stoppedAt = Date.parse(w.events('stopped').find((l) => l.id === id)!.time);

@@ -26,7 +26,9 @@ function host(opts: { mounts: Array<[string, string, string, string]>; cgroup: s
     mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
     writeFileSync(path.join(root, rel), text);
   };
-  const info = opts.mounts.map(([r, mp, type, sup], i) => `${30 + i} 23 0:${28 + i} ${r} ${path.join(root, mp)} rw,relatime shared:${i} - ${type} ${type} ${sup}`);
+  const info = opts.mounts.map(
+    ([r, mp, type, sup], i) => `${30 + i} 23 0:${28 + i} ${r} ${path.join(root, mp)} rw,relatime shared:${i} - ${type} ${type} ${sup}`,
+  );
   put('proc/self/mountinfo', ['22 1 8:1 / / rw - ext4 /dev/sda1 rw', ...info].join('\n') + '\n');
   put(`proc/${PID}/cgroup`, opts.cgroup);
   for (const [rel, text] of Object.entries(opts.files)) put(rel, text);
@@ -35,7 +37,10 @@ function host(opts: { mounts: Array<[string, string, string, string]>; cgroup: s
 
 const v1 = (cg: string, extra: Partial<Record<'cpu' | 'mem', string>> = {}) =>
   host({
-    mounts: [['/', 'sys/fs/cgroup/cpuacct', 'cgroup', 'rw,cpuacct'], ['/', 'sys/fs/cgroup/memory', 'cgroup', 'rw,memory']],
+    mounts: [
+      ['/', 'sys/fs/cgroup/cpuacct', 'cgroup', 'rw,cpuacct'],
+      ['/', 'sys/fs/cgroup/memory', 'cgroup', 'rw,memory'],
+    ],
     cgroup: `4:memory:${cg}\n2:cpuacct:${cg}\n1:cpu:${cg}\n0::${cg}\n`,
     files: {
       [`sys/fs/cgroup/cpuacct${cg}/cpuacct.usage`]: extra.cpu ?? '26816675\n',
@@ -51,7 +56,10 @@ describe('readCgroupCounters', () => {
   it('cgroup v1 with cpu,cpuacct co-mounted and the systemd driver', () => {
     const cg = `/system.slice/docker-${ID}.scope`;
     const roots = host({
-      mounts: [['/', 'sys/fs/cgroup/cpu,cpuacct', 'cgroup', 'rw,cpu,cpuacct'], ['/', 'sys/fs/cgroup/memory', 'cgroup', 'rw,memory']],
+      mounts: [
+        ['/', 'sys/fs/cgroup/cpu,cpuacct', 'cgroup', 'rw,cpu,cpuacct'],
+        ['/', 'sys/fs/cgroup/memory', 'cgroup', 'rw,memory'],
+      ],
       cgroup: `5:memory:${cg}\n3:cpu,cpuacct:${cg}\n`,
       files: { [`sys/fs/cgroup/cpu,cpuacct${cg}/cpuacct.usage`]: '500\n', [`sys/fs/cgroup/memory${cg}/memory.stat`]: MEMORY_STAT },
     });
@@ -60,7 +68,10 @@ describe('readCgroupCounters', () => {
 
   it('a mount that shows a sub-tree: paths are taken relative to its root', () => {
     const roots = host({
-      mounts: [['/docker', 'cg/cpuacct', 'cgroup', 'rw,cpuacct'], ['/docker', 'cg/memory', 'cgroup', 'rw,memory']],
+      mounts: [
+        ['/docker', 'cg/cpuacct', 'cgroup', 'rw,cpuacct'],
+        ['/docker', 'cg/memory', 'cgroup', 'rw,memory'],
+      ],
       cgroup: `4:memory:/docker/${ID}\n2:cpuacct:/docker/${ID}\n`,
       files: { [`cg/cpuacct/${ID}/cpuacct.usage`]: '77\n', [`cg/memory/${ID}/memory.stat`]: MEMORY_STAT },
     });
@@ -70,7 +81,11 @@ describe('readCgroupCounters', () => {
   it('cgroup v2 (Podman, systemd): cpu.stat usage_usec in nanoseconds; no memory.stat: CPU only', () => {
     const cg = `/machine.slice/libpod-${ID}.scope`;
     const files = { [`sys/fs/cgroup${cg}/cpu.stat`]: 'usage_usec 36259\nuser_usec 20000\nsystem_usec 16259\n' };
-    const withMem = host({ mounts: [['/', 'sys/fs/cgroup', 'cgroup2', 'rw,nsdelegate']], cgroup: `0::${cg}\n`, files: { ...files, [`sys/fs/cgroup${cg}/memory.stat`]: 'anon 0\npgfault 1394\n' } });
+    const withMem = host({
+      mounts: [['/', 'sys/fs/cgroup', 'cgroup2', 'rw,nsdelegate']],
+      cgroup: `0::${cg}\n`,
+      files: { ...files, [`sys/fs/cgroup${cg}/memory.stat`]: 'anon 0\npgfault 1394\n' },
+    });
     assert.deepEqual(readCgroupCounters(ID, PID, withMem), { cpuNs: 36259000, pgfault: 1394, pids: null });
     const noMem = host({ mounts: [['/', 'sys/fs/cgroup', 'cgroup2', 'rw']], cgroup: `0::${cg}\n`, files });
     assert.deepEqual(readCgroupCounters(ID, PID, noMem), { cpuNs: 36259000, pgfault: null, pids: null });
@@ -79,7 +94,11 @@ describe('readCgroupCounters', () => {
   it('hybrid hosts read the v1 controllers, never the unified tree (whose CPU count the engine does not report there)', () => {
     const cg = `/docker/${ID}`;
     const roots = host({
-      mounts: [['/', 'sys/fs/cgroup/cpuacct', 'cgroup', 'rw,cpuacct'], ['/', 'sys/fs/cgroup/memory', 'cgroup', 'rw,memory'], ['/', 'sys/fs/cgroup/unified', 'cgroup2', 'rw']],
+      mounts: [
+        ['/', 'sys/fs/cgroup/cpuacct', 'cgroup', 'rw,cpuacct'],
+        ['/', 'sys/fs/cgroup/memory', 'cgroup', 'rw,memory'],
+        ['/', 'sys/fs/cgroup/unified', 'cgroup2', 'rw'],
+      ],
       cgroup: `4:memory:${cg}\n2:cpuacct:${cg}\n0::${cg}\n`,
       files: {
         [`sys/fs/cgroup/cpuacct${cg}/cpuacct.usage`]: '123456\n',
@@ -114,7 +133,11 @@ describe('readCgroupCounters', () => {
     const cg = `/docker/${ID}`;
     const withPids = (pidsCg: string, count: string) =>
       host({
-        mounts: [['/', 'sys/fs/cgroup/cpuacct', 'cgroup', 'rw,cpuacct'], ['/', 'sys/fs/cgroup/memory', 'cgroup', 'rw,memory'], ['/', 'sys/fs/cgroup/pids', 'cgroup', 'rw,pids']],
+        mounts: [
+          ['/', 'sys/fs/cgroup/cpuacct', 'cgroup', 'rw,cpuacct'],
+          ['/', 'sys/fs/cgroup/memory', 'cgroup', 'rw,memory'],
+          ['/', 'sys/fs/cgroup/pids', 'cgroup', 'rw,pids'],
+        ],
         cgroup: `8:pids:${pidsCg}\n4:memory:${cg}\n2:cpuacct:${cg}\n`,
         files: {
           [`sys/fs/cgroup/cpuacct${cg}/cpuacct.usage`]: '500\n',

@@ -37,13 +37,22 @@ describe('dockerode: the Docker object for an endpoint', () => {
   for (const f of ['ca.pem', 'cert.pem', 'key.pem']) writeFileSync(path.join(tls, f), `${f} bytes\n`);
   const cases: Array<[string, EngineEndpoint, Record<string, unknown>]> = [
     ['unix socket', { host: 'unix:///run/x.sock', socketPath: '/run/x.sock' }, { socketPath: '/run/x.sock' }],
-    ['tcp', { host: 'tcp://10.0.0.5:2375', protocol: 'http', hostname: '10.0.0.5', port: 2375 }, { host: '10.0.0.5', port: 2375, protocol: 'http', pathPrefix: '/' }],
+    [
+      'tcp',
+      { host: 'tcp://10.0.0.5:2375', protocol: 'http', hostname: '10.0.0.5', port: 2375 },
+      { host: '10.0.0.5', port: 2375, protocol: 'http', pathPrefix: '/' },
+    ],
     [
       'tcp with TLS',
       { host: 'tcp://10.0.0.5:2376', protocol: 'https', hostname: '10.0.0.5', port: 2376, tlsDir: tls, tlsVerify: true },
       {
-        host: '10.0.0.5', port: 2376, protocol: 'https', pathPrefix: '/',
-        ca: Buffer.from('ca.pem bytes\n'), cert: Buffer.from('cert.pem bytes\n'), key: Buffer.from('key.pem bytes\n'),
+        host: '10.0.0.5',
+        port: 2376,
+        protocol: 'https',
+        pathPrefix: '/',
+        ca: Buffer.from('ca.pem bytes\n'),
+        cert: Buffer.from('cert.pem bytes\n'),
+        key: Buffer.from('key.pem bytes\n'),
       },
     ],
     [
@@ -89,7 +98,11 @@ describe('dockerode: the Docker object for an endpoint', () => {
       const before = loaded();
       const err = await d.ping().then(() => null, (e) => e);
       console.log(JSON.stringify({ before, after: loaded(), code: err && err.code }));`;
-    const res = spawnSync(process.execPath, ['--no-deprecation', '--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8', env: { PATH: process.env.PATH } });
+    const res = spawnSync(process.execPath, ['--no-deprecation', '--input-type=module', '-e', script], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH },
+    });
     assert.equal(res.status, 0, res.stderr);
     const out = JSON.parse(res.stdout) as { before: string[]; after: string[]; code: string };
     // Nothing of dockerode's is left in the process-wide cache either: the library's dockerode is its own copy.
@@ -131,7 +144,9 @@ describe('dockerode: the Docker object for an endpoint', () => {
       }
       console.log(JSON.stringify({ url: body.url, names }));`;
     const res = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
-      cwd: ROOT, encoding: 'utf8', env: { PATH: process.env.PATH, TMP_BASE: os.tmpdir() },
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, TMP_BASE: os.tmpdir() },
     });
     assert.equal(res.status, 0, res.stderr);
     const out = JSON.parse(res.stdout) as { url: string; names: string[] };

@@ -174,7 +174,11 @@ describe("README: the two set-up commands are the repository's own", () => {
   it('the test command is what .ci/run runs (npm ci, npm test; CI adds only quieter flags)', () => {
     const readme = steps(setupCommands().test);
     const ci = scriptCommands('.ci/run');
-    assert.deepEqual(readme.map((w) => w.slice(0, 2).join(' ')), ci.map((w) => w.slice(0, 2).join(' ')), '.ci/run runs the same steps in the same order');
+    assert.deepEqual(
+      readme.map((w) => w.slice(0, 2).join(' ')),
+      ci.map((w) => w.slice(0, 2).join(' ')),
+      '.ci/run runs the same steps in the same order',
+    );
     ci.forEach((words, i) => {
       const extra = words.slice(readme[i]!.length);
       assert.deepEqual(words.slice(0, readme[i]!.length), readme[i], `.ci/run step ${i + 1} starts with the README's`);
@@ -184,7 +188,10 @@ describe("README: the two set-up commands are the repository's own", () => {
     assert.equal(pkg.scripts.test, 'bash scripts/test.sh');
     const suite = scriptCommands('scripts/test.sh').map((w) => w.join(' '));
     assert.ok(suite.includes('npm run --silent build'), 'scripts/test.sh builds');
-    assert.ok(suite.some((c) => c.startsWith('bash scripts/engine.sh start')), 'scripts/test.sh starts the engines');
+    assert.ok(
+      suite.some((c) => c.startsWith('bash scripts/engine.sh start')),
+      'scripts/test.sh starts the engines',
+    );
   });
 
   it('the try-it command installs as CI does, starts the engine with the script the tests use, and runs the bin', () => {
@@ -194,7 +201,10 @@ describe("README: the two set-up commands are the repository's own", () => {
     assert.deepEqual(engine, ['bash', 'scripts/engine.sh', 'start']);
     assert.ok(statSync(path.join(REPO, 'scripts/engine.sh')).isFile());
     assert.match(readFileSync(path.join(REPO, 'scripts/engine.sh'), 'utf8'), /ENGINE="\$\{2:-docker\}"/, 'start with no engine starts docker');
-    assert.ok(scriptCommands('scripts/test.sh').some((w) => w.slice(0, 3).join(' ') === 'bash scripts/engine.sh start'), 'the same script and verb as the suite');
+    assert.ok(
+      scriptCommands('scripts/test.sh').some((w) => w.slice(0, 3).join(' ') === 'bash scripts/engine.sh start'),
+      'the same script and verb as the suite',
+    );
     assert.deepEqual(run, ['node', pkg.bin['hermes-janitor']!.replace(/^\.\//, ''), 'list'], 'the package bin, with list');
     assert.ok(pkg.scripts.build && pkg.scripts.prepare === 'node scripts/prepare.cjs', 'npm ci builds the CLI (prepare)');
     assert.match(readFileSync(path.join(REPO, 'scripts/prepare.cjs'), 'utf8'), /npm\(\['run', 'build'\]\)/, 'prepare runs the build');

@@ -22,7 +22,14 @@ const END = '<!-- /janitor-keys -->';
 function keysTable(): string {
   const rows = janitorSettings().map((s) => {
     const accepts = s.kind === 'switch' ? `switch: ${s.accepts}` : `${s.kind}: ${s.accepts}`;
-    return `| \`${s.key}\` | ${accepts} | ${s.flag ? s.flag.split(' or ').map((f) => `\`${f}\``).join(', ') : '-'} | ${s.defaultText} | ${s.description} |`;
+    return `| \`${s.key}\` | ${accepts} | ${
+      s.flag
+        ? s.flag
+            .split(' or ')
+            .map((f) => `\`${f}\``)
+            .join(', ')
+        : '-'
+    } | ${s.defaultText} | ${s.description} |`;
   });
   return [START, '', '| Key | Accepts | Flag (wins over the key) | Default | What it does |', '|---|---|---|---|---|', ...rows, '', END].join('\n');
 }
@@ -44,14 +51,17 @@ describe('the docs and the code agree', () => {
     const declared = new Set(janitorSettings().map((s) => s.key));
     const src = path.join(REPO, 'src');
     const used = execFileSync('git', ['grep', '-h', '-o', "'janitor\\.[a-z_]*'", '--', src], { cwd: REPO, encoding: 'utf8' })
-      .trim().split('\n').map((l) => l.replace(/'/g, ''))
+      .trim()
+      .split('\n')
+      .map((l) => l.replace(/'/g, ''))
       .filter((k) => !/^janitor\.(log|prom|js|json)$/.test(k)); // file names, not keys
     for (const k of used) assert.ok(declared.has(k as `janitor.${string}`), `${k} is read in src/ but not declared`);
   });
 
   it("every option of reap, list, watch and status is in the docs' options, and every option they name exists", () => {
     const declared: string[] = [...GLOBAL_OPTIONS, ...ENGINE_OPTIONS, ...OUTPUT_OPTIONS, ...ACTION_OPTIONS, ...REAP_OPTIONS, ...WATCH_OPTIONS, ...passOptions()]
-      .map((d) => d.flag).concat(['--no-stop-idle', '--wide', '--format']);
+      .map((d) => d.flag)
+      .concat(['--no-stop-idle', '--wide', '--format']);
     const text = readFileSync(file, 'utf8');
     const section = text.slice(text.indexOf('### Options (reap and list)'), text.indexOf('### Exit codes'));
     const watchDoc = readFileSync(path.join(REPO, 'docs', 'watch.md'), 'utf8');

@@ -86,8 +86,42 @@ const oracleInterpolate = (value: string, lookup: (name: string, dflt: string | 
 
 /** Characters the grammar cares about, plus a few plain and non-ASCII blanks (not U+2028/2029, see below). */
 const PIECES = [
-  'A', 'b', 'Z9', '_', '=', ' = ', '#', ' #', "'", '"', '\\', "\\'", '\\"', '\\n', '\\t', '\n', '\r', '\r\n', ' ', '\t', '\v',
-  '\u00a0', '\u3000', 'export ', 'export', '$', '${', '}', ':', ':-', '${A}', '${A:-d}', ':', '`', '\uFEFF', 'é',
+  'A',
+  'b',
+  'Z9',
+  '_',
+  '=',
+  ' = ',
+  '#',
+  ' #',
+  "'",
+  '"',
+  '\\',
+  "\\'",
+  '\\"',
+  '\\n',
+  '\\t',
+  '\n',
+  '\r',
+  '\r\n',
+  ' ',
+  '\t',
+  '\v',
+  '\u00a0',
+  '\u3000',
+  'export ',
+  'export',
+  '$',
+  '${',
+  '}',
+  ':',
+  ':-',
+  '${A}',
+  '${A:-d}',
+  ':',
+  '`',
+  '\uFEFF',
+  'é',
 ];
 const dotenvText = fc.array(fc.constantFrom(...PIECES), { maxLength: 60 }).map((p) => p.join(''));
 
@@ -104,9 +138,12 @@ describe('.env scanner', () => {
   it('interpolates ${NAME} and ${NAME:-default} as the regular expression did', () => {
     const lookup = (name: string, dflt: string | undefined) => `<${name}|${dflt ?? '-'}>`;
     fc.assert(
-      fc.property(fc.array(fc.constantFrom('$', '{', '}', ':', '-', '${', 'A', ':-', ' ', '$${'), { maxLength: 40 }).map((p) => p.join('')), (v) => {
-        assert.equal(interpolate(v, lookup), oracleInterpolate(v, lookup), JSON.stringify(v));
-      }),
+      fc.property(
+        fc.array(fc.constantFrom('$', '{', '}', ':', '-', '${', 'A', ':-', ' ', '$${'), { maxLength: 40 }).map((p) => p.join('')),
+        (v) => {
+          assert.equal(interpolate(v, lookup), oracleInterpolate(v, lookup), JSON.stringify(v));
+        },
+      ),
       { numRuns: 20_000 },
     );
   });
@@ -114,7 +151,10 @@ describe('.env scanner', () => {
   it('cuts an unquoted value at a "#" after white space up to the end of the line, as python-dotenv does (U+2028 included: the old port stopped there)', () => {
     // Python's `.` takes U+2028; JavaScript's did not, so the old port kept what followed it.
     assert.deepEqual(parseDotenv('A=x #c\u2028d\n'), [{ key: 'A', value: 'x' }]);
-    assert.deepEqual(parseDotenv('A=a#b  #c\nB=${A}/x'), [{ key: 'A', value: 'a#b' }, { key: 'B', value: '${A}/x' }]);
+    assert.deepEqual(parseDotenv('A=a#b  #c\nB=${A}/x'), [
+      { key: 'A', value: 'a#b' },
+      { key: 'B', value: '${A}/x' },
+    ]);
   });
 
   it('takes time proportional to the file: 1 MiB files that made the expressions backtrack, each well under a second', () => {

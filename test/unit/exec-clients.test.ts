@@ -23,7 +23,7 @@ import { EngineSimulator } from '../helpers/engine-simulator.js';
 
 const ID = `4f3c2b1a${'0'.repeat(48)}9e8d7c6b`;
 const C = { id: ID, name: 'hermes-1a2b3c4d' };
-const STREAM = ['bash', '-c', "export DISPLAY=:1; exec sleep 100000"];
+const STREAM = ['bash', '-c', 'export DISPLAY=:1; exec sleep 100000'];
 const proc = (argv: string[], o: Partial<ClientProcess> = {}): ClientProcess => ({ pid: 4242, uid: 1000, startedAtMs: 1_000, comm: 'docker', argv, ...o });
 
 describe('exec clients: the pure rule', () => {
@@ -66,10 +66,14 @@ describe('exec clients: the pure rule', () => {
   const exec = (id: string, ageSeconds: number | null, command = STREAM) => ({ id, command, ageSeconds });
 
   it('several execs of one command: the newest keep the living clients, one each; the rest have none', () => {
-    const v = assignClients(C, [exec('old', 5000), exec('new', 10), exec('mid', 900)], table([
-      proc(['docker', 'exec', '-i', ID, ...STREAM], { pid: 11, startedAtMs: 2_000 }),
-      proc(['docker', 'exec', '-i', ID, ...STREAM], { pid: 12, startedAtMs: 9_000 }),
-    ]));
+    const v = assignClients(
+      C,
+      [exec('old', 5000), exec('new', 10), exec('mid', 900)],
+      table([
+        proc(['docker', 'exec', '-i', ID, ...STREAM], { pid: 11, startedAtMs: 2_000 }),
+        proc(['docker', 'exec', '-i', ID, ...STREAM], { pid: 12, startedAtMs: 9_000 }),
+      ]),
+    );
     assert.deepEqual(v.get('new')?.client, { pid: 12, since: new Date(9_000).toISOString() });
     assert.deepEqual(v.get('mid')?.client, { pid: 11, since: new Date(2_000).toISOString() });
     assert.equal(v.get('old')?.client, null);
@@ -77,7 +81,11 @@ describe('exec clients: the pure rule', () => {
   });
 
   it('an exec of unknown age takes a client last (it is never ended); execs of other commands take none', () => {
-    const v = assignClients(C, [exec('unknown', null), exec('known', 4000), exec('other', 4000, ['sh', '-c', 'x'])], table([proc(['docker', 'exec', ID, ...STREAM])]));
+    const v = assignClients(
+      C,
+      [exec('unknown', null), exec('known', 4000), exec('other', 4000, ['sh', '-c', 'x'])],
+      table([proc(['docker', 'exec', ID, ...STREAM])]),
+    );
     assert.equal(v.get('known')?.client?.pid, 4242);
     assert.equal(v.get('unknown')?.client, null);
     assert.equal(v.get('other')?.client, null);
@@ -113,11 +121,12 @@ describe('exec clients: the procfs reader', () => {
     const t = readClientTable(root);
     assert.equal(t.unverifiable, null);
     assert.deepEqual(t.clients.map((c) => [c.pid, c.comm, c.uid, c.startedAtMs, c.argv.length]).sort(), [
-      [300, 'docker', 1000, 1_700_000_000_000 + 300_000, 7], [301, 'podman', 1000, 1_700_000_000_000 + 301_000, 4],
+      [300, 'docker', 1000, 1_700_000_000_000 + 300_000, 7],
+      [301, 'podman', 1000, 1_700_000_000_000 + 301_000, 4],
     ]);
   });
 
-  it("a client whose arguments cannot be read makes the table unverifiable; no procfs too", () => {
+  it('a client whose arguments cannot be read makes the table unverifiable; no procfs too', () => {
     pid(304, 'docker', 'dir');
     assert.match(readClientTable(root).unverifiable ?? '', /the arguments of docker process 304 cannot be read/);
     rmSync(path.join(root, '304'), { recursive: true });
@@ -188,7 +197,11 @@ describe('exec clients: the reaper step (engine simulator, process and client ta
     sim.setExecDetails(id, older, { pid: 200, entrypoint: STREAM[0]!, arguments: STREAM.slice(1) });
     sim.setExecDetails(id, newer, { pid: 300, entrypoint: STREAM[0]!, arguments: STREAM.slice(1) });
     const p = new FakeProc();
-    p.procs = new Map([[100, { pid: 100, ppid: 50, startTicks: 50 }], [200, { pid: 200, ppid: 50, startTicks: 100 }], [300, { pid: 300, ppid: 50, startTicks: 10_000 }]]);
+    p.procs = new Map([
+      [100, { pid: 100, ppid: 50, startTicks: 50 }],
+      [200, { pid: 200, ppid: 50, startTicks: 100 }],
+      [300, { pid: 300, ppid: 50, startTicks: 10_000 }],
+    ]);
     const clients = { now: { clients: [] as ClientProcess[], unverifiable: null as string | null }, reads: 0 };
     const opts = { boundSeconds: 600, boundSource: 'test', end: true, proc: p, clients: () => (clients.reads++, clients.now) };
     const client = (n: number) => proc(['docker', 'exec', '-i', id, ...STREAM], { pid: n, startedAtMs: n });
@@ -204,7 +217,10 @@ describe('exec clients: the reaper step (engine simulator, process and client ta
     assert.deepEqual([views.get(s.older)!.abandoned, views.get(s.older)!.client, views.get(s.older)!.clientUnverifiable], [true, null, null]);
     const r = await endAbandonedTrees(engine, s.details, survey, s.opts, ctx);
     assert.deepEqual(r.kept, [{ container: 'hermes-test', execId: s.newer, reason: 'client-alive' }]);
-    assert.deepEqual(r.ended.map((e) => e.execId), [s.older]);
+    assert.deepEqual(
+      r.ended.map((e) => e.execId),
+      [s.older],
+    );
     assert.deepEqual(s.p.sent, [[200, 'SIGTERM']]);
   });
 
@@ -212,16 +228,28 @@ describe('exec clients: the reaper step (engine simulator, process and client ta
     const s = sandbox();
     s.clients.now = { clients: [], unverifiable: 'procfs is mounted with hidepid=2' };
     const survey = await surveyExecs(engine, s.details, s.opts, { asOf });
-    assert.deepEqual(survey.execs.map((x) => [x.view.abandoned, x.view.clientUnverifiable]), [[false, 'procfs is mounted with hidepid=2'], [false, 'procfs is mounted with hidepid=2']]);
+    assert.deepEqual(
+      survey.execs.map((x) => [x.view.abandoned, x.view.clientUnverifiable]),
+      [
+        [false, 'procfs is mounted with hidepid=2'],
+        [false, 'procfs is mounted with hidepid=2'],
+      ],
+    );
     const r = await endAbandonedTrees(engine, s.details, survey, s.opts, ctx);
-    assert.deepEqual(r.kept.map((k) => k.reason), ['client-unverifiable', 'client-unverifiable']);
+    assert.deepEqual(
+      r.kept.map((k) => k.reason),
+      ['client-unverifiable', 'client-unverifiable'],
+    );
     assert.deepEqual(s.p.sent, []);
   });
 
   it('re-checked right before the signal: a client seen then keeps the exec, though the survey saw none', async () => {
     const s = sandbox();
     const survey = await surveyExecs(engine, s.details, s.opts, { asOf });
-    assert.deepEqual(survey.execs.map((x) => x.view.abandoned), [true, true]);
+    assert.deepEqual(
+      survey.execs.map((x) => x.view.abandoned),
+      [true, true],
+    );
     const reads = s.clients.reads;
     // Two clients now: each exec has one.
     s.clients.now = { clients: [s.client(7001), s.client(7002)], unverifiable: null };
@@ -238,17 +266,32 @@ describe('exec clients: the reaper step (engine simulator, process and client ta
     assert.deepEqual(first.ended, []);
     s.clients.now = { clients: [s.client(7002)], unverifiable: null };
     const next = await endAbandonedTrees(engine, s.details, await surveyExecs(engine, s.details, s.opts, { asOf }), s.opts, ctx);
-    assert.deepEqual(next.ended.map((e) => e.execId), [s.older]);
-    assert.deepEqual(next.kept.map((k) => [k.execId, k.reason]), [[s.newer, 'client-alive']]);
+    assert.deepEqual(
+      next.ended.map((e) => e.execId),
+      [s.older],
+    );
+    assert.deepEqual(
+      next.kept.map((k) => [k.execId, k.reason]),
+      [[s.newer, 'client-alive']],
+    );
   });
 
-  it("a janitor in a pid namespace of its own: clients unverifiable in the view (why), every exec kept as pid-namespace", async () => {
+  it('a janitor in a pid namespace of its own: clients unverifiable in the view (why), every exec kept as pid-namespace', async () => {
     const s = sandbox();
     s.p.partial = "the janitor's pid namespace is not the host's";
     const survey = await surveyExecs(engine, s.details, s.opts, { asOf, execStarts: new Map([[s.older, 1000]]) });
-    assert.deepEqual(survey.execs.map((x) => [x.view.abandoned, x.view.clientUnverifiable]), [[false, s.p.partial], [false, s.p.partial]]);
+    assert.deepEqual(
+      survey.execs.map((x) => [x.view.abandoned, x.view.clientUnverifiable]),
+      [
+        [false, s.p.partial],
+        [false, s.p.partial],
+      ],
+    );
     const r = await endAbandonedTrees(engine, s.details, survey, s.opts, ctx);
-    assert.deepEqual(r.kept.map((k) => k.reason), ['pid-namespace', 'pid-namespace']);
+    assert.deepEqual(
+      r.kept.map((k) => k.reason),
+      ['pid-namespace', 'pid-namespace'],
+    );
     assert.equal(s.clients.reads, 0);
   });
 
@@ -256,7 +299,13 @@ describe('exec clients: the reaper step (engine simulator, process and client ta
     const s = sandbox();
     const remote = { ...engine, host: 'tcp://10.0.0.5:2376', execInspect: engine.execInspect.bind(engine) } as EngineClient;
     const far = await surveyExecs(remote, s.details, s.opts, { asOf, execStarts: new Map([[s.older, 1000]]) });
-    assert.deepEqual(far.execs.map((x) => [x.view.abandoned, x.view.client]), [[false, null], [false, null]]);
+    assert.deepEqual(
+      far.execs.map((x) => [x.view.abandoned, x.view.client]),
+      [
+        [false, null],
+        [false, null],
+      ],
+    );
     assert.match(far.execs[0]!.view.clientUnverifiable ?? '', /not on this host/);
     assert.equal(s.clients.reads, 0, 'no process of this host is read for an engine elsewhere');
   });

@@ -18,7 +18,14 @@ import { createDockerodeEngine } from '../../src/adapters/dockerode-engine.js';
 import type { EngineClient } from '../../src/adapters/engine.js';
 import { type ProcAccess, parseStat, procAccess } from '../../src/adapters/proc-table.js';
 import {
-  type ProcEntry, type ProcIdentity, execAgeSeconds, execBoundSeconds, isAbandoned, recheckExec, signalTargets, treeOf,
+  type ProcEntry,
+  type ProcIdentity,
+  execAgeSeconds,
+  execBoundSeconds,
+  isAbandoned,
+  recheckExec,
+  signalTargets,
+  treeOf,
 } from '../../src/core/exec-trees.js';
 import { selectionFrom } from '../../src/core/selection.js';
 import { resolveExecTrees } from '../../src/reaper/exec-settings.js';
@@ -33,12 +40,25 @@ const table = (rows: Array<[pid: number, ppid: number, start?: number]>) =>
 // A sandbox as the host sees it: the runtime's shim (50) holds tini (100) and each exec's process; tini holds the
 // main command (101) and a background job left to it (102, 103); exec 200 (sh) holds 201 and 202 (its grandchild 203).
 const HOST = table([
-  [1, 0], [50, 1], [100, 50], [101, 100], [102, 100], [103, 102], [200, 50], [201, 200], [202, 200], [203, 202], [300, 50],
+  [1, 0],
+  [50, 1],
+  [100, 50],
+  [101, 100],
+  [102, 100],
+  [103, 102],
+  [200, 50],
+  [201, 200],
+  [202, 200],
+  [203, 202],
+  [300, 50],
 ]);
 
 describe('exec trees: the pure rules', () => {
   it('a tree is the exec process and its descendants by parent links; init, its command and a job left to init never are', () => {
-    assert.deepEqual(treeOf(HOST, 200).map((p) => p.pid), [200, 201, 202, 203]);
+    assert.deepEqual(
+      treeOf(HOST, 200).map((p) => p.pid),
+      [200, 201, 202, 203],
+    );
     const targets = signalTargets({ procs: HOST }, { pid: 200, startTicks: 2000 }, 100)!;
     assert.deepEqual(targets.map((p) => p.pid).sort(), [200, 201, 202, 203]);
     for (const never of [100, 101, 102, 103, 50, 1]) assert.ok(!targets.some((p) => p.pid === never), `pid ${never} is never signalled`);
@@ -49,7 +69,12 @@ describe('exec trees: the pure rules', () => {
   });
 
   it('the bound is 2 x the longest timeout, or --exec-max-age; an unknown age is never abandoned', () => {
-    const t = { timeouts: [{ name: 'a', seconds: 600, source: 'default' }, { name: 'b', seconds: 180, source: 'default' }] };
+    const t = {
+      timeouts: [
+        { name: 'a', seconds: 600, source: 'default' },
+        { name: 'b', seconds: 180, source: 'default' },
+      ],
+    };
     assert.equal(execBoundSeconds(t), 1200);
     assert.equal(execBoundSeconds(t, 90), 90);
     assert.equal(isAbandoned(null, 0), false);
@@ -83,8 +108,13 @@ describe("exec trees: hermes' timeouts, read the way hermes reads them", () => {
   /** hermes' settings as the resolver gives them, from an environment, config.yaml's data and a `.env` text. */
   const settingsOf = (env: Record<string, string>, data?: unknown, dotenv?: string) =>
     resolveHermesSettings({
-      env, dotenv: dotenv === undefined ? null : { path: '/h/.env', data: parseDotenv(dotenv) }, managedDotenv: null,
-      config: data === undefined ? null : { path: '/h/config.yaml', data }, managedConfig: null, home: '/h', cwd: '/',
+      env,
+      dotenv: dotenv === undefined ? null : { path: '/h/.env', data: parseDotenv(dotenv) },
+      managedDotenv: null,
+      config: data === undefined ? null : { path: '/h/config.yaml', data },
+      managedConfig: null,
+      home: '/h',
+      cwd: '/',
     });
   const at = (env: Record<string, string>, config = none, dotenv?: string) => ({ hermes: settingsOf(env, config.data, dotenv), config });
   it('defaults: 2 x TERMINAL_MAX_FOREGROUND_TIMEOUT 600 = 1200 s', () => {
@@ -97,14 +127,30 @@ describe("exec trees: hermes' timeouts, read the way hermes reads them", () => {
   it('terminal.timeout in config.yaml wins over TERMINAL_TIMEOUT; the longest of all three counts', () => {
     const cfg = configOf('/h/config.yaml', { terminal: { timeout: 900 }, code_execution: { timeout: 1000 } });
     const t = hermesCommandTimeouts(settingsOf({ TERMINAL_TIMEOUT: '30', TERMINAL_MAX_FOREGROUND_TIMEOUT: '5' }, cfg.data), cfg);
-    assert.deepEqual(t.timeouts.map((x) => [x.name, x.seconds]), [['TERMINAL_MAX_FOREGROUND_TIMEOUT', 5], ['terminal.timeout', 900], ['code_execution.timeout', 1000]]);
+    assert.deepEqual(
+      t.timeouts.map((x) => [x.name, x.seconds]),
+      [
+        ['TERMINAL_MAX_FOREGROUND_TIMEOUT', 5],
+        ['terminal.timeout', 900],
+        ['code_execution.timeout', 1000],
+      ],
+    );
     assert.equal(resolveExecTrees({}, at({ TERMINAL_TIMEOUT: '30' }, cfg)).boundSeconds, 2000);
     assert.equal(hermesCommandTimeouts(settingsOf({ TERMINAL_TIMEOUT: '700' }), none).timeouts[1]!.seconds, 700);
     // A value hermes cannot read gives hermes' own default, as hermes does.
     assert.equal(hermesCommandTimeouts(settingsOf({ TERMINAL_MAX_FOREGROUND_TIMEOUT: 'lots' }), none).timeouts[0]!.seconds, 600);
     // <home>/.env is read as hermes reads it: it beats the environment, and config.yaml's terminal.timeout beats it.
-    const fromDotenv = hermesCommandTimeouts(settingsOf({ TERMINAL_TIMEOUT: '30' }, undefined, 'TERMINAL_TIMEOUT=800\nTERMINAL_MAX_FOREGROUND_TIMEOUT=9\n'), none);
-    assert.deepEqual(fromDotenv.timeouts.slice(0, 2).map((x) => [x.seconds, x.source]), [[9, '/h/.env'], [800, '/h/.env']]);
+    const fromDotenv = hermesCommandTimeouts(
+      settingsOf({ TERMINAL_TIMEOUT: '30' }, undefined, 'TERMINAL_TIMEOUT=800\nTERMINAL_MAX_FOREGROUND_TIMEOUT=9\n'),
+      none,
+    );
+    assert.deepEqual(
+      fromDotenv.timeouts.slice(0, 2).map((x) => [x.seconds, x.source]),
+      [
+        [9, '/h/.env'],
+        [800, '/h/.env'],
+      ],
+    );
     const both = hermesCommandTimeouts(settingsOf({}, { terminal: { timeout: 50 } }, 'TERMINAL_TIMEOUT=800\n'), none);
     assert.deepEqual([both.timeouts[1]!.seconds, both.timeouts[1]!.source], [50, 'config.yaml terminal.timeout']);
   });
@@ -114,7 +160,10 @@ describe("exec trees: hermes' timeouts, read the way hermes reads them", () => {
     const store = { location: 'mem', read: async () => ({ value: undefined }), update: async () => undefined } as never;
     const hermes = await resolveRunSettings({ idleStore: store }, { ...where, selection: selectionFrom({ profile: null }) });
     assert.equal(hermes.idle.execTrees?.boundSeconds, 1200);
-    const ci = await resolveRunSettings({ idleStore: store }, { ...where, selection: selectionFrom({ profile: null, labels: ['ci-job'] }), selectorGiven: true });
+    const ci = await resolveRunSettings(
+      { idleStore: store },
+      { ...where, selection: selectionFrom({ profile: null, labels: ['ci-job'] }), selectorGiven: true },
+    );
     assert.equal(ci.idle.execTrees, undefined);
   });
 
@@ -142,12 +191,12 @@ function fakeProcRoot(pid: number): string {
 }
 
 describe('exec trees: /proc on this host (real processes)', () => {
-  it("parses a stat line whose command name holds spaces and parentheses", () => {
+  it('parses a stat line whose command name holds spaces and parentheses', () => {
     const line = '4242 (a) b (c)) S 17 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 123456 1000 100 18446744073709551615';
     assert.deepEqual(parseStat(4242, line), { pid: 4242, ppid: 17, startTicks: 123456 });
   });
 
-  it('signals only the process that was seen: the same pid with another start time, or out of the sandbox\'s cgroup, is not signalled', async () => {
+  it("signals only the process that was seen: the same pid with another start time, or out of the sandbox's cgroup, is not signalled", async () => {
     const child = spawn('sleep', ['30'], { stdio: 'ignore' });
     const exited = once(child, 'exit');
     try {
@@ -245,7 +294,14 @@ describe('exec trees: the reaper step (engine simulator, a process table the tes
     sim.setExecDetails(id, EXEC, { pid: 200, entrypoint: 'sh', arguments: ['-c', 'sleep 1000 & sleep 1000'] });
     sim.setExecDetails(id, YOUNG, { pid: 300, entrypoint: 'sleep', arguments: ['5'] });
     const proc = new FakeProc();
-    proc.procs = table([[100, 50, 50], [101, 100, 60], [102, 100, 70], [200, 50, 100], [201, 200, 110], [300, 50, 99_000]]);
+    proc.procs = table([
+      [100, 50, 50],
+      [101, 100, 60],
+      [102, 100, 70],
+      [200, 50, 100],
+      [201, 200, 110],
+      [300, 50, 99_000],
+    ]);
     proc.sandboxId = id;
     return { id, proc, details: { id, pid: 100, execIds: [EXEC, YOUNG] } };
   }
@@ -253,14 +309,21 @@ describe('exec trees: the reaper step (engine simulator, a process table the tes
   it('ends the old tree (SIGTERM to its two processes), leaves the young exec, init, its command and the job', async () => {
     const { details, proc } = sandbox();
     const survey = await surveyExecs(engine, details, opts(proc), { asOf });
-    assert.deepEqual(survey.execs.map((x) => [x.view.id, Math.round(x.view.ageSeconds!), x.view.processes, x.view.abandoned]), [
-      [EXEC, 999, 2, true], [YOUNG, 10, 1, false],
-    ]);
+    assert.deepEqual(
+      survey.execs.map((x) => [x.view.id, Math.round(x.view.ageSeconds!), x.view.processes, x.view.abandoned]),
+      [
+        [EXEC, 999, 2, true],
+        [YOUNG, 10, 1, false],
+      ],
+    );
     assert.equal(survey.execs[0]!.view.command, 'sh -c sleep 1000 & sleep 1000');
     assert.deepEqual(abandonedLoad(survey), { execIds: new Set([EXEC]), processes: 2 });
     const r = await endAbandonedTrees(engine, details, survey, opts(proc), ctx);
     assert.deepEqual(r, { ended: [{ container: 'hermes-test', execId: EXEC, ageSeconds: 999, processes: 2, killed: 0 }], kept: [], failed: [] });
-    assert.deepEqual(proc.sent, [[200, 'SIGTERM'], [201, 'SIGTERM']]);
+    assert.deepEqual(proc.sent, [
+      [200, 'SIGTERM'],
+      [201, 'SIGTERM'],
+    ]);
     assert.deepEqual([...proc.procs.keys()].sort(), [100, 101, 102, 300]);
   });
 
@@ -270,7 +333,12 @@ describe('exec trees: the reaper step (engine simulator, a process table the tes
     const survey = await surveyExecs(engine, details, opts(proc), { asOf });
     const r = await endAbandonedTrees(engine, details, survey, opts(proc), ctx);
     assert.equal(r.ended[0]!.killed, 2);
-    assert.deepEqual(proc.sent, [[200, 'SIGTERM'], [201, 'SIGTERM'], [200, 'SIGKILL'], [201, 'SIGKILL']]);
+    assert.deepEqual(proc.sent, [
+      [200, 'SIGTERM'],
+      [201, 'SIGTERM'],
+      [200, 'SIGKILL'],
+      [201, 'SIGKILL'],
+    ]);
   });
 
   it('the exec pid reused by another process between the survey and the signal: nothing is signalled', async () => {
@@ -303,12 +371,16 @@ describe('exec trees: the reaper step (engine simulator, a process table the tes
       if (n === 3) proc.procs.set(200, { pid: 200, ppid: 50, startTicks: 99_500 });
     };
     const r = await endAbandonedTrees(engine, details, survey, opts(proc), ctx);
-    assert.deepEqual(proc.sent, [[200, 'SIGTERM'], [201, 'SIGTERM'], [201, 'SIGKILL']]);
+    assert.deepEqual(proc.sent, [
+      [200, 'SIGTERM'],
+      [201, 'SIGTERM'],
+      [201, 'SIGKILL'],
+    ]);
     assert.equal(r.ended[0]!.killed, 1);
     assert.equal(proc.procs.get(200)?.startTicks, 99_500, 'the new process at pid 200 was not signalled');
   });
 
-  it('a process with the start time seen but out of the sandbox\'s cgroup is never signalled, SIGTERM or SIGKILL', async () => {
+  it("a process with the start time seen but out of the sandbox's cgroup is never signalled, SIGTERM or SIGKILL", async () => {
     const { details, proc } = sandbox();
     proc.stubborn.add(200);
     const survey = await surveyExecs(engine, details, opts(proc), { asOf });
@@ -337,14 +409,29 @@ describe('exec trees: the reaper step (engine simulator, a process table the tes
     const { details, proc } = sandbox();
     const survey = await surveyExecs(engine, details, opts(proc), { asOf });
     const kept = await endAbandonedTrees(engine, details, survey, { ...opts(proc), end: false }, ctx);
-    assert.deepEqual(kept.kept.map((k) => k.reason), ['keep-exec-trees']);
+    assert.deepEqual(
+      kept.kept.map((k) => k.reason),
+      ['keep-exec-trees'],
+    );
     const dry = await endAbandonedTrees(engine, details, survey, opts(proc), { ...ctx, dryRun: true });
-    assert.deepEqual(dry.kept.map((k) => k.reason), ['dry-run']);
+    assert.deepEqual(
+      dry.kept.map((k) => k.reason),
+      ['dry-run'],
+    );
     const remote = { ...engine, host: 'tcp://10.0.0.5:2376', execInspect: engine.execInspect.bind(engine) } as EngineClient;
     const far = await surveyExecs(remote, details, opts(proc), { asOf });
-    assert.deepEqual(far.execs.map((x) => [x.view.ageSeconds, x.view.processes, x.view.abandoned]), [[null, null, false], [null, null, false]]);
+    assert.deepEqual(
+      far.execs.map((x) => [x.view.ageSeconds, x.view.processes, x.view.abandoned]),
+      [
+        [null, null, false],
+        [null, null, false],
+      ],
+    );
     const r = await endAbandonedTrees(remote, details, far, opts(proc), ctx);
-    assert.deepEqual(r.kept.map((k) => k.reason), ['engine-not-local', 'engine-not-local']);
+    assert.deepEqual(
+      r.kept.map((k) => k.reason),
+      ['engine-not-local', 'engine-not-local'],
+    );
     assert.deepEqual(proc.sent, []);
   });
 
@@ -352,11 +439,23 @@ describe('exec trees: the reaper step (engine simulator, a process table the tes
     const { details, proc } = sandbox();
     proc.inContainer = () => false;
     const survey = await surveyExecs(engine, details, opts(proc), { asOf });
-    assert.deepEqual(survey.execs.map((x) => x.view.abandoned), [false, false]);
+    assert.deepEqual(
+      survey.execs.map((x) => x.view.abandoned),
+      [false, false],
+    );
     const withEvent = await surveyExecs(engine, details, opts(proc), { asOf, execStarts: new Map([[EXEC, 1000]]) });
-    assert.deepEqual(withEvent.execs.map((x) => [x.view.ageSeconds, x.view.abandoned]), [[999, true], [null, false]]);
+    assert.deepEqual(
+      withEvent.execs.map((x) => [x.view.ageSeconds, x.view.abandoned]),
+      [
+        [999, true],
+        [null, false],
+      ],
+    );
     const r = await endAbandonedTrees(engine, details, withEvent, opts(proc), ctx);
-    assert.deepEqual(r.kept.map((k) => k.reason), ['process-not-found']);
+    assert.deepEqual(
+      r.kept.map((k) => k.reason),
+      ['process-not-found'],
+    );
     assert.deepEqual(proc.sent, []);
   });
 });

@@ -36,8 +36,22 @@ function writeRecord(lockPath: string, over: Record<string, unknown>): string {
 }
 
 const FS_CALLS = [
-  'openSync', 'closeSync', 'readFileSync', 'writeFileSync', 'writeSync', 'readSync', 'fstatSync', 'lstatSync', 'statSync',
-  'linkSync', 'unlinkSync', 'renameSync', 'readdirSync', 'futimesSync', 'fsyncSync', 'readlinkSync',
+  'openSync',
+  'closeSync',
+  'readFileSync',
+  'writeFileSync',
+  'writeSync',
+  'readSync',
+  'fstatSync',
+  'lstatSync',
+  'statSync',
+  'linkSync',
+  'unlinkSync',
+  'renameSync',
+  'readdirSync',
+  'futimesSync',
+  'fsyncSync',
+  'readlinkSync',
 ] as const;
 
 /**
@@ -246,10 +260,7 @@ describe('file lock: holders judged by pid, start time, boot and host', () => {
     assert.equal(h?.pid, process.pid);
     assert.equal(h?.token, held.info.token);
     assert.ok(h?.refreshedAt);
-    assert.deepEqual(
-      { alive: (await lockState(L))?.holderAlive, stale: (await lockState(L))?.stale },
-      { alive: 'alive', stale: false },
-    );
+    assert.deepEqual({ alive: (await lockState(L))?.holderAlive, stale: (await lockState(L))?.stale }, { alive: 'alive', stale: false });
     await held.release();
     writeRecord(L, {});
     assert.deepEqual({ alive: (await lockState(L))?.holderAlive, stale: (await lockState(L))?.stale }, { alive: 'dead', stale: true });
@@ -265,7 +276,10 @@ describe('file lock: what sits at the lock path', () => {
     await assert.rejects(lockHolder(L), LockPathError);
     // Through the CLI-facing state store too: the update fails with that error instead of blocking.
     const store = new FileStateStore(path.join(dir, 'x'));
-    await assert.rejects(store.update(() => ({ next: { a: 1 }, result: 1 })), LockPathError);
+    await assert.rejects(
+      store.update(() => ({ next: { a: 1 }, result: 1 })),
+      LockPathError,
+    );
   });
 
   it('a symlink at the lock path is never followed nor replaced; its target is left intact', async () => {
@@ -395,7 +409,10 @@ describe('state files: replaced with or without a moment where the file is missi
     await store.update(() => ({ next: { v: 1 }, result: undefined }));
     const seen = await looks(file, () => store.update(() => ({ next: { v: 2 }, result: undefined })));
     assert.ok(seen.length > 8, `${seen.length} looks`);
-    assert.deepEqual(seen.filter((x) => !x.file), []);
+    assert.deepEqual(
+      seen.filter((x) => !x.file),
+      [],
+    );
     assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')), { v: 2 });
   });
 

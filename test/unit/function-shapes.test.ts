@@ -16,7 +16,11 @@ describe('scripts/function-shapes.mjs', () => {
   });
 
   it('an unknown option, a bad number, a missing path: one line naming it, the usage, exit 2', () => {
-    for (const [args, says] of [[['--bogus'], 'unknown option --bogus'], [['--max-lines', 'x'], '--max-lines needs a whole number'], [['no/such/dir'], 'no/such/dir: no such file']] as const) {
+    for (const [args, says] of [
+      [['--bogus'], 'unknown option --bogus'],
+      [['--max-lines', 'x'], '--max-lines needs a whole number'],
+      [['no/such/dir'], 'no/such/dir: no such file'],
+    ] as const) {
       const r = shapes(...args);
       assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.ok(r.stderr.startsWith(`shapes: ${says}`), r.stderr);

@@ -14,11 +14,12 @@ const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../sr
 
 describe('--heap-growing-percent: which V8 has it', () => {
   it('the known range: Node 20 (11.3) through V8 13.x; before or after it, or unreadable: not set', () => {
-    for (const v of ['11.3.244.8-node.38', '11.8.172.17-node.21', '12.4.254.21-node.33', '13.6.233.10-node.18']) assert.equal(knowsHeapGrowingPercent(v), true, v);
+    for (const v of ['11.3.244.8-node.38', '11.8.172.17-node.21', '12.4.254.21-node.33', '13.6.233.10-node.18'])
+      assert.equal(knowsHeapGrowingPercent(v), true, v);
     for (const v of ['11.2.999.0', '10.2.154.26-node.40', '14.0.0.0', '', 'abc', '13']) assert.equal(knowsHeapGrowingPercent(v), false, v);
   });
 
-  it("the running V8 agrees: its own flag list (node --v8-options) has the flag exactly when the range says so", () => {
+  it('the running V8 agrees: its own flag list (node --v8-options) has the flag exactly when the range says so', () => {
     const res = spawnSync(process.execPath, ['--v8-options'], { encoding: 'utf8', maxBuffer: 16 << 20 });
     assert.equal(res.status, 0, res.stderr);
     const listed = /^\s*--heap-growing-percent\b/m.test(res.stdout);

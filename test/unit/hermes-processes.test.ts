@@ -10,18 +10,25 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, it } from 'node:test';
 import { listHermesProcesses } from '../../src/adapters/hermes-processes.js';
+import { isPython, mayServe, parseBootTime, parseCmdline, parseStatComm, parseStatusUid, shownCommand, startedAtMs } from '../../src/hermes/process-facts.js';
 import {
-  isPython, mayServe, parseBootTime, parseCmdline, parseStatComm, parseStatusUid, shownCommand, startedAtMs,
-} from '../../src/hermes/process-facts.js';
-import {
-  type HermesPlace, type PlaceProbe, allowlistOf, hermesCommand, normalizeProfileName, ownershipOf, processVariables, surfaceOf,
+  type HermesPlace,
+  type PlaceProbe,
+  allowlistOf,
+  hermesCommand,
+  normalizeProfileName,
+  ownershipOf,
+  processVariables,
+  surfaceOf,
 } from '../../src/hermes/processes.js';
 
 /** A filesystem where only the given directories are hermes places. */
-const probeOf = (places: Record<string, HermesPlace['kind']>): PlaceProbe => (p) => {
-  for (const [dir, kind] of Object.entries(places)) if (p === dir || p.startsWith(`${dir}/`)) return { kind, dir };
-  return null;
-};
+const probeOf =
+  (places: Record<string, HermesPlace['kind']>): PlaceProbe =>
+  (p) => {
+    for (const [dir, kind] of Object.entries(places)) if (p === dir || p.startsWith(`${dir}/`)) return { kind, dir };
+    return null;
+  };
 const none = probeOf({});
 const isHermes = (argv: string[], probe = none, vars: { pythonPath?: string } | null = null) => hermesCommand(argv, vars, probe) !== null;
 
@@ -40,7 +47,8 @@ describe('hermes processes: what is hermes', () => {
       ['python', '/opt/checkout/gateway/run.py'],
       ['python', '-m', 'acp_adapter.entry'],
       ['/usr/bin/env', 'PYTHONUNBUFFERED=1', 'python3', '-m', 'hermes_cli.main', 'gateway'],
-    ]) assert.equal(isHermes(argv), true, argv.join(' '));
+    ])
+      assert.equal(isHermes(argv), true, argv.join(' '));
   });
 
   it('not: a path component that starts with hermes-, the janitor, other programs, words in a command string', () => {
@@ -59,7 +67,8 @@ describe('hermes processes: what is hermes', () => {
       ['bash', '/root/.pyenv/libexec/pyenv-exec', 'python3', '-c', 'print("hermesProcesses")'],
       ['tail', '-f', '/home/u/.hermes/logs/hermes.log'],
       ['vim', 'hermes-notes.txt'],
-    ]) assert.equal(isHermes(argv), false, argv.join(' '));
+    ])
+      assert.equal(isHermes(argv), false, argv.join(' '));
   });
 
   it('what the filesystem says: a script in a checkout, an interpreter of its venv, a PYTHONPATH naming it (hermes as a library)', () => {
@@ -84,7 +93,10 @@ describe('hermes processes: what is hermes', () => {
   it('procfs fields: cmdline, environ (only the variables the rules read), btime, Uid, comm with parentheses and spaces', () => {
     assert.deepEqual(parseCmdline('a\0b c\0\0'), ['a', 'b c', '']);
     assert.deepEqual(processVariables('OPENAI_API_KEY=sk-x\0HERMES_HOME=/h\0HOME=/root\0PYTHONPATH=/p\0X=1\0TERMINAL_DOCKER_SHARED_CONTAINER_KEY=team'), {
-      hermesHome: '/h', home: '/root', pythonPath: '/p', sharedKey: 'team',
+      hermesHome: '/h',
+      home: '/root',
+      pythonPath: '/p',
+      sharedKey: 'team',
     });
     assert.equal(parseBootTime('cpu  1 2 3\nbtime 1764230000\nprocesses 5\n'), 1764230000);
     assert.equal(parseBootTime('cpu 1\n'), null);
@@ -100,14 +112,28 @@ describe('hermes processes: the multiplexed surfaces', () => {
   const surface = (argv: string[]) => surfaceOf(hermesCommand(argv, null, none)!);
   it('the gateway however started, the dashboard, the TUI backend, the cron ticker; not their control verbs', () => {
     for (const argv of [
-      ['hermes', 'gateway'], ['hermes', 'gateway', 'run'], ['hermes', 'gateway', 'run', '--replace'], ['hermes', 'gateway', 'start'],
-      ['/v/bin/python', '-m', 'hermes_cli.main', 'gateway', 'run'], ['python3', '-m', 'gateway.run'], ['python', '/c/gateway/run.py'],
+      ['hermes', 'gateway'],
+      ['hermes', 'gateway', 'run'],
+      ['hermes', 'gateway', 'run', '--replace'],
+      ['hermes', 'gateway', 'start'],
+      ['/v/bin/python', '-m', 'hermes_cli.main', 'gateway', 'run'],
+      ['python3', '-m', 'gateway.run'],
+      ['python', '/c/gateway/run.py'],
       ['hermes', '-m', 'gpt-x', 'gateway', 'run'],
-    ]) assert.equal(surface(argv).surface, 'gateway', argv.join(' '));
+    ])
+      assert.equal(surface(argv).surface, 'gateway', argv.join(' '));
     assert.equal(surface(['hermes', 'dashboard']).surface, 'dashboard');
     assert.equal(surface(['python3', '-m', 'tui_gateway.entry']).surface, 'tui-gateway');
     assert.equal(surface(['hermes', 'cron', 'daemon']).surface, 'cron');
-    for (const argv of [['hermes', 'gateway', 'stop'], ['hermes', 'gateway', 'status'], ['hermes', 'dashboard', '--stop'], ['hermes', 'chat'], ['hermes'], ['hermes', 'cron', 'list'], ['hermes-agent']]) {
+    for (const argv of [
+      ['hermes', 'gateway', 'stop'],
+      ['hermes', 'gateway', 'status'],
+      ['hermes', 'dashboard', '--stop'],
+      ['hermes', 'chat'],
+      ['hermes'],
+      ['hermes', 'cron', 'list'],
+      ['hermes-agent'],
+    ]) {
       assert.equal(surface(argv).surface, null, argv.join(' '));
     }
   });
@@ -123,7 +149,9 @@ describe('hermes processes: what each owns', () => {
     ownershipOf(hermesCommand(argv, null, none)!, { vars, cwd, ...(vars === null ? { envProblem: 'EACCES' } : {}) });
   it('a surface launched on a root serves the root; on a named profile, that profile; -p NAME owns NAME', () => {
     assert.deepEqual(owned(['hermes', 'gateway', 'run'], { hermesHome: '/srv/r', home: '/home/u' }), {
-      serves: 'root', root: '/srv/r', why: 'the gateway launched on the hermes root /srv/r',
+      serves: 'root',
+      root: '/srv/r',
+      why: 'the gateway launched on the hermes root /srv/r',
     });
     assert.equal((owned(['hermes', 'gateway', 'run'], { hermesHome: '/home/u/.hermes', home: '/home/u' }) as { root: string }).root, '/home/u/.hermes');
     assert.equal((owned(['hermes', 'dashboard'], { hermesHome: '/srv/r', home: '/home/u' }) as { serves: string }).serves, 'root');
@@ -199,7 +227,10 @@ describe('hermes processes: this host (real processes)', () => {
       child.kill('SIGKILL');
       await exited;
     }
-    assert.equal(listHermesProcesses().processes.some((p) => p.pid === child.pid), false);
+    assert.equal(
+      listHermesProcesses().processes.some((p) => p.pid === child.pid),
+      false,
+    );
   });
 
   it('a fake procfs with no boot time or no directory: nothing is known (readable: false)', () => {

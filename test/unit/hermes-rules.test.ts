@@ -57,7 +57,14 @@ describe('a profile .env as a routed turn reads it (agent/secret_scope.py load_e
 
 const where = { home: '/r/profiles/work', cwd: '/' };
 const launch = (env: Record<string, string> = {}, config: unknown = null): HermesSettings =>
-  resolveHermesSettings({ ...where, env, dotenv: null, managedDotenv: null, config: config ? { path: '/r/profiles/work/config.yaml', data: config } : null, managedConfig: null });
+  resolveHermesSettings({
+    ...where,
+    env,
+    dotenv: null,
+    managedDotenv: null,
+    config: config ? { path: '/r/profiles/work/config.yaml', data: config } : null,
+    managedConfig: null,
+  });
 
 describe('the scope reading (tools/terminal_scope.py build_profile_terminal_scope) and the reading acted on', () => {
   it('defaults, then the profile .env TERMINAL_* keys, then config.yaml terminal:; never the process environment', () => {
@@ -65,7 +72,11 @@ describe('the scope reading (tools/terminal_scope.py build_profile_terminal_scop
     assert.ok('settings' in none);
     assert.deepEqual(none.settings.lifetimeSeconds, { value: 300, source: 'default' });
     const env = readEnvFile('TERMINAL_LIFETIME_SECONDS=900\nTERMINAL_TIMEOUT=400\nTMPDIR=/x\n', '/r/profiles/work/.env');
-    const r = resolveScopeSettings({ ...where, dotenv: { path: '/r/profiles/work/.env', reading: env }, config: { path: 'c', data: { terminal: { timeout: 500 } } } });
+    const r = resolveScopeSettings({
+      ...where,
+      dotenv: { path: '/r/profiles/work/.env', reading: env },
+      config: { path: 'c', data: { terminal: { timeout: 500 } } },
+    });
     assert.ok('settings' in r);
     assert.deepEqual(r.settings.lifetimeSeconds, { value: 900, source: '/r/profiles/work/.env' });
     assert.deepEqual(r.settings.terminalTimeoutSeconds, { value: 500, source: 'config.yaml terminal.timeout' });
@@ -76,19 +87,30 @@ describe('the scope reading (tools/terminal_scope.py build_profile_terminal_scop
     assert.deepEqual(refused({ path: 'c', problem: 'c is not valid YAML (x)' }), { refused: 'c is not valid YAML (x)' });
     assert.deepEqual(refused({ path: 'c', data: ['a'] }), { refused: 'c must contain a mapping' });
     assert.deepEqual(refused({ path: 'c', data: { terminal: 'docker' } }), { refused: 'terminal in c must be a mapping' });
-    assert.deepEqual(resolveScopeSettings({ ...where, dotenv: { path: 'e', reading: { refused: 'cannot parse e: invalid line 1' } }, config: null }), { refused: 'cannot parse e: invalid line 1' });
+    assert.deepEqual(resolveScopeSettings({ ...where, dotenv: { path: 'e', reading: { refused: 'cannot parse e: invalid line 1' } }, config: null }), {
+      refused: 'cannot parse e: invalid line 1',
+    });
   });
   it("the janitor's own TERMINAL_LIFETIME_SECONDS=30 shortens only the launch reading: the scope's 300 is acted on", () => {
     const scope = resolveScopeSettings({ ...where, dotenv: null, config: null });
     const c = combineReadings(launch({ TERMINAL_LIFETIME_SECONDS: '30' }), scope);
     assert.equal(c.refused, null);
     assert.deepEqual(c.settings.lifetimeSeconds, {
-      value: 300, source: 'default', used: 'scope',
-      readings: [{ reading: 'scope', value: 300, source: 'default' }, { reading: 'launch', value: 30, source: 'env TERMINAL_LIFETIME_SECONDS' }],
+      value: 300,
+      source: 'default',
+      used: 'scope',
+      readings: [
+        { reading: 'scope', value: 300, source: 'default' },
+        { reading: 'launch', value: 30, source: 'env TERMINAL_LIFETIME_SECONDS' },
+      ],
     });
   });
   it('the longer timeouts, the reaper off if either says off, paths as launched; a refused scope keeps the launch values', () => {
-    const scope = resolveScopeSettings({ ...where, dotenv: { path: 'e', reading: readEnvFile('TERMINAL_TIMEOUT=900\nTERMINAL_DOCKER_ORPHAN_REAPER=false\nTERMINAL_SANDBOX_DIR=/s\n', 'e') }, config: null });
+    const scope = resolveScopeSettings({
+      ...where,
+      dotenv: { path: 'e', reading: readEnvFile('TERMINAL_TIMEOUT=900\nTERMINAL_DOCKER_ORPHAN_REAPER=false\nTERMINAL_SANDBOX_DIR=/s\n', 'e') },
+      config: null,
+    });
     const c = combineReadings(launch({ TERMINAL_TIMEOUT: '100', TERMINAL_SANDBOX_DIR: '/l' }), scope);
     assert.equal(c.settings.terminalTimeoutSeconds.value, 900);
     assert.equal(c.settings.dockerOrphanReaper.value, false);
@@ -101,8 +123,16 @@ describe('the scope reading (tools/terminal_scope.py build_profile_terminal_scop
   });
   it("a profile's identities: its shared key's in either reading", () => {
     const scope = resolveScopeSettings({ ...where, dotenv: null, config: { path: 'c', data: { terminal: { docker_shared_container_key: 'team' } } } });
-    assert.deepEqual(profileIdentities('work', combineReadings(launch({}, { terminal: { docker_shared_container_key: 'team' } }), scope).settings), ['team-ca8b22d0db83']);
-    assert.deepEqual(profileIdentities('work', combineReadings(launch({ TERMINAL_DOCKER_SHARED_CONTAINER_KEY: 'x' }), resolveScopeSettings({ ...where, dotenv: null, config: null })).settings), ['work', sharedIdentity('x')]);
+    assert.deepEqual(profileIdentities('work', combineReadings(launch({}, { terminal: { docker_shared_container_key: 'team' } }), scope).settings), [
+      'team-ca8b22d0db83',
+    ]);
+    assert.deepEqual(
+      profileIdentities(
+        'work',
+        combineReadings(launch({ TERMINAL_DOCKER_SHARED_CONTAINER_KEY: 'x' }), resolveScopeSettings({ ...where, dotenv: null, config: null })).settings,
+      ),
+      ['work', sharedIdentity('x')],
+    );
   });
 });
 
@@ -121,7 +151,9 @@ describe('which profiles judge which labels (hermes/judgement.ts)', () => {
     assert.deepEqual(rules.held, {});
   });
   it('held: a profile refused, or with the reaper off, holds every label it shares (HERMES_JANITOR_REAPER lifts the reaper one)', () => {
-    const rules = labelRules([read('a', 60, 'team', { refused: 'cannot parse x' }), read('b', 900, 'team'), read('c', 100, '', { reaperOff: true })], { janitorReaps: false });
+    const rules = labelRules([read('a', 60, 'team', { refused: 'cannot parse x' }), read('b', 900, 'team'), read('c', 100, '', { reaperOff: true })], {
+      janitorReaps: false,
+    });
     assert.equal(rules.held['team-ca8b22d0db83']?.reason, 'settings-refused');
     assert.match(rules.held['team-ca8b22d0db83']!.why, /profile a: cannot parse x/);
     assert.equal(rules.held.c?.reason, 'reaper-off');
@@ -152,12 +184,17 @@ describe('hermes installs (a fixture checkout and venv) and the version this jan
     const probe = createPlaceProbe();
     const place = probe(path.join(root, 'checkout/batch_runner.py'), 'file');
     assert.deepEqual(place, { kind: 'checkout', dir: path.join(root, 'checkout') });
-    assert.deepEqual(describeInstall(place!), { kind: 'checkout', dir: path.join(root, 'checkout'), version: '0.21.3', commit: '00067189dfecf833d4d009c2dd977ae85cf800e0' });
+    assert.deepEqual(describeInstall(place!), {
+      kind: 'checkout',
+      dir: path.join(root, 'checkout'),
+      version: '0.21.3',
+      commit: '00067189dfecf833d4d009c2dd977ae85cf800e0',
+    });
     write('checkout/.git/refs/heads/main', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n');
     assert.equal(checkoutCommit(path.join(root, 'checkout')), 'a'.repeat(40), 'a loose ref wins over the packed one');
     assert.equal(pyprojectVersion('[project]\nname="x"\n'), null);
   });
-  it("a venv: found by its interpreter and by the hermes on PATH; its version from the package metadata, newer than known", () => {
+  it('a venv: found by its interpreter and by the hermes on PATH; its version from the package metadata, newer than known', () => {
     const probe = createPlaceProbe();
     assert.deepEqual(probe(path.join(root, 'venv/bin/python3'), 'interpreter'), { kind: 'venv', dir: path.join(root, 'venv') });
     const onPath = installOnPath(`/nonexistent:${root}/venv/bin`, probe);

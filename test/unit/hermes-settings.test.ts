@@ -14,7 +14,14 @@ import { REPO } from '../helpers/cli.js';
 const FIXTURES = path.join(REPO, 'test', 'fixtures', 'dotenv');
 
 const inputs = (over: Partial<SettingsInputs> = {}): SettingsInputs => ({
-  home: '/h/.hermes', cwd: '/w', env: {}, dotenv: null, managedDotenv: null, config: null, managedConfig: null, ...over,
+  home: '/h/.hermes',
+  cwd: '/w',
+  env: {},
+  dotenv: null,
+  managedDotenv: null,
+  config: null,
+  managedConfig: null,
+  ...over,
 });
 const dotenv = (file: string, text: string) => ({ path: file, data: parseDotenv(text) });
 
@@ -28,7 +35,7 @@ describe('.env files, parsed as python-dotenv parses them', () => {
     assert.deepEqual(got, set);
   });
 
-  it('interpolates against the environment as it stands, the file\'s earlier values first; a BOM is dropped', () => {
+  it("interpolates against the environment as it stands, the file's earlier values first; a BOM is dropped", () => {
     const values = dotenvValues(parseDotenv('\uFEFFROOT=/srv\nexport TERMINAL_SANDBOX_DIR=${ROOT}/sbx\nX=${HOME}\n'), { HOME: '/home/u', ROOT: '/ignored' });
     assert.deepEqual(Object.fromEntries(values), { ROOT: '/srv', TERMINAL_SANDBOX_DIR: '/srv/sbx', X: '/home/u' });
   });
@@ -63,15 +70,17 @@ describe('the order hermes resolves its settings in', () => {
     const managedConfig = { path: '/m/config.yaml', data: { terminal: { lifetime_seconds: 900 } } };
     const m = resolveHermesSettings(inputs({ ...over, managedConfig }));
     assert.deepEqual(m.lifetimeSeconds, { value: 900, source: '/m/config.yaml terminal.lifetime_seconds' });
-    assert.deepEqual(m.sandboxRoot, { value: '/cfg', source: 'config.yaml terminal.sandbox_dir' }, 'sibling keys stay the user\'s');
+    assert.deepEqual(m.sandboxRoot, { value: '/cfg', source: 'config.yaml terminal.sandbox_dir' }, "sibling keys stay the user's");
   });
 
-  it('a key only the managed config.yaml sets fills in an unset variable only (apply_terminal_config_to_env: explicit keys are the user file\'s)', () => {
+  it("a key only the managed config.yaml sets fills in an unset variable only (apply_terminal_config_to_env: explicit keys are the user file's)", () => {
     const managedConfig = { path: '/m/config.yaml', data: { terminal: { sandbox_dir: '/managed' } } };
     assert.deepEqual(resolveHermesSettings(inputs({ managedConfig })).sandboxRoot, { value: '/managed', source: '/m/config.yaml terminal.sandbox_dir' });
     const withEnv = resolveHermesSettings(inputs({ managedConfig, env: { TERMINAL_SANDBOX_DIR: '/env' } }));
     assert.deepEqual(withEnv.sandboxRoot, { value: '/env', source: 'env TERMINAL_SANDBOX_DIR' });
-    const noTerminal = resolveHermesSettings(inputs({ config: { path: '/h/.hermes/config.yaml', data: { terminal: 'x' } }, env: { TERMINAL_LIFETIME_SECONDS: '5' } }));
+    const noTerminal = resolveHermesSettings(
+      inputs({ config: { path: '/h/.hermes/config.yaml', data: { terminal: 'x' } }, env: { TERMINAL_LIFETIME_SECONDS: '5' } }),
+    );
     assert.equal(noTerminal.lifetimeSeconds.value, 5, 'a terminal: that is not a map overrides nothing');
   });
 
@@ -88,11 +97,14 @@ describe('the order hermes resolves its settings in', () => {
 
   it('a relative TERMINAL_SANDBOX_DIR is relative to the working directory; an empty one is the default root', () => {
     assert.equal(resolveHermesSettings(inputs({ env: { TERMINAL_SANDBOX_DIR: 'sb' } })).sandboxRoot.value, '/w/sb');
-    assert.equal(resolveHermesSettings(inputs({ dotenv: dotenv('/h/.hermes/.env', 'TERMINAL_SANDBOX_DIR=\n'), env: { TERMINAL_SANDBOX_DIR: '/x' } })).sandboxRoot.value, '/h/.hermes/sandboxes');
+    assert.equal(
+      resolveHermesSettings(inputs({ dotenv: dotenv('/h/.hermes/.env', 'TERMINAL_SANDBOX_DIR=\n'), env: { TERMINAL_SANDBOX_DIR: '/x' } })).sandboxRoot.value,
+      '/h/.hermes/sandboxes',
+    );
   });
 });
 
-describe('a stop\'s grace within the run', () => {
+describe("a stop's grace within the run", () => {
   it('is the stop timeout, cut to the whole seconds left minus the kill margin, never below 0', () => {
     assert.equal(stopGrace(10, undefined, 0), 10);
     assert.equal(stopGrace(10, 10_000, 0), 8);

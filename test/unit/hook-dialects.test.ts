@@ -68,7 +68,10 @@ describe('hook dialects: recognition and reading of every fixture', () => {
   it('has fixtures for every dialect and each of its hooks, each citing its source', () => {
     for (const d of DIALECTS) {
       for (const hook of ['pre', 'post', 'stop'] as const) {
-        assert.ok(FIXTURES.some((f) => f.dialect === d && f.hook === hook), `${d} ${hook}`);
+        assert.ok(
+          FIXTURES.some((f) => f.dialect === d && f.hook === hook),
+          `${d} ${hook}`,
+        );
       }
     }
     // A citation names a page (https://...) or a file in a repository (owner/repo path/to/file.ext).
@@ -93,7 +96,11 @@ describe('hook dialects: recognition and reading of every fixture', () => {
         const r = readToolCall(f.input, f.dialect, f.hook);
         assert.ok(r.ok, what);
         const { event, session, tool, input, callId, outcome } = f.reading;
-        assert.deepEqual({ event: r.value.event, role: r.value.role, session: r.value.session, tool: r.value.tool }, { event, role: f.hook, session, tool }, what);
+        assert.deepEqual(
+          { event: r.value.event, role: r.value.role, session: r.value.session, tool: r.value.tool },
+          { event, role: f.hook, session, tool },
+          what,
+        );
         if (input !== undefined) assert.deepEqual(r.value.input, input, what);
         assert.equal(r.value.callId, callId, what);
         assert.equal(r.value.outcome, outcome, what);
@@ -162,9 +169,21 @@ describe('hook dialects: input no dialect explains, and each host cap', () => {
     await run(home, ['stop-hook', 'arm', '--remaining', '3']);
     const cases: Array<[string[], unknown, RegExp]> = [
       [['stop-hook'], { hook_event_name: 'Banana', session_id: 's' }, /event "Banana" is not one any hook dialect uses .*; allowing the stop$/],
-      [['stop-hook', '--dialect', 'codex'], { hook_event_name: 'AfterAgent', session_id: 's' }, /event "AfterAgent" is not a codex hook event \(check --dialect\); allowing the stop$/],
-      [['tool-loop', 'pre'], { hook_event_name: 'beforeTool', tool_name: 'Bash' }, /event "beforeTool" is not one any hook dialect uses .*; the call is not counted$/],
-      [['tool-loop', 'post', '--dialect', 'hermes'], { hook_event_name: 'PostToolUse', tool_name: 'Bash' }, /not a hermes hook event .*; the call is not counted$/],
+      [
+        ['stop-hook', '--dialect', 'codex'],
+        { hook_event_name: 'AfterAgent', session_id: 's' },
+        /event "AfterAgent" is not a codex hook event \(check --dialect\); allowing the stop$/,
+      ],
+      [
+        ['tool-loop', 'pre'],
+        { hook_event_name: 'beforeTool', tool_name: 'Bash' },
+        /event "beforeTool" is not one any hook dialect uses .*; the call is not counted$/,
+      ],
+      [
+        ['tool-loop', 'post', '--dialect', 'hermes'],
+        { hook_event_name: 'PostToolUse', tool_name: 'Bash' },
+        /not a hermes hook event .*; the call is not counted$/,
+      ],
     ];
     for (const [args, input, message] of cases) {
       const r = await run(home, args, input);
@@ -194,7 +213,15 @@ describe('hook dialects: input no dialect explains, and each host cap', () => {
   it('keeps the default cap below each host cap: 4 for Cursor (5 follow-ups), 2 for hermes (3 nudges), else 5', async () => {
     assert.deepEqual(
       DIALECTS.map((d) => [d, defaultMaxBlocks(d)]),
-      [['claude', 5], ['codex', 5], ['gemini', 5], ['qwen', 5], ['copilot', 5], ['cursor', 4], ['hermes', 2]],
+      [
+        ['claude', 5],
+        ['codex', 5],
+        ['gemini', 5],
+        ['qwen', 5],
+        ['copilot', 5],
+        ['cursor', 4],
+        ['hermes', 2],
+      ],
     );
     for (const f of [FIXTURES.find((x) => x.dialect === 'cursor' && x.hook === 'stop')!, FIXTURES.find((x) => x.dialect === 'hermes' && x.hook === 'stop')!]) {
       const home = freshHome();
@@ -226,7 +253,10 @@ describe('hook dialects: input no dialect explains, and each host cap', () => {
     const r = await run(freshHome(), ['tool-loop', 'pre', '--dialect', 'vim'], {});
     assert.equal(r.code, 0);
     assert.equal(r.stdout, '');
-    assert.match(r.stderr, /^hermes-janitor: warning: tool-loop pre: hook misconfigured: .*--dialect must be one of claude, codex, gemini, qwen, copilot, cursor, hermes, got 'vim'[^\n]*; the call is allowed[^\n]*\n$/);
+    assert.match(
+      r.stderr,
+      /^hermes-janitor: warning: tool-loop pre: hook misconfigured: .*--dialect must be one of claude, codex, gemini, qwen, copilot, cursor, hermes, got 'vim'[^\n]*; the call is allowed[^\n]*\n$/,
+    );
   });
 });
 

@@ -47,15 +47,31 @@ describe('hook error record', () => {
   });
 
   it('leaves out what is not a record (a hand-edited or foreign file)', () => {
-    for (const v of [null, 3, 'x', [], { errors: 'x' }, { errors: [null, { hook: 1 }, { hook: 'h', what: 'w', count: 0, firstSeen: 'a', lastSeen: T0.toISOString() }] }]) {
+    for (const v of [
+      null,
+      3,
+      'x',
+      [],
+      { errors: 'x' },
+      { errors: [null, { hook: 1 }, { hook: 'h', what: 'w', count: 0, firstSeen: 'a', lastSeen: T0.toISOString() }] },
+    ]) {
       assert.deepEqual(hookErrorsFrom(v, T0), [], JSON.stringify(v));
     }
   });
 
   it('status names each mistake, with its count and its age said by luxon, and needs attention', () => {
     const base: AttentionInput = {
-      unreachableEngines: [], orphans: 0, oldestOrphanAgeSeconds: null, asOf: T0, inspectFailures: 0, timedOut: false, staleLocks: [],
-      restartGuard: null, suspendedSessions: 0, stopHook: null, toolLoopLooping: [],
+      unreachableEngines: [],
+      orphans: 0,
+      oldestOrphanAgeSeconds: null,
+      asOf: T0,
+      inspectFailures: 0,
+      timedOut: false,
+      staleLocks: [],
+      restartGuard: null,
+      suspendedSessions: 0,
+      stopHook: null,
+      toolLoopLooping: [],
     };
     assert.deepEqual(attention(base), []);
     const errors = hookErrorsFrom(

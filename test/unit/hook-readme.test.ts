@@ -58,7 +58,11 @@ function commandRole(command: unknown, what: string): EventRole {
 }
 
 const only = (obj: object, keys: string[], what: string) =>
-  assert.deepEqual(Object.keys(obj).filter((k) => !keys.includes(k)), [], `${what}: only ${keys.join(', ')}`);
+  assert.deepEqual(
+    Object.keys(obj).filter((k) => !keys.includes(k)),
+    [],
+    `${what}: only ${keys.join(', ')}`,
+  );
 
 /** `{"hooks": {Event: [{"matcher"?, "hooks": [{"type": "command", "command"}]}]}}` (Claude Code, Gemini CLI, Codex, Qwen Code). */
 function checkMatcherGroups(doc: Record<string, unknown>, dialect: Dialect): string[] {

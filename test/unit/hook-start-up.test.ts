@@ -19,7 +19,20 @@ after(tmp.cleanup);
 
 describe('hook start-up helpers', () => {
   it('isoTime is toISOString: every year from 0000 to 9999, leap days, milliseconds, and beyond (which toISOString spells)', () => {
-    const samples = [0, -1, 1, 999, 1000, 951782400000, 951868799999, 1767225600000, Date.UTC(0, 0, 1) - 1, Date.UTC(9999, 11, 31, 23, 59, 59, 999) + 1, 8.64e15, -8.64e15];
+    const samples = [
+      0,
+      -1,
+      1,
+      999,
+      1000,
+      951782400000,
+      951868799999,
+      1767225600000,
+      Date.UTC(0, 0, 1) - 1,
+      Date.UTC(9999, 11, 31, 23, 59, 59, 999) + 1,
+      8.64e15,
+      -8.64e15,
+    ];
     samples.push(new Date('0000-01-01T00:00:00.000Z').getTime(), new Date('9999-12-31T23:59:59.999Z').getTime());
     let seed = 7;
     const random = () => ((seed = (seed * 48271) % 2147483647) / 2147483647 - 0.5) * 2;

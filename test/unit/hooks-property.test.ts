@@ -46,7 +46,10 @@ const UNPARSEABLE = Symbol('unparseable');
 
 /** The payload the CLI gets from stdin bytes: one JSON value; a leading BOM and surrounding whitespace ignored. */
 function stdinPayload(input: Uint8Array | string): unknown {
-  const text = Buffer.from(input).toString('utf8').replace(/^\uFEFF/, '').trim();
+  const text = Buffer.from(input)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
+    .trim();
   if (text === '') return UNPARSEABLE;
   try {
     return JSON.parse(text) as unknown;
@@ -62,7 +65,14 @@ type Answer = Record<string, unknown> | undefined;
 
 /** The Claude Code events the generators below use; any other event name is one no dialect uses. */
 const STOP_EVENTS = new Set(['Stop', 'SubagentStop']);
-const TOOL_EVENTS: Record<string, 'pre' | 'post' | 'other'> = { PreToolUse: 'pre', PostToolUse: 'post', PostToolUseFailure: 'post', Stop: 'other', SubagentStop: 'other', SessionStart: 'other' };
+const TOOL_EVENTS: Record<string, 'pre' | 'post' | 'other'> = {
+  PreToolUse: 'pre',
+  PostToolUse: 'post',
+  PostToolUseFailure: 'post',
+  Stop: 'other',
+  SubagentStop: 'other',
+  SessionStart: 'other',
+};
 const CLAUDE_EVENTS = new Set([...STOP_EVENTS, ...Object.keys(TOOL_EVENTS)]);
 /** Every event name some dialect uses: random names are drawn outside it (else they would be another dialect's). */
 const ANY_DIALECT_EVENT = new Set(DIALECTS.flatMap((d) => [...DIALECT_EVENTS[d].keys()]));
@@ -224,7 +234,12 @@ class ToolLoopModel {
 
 function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
-  if (isObject(v)) return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])]));
+  if (isObject(v))
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortKeys(v[k])]),
+    );
   return v;
 }
 
@@ -234,7 +249,13 @@ function shuffleKeys(v: unknown, seed: number): unknown {
   if (isObject(v)) {
     const entries = Object.entries(v);
     const k = seed % (entries.length || 1);
-    return Object.fromEntries(entries.slice(k).concat(entries.slice(0, k)).reverse().map(([key, x], i) => [key, shuffleKeys(x, seed + i)]));
+    return Object.fromEntries(
+      entries
+        .slice(k)
+        .concat(entries.slice(0, k))
+        .reverse()
+        .map(([key, x], i) => [key, shuffleKeys(x, seed + i)]),
+    );
   }
   return v;
 }
@@ -313,7 +334,10 @@ const toolShaped = fc.record(
     tool_name: fc.oneof({ arbitrary: fc.constantFrom('Bash', 'Read'), weight: 6 }, fc.constant(''), anyValue),
     tool_input: fc.oneof({ arbitrary: fc.constantFrom({ command: 'make' }, { command: 'make', cwd: '/w' }, null), weight: 4 }, fc.jsonValue()),
     tool_response: fc.oneof(
-      { arbitrary: fc.constantFrom({ error: 'x' }, { is_error: true }, { isError: true }, { success: false }, {}, { error: '' }, { success: true }), weight: 6 },
+      {
+        arbitrary: fc.constantFrom({ error: 'x' }, { is_error: true }, { isError: true }, { success: false }, {}, { error: '' }, { success: true }),
+        weight: 6,
+      },
       anyValue,
     ),
     tool_use_id: fc.option(fc.constantFrom('toolu_1', 'toolu_2', 'toolu_3'), { nil: undefined }),
@@ -330,7 +354,12 @@ function sequence(shaped: fc.Arbitrary<Record<string, unknown>>, heartbeats: boo
     { arbitrary: shaped.map((v) => ({ kind: 'json' as const, v })), weight: 4 },
     { arbitrary: fc.nat().map((seed) => ({ kind: 'repeat' as const, seed })), weight: 4 },
     // The same call again with another outcome (a failure after a success, a success after failures, ...).
-    { arbitrary: fc.tuple(fc.nat(), fc.constantFrom({ error: 'x' }, { success: false }, {}, { success: true })).map(([seed, response]) => ({ kind: 'again' as const, seed, response })), weight: 4 },
+    {
+      arbitrary: fc
+        .tuple(fc.nat(), fc.constantFrom({ error: 'x' }, { success: false }, {}, { success: true }))
+        .map(([seed, response]) => ({ kind: 'again' as const, seed, response })),
+      weight: 4,
+    },
     { arbitrary: fc.constant({ kind: 'heartbeat' as const }), weight: heartbeats ? 1 : 0 },
   );
   return fc.array(step, { maxLength: 14 }).map((steps) => {
@@ -340,7 +369,8 @@ function sequence(shaped: fc.Arbitrary<Record<string, unknown>>, heartbeats: boo
       if (st.kind === 'raw') return { stdin: st.b };
       if (st.kind === 'json') last = JSON.parse(JSON.stringify(st.v)) as unknown;
       // Another call, so another id when the host sends ids (a call id already counted is never counted again).
-      if (st.kind === 'again' && isObject(last)) last = { ...last, tool_response: st.response, ...(last.tool_use_id === undefined ? {} : { tool_use_id: `again-${st.seed}` }) };
+      if (st.kind === 'again' && isObject(last))
+        last = { ...last, tool_response: st.response, ...(last.tool_use_id === undefined ? {} : { tool_use_id: `again-${st.seed}` }) };
       const seed = st.kind === 'json' ? 0 : st.seed;
       const body = JSON.stringify(seed ? shuffleKeys(last, seed) : last, null, seed % 2 ? 1 : undefined);
       return { stdin: seed % 3 === 1 ? `\uFEFF\n${body} ` : body };
@@ -392,20 +422,28 @@ describe('hooks answer exactly what the contract says, for random stdin sequence
       let answered = 0;
       let quiet = 0;
       await fc.assert(
-        fc.asyncProperty(sequence(toolShaped, false), fc.integer({ min: 2, max: 3 }), fc.integer({ min: 1, max: 3 }), async (sends, threshold, failureThreshold) => {
-          const home = freshHome();
-          const model = new ToolLoopModel(threshold, failureThreshold);
-          for (const [i, send] of sends.entries()) {
-            if (!('stdin' in send)) continue;
-            const { ctx, out, err } = makeCtx(home, send.stdin);
-            const args = event === 'pre' ? ['tool-loop', 'pre', '--threshold', String(threshold)] : ['tool-loop', 'post', '--failure-threshold', String(failureThreshold)];
-            assert.equal(await main(args, ctx), 0);
-            const expected = model[event](stdinPayload(send.stdin));
-            checkAnswer(out(), err(), expected, `step ${i}: ${JSON.stringify(String(send.stdin)).slice(0, 200)}`);
-            if (expected.answer) answered++;
-            else quiet++;
-          }
-        }),
+        fc.asyncProperty(
+          sequence(toolShaped, false),
+          fc.integer({ min: 2, max: 3 }),
+          fc.integer({ min: 1, max: 3 }),
+          async (sends, threshold, failureThreshold) => {
+            const home = freshHome();
+            const model = new ToolLoopModel(threshold, failureThreshold);
+            for (const [i, send] of sends.entries()) {
+              if (!('stdin' in send)) continue;
+              const { ctx, out, err } = makeCtx(home, send.stdin);
+              const args =
+                event === 'pre'
+                  ? ['tool-loop', 'pre', '--threshold', String(threshold)]
+                  : ['tool-loop', 'post', '--failure-threshold', String(failureThreshold)];
+              assert.equal(await main(args, ctx), 0);
+              const expected = model[event](stdinPayload(send.stdin));
+              checkAnswer(out(), err(), expected, `step ${i}: ${JSON.stringify(String(send.stdin)).slice(0, 200)}`);
+              if (expected.answer) answered++;
+              else quiet++;
+            }
+          },
+        ),
         { numRuns: RUNS },
       );
       assert.ok(answered > 0 && quiet > 0, `both outcomes exercised: ${answered} answered, ${quiet} quiet`);
@@ -423,7 +461,8 @@ describe('hooks answer exactly what the contract says, for random stdin sequence
         for (const input of inputs.flatMap((v) => [v, v])) {
           const s = await hook.decide(input as never);
           const want = stops.stop(input);
-          if (want.answer?.systemMessage === RELEASE) assert.match(String((s.output as { systemMessage?: unknown })?.systemMessage), /^hermes-janitor stop-hook: paused the run after 2 /);
+          if (want.answer?.systemMessage === RELEASE)
+            assert.match(String((s.output as { systemMessage?: unknown })?.systemMessage), /^hermes-janitor stop-hook: paused the run after 2 /);
           else assert.deepEqual(s.output, want.answer);
           assert.deepEqual((await loop.pre(input as never)).output, tools.pre(input).answer);
           assert.deepEqual((await loop.post(input as never)).output, tools.post(input).answer);
@@ -449,7 +488,11 @@ type Step =
 const CARRIES_CALL_ID = new Set<Dialect>(['claude', 'codex', 'qwen', 'hermes']);
 
 /** An input as `dialect` sends it for a step (its event, when the answer depends on it), or undefined. */
-function render(d: Dialect, st: Exclude<Step, { kind: 'heartbeat' }>, i: number): { payload: Record<string, unknown>; event: string; active?: boolean } | undefined {
+function render(
+  d: Dialect,
+  st: Exclude<Step, { kind: 'heartbeat' }>,
+  i: number,
+): { payload: Record<string, unknown>; event: string; active?: boolean } | undefined {
   const ts = '2026-11-22T10:00:00.000Z';
   const extra = (d === 'codex' ? { model: 'gpt-5', turn_id: 'turn-1' } : d === 'qwen' ? { timestamp: ts } : {}) as Record<string, unknown>;
   if (st.kind === 'stop') {
@@ -458,15 +501,54 @@ function render(d: Dialect, st: Exclude<Step, { kind: 'heartbeat' }>, i: number)
       case 'claude':
       case 'codex':
       case 'qwen':
-        return { payload: { session_id: st.session, cwd: '/w', hook_event_name: 'Stop', ...extra, ...(active === undefined ? {} : { stop_hook_active: active }) }, event: 'Stop', active };
+        return {
+          payload: { session_id: st.session, cwd: '/w', hook_event_name: 'Stop', ...extra, ...(active === undefined ? {} : { stop_hook_active: active }) },
+          event: 'Stop',
+          active,
+        };
       case 'gemini':
-        return { payload: { session_id: st.session, timestamp: ts, hook_event_name: 'AfterAgent', prompt: 'p', prompt_response: 'r', ...(active === undefined ? {} : { stop_hook_active: active }) }, event: 'AfterAgent', active };
+        return {
+          payload: {
+            session_id: st.session,
+            timestamp: ts,
+            hook_event_name: 'AfterAgent',
+            prompt: 'p',
+            prompt_response: 'r',
+            ...(active === undefined ? {} : { stop_hook_active: active }),
+          },
+          event: 'AfterAgent',
+          active,
+        };
       case 'copilot':
-        return { payload: { sessionId: st.session, timestamp: 1, cwd: '/w', transcriptPath: '/t', stopReason: 'end_turn' }, event: 'agentStop', active: undefined };
+        return {
+          payload: { sessionId: st.session, timestamp: 1, cwd: '/w', transcriptPath: '/t', stopReason: 'end_turn' },
+          event: 'agentStop',
+          active: undefined,
+        };
       case 'cursor':
-        return { payload: { conversation_id: st.session, hook_event_name: 'stop', status: 'completed', ...(active === undefined ? {} : { loop_count: active ? 1 : 0 }) }, event: 'stop', active };
+        return {
+          payload: {
+            conversation_id: st.session,
+            hook_event_name: 'stop',
+            status: 'completed',
+            ...(active === undefined ? {} : { loop_count: active ? 1 : 0 }),
+          },
+          event: 'stop',
+          active,
+        };
       case 'hermes':
-        return { payload: { hook_event_name: 'pre_verify', tool_name: null, tool_input: null, session_id: st.session, cwd: '/w', extra: active === undefined ? {} : { attempt: active ? 1 : 0 } }, event: 'pre_verify', active };
+        return {
+          payload: {
+            hook_event_name: 'pre_verify',
+            tool_name: null,
+            tool_input: null,
+            session_id: st.session,
+            cwd: '/w',
+            extra: active === undefined ? {} : { attempt: active ? 1 : 0 },
+          },
+          event: 'pre_verify',
+          active,
+        };
     }
   }
   const { session, tool, input } = st;
@@ -476,52 +558,145 @@ function render(d: Dialect, st: Exclude<Step, { kind: 'heartbeat' }>, i: number)
       case 'claude':
       case 'codex':
       case 'qwen':
-        return { payload: { session_id: session, hook_event_name: 'PreToolUse', tool_name: tool, tool_input: input, tool_use_id: id, ...extra }, event: 'PreToolUse' };
+        return {
+          payload: { session_id: session, hook_event_name: 'PreToolUse', tool_name: tool, tool_input: input, tool_use_id: id, ...extra },
+          event: 'PreToolUse',
+        };
       case 'gemini':
         return { payload: { session_id: session, timestamp: ts, hook_event_name: 'BeforeTool', tool_name: tool, tool_input: input }, event: 'BeforeTool' };
       case 'copilot':
         return { payload: { sessionId: session, timestamp: 1, cwd: '/w', toolName: tool, toolArgs: JSON.stringify(input) }, event: 'preToolUse' };
       case 'cursor':
-        return { payload: { conversation_id: session, hook_event_name: 'beforeMCPExecution', tool_name: tool, tool_input: JSON.stringify(input) }, event: 'beforeMCPExecution' };
+        return {
+          payload: { conversation_id: session, hook_event_name: 'beforeMCPExecution', tool_name: tool, tool_input: JSON.stringify(input) },
+          event: 'beforeMCPExecution',
+        };
       case 'hermes':
-        return { payload: { hook_event_name: 'pre_tool_call', tool_name: tool, tool_input: input, session_id: session, extra: { tool_call_id: id } }, event: 'pre_tool_call' };
+        return {
+          payload: { hook_event_name: 'pre_tool_call', tool_name: tool, tool_input: input, session_id: session, extra: { tool_call_id: id } },
+          event: 'pre_tool_call',
+        };
     }
   }
   const { outcome } = st;
   switch (d) {
     case 'claude':
     case 'qwen': {
-      if (outcome === 'success') return { payload: { session_id: session, hook_event_name: 'PostToolUse', tool_name: tool, tool_input: input, tool_response: { ok: 1 }, tool_use_id: id, ...extra }, event: 'PostToolUse' };
-      const payload = { session_id: session, hook_event_name: 'PostToolUseFailure', tool_name: tool, tool_input: input, tool_use_id: id, error: 'boom', is_interrupt: outcome === 'neutral', ...extra };
+      if (outcome === 'success')
+        return {
+          payload: {
+            session_id: session,
+            hook_event_name: 'PostToolUse',
+            tool_name: tool,
+            tool_input: input,
+            tool_response: { ok: 1 },
+            tool_use_id: id,
+            ...extra,
+          },
+          event: 'PostToolUse',
+        };
+      const payload = {
+        session_id: session,
+        hook_event_name: 'PostToolUseFailure',
+        tool_name: tool,
+        tool_input: input,
+        tool_use_id: id,
+        error: 'boom',
+        is_interrupt: outcome === 'neutral',
+        ...extra,
+      };
       return { payload, event: 'PostToolUseFailure' };
     }
     case 'codex':
       if (outcome === 'neutral') return undefined;
-      return { payload: { session_id: session, hook_event_name: 'PostToolUse', tool_name: tool, tool_input: input, tool_response: outcome === 'failure' ? { error: 'boom' } : 'ok', tool_use_id: id, ...extra }, event: 'PostToolUse' };
+      return {
+        payload: {
+          session_id: session,
+          hook_event_name: 'PostToolUse',
+          tool_name: tool,
+          tool_input: input,
+          tool_response: outcome === 'failure' ? { error: 'boom' } : 'ok',
+          tool_use_id: id,
+          ...extra,
+        },
+        event: 'PostToolUse',
+      };
     case 'gemini':
       if (outcome === 'neutral') return undefined;
-      return { payload: { session_id: session, timestamp: ts, hook_event_name: 'AfterTool', tool_name: tool, tool_input: input, tool_response: { llmContent: 'x', returnDisplay: 'x', ...(outcome === 'failure' ? { error: { message: 'boom' } } : {}) } }, event: 'AfterTool' };
+      return {
+        payload: {
+          session_id: session,
+          timestamp: ts,
+          hook_event_name: 'AfterTool',
+          tool_name: tool,
+          tool_input: input,
+          tool_response: { llmContent: 'x', returnDisplay: 'x', ...(outcome === 'failure' ? { error: { message: 'boom' } } : {}) },
+        },
+        event: 'AfterTool',
+      };
     case 'copilot':
       if (outcome === 'neutral') return undefined;
-      if (outcome === 'failure') return { payload: { sessionId: session, timestamp: 1, cwd: '/w', toolName: tool, toolArgs: JSON.stringify(input), error: 'boom' }, event: 'postToolUseFailure' };
-      return { payload: { sessionId: session, timestamp: 1, cwd: '/w', toolName: tool, toolArgs: JSON.stringify(input), toolResult: { resultType: 'success', textResultForLlm: 'x' } }, event: 'postToolUse' };
+      if (outcome === 'failure')
+        return {
+          payload: { sessionId: session, timestamp: 1, cwd: '/w', toolName: tool, toolArgs: JSON.stringify(input), error: 'boom' },
+          event: 'postToolUseFailure',
+        };
+      return {
+        payload: {
+          sessionId: session,
+          timestamp: 1,
+          cwd: '/w',
+          toolName: tool,
+          toolArgs: JSON.stringify(input),
+          toolResult: { resultType: 'success', textResultForLlm: 'x' },
+        },
+        event: 'postToolUse',
+      };
     case 'cursor':
       if (outcome === 'neutral') return undefined;
-      return { payload: { conversation_id: session, hook_event_name: 'afterMCPExecution', tool_name: tool, tool_input: JSON.stringify(input), result_json: outcome === 'failure' ? '{"isError":true}' : '{"content":[]}' }, event: 'afterMCPExecution' };
+      return {
+        payload: {
+          conversation_id: session,
+          hook_event_name: 'afterMCPExecution',
+          tool_name: tool,
+          tool_input: JSON.stringify(input),
+          result_json: outcome === 'failure' ? '{"isError":true}' : '{"content":[]}',
+        },
+        event: 'afterMCPExecution',
+      };
     case 'hermes':
-      return { payload: { hook_event_name: 'post_tool_call', tool_name: tool, tool_input: input, session_id: session, extra: { tool_call_id: id, status: { success: 'ok', failure: 'error', neutral: 'blocked' }[outcome] } }, event: 'post_tool_call' };
+      return {
+        payload: {
+          hook_event_name: 'post_tool_call',
+          tool_name: tool,
+          tool_input: input,
+          session_id: session,
+          extra: { tool_call_id: id, status: { success: 'ok', failure: 'error', neutral: 'blocked' }[outcome] },
+        },
+        event: 'post_tool_call',
+      };
   }
 }
 
 /** The answer shape `dialect` accepts for a decision on `event` (from the fixtures). */
 function shapeOf(d: Dialect, hook: 'pre' | 'post' | 'stop', event: string) {
-  const f = FIXTURES.find((x) => x.dialect === d && x.hook === hook && (hook !== 'post' || x.reading.event === event)) ?? FIXTURES.find((x) => x.dialect === d && x.hook === hook);
+  const f =
+    FIXTURES.find((x) => x.dialect === d && x.hook === hook && (hook !== 'post' || x.reading.event === event)) ??
+    FIXTURES.find((x) => x.dialect === d && x.hook === hook);
   assert.ok(f, `a ${d} ${hook} fixture`);
   return f.answer;
 }
 
 const canonicalStep = fc.oneof(
-  { arbitrary: fc.record({ kind: fc.constant('pre' as const), session: fc.constantFrom('s', 't'), tool: fc.constantFrom('Bash', 'Read'), input: fc.constantFrom({ command: 'make' }, { command: 'make test' }, null) }), weight: 5 },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('pre' as const),
+      session: fc.constantFrom('s', 't'),
+      tool: fc.constantFrom('Bash', 'Read'),
+      input: fc.constantFrom({ command: 'make' }, { command: 'make test' }, null),
+    }),
+    weight: 5,
+  },
   {
     arbitrary: fc.record({
       kind: fc.constant('post' as const),
@@ -533,7 +708,14 @@ const canonicalStep = fc.oneof(
     }),
     weight: 5,
   },
-  { arbitrary: fc.record({ kind: fc.constant('stop' as const), session: fc.constantFrom('s', 's', 't'), active: fc.constantFrom(true, true, undefined, false) }), weight: 6 },
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('stop' as const),
+      session: fc.constantFrom('s', 's', 't'),
+      active: fc.constantFrom(true, true, undefined, false),
+    }),
+    weight: 6,
+  },
   { arbitrary: fc.constant({ kind: 'heartbeat' as const }), weight: 1 },
 );
 /** Steps, each sent 1 to 3 times in a row (a call repeated; a failure again, as another call or reported twice). */
@@ -580,49 +762,62 @@ describe('the same decisions whatever the dialect; only the wire shape differs (
 
   it('every dialect: denies, reports failures, holds and releases exactly where the model does', async () => {
     await fc.assert(
-      fc.asyncProperty(canonicalSteps, fc.integer({ min: 1, max: 3 }), fc.option(fc.constant('s'), { nil: undefined }), fc.boolean(), async (steps, remaining, owner, given) => {
-        for (const d of DIALECTS) {
-          const home = path.join(tmp.dir, `home-${n++}`);
-          const { ctx } = makeCtx(home, '');
-          assert.equal(await main(['stop-hook', 'arm', '--remaining', String(remaining), ...(owner ? ['--owner', owner] : [])], ctx), 0);
-          const tools = new ToolLoopModel(2, 2, 2);
-          const stops = new StopModel(remaining, owner, 2);
-          const dialect = given ? ['--dialect', d] : [];
-          for (const [i, st] of steps.entries()) {
-            const what = `${d} step ${i} ${JSON.stringify(st)}`;
-            if (st.kind === 'heartbeat') {
-              assert.equal(await main(['stop-hook', 'heartbeat'], makeCtx(home, '').ctx), 0);
-              stops.heartbeat();
-              continue;
-            }
-            const sent = render(d, st, i);
-            if (!sent) continue;
-            if (st.kind === 'pre') {
-              const reason = tools.decidePre(st);
-              const r = await hook(home, ['tool-loop', 'pre', '--threshold', '2', '--cycle-threshold', '2', ...dialect], sent.payload);
-              checkShape(r, reason === undefined ? undefined : shapeOf(d, 'pre', sent.event).deny!(reason), what);
-              count(`${d} ${reason ? 'deny' : 'allow'}`);
-            } else if (st.kind === 'post') {
-              const reason = tools.decidePost({ ...st, callId: CARRIES_CALL_ID.has(d) ? st.callId : undefined });
-              const r = await hook(home, ['tool-loop', 'post', '--failure-threshold', '2', ...dialect], sent.payload);
-              checkShape(r, reason === undefined ? undefined : shapeOf(d, 'post', sent.event).failing!(reason), what);
-              count(`${d} ${reason ? 'failing' : 'quiet'}`);
-            } else {
-              const want = stops.decide(true, st.session, sent.active);
-              const r = await hook(home, ['stop-hook', '--max-blocks', '2', ...dialect], sent.payload);
-              const answers = shapeOf(d, 'stop', sent.event);
-              if (want.answer === undefined) checkShape(r, undefined, what);
-              else if (want.answer.decision === 'block') checkShape(r, answers.keepGoing!(String(want.answer.reason)), what);
-              else checkShape(r, answers.release!('hermes-janitor stop-hook: '), what, `hermes-janitor stop-hook: paused the run after 2 consecutive stops with no progress (no heartbeat, ${remaining} items still remain).`);
-              count(`${d} ${want.answer === undefined ? 'stops' : want.answer.decision === 'block' ? 'block' : 'release'}`);
+      fc.asyncProperty(
+        canonicalSteps,
+        fc.integer({ min: 1, max: 3 }),
+        fc.option(fc.constant('s'), { nil: undefined }),
+        fc.boolean(),
+        async (steps, remaining, owner, given) => {
+          for (const d of DIALECTS) {
+            const home = path.join(tmp.dir, `home-${n++}`);
+            const { ctx } = makeCtx(home, '');
+            assert.equal(await main(['stop-hook', 'arm', '--remaining', String(remaining), ...(owner ? ['--owner', owner] : [])], ctx), 0);
+            const tools = new ToolLoopModel(2, 2, 2);
+            const stops = new StopModel(remaining, owner, 2);
+            const dialect = given ? ['--dialect', d] : [];
+            for (const [i, st] of steps.entries()) {
+              const what = `${d} step ${i} ${JSON.stringify(st)}`;
+              if (st.kind === 'heartbeat') {
+                assert.equal(await main(['stop-hook', 'heartbeat'], makeCtx(home, '').ctx), 0);
+                stops.heartbeat();
+                continue;
+              }
+              const sent = render(d, st, i);
+              if (!sent) continue;
+              if (st.kind === 'pre') {
+                const reason = tools.decidePre(st);
+                const r = await hook(home, ['tool-loop', 'pre', '--threshold', '2', '--cycle-threshold', '2', ...dialect], sent.payload);
+                checkShape(r, reason === undefined ? undefined : shapeOf(d, 'pre', sent.event).deny!(reason), what);
+                count(`${d} ${reason ? 'deny' : 'allow'}`);
+              } else if (st.kind === 'post') {
+                const reason = tools.decidePost({ ...st, callId: CARRIES_CALL_ID.has(d) ? st.callId : undefined });
+                const r = await hook(home, ['tool-loop', 'post', '--failure-threshold', '2', ...dialect], sent.payload);
+                checkShape(r, reason === undefined ? undefined : shapeOf(d, 'post', sent.event).failing!(reason), what);
+                count(`${d} ${reason ? 'failing' : 'quiet'}`);
+              } else {
+                const want = stops.decide(true, st.session, sent.active);
+                const r = await hook(home, ['stop-hook', '--max-blocks', '2', ...dialect], sent.payload);
+                const answers = shapeOf(d, 'stop', sent.event);
+                if (want.answer === undefined) checkShape(r, undefined, what);
+                else if (want.answer.decision === 'block') checkShape(r, answers.keepGoing!(String(want.answer.reason)), what);
+                else
+                  checkShape(
+                    r,
+                    answers.release!('hermes-janitor stop-hook: '),
+                    what,
+                    `hermes-janitor stop-hook: paused the run after 2 consecutive stops with no progress (no heartbeat, ${remaining} items still remain).`,
+                  );
+                count(`${d} ${want.answer === undefined ? 'stops' : want.answer.decision === 'block' ? 'block' : 'release'}`);
+              }
             }
           }
-        }
-      }),
+        },
+      ),
       { numRuns: Math.max(25, Math.round(RUNS / 4)) },
     );
     for (const d of DIALECTS) {
-      for (const outcome of ['deny', 'allow', 'failing', 'quiet', 'block', 'release']) assert.ok((seen.get(`${d} ${outcome}`) ?? 0) > 0, `${d} ${outcome} exercised: ${JSON.stringify([...seen])}`);
+      for (const outcome of ['deny', 'allow', 'failing', 'quiet', 'block', 'release'])
+        assert.ok((seen.get(`${d} ${outcome}`) ?? 0) > 0, `${d} ${outcome} exercised: ${JSON.stringify([...seen])}`);
     }
   });
 });
@@ -633,7 +828,10 @@ describe('hook properties', () => {
       if (Array.isArray(v)) return v.map((x, i) => shuffle(x, seed + i));
       if (v && typeof v === 'object') {
         const entries = Object.entries(v);
-        const rotated = entries.slice(seed % (entries.length || 1)).concat(entries.slice(0, seed % (entries.length || 1))).reverse();
+        const rotated = entries
+          .slice(seed % (entries.length || 1))
+          .concat(entries.slice(0, seed % (entries.length || 1)))
+          .reverse();
         return Object.fromEntries(rotated.map(([k, x], i) => [k, shuffle(x, seed + i)]));
       }
       return v;

@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  type IdleRecord, type IdleSample, decideStop, idleSeconds, mergeIdleState, observe, occupancy, parseIdleState, processLimit, reproved,
+  type IdleRecord,
+  type IdleSample,
+  decideStop,
+  idleSeconds,
+  mergeIdleState,
+  observe,
+  occupancy,
+  parseIdleState,
+  processLimit,
+  reproved,
   showsActivity,
 } from '../../src/core/idle.js';
 
@@ -9,7 +18,11 @@ const START = '2026-11-22T09:00:00.123456789Z';
 const t = (s: number) => new Date(Date.parse('2026-11-22T10:00:00Z') + s * 1000);
 /** A sample of a quiet `--init` sandbox (tini and `sleep infinity`: 2 processes) unless `pids` says otherwise. */
 const sample = (s: number, cpuNs: number, pgfault: number | null = 1000, startedAt = START, pids: number | undefined = 2): IdleSample => ({
-  startedAt, cpuNs, pgfault, at: t(s).toISOString(), ...(pids !== undefined ? { pids } : {}),
+  startedAt,
+  cpuNs,
+  pgfault,
+  at: t(s).toISOString(),
+  ...(pids !== undefined ? { pids } : {}),
 });
 /** The same sample holding `pids` processes (undefined: no count). */
 const withPids = (x: IdleSample, pids: number | undefined): IdleSample => {

@@ -16,7 +16,14 @@ import { defaultSelection } from '../../src/core/selection.js';
 import { type ImagePassOptions, reduceImages } from '../../src/reaper/images.js';
 import { EngineSimulator } from '../helpers/engine-simulator.js';
 
-const img = (id: string, size: number, extra: Partial<ImageFacts> = {}): ImageFacts => ({ id, tags: [`t/${id}:1`], createdMs: 0, size, sharedSize: 0, ...extra });
+const img = (id: string, size: number, extra: Partial<ImageFacts> = {}): ImageFacts => ({
+  id,
+  tags: [`t/${id}:1`],
+  createdMs: 0,
+  size,
+  sharedSize: 0,
+  ...extra,
+});
 const use = (lastUsedMs: number, hermes = true): ImageUse => ({ lastUsedMs, hermes });
 const HOUR = 3_600_000;
 
@@ -29,7 +36,14 @@ describe('image budget: sizes, percentages and patterns', () => {
     assert.equal((parseImageBudget('1.5 GB', 'x') as { bytes: number }).bytes, 1_500_000_000);
     assert.deepEqual(parseImageBudget('80%', 'x'), { kind: 'percent', percent: 80, raw: '80%' });
     // Docker's one-letter spellings are binary, as docker run -m reads them; gb is GB.
-    for (const [raw, n] of [['10g', 10 * 2 ** 30], ['10G', 10 * 2 ** 30], ['512m', 512 * 2 ** 20], ['1.5t', 1.5 * 2 ** 40], ['10gb', 10e9], ['10 GiB', 10 * 2 ** 30]] as const) {
+    for (const [raw, n] of [
+      ['10g', 10 * 2 ** 30],
+      ['10G', 10 * 2 ** 30],
+      ['512m', 512 * 2 ** 20],
+      ['1.5t', 1.5 * 2 ** 40],
+      ['10gb', 10e9],
+      ['10 GiB', 10 * 2 ** 30],
+    ] as const) {
       assert.equal((parseImageBudget(raw, 'x') as { bytes: number }).bytes, n, raw);
       assert.equal(checkImageBudget(raw, 'x'), null, raw);
     }
@@ -37,7 +51,11 @@ describe('image budget: sizes, percentages and patterns', () => {
 
   it('refuses what does not parse, 0, and percentages outside (0, 100]: one line naming the input', () => {
     for (const bad of ['0', '0GB', '0.0', '0g', '-1', '5XB', '', 'abc', '1e9', '0%', '101%', '5X', 'GB', 'g']) {
-      assert.throws(() => parseImageBudget(bad, '--images-over'), (e: Error) => e instanceof ValueError && e.message.includes('--images-over') && !e.message.includes('\n'), bad);
+      assert.throws(
+        () => parseImageBudget(bad, '--images-over'),
+        (e: Error) => e instanceof ValueError && e.message.includes('--images-over') && !e.message.includes('\n'),
+        bad,
+      );
       assert.throws(() => checkImageBudget(bad, '--images-over'), ValueError, bad);
     }
     assert.throws(() => parseKeepPattern('(a', '--keep-image'), /--keep-image '\(a' is not a valid regular expression/);
@@ -52,22 +70,49 @@ describe('image budget: which images count and in what order', () => {
 
   it('walks hermes images least recently used first (ties by id); others are not counted', () => {
     const images = [img('c', 1), img('a', 1), img('b', 1), img('other', 1)];
-    const uses = new Map([['a', use(5 * HOUR)], ['b', use(2 * HOUR)], ['c', use(5 * HOUR)], ['other', use(1 * HOUR, false)]]);
-    assert.deepEqual(imageWalk(images, uses, policy, now).map((s) => s.image.id), ['b', 'a', 'c']);
+    const uses = new Map([
+      ['a', use(5 * HOUR)],
+      ['b', use(2 * HOUR)],
+      ['c', use(5 * HOUR)],
+      ['other', use(1 * HOUR, false)],
+    ]);
+    assert.deepEqual(
+      imageWalk(images, uses, policy, now).map((s) => s.image.id),
+      ['b', 'a', 'c'],
+    );
   });
 
   it('--all-images counts every image; one never seen counts as used now', () => {
     const images = [img('seen', 1), img('unseen', 1)];
     const walk = imageWalk(images, new Map([['seen', use(1 * HOUR, false)]]), { ...policy, allImages: true }, now);
-    assert.deepEqual(walk.map((s) => [s.image.id, s.lastUsedMs]), [['seen', HOUR], ['unseen', now]]);
+    assert.deepEqual(
+      walk.map((s) => [s.image.id, s.lastUsedMs]),
+      [
+        ['seen', HOUR],
+        ['unseen', now],
+      ],
+    );
     assert.equal(walk[1]!.keep?.reason, 'recent', 'first seen now: under the minimum age');
   });
 
   it('keeps images matching a keep pattern (a tag or the id), and those used or created within the minimum age', () => {
     const images = [img('kept', 1, { tags: ['python:3.11'] }), img('young', 1), img('built', 1, { createdMs: now - 60_000 }), img('old', 1)];
-    const uses = new Map([['kept', use(0)], ['young', use(now - 10 * 60_000)], ['built', use(0)], ['old', use(0)]]);
+    const uses = new Map([
+      ['kept', use(0)],
+      ['young', use(now - 10 * 60_000)],
+      ['built', use(0)],
+      ['old', use(0)],
+    ]);
     const walk = imageWalk(images, uses, { ...policy, keep: [/^python:/] }, now);
-    assert.deepEqual(walk.map((s) => [s.image.id, s.keep?.reason ?? null]), [['built', 'recent'], ['kept', 'keep-pattern'], ['old', null], ['young', 'recent']]);
+    assert.deepEqual(
+      walk.map((s) => [s.image.id, s.keep?.reason ?? null]),
+      [
+        ['built', 'recent'],
+        ['kept', 'keep-pattern'],
+        ['old', null],
+        ['young', 'recent'],
+      ],
+    );
     assert.equal(imageWalk(images, uses, { ...policy, minAgeMs: 0 }, now).filter((s) => s.keep).length, 0, '0s keeps none for age');
   });
 
@@ -75,14 +120,41 @@ describe('image budget: which images count and in what order', () => {
     const images = [img('a', 5, { sharedSize: 2 }), img('b', 4, { sharedSize: 2 }), img('c', 3)];
     assert.equal(imagesBytes(images), 3 + 2 + 3 + 2);
     assert.equal(imagesBytes(images, 99), 99, "the engine's LayersSize when it gives one");
-    assert.deepEqual(summarizeImages(images, new Map([['a', use(7)], ['c', use(3)], ['b', use(1, false)]])), { count: 2, uniqueBytes: 6, oldestLastUseMs: 3 });
+    assert.deepEqual(
+      summarizeImages(
+        images,
+        new Map([
+          ['a', use(7)],
+          ['c', use(3)],
+          ['b', use(1, false)],
+        ]),
+      ),
+      { count: 2, uniqueBytes: 6, oldestLastUseMs: 3 },
+    );
   });
 
   it('records uses: a last use only moves forward, hermes stays, other engines untouched, images gone forgotten', () => {
-    let doc = recordUses(undefined, 'h1', [{ id: 'a', atMs: 10, hermes: true }, { id: 'b', atMs: 10, hermes: false }]);
+    let doc = recordUses(undefined, 'h1', [
+      { id: 'a', atMs: 10, hermes: true },
+      { id: 'b', atMs: 10, hermes: false },
+    ]);
     doc = recordUses(doc, 'h2', [{ id: 'z', atMs: 1, hermes: true }]);
-    doc = recordUses(doc, 'h1', [{ id: 'a', atMs: 5, hermes: false }, { id: 'b', atMs: 20, hermes: true }], new Set(['a', 'b']));
-    assert.deepEqual([...usesOf(doc, 'h1')], [['a', use(10)], ['b', use(20)]]);
+    doc = recordUses(
+      doc,
+      'h1',
+      [
+        { id: 'a', atMs: 5, hermes: false },
+        { id: 'b', atMs: 20, hermes: true },
+      ],
+      new Set(['a', 'b']),
+    );
+    assert.deepEqual(
+      [...usesOf(doc, 'h1')],
+      [
+        ['a', use(10)],
+        ['b', use(20)],
+      ],
+    );
     doc = recordUses(doc, 'h1', [], new Set(['b']));
     assert.deepEqual([...usesOf(doc, 'h1').keys()], ['b']);
     assert.deepEqual([...usesOf(doc, 'h2').keys()], ['z']);
@@ -104,8 +176,14 @@ describe('image budget: the pass through the engine simulator', () => {
   async function pass(over: Partial<ImagePassOptions> & { uses: ImageUses }) {
     const engine = await createDockerodeEngine({ host: sim.host, socketPath: sim.socketPath! });
     return reduceImages({
-      engine, selection, budget: { kind: 'bytes', bytes: 1, raw: '1' }, policy: { allImages: false, minAgeMs: 0, keep: [] },
-      dryRun: false, now: () => new Date(), filesystemBytes: async () => null, ...over,
+      engine,
+      selection,
+      budget: { kind: 'bytes', bytes: 1, raw: '1' },
+      policy: { allImages: false, minAgeMs: 0, keep: [] },
+      dryRun: false,
+      now: () => new Date(),
+      filesystemBytes: async () => null,
+      ...over,
     });
   }
 
@@ -116,14 +194,26 @@ describe('image budget: the pass through the engine simulator', () => {
     for (let i = 0; i < 19_995; i++) sim.add({ labels: hermes, image: ids[1000 + (i % 1000)]!, state: 'exited' });
     for (const i of [0, 10, 20, 30, 40]) sim.add({ labels: {}, image: ids[i]!, state: 'created' });
     const base = Date.now() - 10 * HOUR;
-    const store = new MemoryStateStore(recordUses(undefined, sim.host, ids.map((id, i) => ({ id, atMs: base + i * 1000, hermes: true }))));
+    const store = new MemoryStateStore(
+      recordUses(
+        undefined,
+        sim.host,
+        ids.map((id, i) => ({ id, atMs: base + i * 1000, hermes: true })),
+      ),
+    );
     const total = 2000 * MB;
     const r = await pass({ uses: new ImageUses(store), budget: { kind: 'bytes', bytes: total - 100 * MB, raw: '' } });
     const expected = ids.slice(0, 105).filter((_, i) => i % 10 !== 0 || i > 40);
     assert.equal(expected.length, 100);
-    assert.deepEqual(r.removed.map((x) => x.id), expected);
+    assert.deepEqual(
+      r.removed.map((x) => x.id),
+      expected,
+    );
     assert.deepEqual(sim.imageRemovals, expected);
-    assert.deepEqual(r.kept.map((k) => [k.id, k.reason]), [0, 10, 20, 30, 40].map((i) => [ids[i], 'in-use']));
+    assert.deepEqual(
+      r.kept.map((k) => [k.id, k.reason]),
+      [0, 10, 20, 30, 40].map((i) => [ids[i], 'in-use']),
+    );
     assert.deepEqual(r.failed, []);
     assert.equal(r.bytesBefore, total);
     assert.equal(r.bytesAfter, total - 100 * MB);
@@ -139,7 +229,13 @@ describe('image budget: the pass through the engine simulator', () => {
 
   it('a run cut short (--timeout) after a removal keeps the rest as cut-short, never as failed', async () => {
     const ids = [0, 1, 2].map((i) => sim.addImage({ size: MB, tags: [`cut/${i}:1`], created: new Date(0) }));
-    const store = new MemoryStateStore(recordUses(undefined, sim.host, ids.map((id, i) => ({ id, atMs: i * 1000, hermes: true }))));
+    const store = new MemoryStateStore(
+      recordUses(
+        undefined,
+        sim.host,
+        ids.map((id, i) => ({ id, atMs: i * 1000, hermes: true })),
+      ),
+    );
     const engine = await createDockerodeEngine({ host: sim.host, socketPath: sim.socketPath! });
     const ctl = new AbortController();
     // The run's signal goes off as the first removal is answered (what --timeout does, without a clock).
@@ -151,8 +247,14 @@ describe('image budget: the pass through the engine simulator', () => {
       },
     });
     const r = await pass({ engine: cutting, uses: new ImageUses(store), signal: ctl.signal });
-    assert.deepEqual(r.removed.map((x) => x.id), [ids[0]]);
-    assert.deepEqual(r.kept.map((k) => [k.id, k.reason]), [[ids[1], 'cut-short']]);
+    assert.deepEqual(
+      r.removed.map((x) => x.id),
+      [ids[0]],
+    );
+    assert.deepEqual(
+      r.kept.map((k) => [k.id, k.reason]),
+      [[ids[1], 'cut-short']],
+    );
     assert.deepEqual(r.failed, []);
     assert.ok(sim.images.has(ids[1]!) && sim.images.has(ids[2]!));
   });
@@ -162,7 +264,12 @@ describe('image budget: the pass through the engine simulator', () => {
     sim = await EngineSimulator.start(); // a small engine of its own
     const id = sim.addImage({ size: MB });
     const store = new MemoryStateStore(recordUses(undefined, sim.host, [{ id, atMs: 0, hermes: true }]));
-    const measured = await pass({ uses: new ImageUses(store), budget: { kind: 'percent', percent: 50, raw: '50%' }, filesystemBytes: async (p) => (p === '/var/lib/docker' ? 2 * MB - 2 : null), dryRun: true });
+    const measured = await pass({
+      uses: new ImageUses(store),
+      budget: { kind: 'percent', percent: 50, raw: '50%' },
+      filesystemBytes: async (p) => (p === '/var/lib/docker' ? 2 * MB - 2 : null),
+      dryRun: true,
+    });
     assert.equal(measured.budget, MB - 1);
     assert.ok(measured.removed.some((x) => x.id === id));
     const unmeasured = await pass({ uses: new ImageUses(store), budget: { kind: 'percent', percent: 50, raw: '50%' }, dryRun: true });

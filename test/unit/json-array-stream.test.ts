@@ -71,9 +71,9 @@ const cuts = fc.array(fc.nat(), { maxLength: 40 });
 /** An array serialized either by JSON.stringify (with a random indent) or compactly with random whitespace between top-level tokens. */
 const arrayText = fc.oneof(
   fc.tuple(fc.array(value, { maxLength: 12 }), fc.constantFrom(undefined, 0, 1, 2, '\t')).map(([arr, indent]) => JSON.stringify(arr, null, indent)),
-  fc.tuple(fc.array(fc.tuple(ws, value, ws), { maxLength: 12 }), ws, ws).map(
-    ([items, lead, tail]) => `${lead}[${items.map(([a, v, b]) => a + JSON.stringify(v) + b).join(',')}${items.length ? '' : tail}]${tail}`,
-  ),
+  fc
+    .tuple(fc.array(fc.tuple(ws, value, ws), { maxLength: 12 }), ws, ws)
+    .map(([items, lead, tail]) => `${lead}[${items.map(([a, v, b]) => a + JSON.stringify(v) + b).join(',')}${items.length ? '' : tail}]${tail}`),
 );
 
 describe('forEachArrayElement (streamed JSON array)', () => {
@@ -136,9 +136,13 @@ describe('forEachArrayElement (streamed JSON array)', () => {
       { numRuns: RUNS },
     );
     await fc.assert(
-      fc.asyncProperty(value.filter((v) => !Array.isArray(v)), cuts, async (v, at) => {
-        assert.deepEqual(await parse(split(Buffer.from(JSON.stringify(v)), at, false)), { ok: false, problem: 'not a JSON array' });
-      }),
+      fc.asyncProperty(
+        value.filter((v) => !Array.isArray(v)),
+        cuts,
+        async (v, at) => {
+          assert.deepEqual(await parse(split(Buffer.from(JSON.stringify(v)), at, false)), { ok: false, problem: 'not a JSON array' });
+        },
+      ),
       { numRuns: RUNS },
     );
     for (const body of ['', ' \n', '[', '[1,', '[1,,2]', '[,1]', '[1,]', '[1 2]', '[1}', '[{]', '[{"a":1]', '["a]', '[]]', '[] x', '\uFEFF[]', 'null']) {
@@ -187,6 +191,9 @@ describe('forEachArrayElement (streamed JSON array)', () => {
       yield Buffer.from('[{"Id":"a","x":"');
       for (;;) yield Buffer.alloc(65_536, 0x78);
     })();
-    await assert.rejects(forEachArrayElement(endless, () => {}, MAX_LIST_ROW_BYTES), { message: 'an element larger than 1 MiB' });
+    await assert.rejects(
+      forEachArrayElement(endless, () => {}, MAX_LIST_ROW_BYTES),
+      { message: 'an element larger than 1 MiB' },
+    );
   });
 });

@@ -133,7 +133,7 @@ describe('lifecycle-scan core: kill, pkill, killall', () => {
       'pkill -f gateway.*hermes',
       'killall hermes-gateway',
       'kill -9 $(pgrep -f hermes_gateway)',
-      'ps aux | grep gateway | grep Hermes | awk \'{print $2}\' | xargs kill',
+      "ps aux | grep gateway | grep Hermes | awk '{print $2}' | xargs kill",
       '/bin/kill -TERM `cat ~/.hermes/gateway.pid`',
     ]) {
       assert.equal(matches(t), true, t);
@@ -190,7 +190,9 @@ describe('lifecycle-scan core: bytes and safety', () => {
     const text = decodeScript(bytes);
     assert.ok(text.startsWith('\ufffd'));
     assert.equal(matches(text), true);
-    const glued = decodeScript(Buffer.concat([Buffer.from('echo x\n'), Buffer.from([0xff]), Buffer.from('launchctl kickstart \xff'), Buffer.from('gui/501/ai.hermes.gateway')]));
+    const glued = decodeScript(
+      Buffer.concat([Buffer.from('echo x\n'), Buffer.from([0xff]), Buffer.from('launchctl kickstart \xff'), Buffer.from('gui/501/ai.hermes.gateway')]),
+    );
     assert.equal(matches(glued), true);
   });
 

@@ -16,14 +16,46 @@ import { EngineSimulator } from '../helpers/engine-simulator.js';
 
 const asOf = new Date('2026-11-27T12:00:00Z');
 const row = (o: Partial<ListedEntry>): ListedEntry => ({
-  id: 'a'.repeat(64), name: 'hermes-1a2b3c4d', profile: 'default', state: 'exited', finishedAt: '2026-11-27T09:00:00Z', ageSeconds: 3 * 3600,
-  host: 'unix:///var/run/docker.sock', rule: 'exited', verdict: 'reap', reason: 'expired', ...o,
+  id: 'a'.repeat(64),
+  name: 'hermes-1a2b3c4d',
+  profile: 'default',
+  state: 'exited',
+  finishedAt: '2026-11-27T09:00:00Z',
+  ageSeconds: 3 * 3600,
+  host: 'unix:///var/run/docker.sock',
+  rule: 'exited',
+  verdict: 'reap',
+  reason: 'expired',
+  ...o,
 });
 const LONG = 'hermes-9f8e7d6c-with-a-name-far-too-long-for-any-terminal';
 const ROWS: ListedEntry[] = [
   row({}),
-  row({ id: 'b'.repeat(64), name: LONG, state: 'running', finishedAt: '0001-01-01T00:00:00Z', ageSeconds: null, rule: 'idle', verdict: 'keep', reason: 'running', idleSeconds: 65, idleReason: 'in-use', processes: 4 }),
-  row({ id: 'c'.repeat(64), state: 'running', name: 'hermes-5e6f7a8b', finishedAt: '0001-01-01T00:00:00Z', ageSeconds: null, rule: 'idle', verdict: 'keep', reason: 'running', idleSeconds: 30, idleReason: 'idle-too-recent' }),
+  row({
+    id: 'b'.repeat(64),
+    name: LONG,
+    state: 'running',
+    finishedAt: '0001-01-01T00:00:00Z',
+    ageSeconds: null,
+    rule: 'idle',
+    verdict: 'keep',
+    reason: 'running',
+    idleSeconds: 65,
+    idleReason: 'in-use',
+    processes: 4,
+  }),
+  row({
+    id: 'c'.repeat(64),
+    state: 'running',
+    name: 'hermes-5e6f7a8b',
+    finishedAt: '0001-01-01T00:00:00Z',
+    ageSeconds: null,
+    rule: 'idle',
+    verdict: 'keep',
+    reason: 'running',
+    idleSeconds: 30,
+    idleReason: 'idle-too-recent',
+  }),
 ];
 const ANSI = /\u001b\[/;
 const BOX = /[─│┌┐└┘├┤┬┴┼]/;
@@ -50,14 +82,29 @@ describe('the list table', () => {
   });
 
   it('at an 80-column terminal: one line per container, none wider than 80, every reason word whole, names still apart', () => {
-    const many = [...ROWS, row({ id: 'd'.repeat(64), name: `${LONG}-2`, state: 'running', finishedAt: '0001-01-01T00:00:00Z', ageSeconds: null, rule: 'idle', verdict: 'keep', reason: 'running', idleSeconds: 3 * 3600, idleReason: 'processes-unknown' })];
+    const many = [
+      ...ROWS,
+      row({
+        id: 'd'.repeat(64),
+        name: `${LONG}-2`,
+        state: 'running',
+        finishedAt: '0001-01-01T00:00:00Z',
+        ageSeconds: null,
+        rule: 'idle',
+        verdict: 'keep',
+        reason: 'running',
+        idleSeconds: 3 * 3600,
+        idleReason: 'processes-unknown',
+      }),
+    ];
     for (const columns of [80, 72, 64]) {
       const out = renderListTable(ctxFor(true, columns), many, { asOf, showHost: false, wide: false });
       const lines = out.split('\n');
       assert.equal(lines.length, many.length + 1, out);
       for (const l of lines) assert.ok(l.length <= columns, `${columns}: ${l.length}: ${l}`);
       assert.doesNotMatch(out, BOX);
-      for (const word of ['expired', 'in-use', 'idle-too-recent', 'processes-unknown']) assert.match(out, new RegExp(`  ${word}$`, 'm'), `${columns}: ${word}\n${out}`);
+      for (const word of ['expired', 'in-use', 'idle-too-recent', 'processes-unknown'])
+        assert.match(out, new RegExp(`  ${word}$`, 'm'), `${columns}: ${word}\n${out}`);
       const names = lines.slice(1).map((l) => l.split(/ {2,}/)[1]);
       assert.equal(new Set(names).size, names.length, `${columns}: names still differ: ${names.join(' | ')}`);
     }
@@ -113,7 +160,10 @@ describe('the list table', () => {
 
 describe('list --format', () => {
   it('fields, escapes, {{json .}} and a table', () => {
-    assert.equal(renderListFormat(parseListFormat('{{.ID}}\\t{{.Name}} {{.Verdict}}/{{.Reason}}'), ROWS.slice(0, 2), asOf), `aaaaaaaaaaaa\thermes-1a2b3c4d reap/expired\nbbbbbbbbbbbb\t${LONG} keep/in-use\n`);
+    assert.equal(
+      renderListFormat(parseListFormat('{{.ID}}\\t{{.Name}} {{.Verdict}}/{{.Reason}}'), ROWS.slice(0, 2), asOf),
+      `aaaaaaaaaaaa\thermes-1a2b3c4d reap/expired\nbbbbbbbbbbbb\t${LONG} keep/in-use\n`,
+    );
     assert.equal(renderListFormat(parseListFormat('{{.Detail}}|{{.Processes}}|{{.IdleSeconds}}'), ROWS.slice(1, 2), asOf), 'in-use: 4 processes|4|65\n');
     const json = renderListFormat(parseListFormat('{{json .}}'), ROWS.slice(0, 1), asOf);
     assert.equal((JSON.parse(json) as ListedEntry).id, 'a'.repeat(64));
@@ -124,7 +174,10 @@ describe('list --format', () => {
   });
 
   it('an unknown field or a broken template is one line naming it and the fields there are', () => {
-    assert.throws(() => parseListFormat('{{.Nope}}'), (e: Error) => e instanceof ValueError && /unknown field '\{\{\.Nope\}\}'.*\{\{\.Name\}\}/.test(e.message));
+    assert.throws(
+      () => parseListFormat('{{.Nope}}'),
+      (e: Error) => e instanceof ValueError && /unknown field '\{\{\.Nope\}\}'.*\{\{\.Name\}\}/.test(e.message),
+    );
     assert.throws(() => parseListFormat('{{.Name'), ValueError);
   });
 });
@@ -149,7 +202,10 @@ describe('list through the built CLI (engine simulator)', () => {
       assert.doesNotMatch(piped.stdout, BOX);
       assert.doesNotMatch(piped.stdout, ANSI);
       assert.match(piped.stderr, /3 container\(s\), 3 to reap, 0 to stop\./);
-      assert.match(piped.stderr, new RegExp(`them: hermes-janitor reap --profile ${profile} --host ${sim.host.replace(/[/.]/g, '\\$&')} --as-of 2026-11-27T12:00:00Z$`, 'm'));
+      assert.match(
+        piped.stderr,
+        new RegExp(`them: hermes-janitor reap --profile ${profile} --host ${sim.host.replace(/[/.]/g, '\\$&')} --as-of 2026-11-27T12:00:00Z$`, 'm'),
+      );
 
       const wide = await runCli([...args, '--wide'], { env });
       assert.match(wide.stdout.split('\n')[0]!, /^ID\s+NAME\s+PROFILE\s+STATE\s+FINISHED\s+IDLE\s+VERDICT\s+HOST\s+REASON$/);

@@ -24,7 +24,13 @@ async function ask(port: number, path: string): Promise<number | 'closed'> {
 describe('metrics listener: bounded connections', () => {
   it('two idle connections fill a cap of 2: then /healthz is answered on a health slot, /metrics refused (503); an idle third is closed', async () => {
     const metrics = { contentType: 'text/plain', text: async () => 'm 1\n' } as never;
-    const srv = await serveMetrics({ host: '127.0.0.1', port: 0 }, metrics, () => true, () => undefined, 2);
+    const srv = await serveMetrics(
+      { host: '127.0.0.1', port: 0 },
+      metrics,
+      () => true,
+      () => undefined,
+      2,
+    );
     const port = Number(new URL(srv.url).port);
     const idle = [net.connect({ host: '127.0.0.1', port }), net.connect({ host: '127.0.0.1', port })];
     try {
@@ -38,13 +44,22 @@ describe('metrics listener: bounded connections', () => {
       await once(third, 'close');
       assert.ok(Date.now() - t0 < 2000, `closed after ${Date.now() - t0} ms`);
       // The two within the cap are still open.
-      assert.deepEqual(idle.map((s) => s.destroyed), [false, false]);
+      assert.deepEqual(
+        idle.map((s) => s.destroyed),
+        [false, false],
+      );
     } finally {
       for (const s of idle) s.destroy();
       await srv.close();
     }
     // Under the cap again: /metrics is served.
-    const again = await serveMetrics({ host: '127.0.0.1', port: 0 }, metrics, () => true, () => undefined, 2);
+    const again = await serveMetrics(
+      { host: '127.0.0.1', port: 0 },
+      metrics,
+      () => true,
+      () => undefined,
+      2,
+    );
     try {
       assert.equal(await ask(Number(new URL(again.url).port), '/metrics'), 200);
     } finally {

@@ -11,18 +11,44 @@ import { engineOnThisHost } from '../../src/core/engine-place.js';
 import { idleThresholdFor, ownerOf, ownerViewOf } from '../../src/core/owners.js';
 
 const proc = (p: Partial<HermesProcess> & { pid: number }): HermesProcess => ({
-  uid: 0, startedAtMs: Date.parse('2026-11-27T10:00:00Z'), command: 'hermes gateway', hermes: true, python: false, profile: 'work',
-  serves: 'profile', owns: [p.profile ?? 'work'], ownsWhy: 'HERMES_HOME names profile work', why: 'entry point hermes', ...p,
+  uid: 0,
+  startedAtMs: Date.parse('2026-11-27T10:00:00Z'),
+  command: 'hermes gateway',
+  hermes: true,
+  python: false,
+  profile: 'work',
+  serves: 'profile',
+  owns: [p.profile ?? 'work'],
+  ownsWhy: 'HERMES_HOME names profile work',
+  why: 'entry point hermes',
+  ...p,
 });
-const table = (processes: HermesProcess[], hidden: string | null = null, blindUids: Set<number> | null = new Set()) => ({ processes, hidden, blindUids, readable: true });
+const table = (processes: HermesProcess[], hidden: string | null = null, blindUids: Set<number> | null = new Set()) => ({
+  processes,
+  hidden,
+  blindUids,
+  readable: true,
+});
 
 describe('owners', () => {
   it("a profile's owner is the oldest hermes process serving it, or one serving every profile; else abandoned", () => {
-    const view = ownerViewOf(table([proc({ pid: 10, profile: 'work' }), proc({ pid: 11, profile: 'ops', hermes: false, python: true })]), 'unix:///var/run/docker.sock');
-    assert.deepEqual(ownerOf(view, 'work'), { pid: 10, command: 'hermes gateway', since: '2026-11-27T10:00:00.000Z', serves: 'profile', why: 'HERMES_HOME names profile work' });
+    const view = ownerViewOf(
+      table([proc({ pid: 10, profile: 'work' }), proc({ pid: 11, profile: 'ops', hermes: false, python: true })]),
+      'unix:///var/run/docker.sock',
+    );
+    assert.deepEqual(ownerOf(view, 'work'), {
+      pid: 10,
+      command: 'hermes gateway',
+      since: '2026-11-27T10:00:00.000Z',
+      serves: 'profile',
+      why: 'HERMES_HOME names profile work',
+    });
     assert.equal(ownerOf(view, 'ops'), null, 'a Python interpreter that does not name hermes owns nothing');
     assert.equal(ownerOf(view, 'other'), null);
-    const any = ownerViewOf(table([proc({ pid: 12, profile: null, owns: null, serves: 'all-profiles', ownsWhy: 'its environment cannot be read (EACCES)' })]), 'unix:///run/podman/podman.sock');
+    const any = ownerViewOf(
+      table([proc({ pid: 12, profile: null, owns: null, serves: 'all-profiles', ownsWhy: 'its environment cannot be read (EACCES)' })]),
+      'unix:///run/podman/podman.sock',
+    );
     assert.equal(ownerOf(any, 'whatever')?.pid, 12);
     assert.equal(ownerOf(any, null)?.pid, 12);
     assert.equal(ownerOf(any, 'whatever')?.serves, 'all-profiles');
@@ -30,7 +56,13 @@ describe('owners', () => {
   });
 
   it('a gateway owns the labels it serves (its profiles and their container identities), and nothing else', () => {
-    const gw = proc({ pid: 20, profile: null, serves: 'allowlist', owns: ['default', 'work', 'team-0123456789ab'], ownsWhy: 'the gateway launched on the hermes root /r: allowlist' });
+    const gw = proc({
+      pid: 20,
+      profile: null,
+      serves: 'allowlist',
+      owns: ['default', 'work', 'team-0123456789ab'],
+      ownsWhy: 'the gateway launched on the hermes root /r: allowlist',
+    });
     const view = ownerViewOf(table([gw]), 'unix:///s');
     for (const l of ['default', 'work', 'team-0123456789ab']) assert.equal(ownerOf(view, l)?.pid, 20, l);
     assert.equal(ownerOf(view, 'other'), null);
@@ -47,7 +79,10 @@ describe('owners', () => {
     }
     assert.equal(engineOnThisHost('unix:///var/run/docker.sock'), true);
     assert.match(ownerOf(ownerViewOf(table([], 'procfs is mounted with hidepid=2', null), 'unix:///s'), 'p')!.command, /hidepid=2/);
-    assert.match(ownerOf(ownerViewOf({ processes: [], hidden: 'procfs cannot be read', blindUids: null, readable: false }, 'unix:///s'), 'p')!.command, /cannot be read/);
+    assert.match(
+      ownerOf(ownerViewOf({ processes: [], hidden: 'procfs cannot be read', blindUids: null, readable: false }, 'unix:///s'), 'p')!.command,
+      /cannot be read/,
+    );
     // Unreadable command lines alone do not blind the view (those processes are listed as owning every profile).
     assert.equal(ownerOf(ownerViewOf(table([], 'the command line of a process could not be read', new Set([5])), 'unix:///s'), 'p'), null);
   });
@@ -87,7 +122,13 @@ describe('is this engine on this host: one answer for every rule', () => {
       assert.match(text, /import \{[^}]*engineOnThisHost[^}]*\} from '[./]+(core\/)?engine-place\.js'/, f);
       assert.doesNotMatch(text, /startsWith\('unix:\/\/'\)/, `${f} answers it itself`);
     }
-    for (const [host, local] of [['unix:///run/docker.sock', true], ['/run/docker.sock', true], ['npipe:////./pipe/docker_engine', true], ['tcp://127.0.0.1:2375', false], ['ssh://u@h', false]] as const) {
+    for (const [host, local] of [
+      ['unix:///run/docker.sock', true],
+      ['/run/docker.sock', true],
+      ['npipe:////./pipe/docker_engine', true],
+      ['tcp://127.0.0.1:2375', false],
+      ['ssh://u@h', false],
+    ] as const) {
       assert.equal(engineOnThisHost(host), local, host);
     }
   });

@@ -8,7 +8,10 @@ describe('flag parsers', () => {
     assert.equal(parseWholeNumber('0', '--lifetime'), 0);
     assert.equal(parseWholeNumber(' 300 ', '--lifetime'), 300);
     for (const bad of ['abc', '-1', '1.5', '1e3', '', '0x10', '99999999999999999999']) {
-      assert.throws(() => parseWholeNumber(bad, '--lifetime'), (e: Error) => e instanceof ValueError && e.message.includes('--lifetime'));
+      assert.throws(
+        () => parseWholeNumber(bad, '--lifetime'),
+        (e: Error) => e instanceof ValueError && e.message.includes('--lifetime'),
+      );
     }
     assert.throws(() => parseWholeNumber('0', '--concurrency', 1), /--concurrency must be a whole number >= 1, got '0'/);
   });

@@ -26,7 +26,17 @@ import { configOf } from '../../src/adapters/config.js';
 import { resolveHermesSettings } from '../../src/hermes/settings.js';
 import { defaultSelection } from '../../src/core/selection.js';
 import {
-  HOST_A, NOW, captureContext, containersOnlyReport, execTrees, fullReport, hostOnlyReport, images, quietSnapshotsReport, sandboxDirs, shellSnapshots,
+  HOST_A,
+  NOW,
+  captureContext,
+  containersOnlyReport,
+  execTrees,
+  fullReport,
+  hostOnlyReport,
+  images,
+  quietSnapshotsReport,
+  sandboxDirs,
+  shellSnapshots,
 } from '../helpers/pass-fixtures.js';
 
 const DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'golden');
@@ -84,7 +94,16 @@ describe('golden: watch', () => {
       it(`${kind}${dryRun ? ', dry run' : ''}: each pass, and the exec trees`, () => {
         const ctx = captureContext();
         const r = reporter(kind, ctx);
-        r.notice({ kind: 'started', hosts: [HOST_A, 'tcp://10.0.0.2:2375'], thresholdSeconds: 600, profile: 'default', dryRun, stopIdle: true, idleAfterSeconds: 600, pid: 42 });
+        r.notice({
+          kind: 'started',
+          hosts: [HOST_A, 'tcp://10.0.0.2:2375'],
+          thresholdSeconds: 600,
+          profile: 'default',
+          dryRun,
+          stopIdle: true,
+          idleAfterSeconds: 600,
+          pid: 42,
+        });
         r.passRun(sandboxDirsPass, sandboxDirs, dryRun);
         r.passRun(imagesPass, images, dryRun);
         r.passRun(shellSnapshotsPass, shellSnapshots, dryRun);
@@ -101,21 +120,36 @@ describe('golden: watch', () => {
 describe('golden: metrics', () => {
   const counts = [{ host: HOST_A, profile: 'default', removed: 2, stopped: 1, kept: 4, failed: 1, orphans: 1 }];
   it("reap's metrics file, every pass", async () => {
-    golden('metrics-reap-full', await metricsText({
-      finishedAt: NOW, durationSeconds: 1.5, success: false, counts,
-      passes: [
-        { pass: sandboxDirsPass, gauges: { used: { count: 3, bytes: 300 }, unused: { count: 2, bytes: 1288494284 } } },
-        { pass: imagesPass, gauges: imageGauges(images, false) },
-        { pass: execTreesPass, gauges: { ended: 1, kept: 1, failed: 1 } },
-        { pass: shellSnapshotsPass, gauges: snapshotGauges(shellSnapshots) },
-      ],
-    }));
+    golden(
+      'metrics-reap-full',
+      await metricsText({
+        finishedAt: NOW,
+        durationSeconds: 1.5,
+        success: false,
+        counts,
+        passes: [
+          { pass: sandboxDirsPass, gauges: { used: { count: 3, bytes: 300 }, unused: { count: 2, bytes: 1288494284 } } },
+          { pass: imagesPass, gauges: imageGauges(images, false) },
+          { pass: execTreesPass, gauges: { ended: 1, kept: 1, failed: 1 } },
+          { pass: shellSnapshotsPass, gauges: snapshotGauges(shellSnapshots) },
+        ],
+      }),
+    );
   });
   it("reap's metrics file, dry run, nothing measured", async () => {
-    golden('metrics-reap-bare', await metricsText({
-      finishedAt: NOW, durationSeconds: 0.25, success: true, counts: [],
-      passes: [{ pass: sandboxDirsPass, gauges: { used: null, unused: null } }, { pass: imagesPass, gauges: { ...imageGauges(images, true), bytes: null } }],
-    }));
+    golden(
+      'metrics-reap-bare',
+      await metricsText({
+        finishedAt: NOW,
+        durationSeconds: 0.25,
+        success: true,
+        counts: [],
+        passes: [
+          { pass: sandboxDirsPass, gauges: { used: null, unused: null } },
+          { pass: imagesPass, gauges: { ...imageGauges(images, true), bytes: null } },
+        ],
+      }),
+    );
   });
   it("watch's endpoint: from the start, then after each pass", async () => {
     const m = await createWatchMetrics((p) => p ?? 'default', PASSES);
@@ -124,8 +158,19 @@ describe('golden: metrics', () => {
     m.setPass(imagesPass, imageGauges(images, false));
     m.setPass(shellSnapshotsPass, snapshotGauges(shellSnapshots));
     m.observe({
-      type: 'sweep', tracked: 3, host: HOST_A, removed: 2, stopped: 1, kept: 4, failed: 1, durationMs: 1500, interrupted: false, dryRun: false, warnings: [],
-      counts, sweepGauges: [{ pass: execTreesPass, gauges: { ended: 1, kept: 1, failed: 1 } }],
+      type: 'sweep',
+      tracked: 3,
+      host: HOST_A,
+      removed: 2,
+      stopped: 1,
+      kept: 4,
+      failed: 1,
+      durationMs: 1500,
+      interrupted: false,
+      dryRun: false,
+      warnings: [],
+      counts,
+      sweepGauges: [{ pass: execTreesPass, gauges: { ended: 1, kept: 1, failed: 1 } }],
     });
     const after = (await m.text()).replace(/^(hermes_janitor_last_run_timestamp_seconds) \d+(\.\d+)?$/m, '$1 <now>');
     golden('metrics-watch', `--- at start\n${first.replace(/^(hermes_janitor_last_run_timestamp_seconds) \d+(\.\d+)?$/m, '$1 <now>')}--- after\n${after}`);
@@ -140,23 +185,67 @@ describe('golden: status', () => {
     toolLoop: { location: '/h/t', sessions: [], looping: [], hookErrors: [] },
   };
   const report = {
-    home: '/home/h/.hermes', profile: 'default', asOf: NOW.toISOString(), thresholdSeconds: 600,
+    home: '/home/h/.hermes',
+    profile: 'default',
+    asOf: NOW.toISOString(),
+    thresholdSeconds: 600,
     engines: [{ host: HOST_A, chosenBy: 'DOCKER_HOST', reachable: true, kind: 'Docker', version: '20.10.24', apiVersion: '1.41', error: null }],
-    containers: null, runningSandboxes: [],
+    containers: null,
+    runningSandboxes: [],
     // The cost of a stop a reap would make: the sandbox's writable layer (hermes' reaper removes it with the sandbox).
     stopCosts: [{ id: 'c'.repeat(64), name: 'hermes-1a2b3c4d', host: HOST_A, profile: 'default', idleSeconds: 7200, writableLayerBytes: 21_495_808 }],
     janitor: { sweeps: [], locks: [], log: { path: '/home/h/.hermes/logs/janitor.log', exists: false, sizeBytes: 0, lastRun: null } },
-    sandboxDirs: { root: '/home/h/.hermes/sandboxes', count: 5, bytes: 1288494284, unused: 2, unusedBytes: 1288490188, oldestUnusedChange: '2026-10-12T12:00:00.000Z' },
-    sandboxDirsDetail: { from: 'home' as const, source: 'default', used: 3, unreadable: [{ path: '/home/h/.hermes/sandboxes/docker/t/x', error: 'EACCES' }], notEntered: [], usageUnknown: null, error: null },
-    images: { count: 4, uniqueBytes: 3221225472, bytes: 4294967296, budget: 5368709120, budgetGiven: '5GiB', oldestLastUse: '2026-10-01T10:00:00.000Z', error: null },
+    sandboxDirs: {
+      root: '/home/h/.hermes/sandboxes',
+      count: 5,
+      bytes: 1288494284,
+      unused: 2,
+      unusedBytes: 1288490188,
+      oldestUnusedChange: '2026-10-12T12:00:00.000Z',
+    },
+    sandboxDirsDetail: {
+      from: 'home' as const,
+      source: 'default',
+      used: 3,
+      unreadable: [{ path: '/home/h/.hermes/sandboxes/docker/t/x', error: 'EACCES' }],
+      notEntered: [],
+      usageUnknown: null,
+      error: null,
+    },
+    images: {
+      count: 4,
+      uniqueBytes: 3221225472,
+      bytes: 4294967296,
+      budget: 5368709120,
+      budgetGiven: '5GiB',
+      oldestLastUse: '2026-10-01T10:00:00.000Z',
+      error: null,
+    },
     hermesProcesses: { processes: [], hidden: null },
-    shellSnapshots: [{ dir: '/tmp', from: 'default', snapshots: 3, abandoned: 2, oldestChange: '2026-11-19T12:00:00.000Z', withSecretNames: 1, secretNames: 2, unreadable: 1, otherUsers: 1, problem: null }],
-    breakers, trust: { owner: null, stateDir: '/home/h/.hermes/janitor', refused: [] }, attention: ['sandbox directories: x'], exitCode: 1 as const,
+    shellSnapshots: [
+      {
+        dir: '/tmp',
+        from: 'default',
+        snapshots: 3,
+        abandoned: 2,
+        oldestChange: '2026-11-19T12:00:00.000Z',
+        withSecretNames: 1,
+        secretNames: 2,
+        unreadable: 1,
+        otherUsers: 1,
+        problem: null,
+      },
+    ],
+    breakers,
+    trust: { owner: null, stateDir: '/home/h/.hermes/janitor', refused: [] },
+    attention: ['sandbox directories: x'],
+    exitCode: 1 as const,
   };
   it('text: the sandboxes, images and shell-snapshot sections', async () => {
     const { render } = await import('../../src/cli/commands/status.js');
     const partsOf = (r: { sandboxDirs: unknown; sandboxDirsDetail: unknown; images: unknown; shellSnapshots: unknown }) => [
-      { pass: sandboxDirsPass, part: { summary: r.sandboxDirs, detail: r.sandboxDirsDetail } }, { pass: imagesPass, part: r.images },
+      { pass: sandboxDirsPass, part: { summary: r.sandboxDirs, detail: r.sandboxDirsDetail } },
+      { pass: imagesPass, part: r.images },
       { pass: shellSnapshotsPass, part: r.shellSnapshots },
     ];
     golden('status-text', render(report, NOW, { parts: partsOf(report) }));
@@ -186,22 +275,53 @@ describe('golden: status --json', () => {
       mk(tmp);
       const { gatherStatus } = await import('../../src/status/gather.js');
       const hermes = resolveHermesSettings({
-        env: { TMPDIR: tmp }, dotenv: null, managedDotenv: null, config: null, managedConfig: null, home, cwd: '/',
+        env: { TMPDIR: tmp },
+        dotenv: null,
+        managedDotenv: null,
+        config: null,
+        managedConfig: null,
+        home,
+        cwd: '/',
       });
       const selection = defaultSelection('default');
       const { report: r } = await gatherStatus({
-        home, selection,
-        endpoints: [], noEngine: 'no container engine found (no socket at /nowhere): only the host\'s own files were checked',
-        connect: async () => [], thresholdSeconds: 600, asOf: NOW, now: NOW, concurrency: 2, env: {},
+        home,
+        selection,
+        endpoints: [],
+        noEngine: "no container engine found (no socket at /nowhere): only the host's own files were checked",
+        connect: async () => [],
+        thresholdSeconds: 600,
+        asOf: NOW,
+        now: NOW,
+        concurrency: 2,
+        env: {},
         passes: PASSES,
         passInput: {
-          command: 'status', flags: {}, env: { TMPDIR: tmp, HERMES_JANITOR_SYSTEM_TMP: path.join(t, 'systmp') }, config: configOf(path.join(home, 'config.yaml'), undefined), hermes, home, profiles: [],
-          selection, lifetimeSeconds: 300, plan: false, metrics: false,
+          command: 'status',
+          flags: {},
+          env: { TMPDIR: tmp, HERMES_JANITOR_SYSTEM_TMP: path.join(t, 'systmp') },
+          config: configOf(path.join(home, 'config.yaml'), undefined),
+          hermes,
+          home,
+          profiles: [],
+          selection,
+          lifetimeSeconds: 300,
+          plan: false,
+          metrics: false,
         },
       });
       const shown = JSON.stringify(
-        { keys: Object.keys(r), sandboxDirs: r.sandboxDirs, sandboxDirsDetail: r.sandboxDirsDetail, images: r.images, shellSnapshots: r.shellSnapshots, attention: r.attention, exitCode: r.exitCode },
-        null, 2,
+        {
+          keys: Object.keys(r),
+          sandboxDirs: r.sandboxDirs,
+          sandboxDirsDetail: r.sandboxDirsDetail,
+          images: r.images,
+          shellSnapshots: r.shellSnapshots,
+          attention: r.attention,
+          exitCode: r.exitCode,
+        },
+        null,
+        2,
       ).replaceAll(t, '<tmp>');
       golden('status-json', `${shown.replace(/"bytes": \d+/g, '"bytes": <n>').replace(/"unusedBytes": \d+/g, '"unusedBytes": <n>')}\n`);
     } finally {

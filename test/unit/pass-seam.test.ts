@@ -26,9 +26,17 @@ import { NOW, captureContext, containersOnlyReport } from '../helpers/pass-fixtu
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const passes = [...PASSES, demoPass];
 const input: PassSettingsInput = {
-  command: 'reap', flags: { demo: 'a.old,b.new,c.bad' }, env: {}, config: configOf('/h/config.yaml', undefined),
+  command: 'reap',
+  flags: { demo: 'a.old,b.new,c.bad' },
+  env: {},
+  config: configOf('/h/config.yaml', undefined),
   hermes: resolveHermesSettings({ env: {}, dotenv: null, managedDotenv: null, config: null, managedConfig: null, home: '/nonexistent-hj', cwd: '/' }),
-  home: '/nonexistent-hj', profiles: [], selection: defaultSelection('default'), lifetimeSeconds: 300, plan: false, metrics: true,
+  home: '/nonexistent-hj',
+  profiles: [],
+  selection: defaultSelection('default'),
+  lifetimeSeconds: 300,
+  plan: false,
+  metrics: true,
 };
 
 async function demoRun(dryRun = false) {
@@ -39,8 +47,15 @@ async function demoRun(dryRun = false) {
 describe('a pass added in a test fixture', () => {
   it('runs from its settings, and its outcome and gauges come out in the list order', async () => {
     const run = await demoRun();
-    assert.deepEqual(run.results.map((r) => r.pass.name), ['execTrees', 'demoFiles'], 'the sweep pass always, then what ran');
-    assert.deepEqual(run.gauges.map((g) => g.pass.name), ['execTrees', 'demoFiles']);
+    assert.deepEqual(
+      run.results.map((r) => r.pass.name),
+      ['execTrees', 'demoFiles'],
+      'the sweep pass always, then what ran',
+    );
+    assert.deepEqual(
+      run.gauges.map((g) => g.pass.name),
+      ['execTrees', 'demoFiles'],
+    );
     assert.deepEqual(await settlePasses([demoPass], { ...input, flags: {} }), [], 'its settings say it does not run');
   });
 
@@ -57,8 +72,15 @@ describe('a pass added in a test fixture', () => {
     assert.deepEqual(JSON.parse(json.out()).demoFiles, run.results[1]!.result);
     const nd = captureContext();
     await new NdjsonReporter(nd, false).reapResult(report);
-    const events = nd.out().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    assert.deepEqual(events.map((e) => e.event), ['removed-demo-file', 'kept-demo-file', 'failed-demo-file', 'summary']);
+    const events = nd
+      .out()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual(
+      events.map((e) => e.event),
+      ['removed-demo-file', 'kept-demo-file', 'failed-demo-file', 'summary'],
+    );
     assert.deepEqual(events.at(-1)!.demoFiles, { removed: 1, kept: 1, failed: 1 });
     assert.equal(firstProblem({ ...report, failed: [] }), '1 demo file(s) not removed, first: cannot remove demo file c.bad: it is bad');
   });
@@ -72,7 +94,14 @@ describe('a pass added in a test fixture', () => {
     assert.equal(text.err(), `${NOW.toISOString()} failed demo file: cannot remove demo file c.bad: it is bad\n`);
     const nd = captureContext();
     new NdjsonReporter(nd, false).passRun(demoPass, result, true);
-    assert.deepEqual(nd.out().trim().split('\n').map((l) => (JSON.parse(l) as { event: string }).event), ['would-remove-demo-file', 'kept-demo-file', 'failed-demo-file', 'demo-files']);
+    assert.deepEqual(
+      nd
+        .out()
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { event: string }).event),
+      ['would-remove-demo-file', 'kept-demo-file', 'failed-demo-file', 'demo-files'],
+    );
   });
 
   it("appears in reap's metrics file and watch's endpoint", async () => {
@@ -88,8 +117,18 @@ describe('a pass added in a test fixture', () => {
     const { gatherStatus } = await import('../../src/status/gather.js');
     const { render } = await import('../../src/cli/commands/status.js');
     const { report, parts } = await gatherStatus({
-      home: '/nonexistent-hj', selection: input.selection, endpoints: [], noEngine: 'no engine here', connect: async () => [],
-      thresholdSeconds: 600, asOf: NOW, now: NOW, concurrency: 1, env: {}, passes: [demoPass], passInput: input,
+      home: '/nonexistent-hj',
+      selection: input.selection,
+      endpoints: [],
+      noEngine: 'no engine here',
+      connect: async () => [],
+      thresholdSeconds: 600,
+      asOf: NOW,
+      now: NOW,
+      concurrency: 1,
+      env: {},
+      passes: [demoPass],
+      passInput: input,
     });
     assert.deepEqual(report.demoFiles, { found: 3 });
     assert.ok(Object.keys(report).indexOf('demoFiles') < Object.keys(report).indexOf('noEngine'), 'an engine pass: its keys before noEngine');
@@ -99,14 +138,19 @@ describe('a pass added in a test fixture', () => {
   });
 
   it('its flags are registered with reap and watch (declared in the descriptor)', () => {
-    assert.deepEqual(passOptions([demoPass]).map((o) => o.flag), ['--demo']);
+    assert.deepEqual(
+      passOptions([demoPass]).map((o) => o.flag),
+      ['--demo'],
+    );
   });
 });
 
 describe('no module of src/ but its own files and the list names a pass', () => {
   /** A pass's own files: its rule, adapter, run, settings, status survey and descriptor (by file name), and the list. */
-  const own = (stem: string, extra: RegExp | null = null) => (f: string) =>
-    f === 'src/passes/index.ts' || path.basename(f).startsWith(stem) || (extra !== null && extra.test(f));
+  const own =
+    (stem: string, extra: RegExp | null = null) =>
+    (f: string) =>
+      f === 'src/passes/index.ts' || path.basename(f).startsWith(stem) || (extra !== null && extra.test(f));
   const cases: Array<[string, string, RegExp | null]> = [
     ['sandboxDirs', 'sandbox-dir', null],
     ['shellSnapshots', 'shell-snapshot', null],
@@ -116,8 +160,14 @@ describe('no module of src/ but its own files and the list names a pass', () => 
   ];
   for (const [name, stem, extra] of cases) {
     it(`${name}: in its own files and the list only (the exec trees: and the sweep they run in)`, () => {
-      const files = execFileSync('git', ['grep', '-l', '-w', '-e', name, '-e', `${name}Pass`, '--', 'src'], { cwd: REPO, encoding: 'utf8' }).trim().split('\n');
-      assert.deepEqual(files.filter((f) => !own(stem, extra)(f)), [], `${name} is named outside its files`);
+      const files = execFileSync('git', ['grep', '-l', '-w', '-e', name, '-e', `${name}Pass`, '--', 'src'], { cwd: REPO, encoding: 'utf8' })
+        .trim()
+        .split('\n');
+      assert.deepEqual(
+        files.filter((f) => !own(stem, extra)(f)),
+        [],
+        `${name} is named outside its files`,
+      );
     });
   }
 });

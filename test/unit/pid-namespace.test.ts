@@ -35,7 +35,7 @@ describe('pid namespace: a partial view of processes, known', () => {
     assert.equal(pidNamespaceProblem({ engineHost: null, procRoot: procRoot(INITIAL_PID_NAMESPACE) }), null);
   });
 
-  it('another pid namespace: partial, the reason naming it and the fix; the engine\'s State.Pid not a process of its container here changes nothing', () => {
+  it("another pid namespace: partial, the reason naming it and the fix; the engine's State.Pid not a process of its container here changes nothing", () => {
     const root = procRoot('pid:[4026532999]', [{ pid: 4242, container: 'b'.repeat(64) }]);
     const why = pidNamespaceProblem({ engineHost: 'unix:///a.sock', evidence: { id: ID, pid: 4242 }, procRoot: root });
     assert.match(why ?? '', /pid namespace of its own \(pid:\[4026532999\]\), not the host's.*--pid=host/);
@@ -52,7 +52,7 @@ describe('pid namespace: a partial view of processes, known', () => {
     assert.notEqual(pidNamespaceProblem({ engineHost: 'unix:///other.sock', procRoot: root }), null, 'not for another engine');
   });
 
-  it('no procfs: not this check\'s to say (the process table cannot be read, said where it is read)', () => {
+  it("no procfs: not this check's to say (the process table cannot be read, said where it is read)", () => {
     assert.equal(pidNamespaceProblem({ engineHost: 'unix:///a.sock', procRoot: path.join(os.tmpdir(), 'hj-no-such-proc') }), null);
   });
 });

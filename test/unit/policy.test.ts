@@ -26,10 +26,23 @@ describe('judge', () => {
   it('never reaps running, zero, unparseable or future containers', () => {
     const late = at('2099-01-01T00:00:00Z');
     assert.deepEqual(judge({ running: true, finishedAt: FIN }, late, 120), {
-      verdict: 'keep', reason: 'running', ageSeconds: (late.getTime() - Date.parse(FIN)) / 1000, rule: null,
+      verdict: 'keep',
+      reason: 'running',
+      ageSeconds: (late.getTime() - Date.parse(FIN)) / 1000,
+      rule: null,
     });
-    assert.deepEqual(judge({ running: false, finishedAt: '0001-01-01T00:00:00Z' }, late, 120), { verdict: 'keep', reason: 'zero-finished-at', ageSeconds: null, rule: 'exited' });
-    assert.deepEqual(judge({ running: false, finishedAt: 'soon' }, late, 120), { verdict: 'keep', reason: 'unparseable-finished-at', ageSeconds: null, rule: 'exited' });
+    assert.deepEqual(judge({ running: false, finishedAt: '0001-01-01T00:00:00Z' }, late, 120), {
+      verdict: 'keep',
+      reason: 'zero-finished-at',
+      ageSeconds: null,
+      rule: 'exited',
+    });
+    assert.deepEqual(judge({ running: false, finishedAt: 'soon' }, late, 120), {
+      verdict: 'keep',
+      reason: 'unparseable-finished-at',
+      ageSeconds: null,
+      rule: 'exited',
+    });
     const future = judge({ running: false, finishedAt: FIN }, at('2026-11-22T09:59:59Z'), 120);
     assert.deepEqual(future, { verdict: 'keep', reason: 'future-finished-at', ageSeconds: -1, rule: 'exited' });
   });
@@ -80,8 +93,16 @@ describe('judge', () => {
 describe('finishedAgo (reap lines)', async () => {
   const asOf = new Date('2026-11-22T10:00:00Z');
   const { finishedAgo } = await import('../../src/cli/render-containers.js');
-  const e = (ageSeconds: number | null, finishedAt = '2026-11-22T10:00:00Z') =>
-    ({ id: 'x', name: 'n', profile: 'p', state: 'exited', finishedAt, ageSeconds, host: 'h', rule: 'exited' as const });
+  const e = (ageSeconds: number | null, finishedAt = '2026-11-22T10:00:00Z') => ({
+    id: 'x',
+    name: 'n',
+    profile: 'p',
+    state: 'exited',
+    finishedAt,
+    ageSeconds,
+    host: 'h',
+    rule: 'exited' as const,
+  });
   it('says how long ago, in the largest whole unit', () => {
     assert.equal(finishedAgo(e(0.4), asOf), '0 seconds ago');
     assert.equal(finishedAgo(e(59), asOf), '59 seconds ago');

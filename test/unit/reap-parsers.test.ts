@@ -82,7 +82,10 @@ describe('reap: the fast path and commander parse the same options the same way'
   it('the global options, before or after the command, on both paths', () => {
     for (const g of GLOBAL_OPTIONS) {
       const v = sample(g);
-      for (const args of [[g.flag, v, 'reap', '--once-per', '1h'], ['reap', '--once-per', '1h', g.flag, v]]) {
+      for (const args of [
+        [g.flag, v, 'reap', '--once-per', '1h'],
+        ['reap', '--once-per', '1h', g.flag, v],
+      ]) {
         const fast = parsePlainArgv(args, GLOBAL_OPTIONS, [ONCE_PER_FORM]);
         assert.equal(fast?.globals.get(g.flag), v, args.join(' '));
         const root = new Command().exitOverride();

@@ -64,11 +64,7 @@ function referenceNs(p: Parts): bigint {
 const ZERO_NS = referenceNs({ year: 1, month: 1, day: 1, hour: 0, minute: 0, second: 0, fraction: '', zone: 'Z', zeroSign: '+', sep: 'T' });
 
 const digits = fc.string({ unit: fc.constantFrom(...'0123456789'.split('')), maxLength: 9 });
-const zone = fc.oneof(
-  fc.constantFrom<'Z' | 'z'>('Z', 'z'),
-  fc.integer({ min: -(23 * 60 + 59), max: 23 * 60 + 59 }),
-  fc.constant(0),
-);
+const zone = fc.oneof(fc.constantFrom<'Z' | 'z'>('Z', 'z'), fc.integer({ min: -(23 * 60 + 59), max: 23 * 60 + 59 }), fc.constant(0));
 const parts: fc.Arbitrary<Parts> = fc
   .record({
     year: fc.oneof(fc.integer({ min: 1, max: 9999 }), fc.integer({ min: 1960, max: 2100 }), fc.constantFrom(1, 2, 9999)),
@@ -232,7 +228,13 @@ describe('judge (property)', () => {
 
   it('never reaps the zero time (in any spelling) or anything before it', () => {
     const zeroes = fc.oneof(
-      fc.constantFrom('0001-01-01T00:00:00Z', '0001-01-01T00:00:00.000000000Z', '0001-01-01t00:00:00z', '0001-01-01T00:00:00+00:00', '0001-01-01T00:00:00-00:00'),
+      fc.constantFrom(
+        '0001-01-01T00:00:00Z',
+        '0001-01-01T00:00:00.000000000Z',
+        '0001-01-01t00:00:00z',
+        '0001-01-01T00:00:00+00:00',
+        '0001-01-01T00:00:00-00:00',
+      ),
       // The same instant, or one before it, written with an east offset.
       fc.integer({ min: 0, max: 23 * 60 + 59 }).map((east) => formatNs(ZERO_NS, east, false, 'offset')!),
       fc.integer({ min: 1, max: 23 * 60 + 59 }).map((east) => `0001-01-01T00:00:00+${pad(Math.floor(east / 60))}:${pad(east % 60)}`),
@@ -276,23 +278,31 @@ describe('judge (property)', () => {
 
   it('keeps every container younger than the threshold and reaps every one at or past it (to the nanosecond)', () => {
     fc.assert(
-      fc.property(clock, lifetime, fc.double({ min: 0, max: 3, noNaN: true }), fc.bigInt({ min: -2n, max: 2n }), offsetMinutes, fmtStyle, (asOf, life, scale, nudge, off, style) => {
-        const threshold = thresholdSeconds(life);
-        const thresholdNs = BigInt(threshold) * NS_PER_S;
-        // Ages spread from 0 to 3x the threshold, with extra weight right at the boundary.
-        let age = BigInt(Math.floor(scale * threshold * 1e6)) * 1000n;
-        if (scale > 0.99 && scale < 1.01) age = thresholdNs + nudge;
-        if (age < 0n) age = 0n;
-        const raw = formatNs(asOfNs(asOf) - age, off, style.trim, style.zoneStyle);
-        fc.pre(raw !== null && parseFinishedAt(raw).kind === 'time');
-        const v = judge({ running: false, finishedAt: raw! }, asOf, threshold);
-        if (age < thresholdNs) {
-          assert.equal(v.verdict === 'keep' && v.reason, 'too-recent', `${raw} age ${age} ns < ${threshold} s`);
-        } else {
-          assert.equal(v.verdict, 'reap', `${raw} age ${age} ns >= ${threshold} s`);
-        }
-        assert.ok(v.ageSeconds !== null && Math.abs(v.ageSeconds - Number(age) / 1e9) <= 1e-6 * Math.max(1, Number(age) / 1e9));
-      }),
+      fc.property(
+        clock,
+        lifetime,
+        fc.double({ min: 0, max: 3, noNaN: true }),
+        fc.bigInt({ min: -2n, max: 2n }),
+        offsetMinutes,
+        fmtStyle,
+        (asOf, life, scale, nudge, off, style) => {
+          const threshold = thresholdSeconds(life);
+          const thresholdNs = BigInt(threshold) * NS_PER_S;
+          // Ages spread from 0 to 3x the threshold, with extra weight right at the boundary.
+          let age = BigInt(Math.floor(scale * threshold * 1e6)) * 1000n;
+          if (scale > 0.99 && scale < 1.01) age = thresholdNs + nudge;
+          if (age < 0n) age = 0n;
+          const raw = formatNs(asOfNs(asOf) - age, off, style.trim, style.zoneStyle);
+          fc.pre(raw !== null && parseFinishedAt(raw).kind === 'time');
+          const v = judge({ running: false, finishedAt: raw! }, asOf, threshold);
+          if (age < thresholdNs) {
+            assert.equal(v.verdict === 'keep' && v.reason, 'too-recent', `${raw} age ${age} ns < ${threshold} s`);
+          } else {
+            assert.equal(v.verdict, 'reap', `${raw} age ${age} ns >= ${threshold} s`);
+          }
+          assert.ok(v.ageSeconds !== null && Math.abs(v.ageSeconds - Number(age) / 1e9) <= 1e-6 * Math.max(1, Number(age) / 1e9));
+        },
+      ),
       { numRuns: RUNS },
     );
   });

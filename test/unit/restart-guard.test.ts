@@ -11,7 +11,13 @@ import { createRestartGuard, restartLoopFile } from '../../src/breakers/restart-
 import { main } from '../../src/cli/main.js';
 import type { Context } from '../../src/context.js';
 import {
-  DEFAULT_SETTINGS, type RestartGuardSettings, checkAndRecord, parseRestartLoopState, resolveSettings, restartGuardStatus, windowCutoff,
+  DEFAULT_SETTINGS,
+  type RestartGuardSettings,
+  checkAndRecord,
+  parseRestartLoopState,
+  resolveSettings,
+  restartGuardStatus,
+  windowCutoff,
 } from '../../src/core/restart-guard.js';
 import { assertUsageError, runCli, tempDir } from '../helpers/cli.js';
 
@@ -66,7 +72,10 @@ describe('restart-guard core: check-and-record', () => {
     const many = Array.from({ length: 60 }, (_, i) => 1000 + i * 0.1);
     for (const max of [0, -1, -100]) {
       const { tripped } = feed(many, S(max));
-      assert.ok(tripped.every((t) => !t), `max ${max} must never trip`);
+      assert.ok(
+        tripped.every((t) => !t),
+        `max ${max} must never trip`,
+      );
       const v = checkAndRecord({ boots: many }, 1006, S(max)).verdict;
       assert.equal(v.enabled, false);
       assert.equal(v.tripped, false);
@@ -211,7 +220,10 @@ describe('restart-guard breaker (in process)', () => {
     const store = new MemoryStateStore();
     const results = [];
     for (const t of [1000, 1005, 1010]) results.push(await createRestartGuard({ store, now: at(t) }).checkAndRecord());
-    assert.deepEqual(results.map((r) => r.tripped), [false, false, true]);
+    assert.deepEqual(
+      results.map((r) => r.tripped),
+      [false, false, true],
+    );
     assert.deepEqual(store.snapshot(), { boots: [1000, 1005, 1010] });
     const status = await createRestartGuard({ store, now: at(1011) }).status();
     assert.equal(status.tripped, true);
@@ -447,10 +459,22 @@ describe('restart-guard command (in process)', () => {
     for (const [args, names] of [
       [['restart-guard'], ["'restart-guard' needs a verb: check-and-record, status or clear"]],
       [['restart-guard', 'bogus'], ["unknown restart-guard verb 'bogus'"]],
-      [['restart-guard', 'check-and-record', '--max', 'x'], ['--max', "'x'"]],
-      [['restart-guard', 'check-and-record', '--max', '2.5'], ['--max', "'2.5'"]],
-      [['restart-guard', 'check-and-record', '--window', '0'], ['--window', "'0'"]],
-      [['restart-guard', 'check-and-record', '--window', 'soon'], ['--window', "'soon'"]],
+      [
+        ['restart-guard', 'check-and-record', '--max', 'x'],
+        ['--max', "'x'"],
+      ],
+      [
+        ['restart-guard', 'check-and-record', '--max', '2.5'],
+        ['--max', "'2.5'"],
+      ],
+      [
+        ['restart-guard', 'check-and-record', '--window', '0'],
+        ['--window', "'0'"],
+      ],
+      [
+        ['restart-guard', 'check-and-record', '--window', 'soon'],
+        ['--window', "'soon'"],
+      ],
       [['restart-guard', 'check-and-record', '--nope'], ["unknown option '--nope' (Did you mean --home?)"]],
       [['--profile', '../x', 'restart-guard', 'status'], ["invalid profile '../x'"]],
       [['restart-guard', 'status', '--profile', 'A B'], ["invalid profile 'A B'"]],

@@ -12,8 +12,19 @@ import { createDockerodeEngine } from '../../src/adapters/dockerode-engine.js';
 import type { EngineClient } from '../../src/adapters/engine.js';
 import { listTaskDirs, readMountPoints, removeTaskDir, scanTaskDir } from '../../src/adapters/sandbox-dirs.js';
 import {
-  type MountRef, type SandboxRoot, claimName, isSameOrInside, keepByEngines, keepByFiles, normalizeHostPath, parseMountInfo, refusalLine,
-  sandboxRoot, summarize, totalBytes, usageByTaskDir,
+  type MountRef,
+  type SandboxRoot,
+  claimName,
+  isSameOrInside,
+  keepByEngines,
+  keepByFiles,
+  normalizeHostPath,
+  parseMountInfo,
+  refusalLine,
+  sandboxRoot,
+  summarize,
+  totalBytes,
+  usageByTaskDir,
 } from '../../src/core/sandbox-dirs.js';
 import { UsageError } from '../../src/errors.js';
 import { removeUnusedSandboxDirs } from '../../src/reaper/sandbox-dirs.js';
@@ -32,7 +43,10 @@ const DAY = 86_400_000;
 describe('sandbox roots and what "used" means (pure)', () => {
   it('the root is $TERMINAL_SANDBOX_DIR when set and not empty (relative to the working directory), else <home>/sandboxes', () => {
     const rootOf = (env: Record<string, string>) =>
-      sandboxRoot(resolveHermesSettings({ home: '/h/.hermes', cwd: '/w', env, dotenv: null, managedDotenv: null, config: null, managedConfig: null }).sandboxRoot, '/h/.hermes');
+      sandboxRoot(
+        resolveHermesSettings({ home: '/h/.hermes', cwd: '/w', env, dotenv: null, managedDotenv: null, config: null, managedConfig: null }).sandboxRoot,
+        '/h/.hermes',
+      );
     assert.deepEqual(rootOf({}), { root: '/h/.hermes/sandboxes', from: 'home', source: 'default' });
     assert.deepEqual(rootOf({ TERMINAL_SANDBOX_DIR: '' }), { root: '/h/.hermes/sandboxes', from: 'home', source: 'env TERMINAL_SANDBOX_DIR' });
     assert.deepEqual(rootOf({ TERMINAL_SANDBOX_DIR: '/srv/sb/' }), { root: '/srv/sb', from: 'TERMINAL_SANDBOX_DIR', source: 'env TERMINAL_SANDBOX_DIR' });
@@ -54,19 +68,25 @@ describe('sandbox roots and what "used" means (pure)', () => {
 
   it('a task directory is used by a mount of it or inside it, under any spelling of <root>/docker; never by a sibling or a parent', () => {
     const parent = '/h/sandboxes/docker';
-    const usage = usageByTaskDir([parent, '/data/sandboxes/docker'], [
-      mount('/h/sandboxes/docker/t1/home', 'a'),
-      mount('/h/sandboxes/docker/t1/workspace', 'a'), // the same container twice: listed once
-      mount('/h/sandboxes/docker//t2/', 'b'), // the directory itself, as the engine may spell it
-      mount('/data/sandboxes/docker/t3/home/x', 'c'), // through the resolved root
-      mount('/h/sandboxes/docker/t4x/home', 'd'), // t4x, not t4
-      mount('/h/sandboxes/docker', 'e'), // the parent: no task directory
-      mount('/h/sandboxes', 'f'),
-      mount('/h/sandboxes/docker/../docker/t5/home', 'g'),
-      mount('', 'h'),
-    ]);
+    const usage = usageByTaskDir(
+      [parent, '/data/sandboxes/docker'],
+      [
+        mount('/h/sandboxes/docker/t1/home', 'a'),
+        mount('/h/sandboxes/docker/t1/workspace', 'a'), // the same container twice: listed once
+        mount('/h/sandboxes/docker//t2/', 'b'), // the directory itself, as the engine may spell it
+        mount('/data/sandboxes/docker/t3/home/x', 'c'), // through the resolved root
+        mount('/h/sandboxes/docker/t4x/home', 'd'), // t4x, not t4
+        mount('/h/sandboxes/docker', 'e'), // the parent: no task directory
+        mount('/h/sandboxes', 'f'),
+        mount('/h/sandboxes/docker/../docker/t5/home', 'g'),
+        mount('', 'h'),
+      ],
+    );
     assert.deepEqual([...usage.keys()].sort(), ['t1', 't2', 't3', 't4x', 't5']);
-    assert.deepEqual(usage.get('t1')!.map((m) => m.name), ['a']);
+    assert.deepEqual(
+      usage.get('t1')!.map((m) => m.name),
+      ['a'],
+    );
     assert.equal(usage.has('t4'), false);
   });
 
@@ -104,7 +124,12 @@ describe('sandbox roots and what "used" means (pure)', () => {
     const c = { name: 'c', bytes: 10, shared: new Map<string, number>(), lastChangeMs: null };
     assert.equal(totalBytes([a, b, c]), 130);
     assert.deepEqual(summarize('/r', [a, b, c], new Map([['a', []]])), {
-      root: '/r', count: 3, bytes: 130, unused: 2, unusedBytes: 70, oldestUnusedChange: new Date(3).toISOString(),
+      root: '/r',
+      count: 3,
+      bytes: 130,
+      unused: 2,
+      unusedBytes: 70,
+      oldestUnusedChange: new Date(3).toISOString(),
     });
     assert.deepEqual(summarize('/r', [a], null), { root: '/r', count: 1, bytes: 100, unused: null, unusedBytes: null, oldestUnusedChange: null });
   });
@@ -126,10 +151,19 @@ describe('sandbox roots and what "used" means (pure)', () => {
     assert.doesNotMatch(line, /\n/);
     // Refused although this run owns the directory (or is root): an attribute, and root would not help.
     const pinned = { ...r, code: 'EPERM', owner: { path: '/r/docker/t/workspace/build', uid: 65534 } };
-    assert.match(refusalLine('/r/docker/t', pinned, 65534, { partial: true, leftAt: '/r/docker/.x' }), /out\.o: operation not permitted \(EPERM\) .*: it is immutable or append-only \(lsattr shows it\): chattr -i \(or -a\) it as root, then run again; PARTLY REMOVED/);
-    assert.match(refusalLine('/r/docker/t', { ...pinned, owner: { path: '/b', uid: 1000 } }, 0, { partial: false, leftAt: '/r/docker/t' }), /immutable or append-only/);
+    assert.match(
+      refusalLine('/r/docker/t', pinned, 65534, { partial: true, leftAt: '/r/docker/.x' }),
+      /out\.o: operation not permitted \(EPERM\) .*: it is immutable or append-only \(lsattr shows it\): chattr -i \(or -a\) it as root, then run again; PARTLY REMOVED/,
+    );
+    assert.match(
+      refusalLine('/r/docker/t', { ...pinned, owner: { path: '/b', uid: 1000 } }, 0, { partial: false, leftAt: '/r/docker/t' }),
+      /immutable or append-only/,
+    );
     // A sticky directory of someone else's: that owner, or root.
-    assert.match(refusalLine('/r/docker/t', { ...pinned, owner: { path: '/b/f', uid: 1000 } }, 65534, { partial: false, leftAt: '/r/docker/t' }), /permission denied .*run it as root, or as the owner/);
+    assert.match(
+      refusalLine('/r/docker/t', { ...pinned, owner: { path: '/b/f', uid: 1000 } }, 65534, { partial: false, leftAt: '/r/docker/t' }),
+      /permission denied .*run it as root, or as the owner/,
+    );
     // A file name an agent wrote with a newline in it: still one line, no forged second one.
     const forged = { ...r, path: '/r/docker/t/workspace/x\nremoved sandbox dir /home/u/precious (1 B, unchanged 1 day)' };
     const one = refusalLine('/r/docker/t\r', forged, 65534, { partial: true, leftAt: '/r/docker/.x\n' });
@@ -264,7 +298,10 @@ describe('task directories on disk (real files)', () => {
     assert.deepEqual((await listTaskDirs(r)).entries, []);
     mkdirSync(path.dirname(r.root), { recursive: true });
     writeFileSync(r.root, 'not a directory');
-    await assert.rejects(listTaskDirs(r), (err: Error) => err instanceof UsageError && /sandbox root .*sandboxes.* is not a directory: move/.test(err.message) && !err.message.includes('\n'));
+    await assert.rejects(
+      listTaskDirs(r),
+      (err: Error) => err instanceof UsageError && /sandbox root .*sandboxes.* is not a directory: move/.test(err.message) && !err.message.includes('\n'),
+    );
     await assert.rejects(
       listTaskDirs({ root: r.root, from: 'TERMINAL_SANDBOX_DIR' }),
       /from TERMINAL_SANDBOX_DIR\) is not a directory: point TERMINAL_SANDBOX_DIR at a directory, or unset it$/,
@@ -313,12 +350,21 @@ describe('the removal pass (engine simulator, injected clock)', () => {
     sim.add({ state: 'exited', labels: {}, binds: [{ source: b.workspace, destination: '/workspace' }] });
     const early = await pass(r, new Date(now.getTime() - 90 * 60_000));
     assert.deepEqual(early.removed, [], 'an hour before, 30 min had passed: nothing goes');
-    assert.deepEqual(early.kept.map((k) => k.reason), ['changed-recently', 'changed-recently']);
+    assert.deepEqual(
+      early.kept.map((k) => k.reason),
+      ['changed-recently', 'changed-recently'],
+    );
     const res = await pass(r, now);
-    assert.deepEqual(res.removed.map((x) => x.path), [a.dir]);
+    assert.deepEqual(
+      res.removed.map((x) => x.path),
+      [a.dir],
+    );
     assert.ok(Math.abs(Date.parse(res.removed[0]!.lastChange) - (now.getTime() - 2 * HOUR)) <= 1, res.removed[0]!.lastChange);
     assert.ok(res.removed[0]!.bytes >= 40 * 1024);
-    assert.deepEqual(res.kept.map((k) => [k.path, k.reason]), [[b.dir, 'in-use']]);
+    assert.deepEqual(
+      res.kept.map((k) => [k.path, k.reason]),
+      [[b.dir, 'in-use']],
+    );
     assert.deepEqual(res.failed, []);
     assert.equal(existsSync(a.dir), false);
     assert.equal(existsSync(b.dir), true);
@@ -331,8 +377,14 @@ describe('the removal pass (engine simulator, injected clock)', () => {
     // After the re-check for task-a, a container mounting task-b appears.
     sim.afterNextList(() => sim.add({ state: 'created', labels: {}, binds: [{ source: b.home, destination: '/root' }] }));
     const res = await pass(r, now);
-    assert.deepEqual(res.removed.map((x) => x.path), [a.dir]);
-    assert.deepEqual(res.kept.map((k) => [k.path, k.reason]), [[b.dir, 'in-use']]);
+    assert.deepEqual(
+      res.removed.map((x) => x.path),
+      [a.dir],
+    );
+    assert.deepEqual(
+      res.kept.map((k) => [k.path, k.reason]),
+      [[b.dir, 'in-use']],
+    );
     assert.equal(sim.stats.byKind.list >= 2, true, 'one list per directory removed');
   });
 
@@ -341,13 +393,29 @@ describe('the removal pass (engine simulator, injected clock)', () => {
     const now = new Date();
     const { a, b } = twoOld(r, now);
     const dead = await createDockerodeEngine({ host: 'unix:///nonexistent/hj.sock', socketPath: '/nonexistent/hj.sock' });
-    const notAnswered = await pass(r, now, { engines: [{ engine, answered: true }, { engine: dead, answered: false, error: 'ENOENT' }] });
+    const notAnswered = await pass(r, now, {
+      engines: [
+        { engine, answered: true },
+        { engine: dead, answered: false, error: 'ENOENT' },
+      ],
+    });
     assert.deepEqual(notAnswered.removed, []);
-    assert.deepEqual(notAnswered.kept.map((k) => k.reason), ['engine-unanswered', 'engine-unanswered']);
+    assert.deepEqual(
+      notAnswered.kept.map((k) => k.reason),
+      ['engine-unanswered', 'engine-unanswered'],
+    );
     assert.match(notAnswered.kept[0]!.detail, /nonexistent/);
-    const failsRecheck = await pass(r, now, { engines: [{ engine, answered: true }, { engine: dead, answered: true }] });
+    const failsRecheck = await pass(r, now, {
+      engines: [
+        { engine, answered: true },
+        { engine: dead, answered: true },
+      ],
+    });
     assert.deepEqual(failsRecheck.removed, []);
-    assert.deepEqual(failsRecheck.kept.map((k) => k.reason), ['engine-unanswered', 'engine-unanswered']);
+    assert.deepEqual(
+      failsRecheck.kept.map((k) => k.reason),
+      ['engine-unanswered', 'engine-unanswered'],
+    );
     const none = await pass(r, now, { engines: [] });
     assert.deepEqual(none.removed, []);
     assert.ok(existsSync(a.dir) && existsSync(b.dir));
@@ -360,8 +428,20 @@ describe('the removal pass (engine simulator, injected clock)', () => {
     symlinkSync(a.dir, path.join(r.root, 'docker', 'link-to-a'));
     writeFileSync(path.join(r.root, 'docker', 'stray-file'), '');
     const res = await pass(r, now, { dryRun: true });
-    assert.deepEqual(res.removed.map((x) => [x.path, x.bytes]), [[a.dir, du([a.dir])], [b.dir, du([b.dir])]]);
-    assert.deepEqual(res.kept.map((k) => [path.basename(k.path), k.reason]), [['link-to-a', 'symlink'], ['stray-file', 'not-a-directory']]);
+    assert.deepEqual(
+      res.removed.map((x) => [x.path, x.bytes]),
+      [
+        [a.dir, du([a.dir])],
+        [b.dir, du([b.dir])],
+      ],
+    );
+    assert.deepEqual(
+      res.kept.map((k) => [path.basename(k.path), k.reason]),
+      [
+        ['link-to-a', 'symlink'],
+        ['stray-file', 'not-a-directory'],
+      ],
+    );
     assert.ok(existsSync(a.dir) && existsSync(b.dir));
   });
 

@@ -19,42 +19,71 @@ import { sessionFilePass, summarizeSessionFiles } from '../../src/reaper/session
 
 const src = (value: string, source = 'default') => ({ value, source });
 const settings = (o: Partial<Record<'terminalTempDir' | 'tmpDir' | 'tmp' | 'temp', { value: string; source: string }>> = {}) => ({
-  terminalTempDir: src(''), tmpDir: src(''), tmp: src(''), temp: src(''), ...o,
+  terminalTempDir: src(''),
+  tmpDir: src(''),
+  tmp: src(''),
+  temp: src(''),
+  ...o,
 });
 
 describe('session directories: every place a hermes release puts session files', () => {
   it('per profile: terminal.temp_dir, TMPDIR/TMP/TEMP (terminal.env first), cache/terminal, cache/scratch; /tmp last; each once', () => {
     const dirs = sessionDirs([
       {
-        profile: 'default', home: '/h/.hermes', terminalEnv: { TMPDIR: '/cfg/tmp/', TERMINAL_TEMP_DIR: 'relative' },
-        settings: settings({ terminalTempDir: src('/data/hermes-tmp', 'config.yaml terminal.temp_dir'), tmpDir: src('/env/tmp', 'env TMPDIR'), temp: src('/tmp', '/h/.hermes/.env') }),
+        profile: 'default',
+        home: '/h/.hermes',
+        terminalEnv: { TMPDIR: '/cfg/tmp/', TERMINAL_TEMP_DIR: 'relative' },
+        settings: settings({
+          terminalTempDir: src('/data/hermes-tmp', 'config.yaml terminal.temp_dir'),
+          tmpDir: src('/env/tmp', 'env TMPDIR'),
+          temp: src('/tmp', '/h/.hermes/.env'),
+        }),
       },
-      { profile: 'work', home: '/h/.hermes/profiles/work', terminalEnv: null, settings: settings({ tmpDir: src('/cfg/tmp', '/h/.hermes/profiles/work/.env') }) },
+      {
+        profile: 'work',
+        home: '/h/.hermes/profiles/work',
+        terminalEnv: null,
+        settings: settings({ tmpDir: src('/cfg/tmp', '/h/.hermes/profiles/work/.env') }),
+      },
     ]);
-    assert.deepEqual(dirs.map((d) => [d.dir, d.from]), [
-      ['/data/hermes-tmp', 'TERMINAL_TEMP_DIR'], ['/cfg/tmp', 'terminal.env.TMPDIR'], ['/tmp', 'TEMP'],
-      ['/h/.hermes/cache/terminal', 'cache/terminal'], ['/h/.hermes/cache/scratch', 'cache/scratch'],
-      ['/h/.hermes/profiles/work/cache/terminal', 'cache/terminal'], ['/h/.hermes/profiles/work/cache/scratch', 'cache/scratch'],
-    ]);
+    assert.deepEqual(
+      dirs.map((d) => [d.dir, d.from]),
+      [
+        ['/data/hermes-tmp', 'TERMINAL_TEMP_DIR'],
+        ['/cfg/tmp', 'terminal.env.TMPDIR'],
+        ['/tmp', 'TEMP'],
+        ['/h/.hermes/cache/terminal', 'cache/terminal'],
+        ['/h/.hermes/cache/scratch', 'cache/scratch'],
+        ['/h/.hermes/profiles/work/cache/terminal', 'cache/terminal'],
+        ['/h/.hermes/profiles/work/cache/scratch', 'cache/scratch'],
+      ],
+    );
     // One directory named by two profiles (and by /tmp's own rule): once, with every reading that puts files there.
     const cfg = dirs.find((d) => d.dir === '/cfg/tmp')!;
     assert.equal(cfg.readings.length, 2);
     assert.match(cfg.readings[0]!, /^profile default: TMPDIR: get_temp_dir \(tools\/environments\/local\.py, every release\).*, from terminal\.env$/);
     assert.match(cfg.readings[1]!, /^profile work: TMPDIR: /);
     const tmp = dirs.find((d) => d.dir === '/tmp')!;
-    assert.deepEqual(tmp.namedBy.map((n) => n.source), ['/h/.hermes/.env', OPERATOR]);
+    assert.deepEqual(
+      tmp.namedBy.map((n) => n.source),
+      ['/h/.hermes/.env', OPERATOR],
+    );
     assert.match(dirs.find((d) => d.from === 'cache/terminal')!.readings[0]!, /releases since PR #97205/);
     assert.match(dirs.find((d) => d.from === 'TERMINAL_TEMP_DIR')!.readings[0]!, /^profile default: terminal\.temp_dir: get_temp_dir first/);
   });
 
-  it('no variable set: the home\'s cache/terminal and cache/scratch, and the system temp directory (a test\'s own)', () => {
-    assert.deepEqual(sessionDirs([{ profile: 'default', home: '/h', terminalEnv: null, settings: settings() }], '/t/sys').map((d) => d.dir), [
-      '/h/cache/terminal', '/h/cache/scratch', '/t/sys',
-    ]);
+  it("no variable set: the home's cache/terminal and cache/scratch, and the system temp directory (a test's own)", () => {
+    assert.deepEqual(
+      sessionDirs([{ profile: 'default', home: '/h', terminalEnv: null, settings: settings() }], '/t/sys').map((d) => d.dir),
+      ['/h/cache/terminal', '/h/cache/scratch', '/t/sys'],
+    );
   });
 
   it("as root over a user's home: every directory under it is held to its owner; elsewhere, only one that user alone named", () => {
-    const owners = new Map<string, number | null>([['/home/u/.hermes', 1000], ['/root/.hermes', null]]);
+    const owners = new Map<string, number | null>([
+      ['/home/u/.hermes', 1000],
+      ['/root/.hermes', null],
+    ]);
     const named = (dir: string, ...by: Array<[home: string, source: string]>) => ({ dir, namedBy: by.map(([home, source]) => ({ home, source })) });
     assert.equal(ownerOfDir(named('/home/u/.hermes/cache/terminal', ['/home/u/.hermes', 'default']), owners), 1000);
     // Under their home, even when the operator's environment named it.
@@ -74,7 +103,15 @@ describe('session files: the names and the grouping', () => {
     assert.deepEqual(sessionFileName('hermes_bg_x.exit'), { kind: 'background-job', entry: 'hermes_bg_x' });
     assert.deepEqual(sessionFileName('hermes_sandbox_ab1_cd2z'), { kind: 'code-sandbox', entry: 'hermes_sandbox_ab1_cd2z' });
     assert.deepEqual(sessionFileName(`hermes_rpc_${'a'.repeat(32)}.sock`), { kind: 'rpc-socket', entry: `hermes_rpc_${'a'.repeat(32)}.sock` });
-    for (const n of ['hermes_bg_.log', 'hermes_bg_x.log.1', 'hermes_bg_x y.log', 'hermes_sandbox_ABCDEFGH', 'hermes_sandbox_abc', `hermes_rpc_${'a'.repeat(31)}.sock`, 'hermes_rpc_x.sock']) {
+    for (const n of [
+      'hermes_bg_.log',
+      'hermes_bg_x.log.1',
+      'hermes_bg_x y.log',
+      'hermes_sandbox_ABCDEFGH',
+      'hermes_sandbox_abc',
+      `hermes_rpc_${'a'.repeat(31)}.sock`,
+      'hermes_rpc_x.sock',
+    ]) {
       assert.equal(sessionFileName(n), null, n);
     }
   });
@@ -82,14 +119,25 @@ describe('session files: the names and the grouping', () => {
   it('a triplet is one entry, judged by its newest change; the wrong type for a name is set apart', () => {
     const f = (name: string, mtimeMs: number, type: 'file' | 'directory' | 'socket' | 'symlink' = 'file') => ({ name, uid: 1000, mtimeMs, type });
     const { entries, wrongType } = groupSessionEntries([
-      f('hermes_bg_j.pid', 100), f('hermes_bg_j.log', 900), f('hermes_bg_j.exit', 200), f('hermes_bg_k.log', 5, 'symlink'),
-      f('hermes_sandbox_aaaaaaaa', 50, 'directory'), f('hermes_sandbox_bbbbbbbb', 50), f('unrelated.log', 1),
+      f('hermes_bg_j.pid', 100),
+      f('hermes_bg_j.log', 900),
+      f('hermes_bg_j.exit', 200),
+      f('hermes_bg_k.log', 5, 'symlink'),
+      f('hermes_sandbox_aaaaaaaa', 50, 'directory'),
+      f('hermes_sandbox_bbbbbbbb', 50),
+      f('unrelated.log', 1),
     ]);
-    assert.deepEqual(entries.map((e) => [e.kind, e.entry, e.names, e.lastChangeMs]), [
-      ['code-sandbox', 'hermes_sandbox_aaaaaaaa', ['hermes_sandbox_aaaaaaaa'], 50],
-      ['background-job', 'hermes_bg_j', ['hermes_bg_j.log', 'hermes_bg_j.pid', 'hermes_bg_j.exit'], 900],
-    ]);
-    assert.deepEqual(wrongType.map((x) => x.name), ['hermes_bg_k.log', 'hermes_sandbox_bbbbbbbb']);
+    assert.deepEqual(
+      entries.map((e) => [e.kind, e.entry, e.names, e.lastChangeMs]),
+      [
+        ['code-sandbox', 'hermes_sandbox_aaaaaaaa', ['hermes_sandbox_aaaaaaaa'], 50],
+        ['background-job', 'hermes_bg_j', ['hermes_bg_j.log', 'hermes_bg_j.pid', 'hermes_bg_j.exit'], 900],
+      ],
+    );
+    assert.deepEqual(
+      wrongType.map((x) => x.name),
+      ['hermes_bg_k.log', 'hermes_sandbox_bbbbbbbb'],
+    );
   });
 });
 
@@ -100,11 +148,31 @@ describe('the session-file pass (real directories, a process table the test cont
   const DAY = 86_400_000;
   const none: ProcessTable = { processes: [], hidden: null, blindUids: null, readable: true };
   const hermesOf = (startedAtMs: number): ProcessTable => ({
-    processes: [{ pid: 4242, uid, startedAtMs, command: 'hermes gateway run', hermes: true, python: false, profile: null, serves: 'all-profiles', owns: null, ownsWhy: 'test' }], hidden: null, blindUids: null, readable: true,
+    processes: [
+      {
+        pid: 4242,
+        uid,
+        startedAtMs,
+        command: 'hermes gateway run',
+        hermes: true,
+        python: false,
+        profile: null,
+        serves: 'all-profiles',
+        owns: null,
+        ownsWhy: 'test',
+      },
+    ],
+    hidden: null,
+    blindUids: null,
+    readable: true,
   });
   const age = (p: string, ms: number) => utimesSync(p, new Date(NOW - ms), new Date(NOW - ms));
   const opts = (dir: string, processes: ProcessTable, dryRun = false) => ({
-    tempDirs: [{ dir, from: 'cache/terminal' }], thresholdMs: 600_000, dryRun, now: () => new Date(NOW), processes: () => processes,
+    tempDirs: [{ dir, from: 'cache/terminal' }],
+    thresholdMs: 600_000,
+    dryRun,
+    now: () => new Date(NOW),
+    processes: () => processes,
   });
 
   /** A directory with a job's triplet, a sandbox directory (nested files), a socket, all a day old. */
@@ -141,13 +209,19 @@ describe('the session-file pass (real directories, a process table the test cont
     assert.equal(existsSync(box), false);
   });
 
-  it("a triplet whose .log changed a minute ago is kept, however old its .pid; a sandbox changed inside is kept too", async () => {
+  it('a triplet whose .log changed a minute ago is kept, however old its .pid; a sandbox changed inside is kept too', async () => {
     const { dir, box } = fixture();
     age(path.join(dir, 'hermes_bg_job1.log'), 60_000);
     age(path.join(box, 'sub', 'out.txt'), 60_000);
     const r = await sessionFilePass(opts(dir, none));
-    assert.deepEqual(r.kept.map((k) => [k.kind, k.reason]).sort(), [['background-job', 'changed-recently'], ['code-sandbox', 'changed-recently']]);
-    assert.deepEqual(r.removed.map((x) => x.kind), ['rpc-socket']);
+    assert.deepEqual(r.kept.map((k) => [k.kind, k.reason]).sort(), [
+      ['background-job', 'changed-recently'],
+      ['code-sandbox', 'changed-recently'],
+    ]);
+    assert.deepEqual(
+      r.removed.map((x) => x.kind),
+      ['rpc-socket'],
+    );
     assert.ok(existsSync(path.join(dir, 'hermes_bg_job1.pid')));
     assert.ok(existsSync(path.join(box, 'sub', 'out.txt')));
   });
@@ -155,7 +229,10 @@ describe('the session-file pass (real directories, a process table the test cont
   it('a living hermes of their owner started before their last change keeps them all (owner-alive); one started after does not', async () => {
     const { dir } = fixture();
     const kept = await sessionFilePass(opts(dir, hermesOf(NOW - 2 * DAY)));
-    assert.deepEqual(kept.kept.map((k) => k.reason), ['owner-alive', 'owner-alive', 'owner-alive']);
+    assert.deepEqual(
+      kept.kept.map((k) => k.reason),
+      ['owner-alive', 'owner-alive', 'owner-alive'],
+    );
     assert.equal(readdirSync(dir).length, 5);
     const r = await sessionFilePass(opts(dir, hermesOf(NOW - 3_600_000)));
     assert.equal(r.removed.length, 3);
@@ -166,7 +243,10 @@ describe('the session-file pass (real directories, a process table the test cont
     let reads = 0;
     const r = await sessionFilePass({ ...opts(dir, none), processes: () => (reads++ === 0 ? none : hermesOf(NOW - 2 * DAY)) });
     assert.deepEqual(r.removed, []);
-    assert.deepEqual(r.kept.map((k) => k.reason), ['owner-alive', 'owner-alive', 'owner-alive']);
+    assert.deepEqual(
+      r.kept.map((k) => k.reason),
+      ['owner-alive', 'owner-alive', 'owner-alive'],
+    );
     assert.equal(reads, 2, 'one read for the pass, one for the owner right before removing');
   });
 
@@ -178,9 +258,16 @@ describe('the session-file pass (real directories, a process table the test cont
     const dry = await sessionFilePass(opts(dir, none, true));
     assert.equal(dry.removed.length, 3);
     assert.equal(readdirSync(dir).length, 6);
-    assert.deepEqual(dry.kept.map((k) => [path.basename(k.path), k.reason]), [['hermes_bg_evil.log', 'not-regular']]);
+    assert.deepEqual(
+      dry.kept.map((k) => [path.basename(k.path), k.reason]),
+      [['hermes_bg_evil.log', 'not-regular']],
+    );
     const [s] = summarizeSessionFiles(dry);
-    assert.deepEqual(s!.kinds, { 'background-job': { found: 1, abandoned: 1 }, 'code-sandbox': { found: 1, abandoned: 1 }, 'rpc-socket': { found: 1, abandoned: 1 } });
+    assert.deepEqual(s!.kinds, {
+      'background-job': { found: 1, abandoned: 1 },
+      'code-sandbox': { found: 1, abandoned: 1 },
+      'rpc-socket': { found: 1, abandoned: 1 },
+    });
     await sessionFilePass(opts(dir, none));
     assert.deepEqual(readdirSync(dir), ['hermes_bg_evil.log']);
     assert.equal(existsSync(target), true);
@@ -202,10 +289,13 @@ describe('the session-file pass (real directories, a process table the test cont
       },
     });
     assert.deepEqual(r.failed, []);
-    assert.deepEqual(r.kept.map((k) => [k.kind, k.reason]).sort(), [['background-job', 'gone'], ['code-sandbox', 'gone']]);
+    assert.deepEqual(r.kept.map((k) => [k.kind, k.reason]).sort(), [
+      ['background-job', 'gone'],
+      ['code-sandbox', 'gone'],
+    ]);
   });
 
-  it('the run\'s abort stops it between entries (cutShort)', async () => {
+  it("the run's abort stops it between entries (cutShort)", async () => {
     const { dir } = fixture();
     const ctl = new AbortController();
     ctl.abort();

@@ -20,7 +20,14 @@ describe('sha256Hex', () => {
   it('matches node:crypto on random text (every code point class, lone surrogates included)', () => {
     let seed = 20;
     const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
-    const pools = [[0x20, 0x7f], [0x80, 0x800], [0x800, 0xd800], [0xd800, 0xe000], [0xe000, 0x10000], [0x10000, 0x110000]];
+    const pools = [
+      [0x20, 0x7f],
+      [0x80, 0x800],
+      [0x800, 0xd800],
+      [0xd800, 0xe000],
+      [0xe000, 0x10000],
+      [0x10000, 0x110000],
+    ];
     for (let i = 0; i < 500; i++) {
       let text = '';
       for (let j = next() % 90; j > 0; j--) {

@@ -53,7 +53,11 @@ describe('one definition of each shared helper', () => {
     assert.equal(escapeControls('a\tb\n', { keepTab: true }), 'a\tb\\u000a');
     assert.equal(escapeControls('x\ny\t\u0001', { short: true }), 'x\\ny\\t\\u0001');
     assert.equal(escapeControls('a\\u000a\n', { backslash: true }), 'a\\\\u000a\\u000a');
-    assert.equal(escapeControls('a\u2028b\u202ec\u2066d\ufffde\ud800f\udc00g'), 'a\\u2028b\\u202ec\\u2066d\\ufffde\\ud800f\\udc00g', 'separators, bidi controls, U+FFFD, lone surrogates');
+    assert.equal(
+      escapeControls('a\u2028b\u202ec\u2066d\ufffde\ud800f\udc00g'),
+      'a\\u2028b\\u202ec\\u2066d\\ufffde\\ud800f\\udc00g',
+      'separators, bidi controls, U+FFFD, lone surrogates',
+    );
     assert.equal(escapeControls('emoji \ud83d\ude00 stays'), 'emoji \ud83d\ude00 stays', 'a surrogate pair is a character');
     assert.equal(escapeControls('\u0000\u009f\u202e', { bytes: true }), '\\x00\\x9f\\u202e');
     assert.equal(hasControls('plain'), false);
@@ -72,15 +76,39 @@ describe('one definition of each shared helper', () => {
 
   it('the text and NDJSON reporters: a container name, profile and engine error an agent chose reach no terminal raw', async () => {
     const out: string[] = [];
-    const ctx = { stdout: { write: (s: string) => out.push(s) }, stderr: { write: (s: string) => out.push(s) }, now: () => new Date(0), env: {} } as unknown as Context;
+    const ctx = {
+      stdout: { write: (s: string) => out.push(s) },
+      stderr: { write: (s: string) => out.push(s) },
+      now: () => new Date(0),
+      env: {},
+    } as unknown as Context;
     const entry = {
-      id: 'f'.repeat(64), name: 'hermes-\u001b]8;;http://x\u0007link\u001b]8;;\u0007', profile: 'p\rforged', state: 'exited', finishedAt: '', ageSeconds: 10,
-      host: 'unix:///run/docker.sock', rule: 'exited' as const,
+      id: 'f'.repeat(64),
+      name: 'hermes-\u001b]8;;http://x\u0007link\u001b]8;;\u0007',
+      profile: 'p\rforged',
+      state: 'exited',
+      finishedAt: '',
+      ageSeconds: 10,
+      host: 'unix:///run/docker.sock',
+      rule: 'exited' as const,
     };
     const r = {
-      dryRun: false, asOf: new Date(0), thresholdSeconds: 600, profile: null, stopIdle: false, idleAfterSeconds: 600, removed: [entry], stopped: [], kept: [],
-      failed: [{ ...entry, error: 'engine said \u009b2J' }], hosts: [{ host: 'h', reachable: true, error: null }], timedOut: false, timeoutSeconds: 10, warnings: ['w\u001b[1m'],
-      failOpen: false, passes: [],
+      dryRun: false,
+      asOf: new Date(0),
+      thresholdSeconds: 600,
+      profile: null,
+      stopIdle: false,
+      idleAfterSeconds: 600,
+      removed: [entry],
+      stopped: [],
+      kept: [],
+      failed: [{ ...entry, error: 'engine said \u009b2J' }],
+      hosts: [{ host: 'h', reachable: true, error: null }],
+      timedOut: false,
+      timeoutSeconds: 10,
+      warnings: ['w\u001b[1m'],
+      failOpen: false,
+      passes: [],
     };
     await new TextReporter(ctx, false).reapResult(r);
     await new NdjsonReporter(ctx, false).reapResult(r);

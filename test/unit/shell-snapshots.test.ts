@@ -5,7 +5,20 @@
  * the owner's processes cannot be seen, and the temp directory found by hermes' order.
  */
 import assert from 'node:assert/strict';
-import { chownSync, closeSync, openSync, writeSync, mkdtempSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync, existsSync, readFileSync } from 'node:fs';
+import {
+  chownSync,
+  closeSync,
+  openSync,
+  writeSync,
+  mkdtempSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+  existsSync,
+  readFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -27,15 +40,25 @@ describe('shell snapshots: names', () => {
     assert.deepEqual(snapshotName(`hermes-snap-${ID}.sh.tmp.AbC123xyZ9`), { id: ID, kind: 'snapshot-tmp' });
     assert.deepEqual(snapshotName(`hermes-cwd-${ID}.txt`), { id: ID, kind: 'cwd' });
     for (const n of [
-      'hermes-snap-0123456789AB.sh', 'hermes-snap-0123456789abc.sh', 'hermes-snap-0123456789a.sh', `hermes-snap-${ID}.sh.bak`, `hermes-snap-${ID}.shx`,
-      `hermes-snap-${ID}.sh.tmp.short`, `hermes-snap-${ID}.sh.tmp.AbC123xyZ9/x`, `xhermes-snap-${ID}.sh`, `hermes-cwd-${ID}.txt~`, 'hermes-snap-.sh',
-    ]) assert.equal(snapshotName(n), null, n);
+      'hermes-snap-0123456789AB.sh',
+      'hermes-snap-0123456789abc.sh',
+      'hermes-snap-0123456789a.sh',
+      `hermes-snap-${ID}.sh.bak`,
+      `hermes-snap-${ID}.shx`,
+      `hermes-snap-${ID}.sh.tmp.short`,
+      `hermes-snap-${ID}.sh.tmp.AbC123xyZ9/x`,
+      `xhermes-snap-${ID}.sh`,
+      `hermes-cwd-${ID}.txt~`,
+      'hermes-snap-.sh',
+    ])
+      assert.equal(snapshotName(n), null, n);
   });
 
   it('secret-looking names; a dump yields names only', () => {
     for (const n of ['OPENAI_API_KEY', 'GH_TOKEN', 'MY_SECRET_X', 'DB_PASSWORD', 'GOOGLE_CREDENTIALS', 'aws_secret']) assert.equal(isSecretName(n), true, n);
     for (const n of ['PATH', 'KEYBOARD', 'TOKENIZERS_PARALLELISM', 'HOME']) assert.equal(isSecretName(n), false, n);
-    const dump = 'declare -x HOME="/root"\ndeclare -x OPENAI_API_KEY="sk-VALUE"\ndeclare -rx GH_TOKEN="ghp_VALUE"\nexport DB_PASSWORD=\'pw\'\ndeclare -x EMPTY_TOKEN\ndeclare -x MULTI="a\nb"\n';
+    const dump =
+      'declare -x HOME="/root"\ndeclare -x OPENAI_API_KEY="sk-VALUE"\ndeclare -rx GH_TOKEN="ghp_VALUE"\nexport DB_PASSWORD=\'pw\'\ndeclare -x EMPTY_TOKEN\ndeclare -x MULTI="a\nb"\n';
     const names = secretNamesIn(dump);
     assert.deepEqual(names, ['DB_PASSWORD', 'EMPTY_TOKEN', 'GH_TOKEN', 'OPENAI_API_KEY']);
     assert.doesNotMatch(JSON.stringify(names), /VALUE|pw/);
@@ -43,7 +66,16 @@ describe('shell snapshots: names', () => {
 });
 
 const proc = (p: Partial<HermesProcess> & { pid: number; startedAtMs: number }): HermesProcess => ({
-  uid: 1000, command: 'hermes gateway', hermes: true, python: false, profile: 'default', serves: 'profile', owns: ['default'], ownsWhy: 'test', why: 'entry point hermes', ...p,
+  uid: 1000,
+  command: 'hermes gateway',
+  hermes: true,
+  python: false,
+  profile: 'default',
+  serves: 'profile',
+  owns: ['default'],
+  ownsWhy: 'test',
+  why: 'entry point hermes',
+  ...p,
 });
 
 describe('shell snapshots: abandoned as a proof', () => {
@@ -82,7 +114,9 @@ describe('shell snapshots: the pass on real files', () => {
     return d;
   };
   const old = (file: string, ms: number) => utimesSync(file, new Date(ms), new Date(ms));
-  const table = (processes: HermesProcess[], hidden: string | null = null): (() => ProcessTable) => () => ({ processes, hidden, blindUids: new Set(), readable: true });
+  const table =
+    (processes: HermesProcess[], hidden: string | null = null): (() => ProcessTable) =>
+    () => ({ processes, hidden, blindUids: new Set(), readable: true });
 
   it('removes an abandoned session with its siblings; keeps a live one, a symlink (target untouched) and near-miss names', async () => {
     const d = scratch();
@@ -91,8 +125,13 @@ describe('shell snapshots: the pass on real files', () => {
     const target = path.join(outside, 'precious');
     writeFileSync(target, 'keep me');
     const files = {
-      dead: `hermes-snap-${ID}.sh`, deadTmp: `hermes-snap-${ID}.sh.tmp.AbC123xyZ9`, deadCwd: `hermes-cwd-${ID}.txt`,
-      live: 'hermes-snap-aaaaaaaaaaaa.sh', link: 'hermes-snap-bbbbbbbbbbbb.sh', near: 'hermes-snap-0123456789AB.sh', near2: `hermes-snap-${ID}.sh.bak`,
+      dead: `hermes-snap-${ID}.sh`,
+      deadTmp: `hermes-snap-${ID}.sh.tmp.AbC123xyZ9`,
+      deadCwd: `hermes-cwd-${ID}.txt`,
+      live: 'hermes-snap-aaaaaaaaaaaa.sh',
+      link: 'hermes-snap-bbbbbbbbbbbb.sh',
+      near: 'hermes-snap-0123456789AB.sh',
+      near2: `hermes-snap-${ID}.sh.bak`,
     };
     writeFileSync(path.join(d, files.dead), 'declare -x OPENAI_API_KEY="sk-unit-secret"\n');
     for (const f of [files.deadTmp, files.deadCwd, files.near, files.near2]) writeFileSync(path.join(d, f), 'x');
@@ -102,7 +141,10 @@ describe('shell snapshots: the pass on real files', () => {
     old(path.join(d, files.live), now - 1_800_000);
     // A hermes-like process of this user started an hour ago: after the dead session's last change, before the live one's.
     const r = await shellSnapshotPass({
-      tempDirs: [{ dir: d, from: 'TMPDIR' }], thresholdMs: 600_000, dryRun: false, now: () => new Date(now),
+      tempDirs: [{ dir: d, from: 'TMPDIR' }],
+      thresholdMs: 600_000,
+      dryRun: false,
+      now: () => new Date(now),
       processes: table([proc({ pid: 4242, uid: me, startedAtMs: now - 3_600_000 })]),
     });
     assert.deepEqual(r.failed, []);
@@ -124,15 +166,37 @@ describe('shell snapshots: the pass on real files', () => {
     const f = path.join(d, `hermes-snap-${ID}.sh`);
     writeFileSync(f, 'declare -x A_TOKEN="t"\ndeclare -x B_KEY="k"\n');
     old(f, now - 7_200_000);
-    const dry = await shellSnapshotPass({ tempDirs: [{ dir: d, from: 'TMPDIR' }, { dir: d, from: 'again' }], thresholdMs: 600_000, dryRun: true, now: () => new Date(now), processes: table([]) });
+    const dry = await shellSnapshotPass({
+      tempDirs: [
+        { dir: d, from: 'TMPDIR' },
+        { dir: d, from: 'again' },
+      ],
+      thresholdMs: 600_000,
+      dryRun: true,
+      now: () => new Date(now),
+      processes: table([]),
+    });
     assert.equal(dry.removed.length, 1);
     assert.equal(existsSync(f), true);
-    assert.deepEqual(summarize(dry), [{
-      dir: d, from: 'TMPDIR', snapshots: 1, abandoned: 1, oldestChange: new Date(statSync(f).mtimeMs).toISOString(), withSecretNames: 1, secretNames: 2,
-      unreadable: 0, otherUsers: 0, problem: null,
-    }]);
+    assert.deepEqual(summarize(dry), [
+      {
+        dir: d,
+        from: 'TMPDIR',
+        snapshots: 1,
+        abandoned: 1,
+        oldestChange: new Date(statSync(f).mtimeMs).toISOString(),
+        withSecretNames: 1,
+        secretNames: 2,
+        unreadable: 0,
+        otherUsers: 0,
+        problem: null,
+      },
+    ]);
     const hidden = await shellSnapshotPass({
-      tempDirs: [{ dir: d, from: 'TMPDIR' }], thresholdMs: 600_000, dryRun: false, now: () => new Date(now),
+      tempDirs: [{ dir: d, from: 'TMPDIR' }],
+      thresholdMs: 600_000,
+      dryRun: false,
+      now: () => new Date(now),
       processes: () => ({ processes: [], hidden: 'procfs cannot be read', blindUids: null, readable: false }),
     });
     assert.equal(hidden.kept[0]!.reason, 'processes-hidden');
@@ -147,7 +211,10 @@ describe('shell snapshots: the pass on real files', () => {
     old(f, now - 7_200_000);
     let calls = 0;
     const r = await shellSnapshotPass({
-      tempDirs: [{ dir: d, from: 'TMPDIR' }], thresholdMs: 600_000, dryRun: false, now: () => new Date(now),
+      tempDirs: [{ dir: d, from: 'TMPDIR' }],
+      thresholdMs: 600_000,
+      dryRun: false,
+      now: () => new Date(now),
       processes: () => ({ processes: calls++ === 0 ? [] : [proc({ pid: 1, uid: me, startedAtMs: 0 })], hidden: null, blindUids: new Set(), readable: true }),
     });
     assert.equal(r.kept[0]!.reason, 'owner-alive');
@@ -156,9 +223,21 @@ describe('shell snapshots: the pass on real files', () => {
 
   it('a missing temp directory is no problem; a file there instead is one', async () => {
     const d = scratch();
-    const r = await shellSnapshotPass({ tempDirs: [{ dir: path.join(d, 'none') }, { dir: path.join(d, 'file') }].map((t) => ({ ...t, from: 'TMPDIR' })), thresholdMs: 1, dryRun: true, now: () => new Date(), processes: table([]) });
+    const r = await shellSnapshotPass({
+      tempDirs: [{ dir: path.join(d, 'none') }, { dir: path.join(d, 'file') }].map((t) => ({ ...t, from: 'TMPDIR' })),
+      thresholdMs: 1,
+      dryRun: true,
+      now: () => new Date(),
+      processes: table([]),
+    });
     writeFileSync(path.join(d, 'file'), '');
-    const r2 = await shellSnapshotPass({ tempDirs: [{ dir: path.join(d, 'file'), from: 'TMPDIR' }], thresholdMs: 1, dryRun: true, now: () => new Date(), processes: table([]) });
+    const r2 = await shellSnapshotPass({
+      tempDirs: [{ dir: path.join(d, 'file'), from: 'TMPDIR' }],
+      thresholdMs: 1,
+      dryRun: true,
+      now: () => new Date(),
+      processes: table([]),
+    });
     assert.equal(r.tempDirs[0]!.problem, null);
     assert.match(r2.tempDirs[0]!.problem ?? '', /ENOTDIR/);
   });
@@ -180,7 +259,10 @@ describe('shell snapshots: the pass on real files', () => {
     writeFileSync(path.join(d, 'hermes-snap-ffffffffffff.sh'), '');
     const calls: number[][] = [];
     const r = await shellSnapshotPass({
-      tempDirs: [{ dir: d, from: 'TMPDIR' }], thresholdMs: 600_000, dryRun: false, now: () => new Date(now),
+      tempDirs: [{ dir: d, from: 'TMPDIR' }],
+      thresholdMs: 600_000,
+      dryRun: false,
+      now: () => new Date(now),
       processes: (only) => {
         calls.push([...only.uids].sort((a, b) => a - b));
         return { processes: [], hidden: null, blindUids: new Set(), readable: true };
@@ -196,15 +278,25 @@ describe('shell snapshots: the pass on real files', () => {
     writeFileSync(f, 'declare -x AAAA_KEY="1"\n');
     const mtime = new Date(Math.floor(Date.now() / 1000) * 1000);
     utimesSync(f, mtime, mtime);
-    const pass = () => shellSnapshotPass({ tempDirs: [{ dir: d, from: 'TMPDIR' }], thresholdMs: 600_000, dryRun: false, now: () => new Date(), processes: table([]) });
+    const pass = () =>
+      shellSnapshotPass({ tempDirs: [{ dir: d, from: 'TMPDIR' }], thresholdMs: 600_000, dryRun: false, now: () => new Date(), processes: table([]) });
     const first = await pass();
-    assert.deepEqual(first.kept.map((k) => [k.reason, k.secretNames]), [['changed-recently', ['AAAA_KEY']]]);
+    assert.deepEqual(
+      first.kept.map((k) => [k.reason, k.secretNames]),
+      [['changed-recently', ['AAAA_KEY']]],
+    );
     // Other words of the same size, its mtime put back: the same file as far as the pass can tell, not read again.
     writeFileSync(f, 'declare -x BBBB_KEY="1"\n');
     utimesSync(f, mtime, mtime);
-    assert.deepEqual((await pass()).kept.map((k) => k.secretNames), [['AAAA_KEY']]);
+    assert.deepEqual(
+      (await pass()).kept.map((k) => k.secretNames),
+      [['AAAA_KEY']],
+    );
     utimesSync(f, mtime, new Date(mtime.getTime() + 1000));
-    assert.deepEqual((await pass()).kept.map((k) => k.secretNames), [['BBBB_KEY']]);
+    assert.deepEqual(
+      (await pass()).kept.map((k) => k.secretNames),
+      [['BBBB_KEY']],
+    );
   });
 
   it('a sparse file is read no further than the blocks it has on disk', async () => {
@@ -216,19 +308,33 @@ describe('shell snapshots: the pass on real files', () => {
     writeSync(fd, 'declare -x CCCC_KEY="1"\n', 1024 * 1024 * 1024);
     closeSync(fd);
     const started = Date.now();
-    const r = await shellSnapshotPass({ tempDirs: [{ dir: d, from: 'TMPDIR' }], thresholdMs: 600_000, dryRun: true, now: () => new Date(), processes: table([]) });
-    assert.deepEqual(r.kept.map((k) => k.secretNames), [[]]);
+    const r = await shellSnapshotPass({
+      tempDirs: [{ dir: d, from: 'TMPDIR' }],
+      thresholdMs: 600_000,
+      dryRun: true,
+      now: () => new Date(),
+      processes: table([]),
+    });
+    assert.deepEqual(
+      r.kept.map((k) => k.secretNames),
+      [[]],
+    );
     assert.ok(Date.now() - started < 5000);
   });
 
-  it('cut short by the run\'s abort (--timeout): nothing removed, the sessions not judged kept as cut-short, cutShort said', async () => {
+  it("cut short by the run's abort (--timeout): nothing removed, the sessions not judged kept as cut-short, cutShort said", async () => {
     const d = scratch();
     const now = Date.now();
     const f = path.join(d, `hermes-snap-${ID}.sh`);
     writeFileSync(f, '');
     old(f, now - 7_200_000);
     const r = await shellSnapshotPass({
-      tempDirs: [{ dir: d, from: 'TMPDIR' }], thresholdMs: 600_000, dryRun: false, now: () => new Date(now), processes: table([]), signal: AbortSignal.abort(),
+      tempDirs: [{ dir: d, from: 'TMPDIR' }],
+      thresholdMs: 600_000,
+      dryRun: false,
+      now: () => new Date(now),
+      processes: table([]),
+      signal: AbortSignal.abort(),
     });
     assert.equal(r.cutShort, true);
     assert.deepEqual(r.removed, []);

@@ -11,22 +11,31 @@ import { type AttentionInput, type StatusEntry, attention, countContainers, stat
 import { countsByEngineAndProfile } from '../../src/reaper/run-metrics.js';
 import { tempDir } from '../helpers/cli.js';
 
-const entry = (id: string, verdict: StatusEntry['verdict'], reason: StatusEntry['reason'], extra: Partial<StatusEntry> & { processes?: number } = {}): StatusEntry => ({
-  id, name: `hermes-${id}`, host: 'unix:///e.sock', verdict, reason, ageSeconds: 100, ...extra,
+const entry = (
+  id: string,
+  verdict: StatusEntry['verdict'],
+  reason: StatusEntry['reason'],
+  extra: Partial<StatusEntry> & { processes?: number } = {},
+): StatusEntry => ({
+  id,
+  name: `hermes-${id}`,
+  host: 'unix:///e.sock',
+  verdict,
+  reason,
+  ageSeconds: 100,
+  ...extra,
 });
 
 describe('status counts', () => {
   it('groups by verdict, by rule (exited when the sweep names none) and by keep reason; the oldest orphan and volumes', () => {
-    const c = countContainers(
-      [
-        entry('a', 'reap', 'expired', { ageSeconds: 700, volumes: ['v1', 'v2'] }),
-        entry('b', 'reap', 'expired', { rule: 'never-started', ageSeconds: 5000 }),
-        entry('c', 'stop', 'idle', { rule: 'idle', ageSeconds: null, idleSeconds: 9000 }),
-        entry('d', 'keep', 'running', { volumes: ['v3'], idleReason: 'in-use', processes: 4 }),
-        entry('e', 'keep', 'too-recent'),
-        entry('f', 'keep', 'running', { volumes: [] }),
-      ],
-    );
+    const c = countContainers([
+      entry('a', 'reap', 'expired', { ageSeconds: 700, volumes: ['v1', 'v2'] }),
+      entry('b', 'reap', 'expired', { rule: 'never-started', ageSeconds: 5000 }),
+      entry('c', 'stop', 'idle', { rule: 'idle', ageSeconds: null, idleSeconds: 9000 }),
+      entry('d', 'keep', 'running', { volumes: ['v3'], idleReason: 'in-use', processes: 4 }),
+      entry('e', 'keep', 'too-recent'),
+      entry('f', 'keep', 'running', { volumes: [] }),
+    ]);
     assert.deepEqual(c.byVerdict, { reap: 2, stop: 1, keep: 3 });
     assert.deepEqual(c.wouldRemove, { total: 2, byRule: { exited: 1, 'never-started': 1 } });
     assert.deepEqual(c.wouldStop, { total: 1, byRule: { idle: 1 } });
@@ -39,9 +48,17 @@ describe('status counts', () => {
   });
 
   const calm: AttentionInput = {
-    unreachableEngines: [], orphans: 0, oldestOrphanAgeSeconds: null, asOf: new Date('2026-11-22T10:00:00Z'), inspectFailures: 0, timedOut: false, staleLocks: [],
-    restartGuard: { tripped: false, count: 1, max: 3, windowSeconds: 60 }, suspendedSessions: 0,
-    stopHook: { stalled: false, blocks: 0, maxBlocks: 5, problem: null }, toolLoopLooping: [],
+    unreachableEngines: [],
+    orphans: 0,
+    oldestOrphanAgeSeconds: null,
+    asOf: new Date('2026-11-22T10:00:00Z'),
+    inspectFailures: 0,
+    timedOut: false,
+    staleLocks: [],
+    restartGuard: { tripped: false, count: 1, max: 3, windowSeconds: 60 },
+    suspendedSessions: 0,
+    stopHook: { stalled: false, blocks: 0, maxBlocks: 5, problem: null },
+    toolLoopLooping: [],
   };
   it('exit 0 when calm, 1 for each problem, 3 for an unreachable engine whatever else', () => {
     assert.equal(statusExitCode(calm, attention(calm)), 0);
@@ -73,7 +90,11 @@ describe('engine adapter parsing', () => {
     assert.deepEqual(anonymousVolumes([]), []);
   });
   it('Docker or Podman from /version', () => {
-    assert.deepEqual(parseEngineVersion({ Version: '20.10.24', ApiVersion: '1.41', Components: [{ Name: 'Engine' }] }), { kind: 'Docker', version: '20.10.24', apiVersion: '1.41' });
+    assert.deepEqual(parseEngineVersion({ Version: '20.10.24', ApiVersion: '1.41', Components: [{ Name: 'Engine' }] }), {
+      kind: 'Docker',
+      version: '20.10.24',
+      apiVersion: '1.41',
+    });
     assert.equal(parseEngineVersion({ Version: '4.3.1', Components: [{ Name: 'Podman Engine' }] }).kind, 'Podman');
   });
 });
@@ -83,9 +104,15 @@ describe('discovery order and sources', () => {
   it('Docker sockets first, then Podman; HERMES_DOCKER_BINARY=podman (any path) puts Podman first', () => {
     const docker = discoveryCandidates({ env: env({}), homedir: '/home/u' }).candidates.map((c) => c.path);
     assert.deepEqual(docker, [
-      '/var/run/docker.sock', '/run/user/1000/docker.sock', '/home/u/.docker/run/docker.sock', '/home/u/.docker/desktop/docker.sock',
-      '/home/u/.colima/default/docker.sock', '/home/u/.orbstack/run/docker.sock', '/home/u/.rd/docker.sock',
-      '/run/user/1000/podman/podman.sock', '/run/podman/podman.sock',
+      '/var/run/docker.sock',
+      '/run/user/1000/docker.sock',
+      '/home/u/.docker/run/docker.sock',
+      '/home/u/.docker/desktop/docker.sock',
+      '/home/u/.colima/default/docker.sock',
+      '/home/u/.orbstack/run/docker.sock',
+      '/home/u/.rd/docker.sock',
+      '/run/user/1000/podman/podman.sock',
+      '/run/podman/podman.sock',
     ]);
     const podman = discoveryCandidates({ env: env({ HERMES_DOCKER_BINARY: '/opt/bin/podman' }), homedir: '/home/u' }).candidates.map((c) => c.path);
     assert.deepEqual(podman.slice(0, 3), ['/run/user/1000/podman/podman.sock', '/run/podman/podman.sock', '/var/run/docker.sock']);
@@ -136,16 +163,30 @@ describe('metrics', () => {
       { host: 'h2', profile: 'a', removed: 0, stopped: 1, kept: 0, failed: 0, orphans: 0 },
     ]);
     const dry = countsByEngineAndProfile([{ host: 'h', result: { removed: [p('x'), p('y')], kept: [], failed: [] } }], null, true);
-    assert.deepEqual(dry.map((r) => [r.profile, r.removed, r.orphans]), [['x', 0, 1], ['y', 0, 1]]);
+    assert.deepEqual(
+      dry.map((r) => [r.profile, r.removed, r.orphans]),
+      [
+        ['x', 0, 1],
+        ['y', 0, 1],
+      ],
+    );
   });
   it('a registry filled twice keeps one family each and drops label sets of the previous run', async () => {
     const reg = await newMetricsRegistry();
-    const run = (host: string) => ({ finishedAt: new Date(0), durationSeconds: 1, success: true, counts: [{ host, profile: 'p', removed: 1, stopped: 0, kept: 0, failed: 0, orphans: 0 }] });
+    const run = (host: string) => ({
+      finishedAt: new Date(0),
+      durationSeconds: 1,
+      success: true,
+      counts: [{ host, profile: 'p', removed: 1, stopped: 0, kept: 0, failed: 0, orphans: 0 }],
+    });
     await fillRegistry(reg, run('h1'));
     await fillRegistry(reg, run('h2'));
     const fams = parsePrometheusTextFormat(await reg.metrics());
     assert.equal(fams.length, 8);
-    assert.deepEqual(fams.find((f) => f.name === 'hermes_janitor_containers_removed')!.metrics.map((m) => m.labels?.host), ['h2']);
+    assert.deepEqual(
+      fams.find((f) => f.name === 'hermes_janitor_containers_removed')!.metrics.map((m) => m.labels?.host),
+      ['h2'],
+    );
     assert.match(await metricsText(run('x')), /^# HELP hermes_janitor_last_run_timestamp_seconds /);
   });
 });

@@ -118,7 +118,19 @@ describe('stop-hook core: parsing', () => {
   });
 
   it('rejects corrupt markers', () => {
-    for (const bad of [null, 3, 'x', [], {}, { remaining: '3' }, { remaining: 1.5 }, { remaining: 3, blocks: -1 }, { remaining: 3, heartbeat: 'x' }, { remaining: 3, ownerSession: 5 }, { remaining: 3, seenHeartbeat: true }]) {
+    for (const bad of [
+      null,
+      3,
+      'x',
+      [],
+      {},
+      { remaining: '3' },
+      { remaining: 1.5 },
+      { remaining: 3, blocks: -1 },
+      { remaining: 3, heartbeat: 'x' },
+      { remaining: 3, ownerSession: 5 },
+      { remaining: 3, seenHeartbeat: true },
+    ]) {
       assert.equal(parseMarker(bad).ok, false, JSON.stringify(bad));
     }
   });
@@ -274,7 +286,10 @@ describe('stop-hook breaker (in process)', () => {
     const hook = createStopHook({ store: new FileStateStore(file), maxBlocks: 50 });
     await hook.arm({ remaining: 9 });
     const results = await Promise.all(Array.from({ length: 12 }, () => hook.decide({ session_id: 's', stop_hook_active: true })));
-    assert.ok(results.every((r) => r.action === "block"), JSON.stringify(results));
+    assert.ok(
+      results.every((r) => r.action === 'block'),
+      JSON.stringify(results),
+    );
     assert.equal(JSON.parse(readFileSync(file, 'utf8')).blocks, 12);
   });
 

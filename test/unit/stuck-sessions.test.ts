@@ -305,8 +305,14 @@ describe('stuck-sessions command (in process)', () => {
       [['stuck-sessions', 'clear'], ["missing required argument 'keys'"]],
       [['stuck-sessions', 'record-shutdown', ''], ['a session key must not be empty']],
       [['stuck-sessions', 'record-shutdown', 'a\nb'], ['session key "a\\nb" contains control characters']],
-      [['stuck-sessions', 'suspend', '--threshold', '0'], ['--threshold', "'0'"]],
-      [['stuck-sessions', 'suspend', '--threshold', 'x'], ['--threshold', "'x'"]],
+      [
+        ['stuck-sessions', 'suspend', '--threshold', '0'],
+        ['--threshold', "'0'"],
+      ],
+      [
+        ['stuck-sessions', 'suspend', '--threshold', 'x'],
+        ['--threshold', "'x'"],
+      ],
       [['stuck-sessions', 'status', '--bogus'], ["unknown option '--bogus'"]],
     ] as Array<[string[], string[]]>) {
       assertUsageError(await cli(['--home', home, ...args]), names, JSON.stringify(args));

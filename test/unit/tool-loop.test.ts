@@ -5,7 +5,20 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { FileToolLoopStore, MemoryToolLoopStore, createToolLoop, defaultToolLoopDir } from '../../src/breakers/tool-loop.js';
 import {
-  SESSION_FILE_PATTERN, type ToolLoopState, callSignature, canonicalJson, cycleLength, decidePost, decidePre, emptyState, inputDigest, isExpired, isFailure, parseToolLoopState, sessionFileName, sweepDue,
+  SESSION_FILE_PATTERN,
+  type ToolLoopState,
+  callSignature,
+  canonicalJson,
+  cycleLength,
+  decidePost,
+  decidePre,
+  emptyState,
+  inputDigest,
+  isExpired,
+  isFailure,
+  parseToolLoopState,
+  sessionFileName,
+  sweepDue,
 } from '../../src/core/tool-loop.js';
 import { tempDir } from '../helpers/cli.js';
 import { tryAcquireLock } from '../../src/adapters/file-lock.js';
@@ -75,11 +88,23 @@ describe('tool-loop core: PreToolUse', () => {
     assert.equal(d.decision.action, 'allow');
     const deny = decidePre(d.next, { tool: 'Bash', input: 1 }, 2, T0);
     assert.deepEqual(deny.decision, { action: 'deny', count: 2, reason: 'Bash called 2 times in a row with identical arguments; try a different approach' });
-    assert.deepEqual(denyAnswer('claude', 'r'), { stdout: { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'r' } } });
+    assert.deepEqual(denyAnswer('claude', 'r'), {
+      stdout: { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'r' } },
+    });
   });
 
   it('counts key order as the same call', () => {
-    assert.equal(pre([['Bash', { a: 1, b: 2 }], ['Bash', { b: 2, a: 1 }], ['Bash', { a: 1, b: 2 }]], 3).actions[2], 'deny');
+    assert.equal(
+      pre(
+        [
+          ['Bash', { a: 1, b: 2 }],
+          ['Bash', { b: 2, a: 1 }],
+          ['Bash', { a: 1, b: 2 }],
+        ],
+        3,
+      ).actions[2],
+      'deny',
+    );
   });
 
   it('breaks the streak on any different call', () => {
@@ -101,7 +126,26 @@ describe('tool-loop core: PostToolUse', () => {
     for (const r of [{ error: 'boom' }, { error: 1 }, { error: {} }, { error: [] }, { is_error: true }, { isError: true }, { success: false }]) {
       assert.equal(isFailure(r), true, JSON.stringify(r));
     }
-    for (const r of [null, undefined, 'error', 0, false, [], [{ error: 1 }], {}, { error: '' }, { error: 0 }, { error: null }, { error: false }, { is_error: 'true' }, { is_error: 1 }, { isError: false }, { success: 0 }, { success: true }, { success: 'false' }]) {
+    for (const r of [
+      null,
+      undefined,
+      'error',
+      0,
+      false,
+      [],
+      [{ error: 1 }],
+      {},
+      { error: '' },
+      { error: 0 },
+      { error: null },
+      { error: false },
+      { is_error: 'true' },
+      { is_error: 1 },
+      { isError: false },
+      { success: 0 },
+      { success: true },
+      { success: 'false' },
+    ]) {
       assert.equal(isFailure(r), false, JSON.stringify(r));
     }
   });
@@ -240,7 +284,10 @@ describe('tool-loop core: input, state and expiry', () => {
   });
 
   it('reads back what it writes, and starts afresh on a wrong shape, another session or an expired history', () => {
-    const state = pre([['Bash', 1], ['Bash', 1]]).state;
+    const state = pre([
+      ['Bash', 1],
+      ['Bash', 1],
+    ]).state;
     const stored = JSON.parse(JSON.stringify(state)) as unknown;
     assert.deepEqual(parseToolLoopState(stored, 's', T0).state, state);
     assert.equal(parseToolLoopState(stored, 'other', T0).state.streak, null);
@@ -293,11 +340,16 @@ describe('tool-loop breaker (in process)', () => {
     assert.deepEqual({ stdout: denied.output }, denyAnswer('claude', 'Bash called 3 times in a row with identical arguments; try a different approach'));
     assert.equal((await loop.post({ ...call, tool_response: { error: 'x' } })).action, 'allow');
     const blocked = await loop.post({ ...call, tool_response: { success: false } });
-    assert.deepEqual(blocked.output, { hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'Bash failed 2 times in a row; change strategy' } });
+    assert.deepEqual(blocked.output, {
+      hookSpecificOutput: { hookEventName: 'PostToolUse', additionalContext: 'Bash failed 2 times in a row; change strategy' },
+    });
     const statuses = await loop.status();
     assert.deepEqual(statuses.map((s) => s.session).sort(), ['other', 's']);
     assert.equal(await loop.reset('s'), 1);
-    assert.deepEqual((await loop.status()).map((s) => s.session), ['other']);
+    assert.deepEqual(
+      (await loop.status()).map((s) => s.session),
+      ['other'],
+    );
     assert.equal(await loop.reset(), 1);
     assert.deepEqual(await loop.status(), []);
   });
@@ -413,10 +465,18 @@ describe('tool-loop breaker (in process)', () => {
     }
     now = T0 + SWEEP_INTERVAL_MS - 1;
     await loop.pre({ session_id: 'a', tool_name: 'X' });
-    assert.deepEqual(leftovers.filter((f) => existsSync(f)), leftovers, 'a hook call within the hour leaves them');
+    assert.deepEqual(
+      leftovers.filter((f) => existsSync(f)),
+      leftovers,
+      'a hook call within the hour leaves them',
+    );
     now = T0 + SWEEP_INTERVAL_MS;
     await loop.pre({ session_id: 'b', tool_name: 'X' });
-    assert.deepEqual(leftovers.filter((f) => existsSync(f)), [], 'the sweep removes them');
+    assert.deepEqual(
+      leftovers.filter((f) => existsSync(f)),
+      [],
+      'the sweep removes them',
+    );
     assert.equal(JSON.parse(readFileSync(path.join(dir, sessionFileName('a')), 'utf8')).session, 'a');
   });
 
@@ -486,7 +546,10 @@ describe('tool-loop breaker (in process)', () => {
     writeFileSync(path.join(dir, 'random.json'), '{}');
     const store = new FileToolLoopStore(dir);
     await store.session('x').update(() => ({ next: { session: 'x' }, result: 0 }));
-    assert.deepEqual((await store.sessions()).map((s) => path.basename(s.location)), [sessionFileName('x')]);
+    assert.deepEqual(
+      (await store.sessions()).map((s) => path.basename(s.location)),
+      [sessionFileName('x')],
+    );
     assert.deepEqual(await new FileToolLoopStore(path.join(tmp.dir, 'missing')).sessions(), []);
   });
 });
@@ -497,7 +560,12 @@ describe('SHA-256 at its call sites (src/util/sha256.ts) matches node:crypto', (
   // surrogate (U+FFFD, as Buffer.from writes it) and a large input.
   const texts = [
     ...[0, 1, 53, 54, 55, 61, 62, 63, 117, 118, 125, 126, 998, 100_000].map((n) => 'x'.repeat(n)),
-    'é', '日本語', '\u{1F600}', 'a\u0000b', '\uD800', 'ab\uDC00c',
+    'é',
+    '日本語',
+    '\u{1F600}',
+    'a\u0000b',
+    '\uD800',
+    'ab\uDC00c',
   ];
 
   it('the tool input digest and the call signature', () => {

@@ -6,7 +6,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  type ChainDir, type Controllers, addControllers, dirControllers, homeOwnerOf, logDirProblem, namedByOwner, planFileProblem, rootChainProblem, stateDirName,
+  type ChainDir,
+  type Controllers,
+  addControllers,
+  dirControllers,
+  homeOwnerOf,
+  logDirProblem,
+  namedByOwner,
+  planFileProblem,
+  rootChainProblem,
+  stateDirName,
 } from '../../src/core/trust.js';
 
 const gidOf = (uid: number) => (uid === 1001 ? 1001 : undefined);
@@ -17,10 +26,13 @@ const ctl = (...entries: Array<[Parameters<typeof addControllers>[1], string]>):
 };
 
 describe('trust rules', () => {
-  it('a directory is controlled by its owner (not root), its group when group-writable (not the owner\'s own), everyone when world-writable; sticky ones only by their entries\' owners', () => {
+  it("a directory is controlled by its owner (not root), its group when group-writable (not the owner's own), everyone when world-writable; sticky ones only by their entries' owners", () => {
     assert.deepEqual(dirControllers({ uid: 0, gid: 0, mode: 0o40755 }, gidOf), { controllers: [], sticky: false });
     assert.deepEqual(dirControllers({ uid: 1001, gid: 1001, mode: 0o40775 }, gidOf), { controllers: [{ kind: 'user', id: 1001 }], sticky: false });
-    assert.deepEqual(dirControllers({ uid: 1001, gid: 50, mode: 0o40775 }, gidOf).controllers, [{ kind: 'user', id: 1001 }, { kind: 'group', id: 50 }]);
+    assert.deepEqual(dirControllers({ uid: 1001, gid: 50, mode: 0o40775 }, gidOf).controllers, [
+      { kind: 'user', id: 1001 },
+      { kind: 'group', id: 50 },
+    ]);
     assert.deepEqual(dirControllers({ uid: 0, gid: 0, mode: 0o40777 }, gidOf).controllers, [{ kind: 'anyone' }]);
     assert.deepEqual(dirControllers({ uid: 0, gid: 0, mode: 0o41777 }, gidOf), { controllers: [], sticky: true });
     assert.deepEqual(dirControllers({ uid: 0, gid: 0, mode: 0o40770 }, gidOf).controllers, [], "root's group is root's");
@@ -35,7 +47,7 @@ describe('trust rules', () => {
     assert.ok('refused' in all && /every user \(\/srv\/h\)/.test(all.refused), JSON.stringify(all));
   });
 
-  it('the owner rule for a root: every directory down to what is removed is the owner\'s, no symlink, one filesystem', () => {
+  it("the owner rule for a root: every directory down to what is removed is the owner's, no symlink, one filesystem", () => {
     const d = (p: string, over: Partial<ChainDir> = {}): ChainDir => ({ path: p, symlink: false, directory: true, uid: 1001, dev: 1, mountId: 7, ...over });
     assert.equal(rootChainProblem([d('/h/sb'), d('/h/sb/docker')], 1001), null);
     assert.equal(rootChainProblem([], 1001), null, 'nothing there: nothing to remove');

@@ -23,12 +23,15 @@ describe('DeadlineQueue', () => {
           const model = new Map<string, number>();
           for (const [op, k, at] of ops) {
             const id = `c${k}`;
-            if (op === 'set') (q.set(id, at), model.set(id, at));
-            else (q.delete(id), model.delete(id));
+            if (op === 'set') q.set(id, at), model.set(id, at);
+            else q.delete(id), model.delete(id);
           }
           assert.equal(q.size, model.size);
           const popped = q.popDue(Infinity);
-          assert.deepEqual(popped.map((p) => p.at), [...model.values()].sort((a, b) => a - b));
+          assert.deepEqual(
+            popped.map((p) => p.at),
+            [...model.values()].sort((a, b) => a - b),
+          );
           assert.deepEqual(new Set(popped.map((p) => p.id)), new Set(model.keys()));
           assert.equal(q.size, 0);
         },
@@ -150,7 +153,10 @@ describe('deadlineOfKept, other rules', () => {
   const asOfMs = 1_000_000;
   const idle = { idleAfterSeconds: 10 };
   it('never-started: Created + threshold, from its age as of the sweep', () => {
-    assert.equal(deadlineOfKept({ reason: 'too-recent', finishedAt: '0001-01-01T00:00:00Z', rule: 'never-started', ageSeconds: 1.25 }, 3, { asOfMs }), asOfMs + 1750);
+    assert.equal(
+      deadlineOfKept({ reason: 'too-recent', finishedAt: '0001-01-01T00:00:00Z', rule: 'never-started', ageSeconds: 1.25 }, 3, { asOfMs }),
+      asOfMs + 1750,
+    );
     assert.equal(deadlineOfKept({ reason: 'too-recent', finishedAt: '0001-01-01T00:00:00Z', rule: 'never-started', ageSeconds: null }, 3, { asOfMs }), null);
   });
   it('running: since + idle threshold when there is a proof, else one idle threshold later; never within the settle time; none with the rule off', () => {
@@ -188,7 +194,8 @@ describe('reconnect backoff', () => {
 
 describe('parseEngineEvent', () => {
   it('reads Docker and Podman event lines; drops anything else', () => {
-    const docker = '{"status":"exec_start: sh -c true","id":"abc","from":"x","Type":"container","Action":"exec_start: sh -c true","Actor":{"ID":"abc","Attributes":{"hermes-agent":"1","name":"n"}},"scope":"local","time":1795425857,"timeNano":1795425857460885490}';
+    const docker =
+      '{"status":"exec_start: sh -c true","id":"abc","from":"x","Type":"container","Action":"exec_start: sh -c true","Actor":{"ID":"abc","Attributes":{"hermes-agent":"1","name":"n"}},"scope":"local","time":1795425857,"timeNano":1795425857460885490}';
     assert.deepEqual(parseEngineEvent(docker), { id: 'abc', action: 'exec_start', timeMs: 1795425857460.8855, attributes: { 'hermes-agent': '1', name: 'n' } });
     assert.equal(parseEngineEvent('{"Type":"network","Action":"connect","Actor":{"ID":"n"}}'), null);
     assert.equal(parseEngineEvent('{"status":"die","Type":"container","Act'), null, 'cut mid-event');

@@ -63,7 +63,17 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         } catch (err) {
           // Fail open: an internal error must not block the caller.
           warn(ctx, `lifecycle-scan failed (${errorMessage(err)}); proceeding (the breaker fails open)`);
-          if (opts.json) writeJson(ctx, { command: 'lifecycle-scan', decision: 'allow', matched: false, total: 0, matches: [], sources: [], warnings: [], error: errorMessage(err) });
+          if (opts.json)
+            writeJson(ctx, {
+              command: 'lifecycle-scan',
+              decision: 'allow',
+              matched: false,
+              total: 0,
+              matches: [],
+              sources: [],
+              warnings: [],
+              error: errorMessage(err),
+            });
           return ExitCode.OK;
         }
         for (const w of outcome.warnings) warn(ctx, w);
@@ -87,7 +97,9 @@ export function register(program: Command, ctx: Context, state: RunState): void 
             ctx.stderr.write(`lifecycle-scan: ${m.source} line ${m.line}: gateway lifecycle command (${RULE_DESCRIPTIONS[m.rule]})\n`);
           }
           if (outcome.total > shown.length) {
-            ctx.stderr.write(`lifecycle-scan: ... and ${outcome.total - shown.length} more matching lines (only the first ${MAX_REPORTED_MATCHES} are shown)\n`);
+            ctx.stderr.write(
+              `lifecycle-scan: ... and ${outcome.total - shown.length} more matching lines (only the first ${MAX_REPORTED_MATCHES} are shown)\n`,
+            );
           }
           if (outcome.matched) ctx.stderr.write('lifecycle-scan: refused: this would restart, stop or kill the hermes gateway\n');
         }

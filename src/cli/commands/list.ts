@@ -8,8 +8,17 @@ import type { PassRunContext, PassSettingsInput } from '../../passes/types.js';
 import { acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { list } from '../../reaper/sweep.js';
 import {
-  type EngineCommandOptions, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, passInput, preloadEngineClient, resolvePolicy,
-  resolveTargets, sayNotes, timeoutSignal,
+  type EngineCommandOptions,
+  addEngineOptions,
+  connectEngines,
+  discoverTargets,
+  loadHomeConfig,
+  passInput,
+  preloadEngineClient,
+  resolvePolicy,
+  resolveTargets,
+  sayNotes,
+  timeoutSignal,
 } from '../engine-options.js';
 import { byHostAndName, startProgress } from '../render-containers.js';
 import { chooseListReporter } from '../report/list-reporter.js';
@@ -25,7 +34,10 @@ import { docsLine } from '../docs-page.js';
  * image each of its containers uses). Their settings come from the home's files: list has none of their flags.
  */
 async function beforeList(input: PassSettingsInput, engines: EngineClient[], ctx: PassRunContext): Promise<void> {
-  const settled = await settlePasses(PASSES.filter((p) => p.beforeSweep), input);
+  const settled = await settlePasses(
+    PASSES.filter((p) => p.beforeSweep),
+    input,
+  );
   await beforeSweep(settled, engines, ctx);
 }
 
@@ -44,11 +56,16 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .alias('ls')
     .description('List labelled containers of the selected profile(s) in any state, with the verdict reap would reach (reap, stop or keep).')
     .option('--wide', 'every column (PROFILE, HOST), the reason with its detail, nothing cut whatever the terminal width')
-    .option('--format <template>', 'one line per container from a template, as docker ps --format: {{.ID}}, {{.Name}}, {{.Verdict}}, {{.Reason}}, ... (docs/reaping.md lists them), {{json .}}; "table ..." adds a header', optionParser(parseListFormat))
+    .option(
+      '--format <template>',
+      'one line per container from a template, as docker ps --format: {{.ID}}, {{.Name}}, {{.Verdict}}, {{.Reason}}, ... (docs/reaping.md lists them), {{json .}}; "table ..." adds a header',
+      optionParser(parseListFormat),
+    )
     .addHelpText('after', `${LIST_HELP}${docsLine('docs/reaping.md')}`);
   addEngineOptions(cmd).action(
     action(state, async (opts: EngineCommandOptions & { wide?: boolean; format?: ListFormat }, command: Command) => {
-      if (opts.format && (opts.json || opts.logFormat === 'json')) throw new UsageError('--format prints lines of text: it cannot be combined with --json or --log-format json');
+      if (opts.format && (opts.json || opts.logFormat === 'json'))
+        throw new UsageError('--format prints lines of text: it cannot be combined with --json or --log-format json');
       const targets = resolveTargets(command, opts, ctx);
       const signal = timeoutSignal(opts); // settings are read inside the run's --timeout
       // The engine is found (a ping) and its client loaded while the home's files are read: a list is the command

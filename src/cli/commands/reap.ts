@@ -21,8 +21,21 @@ import type { KeptEntry, ReapResult, SweepEntry } from '../../reaper/sweep-types
 import { reap } from '../../reaper/sweep.js';
 import { resolveEngines } from '../../adapters/docker-context.js';
 import {
-  type ActionOptions, type EngineCommandOptions, type EngineTargets, type RunPolicy, addActionOptions, addEngineOptions, connectEngines, discoverTargets, sayNotes,
-  checkStopTimeout, loadHomeConfig, passInput, resolvePolicy, resolveTargets, timeoutSignal,
+  type ActionOptions,
+  type EngineCommandOptions,
+  type EngineTargets,
+  type RunPolicy,
+  addActionOptions,
+  addEngineOptions,
+  connectEngines,
+  discoverTargets,
+  sayNotes,
+  checkStopTimeout,
+  loadHomeConfig,
+  passInput,
+  resolvePolicy,
+  resolveTargets,
+  timeoutSignal,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
 import { noEngineAtAll } from '../no-engine.js';
@@ -78,7 +91,10 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .addHelpText('after', HELP + docsLine('docs/reaping.md'));
   addEngineOptions(addActionOptions(addOptions(cmd, REAP_OPTIONS))).action(
     action(state, async (opts: ReapOptions, command: Command) => {
-      const metricsFile = await checkMetricsFile(opts.metricsFile ?? (ctx.env[ENV_METRICS_FILE] || undefined), opts.metricsFile ? '--metrics-file' : ENV_METRICS_FILE);
+      const metricsFile = await checkMetricsFile(
+        opts.metricsFile ?? (ctx.env[ENV_METRICS_FILE] || undefined),
+        opts.metricsFile ? '--metrics-file' : ENV_METRICS_FILE,
+      );
       const started = performance.now();
       const record: RunRecord = { metrics: metricsFile !== undefined };
       let code: number | undefined;
@@ -102,7 +118,8 @@ async function checkMetricsFile(file: string | undefined, what: string): Promise
   if (file.trim() === '') throw new UsageError(`${what} is empty: give a file path such as /var/lib/node_exporter/textfile/hermes_janitor.prom`);
   const dir = path.dirname(path.resolve(file));
   const st = await fs.stat(dir).catch(() => null);
-  if (!st?.isDirectory()) throw new UsageError(`${what} ${file}: directory ${dir} does not exist: create it or point at node_exporter's --collector.textfile.directory`);
+  if (!st?.isDirectory())
+    throw new UsageError(`${what} ${file}: directory ${dir} does not exist: create it or point at node_exporter's --collector.textfile.directory`);
   if ((await fs.stat(file).catch(() => null))?.isDirectory()) throw new UsageError(`${what} ${file} is a directory: give a file path ending in .prom`);
   return file;
 }
@@ -121,7 +138,10 @@ async function recordMetrics(ctx: Context, file: string, record: RunRecord, star
     });
     await writeMetricsFile(file, text);
   } catch (err) {
-    if (!quiet) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(`cannot write the metrics file ${file} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)})`)}\n`);
+    if (!quiet)
+      ctx.stderr.write(
+        `hermes-janitor: warning: ${escapeControls(`cannot write the metrics file ${file} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)})`)}\n`,
+      );
   }
 }
 
@@ -233,7 +253,13 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     const { detachToLog } = await import('../../adapters/background.js');
     const { homeAccess } = await import('../../adapters/trust.js');
     // As root over another user's home, the log there is written with that user's rights.
-    const pid = await detachToLog(ctx.argv.filter((a) => a !== '--background'), logFile(home.home), ctx.env, ctx.now(), homeAccess(home.home).owner);
+    const pid = await detachToLog(
+      ctx.argv.filter((a) => a !== '--background'),
+      logFile(home.home),
+      ctx.env,
+      ctx.now(),
+      homeAccess(home.home).owner,
+    );
     reporter.notice({ kind: 'background', pid: pid ?? null, log: logFile(home.home) });
     return ExitCode.OK;
   }
@@ -249,13 +275,30 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   const policy = await resolvePolicy(plan ? withPlan(opts, plan) : opts, ctx, files, targets, signal);
   const keepVolumes = Boolean(opts.keepVolumes || (plan?.keepVolumes && command.getOptionValueSource('keepVolumes') !== 'cli'));
   // Every pass's settings, each checked before anything is touched (a plan lists containers only: they refuse theirs).
-  const input = passInput(opts, ctx, files, { ...targets, profiles: policy.passProfiles, lifetimeSeconds: policy.lifetimeSeconds }, {
-    command: 'reap', plan: plan !== undefined, metrics: record.metrics,
-  });
+  const input = passInput(
+    opts,
+    ctx,
+    files,
+    { ...targets, profiles: policy.passProfiles, lifetimeSeconds: policy.lifetimeSeconds },
+    {
+      command: 'reap',
+      plan: plan !== undefined,
+      metrics: record.metrics,
+    },
+  );
   const passes = await settlePasses(PASSES, input);
   const run: ReapRun = {
-    opts, ctx, targets, plan, policy, keepVolumes, dryRun: Boolean(opts.dryRun), signal,
-    deadlineMs, reporter, passes,
+    opts,
+    ctx,
+    targets,
+    plan,
+    policy,
+    keepVolumes,
+    dryRun: Boolean(opts.dryRun),
+    signal,
+    deadlineMs,
+    reporter,
+    passes,
   };
   record.attempted = true;
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
@@ -274,7 +317,11 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   let locks: HeldLock[] = [];
   if (!run.dryRun) {
     const waitMs = opts.wait ? (opts.timeout > 0 ? opts.timeout : Infinity) : 0;
-    const taken = await takeReapLocks(home.home, targets.endpoints.map((e) => e.host), { waitMs, signal: run.signal });
+    const taken = await takeReapLocks(
+      home.home,
+      targets.endpoints.map((e) => e.host),
+      { waitMs, signal: run.signal },
+    );
     if ('held' in taken) {
       record.attempted = false; // another reap of this home and engine runs and writes the metrics
       const { host, holder, timedOut } = taken.held;
@@ -292,7 +339,10 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
 
 /** What the passes of this run are given (the engines and their answers, once the sweep has them). */
 const passContext = (run: ReapRun, engines: PassRunContext['engines']): PassRunContext => ({
-  dryRun: run.dryRun, now: () => run.ctx.now(), signal: run.signal, engines,
+  dryRun: run.dryRun,
+  now: () => run.ctx.now(),
+  signal: run.signal,
+  engines,
 });
 
 /**
@@ -302,7 +352,12 @@ const passContext = (run: ReapRun, engines: PassRunContext['engines']): PassRunC
  */
 async function engineFreeRun(run: ReapRun, record: RunRecord, why: { noEngine: string } | { error: string }): Promise<number> {
   const { opts, policy, dryRun } = run;
-  const done = await runPasses(PASSES, run.passes.filter((p) => p.pass.place === 'host'), passContext(run, []), null);
+  const done = await runPasses(
+    PASSES,
+    run.passes.filter((p) => p.pass.place === 'host'),
+    passContext(run, []),
+    null,
+  );
   record.passes = done.gauges;
   // Cut short by --timeout: the run timed out (exit 3), as a sweep that did.
   const timedOut = passesCutShort(done.results);
@@ -311,9 +366,22 @@ async function engineFreeRun(run: ReapRun, record: RunRecord, why: { noEngine: s
   record.counts = [];
   const hosts = 'error' in why ? [{ host: '(discovery)', reachable: false, error: why.error }] : [];
   await run.reporter.reapResult({
-    dryRun, asOf: policy.asOf, thresholdSeconds: policy.thresholdSeconds, profile: run.targets.selection.profile, stopIdle: policy.stopIdle,
-    idleAfterSeconds: policy.idleAfterSeconds, removed: [], stopped: [], kept: [], failed: [], hosts, timedOut,
-    timeoutSeconds: opts.timeout / 1000, warnings: [], failOpen: Boolean(opts.failOpen), ...('noEngine' in why ? { noEngine: why.noEngine } : {}),
+    dryRun,
+    asOf: policy.asOf,
+    thresholdSeconds: policy.thresholdSeconds,
+    profile: run.targets.selection.profile,
+    stopIdle: policy.stopIdle,
+    idleAfterSeconds: policy.idleAfterSeconds,
+    removed: [],
+    stopped: [],
+    kept: [],
+    failed: [],
+    hosts,
+    timedOut,
+    timeoutSeconds: opts.timeout / 1000,
+    warnings: [],
+    failOpen: Boolean(opts.failOpen),
+    ...('noEngine' in why ? { noEngine: why.noEngine } : {}),
     passes: done.results,
   });
   return opts.failOpen ? ExitCode.OK : code;
@@ -339,11 +407,25 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
   await reporter.sweepStarting(dryRun ? 'Checking' : 'Reaping');
   const across = await acrossEngines(engines, (engine) =>
     reap({
-      engine, selection: targets.selection, thresholdSeconds: policy.thresholdSeconds, asOf: policy.asOf, concurrency: opts.concurrency,
+      engine,
+      selection: targets.selection,
+      thresholdSeconds: policy.thresholdSeconds,
+      asOf: policy.asOf,
+      concurrency: opts.concurrency,
       ...(policy.thresholdByProfile && !plan ? { thresholdByProfile: policy.thresholdByProfile } : {}),
       held: policy.held,
-      dryRun, keepVolumes: run.keepVolumes, idle: policy.idle,
-      ...(plan ? { onlyIds: new Set(planned(plan).filter((c) => c.host === engine.host).map((c) => c.id)) } : {}),
+      dryRun,
+      keepVolumes: run.keepVolumes,
+      idle: policy.idle,
+      ...(plan
+        ? {
+            onlyIds: new Set(
+              planned(plan)
+                .filter((c) => c.host === engine.host)
+                .map((c) => c.id),
+            ),
+          }
+        : {}),
       ...(run.signal ? { signal: run.signal } : {}),
       ...(run.deadlineMs !== undefined ? { deadlineMs: run.deadlineMs } : {}),
       onEvent: (ev) => reporter.sweepEvent(ev),
@@ -358,10 +440,18 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
   await recordSweep(run, across);
   if (opts.planOut) {
     refuseIncompletePlan(run, across);
-    await writePlan(run, engines.map((e) => e.host), { removed, stopped });
+    await writePlan(
+      run,
+      engines.map((e) => e.host),
+      { removed, stopped },
+    );
   }
   // Every engine, with whether it answered the sweep: one that did not might hold a container that uses what a pass removes.
-  const answers = engines.map((engine, i) => ({ engine, answered: across.hosts[i]!.reachable, ...(across.hosts[i]!.error ? { error: across.hosts[i]!.error! } : {}) }));
+  const answers = engines.map((engine, i) => ({
+    engine,
+    answered: across.hosts[i]!.reachable,
+    ...(across.hosts[i]!.error ? { error: across.hosts[i]!.error! } : {}),
+  }));
   const passes = await runPasses(PASSES, run.passes, passContext(run, answers), across.results);
   record.passes = passes.gauges;
 
@@ -373,10 +463,23 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
   const reached = across.results.flatMap((result, i) => (across.hosts[i]!.reachable ? [{ host: engines[i]!.host, result }] : []));
   record.counts = countsByEngineAndProfile(reached, targets.selection.profile, dryRun);
   const report: ReapReport = {
-    dryRun, asOf: policy.asOf, thresholdSeconds: policy.thresholdSeconds, profile: targets.selection.profile, stopIdle: policy.stopIdle,
-    idleAfterSeconds: policy.idleAfterSeconds, removed, stopped, kept, failed, hosts: across.hosts, timedOut,
-    timeoutSeconds: opts.timeout / 1000, warnings: [...new Set(across.results.flatMap((r) => r.warnings))],
-    ...(opts.planOut ? { planOut: opts.planOut } : {}), failOpen: Boolean(opts.failOpen), passes: passes.results,
+    dryRun,
+    asOf: policy.asOf,
+    thresholdSeconds: policy.thresholdSeconds,
+    profile: targets.selection.profile,
+    stopIdle: policy.stopIdle,
+    idleAfterSeconds: policy.idleAfterSeconds,
+    removed,
+    stopped,
+    kept,
+    failed,
+    hosts: across.hosts,
+    timedOut,
+    timeoutSeconds: opts.timeout / 1000,
+    warnings: [...new Set(across.results.flatMap((r) => r.warnings))],
+    ...(opts.planOut ? { planOut: opts.planOut } : {}),
+    failOpen: Boolean(opts.failOpen),
+    passes: passes.results,
   };
   report.reclaimed = (await import('../reclaimed.js')).reclaimed(report);
   record.reclaimedBytes = report.reclaimed.total;
@@ -397,7 +500,15 @@ function plannedButGone(run: ReapRun, across: AcrossEngines<ReapResult>, reporte
     const host = across.hosts[i]!.host;
     for (const c of planned(run.plan!).filter((x) => x.host === host && !seen.has(x.id))) {
       const k: KeptEntry = {
-        id: c.id, name: c.name, profile: run.targets.selection.profile, state: 'gone', finishedAt: '', ageSeconds: null, host: c.host, rule: null, reason: 'gone',
+        id: c.id,
+        name: c.name,
+        profile: run.targets.selection.profile,
+        state: 'gone',
+        finishedAt: '',
+        ageSeconds: null,
+        host: c.host,
+        rule: null,
+        reason: 'gone',
       };
       out.push(k);
       run.reporter.sweepEvent({ type: 'kept', entry: k });
@@ -429,7 +540,9 @@ function refuseIncompletePlan(run: ReapRun, across: AcrossEngines<ReapResult>): 
   const silent = across.hosts.find((h) => !h.reachable);
   const why = silent
     ? `engine ${silent.host} did not answer (${silent.error ?? 'unknown error'})`
-    : across.timedOut ? `the dry run timed out after --timeout ${run.opts.timeout / 1000}s` : null;
+    : across.timedOut
+      ? `the dry run timed out after --timeout ${run.opts.timeout / 1000}s`
+      : null;
   if (why) throw new JanitorError(`no plan written to ${run.opts.planOut}: ${why}; make the plan again when every engine answers`, ExitCode.ENGINE);
 }
 
@@ -437,9 +550,18 @@ function refuseIncompletePlan(run: ReapRun, across: AcrossEngines<ReapResult>): 
 async function writePlan(run: ReapRun, hosts: string[], found: { removed: SweepEntry[]; stopped: SweepEntry[] }): Promise<void> {
   const { policy, targets } = run;
   const doc = buildPlan({
-    now: run.ctx.now(), asOf: policy.asOf, thresholdSeconds: policy.thresholdSeconds, lifetimeSeconds: policy.lifetimeSeconds,
-    hosts, selection: targets.selection, containers: found.removed, stops: found.stopped,
-    home: targets.home.home, stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds, keepVolumes: run.keepVolumes,
+    now: run.ctx.now(),
+    asOf: policy.asOf,
+    thresholdSeconds: policy.thresholdSeconds,
+    lifetimeSeconds: policy.lifetimeSeconds,
+    hosts,
+    selection: targets.selection,
+    containers: found.removed,
+    stops: found.stopped,
+    home: targets.home.home,
+    stopIdle: policy.stopIdle,
+    idleAfterSeconds: policy.idleAfterSeconds,
+    keepVolumes: run.keepVolumes,
     ...(policy.idleMaxProcesses !== undefined ? { idleMaxProcesses: policy.idleMaxProcesses } : {}),
   });
   // A new file renamed over the name: nothing planted there is written through (adapters/plan-file.ts).

@@ -90,7 +90,11 @@ function reportProblems(ctx: Context, outcome: { warnings?: string[]; error?: st
 
 function addSettingsOptions(cmd: Command): Command {
   return cmd
-    .option('--max <n>', `trip at this many boots inside the window; 0 or below never trips (above ${MAX_STORED_BOOTS} counts as ${MAX_STORED_BOOTS}; default: config, else 3)`, optionParser(parseMax))
+    .option(
+      '--max <n>',
+      `trip at this many boots inside the window; 0 or below never trips (above ${MAX_STORED_BOOTS} counts as ${MAX_STORED_BOOTS}; default: config, else 3)`,
+      optionParser(parseMax),
+    )
     .option('--window <seconds>', 'the rolling window in seconds (values below 1 count as 1; default: config, else 60)', optionParser(parseWindow))
     .option('--json', 'print one JSON document with the decision and the state on stdout');
 }
@@ -103,9 +107,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     )
     .addHelpText('after', `${STATE_HELP}\n${EXIT_HELP}${docsLine('docs/breakers.md')}`);
   addSettingsOptions(
-    guard
-      .command('check-and-record')
-      .description('drop boots older than the window, record this boot, and trip when the boots in the window reach --max'),
+    guard.command('check-and-record').description('drop boots older than the window, record this boot, and trip when the boots in the window reach --max'),
   )
     .addHelpText('after', EXIT_HELP + docsLine('docs/breakers.md'))
     .action(action(state, (opts: GuardOptions, cmd: Command) => checkAndRecord(ctx, opts, cmd)));
@@ -160,11 +162,18 @@ async function clear(ctx: Context, opts: { json?: boolean }, cmd: Command): Prom
   reportProblems(ctx, outcome);
   if (opts.json) {
     writeJson(ctx, {
-      command: 'restart-guard clear', decision: 'proceed', cleared: outcome.existed && !outcome.error, state_file: outcome.location,
-      state: null, error: outcome.error ?? null, stateFile: outcome.location,
+      command: 'restart-guard clear',
+      decision: 'proceed',
+      cleared: outcome.existed && !outcome.error,
+      state_file: outcome.location,
+      state: null,
+      error: outcome.error ?? null,
+      stateFile: outcome.location,
     });
   } else if (!outcome.error) {
-    ctx.stderr.write(outcome.existed ? `restart-guard: cleared ${outcome.location}\n` : `restart-guard: nothing to clear (${outcome.location} does not exist)\n`);
+    ctx.stderr.write(
+      outcome.existed ? `restart-guard: cleared ${outcome.location}\n` : `restart-guard: nothing to clear (${outcome.location} does not exist)\n`,
+    );
   }
   return ExitCode.OK;
 }

@@ -149,7 +149,12 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         'It takes --home and --profile (before or after shell-init) into the reap it runs.',
     )
     .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS))
-    .option('--every <duration>', 'how often to sweep at most', optionParser((v) => (parseDuration(v, '--every'), v)), '1h')
+    .option(
+      '--every <duration>',
+      'how often to sweep at most',
+      optionParser((v) => (parseDuration(v, '--every'), v)),
+      '1h',
+    )
     .addHelpText(
       'after',
       `\nExample: hermes-janitor --profile work shell-init bash >> ~/.bashrc\n\nExit codes: 0 printed; 2 unknown shell or bad --every${docsLine('docs/operations.md')}`,
@@ -157,9 +162,11 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .action(
       action(state, async (shell: Shell, opts: { every: string }, cmd: Command) => {
         const scope = scopeOf(cmd, ctx);
-        const run = suggest('reap', { ...(scope.home !== undefined ? { home: scope.home } : {}), ...(scope.profile !== undefined ? { profile: scope.profile } : {}) }, [
-          '--once-per', shellQuote(opts.every), '--background', '--fail-open', '--quiet',
-        ]);
+        const run = suggest(
+          'reap',
+          { ...(scope.home !== undefined ? { home: scope.home } : {}), ...(scope.profile !== undefined ? { profile: scope.profile } : {}) },
+          ['--once-per', shellQuote(opts.every), '--background', '--fail-open', '--quiet'],
+        );
         ctx.stdout.write(shellSnippet(shell, opts.every, run, stampTest(scope, parseDuration(opts.every, '--every'), ctx)));
         return ExitCode.OK;
       }),

@@ -10,7 +10,15 @@ import { profileValuesOf } from '../../core/selection.js';
 import type { Held } from '../../hermes/judgement.js';
 import { PASSES } from '../../passes/index.js';
 import {
-  type EngineCommandOptions, type RunPolicy, addEngineOptions, connectEngines, discoverTargets, loadHomeConfig, passInput, resolvePolicy, resolveTargets,
+  type EngineCommandOptions,
+  type RunPolicy,
+  addEngineOptions,
+  connectEngines,
+  discoverTargets,
+  loadHomeConfig,
+  passInput,
+  resolvePolicy,
+  resolveTargets,
   sayNotes,
   timeoutSignal,
 } from '../engine-options.js';
@@ -84,8 +92,10 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
       const profiles = policy.profiles.map((p) => ({ profile: p.profile, home: p.home, settings: p.hermes, refused: p.refused }));
       const identity = {
-        identities: profileValuesOf(targets.selection), held: policy.held,
-        ...(policy.thresholdByProfile ? { thresholdByLabel: policy.thresholdByProfile } : {}), refused: files.refused,
+        identities: profileValuesOf(targets.selection),
+        held: policy.held,
+        ...(policy.thresholdByProfile ? { thresholdByLabel: policy.thresholdByProfile } : {}),
+        refused: files.refused,
       };
       if (opts.json) writeJson(ctx, { ...report, settings: policy.sources, ...identity, ...(opts.allProfiles ? { profiles } : {}) });
       else {
@@ -163,7 +173,9 @@ function renderTrust(r: StatusReport): string[] {
   if (!t.owner && t.refused.length === 0) return [];
   const out = ['Trust'];
   if (t.owner) {
-    out.push(`  home of uid ${t.owner.uid}${t.owner.name ? ` (${t.owner.name})` : ''}: no symlink in it followed, written only with that user's rights; root's own state in ${escapeControls(t.stateDir)}`);
+    out.push(
+      `  home of uid ${t.owner.uid}${t.owner.name ? ` (${t.owner.name})` : ''}: no symlink in it followed, written only with that user's rights; root's own state in ${escapeControls(t.stateDir)}`,
+    );
   }
   for (const f of t.refused) out.push(`  refused ${f.what} (${f.reason}): ${f.detail}`);
   return out;
@@ -253,7 +265,9 @@ function renderStopCosts(r: StatusReport): string[] {
   );
   for (const c of r.stopCosts) {
     const idle = c.idleSeconds === null ? 'idle -' : `idle ${spanSeconds(c.idleSeconds, new Date(r.asOf), UP_TO_DAYS)}`;
-    out.push(`    ${escapeControls(c.name || c.id.slice(0, 12))} (profile ${escapeControls(c.profile ?? '-')}): ${idle}, writable layer ${c.writableLayerBytes === null ? 'unknown' : diskSize(c.writableLayerBytes)}`);
+    out.push(
+      `    ${escapeControls(c.name || c.id.slice(0, 12))} (profile ${escapeControls(c.profile ?? '-')}): ${idle}, writable layer ${c.writableLayerBytes === null ? 'unknown' : diskSize(c.writableLayerBytes)}`,
+    );
   }
   return out;
 }
@@ -273,14 +287,20 @@ function renderContainers(r: StatusReport): string[] {
     );
     if (c.inUse) out.push(`  in use: ${plural(c.inUse, 'running sandbox', 'running sandboxes')} holding a process of their own (never stopped)`);
     if (c.oldestOrphan) {
-      out.push(`  oldest orphan: ${c.oldestOrphan.name || c.oldestOrphan.id.slice(0, 12)} (${c.oldestOrphan.rule}), finished ${agoSeconds(c.oldestOrphan.ageSeconds, new Date(r.asOf))}`);
+      out.push(
+        `  oldest orphan: ${c.oldestOrphan.name || c.oldestOrphan.id.slice(0, 12)} (${c.oldestOrphan.rule}), finished ${agoSeconds(c.oldestOrphan.ageSeconds, new Date(r.asOf))}`,
+      );
     }
     const v = c.anonymousVolumes;
-    out.push(`  anonymous volumes: ${v.total} held by ${plural(v.containers, 'container')}${v.heldByOrphans ? ` (${v.heldByOrphans} by orphans, freed by a reap)` : ''}`);
+    out.push(
+      `  anonymous volumes: ${v.total} held by ${plural(v.containers, 'container')}${v.heldByOrphans ? ` (${v.heldByOrphans} by orphans, freed by a reap)` : ''}`,
+    );
     if (c.failed) out.push(`  ${plural(c.failed, 'container')} could not be inspected`);
     const o = r.sandboxOwners;
     if (o) {
-      out.push(`  running sandboxes: ${o.owned} owned (a living hermes on this host may serve their profile), ${o.abandoned} abandoned; stopped-retained ${o.stoppedRetained}`);
+      out.push(
+        `  running sandboxes: ${o.owned} owned (a living hermes on this host may serve their profile), ${o.abandoned} abandoned; stopped-retained ${o.stoppedRetained}`,
+      );
       for (const b of o.blind) out.push(`    every sandbox owned: ${b}`);
     }
   }
@@ -289,7 +309,9 @@ function renderContainers(r: StatusReport): string[] {
     for (const x of s.execs) {
       const age = x.ageSeconds === null ? 'age unknown' : `running ${spanSeconds(x.ageSeconds, new Date(r.asOf), UP_TO_DAYS)}`;
       const procs = x.processes === null ? 'processes unknown' : plural(x.processes, 'process', 'processes');
-      out.push(`  exec ${x.id.slice(0, 12)} in ${s.name}: ${age}, ${procs}, ${clientPart(x, new Date(r.asOf))}${x.abandoned ? ', ABANDONED' : ''}: ${x.command}`);
+      out.push(
+        `  exec ${x.id.slice(0, 12)} in ${s.name}: ${age}, ${procs}, ${clientPart(x, new Date(r.asOf))}${x.abandoned ? ', ABANDONED' : ''}: ${x.command}`,
+      );
     }
   }
   return out;
@@ -306,7 +328,9 @@ export function render(r: StatusReport, now: Date, more: { settings?: RunPolicy[
   out.push('Janitor');
   if (r.janitor.sweeps.length === 0) out.push('  last sweep: none recorded');
   for (const s of r.janitor.sweeps) {
-    out.push(`  last sweep on ${s.host} (${s.profile === null ? 'all profiles' : `profile ${s.profile}`}): ${s.completedAt}${s.ageSeconds !== null ? `, ${agoSeconds(s.ageSeconds, now)}` : ''}`);
+    out.push(
+      `  last sweep on ${s.host} (${s.profile === null ? 'all profiles' : `profile ${s.profile}`}): ${s.completedAt}${s.ageSeconds !== null ? `, ${agoSeconds(s.ageSeconds, now)}` : ''}`,
+    );
   }
   if (r.janitor.locks.length === 0) out.push('  reap lock: none held');
   for (const l of r.janitor.locks) {

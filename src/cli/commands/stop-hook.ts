@@ -113,7 +113,10 @@ function armVerb(parent: Command, state: RunState, ctx: Context, open: Open): vo
   verb(cmd, state, ctx, open, async ({ hook, opts }) => {
     const marker = await hook.arm({ remaining: opts.remaining as number, owner: opts.owner as string | undefined });
     if (opts.json) writeJson(ctx, { action: 'arm', marker: hook.location, state: marker });
-    else ctx.stderr.write(`hermes-janitor: stop-hook armed: ${marker.remaining} items remain, holding ${marker.ownerSession ? `session ${marker.ownerSession}` : 'any session'} (${hook.location})\n`);
+    else
+      ctx.stderr.write(
+        `hermes-janitor: stop-hook armed: ${marker.remaining} items remain, holding ${marker.ownerSession ? `session ${marker.ownerSession}` : 'any session'} (${hook.location})\n`,
+      );
   });
 }
 
@@ -164,7 +167,9 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .action(
       action(state, async (verb: string | undefined, opts: StopHookOpts, c: Command) => {
         if (verb !== undefined) {
-          throw new UsageError(`unknown stop-hook verb '${verb}': use arm, heartbeat, disarm or status, or no verb for the Stop hook itself (see 'hermes-janitor stop-hook --help')`);
+          throw new UsageError(
+            `unknown stop-hook verb '${verb}': use arm, heartbeat, disarm or status, or no verb for the Stop hook itself (see 'hermes-janitor stop-hook --help')`,
+          );
         }
         const { marker, maxBlocks, dialect } = opts;
         return runStopHook(ctx, { home: homeFrom(c, ctx).home, marker, maxBlocks, dialect, json: opts.json === true });

@@ -1,12 +1,6 @@
 import type { Command } from 'commander';
 import type { Context } from '../../context.js';
-import {
-  clearSessionKeys,
-  recordShutdownKeys,
-  stuckSessionsStatus,
-  stuckSessionsStore,
-  suspendStuckSessions,
-} from '../../breakers/stuck-sessions.js';
+import { clearSessionKeys, recordShutdownKeys, stuckSessionsStatus, stuckSessionsStore, suspendStuckSessions } from '../../breakers/stuck-sessions.js';
 import { DEFAULT_SUSPEND_THRESHOLD } from '../../core/stuck-sessions.js';
 import { parseWholeNumber } from '../../core/parse-args.js';
 import { ExitCode, UsageError } from '../../errors.js';
@@ -69,8 +63,7 @@ function recordShutdownVerb(stuck: Command, ctx: Context, state: RunState): void
   stuck
     .command('record-shutdown')
     .description(
-      'at gateway shutdown: add 1 to the count of each KEY (the sessions active now) and drop every other key; ' +
-        'with no KEY the file is left untouched',
+      'at gateway shutdown: add 1 to the count of each KEY (the sessions active now) and drop every other key; ' + 'with no KEY the file is left untouched',
     )
     .argument('[keys...]', 'session keys of the sessions active at shutdown')
     .option('--threshold <n>', THRESHOLD_HELP, optionParser(parseThreshold), DEFAULT_SUSPEND_THRESHOLD)

@@ -61,7 +61,9 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   const dirOf = async (c: Command) => (await import('../../breakers/tool-loop.js')).defaultToolLoopDir(homeFrom(c, ctx).home);
 
   addOptions(
-    cmd.command('pre').description('before a tool call: deny the call that would make --threshold identical calls, or --cycle-threshold repeats of a sequence, in a row'),
+    cmd
+      .command('pre')
+      .description('before a tool call: deny the call that would make --threshold identical calls, or --cycle-threshold repeats of a sequence, in a row'),
     TOOL_LOOP_PRE_OPTIONS,
   )
     .addHelpText('after', HOOK_EXIT_HELP + docsLine('docs/breakers.md'))
@@ -75,7 +77,8 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     cmd.command('post').description('after a tool call: tell the model to change strategy after --failure-threshold failures of a tool in a row'),
     TOOL_LOOP_POST_OPTIONS,
   )
-    .addHelpText('after', HOOK_EXIT_HELP + docsLine('docs/breakers.md')).action(
+    .addHelpText('after', HOOK_EXIT_HELP + docsLine('docs/breakers.md'))
+    .action(
       action(state, async (o: { failureThreshold?: number; dialect?: Dialect; json?: boolean }, c: Command) =>
         runToolLoopHook(ctx, { event: 'post', home: homeFrom(c, ctx).home, ...o, json: o.json === true }),
       ),

@@ -8,8 +8,21 @@ import type { EngineClient } from '../../adapters/engine.js';
 import type { WatchEvent, WatchPolicy } from '../../watch/engine-watcher.js';
 import { type SettingsFollower, followSettings, settingsSignature } from '../watch-settings.js';
 import {
-  type ActionOptions, type EngineCommandOptions, type EngineTargets, type HomeFiles, type RunPolicy, addActionOptions, addEngineOptions,
-  connectEngines, checkStopTimeout, discoverTargets, loadHomeConfig, passInput, resolvePolicy, resolveTargets, sayNotes,
+  type ActionOptions,
+  type EngineCommandOptions,
+  type EngineTargets,
+  type HomeFiles,
+  type RunPolicy,
+  addActionOptions,
+  addEngineOptions,
+  connectEngines,
+  checkStopTimeout,
+  discoverTargets,
+  loadHomeConfig,
+  passInput,
+  resolvePolicy,
+  resolveTargets,
+  sayNotes,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
 import { type Reporter, chooseReporter } from '../report/reporter.js';
@@ -46,7 +59,9 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .command('watch')
     .description('Run as a service: follow the engine event stream, remove each orphan at its deadline and stop sandboxes proven idle.')
     .addHelpText('after', HELP + docsLine('docs/watch.md'));
-  addEngineOptions(addActionOptions(addOptions(cmd, WATCH_OPTIONS))).action(action(state, (opts: WatchOptions, command: Command) => runWatch(opts, command, ctx)));
+  addEngineOptions(addActionOptions(addOptions(cmd, WATCH_OPTIONS))).action(
+    action(state, (opts: WatchOptions, command: Command) => runWatch(opts, command, ctx)),
+  );
 }
 
 /** What a watch run works on, once its flags are parsed and its settings resolved. */
@@ -92,7 +107,17 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   if (sweepTimeoutMs > 0) checkStopTimeout(opts, command);
   const stopping = new AbortController();
   const run: WatchRun = {
-    opts, ctx, targets, policy, files, generation: 0, baseline, dryRun: Boolean(opts.dryRun), sweepTimeoutMs, reporter, stopping: stopping.signal,
+    opts,
+    ctx,
+    targets,
+    policy,
+    files,
+    generation: 0,
+    baseline,
+    dryRun: Boolean(opts.dryRun),
+    sweepTimeoutMs,
+    reporter,
+    stopping: stopping.signal,
   };
   // Every pass's settings and schedule: bad input (a sandbox root that is not a directory, a bad interval) is exit 2
   // before anything is watched, locked or removed.
@@ -112,9 +137,16 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   try {
     // The reap lock of this home, per engine, for as long as watch runs (unless a dry run); said once when held.
     if (!run.dryRun) {
-      const taken = await takeReapLocks(targets.home.home, targets.endpoints.map((e) => e.host), {
-        waitMs: Infinity, signal: stopping.signal, pollMs: 1000, onWait: (held) => reporter.notice({ kind: 'waiting-for-lock', ...held }),
-      });
+      const taken = await takeReapLocks(
+        targets.home.home,
+        targets.endpoints.map((e) => e.host),
+        {
+          waitMs: Infinity,
+          signal: stopping.signal,
+          pollMs: 1000,
+          onWait: (held) => reporter.notice({ kind: 'waiting-for-lock', ...held }),
+        },
+      );
       if ('held' in taken) return ExitCode.OK; // stopped while waiting
       locks = taken.locks;
     }
@@ -128,18 +160,34 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
 
 /** Each engine as the passes take it: connected, or not answering. */
 function answersOf(watchers: ReadonlyArray<{ engine: EngineAnswer['engine']; state: string }>): EngineAnswer[] {
-  return watchers.map((w) => ({ engine: w.engine, answered: w.state === 'connected', ...(w.state === 'connected' ? {} : { error: `not connected (${w.state})` }) }));
+  return watchers.map((w) => ({
+    engine: w.engine,
+    answered: w.state === 'connected',
+    ...(w.state === 'connected' ? {} : { error: `not connected (${w.state})` }),
+  }));
 }
 
 /** What `watch`'s passes run with: the engines and health come from the service once it runs (`serve` sets them). */
 function passDeps(run: WatchRun, metrics: boolean): WatchPassesDeps {
   const deps: WatchPassesDeps = {
-    ctx: run.ctx, reporter: run.reporter, dryRun: run.dryRun, stopping: run.stopping, answers: () => [], healthy: () => false,
+    ctx: run.ctx,
+    reporter: run.reporter,
+    dryRun: run.dryRun,
+    stopping: run.stopping,
+    answers: () => [],
+    healthy: () => false,
     timeoutMs: run.sweepTimeoutMs,
     input: () => ({
-      input: passInput(run.opts, run.ctx, run.files, { ...run.targets, profiles: run.policy.passProfiles, lifetimeSeconds: run.policy.lifetimeSeconds }, {
-        command: 'watch', metrics,
-      }),
+      input: passInput(
+        run.opts,
+        run.ctx,
+        run.files,
+        { ...run.targets, profiles: run.policy.passProfiles, lifetimeSeconds: run.policy.lifetimeSeconds },
+        {
+          command: 'watch',
+          metrics,
+        },
+      ),
       generation: run.generation,
     }),
     beforeRun: async () => run.follower?.check(), // hermes' files as they are now (the root may have moved)
@@ -173,8 +221,14 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
   const byHost = new Map(engines.map((e) => [e.host, e]));
   const { WatchService } = await import('../../watch/service.js');
   const watchPolicy: WatchPolicy = {
-    selection, thresholdSeconds: policy.thresholdSeconds, concurrency: opts.concurrency, dryRun: run.dryRun, sweepTimeoutMs: run.sweepTimeoutMs,
-    idle: policy.idle, keepVolumes: Boolean(opts.keepVolumes), held: policy.held,
+    selection,
+    thresholdSeconds: policy.thresholdSeconds,
+    concurrency: opts.concurrency,
+    dryRun: run.dryRun,
+    sweepTimeoutMs: run.sweepTimeoutMs,
+    idle: policy.idle,
+    keepVolumes: Boolean(opts.keepVolumes),
+    held: policy.held,
     ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
   };
   const service = new WatchService(
@@ -192,31 +246,53 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
     if (opts.metricsListen) {
       const { serveMetrics } = await import('../../watch/metrics.js');
       const listen = opts.metricsListen;
-      const srv = await serveMetrics(listen, metrics, () => service.healthy, () => {
-        for (const w of service.watchers) metrics?.setTracked(w.host, w.tracked);
-      }, opts.metricsMaxConnections).catch((err: unknown) => {
-        throw new UsageError(`cannot listen on --metrics-listen ${listen.host ?? ''}:${listen.port} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}): pick a free address`);
+      const srv = await serveMetrics(
+        listen,
+        metrics,
+        () => service.healthy,
+        () => {
+          for (const w of service.watchers) metrics?.setTracked(w.host, w.tracked);
+        },
+        opts.metricsMaxConnections,
+      ).catch((err: unknown) => {
+        throw new UsageError(
+          `cannot listen on --metrics-listen ${listen.host ?? ''}:${listen.port} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}): pick a free address`,
+        );
       });
       closeServer = srv.close;
       reporter.notice({ kind: 'metrics', url: srv.url });
     }
     reporter.notice({
-      kind: 'started', hosts: engines.map((e) => e.host), thresholdSeconds: policy.thresholdSeconds, profile: selection.profile,
-      dryRun: run.dryRun, stopIdle: policy.stopIdle, idleAfterSeconds: policy.idleAfterSeconds, pid: process.pid,
+      kind: 'started',
+      hosts: engines.map((e) => e.host),
+      thresholdSeconds: policy.thresholdSeconds,
+      profile: selection.profile,
+      dryRun: run.dryRun,
+      stopIdle: policy.stopIdle,
+      idleAfterSeconds: policy.idleAfterSeconds,
+      pid: process.pid,
     });
     // hermes' files changed: the watchers judge by the new threshold and idle rule from their next sweep or check.
-    run.follower = followSettings(run, (next, files) => {
-      run.policy = next;
-      run.files = files;
-      run.generation++;
-      watchPolicy.thresholdSeconds = next.thresholdSeconds;
-      watchPolicy.held = next.held;
-      if (next.thresholdByProfile) watchPolicy.thresholdByProfile = next.thresholdByProfile;
-      else delete watchPolicy.thresholdByProfile;
-      watchPolicy.idle = next.idle;
-    }, (n) => reporter.notice(n));
+    run.follower = followSettings(
+      run,
+      (next, files) => {
+        run.policy = next;
+        run.files = files;
+        run.generation++;
+        watchPolicy.thresholdSeconds = next.thresholdSeconds;
+        watchPolicy.held = next.held;
+        if (next.thresholdByProfile) watchPolicy.thresholdByProfile = next.thresholdByProfile;
+        else delete watchPolicy.thresholdByProfile;
+        watchPolicy.idle = next.idle;
+      },
+      (n) => reporter.notice(n),
+    );
     const done = service.run();
-    passes.connect({ answers: () => answersOf(service.watchers), healthy: () => service.healthy, ...(metrics ? { setGauges: (p, g) => metrics.setPass(p, g) } : {}) });
+    passes.connect({
+      answers: () => answersOf(service.watchers),
+      healthy: () => service.healthy,
+      ...(metrics ? { setGauges: (p, g) => metrics.setPass(p, g) } : {}),
+    });
     passes.start();
     if (!run.stopping.aborted) await new Promise<void>((r) => run.stopping.addEventListener('abort', () => r(), { once: true }));
     run.follower.stop();

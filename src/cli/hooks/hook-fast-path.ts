@@ -35,7 +35,13 @@ export async function runHookFastPath(argv: readonly string[], ctx: Context, run
   let home: string;
   try {
     const g = parsed.globals;
-    home = resolveHomeDir({ home: g.get('--home') as string | undefined, profile: g.get('--profile') as string | undefined, env: ctx.env, homedir: ctx.homedir, cwd: ctx.cwd });
+    home = resolveHomeDir({
+      home: g.get('--home') as string | undefined,
+      profile: g.get('--profile') as string | undefined,
+      env: ctx.env,
+      homedir: ctx.homedir,
+      cwd: ctx.cwd,
+    });
     // As root over a home another user owns, the full CLI runs the hook with that user's rights (cli/shared.ts homeFrom).
     if (rootRules() && homeAccess(home).owner) return undefined;
   } catch {

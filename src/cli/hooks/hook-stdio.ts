@@ -60,4 +60,3 @@ export function rawStdioContext(ctx: Context): Context {
 export function writeLine(ctx: Context, value: unknown, pretty: boolean): void {
   ctx.stdout.write(`${pretty ? JSON.stringify(versioned(value), null, 2) : JSON.stringify(value)}\n`);
 }
-

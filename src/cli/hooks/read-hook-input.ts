@@ -163,4 +163,3 @@ function readNow(fd: number, maxBytes: number, deadline: number, timeoutMs: numb
 export async function readInput(ctx: Context, fd: number | undefined): Promise<{ payload?: unknown; problem?: string }> {
   return (fd !== undefined ? await readHookInputFd(fd) : undefined) ?? readHookInput(ctx.stdin);
 }
-

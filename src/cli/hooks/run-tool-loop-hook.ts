@@ -97,5 +97,12 @@ export const TOOL_LOOP_RUNNERS: Runners = {
       stdinFd,
     }),
   'tool-loop post': (ctx, home, o, stdinFd) =>
-    runToolLoopHook(ctx, { event: 'post', home, failureThreshold: get(o, '--failure-threshold'), dialect: get(o, '--dialect'), json: o.has('--json'), stdinFd }),
+    runToolLoopHook(ctx, {
+      event: 'post',
+      home,
+      failureThreshold: get(o, '--failure-threshold'),
+      dialect: get(o, '--dialect'),
+      json: o.has('--json'),
+      stdinFd,
+    }),
 };

@@ -35,14 +35,25 @@ export class JsonReporter implements Reporter {
     // The sweep passes' objects are always there (after the containers), the others' when they ran (after the engines).
     const of = (kind: 'sweep' | 'run') => Object.fromEntries(r.passes.filter((p) => p.pass.kind === kind).map((p) => [p.pass.name, p.result]));
     writeJson(this.ctx, {
-      dryRun: r.dryRun, asOf: r.asOf.toISOString(), thresholdSeconds: r.thresholdSeconds, profile: r.profile,
-      stopIdle: r.stopIdle, idleAfterSeconds: r.idleAfterSeconds,
-      removed: r.removed, stopped: r.stopped, kept: r.kept, failed: r.failed, ...of('sweep'), hosts: r.hosts, timedOut: r.timedOut,
+      dryRun: r.dryRun,
+      asOf: r.asOf.toISOString(),
+      thresholdSeconds: r.thresholdSeconds,
+      profile: r.profile,
+      stopIdle: r.stopIdle,
+      idleAfterSeconds: r.idleAfterSeconds,
+      removed: r.removed,
+      stopped: r.stopped,
+      kept: r.kept,
+      failed: r.failed,
+      ...of('sweep'),
+      hosts: r.hosts,
+      timedOut: r.timedOut,
       ...of('run'),
       ...(r.noEngine ? { noEngine: r.noEngine } : {}),
       reclaimedBytes: r.reclaimed?.total ?? 0,
       ...(r.reclaimed ? { reclaimed: r.reclaimed } : {}),
-      ...(r.planOut ? { planOut: r.planOut } : {}), ...(r.warnings.length ? { warnings: r.warnings } : {}),
+      ...(r.planOut ? { planOut: r.planOut } : {}),
+      ...(r.warnings.length ? { warnings: r.warnings } : {}),
     });
   }
 

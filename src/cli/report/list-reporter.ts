@@ -71,7 +71,10 @@ class NdjsonListReporter implements ListReporter {
 }
 
 class TextListReporter implements ListReporter {
-  constructor(private readonly ctx: Context, private readonly quiet: boolean) {}
+  constructor(
+    private readonly ctx: Context,
+    private readonly quiet: boolean,
+  ) {}
   sweepEvent(): void {}
   async result(r: ListReport): Promise<void> {
     const { ctx } = this;

@@ -39,7 +39,10 @@ export function sweepEventToNdjson(ctx: Context, ev: SweepEvent, extra: Record<s
 
 export class NdjsonReporter implements Reporter {
   private readonly news = new WatchNews();
-  constructor(private readonly ctx: Context, private readonly quiet: boolean) {}
+  constructor(
+    private readonly ctx: Context,
+    private readonly quiet: boolean,
+  ) {}
 
   private emit(event: string, fields: Record<string, unknown>): void {
     ndjsonEvent(this.ctx, event, fields);
@@ -90,9 +93,17 @@ export class NdjsonReporter implements Reporter {
     const said = new Set<string>();
     for (const p of ran) this.entries(p.pass, p.result, r.dryRun, said);
     this.emit('summary', {
-      dryRun: r.dryRun, asOf: r.asOf.toISOString(), thresholdSeconds: r.thresholdSeconds, profile: r.profile,
-      stopIdle: r.stopIdle, idleAfterSeconds: r.idleAfterSeconds,
-      removed: r.removed.length, stopped: r.stopped.length, kept: r.kept.length, failed: r.failed.length, hosts: r.hosts,
+      dryRun: r.dryRun,
+      asOf: r.asOf.toISOString(),
+      thresholdSeconds: r.thresholdSeconds,
+      profile: r.profile,
+      stopIdle: r.stopIdle,
+      idleAfterSeconds: r.idleAfterSeconds,
+      removed: r.removed.length,
+      stopped: r.stopped.length,
+      kept: r.kept.length,
+      failed: r.failed.length,
+      hosts: r.hosts,
       timedOut: r.timedOut,
       ...Object.fromEntries(ran.map((p) => [p.pass.name, counts(p.pass, p.result)])),
       reclaimedBytes: r.reclaimed?.total ?? 0,
@@ -140,8 +151,16 @@ export class NdjsonReporter implements Reporter {
       case 'sweep':
         for (const w of this.news.freshWarnings(ev.warnings)) this.emit('warning', { message: w });
         return this.emit('sweep', {
-          host: ev.host, removed: ev.removed, stopped: ev.stopped, kept: ev.kept, failed: ev.failed, tracked: ev.tracked,
-          durationSeconds: ev.durationMs / 1000, interrupted: ev.interrupted, dryRun: ev.dryRun, ...(ev.warnings.length ? { warnings: ev.warnings } : {}),
+          host: ev.host,
+          removed: ev.removed,
+          stopped: ev.stopped,
+          kept: ev.kept,
+          failed: ev.failed,
+          tracked: ev.tracked,
+          durationSeconds: ev.durationMs / 1000,
+          interrupted: ev.interrupted,
+          dryRun: ev.dryRun,
+          ...(ev.warnings.length ? { warnings: ev.warnings } : {}),
         });
       case 'deadline-check':
         for (const w of this.news.freshWarnings(ev.warnings)) this.emit('warning', { message: w });
@@ -158,7 +177,10 @@ export class NdjsonReporter implements Reporter {
         return sweepEventToNdjson(this.ctx, ev, { host: ev.host, trigger: ev.trigger });
       case 'engine':
         return this.emit('engine', {
-          host: ev.host, state: ev.state, error: ev.error ?? null, ...(ev.retryInMs !== undefined ? { retryInSeconds: ev.retryInMs / 1000 } : {}),
+          host: ev.host,
+          state: ev.state,
+          error: ev.error ?? null,
+          ...(ev.retryInMs !== undefined ? { retryInSeconds: ev.retryInMs / 1000 } : {}),
         });
       case 'event':
         return;

@@ -29,7 +29,10 @@ export class TextReporter implements Reporter {
   /** Show each entry's engine (a run over several engines). */
   private showHost = false;
 
-  constructor(private readonly ctx: Context, private readonly quiet: boolean) {}
+  constructor(
+    private readonly ctx: Context,
+    private readonly quiet: boolean,
+  ) {}
 
   /** A line on stderr, prefixed as every message of the CLI is. */
   private say(text: string): void {
@@ -84,7 +87,10 @@ export class TextReporter implements Reporter {
       case 'shutdown':
         return this.line(`stopped (${n.tracked} container(s) were awaiting their deadline)`);
       case 'settings':
-        return this.line(n.problem ? `settings not reloaded: ${n.problem}; keeping the last good ones` : `settings reloaded: ${n.changes.join('; ') || 'unchanged'}`, true);
+        return this.line(
+          n.problem ? `settings not reloaded: ${n.problem}; keeping the last good ones` : `settings reloaded: ${n.changes.join('; ') || 'unchanged'}`,
+          true,
+        );
       default:
         return unreachable(n, 'notice');
     }

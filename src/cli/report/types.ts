@@ -26,8 +26,14 @@ export type Notice =
   | { kind: 'waiting-for-lock'; host: string; holder: LockRecord | null }
   | { kind: 'metrics'; url: string }
   | {
-      kind: 'started'; hosts: string[]; thresholdSeconds: number; profile: string | null; dryRun: boolean; stopIdle: boolean;
-      idleAfterSeconds: number; pid: number;
+      kind: 'started';
+      hosts: string[];
+      thresholdSeconds: number;
+      profile: string | null;
+      dryRun: boolean;
+      stopIdle: boolean;
+      idleAfterSeconds: number;
+      pid: number;
     }
   | { kind: 'stopping'; signal: NodeJS.Signals }
   | { kind: 'shutdown'; tracked: number }
