@@ -120,14 +120,14 @@ function readLock(lockPath: string): Found | null {
     const st = fs.fstatSync(fd);
     if (!st.isFile()) throw new LockPathError(lockPath, st.isFIFO() ? 'a FIFO' : st.isDirectory() ? 'a directory' : 'not a regular file');
     const raw = st.size > 64 * 1024 ? '' : fs.readFileSync(fd, 'utf8');
-    let record: Partial<LockInfo> | null = null;
+    let parsed: Partial<LockInfo> | null = null;
     try {
       const v = JSON.parse(raw) as unknown;
-      if (v && typeof v === 'object' && typeof (v as LockInfo).pid === 'number') record = v as Partial<LockInfo>;
+      if (v && typeof v === 'object' && typeof (v as LockInfo).pid === 'number') parsed = v as Partial<LockInfo>;
     } catch {
-      record = null;
+      parsed = null;
     }
-    return { raw, record, mtimeMs: st.mtimeMs };
+    return { raw, record: parsed, mtimeMs: st.mtimeMs };
   } finally {
     fs.closeSync(fd);
   }

@@ -19,5 +19,8 @@ export function homeDirectoryProblem(home: string, source: string): string | und
   const what = JSON.stringify(home)
     .slice(1, -1)
     .replace(/\u007f/g, '\\u007f');
-  return `hermes home '${what}' (from ${source}) is not a directory: point ${source === '--home' ? '--home' : '$HERMES_HOME or --home'} at hermes' home directory`;
+  return (
+    `hermes home '${what}' (from ${source}) is not a directory: point ${source === '--home' ? '--home' : '$HERMES_HOME or --home'} at hermes' ` +
+    `home directory`
+  );
 }

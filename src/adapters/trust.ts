@@ -47,12 +47,14 @@ export function rootRules(): boolean {
 
 /** An error with a code, as node:fs throws them; `message` is one line naming the path and why. */
 export class TrustError extends Error {
+  readonly path: string;
   constructor(
     readonly code: string,
-    readonly path: string,
+    file: string,
     message: string,
   ) {
     super(message);
+    this.path = file;
     this.name = 'TrustError';
   }
 }
@@ -247,7 +249,8 @@ function checkStateBase(base: string): void {
   const c = [...w.controllers.values()][0];
   if (c) {
     throw new UsageError(
-      `state directory ${shown(base)} can be changed by ${describeController(c.who, NAMES)} (${shown(c.where)}): point ${ENV_STATE_DIR} at a directory only root can write`,
+      `state directory ${shown(base)} can be changed by ${describeController(c.who, NAMES)} (${shown(c.where)}): point ${ENV_STATE_DIR} at a ` +
+        `directory only root can write`,
     );
   }
 }
@@ -305,7 +308,8 @@ function ownersOwnHome(home: string, real: string, owner: number): void {
   }
   if (st.uid !== owner) {
     throw new UsageError(
-      `hermes home ${shown(home)} leads to ${shown(real)}, which belongs to ${describeController({ kind: 'user', id: st.uid }, NAMES)}, while ${describeController({ kind: 'user', id: owner }, NAMES)} controls the way there: point --home or HERMES_HOME at that user's own directory`,
+      `hermes home ${shown(home)} leads to ${shown(real)}, which belongs to ${describeController({ kind: 'user', id: st.uid }, NAMES)}, while ` +
+        `${describeController({ kind: 'user', id: owner }, NAMES)} controls the way there: point --home or HERMES_HOME at that user's own directory`,
     );
   }
 }
@@ -529,7 +533,8 @@ export function assertRootMayWrite(dir: string): void {
     throw new TrustError(
       'EPERM',
       dir,
-      `not writing in ${shown(dir)} as root: ${describeController(c.who, NAMES)} can change it (${shown(c.where)}); hermes-janitor writes there only with that user's rights`,
+      `not writing in ${shown(dir)} as root: ${describeController(c.who, NAMES)} can change it (${shown(c.where)}); hermes-janitor writes there ` +
+        `only with that user's rights`,
     );
   }
 }

@@ -133,7 +133,11 @@ ${canonicalArms(tree)}
   COMPREPLY=()
   if [[ -n $skip ]]; then
     case "$cmdpath|$prev" in
-${valueArms(tree, global, (o) => (o.values.length ? `COMPREPLY=( $(compgen -W ${sq(o.values.join(' '))} -- "$cur") )` : `COMPREPLY=( $(compgen -${o.path === 'dir' ? 'd' : 'f'} -- "$cur") )`))}
+${valueArms(tree, global, (o) =>
+  o.values.length
+    ? `COMPREPLY=( $(compgen -W ${sq(o.values.join(' '))} -- "$cur") )`
+    : `COMPREPLY=( $(compgen ` + `-${o.path === 'dir' ? 'd' : 'f'} -- "$cur") )`,
+)}
     esac
     return 0
   fi

@@ -51,7 +51,8 @@ export const ENGINE_OPTIONS: readonly OptionDecl[] = [
     startup: true,
     parse: (v) => parseWholeNumber(v, '--lifetime'),
     description:
-      "terminal lifetime, whole seconds >= 0 (default: hermes' own, as hermes resolves it: terminal.lifetime_seconds in config.yaml, the .env files, $TERMINAL_LIFETIME_SECONDS, else 300; status shows which); threshold = 2 x max(lifetime, 60)",
+      "terminal lifetime, whole seconds >= 0 (default: hermes' own, as hermes resolves it: terminal.lifetime_seconds in config.yaml, the .env " +
+      'files, $TERMINAL_LIFETIME_SECONDS, else 300; status shows which); threshold = 2 x max(lifetime, 60)',
   },
   {
     flag: '--older-than',
@@ -120,14 +121,16 @@ export const OUTPUT_OPTIONS: readonly OptionDecl[] = [
     value: '<duration>',
     parse: (v) => parseIdleAfterOwnedFlag(v),
     description:
-      "stop a sandbox that a living hermes on this host may own (its profile's) only once idle this long: 24h (default), 90m, or never (also janitor.idle_after_owned in config.yaml)",
+      "stop a sandbox that a living hermes on this host may own (its profile's) only once idle this long: 24h (default), 90m, or never (also " +
+      'janitor.idle_after_owned in config.yaml)',
   },
   {
     flag: '--stopped-retention',
     value: '<duration>',
     parse: (v) => parseDuration(v, '--stopped-retention'),
     description:
-      'keep a sandbox the janitor stopped this long before the exited rule removes it, so hermes can start it again: 7d (default) (also janitor.stopped_retention in config.yaml)',
+      'keep a sandbox the janitor stopped this long before the exited rule removes it, so hermes can start it again: 7d (default) (also ' +
+      'janitor.stopped_retention in config.yaml)',
   },
   { flag: '--stop-idle', description: 'stop idle running sandboxes (the default for the hermes selection; needed with --label)' },
   { flag: '--no-stop-idle', description: `never stop running sandboxes (also ${ENV_STOP_IDLE}=false or janitor.stop_idle: false in config.yaml)` },
@@ -136,7 +139,8 @@ export const OUTPUT_OPTIONS: readonly OptionDecl[] = [
     value: '<n>',
     parse: (v) => parseWholeNumber(v, '--idle-max-processes', 1),
     description:
-      'the most processes a running container may hold and still be idle, >= 1 (default: its init and its command, 2 with --init, else 1; also janitor.idle_max_processes in config.yaml); more is in use (a background job) and never stopped',
+      'the most processes a running container may hold and still be idle, >= 1 (default: its init and its command, 2 with --init, else 1; also ' +
+      'janitor.idle_max_processes in config.yaml); more is in use (a background job) and never stopped',
   },
   { flag: '--verbose', short: '-v', description: 'say on stderr which engine is used and why' },
   {
@@ -144,7 +148,9 @@ export const OUTPUT_OPTIONS: readonly OptionDecl[] = [
     value: '<duration>',
     parse: (v) => parseDuration(v, '--exec-max-age'),
     description:
-      "a sandbox's `docker exec` running longer than this is abandoned: its tree is ended and not counted as use (20m, 1h; default: janitor.exec_max_age in config.yaml, else 2 x the longest command timeout hermes can use: TERMINAL_MAX_FOREGROUND_TIMEOUT, terminal.timeout, code_execution.timeout)",
+      "a sandbox's `docker exec` running longer than this is abandoned: its tree is ended and not counted as use (20m, 1h; default: " +
+      'janitor.exec_max_age in config.yaml, else 2 x the longest command timeout hermes can use: TERMINAL_MAX_FOREGROUND_TIMEOUT, ' +
+      'terminal.timeout, code_execution.timeout)',
   },
 ];
 
@@ -156,12 +162,14 @@ export const ACTION_OPTIONS: readonly OptionDecl[] = [
     parse: (v) => parseWholeNumber(v, '--stop-timeout'),
     defaultValue: DEFAULT_STOP_TIMEOUT_SECONDS,
     description:
-      "seconds a stop waits for the sandbox to exit before the engine kills it, cut to what the run's --timeout leaves minus 2 s (given larger than that: exit 2)",
+      "seconds a stop waits for the sandbox to exit before the engine kills it, cut to what the run's --timeout leaves minus 2 s (given larger than " +
+      'that: exit 2)',
   },
   {
     flag: '--keep-exec-trees',
     description:
-      'report `docker exec` trees running past the bound (abandoned by a hermes timeout) but never end them (also janitor.keep_exec_trees: true in config.yaml)',
+      'report `docker exec` trees running past the bound (abandoned by a hermes timeout) but never end them (also janitor.keep_exec_trees: true in ' +
+      'config.yaml)',
   },
   { flag: '--keep-volumes', description: "leave removed containers' anonymous volumes behind (default: they go with the container)" },
 ];
@@ -194,7 +202,9 @@ export const REAP_OPTIONS: readonly OptionDecl[] = [
     flag: '--metrics-file',
     value: '<path>',
     startup: true,
-    description: `at the end of every run, write a Prometheus text file there (atomically, mode 0644) for node_exporter's textfile collector (default: $${ENV_METRICS_FILE})`,
+    description:
+      `at the end of every run, write a Prometheus text file there (atomically, mode 0644) for node_exporter's textfile collector ` +
+      `(default: $${ENV_METRICS_FILE})`,
   },
 ];
 

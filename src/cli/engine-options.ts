@@ -7,12 +7,11 @@ import type { Context } from '../context.js';
 import { KILL_MARGIN_SECONDS } from '../defaults.js';
 import { UsageError } from '../errors.js';
 import type { HermesHome } from '../hermes/home.js';
-import type { HermesSettings } from '../hermes/settings.js';
+import type { HermesSettings, Sourced } from '../hermes/settings.js';
 import { ValueError } from '../core/parse-args.js';
 import { type Selection, profileValuesOf, selectionFrom } from '../core/selection.js';
 import type { Held, LabelRules } from '../hermes/judgement.js';
 import { type RunSettings, type SettingSources, janitorReaps, resolveRunSettings } from '../reaper/settings.js';
-import type { Sourced } from '../hermes/settings.js';
 import { PASSES, passOptions } from '../passes/index.js';
 import type { PassSettingsInput } from '../passes/types.js';
 import { ACTION_OPTIONS, ENGINE_OPTIONS, OUTPUT_OPTIONS } from './engine-option-table.js';
@@ -278,7 +277,8 @@ export function checkStopTimeout(opts: Partial<ActionOptions> & { timeout: numbe
   const room = Math.floor(opts.timeout / 1000) - KILL_MARGIN_SECONDS;
   if (opts.stopTimeout > room) {
     throw new UsageError(
-      `--stop-timeout ${opts.stopTimeout} does not fit in --timeout ${opts.timeout / 1000}s: the run keeps ${KILL_MARGIN_SECONDS} s for the engine's kill, so at most ${Math.max(0, room)}; lower --stop-timeout or raise --timeout`,
+      `--stop-timeout ${opts.stopTimeout} does not fit in --timeout ${opts.timeout / 1000}s: the run keeps ${KILL_MARGIN_SECONDS} s for the ` +
+        `engine's kill, so at most ${Math.max(0, room)}; lower --stop-timeout or raise --timeout`,
     );
   }
 }

@@ -48,7 +48,9 @@ function table(title: string, rows: Row[], extra: Extra | null, asOf: Date): str
   for (const r of rows) {
     const id = typeof r.id === 'string' ? r.id.slice(0, 12) : r.id;
     lines.push(
-      `| \`${cell(id)}\` | ${cell(r.name)} | ${cell(r.profile)} | ${cell(r.state)} | ${age(r.ageSeconds, asOf)} | ${cell(r.host)} |${extra ? ` ${extra.key === 'idleSeconds' ? age(r.idleSeconds, asOf) : cell(r[extra.key])} |` : ''}${extra?.layer ? ` ${layer(r.writableLayerBytes)} |` : ''}`,
+      `| \`${cell(id)}\` | ${cell(r.name)} | ${cell(r.profile)} | ${cell(r.state)} | ${age(r.ageSeconds, asOf)} | ${cell(r.host)} ` +
+        `|${extra ? ` ${extra.key === 'idleSeconds' ? age(r.idleSeconds, asOf) : cell(r[extra.key])} |` : ''}` +
+        `${extra?.layer ? ` ${layer(r.writableLayerBytes)} |` : ''}`,
     );
   }
   return `${lines.join('\n')}\n`;

@@ -111,7 +111,10 @@ export function homeDirFrom(cmd: Command, ctx: Context): HermesHome {
 export function missingProfileHome(cmd: Command, home: HermesHome): string | undefined {
   const g = cmd.optsWithGlobals<{ home?: string; profile?: string }>();
   if (g.profile === undefined || g.home !== undefined || existsSync(home.home)) return undefined;
-  return `--profile ${escapeControls(g.profile)}: there is no hermes home at ${escapeControls(home.home)} (a mistyped profile?); its containers (label value ${home.profile}) are selected all the same`;
+  return (
+    `--profile ${escapeControls(g.profile)}: there is no hermes home at ${escapeControls(home.home)} (a mistyped profile?); its containers ` +
+    `(label value ${home.profile}) are selected all the same`
+  );
 }
 
 /**
@@ -197,7 +200,8 @@ export function optionsOnly(cmd: Command): Command {
     const quoted = extra.map((a) => `'${escapeControls(a)}'`).join(', ');
     const name = actionCmd.name();
     throw new UsageError(
-      `unexpected argument${extra.length > 1 ? 's' : ''} ${quoted} for ${name}: it takes options only; remove ${extra.length > 1 ? 'them' : 'it'} or put the value right after its option (see 'hermes-janitor ${name} --help')`,
+      `unexpected argument${extra.length > 1 ? 's' : ''} ${quoted} for ${name}: it takes options only; remove ${extra.length > 1 ? 'them' : 'it'} ` +
+        `or put the value right after its option (see 'hermes-janitor ${name} --help')`,
     );
   });
 }

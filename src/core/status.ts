@@ -6,7 +6,10 @@ import { ago, agoSeconds } from './ages.js';
 import type { IdleKeepReason } from './idle.js';
 import type { KeepReason, Rule } from './policy.js';
 
-/** What status needs of one `list` entry (`rule`, `idleSeconds` are optional: older sweeps have none; `volumes`: the anonymous ones it holds, absent when none). */
+/**
+ * What status needs of one `list` entry (`rule`, `idleSeconds` are optional: older sweeps have none; `volumes`: the
+ * anonymous ones it holds, absent when none).
+ */
 export interface StatusEntry {
   id: string;
   name: string;

@@ -91,8 +91,11 @@ export function canonicalJson(value: unknown): string {
       return Number.isFinite(value) ? JSON.stringify(value) : 'null';
     case 'object':
       break;
-    default:
-      return 'null'; // functions, symbols, bigints: not JSON
+    case 'bigint':
+    case 'function':
+    case 'symbol':
+    case 'undefined':
+      return 'null'; // not JSON
   }
   if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v)).join(',')}]`;
   const obj = value as Record<string, unknown>;

@@ -123,7 +123,10 @@ export function rootChainProblem(chain: readonly ChainDir[], owner: number, name
     if (d.symlink) return `${shown(d.path)} is a symlink (never followed as root)`;
     if (!d.directory) return `${shown(d.path)} is not a directory`;
     if (d.uid !== owner) {
-      return `${shown(d.path)} belongs to ${describeController({ kind: 'user', id: d.uid }, names)}, not to the home's owner ${describeController({ kind: 'user', id: owner }, names)}`;
+      return (
+        `${shown(d.path)} belongs to ${describeController({ kind: 'user', id: d.uid }, names)}, not to the home's owner ` +
+        `${describeController({ kind: 'user', id: owner }, names)}`
+      );
     }
     if (d.dev !== top.dev || (d.mountId !== null && top.mountId !== null && d.mountId !== top.mountId)) {
       return `${shown(d.path)} is on another filesystem than ${shown(top.path)}`;
@@ -149,9 +152,15 @@ export function untrustedRootLine(what: string, root: string, why: string): stri
 /** Why root must not apply a plan file (`stat` of it), or null: it must be root's and writable by nobody else. */
 export function planFileProblem(file: string, st: { uid: number; mode: number }): string | null {
   if (st.uid !== 0)
-    return `plan ${shown(file)} belongs to uid ${st.uid}, not root: as root, hermes-janitor applies only a plan root wrote; make the plan again as root (--plan-out)`;
+    return (
+      `plan ${shown(file)} belongs to uid ${st.uid}, not root: as root, hermes-janitor applies only a plan root wrote; make the plan again as ` +
+      `root (--plan-out)`
+    );
   if ((st.mode & 0o022) !== 0) {
-    return `plan ${shown(file)} is writable by others (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}): as root, hermes-janitor applies only a plan nobody else can change; chmod go-w it or make the plan again (--plan-out)`;
+    return (
+      `plan ${shown(file)} is writable by others (mode ${(st.mode & 0o777).toString(8).padStart(4, '0')}): as root, hermes-janitor applies ` +
+      `only a plan nobody else can change; chmod go-w it or make the plan again (--plan-out)`
+    );
   }
   return null;
 }
@@ -160,7 +169,10 @@ export function planFileProblem(file: string, st: { uid: number; mode: number })
 export function logDirProblem(dir: string, controllers: readonly Controller[], writer: number, names?: Names): string | null {
   const other = controllers.find((c) => !(c.kind === 'user' && c.id === writer));
   if (!other) return null;
-  return `log directory ${shown(dir)} can be changed by ${describeController(other, names)}: a log is written only where nobody but its writer can replace it; chmod go-w it or point the log elsewhere`;
+  return (
+    `log directory ${shown(dir)} can be changed by ${describeController(other, names)}: a log is written only where nobody but its writer can ` +
+    `replace it; chmod go-w it or point the log elsewhere`
+  );
 }
 
 /** The path a message shows for a home's state directory under `base`. */

@@ -59,7 +59,8 @@ export function checkProfileName(name: string): string {
   if (name !== 'default' && !PROFILE_NAME_PATTERN.test(name)) {
     throw new UsageError(
       // Control characters escaped: the name is the user's, the message stays one line (no forged output lines).
-      `invalid profile '${escapeControls(name, { short: true })}': a profile name is 'default' or matches ^[a-z0-9][a-z0-9_-]{0,63}$ (lower-case letters, digits, '_' and '-')`,
+      `invalid profile '${escapeControls(name, { short: true })}': a profile name is 'default' or matches ^[a-z0-9][a-z0-9_-]{0,63}$ (lower-case ` +
+        `letters, digits, '_' and '-')`,
     );
   }
   return name;

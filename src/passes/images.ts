@@ -29,7 +29,9 @@ const OPTIONS: readonly OptionDecl[] = [
     value: '<size>',
     parse: (v) => (checkImageBudget(v, '--images-over'), v),
     description:
-      "when the engine's images take more than this (10GB or 10gb = 10x10^9 bytes, as docker images shows sizes; 10GiB, 10G or 10g = 10x2^30, as docker run -m reads them; a bare number is bytes; or 80% of the filesystem holding them), remove images hermes' containers used, least recently used first, until under it (default: janitor.images_over in config.yaml, else off; watch checks every 10 minutes)",
+      "when the engine's images take more than this (10GB or 10gb = 10x10^9 bytes, as docker images shows sizes; 10GiB, 10G or 10g = 10x2^30, as " +
+      "docker run -m reads them; a bare number is bytes; or 80% of the filesystem holding them), remove images hermes' containers used, least " +
+      'recently used first, until under it (default: janitor.images_over in config.yaml, else off; watch checks every 10 minutes)',
   },
   { flag: '--all-images', description: 'with --images-over: every image counts, not only those hermes containers used (docuum-style)' },
   {
@@ -50,7 +52,9 @@ const OPTIONS: readonly OptionDecl[] = [
 const FAMILIES = {
   count: {
     name: 'hermes_janitor_images',
-    help: 'Images the image budget counts (hermes used, or all with --all-images), by state: "used" (still there after the pass), and what the last pass "removed", "kept" and "failed" on.',
+    help:
+      'Images the image budget counts (hermes used, or all with --all-images), by state: "used" (still there after the pass), and what the last ' +
+      'pass "removed", "kept" and "failed" on.',
     labelNames: ['state'],
   },
   bytes: {
@@ -234,7 +238,10 @@ export const imagesPass: Pass<ImagesStep, ImagesReport, ImageGauges, FailedImage
       const freed = r.removed.reduce((n, x) => n + x.bytes, 0);
       const after = r.bytesAfter === null ? '' : `, ${diskSize(r.bytesAfter)} ${dryRun ? 'would remain' : 'now'}`;
       const budget = r.budget === null ? '' : ` (budget ${diskSize(r.budget)})`;
-      return `; images: ${dryRun ? 'would remove' : 'removed'} ${r.removed.length} (${diskSize(freed)}${dryRun ? ' would be freed' : ' freed'}), kept ${r.kept.length}, failed ${r.failed.length}${after}${budget}`;
+      return (
+        `; images: ${dryRun ? 'would remove' : 'removed'} ${r.removed.length} (${diskSize(freed)}${dryRun ? ' would be freed' : ' freed'}), ` +
+        `kept ${r.kept.length}, failed ${r.failed.length}${after}${budget}`
+      );
     },
     failure: (f) => f.error,
     watchFailure: (f) => `failed image: ${f.error}`,

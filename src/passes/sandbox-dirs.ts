@@ -37,14 +37,17 @@ const OPTIONS: readonly OptionDecl[] = [
     value: '<duration>',
     parse: (v) => parseDuration(v, FLAG),
     description:
-      'also remove the task directories hermes leaves under <sandbox root>/docker/ that no container uses and nothing changed in for this long: 30d, 12h (default: janitor.sandbox_dirs_older_than in config.yaml, else never; watch checks once an hour)',
+      'also remove the task directories hermes leaves under <sandbox root>/docker/ that no container uses and nothing changed in for this long: ' +
+      '30d, 12h (default: janitor.sandbox_dirs_older_than in config.yaml, else never; watch checks once an hour)',
   },
 ];
 
 const FAMILIES = {
   count: {
     name: 'hermes_janitor_sandbox_dirs',
-    help: 'Task directories hermes left under the sandbox root, by whether some container uses them (state="used"|"unused"); absent while not every engine answered.',
+    help:
+      'Task directories hermes left under the sandbox root, by whether some container uses them (state="used"|"unused"); absent while not every ' +
+      'engine answered.',
     labelNames: ['state'],
   },
   bytes: {
@@ -135,9 +138,8 @@ function sandboxDirLine(d: RemovedSandboxDir, dryRun: boolean, asOf: Date): stri
 /** `status`: the home's task directories, how many no container uses, and what could not be measured. */
 function render(part: SandboxDirsStatus, now: Date): string[] {
   const { summary: s, detail: d } = part;
-  const out = [
-    `Sandboxes (${s.root}${d.from === 'TERMINAL_SANDBOX_DIR' ? `, from ${rootOrigin({ root: s.root, from: d.from, ...(d.source ? { source: d.source } : {}) })}` : ''})`,
-  ];
+  const origin = d.from === 'TERMINAL_SANDBOX_DIR' ? `, from ${rootOrigin({ root: s.root, from: d.from, ...(d.source ? { source: d.source } : {}) })}` : '';
+  const out = [`Sandboxes (${s.root}${origin})`];
   if (d.error || s.count === null || s.bytes === null) return [...out, `  unknown: ${d.error ?? 'not measured'}`];
   out.push(`  ${s.count} task ${s.count === 1 ? 'directory' : 'directories'}, ${diskSize(s.bytes)} on disk`);
   if (s.unused === null || s.unusedBytes === null) out.push(`  used by no container: unknown (${d.usageUnknown ?? 'no engine answered'})`);
@@ -226,7 +228,9 @@ export const sandboxDirsPass: Pass<SandboxDirsSettings, SandboxDirsResult, Sandb
     lines: (r, view) => r.removed.map((d) => sandboxDirLine(d, view.dryRun, view.asOf)),
     summary(r, { dryRun }) {
       const bytes = r.removed.reduce((n, x) => n + x.bytes, 0);
-      return `; sandbox dirs: ${dryRun ? 'would remove' : 'removed'} ${r.removed.length} (${diskSize(bytes)}), kept ${r.kept.length}, failed ${r.failed.length}`;
+      return (
+        `; sandbox dirs: ${dryRun ? 'would remove' : 'removed'} ${r.removed.length} (${diskSize(bytes)}), kept ${r.kept.length}, failed ` + `${r.failed.length}`
+      );
     },
     failure: (f) => f.error,
     watchFailure: (f) => `failed sandbox dir: ${f.error}`,

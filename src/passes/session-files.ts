@@ -21,14 +21,17 @@ const OPTIONS: readonly OptionDecl[] = [
   {
     flag: '--keep-session-files',
     description:
-      "leave hermes' abandoned background-job files (hermes_bg_*.log/.pid/.exit), execute_code sandboxes (hermes_sandbox_*) and RPC sockets in place; they are removed by default, as shell snapshots are (also janitor.keep_session_files: true in config.yaml)",
+      "leave hermes' abandoned background-job files (hermes_bg_*.log/.pid/.exit), execute_code sandboxes (hermes_sandbox_*) and RPC sockets in " +
+      'place; they are removed by default, as shell snapshots are (also janitor.keep_session_files: true in config.yaml)',
   },
 ];
 
 /** One gauge family: per directory and kind, by state. */
 const FAMILY = {
   name: 'hermes_janitor_session_files',
-  help: 'hermes session files in a directory at the last reap run, by kind="background-job"|"code-sandbox"|"rpc-socket" and state="found"|"abandoned" (abandoned ones are removed unless --keep-session-files or a dry run).',
+  help:
+    'hermes session files in a directory at the last reap run, by kind="background-job"|"code-sandbox"|"rpc-socket" and ' +
+    'state="found"|"abandoned" (abandoned ones are removed unless --keep-session-files or a dry run).',
   labelNames: ['temp_dir', 'kind', 'state'],
 } as const;
 
@@ -51,7 +54,10 @@ async function settingsOf(input: PassSettingsInput, keepFlag: boolean | undefine
 /** `removed background job /tmp/hermes_bg_ab12 (uid 1000, unchanged 3 days, 3 files)`. */
 function entryLine(d: RemovedSessionFile, dryRun: boolean, asOf: Date): string {
   const more = d.kind === 'background-job' ? `, ${plural(d.files.length, 'file')}` : d.kind === 'code-sandbox' ? `, ${diskSize(d.bytes)}` : '';
-  return `${dryRun ? 'Would remove' : 'removed'} ${KIND_NOUN[d.kind][0]} ${escapeControls(d.path)} (uid ${d.owner}, unchanged ${span(Date.parse(d.lastChange), asOf, UP_TO_DAYS)}${more})`;
+  return (
+    `${dryRun ? 'Would remove' : 'removed'} ${KIND_NOUN[d.kind][0]} ${escapeControls(d.path)} (uid ${d.owner}, unchanged ` +
+    `${span(Date.parse(d.lastChange), asOf, UP_TO_DAYS)}${more})`
+  );
 }
 
 /** `1 background job, 2 code sandboxes`: the kinds present in a list, each counted. */
@@ -122,7 +128,10 @@ export const sessionFilesPass: Pass<SessionFileSettings, SessionFilesResult, Gau
       // Only when something was (or would be) removed or failed: kept files alone are no news.
       if (!always && r.removed.length + r.failed.length === 0) return '';
       const kinds = byKind(r.removed);
-      return `; session files: ${dryRun ? 'would remove' : 'removed'} ${r.removed.length}${kinds ? ` (${kinds})` : ''}, kept ${r.kept.length}, failed ${r.failed.length}`;
+      return (
+        `; session files: ${dryRun ? 'would remove' : 'removed'} ${r.removed.length}${kinds ? ` (${kinds})` : ''}, kept ${r.kept.length}, ` +
+        `failed ${r.failed.length}`
+      );
     },
     failure: (f) => f.error,
     watchFailure: (f) => `failed ${f.error}`,

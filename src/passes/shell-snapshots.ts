@@ -18,14 +18,17 @@ const OPTIONS: readonly OptionDecl[] = [
   {
     flag: '--keep-shell-snapshots',
     description:
-      "leave hermes' abandoned shell snapshots (<temp dir>/hermes-snap-*.sh, which hold its exported variables) in place; they are removed by default (also janitor.keep_shell_snapshots: true in config.yaml)",
+      "leave hermes' abandoned shell snapshots (<temp dir>/hermes-snap-*.sh, which hold its exported variables) in place; they are removed by " +
+      'default (also janitor.keep_shell_snapshots: true in config.yaml)',
   },
 ];
 
 /** One gauge family: per temp directory, by state. */
 const FAMILY = {
   name: 'hermes_janitor_shell_snapshots',
-  help: 'hermes shell snapshots in a temp directory at the last reap run, by state="found"|"abandoned"|"with_secret_names" (abandoned ones are removed unless --keep-shell-snapshots or a dry run).',
+  help:
+    'hermes shell snapshots in a temp directory at the last reap run, by state="found"|"abandoned"|"with_secret_names" (abandoned ones are ' +
+    'removed unless --keep-shell-snapshots or a dry run).',
   labelNames: ['temp_dir', 'state'],
 } as const;
 
@@ -53,7 +56,10 @@ async function settingsOf(input: PassSettingsInput, keepFlag: boolean | undefine
 function snapshotLine(d: RemovedSnapshot, dryRun: boolean, asOf: Date): string {
   const names = d.secretNames === null ? '' : `, ${d.secretNames.length} secret-looking ${d.secretNames.length === 1 ? 'name' : 'names'}`;
   const more = d.files.length > 1 ? `, ${d.files.length} files` : '';
-  return `${dryRun ? 'Would remove' : 'removed'} shell snapshot ${escapeControls(d.path)} (uid ${d.owner}, unchanged ${span(Date.parse(d.lastChange), asOf, UP_TO_DAYS)}${names}${more})`;
+  return (
+    `${dryRun ? 'Would remove' : 'removed'} shell snapshot ${escapeControls(d.path)} (uid ${d.owner}, unchanged ` +
+    `${span(Date.parse(d.lastChange), asOf, UP_TO_DAYS)}${names}${more})`
+  );
 }
 
 /** A temp directory's summary in `status`, with the hermes readings that put session files there. */

@@ -13,7 +13,10 @@ import type { ListResult, ReapResult } from './sweep-types.js';
 import { list, reap } from './sweep.js';
 
 export interface ReaperOptions {
-  /** The engine; default: a dockerode client for `host`, else `$DOCKER_HOST` / docker context, else the first usual Docker/Podman socket that answers (engine discovery). */
+  /**
+   * The engine; default: a dockerode client for `host`, else `$DOCKER_HOST` / docker context, else the first usual
+   * Docker/Podman socket that answers (engine discovery).
+   */
   engine?: EngineClient;
   /** Engine address (`unix://`, `tcp://`, `ssh://`) when `engine` is not given. */
   host?: string;

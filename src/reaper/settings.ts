@@ -108,7 +108,8 @@ export async function resolveRunSettings(inputs: RunInputs, where: RunContext): 
     const seconds = inputs.olderThanSeconds;
     if (seconds < HERMES_MIN_THRESHOLD_SECONDS && !inputs.forceThreshold && isHermesSelection(where.selection)) {
       throw new UsageError(
-        `--older-than ${seconds}s is under ${HERMES_MIN_THRESHOLD_SECONDS}s with the hermes selection (hermes-agent=1), whose siblings need that margin: pass --force-threshold, or select other containers with --label`,
+        `--older-than ${seconds}s is under ${HERMES_MIN_THRESHOLD_SECONDS}s with the hermes selection (hermes-agent=1), whose siblings need that ` +
+          `margin: pass --force-threshold, or select other containers with --label`,
       );
     }
     threshold = seconds;

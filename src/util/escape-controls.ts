@@ -9,7 +9,11 @@
  * it reaches a terminal as a control.
  */
 
-const RANGE = String.raw`[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufffd]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]`;
+const RANGE = [
+  String.raw`[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufffd]`,
+  String.raw`[\ud800-\udbff](?![\udc00-\udfff])`,
+  String.raw`(?<![\ud800-\udbff])[\udc00-\udfff]`,
+].join('|');
 const CONTROLS = new RegExp(RANGE);
 const CONTROLS_G = new RegExp(RANGE, 'g');
 const CONTROLS_AND_BACKSLASH_G = new RegExp(`${RANGE}|\\\\`, 'g');

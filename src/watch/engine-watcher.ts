@@ -328,8 +328,9 @@ export class EngineWatcher {
         if (trigger === 'deadline') this.report({ type: 'kept', host: this.host, entry: ev.entry, trigger });
         return;
       }
-      default:
-        return;
+      case 'candidates':
+      case 'listed':
+        return; // the sweep's own progress: watch reports each container's outcome
     }
   }
 

@@ -125,8 +125,9 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
         case 'deadline-check':
           endRun(ev.host, ev.durationMs, ev.failed === 0 && !ev.interrupted, ev.counts, ev.sweepGauges);
           return;
-        default:
-          return;
+        case 'exec-tree':
+        case 'kept':
+          return; // no family counts these
       }
     },
     setTracked(host, n) {

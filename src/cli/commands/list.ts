@@ -58,7 +58,8 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .option('--wide', 'every column (PROFILE, HOST), the reason with its detail, nothing cut whatever the terminal width')
     .option(
       '--format <template>',
-      'one line per container from a template, as docker ps --format: {{.ID}}, {{.Name}}, {{.Verdict}}, {{.Reason}}, ... (docs/reaping.md lists them), {{json .}}; "table ..." adds a header',
+      'one line per container from a template, as docker ps --format: {{.ID}}, {{.Name}}, {{.Verdict}}, {{.Reason}}, ... (docs/reaping.md lists ' +
+        'them), {{json .}}; "table ..." adds a header',
       optionParser(parseListFormat),
     )
     .addHelpText('after', `${LIST_HELP}${docsLine('docs/reaping.md')}`);

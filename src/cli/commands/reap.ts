@@ -86,7 +86,8 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   const cmd = program
     .command('reap')
     .description(
-      'Remove exited and never-started hermes-agent containers older than the threshold (never forced, with their anonymous volumes), and stop running sandboxes proven idle.',
+      'Remove exited and never-started hermes-agent containers older than the threshold (never forced, with their anonymous volumes), and stop ' +
+        'running sandboxes proven idle.',
     )
     .addHelpText('after', HELP + docsLine('docs/reaping.md'));
   addEngineOptions(addActionOptions(addOptions(cmd, REAP_OPTIONS))).action(

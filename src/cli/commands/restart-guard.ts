@@ -48,8 +48,8 @@ function seconds(n: number): string {
 }
 
 /** Epoch seconds (fractions allowed) as an ISO-8601 instant; null when there is none. */
-function isoOfEpoch(seconds: number | null | undefined): string | null {
-  return typeof seconds === 'number' && Number.isFinite(seconds) ? new Date(Math.round(seconds * 1000)).toISOString() : null;
+function isoOfEpoch(epoch: number | null | undefined): string | null {
+  return typeof epoch === 'number' && Number.isFinite(epoch) ? new Date(Math.round(epoch * 1000)).toISOString() : null;
 }
 
 function outcomeJson(subcommand: string, outcome: RestartGuardReport) {

@@ -157,7 +157,8 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     )
     .addHelpText(
       'after',
-      `\nExample: hermes-janitor --profile work shell-init bash >> ~/.bashrc\n\nExit codes: 0 printed; 2 unknown shell or bad --every${docsLine('docs/operations.md')}`,
+      `\nExample: hermes-janitor --profile work shell-init bash >> ~/.bashrc\n\nExit codes: 0 printed; 2 unknown shell or bad ` +
+        `--every${docsLine('docs/operations.md')}`,
     )
     .action(
       action(state, async (shell: Shell, opts: { every: string }, cmd: Command) => {

@@ -113,7 +113,8 @@ function renderProfiles(profiles: Array<{ profile: string; home: string; setting
   const out = ['Profiles (each from its own home)'];
   for (const { profile, home, settings: s, refused } of profiles) {
     const settings = s
-      ? `sandbox root ${s.sandboxRoot.value} (${s.sandboxRoot.source}), lifetime ${s.lifetimeSeconds.value} s (${withReadings(s.lifetimeSeconds, (v) => `${v} s`)})`
+      ? `sandbox root ${s.sandboxRoot.value} (${s.sandboxRoot.source}), lifetime ${s.lifetimeSeconds.value} s ` +
+        `(${withReadings(s.lifetimeSeconds, (v) => `${v} s`)})`
       : 'settings unreadable';
     out.push(`  ${profile} (${home}): ${settings}${refused ? `; REFUSED by hermes (${refused}): nothing removed or stopped for it` : ''}`);
   }
@@ -174,7 +175,8 @@ function renderTrust(r: StatusReport): string[] {
   const out = ['Trust'];
   if (t.owner) {
     out.push(
-      `  home of uid ${t.owner.uid}${t.owner.name ? ` (${t.owner.name})` : ''}: no symlink in it followed, written only with that user's rights; root's own state in ${escapeControls(t.stateDir)}`,
+      `  home of uid ${t.owner.uid}${t.owner.name ? ` (${t.owner.name})` : ''}: no symlink in it followed, written only with that user's rights; ` +
+        `root's own state in ${escapeControls(t.stateDir)}`,
     );
   }
   for (const f of t.refused) out.push(`  refused ${f.what} (${f.reason}): ${f.detail}`);
@@ -266,7 +268,8 @@ function renderStopCosts(r: StatusReport): string[] {
   for (const c of r.stopCosts) {
     const idle = c.idleSeconds === null ? 'idle -' : `idle ${spanSeconds(c.idleSeconds, new Date(r.asOf), UP_TO_DAYS)}`;
     out.push(
-      `    ${escapeControls(c.name || c.id.slice(0, 12))} (profile ${escapeControls(c.profile ?? '-')}): ${idle}, writable layer ${c.writableLayerBytes === null ? 'unknown' : diskSize(c.writableLayerBytes)}`,
+      `    ${escapeControls(c.name || c.id.slice(0, 12))} (profile ${escapeControls(c.profile ?? '-')}): ${idle}, writable layer ` +
+        `${c.writableLayerBytes === null ? 'unknown' : diskSize(c.writableLayerBytes)}`,
     );
   }
   return out;
@@ -288,18 +291,21 @@ function renderContainers(r: StatusReport): string[] {
     if (c.inUse) out.push(`  in use: ${plural(c.inUse, 'running sandbox', 'running sandboxes')} holding a process of their own (never stopped)`);
     if (c.oldestOrphan) {
       out.push(
-        `  oldest orphan: ${c.oldestOrphan.name || c.oldestOrphan.id.slice(0, 12)} (${c.oldestOrphan.rule}), finished ${agoSeconds(c.oldestOrphan.ageSeconds, new Date(r.asOf))}`,
+        `  oldest orphan: ${c.oldestOrphan.name || c.oldestOrphan.id.slice(0, 12)} (${c.oldestOrphan.rule}), finished ` +
+          `${agoSeconds(c.oldestOrphan.ageSeconds, new Date(r.asOf))}`,
       );
     }
     const v = c.anonymousVolumes;
     out.push(
-      `  anonymous volumes: ${v.total} held by ${plural(v.containers, 'container')}${v.heldByOrphans ? ` (${v.heldByOrphans} by orphans, freed by a reap)` : ''}`,
+      `  anonymous volumes: ${v.total} held by ` +
+        `${plural(v.containers, 'container')}${v.heldByOrphans ? ` (${v.heldByOrphans} by orphans, freed by a reap)` : ''}`,
     );
     if (c.failed) out.push(`  ${plural(c.failed, 'container')} could not be inspected`);
     const o = r.sandboxOwners;
     if (o) {
       out.push(
-        `  running sandboxes: ${o.owned} owned (a living hermes on this host may serve their profile), ${o.abandoned} abandoned; stopped-retained ${o.stoppedRetained}`,
+        `  running sandboxes: ${o.owned} owned (a living hermes on this host may serve their profile), ${o.abandoned} abandoned; stopped-retained ` +
+          `${o.stoppedRetained}`,
       );
       for (const b of o.blind) out.push(`    every sandbox owned: ${b}`);
     }
@@ -329,7 +335,8 @@ export function render(r: StatusReport, now: Date, more: { settings?: RunPolicy[
   if (r.janitor.sweeps.length === 0) out.push('  last sweep: none recorded');
   for (const s of r.janitor.sweeps) {
     out.push(
-      `  last sweep on ${s.host} (${s.profile === null ? 'all profiles' : `profile ${s.profile}`}): ${s.completedAt}${s.ageSeconds !== null ? `, ${agoSeconds(s.ageSeconds, now)}` : ''}`,
+      `  last sweep on ${s.host} (${s.profile === null ? 'all profiles' : `profile ${s.profile}`}): ` +
+        `${s.completedAt}${s.ageSeconds !== null ? `, ${agoSeconds(s.ageSeconds, now)}` : ''}`,
     );
   }
   if (r.janitor.locks.length === 0) out.push('  reap lock: none held');
@@ -360,7 +367,8 @@ export function render(r: StatusReport, now: Date, more: { settings?: RunPolicy[
   else if (!sh.armed) out.push('  stop-hook: not armed');
   else {
     out.push(
-      `  stop-hook: armed, ${sh.remaining} remaining, owner ${sh.owner ?? '(any session)'}, ${sh.blocks}/${sh.maxBlocks} blocks${sh.stalled ? ' (STALLED)' : ''}`,
+      `  stop-hook: armed, ${sh.remaining} remaining, owner ${sh.owner ?? '(any session)'}, ${sh.blocks}/${sh.maxBlocks} ` +
+        `blocks${sh.stalled ? ' (STALLED)' : ''}`,
     );
   }
   const tl = b.toolLoop;

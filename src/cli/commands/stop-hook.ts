@@ -83,8 +83,8 @@ function opener(ctx: Context): Open {
 }
 
 /** Verbs fail open: an I/O error is one warning line and exit 0. */
-function failOpen(ctx: Context, verb: string, err: unknown): number {
-  warn(ctx, `stop-hook ${verb}: ${errorMessage(err)}`);
+function failOpen(ctx: Context, verbName: string, err: unknown): number {
+  warn(ctx, `stop-hook ${verbName}: ${errorMessage(err)}`);
   return ExitCode.OK;
 }
 
@@ -115,7 +115,8 @@ function armVerb(parent: Command, state: RunState, ctx: Context, open: Open): vo
     if (opts.json) writeJson(ctx, { action: 'arm', marker: hook.location, state: marker });
     else
       ctx.stderr.write(
-        `hermes-janitor: stop-hook armed: ${marker.remaining} items remain, holding ${marker.ownerSession ? `session ${marker.ownerSession}` : 'any session'} (${hook.location})\n`,
+        `hermes-janitor: stop-hook armed: ${marker.remaining} items remain, holding ` +
+          `${marker.ownerSession ? `session ${marker.ownerSession}` : 'any session'} (${hook.location})\n`,
       );
   });
 }
@@ -165,10 +166,11 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .addHelpText('after', HELP + docsLine('docs/breakers.md'))
     .argument('[verb]')
     .action(
-      action(state, async (verb: string | undefined, opts: StopHookOpts, c: Command) => {
-        if (verb !== undefined) {
+      action(state, async (given: string | undefined, opts: StopHookOpts, c: Command) => {
+        if (given !== undefined) {
           throw new UsageError(
-            `unknown stop-hook verb '${verb}': use arm, heartbeat, disarm or status, or no verb for the Stop hook itself (see 'hermes-janitor stop-hook --help')`,
+            `unknown stop-hook verb '${given}': use arm, heartbeat, disarm or status, or no verb for the Stop hook itself (see 'hermes-janitor ` +
+              `stop-hook --help')`,
           );
         }
         const { marker, maxBlocks, dialect } = opts;

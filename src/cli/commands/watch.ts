@@ -256,7 +256,8 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
         opts.metricsMaxConnections,
       ).catch((err: unknown) => {
         throw new UsageError(
-          `cannot listen on --metrics-listen ${listen.host ?? ''}:${listen.port} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}): pick a free address`,
+          `cannot listen on --metrics-listen ${listen.host ?? ''}:${listen.port} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}): ` +
+            `pick a free address`,
         );
       });
       closeServer = srv.close;

@@ -25,7 +25,8 @@ export const MAX_BLOCKS_OPTION: OptionDecl = {
   flag: '--max-blocks',
   value: '<n>',
   description:
-    'consecutive blocks without progress before a stop is let through, an integer >= 1 (default: $HERMES_JANITOR_MAX_STOP_BLOCKS, else 5; 4 for cursor, 2 for hermes)',
+    'consecutive blocks without progress before a stop is let through, an integer >= 1 (default: $HERMES_JANITOR_MAX_STOP_BLOCKS, else 5; 4 for ' +
+    'cursor, 2 for hermes)',
   parse: countParser('--max-blocks'),
 };
 

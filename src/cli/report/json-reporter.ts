@@ -26,8 +26,13 @@ export class JsonReporter implements Reporter {
         return writeJson(this.ctx, { disabled: true, reason: n.reason, ...NOTHING_DONE, hosts: [] });
       case 'locked':
         return writeJson(this.ctx, { skipped: 'locked', ...(n.timedOut ? { timedOut: true } : {}), holder: n.holder, ...NOTHING_DONE, hosts: n.hosts });
-      default:
-        return; // watch's notices: watch has no --json
+      case 'metrics':
+      case 'settings':
+      case 'shutdown':
+      case 'started':
+      case 'stopping':
+      case 'waiting-for-lock':
+        return; // watch's notices (watch has no --json) and the lock wait: not part of the one JSON document
     }
   }
 
