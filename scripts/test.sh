@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 npm run --silent build
+npm run --silent lint
 bash scripts/engine.sh start docker
 bash scripts/engine.sh start podman
 

@@ -497,6 +497,48 @@ async function surveyContainers(
   };
 }
 
+/** What the attention lines are made from: the gathered parts of the report. */
+function attentionInput(
+  req: StatusRequest,
+  g: {
+    unsaid: AttentionInput['refused'];
+    engines: EngineStatus[];
+    unreachable: string[];
+    containers: StatusReport['containers'];
+    locks: StatusReport['janitor']['locks'];
+    brk: StatusReport['breakers'];
+    partList: PassPart[];
+    partial: AttentionInput['pidNamespace'];
+  },
+): AttentionInput {
+  const { unsaid, engines, unreachable, containers, locks, brk, partList, partial } = g;
+  return {
+    refused: unsaid,
+    unreachableEngines: unreachable,
+    notEngines: engines.filter((e) => e.host !== null && !e.reachable && NotADockerEngineError.says(e.host, e.error)).map((e) => e.host!),
+    orphans: containers?.orphans ?? 0,
+    oldestOrphanAgeSeconds: containers?.oldestOrphan?.ageSeconds ?? null,
+    asOf: req.asOf,
+    inspectFailures: containers?.failed ?? 0,
+    timedOut: containers?.timedOut ?? false,
+    staleLocks: locks.filter((l) => l.stale).map((l) => ({ path: l.path, pid: l.pid })),
+    restartGuard: {
+      tripped: brk.restartGuard.tripped,
+      count: brk.restartGuard.bootsInWindow,
+      max: brk.restartGuard.max,
+      windowSeconds: brk.restartGuard.windowSeconds,
+    },
+    suspendedSessions: brk.stuckSessions.suspended.length,
+    stopHook: { stalled: brk.stopHook.stalled, blocks: brk.stopHook.blocks, maxBlocks: brk.stopHook.maxBlocks, problem: brk.stopHook.problem },
+    toolLoopLooping: brk.toolLoop.looping,
+    passProblems: [...new Set(partList.flatMap((p) => p.pass.status!.attention?.(p.part) ?? []))],
+    pidNamespace: partial,
+    hookErrors: [...brk.stopHook.hookErrors, ...brk.toolLoop.hookErrors],
+    now: req.now,
+    ...(req.commands ? { commands: req.commands } : {}),
+  };
+}
+
 /** The whole report; never throws for an unreachable engine (it is reported, exit 3). */
 export async function gatherStatus(req: StatusRequest): Promise<{ report: StatusReport; parts: PassPart[] }> {
   const engines: EngineStatus[] = [];
@@ -531,31 +573,8 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
     breakers(req.home, req.now, req.env, req.maxStopBlocks),
   ]);
   const { unsaid, ...trust } = trustOf(req, partList);
-  const facts: AttentionInput = {
-    refused: unsaid,
-    unreachableEngines: unreachable,
-    notEngines: engines.filter((e) => e.host !== null && !e.reachable && NotADockerEngineError.says(e.host, e.error)).map((e) => e.host!),
-    orphans: containers?.orphans ?? 0,
-    oldestOrphanAgeSeconds: containers?.oldestOrphan?.ageSeconds ?? null,
-    asOf: req.asOf,
-    inspectFailures: containers?.failed ?? 0,
-    timedOut: containers?.timedOut ?? false,
-    staleLocks: locks.filter((l) => l.stale).map((l) => ({ path: l.path, pid: l.pid })),
-    restartGuard: {
-      tripped: brk.restartGuard.tripped,
-      count: brk.restartGuard.bootsInWindow,
-      max: brk.restartGuard.max,
-      windowSeconds: brk.restartGuard.windowSeconds,
-    },
-    suspendedSessions: brk.stuckSessions.suspended.length,
-    stopHook: { stalled: brk.stopHook.stalled, blocks: brk.stopHook.blocks, maxBlocks: brk.stopHook.maxBlocks, problem: brk.stopHook.problem },
-    toolLoopLooping: brk.toolLoop.looping,
-    passProblems: [...new Set(partList.flatMap((p) => p.pass.status!.attention?.(p.part) ?? []))],
-    pidNamespace: partial,
-    hookErrors: [...brk.stopHook.hookErrors, ...brk.toolLoop.hookErrors],
-    now: req.now,
-    ...(req.commands ? { commands: req.commands } : {}),
-  };
+  const facts = attentionInput(req, { unsaid, engines, unreachable, containers, locks, brk, partList, partial });
+
   const lines = attention(facts);
   const keys = (place: Pass['place']) =>
     Object.assign({}, ...partList.filter((p) => p.pass.place === place).map((p) => p.pass.status!.json(p.part))) as Record<string, unknown>;

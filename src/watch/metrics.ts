@@ -47,6 +47,22 @@ function freedByRun(): { add(host: string, bytes: number): void; end(host: strin
   };
 }
 
+/** watch's own families (beside the per-run ones every reap has), in `registry`. */
+function watchFamilies(prom: typeof import('prom-client'), registry: import('prom-client').Registry) {
+  const g = (name: string, help: string, labelNames: string[] = []) => new prom.Gauge({ name, help, labelNames, registers: [registry] });
+  const c = (name: string, help: string, labelNames: string[]) => new prom.Counter({ name, help, labelNames, registers: [registry] });
+  const hp = ['host', 'profile'];
+  return {
+    events: c(WATCH_METRICS.events, 'Engine events received', ['host', 'action']),
+    reconnects: c(WATCH_METRICS.reconnects, 'Times an engine connection was lost', ['host']),
+    tracked: g(WATCH_METRICS.tracked, 'Containers with a pending deadline or idle check', ['host']),
+    removedTotal: c(WATCH_METRICS.removedTotal, 'Containers removed since start', hp),
+    stoppedTotal: c(WATCH_METRICS.stoppedTotal, 'Idle sandboxes stopped since start', hp),
+    failedTotal: c(WATCH_METRICS.failedTotal, 'Failed removals and stops since start', hp),
+    connected: g(WATCH_METRICS.connected, '1 while connected to the engine', ['host']),
+  };
+}
+
 /**
  * `passes`: the list (`passes/index.ts`); those with `metrics.initial` are there from the start, the others once they
  * ran; a sweep pass's gauges come with each run of the sweep, every engine's last run added up.
@@ -55,16 +71,7 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
   const prom = await import('prom-client');
   const { fillPassGauges, fillRegistry, newMetricsRegistry } = await import('../adapters/metrics.js');
   const registry = await newMetricsRegistry();
-  const g = (name: string, help: string, labelNames: string[] = []) => new prom.Gauge({ name, help, labelNames, registers: [registry] });
-  const c = (name: string, help: string, labelNames: string[]) => new prom.Counter({ name, help, labelNames, registers: [registry] });
-  const hp = ['host', 'profile'];
-  const events = c(WATCH_METRICS.events, 'Engine events received', ['host', 'action']);
-  const reconnects = c(WATCH_METRICS.reconnects, 'Times an engine connection was lost', ['host']);
-  const tracked = g(WATCH_METRICS.tracked, 'Containers with a pending deadline or idle check', ['host']);
-  const removedTotal = c(WATCH_METRICS.removedTotal, 'Containers removed since start', hp);
-  const stoppedTotal = c(WATCH_METRICS.stoppedTotal, 'Idle sandboxes stopped since start', hp);
-  const failedTotal = c(WATCH_METRICS.failedTotal, 'Failed removals and stops since start', hp);
-  const connected = g(WATCH_METRICS.connected, '1 while connected to the engine', ['host']);
+  const { events, reconnects, tracked, removedTotal, stoppedTotal, failedTotal, connected } = watchFamilies(prom, registry);
 
   // The shared per-run families: each engine's last run, all engines together (a run of one engine leaves the
   // others' series as they were). Filled once before the first run, so every family is there from the start.
@@ -88,14 +95,8 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
       const m = pass.metrics!;
       return { pass, gauges: [...byHost.values()].reduce((a, b) => (m.sum ? m.sum(a, b) : b), m.initial) };
     });
-    const run = {
-      finishedAt: new Date(),
-      durationSeconds: durationMs / 1000,
-      success: ok,
-      counts: [...lastCounts.values()].flat(),
-      passes: summed,
-      reclaimedBytes: freed.end(host),
-    };
+    const allCounts = [...lastCounts.values()].flat();
+    const run = { finishedAt: new Date(), durationSeconds: durationMs / 1000, success: ok, counts: allCounts, passes: summed, reclaimedBytes: freed.end(host) };
     filling = filling.then(() => fillRegistry(registry, run));
   };
 

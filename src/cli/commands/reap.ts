@@ -44,6 +44,7 @@ import { type SettledPass, beforeSweep, passFailures, passesCutShort, runPasses,
 import type { Pass, PassRunContext } from '../../passes/types.js';
 import { byHostAndName } from '../render-containers.js';
 import { type ReapReport, type Reporter, chooseReporter } from '../report/reporter.js';
+import type { NamedHost } from '../report/types.js';
 import { firstProblem } from '../report/text-reporter.js';
 import { REAP_OPTIONS } from '../engine-option-table.js';
 import { type RunState, action, addOptions } from '../shared.js';
@@ -250,20 +251,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     reporter.notice({ kind: 'skipped-fresh', oncePerSeconds: opts.oncePer! / 1000, hosts: hostList() });
     return ExitCode.OK;
   }
-  if (opts.background) {
-    const { detachToLog } = await import('../../adapters/background.js');
-    const { homeAccess } = await import('../../adapters/trust.js');
-    // As root over another user's home, the log there is written with that user's rights.
-    const pid = await detachToLog(
-      ctx.argv.filter((a) => a !== '--background'),
-      logFile(home.home),
-      ctx.env,
-      ctx.now(),
-      homeAccess(home.home).owner,
-    );
-    reporter.notice({ kind: 'background', pid: pid ?? null, log: logFile(home.home) });
-    return ExitCode.OK;
-  }
+  if (opts.background) return runInBackground(ctx, home.home, reporter);
   // The run's --timeout starts here: hermes' settings are read inside it.
   const signal = timeoutSignal(opts);
   const deadlineMs = opts.timeout > 0 ? Date.now() + opts.timeout : undefined;
@@ -314,19 +302,32 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     return engineFreeRun(run, record, { error: errorMessage(err) });
   }
 
-  // One reap per home and engine at a time (dry runs take no lock).
+  return sweepUnderLocks(run, record, hostList);
+}
+
+/** `--background`: the same command detached, its output appended to the home's log; this one returns at once. */
+async function runInBackground(ctx: Context, homeDir: string, reporter: Reporter): Promise<number> {
+  const { detachToLog } = await import('../../adapters/background.js');
+  const { homeAccess } = await import('../../adapters/trust.js');
+  // As root over another user's home, the log there is written with that user's rights.
+  const argv = ctx.argv.filter((a) => a !== '--background');
+  const pid = await detachToLog(argv, logFile(homeDir), ctx.env, ctx.now(), homeAccess(homeDir).owner);
+  reporter.notice({ kind: 'background', pid: pid ?? null, log: logFile(homeDir) });
+  return ExitCode.OK;
+}
+
+/** The sweep, one reap per home and engine at a time (dry runs take no lock). */
+async function sweepUnderLocks(run: ReapRun, record: RunRecord, hostList: () => NamedHost[]): Promise<number> {
+  const { opts } = run;
   let locks: HeldLock[] = [];
   if (!run.dryRun) {
     const waitMs = opts.wait ? (opts.timeout > 0 ? opts.timeout : Infinity) : 0;
-    const taken = await takeReapLocks(
-      home.home,
-      targets.endpoints.map((e) => e.host),
-      { waitMs, signal: run.signal },
-    );
+    const hosts = run.targets.endpoints.map((e) => e.host);
+    const taken = await takeReapLocks(run.targets.home.home, hosts, { waitMs, signal: run.signal });
     if ('held' in taken) {
       record.attempted = false; // another reap of this home and engine runs and writes the metrics
       const { host, holder, timedOut } = taken.held;
-      reporter.notice({ kind: 'locked', host, holder, timedOut, hosts: hostList(), failOpen: Boolean(opts.failOpen) });
+      run.reporter.notice({ kind: 'locked', host, holder, timedOut, hosts: hostList(), failOpen: Boolean(opts.failOpen) });
       return timedOut && !opts.failOpen ? ExitCode.ENGINE : ExitCode.OK;
     }
     locks = taken.locks;
@@ -399,6 +400,34 @@ function withPlan(opts: ReapOptions, plan: ReapPlan): ReapOptions {
   };
 }
 
+/** What the sweep of one engine is given. */
+function sweepOf(run: ReapRun, engine: Parameters<typeof reap>[0]['engine']): Parameters<typeof reap>[0] {
+  const { opts, targets, plan, policy } = run;
+  const onlyIds = plan
+    ? new Set(
+        planned(plan)
+          .filter((c) => c.host === engine.host)
+          .map((c) => c.id),
+      )
+    : undefined;
+  return {
+    engine,
+    selection: targets.selection,
+    thresholdSeconds: policy.thresholdSeconds,
+    asOf: policy.asOf,
+    concurrency: opts.concurrency,
+    ...(policy.thresholdByProfile && !plan ? { thresholdByProfile: policy.thresholdByProfile } : {}),
+    held: policy.held,
+    dryRun: run.dryRun,
+    keepVolumes: run.keepVolumes,
+    idle: policy.idle,
+    ...(onlyIds ? { onlyIds } : {}),
+    ...(run.signal ? { signal: run.signal } : {}),
+    ...(run.deadlineMs !== undefined ? { deadlineMs: run.deadlineMs } : {}),
+    onEvent: (ev) => run.reporter.sweepEvent(ev),
+  };
+}
+
 /** The sweep of every engine, what follows it (stamps, the plan file, metrics), and the report. */
 async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> {
   const { opts, targets, plan, policy, dryRun, reporter } = run;
@@ -406,32 +435,7 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
   // Before the sweep: a container it removes still counts as a use of its image.
   await beforeSweep(run.passes, engines, passContext(run, []));
   await reporter.sweepStarting(dryRun ? 'Checking' : 'Reaping');
-  const across = await acrossEngines(engines, (engine) =>
-    reap({
-      engine,
-      selection: targets.selection,
-      thresholdSeconds: policy.thresholdSeconds,
-      asOf: policy.asOf,
-      concurrency: opts.concurrency,
-      ...(policy.thresholdByProfile && !plan ? { thresholdByProfile: policy.thresholdByProfile } : {}),
-      held: policy.held,
-      dryRun,
-      keepVolumes: run.keepVolumes,
-      idle: policy.idle,
-      ...(plan
-        ? {
-            onlyIds: new Set(
-              planned(plan)
-                .filter((c) => c.host === engine.host)
-                .map((c) => c.id),
-            ),
-          }
-        : {}),
-      ...(run.signal ? { signal: run.signal } : {}),
-      ...(run.deadlineMs !== undefined ? { deadlineMs: run.deadlineMs } : {}),
-      onEvent: (ev) => reporter.sweepEvent(ev),
-    }),
-  );
+  const across = await acrossEngines(engines, (engine) => reap(sweepOf(run, engine)));
   const removed = across.results.flatMap((r) => r.removed).sort(byHostAndName);
   const stopped = across.results.flatMap((r) => r.stopped).sort(byHostAndName);
   const failed = across.results.flatMap((r) => r.failed).sort(byHostAndName);

@@ -90,21 +90,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .option('--session <id>', 'only this session')
     .option('--json', 'print one JSON document describing what was reset')
     .addHelpText('after', VERB_EXIT_HELP + docsLine('docs/breakers.md'))
-    .action(
-      action(state, async (o: { session?: string; json?: boolean }, c: Command) => {
-        const dir = await dirOf(c);
-        try {
-          const { createToolLoop } = await import('../../breakers/tool-loop.js');
-          const removed = await createToolLoop({ dir, now: () => ctx.now() }).reset(o.session);
-          if (o.json) writeJson(ctx, { dir, session: o.session ?? null, removed });
-          else ctx.stderr.write(`hermes-janitor: tool-loop reset: ${removed} session histor${removed === 1 ? 'y' : 'ies'} deleted (${dir})\n`);
-          return ExitCode.OK;
-        } catch (err) {
-          warn(ctx, `tool-loop reset: ${errorMessage(err)}`);
-          return ExitCode.OK;
-        }
-      }),
-    );
+    .action(action(state, async (o: { session?: string; json?: boolean }, c: Command) => resetHistories(ctx, await dirOf(c), o)));
 
   cmd
     .command('status')
@@ -112,27 +98,39 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .option('--session <id>', 'only this session')
     .option('--json', 'print one JSON document with the histories')
     .addHelpText('after', VERB_EXIT_HELP + docsLine('docs/breakers.md'))
-    .action(
-      action(state, async (o: { session?: string; json?: boolean }, c: Command) => {
-        const dir = await dirOf(c);
-        try {
-          const { createToolLoop } = await import('../../breakers/tool-loop.js');
-          const sessions = await createToolLoop({ dir, now: () => ctx.now() }).status(o.session);
-          if (o.json) {
-            writeJson(ctx, {
-              dir,
-              sessions: sessions.map((s) => ({ session: s.session ?? null, file: s.location, state: s.state ?? null, problem: s.problem ?? null })),
-            });
-          } else if (sessions.length === 0) {
-            ctx.stdout.write(`${dir}: no session histories\n`);
-          } else {
-            ctx.stdout.write(`${sessions.map(describe).join('\n')}\n`);
-          }
-          return ExitCode.OK;
-        } catch (err) {
-          warn(ctx, `tool-loop status: ${errorMessage(err)}`);
-          return ExitCode.OK;
-        }
-      }),
-    );
+    .action(action(state, async (o: { session?: string; json?: boolean }, c: Command) => showHistories(ctx, await dirOf(c), o)));
+}
+
+/** `reset`: deletes one session's history or every one (an I/O error is one warning: exit 0). */
+async function resetHistories(ctx: Context, dir: string, o: { session?: string; json?: boolean }): Promise<number> {
+  try {
+    const { createToolLoop } = await import('../../breakers/tool-loop.js');
+    const removed = await createToolLoop({ dir, now: () => ctx.now() }).reset(o.session);
+    if (o.json) writeJson(ctx, { dir, session: o.session ?? null, removed });
+    else ctx.stderr.write(`hermes-janitor: tool-loop reset: ${removed} session histor${removed === 1 ? 'y' : 'ies'} deleted (${dir})\n`);
+    return ExitCode.OK;
+  } catch (err) {
+    warn(ctx, `tool-loop reset: ${errorMessage(err)}`);
+    return ExitCode.OK;
+  }
+}
+
+/** `status`: one session's history or every one (an I/O error is one warning: exit 0). */
+async function showHistories(ctx: Context, dir: string, o: { session?: string; json?: boolean }): Promise<number> {
+  try {
+    const { createToolLoop } = await import('../../breakers/tool-loop.js');
+    const sessions = await createToolLoop({ dir, now: () => ctx.now() }).status(o.session);
+    if (o.json) {
+      const shown = sessions.map((s) => ({ session: s.session ?? null, file: s.location, state: s.state ?? null, problem: s.problem ?? null }));
+      writeJson(ctx, { dir, sessions: shown });
+    } else if (sessions.length === 0) {
+      ctx.stdout.write(`${dir}: no session histories\n`);
+    } else {
+      ctx.stdout.write(`${sessions.map(describe).join('\n')}\n`);
+    }
+    return ExitCode.OK;
+  } catch (err) {
+    warn(ctx, `tool-loop status: ${errorMessage(err)}`);
+    return ExitCode.OK;
+  }
 }

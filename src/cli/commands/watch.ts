@@ -211,6 +211,37 @@ async function refuseNonEngines(engines: EngineClient[], signal: AbortSignal): P
 }
 
 /** The service itself: every engine watched until a signal, with its passes, and metrics when asked for. */
+/** `--metrics-listen`: the endpoint, serving the watchers' figures; its close. */
+async function listenForMetrics(
+  run: WatchRun,
+  service: InstanceType<typeof import('../../watch/service.js').WatchService>,
+  metrics: Awaited<ReturnType<typeof import('../../watch/metrics.js').createWatchMetrics>> | null,
+): Promise<() => Promise<void>> {
+  const { serveMetrics } = await import('../../watch/metrics.js');
+  const listen = run.opts.metricsListen!;
+  const tracked = () => {
+    for (const w of service.watchers) metrics?.setTracked(w.host, w.tracked);
+  };
+  const srv = await serveMetrics(listen, metrics, () => service.healthy, tracked, run.opts.metricsMaxConnections).catch((err: unknown) => {
+    const why = (err as NodeJS.ErrnoException).code ?? errorMessage(err);
+    throw new UsageError(`cannot listen on --metrics-listen ${listen.host ?? ''}:${listen.port} (${why}): pick a free address`);
+  });
+  run.reporter.notice({ kind: 'metrics', url: srv.url });
+  return srv.close;
+}
+
+/** hermes' files changed: the watchers judge by the new threshold and idle rule from their next sweep or check. */
+function takeSettings(run: WatchRun, watchPolicy: WatchPolicy, next: WatchRun['policy'], files: WatchRun['files']): void {
+  run.policy = next;
+  run.files = files;
+  run.generation++;
+  watchPolicy.thresholdSeconds = next.thresholdSeconds;
+  watchPolicy.held = next.held;
+  if (next.thresholdByProfile) watchPolicy.thresholdByProfile = next.thresholdByProfile;
+  else delete watchPolicy.thresholdByProfile;
+  watchPolicy.idle = next.idle;
+}
+
 async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
   const { opts, targets, policy, reporter } = run;
   const { selection } = targets;
@@ -243,26 +274,7 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
   );
   let closeServer: (() => Promise<void>) | undefined;
   try {
-    if (opts.metricsListen) {
-      const { serveMetrics } = await import('../../watch/metrics.js');
-      const listen = opts.metricsListen;
-      const srv = await serveMetrics(
-        listen,
-        metrics,
-        () => service.healthy,
-        () => {
-          for (const w of service.watchers) metrics?.setTracked(w.host, w.tracked);
-        },
-        opts.metricsMaxConnections,
-      ).catch((err: unknown) => {
-        throw new UsageError(
-          `cannot listen on --metrics-listen ${listen.host ?? ''}:${listen.port} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}): ` +
-            `pick a free address`,
-        );
-      });
-      closeServer = srv.close;
-      reporter.notice({ kind: 'metrics', url: srv.url });
-    }
+    if (opts.metricsListen) closeServer = await listenForMetrics(run, service, metrics);
     reporter.notice({
       kind: 'started',
       hosts: engines.map((e) => e.host),
@@ -276,16 +288,7 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
     // hermes' files changed: the watchers judge by the new threshold and idle rule from their next sweep or check.
     run.follower = followSettings(
       run,
-      (next, files) => {
-        run.policy = next;
-        run.files = files;
-        run.generation++;
-        watchPolicy.thresholdSeconds = next.thresholdSeconds;
-        watchPolicy.held = next.held;
-        if (next.thresholdByProfile) watchPolicy.thresholdByProfile = next.thresholdByProfile;
-        else delete watchPolicy.thresholdByProfile;
-        watchPolicy.idle = next.idle;
-      },
+      (next, files) => takeSettings(run, watchPolicy, next, files),
       (n) => reporter.notice(n),
     );
     const done = service.run();
