@@ -90,10 +90,12 @@ async function main(): Promise<void> {
   const ratio = (xs: Array<[number, number]>) => median(xs.map(([j, d]) => j / d));
   console.log(`${args.count} idle running sandboxes per set, ${args.runs} runs, reap --concurrency ${args.concurrency}`);
   console.log(
-    `observation pass: janitor median ${fmt(median(obs.map((x) => x[0])))}, docker stats --no-stream median ${fmt(median(obs.map((x) => x[1])))}, median ratio ${ratio(obs).toFixed(2)} (goal <= 1.00)`,
+    `observation pass: janitor median ${fmt(median(obs.map((x) => x[0])))}, ` +
+      `docker stats --no-stream median ${fmt(median(obs.map((x) => x[1])))}, median ratio ${ratio(obs).toFixed(2)} (goal <= 1.00)`,
   );
   console.log(
-    `stop pass:        janitor median ${fmt(median(stops.map((x) => x[0])))}, docker stop median ${fmt(median(stops.map((x) => x[1])))}, median ratio ${ratio(stops).toFixed(2)} (goal <= 1.00)`,
+    `stop pass:        janitor median ${fmt(median(stops.map((x) => x[0])))}, ` +
+      `docker stop median ${fmt(median(stops.map((x) => x[1])))}, median ratio ${ratio(stops).toFixed(2)} (goal <= 1.00)`,
   );
 }
 

@@ -81,7 +81,8 @@ for (let r = 0; r < runs; r++) {
     if (result.removed.length !== remove || result.failed.length)
       throw new Error(`unexpected result: removed ${result.removed.length}, failed ${JSON.stringify(result.failed.slice(0, 2))}`);
     rows.push(
-      `run ${r + 1}: ${images} images, ${containers} containers, ${remove} removed, ${result.kept.length} kept in use: ${ms.toFixed(0)} ms, RSS +${((peak - rss0) / 2 ** 20).toFixed(1)} MiB (peak ${(peak / 2 ** 20).toFixed(1)} MiB)`,
+      `run ${r + 1}: ${images} images, ${containers} containers, ${remove} removed, ${result.kept.length} kept in use: ${ms.toFixed(0)} ms, ` +
+        `RSS +${((peak - rss0) / 2 ** 20).toFixed(1)} MiB (peak ${(peak / 2 ** 20).toFixed(1)} MiB)`,
     );
     console.log(rows.at(-1));
   } finally {

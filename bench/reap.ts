@@ -83,7 +83,8 @@ async function main(): Promise<void> {
   console.log(`docker container prune:                   median ${(median(ms.prune) / 1000).toFixed(2)} s`);
   console.log(`floor (bare Node: list + removals only):  median ${(median(ms.floor) / 1000).toFixed(2)} s`);
   console.log(
-    `median of per-run ratios reap/prune: ${median(toPrune).toFixed(2)} (goal <= ${GOAL.toFixed(2)}), floor/prune: ${median(ms.floor.map((f, i) => f / ms.prune[i]!)).toFixed(2)}`,
+    `median of per-run ratios reap/prune: ${median(toPrune).toFixed(2)} (goal <= ${GOAL.toFixed(2)}), ` +
+      `floor/prune: ${median(ms.floor.map((f, i) => f / ms.prune[i]!)).toFixed(2)}`,
   );
   console.log(`median of per-run ratios reap/floor: ${median(toFloor).toFixed(2)} (what reap adds to the least any Node client pays)`);
 }

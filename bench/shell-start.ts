@@ -66,7 +66,8 @@ try {
   const m = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)])) as Record<string, number>;
   for (const [k, v] of Object.entries(m)) console.log(`bash -i, rc ${k.padEnd(16)} median ${v.toFixed(2)} ms (${runs} runs)`);
   console.log(
-    `the snippet with a fresh stamp costs ${(m.snippet! - m.empty!).toFixed(2)} ms over an empty rc (goal <= 5); node every time cost ${(m['node every time']! - m.empty!).toFixed(2)} ms`,
+    `the snippet with a fresh stamp costs ${(m.snippet! - m.empty!).toFixed(2)} ms over an empty rc (goal <= 5); ` +
+      `node every time cost ${(m['node every time']! - m.empty!).toFixed(2)} ms`,
   );
 } finally {
   rmSync(tmp, { recursive: true, force: true });

@@ -53,7 +53,9 @@ function abandoned(): void {
 
 function flood(): ChildProcess {
   const big = '0 '.repeat(20_000);
-  const script = `for i in $(seq ${processes}); do if [ $((i % 2)) = 0 ]; then (exec -a python3 sleep 600 ${big}) & else (exec -a python3 sleep 600) & fi; done; echo up; wait`;
+  const script =
+    `for i in $(seq ${processes}); do if [ $((i % 2)) = 0 ]; then (exec -a python3 sleep 600 ${big}) & ` +
+    `else (exec -a python3 sleep 600) & fi; done; echo up; wait`;
   const argv = root ? ['setpriv', `--reuid=${owner.uid}`, `--regid=${owner.gid}`, '--clear-groups', '--', 'bash', '-c', script] : ['bash', '-c', script];
   return spawn(argv[0]!, argv.slice(1), { detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
 }
@@ -105,7 +107,8 @@ async function watchHealth(env: NodeJS.ProcessEnv): Promise<void> {
     const failed = answers.filter((a) => typeof a === 'string');
     console.log(
       `watch's pass over the same flood: ${((Date.now() - started) / 1000).toFixed(1)} s; /healthz asked ${answers.length} times meanwhile: ` +
-        `longest ${Math.max(0, ...times).toFixed(0)} ms, median ${median(times).toFixed(0)} ms, ${failed.length} failed${failed.length ? ` (${failed[0]})` : ''}`,
+        `longest ${Math.max(0, ...times).toFixed(0)} ms, ` +
+        `median ${median(times).toFixed(0)} ms, ${failed.length} failed${failed.length ? ` (${failed[0]})` : ''}`,
     );
   } finally {
     w.kill('SIGKILL');
@@ -135,7 +138,9 @@ try {
     try {
       const rep = JSON.parse(out.stdout) as { timedOut: boolean; shellSnapshots?: { removed: unknown[]; kept: Array<{ reason: string }> } };
       const s = rep.shellSnapshots;
-      summary = `timedOut ${rep.timedOut}, removed ${s?.removed.length}, kept ${s?.kept.length} (cut short ${s?.kept.filter((k) => k.reason === 'cut-short').length})`;
+      summary =
+        `timedOut ${rep.timedOut}, removed ${s?.removed.length}, ` +
+        `kept ${s?.kept.length} (cut short ${s?.kept.filter((k) => k.reason === 'cut-short').length})`;
     } catch {
       /* the first stderr line says why */
     }

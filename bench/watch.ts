@@ -12,8 +12,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { promisify } from 'node:util';
-import { parseArgs } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import { tempDir } from '../test/helpers/cli.js';
 import { EngineSimulator } from '../test/helpers/engine-simulator.js';
 import { WatchProcess } from '../test/helpers/watch-process.js';
@@ -115,7 +114,8 @@ async function lag(host: string | undefined): Promise<boolean> {
       .sort((a, b) => a - b);
     const p = (q: number) => lags[Math.min(lags.length - 1, Math.floor(q * lags.length))]!.toFixed(3);
     console.log(
-      `removal lag after the deadline, ${lags.length} containers on the real engine ${host ?? '(default)'}: p50 ${p(0.5)} s, p95 ${p(0.95)} s, max ${p(1)} s (goal: all < 2 s)`,
+      `removal lag after the deadline, ${lags.length} containers on the real engine ${host ?? '(default)'}: ` +
+        `p50 ${p(0.5)} s, p95 ${p(0.95)} s, max ${p(1)} s (goal: all < 2 s)`,
     );
     return lags.every((l) => l >= 0 && l < 2);
   } finally {

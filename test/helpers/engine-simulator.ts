@@ -878,6 +878,7 @@ export class EngineSimulator {
         }
         throw new HttpError(404, `No such exec instance: ${eid}`);
       }
+      case 'other':
       default:
         break;
     }
@@ -959,6 +960,7 @@ export class EngineSimulator {
         return 'Dead';
       case 'created':
         return 'Created';
+      case 'exited':
       default:
         return 'Exited (137) 5 minutes ago';
     }

@@ -1,12 +1,12 @@
 /**
  * A private Docker engine for tests that must kill or restart the engine, or change its swarm state: its own
  * socket, data-root, exec-root and pid file under a fresh directory, and its own network namespace, so the shared
- * engine (which other test runs use at the same time) and the host's network are never touched. `cleanup()` removes its containers, leaves its swarm, stops it, ends
- * whatever it started (by pid), unmounts what it left and removes the directory.
+ * engine (which other test runs use at the same time) and the host's network are never touched. `cleanup()`
+ * removes its containers, leaves its swarm, stops it, ends whatever it started (by pid), unmounts what it left and
+ * removes the directory.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, closeSync } from 'node:fs';
-import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import path from 'node:path';
 import { TEST_IMAGE } from './docker.js';

@@ -42,7 +42,9 @@ describe('shell completions', () => {
 
   /** What the bash function offers for these words (the last is the one at the cursor). */
   function bash(...words: string[]): string[] {
-    const script = `source '${scripts.bash}'; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _hermes_janitor; printf '%s\\n' "\${COMPREPLY[@]}"`;
+    const script =
+      `source '${scripts.bash}'; COMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); ` +
+      `COMP_CWORD=${words.length - 1}; _hermes_janitor; printf '%s\\n' "\${COMPREPLY[@]}"`;
     const r = spawnSync('bash', ['--norc', '-c', script], { env: { PATH: '/usr/bin:/bin', HOME: tmp.dir }, encoding: 'utf8', cwd: tmp.dir });
     assert.equal(r.status, 0, r.stderr);
     return r.stdout.split('\n').filter(Boolean);

@@ -88,7 +88,8 @@ describe('clear answers at the edges', () => {
       assert.equal(r.code, 0, r.stderr);
       const warnings = r.stderr.split('\n').filter((l) => l.includes('warning'));
       assert.deepEqual(warnings, [
-        `hermes-janitor: warning: --profile ${profile}: there is no hermes home at ${path.join(env.HERMES_HOME, 'profiles', profile)} (a mistyped profile?); its containers (label value ${profile}) are selected all the same`,
+        `hermes-janitor: warning: --profile ${profile}: there is no hermes home at ${path.join(env.HERMES_HOME, 'profiles', profile)} ` +
+          `(a mistyped profile?); its containers (label value ${profile}) are selected all the same`,
       ]);
       assert.match(r.stdout, /hermes-0a0a0a0a/);
       const quiet = await runCli(['reap', '--quiet', '--dry-run', '--host', sim.host, '--profile', profile], { env });

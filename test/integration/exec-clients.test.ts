@@ -74,46 +74,49 @@ describe(`an exec is abandoned when its client is gone (${ENGINE_KIND})`, () => 
     home.cleanup();
   });
 
-  it('the stream with a living client runs on (client-alive); the tree whose client was killed is ended; then the stream too, once its client dies', async () => {
-    const id = await fx.create({ state: 'running', cmd: ['sleep', 'infinity'] });
-    // The stream, as hermes opens one: `exec -i`, its stdin a pipe the client holds open for as long as it lives.
-    const stream = spawn('docker', ['exec', '-i', id, 'sh', '-c', 'exec sleep 100000'], { stdio: ['pipe', 'pipe', 'ignore'] });
-    clients.push(stream);
-    const streamExec = await execOf(id, 'sh -c exec sleep 100000');
-    // The tree: its client killed by a timeout, the exec runs on.
-    await run('timeout', ['-s', 'KILL', '2', 'docker', 'exec', id, 'sh', '-c', 'sleep 1000 & sleep 1000']).catch(() => undefined);
-    const treeExec = await execOf(id, 'sh -c sleep 1000 & sleep 1000');
-    await sleep(3500);
+  it(
+    'the stream with a living client runs on (client-alive); the tree whose client was killed is ended; ' + 'then the stream too, once its client dies',
+    async () => {
+      const id = await fx.create({ state: 'running', cmd: ['sleep', 'infinity'] });
+      // The stream, as hermes opens one: `exec -i`, its stdin a pipe the client holds open for as long as it lives.
+      const stream = spawn('docker', ['exec', '-i', id, 'sh', '-c', 'exec sleep 100000'], { stdio: ['pipe', 'pipe', 'ignore'] });
+      clients.push(stream);
+      const streamExec = await execOf(id, 'sh -c exec sleep 100000');
+      // The tree: its client killed by a timeout, the exec runs on.
+      await run('timeout', ['-s', 'KILL', '2', 'docker', 'exec', id, 'sh', '-c', 'sleep 1000 & sleep 1000']).catch(() => undefined);
+      const treeExec = await execOf(id, 'sh -c sleep 1000 & sleep 1000');
+      await sleep(3500);
 
-    const listed = (await cli(['list', '--json'])) as { containers: Array<{ id: string; execs?: ExecJson[] }> };
-    const execs = new Map(listed.containers.find((c) => c.id === id)!.execs!.map((x) => [x.id, x]));
-    assert.deepEqual([execs.get(streamExec)?.client?.pid, execs.get(streamExec)?.abandoned], [stream.pid, false], JSON.stringify([...execs.values()]));
-    assert.deepEqual([execs.get(treeExec)?.client, execs.get(treeExec)?.clientUnverifiable, execs.get(treeExec)?.abandoned], [null, null, true]);
+      const listed = (await cli(['list', '--json'])) as { containers: Array<{ id: string; execs?: ExecJson[] }> };
+      const execs = new Map(listed.containers.find((c) => c.id === id)!.execs!.map((x) => [x.id, x]));
+      assert.deepEqual([execs.get(streamExec)?.client?.pid, execs.get(streamExec)?.abandoned], [stream.pid, false], JSON.stringify([...execs.values()]));
+      assert.deepEqual([execs.get(treeExec)?.client, execs.get(treeExec)?.clientUnverifiable, execs.get(treeExec)?.abandoned], [null, null, true]);
 
-    const first = ((await cli(['reap', '--json'])) as { execTrees: Trees }).execTrees;
-    assert.deepEqual(
-      first.kept.filter((k) => k.execId === streamExec).map((k) => k.reason),
-      ['client-alive'],
-      JSON.stringify(first),
-    );
-    assert.deepEqual(
-      first.ended.map((e) => e.execId),
-      [treeExec],
-    );
-    await ends(treeExec);
-    assert.equal(await running(streamExec), true, 'the stream runs on');
-    assert.equal(stream.exitCode, null, 'its client too');
+      const first = ((await cli(['reap', '--json'])) as { execTrees: Trees }).execTrees;
+      assert.deepEqual(
+        first.kept.filter((k) => k.execId === streamExec).map((k) => k.reason),
+        ['client-alive'],
+        JSON.stringify(first),
+      );
+      assert.deepEqual(
+        first.ended.map((e) => e.execId),
+        [treeExec],
+      );
+      await ends(treeExec);
+      assert.equal(await running(streamExec), true, 'the stream runs on');
+      assert.equal(stream.exitCode, null, 'its client too');
 
-    // The stream's client dies (hermes killed): the next pass ends the exec it held.
-    stream.kill('SIGKILL');
-    await once(stream, 'exit');
-    assert.equal(await running(streamExec), true, 'the exec outlives its client');
-    const next = ((await cli(['reap', '--json'])) as { execTrees: Trees }).execTrees;
-    assert.deepEqual(
-      next.ended.map((e) => e.execId),
-      [streamExec],
-      JSON.stringify(next),
-    );
-    await ends(streamExec);
-  });
+      // The stream's client dies (hermes killed): the next pass ends the exec it held.
+      stream.kill('SIGKILL');
+      await once(stream, 'exit');
+      assert.equal(await running(streamExec), true, 'the exec outlives its client');
+      const next = ((await cli(['reap', '--json'])) as { execTrees: Trees }).execTrees;
+      assert.deepEqual(
+        next.ended.map((e) => e.execId),
+        [streamExec],
+        JSON.stringify(next),
+      );
+      await ends(streamExec);
+    },
+  );
 });

@@ -126,11 +126,11 @@ describe('reap under engine faults (simulator)', () => {
   it('the engine dies mid-sweep: what was done is reported, nothing is reported removed that was not, exit 3', async () => {
     for (const mode of ['json', 'text'] as const) {
       const s = await sim({ bulk: [{ count: 40, labels: LABELS, finishedAt: OLD }], faults: { dieAfter: 25, latencyMs: [1, 3] } });
-      const before = new Set(s.ids());
+      const idsBefore = new Set(s.ids());
       const res = await reap(s, mode === 'json' ? ['--json', '--concurrency', '4'] : ['--concurrency', '4']);
       assert.equal(res.code, 3, res.stderr);
       const left = new Set(s.ids());
-      const reallyRemoved = [...before].filter((id) => !left.has(id));
+      const reallyRemoved = [...idsBefore].filter((id) => !left.has(id));
       assert.ok(reallyRemoved.length > 0 && left.size > 0, 'the engine died part-way');
       if (mode === 'json') {
         const out = json(res);
@@ -146,7 +146,7 @@ describe('reap under engine faults (simulator)', () => {
         const removedLines = res.stdout.split('\n').filter((l) => l.startsWith('removed'));
         assert.ok(removedLines.length > 0, `removed lines are printed: ${res.stdout}`);
         for (const line of removedLines) {
-          const id = [...before].find((x) => line.includes(short(x)));
+          const id = [...idsBefore].find((x) => line.includes(short(x)));
           assert.ok(id && !left.has(id), line);
         }
         assert.match(res.stderr, /^hermes-janitor: engine unix:\/\/.* unreachable: /m);

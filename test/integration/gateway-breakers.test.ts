@@ -76,14 +76,14 @@ describe('restart-guard (built CLI)', () => {
 
   it('writes exactly {"boots": [<epoch seconds>]}', async () => {
     const { home, env } = freshHome();
-    const before = Date.now() / 1000;
+    const beforeRun = Date.now() / 1000;
     const r = await runCli(['restart-guard', 'check-and-record'], { env });
     const afterRun = Date.now() / 1000;
     assert.equal(r.code, 0, r.stderr);
     const text = readFileSync(bootsFile(home), 'utf8');
     assert.match(text, /^\{"boots":\[\d+(\.\d+)?\]\}\n?$/);
     const [boot] = (JSON.parse(text) as { boots: number[] }).boots;
-    assert.ok(boot! >= before - 1 && boot! <= afterRun + 1, 'the boot is now, in epoch seconds');
+    assert.ok(boot! >= beforeRun - 1 && boot! <= afterRun + 1, 'the boot is now, in epoch seconds');
   });
 
   it('trips when two recent boots are already recorded, and tells how to clear it', async () => {

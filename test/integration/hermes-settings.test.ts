@@ -160,35 +160,39 @@ describe(`hermes' settings, from every source hermes reads (${ENGINE_KIND})`, ()
     });
   }
 
-  it('the lifetime of each source decides the threshold: config.yaml beats the .env files beats the environment; a flag beats all; the longer reading is acted on', async () => {
-    const p = place();
-    const threshold = async (extra: string[] = []) => {
-      const r = await runCli(['reap', '--json', '--dry-run', ...sel(p), ...extra], { env: p.env });
-      assert.equal(r.code, 0, r.stderr);
-      return (JSON.parse(r.stdout) as ReapJson).thresholdSeconds;
-    };
-    assert.equal(await threshold(), 600, 'default 300 s');
-    const lifetimes = [100, 200, 250, 400, 500];
-    for (const [i, source] of SOURCES.entries()) {
-      source.set(p, 'TERMINAL_LIFETIME_SECONDS', String(lifetimes[i]));
-      const s = JSON.parse((await runCli(['status', '--json', ...sel(p)], { env: p.env })).stdout) as StatusJson;
-      const launch = s.settings.lifetimeSeconds!.readings!.find((r) => r.reading === 'launch')!;
-      assert.deepEqual(
-        launch,
-        { reading: 'launch', value: lifetimes[i], source: source.spelled(p, 'TERMINAL_LIFETIME_SECONDS') },
-        `${source.name} wins over the sources below it`,
-      );
-      // A routed turn reads the profile's own .env and config.yaml only: the environment and the managed files do not
-      // reach it, and the janitor acts on whichever reading is longer.
-      const scope = s.settings.lifetimeSeconds!.readings!.find((r) => r.reading === 'scope')!;
-      const acting = Math.max(scope.value, lifetimes[i]!);
-      assert.equal(s.settings.lifetimeSeconds!.value, acting);
-      assert.equal(await threshold(), 2 * acting);
-    }
-    assert.equal(await threshold(['--lifetime', '70']), 140, '--lifetime beats every file');
-    const s = JSON.parse((await runCli(['status', '--json', ...sel(p), '--lifetime', '70'], { env: p.env })).stdout) as StatusJson;
-    assert.deepEqual(s.settings.lifetimeSeconds, { value: 70, source: '--lifetime' });
-  });
+  it(
+    'the lifetime of each source decides the threshold: config.yaml beats the .env files beats the environment; ' +
+      'a flag beats all; the longer reading is acted on',
+    async () => {
+      const p = place();
+      const threshold = async (extra: string[] = []) => {
+        const r = await runCli(['reap', '--json', '--dry-run', ...sel(p), ...extra], { env: p.env });
+        assert.equal(r.code, 0, r.stderr);
+        return (JSON.parse(r.stdout) as ReapJson).thresholdSeconds;
+      };
+      assert.equal(await threshold(), 600, 'default 300 s');
+      const lifetimes = [100, 200, 250, 400, 500];
+      for (const [i, source] of SOURCES.entries()) {
+        source.set(p, 'TERMINAL_LIFETIME_SECONDS', String(lifetimes[i]));
+        const s = JSON.parse((await runCli(['status', '--json', ...sel(p)], { env: p.env })).stdout) as StatusJson;
+        const launch = s.settings.lifetimeSeconds!.readings!.find((r) => r.reading === 'launch')!;
+        assert.deepEqual(
+          launch,
+          { reading: 'launch', value: lifetimes[i], source: source.spelled(p, 'TERMINAL_LIFETIME_SECONDS') },
+          `${source.name} wins over the sources below it`,
+        );
+        // A routed turn reads the profile's own .env and config.yaml only: the environment and the managed files do not
+        // reach it, and the janitor acts on whichever reading is longer.
+        const scope = s.settings.lifetimeSeconds!.readings!.find((r) => r.reading === 'scope')!;
+        const acting = Math.max(scope.value, lifetimes[i]!);
+        assert.equal(s.settings.lifetimeSeconds!.value, acting);
+        assert.equal(await threshold(), 2 * acting);
+      }
+      assert.equal(await threshold(['--lifetime', '70']), 140, '--lifetime beats every file');
+      const s = JSON.parse((await runCli(['status', '--json', ...sel(p), '--lifetime', '70'], { env: p.env })).stdout) as StatusJson;
+      assert.deepEqual(s.settings.lifetimeSeconds, { value: 70, source: '--lifetime' });
+    },
+  );
 
   it('a .env with quotes, comments, export lines and ${VAR}; an unreadable .env is a warning naming it', async () => {
     const p = place();

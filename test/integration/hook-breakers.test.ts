@@ -44,9 +44,11 @@ const postPayload = (response: unknown, over: Record<string, unknown> = {}) =>
     ...over,
   });
 
-const BLOCK = (n: number) => `{"decision":"block","reason":"${n} items remain: continue with the next one"}\n`;
-const DENY = (tool: string, n: number) =>
-  `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: `${tool} called ${n} times in a row with identical arguments; try a different approach` } })}\n`;
+const BLOCK = (items: number) => `{"decision":"block","reason":"${items} items remain: continue with the next one"}\n`;
+const DENY = (tool: string, times: number) => {
+  const reason = `${tool} called ${times} times in a row with identical arguments; try a different approach`;
+  return `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } })}\n`;
+};
 
 before(() => {
   assert.ok(existsSync(path.join(REPO, 'dist', 'fast-path.cjs')), "the CLI is not built: run 'npm run build' (or 'npx tsc -p tsconfig.json') first");
@@ -83,8 +85,8 @@ describe('stop-hook (built CLI)', () => {
     const marker = readJson(markerFile(home));
     assert.equal(marker.heartbeat, 1);
     assert.equal(marker.remaining, 1);
-    const after = await runCli(['stop-hook'], { env, input: stopPayload() });
-    assert.equal(after.stdout, BLOCK(1));
+    const afterBeat = await runCli(['stop-hook'], { env, input: stopPayload() });
+    assert.equal(afterBeat.stdout, BLOCK(1));
     assert.equal(readJson(markerFile(home)).seenHeartbeat, 1);
 
     // Finished: remaining 0 lets the session stop.
@@ -529,7 +531,8 @@ describe('hook dialects (built CLI)', () => {
   it('denies the call that repeats a sequence of calls --cycle-threshold times in a row (default 3), not one broken by other calls', async () => {
     const a = prePayload({ command: 'make' });
     const b = prePayload({ file_path: 'Makefile' }, { tool_name: 'Read' });
-    const deny = `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'the same 2 calls (Bash, Read) repeated 3 times in a row; try a different approach' } })}\n`;
+    const reason = 'the same 2 calls (Bash, Read) repeated 3 times in a row; try a different approach';
+    const deny = `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } })}\n`;
     const run = async (env: Record<string, string>, inputs: string[], args: string[] = []) => {
       const outs: string[] = [];
       for (const input of inputs) outs.push((await runCli(['tool-loop', 'pre', ...args], { env, input })).stdout);

@@ -217,44 +217,47 @@ describe(`image budget (${ENGINE_KIND})`, () => {
     assert.doesNotMatch(again.stdout, /removed image/);
   });
 
-  it('keeps an image a container uses at the check, and one a container starts using between the check and the removal (409): reported, not a failure', async () => {
-    const { env } = homeFor('race');
-    const [a, b] = await Promise.all([imported('race-a', 1_100_000), imported('race-b', 1_200_000)]);
-    // The state is per engine address: the proxy's, for every run of this test.
-    const proxy = await EngineProxy.start(tmp.dir);
-    try {
-      await use(env, a!, 'removed', ['--host', proxy.host]);
-      await use(env, b!, 'removed', ['--host', proxy.host]);
-      // a: an unlabelled container uses it before the reap (the check finds it; no DELETE is sent).
-      await fx.create({ state: 'created', image: a!, cmd: ['x'], init: false, agent: null, profile: null });
-      // b: a container is made from it right after the check, just before the engine gets the DELETE.
-      proxy.before = async (method, url) => {
-        if (method === 'DELETE' && decodeURIComponent(url).includes(b!)) {
-          await fx.create({ state: 'created', image: b!, cmd: ['x'], init: false, agent: null, profile: null });
-        }
-      };
-      const r = await runCli(['reap', ...sel(), '--host', proxy.host, '--images-over', '1', '--images-min-age', '0s', '--json'], { env });
-      assert.equal(r.code, 0, r.stderr);
-      const images = (JSON.parse(r.stdout) as { images: ImagesJson }).images;
-      assert.deepEqual(images.removed, []);
-      assert.deepEqual(images.failed, []);
-      assert.deepEqual(
-        images.kept.map((k) => [k.id, k.reason]),
-        [
-          [a, 'in-use'],
-          [b, 'in-use'],
-        ],
-      );
-      assert.match(images.kept[1]!.detail, /409/);
-      const deletes = (id: string) => proxy.seen.filter((u) => decodeURIComponent(u.split('?')[0]!).endsWith(`/images/${id}`)).length;
-      assert.equal(deletes(a!), 0, 'no DELETE for the image in use at the check');
-      assert.equal(deletes(b!), 1, 'one DELETE for the image that came into use after it');
-      assert.ok(await exists(a!));
-      assert.ok(await exists(b!));
-    } finally {
-      await proxy.close();
-    }
-  });
+  it(
+    'keeps an image a container uses at the check, ' + 'and one a container starts using between the check and the removal (409): reported, not a failure',
+    async () => {
+      const { env } = homeFor('race');
+      const [a, b] = await Promise.all([imported('race-a', 1_100_000), imported('race-b', 1_200_000)]);
+      // The state is per engine address: the proxy's, for every run of this test.
+      const proxy = await EngineProxy.start(tmp.dir);
+      try {
+        await use(env, a!, 'removed', ['--host', proxy.host]);
+        await use(env, b!, 'removed', ['--host', proxy.host]);
+        // a: an unlabelled container uses it before the reap (the check finds it; no DELETE is sent).
+        await fx.create({ state: 'created', image: a!, cmd: ['x'], init: false, agent: null, profile: null });
+        // b: a container is made from it right after the check, just before the engine gets the DELETE.
+        proxy.before = async (method, url) => {
+          if (method === 'DELETE' && decodeURIComponent(url).includes(b!)) {
+            await fx.create({ state: 'created', image: b!, cmd: ['x'], init: false, agent: null, profile: null });
+          }
+        };
+        const r = await runCli(['reap', ...sel(), '--host', proxy.host, '--images-over', '1', '--images-min-age', '0s', '--json'], { env });
+        assert.equal(r.code, 0, r.stderr);
+        const images = (JSON.parse(r.stdout) as { images: ImagesJson }).images;
+        assert.deepEqual(images.removed, []);
+        assert.deepEqual(images.failed, []);
+        assert.deepEqual(
+          images.kept.map((k) => [k.id, k.reason]),
+          [
+            [a, 'in-use'],
+            [b, 'in-use'],
+          ],
+        );
+        assert.match(images.kept[1]!.detail, /409/);
+        const deletes = (id: string) => proxy.seen.filter((u) => decodeURIComponent(u.split('?')[0]!).endsWith(`/images/${id}`)).length;
+        assert.equal(deletes(a!), 0, 'no DELETE for the image in use at the check');
+        assert.equal(deletes(b!), 1, 'one DELETE for the image that came into use after it');
+        assert.ok(await exists(a!));
+        assert.ok(await exists(b!));
+      } finally {
+        await proxy.close();
+      }
+    },
+  );
 
   it('two reaps at once remove each image once', async () => {
     const { env } = homeFor('twice');
@@ -338,13 +341,13 @@ describe(`image budget (${ENGINE_KIND})`, () => {
     assert.match(r.stdout, new RegExp(`removed image ${a!.slice(0, 19)} (docker\\.io/)?hj-img-${fx.runId}/status-a:t \\(`));
     assert.ok(await exists(k!));
     const metrics = readFileSync(prom, 'utf8');
-    for (const [state, n] of [
+    for (const [imageState, n] of [
       ['used', 1],
       ['removed', 1],
       ['kept', 0],
       ['failed', 0],
     ] as const) {
-      assert.match(metrics, new RegExp(`^hermes_janitor_images\\{state="${state}"\\} ${n}$`, 'm'));
+      assert.match(metrics, new RegExp(`^hermes_janitor_images\\{state="${imageState}"\\} ${n}$`, 'm'));
     }
     assert.match(metrics, new RegExp(`^hermes_janitor_image_bytes ${bytesOf(await dfImages(), [k!])}$`, 'm'));
   });
@@ -355,7 +358,7 @@ describe(`image budget (${ENGINE_KIND})`, () => {
     mkdirSync(profileHome, { recursive: true });
     const l = await imported('list-a', 1_000_000);
     await fx.create({ state: 'created', image: l, cmd: ['x'], init: false });
-    const before = Date.now();
+    const beforeList = Date.now();
     const none = await runCli(['list', ...sel(), '--json'], { env });
     assert.equal(none.code, 0, none.stderr);
     assert.throws(() => readFileSync(state), /ENOENT/, 'no budget: list writes nothing');
@@ -365,7 +368,7 @@ describe(`image budget (${ENGINE_KIND})`, () => {
     const doc = JSON.parse(readFileSync(state, 'utf8')) as { engines: Record<string, Record<string, { lastUsed: string; hermes: boolean }>> };
     const seen = Object.values(doc.engines)[0]![l]!;
     assert.equal(seen.hermes, true);
-    assert.ok(Date.parse(seen.lastUsed) >= before);
+    assert.ok(Date.parse(seen.lastUsed) >= beforeList);
   });
 
   it('--fail-open with an image pass that fails: exit 0 and one line on stderr naming it', async () => {

@@ -57,7 +57,7 @@ describe(`reap --metrics-file (built CLI, ${ENGINE_KIND})`, () => {
     await fx.create({ state: 'running' });
     const file = path.join(t.dir, 'janitor.prom');
     const asOf = new Date(Date.now() + 3600_000).toISOString();
-    const before = Date.now() / 1000;
+    const beforeRun = Date.now() / 1000;
     const r = await runCli(['reap', ...sel(), '--as-of', asOf, '--metrics-file', file], { env });
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(await fx.remaining().then((ids) => ids.includes(expired)), false);
@@ -70,7 +70,7 @@ describe(`reap --metrics-file (built CLI, ${ENGINE_KIND})`, () => {
     const labels = { host: ENGINE_HOST, profile: fx.profile };
     assert.equal(value(fams, 'hermes_janitor_last_run_success'), 1);
     const ts = value(fams, 'hermes_janitor_last_run_timestamp_seconds');
-    assert.ok(ts >= before - 1 && ts <= Date.now() / 1000 + 1, String(ts));
+    assert.ok(ts >= beforeRun - 1 && ts <= Date.now() / 1000 + 1, String(ts));
     assert.ok(value(fams, 'hermes_janitor_last_run_duration_seconds') > 0);
     assert.equal(value(fams, 'hermes_janitor_containers_removed', labels), 1);
     assert.equal(value(fams, 'hermes_janitor_containers_stopped', labels), 0);

@@ -163,99 +163,105 @@ describe(`hermes as it runs today (${ENGINE_KIND}): owners under the multiplexer
       return s;
     };
 
-    it('a gateway on the root owns default and every profile; with an allowlist, default and the listed; -p NAME owns NAME; hermes-notes/ owns nothing', async () => {
-      const [w, o] = [`${ofx.profile}w`, `${ofx.profile}o`];
-      const r = hermesRoot(w, o);
-      const [sd, sw, so] = await Promise.all([
-        ofx.create({ state: 'running', profile: 'default' }),
-        ofx.create({ state: 'running', profile: w }),
-        ofx.create({ state: 'running', profile: o }),
-      ]);
-      const gw = await start(stand.script, { HERMES_HOME: r }, ['gateway', 'run']);
-      // The first sample starts each proof; the next run, past the short threshold, decides.
-      const first = JSON.parse((await janitor(['list', '--json', ...sel])).stdout) as { containers: Entry[] };
-      for (const id of [sd, sw, so]) {
-        const e = byId(first.containers, id)!;
-        assert.equal(e.owner?.pid, gw.innerPid, JSON.stringify(e));
-        assert.equal(e.owner?.serves, 'all-profiles');
-        assert.match(e.owner!.why, new RegExp(`gateway launched on the hermes root ${r}: it serves every profile under it`));
-      }
-      await sleep(2600);
-      const all = await reap();
-      assert.deepEqual(all.stopped, [], JSON.stringify(all));
-      // Kept, owned (owner-alive while idle; a sample that saw its init wake says so instead, and starts the proof again).
-      for (const id of [sd, sw, so])
-        assert.deepEqual([byId(all.kept, id)?.owner?.pid, byId(all.kept, id)?.owner?.serves], [gw.innerPid, 'all-profiles'], JSON.stringify(all));
+    it(
+      'a gateway on the root owns default and every profile; with an allowlist, default and the listed; ' + '-p NAME owns NAME; hermes-notes/ owns nothing',
+      async () => {
+        const [w, o] = [`${ofx.profile}w`, `${ofx.profile}o`];
+        const r = hermesRoot(w, o);
+        const [sd, sw, so] = await Promise.all([
+          ofx.create({ state: 'running', profile: 'default' }),
+          ofx.create({ state: 'running', profile: w }),
+          ofx.create({ state: 'running', profile: o }),
+        ]);
+        const gw = await start(stand.script, { HERMES_HOME: r }, ['gateway', 'run']);
+        // The first sample starts each proof; the next run, past the short threshold, decides.
+        const first = JSON.parse((await janitor(['list', '--json', ...sel])).stdout) as { containers: Entry[] };
+        for (const id of [sd, sw, so]) {
+          const e = byId(first.containers, id)!;
+          assert.equal(e.owner?.pid, gw.innerPid, JSON.stringify(e));
+          assert.equal(e.owner?.serves, 'all-profiles');
+          assert.match(e.owner!.why, new RegExp(`gateway launched on the hermes root ${r}: it serves every profile under it`));
+        }
+        await sleep(2600);
+        const all = await reap();
+        assert.deepEqual(all.stopped, [], JSON.stringify(all));
+        // Kept, owned (owner-alive while idle; a sample that saw its init wake says so instead, and starts the proof again).
+        for (const id of [sd, sw, so])
+          assert.deepEqual([byId(all.kept, id)?.owner?.pid, byId(all.kept, id)?.owner?.serves], [gw.innerPid, 'all-profiles'], JSON.stringify(all));
 
-      writeFileSync(path.join(r, 'config.yaml'), `gateway:\n  multiplex_profile_allowlist: [${w}]\n`);
-      const allow = await reapUntilStopped(so);
-      assert.deepEqual(
-        allow.stopped.map((e) => e.id),
-        [so],
-        JSON.stringify(allow),
-      );
-      for (const id of [sd, sw]) {
-        const k = byId(allow.kept, id)!;
-        assert.deepEqual([k.owner?.pid, k.owner?.serves], [gw.innerPid, 'allowlist'], JSON.stringify(k));
-      }
-      assert.equal(await ofx.state(so), 'exited');
-      const st = JSON.parse((await janitor(['status', '--json', '--all-profiles', ...omine])).stdout) as StatusJson;
-      const shown = st.hermesProcesses.processes.find((p) => p.pid === gw.innerPid)!;
-      assert.deepEqual([shown.serves, shown.labels, shown.owns], ['allowlist', ['default', w], 2]);
+        writeFileSync(path.join(r, 'config.yaml'), `gateway:\n  multiplex_profile_allowlist: [${w}]\n`);
+        const allow = await reapUntilStopped(so);
+        assert.deepEqual(
+          allow.stopped.map((e) => e.id),
+          [so],
+          JSON.stringify(allow),
+        );
+        for (const id of [sd, sw]) {
+          const k = byId(allow.kept, id)!;
+          assert.deepEqual([k.owner?.pid, k.owner?.serves], [gw.innerPid, 'allowlist'], JSON.stringify(k));
+        }
+        assert.equal(await ofx.state(so), 'exited');
+        const st = JSON.parse((await janitor(['status', '--json', '--all-profiles', ...omine])).stdout) as StatusJson;
+        const shown = st.hermesProcesses.processes.find((p) => p.pid === gw.innerPid)!;
+        assert.deepEqual([shown.serves, shown.labels, shown.owns], ['allowlist', ['default', w], 2]);
 
-      // The gateway gone: `hermes -p w` alone owns only w.
-      await gw.kill();
-      const named = await start(stand.script, { HERMES_HOME: r }, ['-p', w]);
-      const one = await reapUntilStopped(sd);
-      assert.deepEqual(
-        one.stopped.map((e) => e.id),
-        [sd],
-        JSON.stringify(one),
-      );
-      const kw = byId(one.kept, sw)!;
-      assert.deepEqual([kw.owner?.pid, kw.owner?.serves], [named.innerPid, 'profile'], JSON.stringify(kw));
-      assert.match(kw.owner!.why, new RegExp(`started with --profile ${w}`));
+        // The gateway gone: `hermes -p w` alone owns only w.
+        await gw.kill();
+        const named = await start(stand.script, { HERMES_HOME: r }, ['-p', w]);
+        const one = await reapUntilStopped(sd);
+        assert.deepEqual(
+          one.stopped.map((e) => e.id),
+          [sd],
+          JSON.stringify(one),
+        );
+        const kw = byId(one.kept, sw)!;
+        assert.deepEqual([kw.owner?.pid, kw.owner?.serves], [named.innerPid, 'profile'], JSON.stringify(kw));
+        assert.match(kw.owner!.why, new RegExp(`started with --profile ${w}`));
 
-      // A script under a directory that merely starts with hermes- is not hermes: nothing owns w any more.
-      await named.kill();
-      await start(stand.notHermes, { HERMES_HOME: r }, []);
-      const none = await reapUntilStopped(sw);
-      assert.deepEqual(
-        none.stopped.map((e) => e.id),
-        [sw],
-        JSON.stringify(none),
-      );
-      // No running sandbox is left to prove the janitor's pid namespace the engine's: status says its view may be
-      // partial (exit 1), and lists no hermes process all the same.
-      const table = await runCliAs(null, ['status', '--json', ...omine], env({ DOCKER_HOST: engine!.host }), ns.prefix);
-      assert.ok(table.code === 0 || table.code === 1, `exit ${table.code}: ${table.stderr}`);
-      assert.deepEqual((JSON.parse(table.stdout) as StatusJson).hermesProcesses.processes, []);
-    });
+        // A script under a directory that merely starts with hermes- is not hermes: nothing owns w any more.
+        await named.kill();
+        await start(stand.notHermes, { HERMES_HOME: r }, []);
+        const none = await reapUntilStopped(sw);
+        assert.deepEqual(
+          none.stopped.map((e) => e.id),
+          [sw],
+          JSON.stringify(none),
+        );
+        // No running sandbox is left to prove the janitor's pid namespace the engine's: status says its view may be
+        // partial (exit 1), and lists no hermes process all the same.
+        const table = await runCliAs(null, ['status', '--json', ...omine], env({ DOCKER_HOST: engine!.host }), ns.prefix);
+        assert.ok(table.code === 0 || table.code === 1, `exit ${table.code}: ${table.stderr}`);
+        assert.deepEqual((JSON.parse(table.stdout) as StatusJson).hermesProcesses.processes, []);
+      },
+    );
   });
 
   describe("a routed profile's settings", () => {
-    it("the janitor's own TERMINAL_LIFETIME_SECONDS=30 does not shorten it: finished 300 s ago is kept (threshold 600); status shows both readings", async () => {
-      const p = `${fx.profile}r`;
-      const r = hermesRoot(p);
-      const id = await fx.create({ state: 'exited', profile: p });
-      const asOf = new Date(Date.parse(await fx.finishedAt(id)) + 300_000).toISOString();
-      const e = env({ HERMES_HOME: r, TERMINAL_LIFETIME_SECONDS: '30' });
-      const res = await runCli(['reap', '--json', '--profile', p, ...mine, '--as-of', asOf], { env: e });
-      assert.equal(res.code, 0, res.stderr);
-      const out = JSON.parse(res.stdout) as ReapJson;
-      assert.equal(out.thresholdSeconds, 600);
-      assert.deepEqual(out.removed, []);
-      assert.equal(byId(out.kept, id)?.reason, 'too-recent');
-      const st = JSON.parse((await runCli(['status', '--json', '--profile', p, ...mine], { env: e })).stdout) as StatusJson;
-      const life = st.settings.lifetimeSeconds!;
-      assert.deepEqual([life.value, life.source, life.used], [300, 'default', 'scope']);
-      assert.deepEqual(life.readings, [
-        { reading: 'scope', value: 300, source: 'default' },
-        { reading: 'launch', value: 30, source: 'env TERMINAL_LIFETIME_SECONDS' },
-      ]);
-      const text = await runCli(['status', '--profile', p, ...mine], { env: e });
-      assert.match(text.stdout, /lifetime: 300 s \(default; scope 300 s from default, launch 30 s from env TERMINAL_LIFETIME_SECONDS: acting on scope\)/);
-    });
+    it(
+      "the janitor's own TERMINAL_LIFETIME_SECONDS=30 does not shorten it: finished 300 s ago is kept (threshold 600); " + 'status shows both readings',
+      async () => {
+        const p = `${fx.profile}r`;
+        const r = hermesRoot(p);
+        const id = await fx.create({ state: 'exited', profile: p });
+        const asOf = new Date(Date.parse(await fx.finishedAt(id)) + 300_000).toISOString();
+        const e = env({ HERMES_HOME: r, TERMINAL_LIFETIME_SECONDS: '30' });
+        const res = await runCli(['reap', '--json', '--profile', p, ...mine, '--as-of', asOf], { env: e });
+        assert.equal(res.code, 0, res.stderr);
+        const out = JSON.parse(res.stdout) as ReapJson;
+        assert.equal(out.thresholdSeconds, 600);
+        assert.deepEqual(out.removed, []);
+        assert.equal(byId(out.kept, id)?.reason, 'too-recent');
+        const st = JSON.parse((await runCli(['status', '--json', '--profile', p, ...mine], { env: e })).stdout) as StatusJson;
+        const life = st.settings.lifetimeSeconds!;
+        assert.deepEqual([life.value, life.source, life.used], [300, 'default', 'scope']);
+        assert.deepEqual(life.readings, [
+          { reading: 'scope', value: 300, source: 'default' },
+          { reading: 'launch', value: 30, source: 'env TERMINAL_LIFETIME_SECONDS' },
+        ]);
+        const text = await runCli(['status', '--profile', p, ...mine], { env: e });
+        assert.match(text.stdout, /lifetime: 300 s \(default; scope 300 s from default, launch 30 s from env TERMINAL_LIFETIME_SECONDS: acting on scope\)/);
+      },
+    );
 
     it('a profile whose config.yaml does not parse keeps its sandboxes (nothing removed for it), and says so', async () => {
       const [p, q] = [`${fx.profile}b`, `${fx.profile}g`];
@@ -372,7 +378,8 @@ describe(`hermes as it runs today (${ENGINE_KIND}): owners under the multiplexer
       assert.match(
         text.stdout,
         new RegExp(
-          `${path.join(base, 'checkout').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(checkout\\): 0\\.21\\.3, commit 00067189dfec; found by pid ${s.innerPid}\\n`,
+          `${path.join(base, 'checkout').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(checkout\\): 0\\.21\\.3, ` +
+            `commit 00067189dfec; found by pid ${s.innerPid}\\n`,
         ),
       );
       assert.match(text.stdout, /\(venv\): 0\.99\.0; found by PATH \(.*\): newer than this janitor knows/);

@@ -3,10 +3,12 @@
  * line names hermes; HERMES_HOME points at the first profile's home) in a pid namespace of its own, shared with the
  * janitor's runs and with a Docker engine of its own (a private dockerd started inside it), so other processes of a
  * shared machine do not count, and the janitor sees the engine's processes: its pid namespace is the engine's, proved
- * by the containers' `State.Pid` (a janitor in a pid namespace the engine is not in sees no owner: pid-namespace.test.ts). With a short idle threshold and a long owned one, the second profile's sandbox is stopped, the first kept
- * (`owner-alive`); once the stand-in is SIGKILLed, the first is stopped too. A sandbox the janitor stopped is kept
- * (`stopped-retained`) past the threshold and removed after the retention; one it did not stop is removed as
- * before. A janitor running as another user, which cannot read the stand-in's environment: every profile owned.
+ * by the containers' `State.Pid` (a janitor in a pid namespace the engine is not in sees no owner:
+ * pid-namespace.test.ts). With a short idle threshold and a long owned one, the second profile's sandbox is stopped,
+ * the first kept (`owner-alive`); once the stand-in is SIGKILLed, the first is stopped too. A sandbox the janitor
+ * stopped is kept (`stopped-retained`) past the threshold and removed after the retention; one it did not stop is
+ * removed as before. A janitor running as another user, which cannot read the stand-in's environment: every profile
+ * owned.
  */
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync } from 'node:fs';
@@ -155,39 +157,42 @@ describe('owned and abandoned sandboxes (a Docker engine in the pid namespace, r
     assert.equal(await fx.state(s1), 'exited');
   });
 
-  it('a sandbox the janitor stopped is kept (stopped-retained) past the threshold, removed after the retention; one it did not stop is removed as today', async () => {
-    const [ours, theirs] = await Promise.all([fx.create({ state: 'running', profile: p2 }), fx.create({ state: 'running', profile: p2 })]);
-    await janitor(['list', '--json', ...sel]);
-    await docker(['stop', '-t', '1', theirs]);
-    await sleep(2600);
-    const stop = await reap();
-    const stoppedBy = Date.now();
-    assert.deepEqual(
-      stop.stopped.map((e) => e.id),
-      [ours],
-      JSON.stringify(stop.kept.map((e) => [e.id === ours, e.reason, e.idleReason])),
-    );
-    // An hour later as far as the exited rule goes (--as-of): past 2 x lifetime for both.
-    const asOf = new Date(Date.now() + 3_600_000).toISOString();
-    const retained = await reap(['--as-of', asOf, '--stopped-retention', '1h']);
-    assert.deepEqual(
-      retained.removed.map((e) => e.id),
-      [theirs],
-      JSON.stringify(retained),
-    );
-    assert.equal(byId(retained.kept, ours)?.reason, 'stopped-retained');
-    const listed = JSON.parse((await janitor(['list', '--json', ...sel, '--as-of', asOf, '--stopped-retention', '1h'])).stdout) as { containers: Entry[] };
-    assert.deepEqual([byId(listed.containers, ours)?.verdict, byId(listed.containers, ours)?.reason], ['keep', 'stopped-retained']);
-    // Past the retention (a retention of 1 s, judged by the clock): the runs above may take less than that on a quick
-    // machine, so the stop is first made older than a second.
-    await sleep(Math.max(0, stoppedBy + 1100 - Date.now()));
-    const removed = await reap(['--as-of', asOf, '--stopped-retention', '1s']);
-    assert.deepEqual(
-      removed.removed.map((e) => e.id),
-      [ours],
-      JSON.stringify(removed),
-    );
-  });
+  it(
+    'a sandbox the janitor stopped is kept (stopped-retained) past the threshold, ' + 'removed after the retention; one it did not stop is removed as today',
+    async () => {
+      const [ours, theirs] = await Promise.all([fx.create({ state: 'running', profile: p2 }), fx.create({ state: 'running', profile: p2 })]);
+      await janitor(['list', '--json', ...sel]);
+      await docker(['stop', '-t', '1', theirs]);
+      await sleep(2600);
+      const stop = await reap();
+      const stoppedBy = Date.now();
+      assert.deepEqual(
+        stop.stopped.map((e) => e.id),
+        [ours],
+        JSON.stringify(stop.kept.map((e) => [e.id === ours, e.reason, e.idleReason])),
+      );
+      // An hour later as far as the exited rule goes (--as-of): past 2 x lifetime for both.
+      const asOf = new Date(Date.now() + 3_600_000).toISOString();
+      const retained = await reap(['--as-of', asOf, '--stopped-retention', '1h']);
+      assert.deepEqual(
+        retained.removed.map((e) => e.id),
+        [theirs],
+        JSON.stringify(retained),
+      );
+      assert.equal(byId(retained.kept, ours)?.reason, 'stopped-retained');
+      const listed = JSON.parse((await janitor(['list', '--json', ...sel, '--as-of', asOf, '--stopped-retention', '1h'])).stdout) as { containers: Entry[] };
+      assert.deepEqual([byId(listed.containers, ours)?.verdict, byId(listed.containers, ours)?.reason], ['keep', 'stopped-retained']);
+      // Past the retention (a retention of 1 s, judged by the clock): the runs above may take less than that on a quick
+      // machine, so the stop is first made older than a second.
+      await sleep(Math.max(0, stoppedBy + 1100 - Date.now()));
+      const removed = await reap(['--as-of', asOf, '--stopped-retention', '1s']);
+      assert.deepEqual(
+        removed.removed.map((e) => e.id),
+        [ours],
+        JSON.stringify(removed),
+      );
+    },
+  );
 
   it("the janitor as another user cannot read the gateway's environment: every profile owned, nothing stopped, the reason given", async () => {
     const u = user as { uid: number; gid: number };

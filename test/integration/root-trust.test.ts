@@ -215,14 +215,14 @@ describe("root over another user's hermes home: a file that user can write gives
     const v = victim(['docker/certs.d/ca.crt', 'docker/plugins/p.json', 'docker/keys/k']);
     write(path.join(h, 'config.yaml'), `terminal:\n  sandbox_dir: ${v}\n`);
     theirs(path.join(h, 'config.yaml'));
-    const before = snapshot(v);
+    const victimBefore = snapshot(v);
     const r = await janitor(['reap', '--sandbox-dirs-older-than', '1s', '--label', label, '--json'], { home: h });
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(
       json<{ sandboxDirs: { removed: unknown[]; refused?: Refused[] } }>(r).sandboxDirs.refused?.map((x) => x.reason),
       ['untrusted-root'],
     );
-    assert.equal(snapshot(v), before, 'the victim is untouched');
+    assert.equal(snapshot(v), victimBefore, 'the victim is untouched');
   });
 
   it('behind a symlinked sandboxes/docker (no config at all): a real run removes nothing behind it', async () => {
@@ -231,11 +231,11 @@ describe("root over another user's hermes home: a file that user can write gives
     mkdirSync(path.join(h, 'sandboxes'));
     symlinkSync(v, path.join(h, 'sandboxes', 'docker'));
     theirs(path.join(h, 'sandboxes'));
-    const before = snapshot(v);
+    const victimBefore = snapshot(v);
     const r = await janitor(['reap', '--sandbox-dirs-older-than', '30d', '--label', label], { home: h });
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /sandboxes refused \(untrusted-root\): .*sandboxes\/docker is a symlink/);
-    assert.equal(snapshot(v), before, 'nothing behind the link was removed');
+    assert.equal(snapshot(v), victimBefore, 'nothing behind the link was removed');
     // The user's own task directory in a real sandboxes/docker of theirs still goes.
     rmSync(path.join(h, 'sandboxes', 'docker'));
     const task = path.join(h, 'sandboxes', 'docker', 'task-1', 'workspace');
@@ -319,12 +319,12 @@ describe("root over another user's hermes home: a file that user can write gives
     symlinkSync(outside, path.join(h, 'gateway'));
     theirs(path.join(h, 'janitor'));
     theirs(path.join(h, 'gateway'));
-    const before = snapshot(outside);
+    const outsideBefore = snapshot(outside);
     const r = await janitor(['reap', '--host', ENGINE_HOST, '--label', label, '--images-over', '1TB', '--images-min-age', '0s'], { home: h });
     assert.equal(r.code, 0, r.stderr);
     const g = await janitor(['restart-guard', 'check-and-record'], { home: h });
     assert.equal(g.code, 0, g.stderr);
-    assert.equal(snapshot(outside), before, 'nothing outside replaced or deleted');
+    assert.equal(snapshot(outside), outsideBefore, 'nothing outside replaced or deleted');
     const s = json<StatusJson>(await janitor(['status', '--json', '--label', label], { home: h }));
     assert.ok(
       s.trust.refused.some((x) => x.path === path.join(h, 'gateway') && x.reason === 'symlink'),
@@ -409,41 +409,44 @@ describe("root over another user's hermes home: a file that user can write gives
     );
   });
 
-  it("every directory under their home is held to the rule: a cache/terminal that is a symlink to root's directory is refused; what is there stays (#38)", async () => {
-    const h = home();
-    const roots = path.join(base, `rootcache${n++}`);
-    mkdirSync(roots, { mode: 0o755 });
-    const snap = path.join(roots, `hermes-snap-${hex(6)}.sh`);
-    const job = path.join(roots, `hermes_bg_${hex(3)}.log`);
-    for (const f of [snap, job]) {
-      write(f, 'x\n');
-      old(f);
-    }
-    mkdirSync(path.join(h, 'cache'));
-    symlinkSync(roots, path.join(h, 'cache', 'terminal'));
-    theirs(path.join(h, 'cache'));
-    const r = await janitor(['reap', '--label', label, '--json'], { home: h });
-    assert.equal(r.code, 0, r.stderr);
-    const rep = json<{
-      shellSnapshots: { tempDirs: Array<{ dir: string; reason?: string; problem: string | null }> };
-      sessionFiles: { tempDirs: Array<{ dir: string; reason?: string }>; removed: unknown[] };
-    }>(r);
-    const cache = path.join(h, 'cache', 'terminal');
-    assert.deepEqual(
-      rep.shellSnapshots.tempDirs.filter((d) => d.reason).map((d) => [d.dir, d.reason]),
-      [[cache, 'untrusted-root']],
-    );
-    assert.match(rep.shellSnapshots.tempDirs.find((d) => d.dir === cache)!.problem ?? '', /is a symlink/);
-    assert.deepEqual(
-      rep.sessionFiles.tempDirs.filter((d) => d.reason).map((d) => [d.dir, d.reason]),
-      [[cache, 'untrusted-root']],
-    );
-    assert.ok(existsSync(snap) && existsSync(job));
-    // Said once, though both session passes refused it.
-    assert.equal(r.stderr.split('\n').filter((l) => l.includes('refused (untrusted-root)')).length, 0, 'JSON: no warning line on stderr');
-    const text = await janitor(['reap', '--label', label], { home: h });
-    assert.equal(text.stderr.split('\n').filter((l) => l.includes(`${cache} refused (untrusted-root)`)).length, 1, text.stderr);
-  });
+  it(
+    "every directory under their home is held to the rule: a cache/terminal that is a symlink to root's directory is refused; " + 'what is there stays (#38)',
+    async () => {
+      const h = home();
+      const roots = path.join(base, `rootcache${n++}`);
+      mkdirSync(roots, { mode: 0o755 });
+      const snap = path.join(roots, `hermes-snap-${hex(6)}.sh`);
+      const job = path.join(roots, `hermes_bg_${hex(3)}.log`);
+      for (const f of [snap, job]) {
+        write(f, 'x\n');
+        old(f);
+      }
+      mkdirSync(path.join(h, 'cache'));
+      symlinkSync(roots, path.join(h, 'cache', 'terminal'));
+      theirs(path.join(h, 'cache'));
+      const r = await janitor(['reap', '--label', label, '--json'], { home: h });
+      assert.equal(r.code, 0, r.stderr);
+      const rep = json<{
+        shellSnapshots: { tempDirs: Array<{ dir: string; reason?: string; problem: string | null }> };
+        sessionFiles: { tempDirs: Array<{ dir: string; reason?: string }>; removed: unknown[] };
+      }>(r);
+      const cache = path.join(h, 'cache', 'terminal');
+      assert.deepEqual(
+        rep.shellSnapshots.tempDirs.filter((d) => d.reason).map((d) => [d.dir, d.reason]),
+        [[cache, 'untrusted-root']],
+      );
+      assert.match(rep.shellSnapshots.tempDirs.find((d) => d.dir === cache)!.problem ?? '', /is a symlink/);
+      assert.deepEqual(
+        rep.sessionFiles.tempDirs.filter((d) => d.reason).map((d) => [d.dir, d.reason]),
+        [[cache, 'untrusted-root']],
+      );
+      assert.ok(existsSync(snap) && existsSync(job));
+      // Said once, though both session passes refused it.
+      assert.equal(r.stderr.split('\n').filter((l) => l.includes('refused (untrusted-root)')).length, 0, 'JSON: no warning line on stderr');
+      const text = await janitor(['reap', '--label', label], { home: h });
+      assert.equal(text.stderr.split('\n').filter((l) => l.includes(`${cache} refused (untrusted-root)`)).length, 1, text.stderr);
+    },
+  );
 
   it('planted plans: --plan-out replaces what was planted (never writes through it); a plan that is not root-only is refused', async () => {
     const h = home();

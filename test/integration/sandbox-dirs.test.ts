@@ -123,56 +123,63 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
     });
   }
 
-  it('four task directories (running sandbox, exited container of another label, changed a minute ago, old): status sizes them as du -sxB1; the pass removes only the old unused one', async () => {
-    const h = home();
-    const running = makeTaskDir(h.root.root, 'agent:main:telegram:42');
-    const exited = makeTaskDir(h.root.root, 'cron_nightly-report');
-    const recent = makeTaskDir(h.root.root, 'subagent-7');
-    const old = makeTaskDir(h.root.root, 'old-task', 200);
-    const sandbox = await fx.create({ state: 'running', args: ['-v', `${running.home}:/root`, '-v', `${running.workspace}:/workspace`] });
-    await fx.create({ state: 'exited', agent: null, profile: null, labels: { 'com.example.other': '1' }, args: ['-v', `${exited.workspace}:/workspace`] });
-    for (const t of [running, exited, recent]) ageTree(t.dir, daysAgo(40));
-    ageTree(old.dir, daysAgo(41));
-    const aMinuteAgo = new Date(Date.now() - 60_000);
-    utimesSync(path.join(recent.workspace, 'repo', 'src', 'main.py'), aMinuteAgo, aMinuteAgo);
+  it(
+    'four task directories (running sandbox, exited container of another label, changed a minute ago, old): status sizes them as du -sxB1; ' +
+      'the pass removes only the old unused one',
+    async () => {
+      const h = home();
+      const running = makeTaskDir(h.root.root, 'agent:main:telegram:42');
+      const exited = makeTaskDir(h.root.root, 'cron_nightly-report');
+      const recent = makeTaskDir(h.root.root, 'subagent-7');
+      const old = makeTaskDir(h.root.root, 'old-task', 200);
+      const sandbox = await fx.create({ state: 'running', args: ['-v', `${running.home}:/root`, '-v', `${running.workspace}:/workspace`] });
+      await fx.create({ state: 'exited', agent: null, profile: null, labels: { 'com.example.other': '1' }, args: ['-v', `${exited.workspace}:/workspace`] });
+      for (const t of [running, exited, recent]) ageTree(t.dir, daysAgo(40));
+      ageTree(old.dir, daysAgo(41));
+      const aMinuteAgo = new Date(Date.now() - 60_000);
+      utimesSync(path.join(recent.workspace, 'repo', 'src', 'main.py'), aMinuteAgo, aMinuteAgo);
 
-    const s = await status(h);
-    assert.deepEqual(s.sandboxDirs, {
-      root: h.root.root,
-      count: 4,
-      bytes: du([running.dir, exited.dir, recent.dir, old.dir]),
-      unused: 2,
-      unusedBytes: du([recent.dir, old.dir]),
-      oldestUnusedChange: s.sandboxDirs.oldestUnusedChange,
-    });
-    assert.ok(Math.abs(Date.parse(s.sandboxDirs.oldestUnusedChange!) - daysAgo(41).getTime()) < 5_000, s.sandboxDirs.oldestUnusedChange!);
-    assert.equal(s.sandboxDirsDetail.used, 2);
-    const text = await runCli(['status'], { env: h.env });
-    assert.match(
-      text.stdout,
-      /\nSandboxes \(.*\/hermes\/sandboxes\)\n {2}4 task directories, [\d.]+ KiB on disk\n {2}used by no container: 2 \([\d.]+ KiB\); the oldest last changed 41 days ago\n/,
-    );
+      const s = await status(h);
+      assert.deepEqual(s.sandboxDirs, {
+        root: h.root.root,
+        count: 4,
+        bytes: du([running.dir, exited.dir, recent.dir, old.dir]),
+        unused: 2,
+        unusedBytes: du([recent.dir, old.dir]),
+        oldestUnusedChange: s.sandboxDirs.oldestUnusedChange,
+      });
+      assert.ok(Math.abs(Date.parse(s.sandboxDirs.oldestUnusedChange!) - daysAgo(41).getTime()) < 5_000, s.sandboxDirs.oldestUnusedChange!);
+      assert.equal(s.sandboxDirsDetail.used, 2);
+      const text = await runCli(['status'], { env: h.env });
+      assert.match(
+        text.stdout,
+        new RegExp(
+          /\nSandboxes \(.*\/hermes\/sandboxes\)\n {2}4 task directories, [\d.]+ KiB on disk/.source +
+            /\n {2}used by no container: 2 \([\d.]+ KiB\); the oldest last changed 41 days ago\n/.source,
+        ),
+      );
 
-    const res = await pass(h.root);
-    assert.deepEqual(
-      res.removed.map((r) => r.path),
-      [old.dir],
-    );
-    assert.equal(res.removed[0]!.bytes, s.sandboxDirs.unusedBytes! - du([recent.dir]));
-    const kept = Object.fromEntries(res.kept.map((k) => [k.path, k]));
-    assert.equal(kept[running.dir]?.reason, 'in-use');
-    assert.match(kept[running.dir]!.detail, /\(running\)/);
-    assert.equal(kept[exited.dir]?.reason, 'in-use');
-    assert.match(kept[exited.dir]!.detail, /\(exited\)/);
-    assert.equal(kept[recent.dir]?.reason, 'changed-recently');
-    assert.deepEqual(res.failed, []);
-    assert.deepEqual(readdirSync(path.join(h.root.root, 'docker')).sort(), [running.dir, exited.dir, recent.dir].map((d) => path.basename(d)).sort());
-    assert.equal(readFileSync(path.join(running.home, '.bash_history'), 'utf8'), 'ls\n');
-    assert.ok(sandbox);
-    const after = await status(h);
-    assert.equal(after.sandboxDirs.count, 3);
-    assert.equal(after.sandboxDirs.unused, 1);
-  });
+      const res = await pass(h.root);
+      assert.deepEqual(
+        res.removed.map((r) => r.path),
+        [old.dir],
+      );
+      assert.equal(res.removed[0]!.bytes, s.sandboxDirs.unusedBytes! - du([recent.dir]));
+      const kept = Object.fromEntries(res.kept.map((k) => [k.path, k]));
+      assert.equal(kept[running.dir]?.reason, 'in-use');
+      assert.match(kept[running.dir]!.detail, /\(running\)/);
+      assert.equal(kept[exited.dir]?.reason, 'in-use');
+      assert.match(kept[exited.dir]!.detail, /\(exited\)/);
+      assert.equal(kept[recent.dir]?.reason, 'changed-recently');
+      assert.deepEqual(res.failed, []);
+      assert.deepEqual(readdirSync(path.join(h.root.root, 'docker')).sort(), [running.dir, exited.dir, recent.dir].map((d) => path.basename(d)).sort());
+      assert.equal(readFileSync(path.join(running.home, '.bash_history'), 'utf8'), 'ls\n');
+      assert.ok(sandbox);
+      const afterPass = await status(h);
+      assert.equal(afterPass.sandboxDirs.count, 3);
+      assert.equal(afterPass.sandboxDirs.unused, 1);
+    },
+  );
 
   it('a symlink inside pointing at a file outside is removed as a link: the file survives', async () => {
     const h = home();
@@ -245,7 +252,7 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
     execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, h.root.root]);
     for (const p of [build, path.join(build, 'out.o'), sshDir, path.join(sshDir, 'id_ed25519')]) chownSync(p, 0, 0);
     ageTree(h.root.root, daysAgo(3));
-    const before = execFileSync('find', [h.root.root], { encoding: 'utf8' });
+    const treeBefore = execFileSync('find', [h.root.root], { encoding: 'utf8' });
     // nobody cannot open the shared engine's socket: an engine simulator it can reach, with no container, answers
     // for "every engine answered, none uses it", so that the permissions are what decides.
     const sim = await EngineSimulator.start();
@@ -264,13 +271,14 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
     );
     assert.equal(
       res.failed[0]!.error,
-      `cannot remove ${built.dir}: ${build}/out.o: permission denied (${build} belongs to uid 0; this run is uid ${NOBODY}): run it as root, or as the owner; nothing was removed`,
+      `cannot remove ${built.dir}: ${build}/out.o: permission denied (${build} belongs to uid 0; this run is uid ${NOBODY}): ` +
+        `run it as root, or as the owner; nothing was removed`,
     );
     assert.match(
       res.failed[1]!.error,
       new RegExp(`^cannot remove ${ssh.dir}: ${sshDir}: cannot be read \\(EACCES\\).*run it as root, or as the owner; nothing was removed$`),
     );
-    assert.equal(execFileSync('find', [h.root.root], { encoding: 'utf8' }), before, 'every file still there');
+    assert.equal(execFileSync('find', [h.root.root], { encoding: 'utf8' }), treeBefore, 'every file still there');
     // As root, the same directories go.
     const asRoot = await runPass({ roots: [h.root], olderThanMs: TEN_MIN, hosts: [{ host: sim.host, socketPath: sim.socketPath! }] });
     assert.deepEqual(
@@ -298,7 +306,10 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
     assert.equal(res.failed[0]!.partial, true);
     assert.match(
       res.failed[0]!.error,
-      /^cannot remove .*immutable-inside: .*\/zz\/pinned: operation not permitted \(EPERM\) .*chattr -i .*PARTLY REMOVED, what is left is at .*\/docker\/\.hermes-janitor-removing\.[0-9a-f]{8}\.immutable-inside$/,
+      new RegExp(
+        /^cannot remove .*immutable-inside: .*\/zz\/pinned: operation not permitted \(EPERM\)/.source +
+          / .*chattr -i .*PARTLY REMOVED, what is left is at .*\/docker\/\.hermes-janitor-removing\.[0-9a-f]{8}\.immutable-inside$/.source,
+      ),
     );
     const left = readdirSync(path.join(h.root.root, 'docker'));
     assert.equal(left.length, 1);
@@ -543,75 +554,86 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
       }
     });
 
-    it('--timeout also bounds the pass: cut short (an engine slow to say which containers mount what), the run timed out: exit 3, nothing removed', async () => {
-      const h = home();
-      const dirs = ['old-a', 'old-b'].map((id) => makeTaskDir(h.root.root, id).dir);
-      ageTree(h.root.root, daysAgo(40));
-      // The sweep's (filtered) list is answered; the pass's list of every container never is.
-      const sim = await EngineSimulator.start({ faults: { hangUnfilteredList: true } });
-      cleanups.push(() => void sim.close());
-      const args = ['reap', '--host', sim.host, '--label', `hj-none-${fx.profile}=1`, '--sandbox-dirs-older-than', '30d', '--timeout', '2s'];
-      const res = await runCli([...args, '--json'], { env: { HERMES_HOME: h.dir } });
-      assert.equal(res.code, 3, res.stderr);
-      const doc = JSON.parse(res.stdout) as ReapJson & { timedOut: boolean };
-      assert.equal(doc.timedOut, true);
-      assert.deepEqual(doc.sandboxDirs!.removed, []);
-      assert.deepEqual(
-        doc.sandboxDirs!.kept.map((k) => [k.path, k.reason]),
-        dirs.map((d) => [d, 'cut-short']),
-      );
-      const text = await runCli(args, { env: { HERMES_HOME: h.dir } });
-      assert.equal(text.code, 3, text.stderr);
-      assert.match(text.stderr, /^hermes-janitor: timed out after --timeout 2s; stopped early$/m);
-      for (const d of dirs) assert.ok(existsSync(d), d);
-    });
+    it(
+      '--timeout also bounds the pass: cut short (an engine slow to say which containers mount what), ' + 'the run timed out: exit 3, nothing removed',
+      async () => {
+        const h = home();
+        const dirs = ['old-a', 'old-b'].map((id) => makeTaskDir(h.root.root, id).dir);
+        ageTree(h.root.root, daysAgo(40));
+        // The sweep's (filtered) list is answered; the pass's list of every container never is.
+        const sim = await EngineSimulator.start({ faults: { hangUnfilteredList: true } });
+        cleanups.push(() => void sim.close());
+        const args = ['reap', '--host', sim.host, '--label', `hj-none-${fx.profile}=1`, '--sandbox-dirs-older-than', '30d', '--timeout', '2s'];
+        const res = await runCli([...args, '--json'], { env: { HERMES_HOME: h.dir } });
+        assert.equal(res.code, 3, res.stderr);
+        const doc = JSON.parse(res.stdout) as ReapJson & { timedOut: boolean };
+        assert.equal(doc.timedOut, true);
+        assert.deepEqual(doc.sandboxDirs!.removed, []);
+        assert.deepEqual(
+          doc.sandboxDirs!.kept.map((k) => [k.path, k.reason]),
+          dirs.map((d) => [d, 'cut-short']),
+        );
+        const text = await runCli(args, { env: { HERMES_HOME: h.dir } });
+        assert.equal(text.code, 3, text.stderr);
+        assert.match(text.stderr, /^hermes-janitor: timed out after --timeout 2s; stopped early$/m);
+        for (const d of dirs) assert.ok(existsSync(d), d);
+      },
+    );
 
-    it('as an unprivileged user: root-owned files make a failure (one line: the directory, the first file refused, the fix), an immutable file a half-removed one; the rest are removed; exit 1', async (t) => {
-      if (unmet(t, process.getuid?.() !== 0 || !hasSetpriv() ? 'needs root, setpriv and chattr' : false)) return;
-      const h = home();
-      const plain = makeTaskDir(h.root.root, 'plain-old');
-      const built = makeTaskDir(h.root.root, 'root-built');
-      const build = path.join(built.workspace, 'build');
-      mkdirSync(build);
-      writeFileSync(path.join(build, 'out.o'), 'x');
-      const pinned = makeTaskDir(h.root.root, 'pinned');
-      const zz = path.join(pinned.workspace, 'zz');
-      mkdirSync(zz);
-      // Its siblings are removed before the immutable file refuses (entries of a directory are removed together).
-      for (const f of ['a', 'b', 'c', 'pinned']) writeFileSync(path.join(zz, f), f);
-      // The home and its task directories are the user's (here nobody); a container running as root wrote build/.
-      execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, h.dir]);
-      for (const p of [build, path.join(build, 'out.o')]) chownSync(p, 0, 0);
-      ageTree(h.root.root, daysAgo(3));
-      execFileSync('chattr', ['+i', path.join(zz, 'pinned')]);
-      cleanups.push(() => execFileSync('chattr', ['-R', '-i', h.root.root]));
-      const sim = await EngineSimulator.start();
-      cleanups.push(() => void sim.close());
-      chmodSync(sim.socketPath!, 0o666);
-      const res = await runCli(['reap', '--host', sim.host, '--label', `hj-none-${fx.profile}=1`, '--sandbox-dirs-older-than', '1d'], {
-        env: { HERMES_HOME: h.dir },
-        unprivileged: true,
-      });
-      assert.equal(res.code, 1, res.stderr);
-      const docker = path.join(h.root.root, 'docker');
-      const left = readdirSync(docker).sort();
-      assert.deepEqual(
-        left.map((n) => n.replace(/^\.hermes-janitor-removing\.[0-9a-f]{8}\./, '.claimed.')),
-        ['.claimed.pinned', 'root-built'],
-      );
-      // The refused file is named where it now is: under the name the directory was claimed with.
-      const claimedZz = path.join(docker, left[0]!, 'workspace', 'zz');
-      assert.deepEqual(res.stderr.split('\n'), [
-        `hermes-janitor: cannot remove ${pinned.dir}: ${claimedZz}/pinned: operation not permitted (EPERM) (${claimedZz} belongs to uid ${NOBODY}; this run is uid ${NOBODY}): ` +
-          `it is immutable or append-only (lsattr shows it): chattr -i (or -a) it as root, then run again; PARTLY REMOVED, what is left is at ${path.join(docker, left[0]!)}`,
-        `hermes-janitor: cannot remove ${built.dir}: ${build}/out.o: permission denied (${build} belongs to uid 0; this run is uid ${NOBODY}): run it as root, or as the owner; nothing was removed`,
-        '',
-      ]);
-      assert.match(res.stdout, new RegExp(`^removed sandbox dir ${plain.dir} \\([\\d.]+ KiB, unchanged 3 days\\)$`, 'm'));
-      assert.doesNotMatch(res.stdout, /removed sandbox dir .*(pinned|root-built)/, 'a failure is never reported as removed');
-      assert.match(res.stdout, /; sandbox dirs: removed 1 \([\d.]+ KiB\), kept 0, failed 2 \(/);
-      assert.ok(existsSync(path.join(build, 'out.o')));
-    });
+    it(
+      'as an unprivileged user: root-owned files make a failure (one line: the directory, the first file refused, the fix), ' +
+        'an immutable file a half-removed one; ' +
+        'the rest are removed; exit 1',
+      async (t) => {
+        if (unmet(t, process.getuid?.() !== 0 || !hasSetpriv() ? 'needs root, setpriv and chattr' : false)) return;
+        const h = home();
+        const plain = makeTaskDir(h.root.root, 'plain-old');
+        const built = makeTaskDir(h.root.root, 'root-built');
+        const build = path.join(built.workspace, 'build');
+        mkdirSync(build);
+        writeFileSync(path.join(build, 'out.o'), 'x');
+        const pinned = makeTaskDir(h.root.root, 'pinned');
+        const zz = path.join(pinned.workspace, 'zz');
+        mkdirSync(zz);
+        // Its siblings are removed before the immutable file refuses (entries of a directory are removed together).
+        for (const f of ['a', 'b', 'c', 'pinned']) writeFileSync(path.join(zz, f), f);
+        // The home and its task directories are the user's (here nobody); a container running as root wrote build/.
+        execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, h.dir]);
+        for (const p of [build, path.join(build, 'out.o')]) chownSync(p, 0, 0);
+        ageTree(h.root.root, daysAgo(3));
+        execFileSync('chattr', ['+i', path.join(zz, 'pinned')]);
+        cleanups.push(() => execFileSync('chattr', ['-R', '-i', h.root.root]));
+        const sim = await EngineSimulator.start();
+        cleanups.push(() => void sim.close());
+        chmodSync(sim.socketPath!, 0o666);
+        const res = await runCli(['reap', '--host', sim.host, '--label', `hj-none-${fx.profile}=1`, '--sandbox-dirs-older-than', '1d'], {
+          env: { HERMES_HOME: h.dir },
+          unprivileged: true,
+        });
+        assert.equal(res.code, 1, res.stderr);
+        const docker = path.join(h.root.root, 'docker');
+        const left = readdirSync(docker).sort();
+        assert.deepEqual(
+          left.map((n) => n.replace(/^\.hermes-janitor-removing\.[0-9a-f]{8}\./, '.claimed.')),
+          ['.claimed.pinned', 'root-built'],
+        );
+        // The refused file is named where it now is: under the name the directory was claimed with.
+        const claimedZz = path.join(docker, left[0]!, 'workspace', 'zz');
+        assert.deepEqual(res.stderr.split('\n'), [
+          `hermes-janitor: cannot remove ${pinned.dir}: ${claimedZz}/pinned: operation not permitted (EPERM) ` +
+            `(${claimedZz} belongs to uid ${NOBODY}; this run is uid ${NOBODY}): ` +
+            `it is immutable or append-only (lsattr shows it): chattr -i (or -a) it as root, then run again; ` +
+            `PARTLY REMOVED, what is left is at ${path.join(docker, left[0]!)}`,
+          `hermes-janitor: cannot remove ${built.dir}: ${build}/out.o: permission denied (${build} belongs to uid 0; this run is uid ${NOBODY}): ` +
+            `run it as root, or as the owner; nothing was removed`,
+          '',
+        ]);
+        assert.match(res.stdout, new RegExp(`^removed sandbox dir ${plain.dir} \\([\\d.]+ KiB, unchanged 3 days\\)$`, 'm'));
+        assert.doesNotMatch(res.stdout, /removed sandbox dir .*(pinned|root-built)/, 'a failure is never reported as removed');
+        assert.match(res.stdout, /; sandbox dirs: removed 1 \([\d.]+ KiB\), kept 0, failed 2 \(/);
+        assert.ok(existsSync(path.join(build, 'out.o')));
+      },
+    );
 
     it('two reaps at once, of two homes sharing one TERMINAL_SANDBOX_DIR (their reap locks differ): each directory is removed once', async () => {
       const h = home();

@@ -84,41 +84,45 @@ describe('session files in every place hermes puts them', () => {
     return { snap, files, other, job, live, box, sock };
   }
 
-  it('no hermes alive: one default reap removes the snapshots in cache/terminal and terminal.temp_dir, the job, the sandbox and the socket; the live job stays', async () => {
-    const f = fixture();
-    const metrics = path.join(t.dir, 'm.prom');
-    const r = await runCli(['reap', ...args, '--metrics-file', metrics], { env });
-    assert.ok(r.code === 0 || r.code === 3, r.stderr);
-    const rep = JSON.parse(r.stdout) as Report;
-    assert.deepEqual(
-      rep.shellSnapshots.removed.map((x) => [x.path, [...x.files!].sort()]).sort(),
-      [
-        [f.snap, [...f.files].sort()],
-        [f.other, [f.other]],
-      ].sort(),
-    );
-    assert.deepEqual(rep.sessionFiles.removed.map((x) => [x.kind, x.path]).sort(), [
-      ['background-job', f.job],
-      ['code-sandbox', f.box],
-      ['rpc-socket', f.sock],
-    ]);
-    assert.deepEqual(
-      rep.sessionFiles.kept.map((x) => [x.kind, x.path, x.reason]),
-      [['background-job', f.live, 'changed-recently']],
-    );
-    for (const gone of [...f.files, f.other, `${f.job}.log`, `${f.job}.pid`, `${f.job}.exit`, f.box, f.sock]) assert.equal(existsSync(gone), false, gone);
-    for (const s of ['log', 'pid', 'exit']) assert.ok(existsSync(`${f.live}.${s}`), `the live job's .${s}`);
-    // Every directory, each with the hermes reading that puts files there.
-    const dirs = new Map(rep.shellSnapshots.tempDirs.map((d) => [d.dir, d]));
-    assert.equal(dirs.get(tempDirSetting)?.from, 'TERMINAL_TEMP_DIR');
-    assert.match(dirs.get(tempDirSetting)!.readings.join('\n'), /terminal\.temp_dir: get_temp_dir first/);
-    assert.equal(dirs.get(cache)?.from, 'cache/terminal');
-    assert.ok(dirs.has(path.join(home, 'cache', 'scratch')));
-    const prom = readFileSync(metrics, 'utf8');
-    assert.match(prom, new RegExp(`hermes_janitor_shell_snapshots\\{temp_dir="${cache}",state="found"\\} 1`));
-    assert.match(prom, new RegExp(`hermes_janitor_session_files\\{temp_dir="${tempDirSetting}",kind="code-sandbox",state="abandoned"\\} 1`));
-    assert.match(prom, new RegExp(`hermes_janitor_session_files\\{temp_dir="${cache}",kind="background-job",state="found"\\} 2`));
-  });
+  it(
+    'no hermes alive: one default reap removes the snapshots in cache/terminal and terminal.temp_dir, ' +
+      'the job, the sandbox and the socket; the live job stays',
+    async () => {
+      const f = fixture();
+      const metrics = path.join(t.dir, 'm.prom');
+      const r = await runCli(['reap', ...args, '--metrics-file', metrics], { env });
+      assert.ok(r.code === 0 || r.code === 3, r.stderr);
+      const rep = JSON.parse(r.stdout) as Report;
+      assert.deepEqual(
+        rep.shellSnapshots.removed.map((x) => [x.path, [...x.files!].sort()]).sort(),
+        [
+          [f.snap, [...f.files].sort()],
+          [f.other, [f.other]],
+        ].sort(),
+      );
+      assert.deepEqual(rep.sessionFiles.removed.map((x) => [x.kind, x.path]).sort(), [
+        ['background-job', f.job],
+        ['code-sandbox', f.box],
+        ['rpc-socket', f.sock],
+      ]);
+      assert.deepEqual(
+        rep.sessionFiles.kept.map((x) => [x.kind, x.path, x.reason]),
+        [['background-job', f.live, 'changed-recently']],
+      );
+      for (const gone of [...f.files, f.other, `${f.job}.log`, `${f.job}.pid`, `${f.job}.exit`, f.box, f.sock]) assert.equal(existsSync(gone), false, gone);
+      for (const s of ['log', 'pid', 'exit']) assert.ok(existsSync(`${f.live}.${s}`), `the live job's .${s}`);
+      // Every directory, each with the hermes reading that puts files there.
+      const dirs = new Map(rep.shellSnapshots.tempDirs.map((d) => [d.dir, d]));
+      assert.equal(dirs.get(tempDirSetting)?.from, 'TERMINAL_TEMP_DIR');
+      assert.match(dirs.get(tempDirSetting)!.readings.join('\n'), /terminal\.temp_dir: get_temp_dir first/);
+      assert.equal(dirs.get(cache)?.from, 'cache/terminal');
+      assert.ok(dirs.has(path.join(home, 'cache', 'scratch')));
+      const prom = readFileSync(metrics, 'utf8');
+      assert.match(prom, new RegExp(`hermes_janitor_shell_snapshots\\{temp_dir="${cache}",state="found"\\} 1`));
+      assert.match(prom, new RegExp(`hermes_janitor_session_files\\{temp_dir="${tempDirSetting}",kind="code-sandbox",state="abandoned"\\} 1`));
+      assert.match(prom, new RegExp(`hermes_janitor_session_files\\{temp_dir="${cache}",kind="background-job",state="found"\\} 2`));
+    },
+  );
 
   it('text: each removal on a line of its own, with its directory', async () => {
     const f = fixture();

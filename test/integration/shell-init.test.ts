@@ -51,12 +51,12 @@ describe('shell-init', () => {
   }
 
   it('--profile and --home, before or after shell-init, are in the reap it runs', async () => {
-    const before = await runCli(['--profile', 'work', 'shell-init', 'bash'], { env });
-    assert.equal(before.code, 0, before.stderr);
-    assert.match(before.stdout, /hermes-janitor reap --profile work --once-per 1h --background --fail-open --quiet/);
+    const beforeIt = await runCli(['--profile', 'work', 'shell-init', 'bash'], { env });
+    assert.equal(beforeIt.code, 0, beforeIt.stderr);
+    assert.match(beforeIt.stdout, /hermes-janitor reap --profile work --once-per 1h --background --fail-open --quiet/);
     const afterIt = await runCli(['shell-init', 'zsh', '--home', '/srv/my hermes', '--every', '30m'], { env });
     assert.match(afterIt.stdout, /hermes-janitor reap --home '\/srv\/my hermes' --once-per 30m --background --fail-open --quiet/);
-    assert.equal(spawnSync('bash', ['-n'], { input: before.stdout }).status, 0, 'valid bash');
+    assert.equal(spawnSync('bash', ['-n'], { input: beforeIt.stdout }).status, 0, 'valid bash');
     if (has('zsh')) assert.equal(spawnSync('zsh', ['-n'], { input: afterIt.stdout }).status, 0, 'valid zsh');
   });
 

@@ -145,42 +145,49 @@ describe('shell snapshots (real processes, a second user)', { skip: skipUnless(u
     assert.match(text.stdout, /Shell snapshots \(.*, from TMPDIR\)\n {2}hermes puts files here: profile .*: TMPDIR: .*\n {2}1 snapshot, 0 abandoned/);
   });
 
-  it('a symlink named like a snapshot is not followed (its target survives); near-miss names are untouched; --keep-shell-snapshots and --dry-run remove nothing', async () => {
-    const dir = tmp();
-    const outside = home(null);
-    const target = path.join(outside, 'precious.txt');
-    writeFileSync(target, 'keep');
-    old(target, 7_200_000);
-    const link = path.join(dir, `hermes-snap-${hex()}.sh`);
-    symlinkSync(target, link);
-    const near = ['hermes-snap-0123456789AB.sh', `hermes-snap-${hex()}.sh.bak`, `hermes-snap-${hex()}0.sh`, `hermes-cwd-${hex()}.txt.old`].map((n) =>
-      path.join(dir, n),
-    );
-    const real = path.join(dir, `hermes-snap-${hex()}.sh`);
-    for (const f of [...near, real]) {
-      writeFileSync(f, `declare -x OPENAI_API_KEY="${SECRET}"\n`, { mode: 0o600 });
-      chownSync(f, u.uid, u.gid);
-      old(f, 365 * 86_400_000);
-    }
-    const jenv = { HOME: home(null), TMPDIR: dir };
-    const kept = await janitor(null, ['reap', '--json', '--keep-shell-snapshots', '--label', label], jenv);
-    assert.equal(kept.code, 0, kept.stderr);
-    assert.equal((JSON.parse(kept.stdout) as SnapReport).shellSnapshots, undefined);
-    const dry = await janitor(null, ['reap', '--dry-run', '--label', label], jenv);
-    assert.match(dry.stdout, new RegExp(`Would remove shell snapshot ${real.replace(/[.]/g, '\\.')} \\(uid ${u.uid}, unchanged .*, 1 secret-looking name\\)`));
-    assert.ok(existsSync(real));
-    const r = await janitor(null, ['reap', '--json', '--label', label], jenv);
-    assert.equal(r.code, 0, r.stderr);
-    const rep = JSON.parse(r.stdout) as SnapReport;
-    assert.deepEqual(
-      rep.shellSnapshots!.removed.map((x) => x.path),
-      [real],
-    );
-    assert.equal(rep.shellSnapshots!.kept.find((k) => k.path === link)?.reason, 'not-regular');
-    assert.equal(readFileSync(target, 'utf8'), 'keep');
-    for (const f of near) assert.ok(existsSync(f), f);
-    assert.ok(statSync(link, { throwIfNoEntry: false }) !== undefined);
-  });
+  it(
+    'a symlink named like a snapshot is not followed (its target survives); near-miss names are untouched; ' +
+      '--keep-shell-snapshots and --dry-run remove nothing',
+    async () => {
+      const dir = tmp();
+      const outside = home(null);
+      const target = path.join(outside, 'precious.txt');
+      writeFileSync(target, 'keep');
+      old(target, 7_200_000);
+      const link = path.join(dir, `hermes-snap-${hex()}.sh`);
+      symlinkSync(target, link);
+      const near = ['hermes-snap-0123456789AB.sh', `hermes-snap-${hex()}.sh.bak`, `hermes-snap-${hex()}0.sh`, `hermes-cwd-${hex()}.txt.old`].map((n) =>
+        path.join(dir, n),
+      );
+      const real = path.join(dir, `hermes-snap-${hex()}.sh`);
+      for (const f of [...near, real]) {
+        writeFileSync(f, `declare -x OPENAI_API_KEY="${SECRET}"\n`, { mode: 0o600 });
+        chownSync(f, u.uid, u.gid);
+        old(f, 365 * 86_400_000);
+      }
+      const jenv = { HOME: home(null), TMPDIR: dir };
+      const kept = await janitor(null, ['reap', '--json', '--keep-shell-snapshots', '--label', label], jenv);
+      assert.equal(kept.code, 0, kept.stderr);
+      assert.equal((JSON.parse(kept.stdout) as SnapReport).shellSnapshots, undefined);
+      const dry = await janitor(null, ['reap', '--dry-run', '--label', label], jenv);
+      assert.match(
+        dry.stdout,
+        new RegExp(`Would remove shell snapshot ${real.replace(/[.]/g, '\\.')} \\(uid ${u.uid}, unchanged .*, 1 secret-looking name\\)`),
+      );
+      assert.ok(existsSync(real));
+      const r = await janitor(null, ['reap', '--json', '--label', label], jenv);
+      assert.equal(r.code, 0, r.stderr);
+      const rep = JSON.parse(r.stdout) as SnapReport;
+      assert.deepEqual(
+        rep.shellSnapshots!.removed.map((x) => x.path),
+        [real],
+      );
+      assert.equal(rep.shellSnapshots!.kept.find((k) => k.path === link)?.reason, 'not-regular');
+      assert.equal(readFileSync(target, 'utf8'), 'keep');
+      for (const f of near) assert.ok(existsSync(f), f);
+      assert.ok(statSync(link, { throwIfNoEntry: false }) !== undefined);
+    },
+  );
 
   it("run as that user: another user's snapshot is kept and counted, its own abandoned one removed", async () => {
     const dir = tmp();
@@ -210,31 +217,34 @@ describe('shell snapshots (real processes, a second user)', { skip: skipUnless(u
     assert.equal(existsSync(mine), false);
   });
 
-  it('a host with no engine at all: the pass runs, "no container engine found" said once, exit 0; an engine named but not answering: the pass runs, exit 3', async () => {
-    const dir = tmp();
-    const file = path.join(dir, `hermes-snap-${hex()}.sh`);
-    writeFileSync(file, `declare -x OPENAI_API_KEY="${SECRET}"\n`, { mode: 0o600 });
-    chownSync(file, u.uid, u.gid);
-    old(file, 365 * 86_400_000);
-    const run = tempDir('hj-owners-run-');
-    cleanups.push(run.cleanup);
-    const h = home(null);
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: h, XDG_RUNTIME_DIR: run.dir, TMPDIR: dir };
-    const status = await isolated(['status'], env);
-    assert.equal(status.code, 0, status.stdout + status.stderr);
-    assert.match(status.stdout, /none on this host: no container engine found/);
-    const r = await isolated(['reap', '--dry-run'], env);
-    assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stderr.match(/no container engine found/g)?.length, 1, r.stderr);
-    assert.match(r.stdout, /Would remove shell snapshot/);
-    const unanswered = await janitor(null, ['reap', '--json'], { HOME: h, TMPDIR: dir, DOCKER_HOST: `unix://${run.dir}/none.sock` });
-    assert.equal(unanswered.code, 3, unanswered.stderr);
-    assert.deepEqual(
-      (JSON.parse(unanswered.stdout) as SnapReport).shellSnapshots!.removed.map((x) => x.path),
-      [file],
-    );
-    assert.equal(existsSync(file), false);
-  });
+  it(
+    'a host with no engine at all: the pass runs, "no container engine found" said once, exit 0; ' + 'an engine named but not answering: the pass runs, exit 3',
+    async () => {
+      const dir = tmp();
+      const file = path.join(dir, `hermes-snap-${hex()}.sh`);
+      writeFileSync(file, `declare -x OPENAI_API_KEY="${SECRET}"\n`, { mode: 0o600 });
+      chownSync(file, u.uid, u.gid);
+      old(file, 365 * 86_400_000);
+      const run = tempDir('hj-owners-run-');
+      cleanups.push(run.cleanup);
+      const h = home(null);
+      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: h, XDG_RUNTIME_DIR: run.dir, TMPDIR: dir };
+      const status = await isolated(['status'], env);
+      assert.equal(status.code, 0, status.stdout + status.stderr);
+      assert.match(status.stdout, /none on this host: no container engine found/);
+      const r = await isolated(['reap', '--dry-run'], env);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stderr.match(/no container engine found/g)?.length, 1, r.stderr);
+      assert.match(r.stdout, /Would remove shell snapshot/);
+      const unanswered = await janitor(null, ['reap', '--json'], { HOME: h, TMPDIR: dir, DOCKER_HOST: `unix://${run.dir}/none.sock` });
+      assert.equal(unanswered.code, 3, unanswered.stderr);
+      assert.deepEqual(
+        (JSON.parse(unanswered.stdout) as SnapReport).shellSnapshots!.removed.map((x) => x.path),
+        [file],
+      );
+      assert.equal(existsSync(file), false);
+    },
+  );
 
   it('a flood: 2,000 old snapshot-named files of another user and 500 of their processes: reap --timeout 5s returns in under 8 s', async () => {
     const dir = tmp();

@@ -70,9 +70,9 @@ describe(`status (built CLI, ${ENGINE_KIND})`, () => {
 
   /** Runs status (with --json unless told) and checks the home is byte-identical afterwards. */
   async function status(h: { dir: string; env: Record<string, string> }, extra: string[] = [], json = true) {
-    const before = snapshot(h.dir);
+    const homeBefore = snapshot(h.dir);
     const r = await runCli(['status', '--profile-label', 'hermes-profile', ...(json ? ['--json'] : []), ...extra], { env: h.env });
-    assert.deepEqual(snapshot(h.dir), before, 'status wrote to the home');
+    assert.deepEqual(snapshot(h.dir), homeBefore, 'status wrote to the home');
     return { ...r, report: json && r.stdout ? (JSON.parse(r.stdout) as Status) : undefined };
   }
 

@@ -87,7 +87,8 @@ describe(`watch with ${N} tracked containers (simulator)`, () => {
     lags.sort((a, b) => a - b);
     const pct = (p: number) => lags[Math.min(lags.length - 1, Math.floor((p / 100) * lags.length))]! / 1000;
     t.diagnostic(
-      `${N} containers: seeded in ${(seeded / 1000).toFixed(1)} s; removal lag after deadline p50 ${pct(50)} s, p95 ${pct(95)} s, max ${pct(100)} s; watch peak RSS ${rss.toFixed(0)} MB`,
+      `${N} containers: seeded in ${(seeded / 1000).toFixed(1)} s; removal lag after deadline p50 ${pct(50)} s, p95 ${pct(95)} s, max ${pct(100)} s; ` +
+        `watch peak RSS ${rss.toFixed(0)} MB`,
     );
     assert.equal(early, 0, 'never removed before its deadline');
     assert.equal(inversions, 0, 'in deadline order');

@@ -72,10 +72,12 @@ describe('dockerode: the Docker object for an endpoint', () => {
   }
 
   it('the environment never decides: DOCKER_HOST, DOCKER_CERT_PATH (without its files) and DOCKER_TLS_VERIFY are not read', () => {
-    const script = `
-      import { dockerFor } from './dist/adapters/dockerode-loader.js';
-      const d = await dockerFor({ host: 'unix:///run/nowhere.sock', socketPath: '/run/nowhere.sock' });
-      console.log(JSON.stringify({ socketPath: d.modem.socketPath, host: d.modem.host ?? null, protocol: d.modem.protocol, ca: d.modem.ca ?? null }));`;
+    const script = [
+      '',
+      `      import { dockerFor } from './dist/adapters/dockerode-loader.js';`,
+      `      const d = await dockerFor({ host: 'unix:///run/nowhere.sock', socketPath: '/run/nowhere.sock' });`,
+      `      console.log(JSON.stringify({ socketPath: d.modem.socketPath, host: d.modem.host ?? null, protocol: d.modem.protocol, ca: d.modem.ca ?? null }));`,
+    ].join('\n');
     const res = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
       cwd: ROOT,
       encoding: 'utf8',
@@ -86,18 +88,20 @@ describe('dockerode: the Docker object for an endpoint', () => {
   });
 
   it('BuildKit (gRPC, protobuf), the tar stack, readable-stream and ssh2 stay unloaded until used; an ssh:// engine then loads ssh2 through dockerode', () => {
-    const script = `
-      import { createRequire } from 'node:module';
-      import { dockerFor } from './dist/adapters/dockerode-loader.js';
-      const req = createRequire(import.meta.url);
-      const loaded = () => [...new Set(Object.keys(req.cache)
-        .filter((f) => /node_modules\\/(@grpc|protobufjs|tar-fs|ssh2|@balena|readable-stream|dockerode|docker-modem)\\//.test(f))
-        .map((f) => f.match(/node_modules\\/((@[^/]+\\/)?[^/]+)\\//)[1]))].sort();
-      // Port 1 on loopback refuses: the request gets as far as ssh2's Client connecting.
-      const d = await dockerFor({ host: 'ssh://me@127.0.0.1:1', protocol: 'ssh', hostname: '127.0.0.1', port: 1, username: 'me' });
-      const before = loaded();
-      const err = await d.ping().then(() => null, (e) => e);
-      console.log(JSON.stringify({ before, after: loaded(), code: err && err.code }));`;
+    const script = [
+      '',
+      `      import { createRequire } from 'node:module';`,
+      `      import { dockerFor } from './dist/adapters/dockerode-loader.js';`,
+      `      const req = createRequire(import.meta.url);`,
+      `      const loaded = () => [...new Set(Object.keys(req.cache)`,
+      `        .filter((f) => /node_modules\\/(@grpc|protobufjs|tar-fs|ssh2|@balena|readable-stream|dockerode|docker-modem)\\//.test(f))`,
+      `        .map((f) => f.match(/node_modules\\/((@[^/]+\\/)?[^/]+)\\//)[1]))].sort();`,
+      `      // Port 1 on loopback refuses: the request gets as far as ssh2's Client connecting.`,
+      `      const d = await dockerFor({ host: 'ssh://me@127.0.0.1:1', protocol: 'ssh', hostname: '127.0.0.1', port: 1, username: 'me' });`,
+      `      const before = loaded();`,
+      `      const err = await d.ping().then(() => null, (e) => e);`,
+      `      console.log(JSON.stringify({ before, after: loaded(), code: err && err.code }));`,
+    ].join('\n');
     const res = spawnSync(process.execPath, ['--no-deprecation', '--input-type=module', '-e', script], {
       cwd: ROOT,
       encoding: 'utf8',
@@ -112,37 +116,39 @@ describe('dockerode: the Docker object for an endpoint', () => {
   });
 
   it('an image build still works through the deferred tar stack and .dockerignore (the build context reaches the engine)', () => {
-    const script = `
-      import fs from 'node:fs';
-      import http from 'node:http';
-      import zlib from 'node:zlib';
-      import { dockerFor } from './dist/adapters/dockerode-loader.js';
-      let body;
-      const srv = http.createServer((rq, rs) => {
-        const chunks = [];
-        rq.on('data', (c) => chunks.push(c));
-        rq.on('end', () => { body = { url: rq.url, tar: zlib.gunzipSync(Buffer.concat(chunks)) }; rs.end('{"stream":"built"}\\n'); });
-      });
-      await new Promise((r) => srv.listen(0, '127.0.0.1', r));
-      const dir = fs.mkdtempSync(process.env.TMP_BASE + '/hj-build-');
-      fs.writeFileSync(dir + '/Dockerfile', 'FROM scratch\\n');
-      fs.writeFileSync(dir + '/.dockerignore', 'secret.txt\\n');
-      fs.writeFileSync(dir + '/secret.txt', 'x');
-      const d = await dockerFor({ host: 'tcp://127.0.0.1', protocol: 'http', hostname: '127.0.0.1', port: srv.address().port });
-      const s = await d.buildImage({ context: dir, src: ['Dockerfile', 'secret.txt'] }, { t: 'hj-lazy' });
-      s.resume();
-      await new Promise((r) => s.on('end', r));
-      srv.close();
-      fs.rmSync(dir, { recursive: true });
-      const names = [];
-      for (let off = 0; off + 512 <= body.tar.length; ) {
-        const name = body.tar.subarray(off, off + 100).toString().replace(/\\0.*$/s, '');
-        if (!name) break;
-        const size = parseInt(body.tar.subarray(off + 124, off + 136).toString().replace(/\\0/g, '').trim() || '0', 8);
-        names.push(name);
-        off += 512 + Math.ceil(size / 512) * 512;
-      }
-      console.log(JSON.stringify({ url: body.url, names }));`;
+    const script = [
+      '',
+      `      import fs from 'node:fs';`,
+      `      import http from 'node:http';`,
+      `      import zlib from 'node:zlib';`,
+      `      import { dockerFor } from './dist/adapters/dockerode-loader.js';`,
+      `      let body;`,
+      `      const srv = http.createServer((rq, rs) => {`,
+      `        const chunks = [];`,
+      `        rq.on('data', (c) => chunks.push(c));`,
+      `        rq.on('end', () => { body = { url: rq.url, tar: zlib.gunzipSync(Buffer.concat(chunks)) }; rs.end('{"stream":"built"}\\n'); });`,
+      `      });`,
+      `      await new Promise((r) => srv.listen(0, '127.0.0.1', r));`,
+      `      const dir = fs.mkdtempSync(process.env.TMP_BASE + '/hj-build-');`,
+      `      fs.writeFileSync(dir + '/Dockerfile', 'FROM scratch\\n');`,
+      `      fs.writeFileSync(dir + '/.dockerignore', 'secret.txt\\n');`,
+      `      fs.writeFileSync(dir + '/secret.txt', 'x');`,
+      `      const d = await dockerFor({ host: 'tcp://127.0.0.1', protocol: 'http', hostname: '127.0.0.1', port: srv.address().port });`,
+      `      const s = await d.buildImage({ context: dir, src: ['Dockerfile', 'secret.txt'] }, { t: 'hj-lazy' });`,
+      `      s.resume();`,
+      `      await new Promise((r) => s.on('end', r));`,
+      `      srv.close();`,
+      `      fs.rmSync(dir, { recursive: true });`,
+      `      const names = [];`,
+      `      for (let off = 0; off + 512 <= body.tar.length; ) {`,
+      `        const name = body.tar.subarray(off, off + 100).toString().replace(/\\0.*$/s, '');`,
+      `        if (!name) break;`,
+      `        const size = parseInt(body.tar.subarray(off + 124, off + 136).toString().replace(/\\0/g, '').trim() || '0', 8);`,
+      `        names.push(name);`,
+      `        off += 512 + Math.ceil(size / 512) * 512;`,
+      `      }`,
+      `      console.log(JSON.stringify({ url: body.url, names }));`,
+    ].join('\n');
     const res = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
       cwd: ROOT,
       encoding: 'utf8',

@@ -89,7 +89,7 @@ function interleave<T>(steps: Map<number, () => void>, fn: () => T): { result: T
     for (const [name, orig] of originals) table[name] = orig as (...a: unknown[]) => unknown;
   }
   // Steps scheduled past the calls `fn` made run after it, in order.
-  for (const k of [...steps.keys()].filter((k) => k >= count).sort((a, b) => a - b)) steps.get(k)!();
+  for (const k of [...steps.keys()].filter((key) => key >= count).sort((a, b) => a - b)) steps.get(k)!();
   return { result, calls: count };
 }
 
@@ -309,8 +309,8 @@ describe('file lock and state files: leftovers', () => {
       freshTemp: 'state.json.4243.feedf00d.tmp',
       unrelated: 'notes.tmp',
     };
-    for (const n of Object.values(names)) fs.writeFileSync(path.join(dir, n), 'x');
-    for (const n of [names.oldTemp, names.oldLockTemp, names.oldAside, names.unrelated]) fs.utimesSync(path.join(dir, n), old, old);
+    for (const name of Object.values(names)) fs.writeFileSync(path.join(dir, name), 'x');
+    for (const name of [names.oldTemp, names.oldLockTemp, names.oldAside, names.unrelated]) fs.utimesSync(path.join(dir, name), old, old);
     const store = new FileStateStore(path.join(dir, 'state.json'));
     await store.update(() => ({ next: { v: 1 }, result: undefined }));
     assert.deepEqual(fs.readdirSync(dir).sort(), [names.unrelated, names.freshTemp, 'state.json'].sort());

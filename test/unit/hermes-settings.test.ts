@@ -90,7 +90,10 @@ describe('the order hermes resolves its settings in', () => {
     assert.deepEqual(off.dockerOrphanReaper, { value: false, source: 'config.yaml terminal.docker_orphan_reaper' });
     assert.throws(
       () => resolveHermesSettings(inputs({ config: { path: '/h/.hermes/config.yaml', data: { terminal: { lifetime_seconds: 'soon' } } } })),
-      /^Error: TERMINAL_LIFETIME_SECONDS from config.yaml terminal.lifetime_seconds must be a whole number of seconds >= 0, got 'soon': fix \/h\/.hermes\/config.yaml$/,
+      new RegExp(
+        /^Error: TERMINAL_LIFETIME_SECONDS from config.yaml terminal.lifetime_seconds/.source +
+          / must be a whole number of seconds >= 0, got 'soon': fix \/h\/.hermes\/config.yaml$/.source,
+      ),
     );
     assert.throws(() => resolveHermesSettings(inputs({ env: { TERMINAL_LIFETIME_SECONDS: '-1' } })), /fix or unset TERMINAL_LIFETIME_SECONDS$/);
   });

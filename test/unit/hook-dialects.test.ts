@@ -255,7 +255,10 @@ describe('hook dialects: input no dialect explains, and each host cap', () => {
     assert.equal(r.stdout, '');
     assert.match(
       r.stderr,
-      /^hermes-janitor: warning: tool-loop pre: hook misconfigured: .*--dialect must be one of claude, codex, gemini, qwen, copilot, cursor, hermes, got 'vim'[^\n]*; the call is allowed[^\n]*\n$/,
+      new RegExp(
+        /^hermes-janitor: warning: tool-loop pre: hook misconfigured: .*--dialect must be one of claude, codex, gemini, qwen, copilot, cursor, hermes/.source +
+          /, got 'vim'[^\n]*; the call is allowed[^\n]*\n$/.source,
+      ),
     );
   });
 });

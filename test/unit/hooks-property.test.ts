@@ -275,7 +275,8 @@ function checkAnswer(stdout: string, stderr: string, expected: { answer: Answer;
   const got = JSON.parse(stdout) as Record<string, unknown>;
   if (expected.answer.systemMessage === RELEASE) {
     assert.deepEqual(Object.keys(got), ['systemMessage'], what);
-    const start = `hermes-janitor stop-hook: paused the run after ${maxBlocks} consecutive stops with no progress (no heartbeat, ${remaining} items still remain).`;
+    const start =
+      `hermes-janitor stop-hook: paused the run after ${maxBlocks} consecutive stops with no progress ` + `(no heartbeat, ${remaining} items still remain).`;
     assert.ok(String(got.systemMessage).startsWith(start), `${what}: ${stdout}`);
   } else {
     assert.deepEqual(got, expected.answer, what);
@@ -418,36 +419,40 @@ describe('hooks answer exactly what the contract says, for random stdin sequence
   });
 
   for (const event of ['pre', 'post'] as const) {
-    it(`tool-loop ${event}: ${event === 'pre' ? 'denies the threshold-th identical call in a row' : 'blocks at the threshold-th failure in a row'}, quiet otherwise`, async () => {
-      let answered = 0;
-      let quiet = 0;
-      await fc.assert(
-        fc.asyncProperty(
-          sequence(toolShaped, false),
-          fc.integer({ min: 2, max: 3 }),
-          fc.integer({ min: 1, max: 3 }),
-          async (sends, threshold, failureThreshold) => {
-            const home = freshHome();
-            const model = new ToolLoopModel(threshold, failureThreshold);
-            for (const [i, send] of sends.entries()) {
-              if (!('stdin' in send)) continue;
-              const { ctx, out, err } = makeCtx(home, send.stdin);
-              const args =
-                event === 'pre'
-                  ? ['tool-loop', 'pre', '--threshold', String(threshold)]
-                  : ['tool-loop', 'post', '--failure-threshold', String(failureThreshold)];
-              assert.equal(await main(args, ctx), 0);
-              const expected = model[event](stdinPayload(send.stdin));
-              checkAnswer(out(), err(), expected, `step ${i}: ${JSON.stringify(String(send.stdin)).slice(0, 200)}`);
-              if (expected.answer) answered++;
-              else quiet++;
-            }
-          },
-        ),
-        { numRuns: RUNS },
-      );
-      assert.ok(answered > 0 && quiet > 0, `both outcomes exercised: ${answered} answered, ${quiet} quiet`);
-    });
+    it(
+      `tool-loop ${event}: ${event === 'pre' ? 'denies the threshold-th identical call in a row' : 'blocks at the threshold-th failure in a row'}` +
+        `, quiet otherwise`,
+      async () => {
+        let answered = 0;
+        let quiet = 0;
+        await fc.assert(
+          fc.asyncProperty(
+            sequence(toolShaped, false),
+            fc.integer({ min: 2, max: 3 }),
+            fc.integer({ min: 1, max: 3 }),
+            async (sends, threshold, failureThreshold) => {
+              const home = freshHome();
+              const model = new ToolLoopModel(threshold, failureThreshold);
+              for (const [i, send] of sends.entries()) {
+                if (!('stdin' in send)) continue;
+                const { ctx, out, err } = makeCtx(home, send.stdin);
+                const args =
+                  event === 'pre'
+                    ? ['tool-loop', 'pre', '--threshold', String(threshold)]
+                    : ['tool-loop', 'post', '--failure-threshold', String(failureThreshold)];
+                assert.equal(await main(args, ctx), 0);
+                const expected = model[event](stdinPayload(send.stdin));
+                checkAnswer(out(), err(), expected, `step ${i}: ${JSON.stringify(String(send.stdin)).slice(0, 200)}`);
+                if (expected.answer) answered++;
+                else quiet++;
+              }
+            },
+          ),
+          { numRuns: RUNS },
+        );
+        assert.ok(answered > 0 && quiet > 0, `both outcomes exercised: ${answered} answered, ${quiet} quiet`);
+      },
+    );
   }
 
   it('the in-process breakers answer the same on any input value, and never throw', async () => {

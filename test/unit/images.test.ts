@@ -219,8 +219,8 @@ describe('image budget: the pass through the engine simulator', () => {
     assert.equal(r.bytesAfter, total - 100 * MB);
     assert.equal(sim.stats.forcedRemovals, 0);
     // The containers' images were seen used now: the newest of all.
-    const after = usesOf(store.snapshot(), sim.host);
-    assert.ok(after.get(ids[1500]!)!.lastUsedMs > after.get(ids[999]!)!.lastUsedMs);
+    const usesAfter = usesOf(store.snapshot(), sim.host);
+    assert.ok(usesAfter.get(ids[1500]!)!.lastUsedMs > usesAfter.get(ids[999]!)!.lastUsedMs);
     // A second pass: under the budget now, it removes nothing, and forgets the images the engine no longer has.
     const again = await pass({ uses: new ImageUses(store), budget: { kind: 'bytes', bytes: total - 100 * MB, raw: '' } });
     assert.deepEqual([again.removed, again.failed, again.bytesBefore], [[], [], total - 100 * MB]);

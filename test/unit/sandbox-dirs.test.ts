@@ -145,7 +145,9 @@ describe('sandbox roots and what "used" means (pure)', () => {
     const line = refusalLine('/r/docker/t', r, 65534, { partial: false, leftAt: '/r/docker/t' });
     assert.equal(
       line,
-      'cannot remove /r/docker/t: /r/docker/t/workspace/build/out.o: permission denied (/r/docker/t/workspace/build belongs to uid 0; this run is uid 65534): run it as root, or as the owner; nothing was removed',
+      'cannot remove /r/docker/t: /r/docker/t/workspace/build/out.o: permission denied ' +
+        '(/r/docker/t/workspace/build belongs to uid 0; this run is uid 65534): ' +
+        'run it as root, or as the owner; nothing was removed',
     );
     assert.match(refusalLine('/r/docker/t', r, 65534, { partial: true, leftAt: '/r/docker/.x' }), /PARTLY REMOVED, what is left is at \/r\/docker\/\.x$/);
     assert.doesNotMatch(line, /\n/);
@@ -153,7 +155,10 @@ describe('sandbox roots and what "used" means (pure)', () => {
     const pinned = { ...r, code: 'EPERM', owner: { path: '/r/docker/t/workspace/build', uid: 65534 } };
     assert.match(
       refusalLine('/r/docker/t', pinned, 65534, { partial: true, leftAt: '/r/docker/.x' }),
-      /out\.o: operation not permitted \(EPERM\) .*: it is immutable or append-only \(lsattr shows it\): chattr -i \(or -a\) it as root, then run again; PARTLY REMOVED/,
+      new RegExp(
+        /out\.o: operation not permitted \(EPERM\) .*: it is immutable or append-only/.source +
+          / \(lsattr shows it\): chattr -i \(or -a\) it as root, then run again; PARTLY REMOVED/.source,
+      ),
     );
     assert.match(
       refusalLine('/r/docker/t', { ...pinned, owner: { path: '/b', uid: 1000 } }, 0, { partial: false, leftAt: '/r/docker/t' }),
@@ -276,22 +281,25 @@ describe('task directories on disk (real files)', () => {
     assert.ok(existsSync(deep) || existsSync(outcome.leftAt), 'what is left is still there');
   });
 
-  it('status: unused is unknown (null) without an answering engine, 0 with no task directories; a --timeout cut is reported, never a partial size', async () => {
-    const r = root();
-    const empty = await surveySandboxDirs(r, [], ['unix:///down.sock']);
-    assert.deepEqual(empty.summary, { root: r.root, count: 0, bytes: 0, unused: 0, unusedBytes: 0, oldestUnusedChange: null });
-    const t = makeTaskDir(r.root, 'big');
-    for (let i = 0; i < 600; i++) writeFileSync(path.join(t.workspace, `f${i}`), '');
-    const down = await surveySandboxDirs(r, [], ['unix:///down.sock']);
-    assert.equal(down.summary.count, 1);
-    assert.equal(down.summary.bytes, du([t.dir]));
-    assert.equal(down.summary.unused, null);
-    assert.match(down.detail.usageUnknown!, /down\.sock did not answer/);
-    const cut = await surveySandboxDirs(r, [], [], AbortSignal.abort());
-    assert.equal(cut.summary.count, null);
-    assert.match(cut.detail.error!, /cut short/);
-    await assert.rejects(scanTaskDir(t.dir, await place(r), { signal: AbortSignal.abort() }));
-  });
+  it(
+    'status: unused is unknown (null) without an answering engine, 0 with no task directories; ' + 'a --timeout cut is reported, never a partial size',
+    async () => {
+      const r = root();
+      const empty = await surveySandboxDirs(r, [], ['unix:///down.sock']);
+      assert.deepEqual(empty.summary, { root: r.root, count: 0, bytes: 0, unused: 0, unusedBytes: 0, oldestUnusedChange: null });
+      const t = makeTaskDir(r.root, 'big');
+      for (let i = 0; i < 600; i++) writeFileSync(path.join(t.workspace, `f${i}`), '');
+      const down = await surveySandboxDirs(r, [], ['unix:///down.sock']);
+      assert.equal(down.summary.count, 1);
+      assert.equal(down.summary.bytes, du([t.dir]));
+      assert.equal(down.summary.unused, null);
+      assert.match(down.detail.usageUnknown!, /down\.sock did not answer/);
+      const cut = await surveySandboxDirs(r, [], [], AbortSignal.abort());
+      assert.equal(cut.summary.count, null);
+      assert.match(cut.detail.error!, /cut short/);
+      await assert.rejects(scanTaskDir(t.dir, await place(r), { signal: AbortSignal.abort() }));
+    },
+  );
 
   it('a sandbox root or docker directory that is a file is bad input, one line naming it; a missing one has no task directories', async () => {
     const r = root();

@@ -58,7 +58,8 @@ describe('shell snapshots: names', () => {
     for (const n of ['OPENAI_API_KEY', 'GH_TOKEN', 'MY_SECRET_X', 'DB_PASSWORD', 'GOOGLE_CREDENTIALS', 'aws_secret']) assert.equal(isSecretName(n), true, n);
     for (const n of ['PATH', 'KEYBOARD', 'TOKENIZERS_PARALLELISM', 'HOME']) assert.equal(isSecretName(n), false, n);
     const dump =
-      'declare -x HOME="/root"\ndeclare -x OPENAI_API_KEY="sk-VALUE"\ndeclare -rx GH_TOKEN="ghp_VALUE"\nexport DB_PASSWORD=\'pw\'\ndeclare -x EMPTY_TOKEN\ndeclare -x MULTI="a\nb"\n';
+      'declare -x HOME="/root"\ndeclare -x OPENAI_API_KEY="sk-VALUE"\ndeclare -rx GH_TOKEN="ghp_VALUE"\n' +
+      'export DB_PASSWORD=\'pw\'\ndeclare -x EMPTY_TOKEN\ndeclare -x MULTI="a\nb"\n';
     const names = secretNamesIn(dump);
     assert.deepEqual(names, ['DB_PASSWORD', 'EMPTY_TOKEN', 'GH_TOKEN', 'OPENAI_API_KEY']);
     assert.doesNotMatch(JSON.stringify(names), /VALUE|pw/);

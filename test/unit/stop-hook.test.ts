@@ -175,9 +175,9 @@ describe('stop-hook breaker (in process)', () => {
     await hook.decide({ session_id: 's', stop_hook_active: true });
     const beat = await hook.heartbeat({ remaining: 2 });
     assert.equal(beat?.heartbeat, 1);
-    const after = await hook.decide({ session_id: 's', stop_hook_active: true });
-    assert.equal(after.action, 'block');
-    assert.equal(after.output && 'reason' in after.output && after.output.reason, '2 items remain: continue with the next one');
+    const afterBeat = await hook.decide({ session_id: 's', stop_hook_active: true });
+    assert.equal(afterBeat.action, 'block');
+    assert.equal(afterBeat.output && 'reason' in afterBeat.output && afterBeat.output.reason, '2 items remain: continue with the next one');
     assert.equal(await hook.disarm(), true);
     assert.equal(await hook.disarm(), false);
     assert.equal((await hook.decide({ session_id: 's' })).why, 'no-marker');

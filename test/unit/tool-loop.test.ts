@@ -577,7 +577,7 @@ describe('SHA-256 at its call sites (src/util/sha256.ts) matches node:crypto', (
   });
 
   it('the session file name', () => {
-    for (const t of texts.filter((t) => t.length > 0)) assert.ok(sessionFileName(t).endsWith(`-${ref(t).slice(0, 16)}.json`), t.slice(0, 8));
+    for (const t of texts.filter((text) => text.length > 0)) assert.ok(sessionFileName(t).endsWith(`-${ref(t).slice(0, 16)}.json`), t.slice(0, 8));
   });
 
   it('the reap lock name', () => {

@@ -26,17 +26,21 @@ const ctl = (...entries: Array<[Parameters<typeof addControllers>[1], string]>):
 };
 
 describe('trust rules', () => {
-  it("a directory is controlled by its owner (not root), its group when group-writable (not the owner's own), everyone when world-writable; sticky ones only by their entries' owners", () => {
-    assert.deepEqual(dirControllers({ uid: 0, gid: 0, mode: 0o40755 }, gidOf), { controllers: [], sticky: false });
-    assert.deepEqual(dirControllers({ uid: 1001, gid: 1001, mode: 0o40775 }, gidOf), { controllers: [{ kind: 'user', id: 1001 }], sticky: false });
-    assert.deepEqual(dirControllers({ uid: 1001, gid: 50, mode: 0o40775 }, gidOf).controllers, [
-      { kind: 'user', id: 1001 },
-      { kind: 'group', id: 50 },
-    ]);
-    assert.deepEqual(dirControllers({ uid: 0, gid: 0, mode: 0o40777 }, gidOf).controllers, [{ kind: 'anyone' }]);
-    assert.deepEqual(dirControllers({ uid: 0, gid: 0, mode: 0o41777 }, gidOf), { controllers: [], sticky: true });
-    assert.deepEqual(dirControllers({ uid: 0, gid: 0, mode: 0o40770 }, gidOf).controllers, [], "root's group is root's");
-  });
+  it(
+    "a directory is controlled by its owner (not root), its group when group-writable (not the owner's own), everyone when world-writable; " +
+      "sticky ones only by their entries' owners",
+    () => {
+      assert.deepEqual(dirControllers({ uid: 0, gid: 0, mode: 0o40755 }, gidOf), { controllers: [], sticky: false });
+      assert.deepEqual(dirControllers({ uid: 1001, gid: 1001, mode: 0o40775 }, gidOf), { controllers: [{ kind: 'user', id: 1001 }], sticky: false });
+      assert.deepEqual(dirControllers({ uid: 1001, gid: 50, mode: 0o40775 }, gidOf).controllers, [
+        { kind: 'user', id: 1001 },
+        { kind: 'group', id: 50 },
+      ]);
+      assert.deepEqual(dirControllers({ uid: 0, gid: 0, mode: 0o40777 }, gidOf).controllers, [{ kind: 'anyone' }]);
+      assert.deepEqual(dirControllers({ uid: 0, gid: 0, mode: 0o41777 }, gidOf), { controllers: [], sticky: true });
+      assert.deepEqual(dirControllers({ uid: 0, gid: 0, mode: 0o40770 }, gidOf).controllers, [], "root's group is root's");
+    },
+  );
 
   it("a home is root's when only root controls the way to it, one user's when one user does, refused otherwise (naming who and where)", () => {
     assert.deepEqual(homeOwnerOf('/root/.hermes', ctl()), { owner: null });

@@ -195,7 +195,9 @@ describe('reconnect backoff', () => {
 describe('parseEngineEvent', () => {
   it('reads Docker and Podman event lines; drops anything else', () => {
     const docker =
-      '{"status":"exec_start: sh -c true","id":"abc","from":"x","Type":"container","Action":"exec_start: sh -c true","Actor":{"ID":"abc","Attributes":{"hermes-agent":"1","name":"n"}},"scope":"local","time":1795425857,"timeNano":1795425857460885490}';
+      '{"status":"exec_start: sh -c true","id":"abc","from":"x","Type":"container","Action":"exec_start: sh -c true",' +
+      '"Actor":{"ID":"abc","Attributes":{"hermes-agent":"1","name":"n"}},' +
+      '"scope":"local","time":1795425857,"timeNano":1795425857460885490}';
     assert.deepEqual(parseEngineEvent(docker), { id: 'abc', action: 'exec_start', timeMs: 1795425857460.8855, attributes: { 'hermes-agent': '1', name: 'n' } });
     assert.equal(parseEngineEvent('{"Type":"network","Action":"connect","Actor":{"ID":"n"}}'), null);
     assert.equal(parseEngineEvent('{"status":"die","Type":"container","Act'), null, 'cut mid-event');
