@@ -54,27 +54,5 @@ export function listSessionFiles(h: TempDirHandle): SessionFile[] {
 /** Removes a background job's file if it is still the one judged (`unlinkIfUnchanged`). */
 export const unlinkFileIfUnchanged = (h: TempDirHandle, f: SessionFile): UnlinkOutcome => unlinkIfUnchanged(h, f);
 
-/**
- * Removes a socket if it is still the one judged: right before the `unlink`, a fresh `lstat` must show a socket with
- * the same inode, device, owner and modification time, on the directory's filesystem.
- */
-export function unlinkSocketIfUnchanged(h: TempDirHandle, f: SessionFile): UnlinkOutcome {
-  let st: Stats;
-  try {
-    st = fs.lstatSync(at(h, f.name));
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    return code === 'ENOENT' ? { status: 'gone' } : { status: 'failed', code };
-  }
-  if (!st.isSocket()) return { status: 'changed', detail: 'no longer a socket' };
-  if (st.ino !== f.ino || st.dev !== f.dev || st.uid !== f.uid) return { status: 'changed', detail: 'replaced since it was judged' };
-  if (st.dev !== h.dev) return { status: 'changed', detail: 'on another filesystem' };
-  if (st.mtimeMs !== f.mtimeMs) return { status: 'changed', detail: 'changed since it was judged' };
-  try {
-    fs.unlinkSync(at(h, f.name));
-    return { status: 'removed' };
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    return code === 'ENOENT' ? { status: 'gone' } : { status: 'failed', code };
-  }
-}
+/** Removes an RPC socket if it is still the one judged (`unlinkIfUnchanged`). */
+export const unlinkSocketIfUnchanged = (h: TempDirHandle, f: SessionFile): UnlinkOutcome => unlinkIfUnchanged(h, f, 'socket');

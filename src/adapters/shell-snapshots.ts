@@ -130,9 +130,14 @@ export type UnlinkOutcome = { status: 'removed' } | { status: 'gone' } | { statu
 
 /**
  * Removes one file if it is still the one judged: right before the `unlink`, a fresh `lstat` must show a regular
- * file with the same inode, device and owner, on the temp directory's filesystem.
+ * file (`type`: a socket, for hermes' RPC sockets) with the same inode, device, owner and modification time, on the
+ * temp directory's filesystem. What is gone first (hermes' own pruner) is `gone`, never a failure.
  */
-export function unlinkIfUnchanged(h: TempDirHandle, f: SnapshotFile): UnlinkOutcome {
+export function unlinkIfUnchanged(
+  h: TempDirHandle,
+  f: Pick<SnapshotFile, 'name' | 'ino' | 'dev' | 'uid' | 'mtimeMs'>,
+  type: 'file' | 'socket' = 'file',
+): UnlinkOutcome {
   let st: Stats | null;
   try {
     st = lstatAt(h, f.name);
@@ -140,7 +145,8 @@ export function unlinkIfUnchanged(h: TempDirHandle, f: SnapshotFile): UnlinkOutc
     return { status: 'failed', code: (err as NodeJS.ErrnoException).code ?? 'error' };
   }
   if (!st) return { status: 'gone' };
-  if (!st.isFile()) return { status: 'changed', detail: 'no longer a regular file' };
+  if (type === 'file' && !st.isFile()) return { status: 'changed', detail: 'no longer a regular file' };
+  if (type === 'socket' && !st.isSocket()) return { status: 'changed', detail: 'no longer a socket' };
   if (st.ino !== f.ino || st.dev !== f.dev || st.uid !== f.uid) return { status: 'changed', detail: 'replaced since it was judged' };
   if (st.dev !== h.dev) return { status: 'changed', detail: 'on another filesystem' };
   if (st.mtimeMs !== f.mtimeMs) return { status: 'changed', detail: 'changed since it was judged' };

@@ -6,6 +6,7 @@
  * core/session-files.ts, files in adapters/session-files.ts, the run in reaper/session-files.ts, settings in
  * reaper/session-file-settings.ts. It needs no engine: on a host with none it runs alone.
  */
+import { refusedTempDirs } from './temp-dir-pass.js';
 import { UP_TO_DAYS, span } from '../core/ages.js';
 import { KIND_NOUN, SESSION_FILE_KINDS, type SessionFileKind } from '../core/session-files.js';
 import { diskSize } from '../core/sizes.js';
@@ -114,10 +115,7 @@ export const sessionFilesPass: Pass<SessionFileSettings, SessionFilesResult, Gau
   },
 
   outcome: (r) => ({ done: r.removed, kept: r.kept, failed: r.failed }),
-  refused: (r) =>
-    r.tempDirs
-      .filter((t) => t.reason)
-      .map((t) => ({ event: 'refused-temp-dir', fields: { dir: t.dir, from: t.from, reason: t.reason, detail: t.problem }, line: t.problem ?? t.dir })),
+  refused: (r) => refusedTempDirs(r.tempDirs),
   cutShort: (r) => r.cutShort,
   freedBytes: (r) => r.removed.reduce((n, x) => n + x.bytes, 0),
   ndjsonCounts: (r) => ({ byKind: Object.fromEntries(SESSION_FILE_KINDS.map((k) => [k, r.removed.filter((x) => x.kind === k).length])) }),

@@ -4,6 +4,7 @@
  * the run in reaper/shell-snapshots.ts, its settings in reaper/shell-snapshot-settings.ts. It needs no engine: on a
  * host with none it runs alone. The smallest real pass: docs/development.md walks through it.
  */
+import { refusedTempDirs } from './temp-dir-pass.js';
 import { UP_TO_DAYS, ago, span } from '../core/ages.js';
 import { ENV_SANDBOX_DIRS_EVERY, SANDBOX_DIRS_EVERY_MS } from '../defaults.js';
 import { KEEP_SHELL_SNAPSHOTS, type ShellSnapshotSettings } from '../reaper/shell-snapshot-settings.js';
@@ -116,10 +117,7 @@ export const shellSnapshotsPass: Pass<ShellSnapshotSettings, ShellSnapshotsResul
   },
 
   outcome: (r) => ({ done: r.removed, kept: r.kept, failed: r.failed }),
-  refused: (r) =>
-    r.tempDirs
-      .filter((t) => t.reason)
-      .map((t) => ({ event: 'refused-temp-dir', fields: { dir: t.dir, from: t.from, reason: t.reason, detail: t.problem }, line: t.problem ?? t.dir })),
+  refused: (r) => refusedTempDirs(r.tempDirs),
   cutShort: (r) => r.cutShort === true,
   freedBytes: (r) => r.removed.reduce((n, s) => n + (s.bytes ?? 0), 0),
 
