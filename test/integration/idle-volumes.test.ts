@@ -97,7 +97,7 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
     const dry = await runCli(['reap', '--dry-run', ...via, '--idle-after', IDLE], { env });
     assert.equal(dry.code, 0, dry.stderr);
     for (const id of [idle, restarted]) {
-      assert.match(dry.stdout, new RegExp(`^Would stop ${id.slice(0, 12)} \\S+ \\(profile ${fx.profile}, idle \\d+ seconds\\)$`, 'm'));
+      assert.match(dry.stdout, new RegExp(`^Would stop ${id.slice(0, 12)} \\S+ \\(profile ${fx.profile}, idle \\d+ seconds, writable layer [^)]+\\)$`, 'm'));
     }
     assert.match(dry.stdout, /Would remove 0, would stop 2, kept 2, failed 0/);
     assert.equal(await fx.state(idle), 'running', 'a dry run stops nothing');
