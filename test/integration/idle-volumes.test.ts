@@ -116,12 +116,25 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
     const res = await runCli(['reap', '--json', ...via, '--idle-after', IDLE, '--as-of', asOf], { env });
     assert.equal(res.code, 0, res.stderr);
     const out = JSON.parse(res.stdout) as ReapJson;
+    const firstEnd = proxy.seen.length;
+    // On a loaded machine the re-check right before the stop can see page faults of the sleeping sandbox (the kernel
+    // reclaiming and refaulting its pages): proof-failed, the cautious outcome, and its proof starts again. The next
+    // run after the idle threshold stops it; the other sandboxes are judged by the first run.
+    let stopRun = out;
+    let stopMark = mark;
+    for (let round = 0; round < 3 && byId(stopRun.kept, idle)?.idleReason === 'proof-failed'; round++) {
+      await sleep(WAIT_MS);
+      stopMark = proxy.seen.length;
+      const again = await runCli(['reap', '--json', ...via, '--idle-after', IDLE], { env });
+      assert.equal(again.code, 0, again.stderr);
+      stopRun = JSON.parse(again.stdout) as ReapJson;
+    }
     assert.deepEqual(
-      out.stopped.map((e) => e.id),
+      stopRun.stopped.map((e) => e.id),
       [idle],
-      res.stdout,
+      JSON.stringify(stopRun),
     );
-    const s = out.stopped[0]!;
+    const s = stopRun.stopped[0]!;
     assert.equal(s.rule, 'idle');
     assert.ok(typeof s.idleSeconds === 'number' && s.idleSeconds >= 2, `idleSeconds ${s.idleSeconds}`);
     assert.equal(await fx.state(idle), 'exited');
@@ -142,13 +155,17 @@ describe(`idle sandboxes, never-started containers and anonymous volumes (${ENGI
     // The path each took: `idle` proven by the runs before, its cgroup readable here (its init process is the one on
     // record), so its stop slot's inspect is the only one; `restarted` (a new init process: the record's is gone) and
     // `busy` (a proof too young to try) are inspected and sampled once, and no stop is tried on them.
-    const calls = (id: string) =>
+    const calls = (id: string, from = mark, to = firstEnd) =>
       proxy
-        .since(mark)
+        .since(from)
+        .slice(0, Math.max(0, to - from))
         .filter((p) => p.includes(id))
         .map((p) => p.slice(p.indexOf(id) + id.length).replace(/\?(?!size=).*$/, ''));
     // Once `idle` is stopped, the stop's cost (#38): an inspect with the writable layer's size.
-    assert.deepEqual(calls(idle), ['/json', '/stop', '/json?size=true'], proxy.since(mark).join('\n'));
+    const stopCalls = calls(idle, stopMark, proxy.seen.length);
+    // A run after a proof-failed one: its proof starts from the re-check's sample, so only the stop's end is fixed.
+    const expected = stopMark === mark ? ['/json', '/stop', '/json?size=true'] : ['/stop', '/json?size=true'];
+    assert.deepEqual(stopMark === mark ? stopCalls : stopCalls.slice(-2), expected, proxy.since(stopMark).join('\n'));
     assert.deepEqual(calls(restarted), ['/json', '/stats'], proxy.since(mark).join('\n'));
     assert.deepEqual(calls(busy), ['/json', '/stats'], proxy.since(mark).join('\n'));
 
