@@ -264,9 +264,15 @@ describe(`a sandbox holding a process of its own is in use, never stopped (${ENG
         const id = await fx.create({ state: 'running' });
         await jobStarted(id, 3600); // its command runs: the first sample counts its processes
         assert.equal((await runCli(['reap', '--json', ...via], { env })).code, 0);
-        await sleep(WAIT_MS);
-        const proved = await runCli(['list', '--json', ...via], { env });
-        assert.equal(byId((JSON.parse(proved.stdout) as ListJson).containers, id)!.verdict, 'stop', 'proven idle by the samples on record');
+        // Proven idle by the samples on record. On a loaded machine a sample can see the sleeping job's page faults
+        // (activity: the proof starts again), so a few rounds at most.
+        let verdict = '';
+        for (let round = 0; round < 4 && verdict !== 'stop'; round++) {
+          await sleep(WAIT_MS);
+          const proved = await runCli(['list', '--json', ...via], { env });
+          verdict = byId((JSON.parse(proved.stdout) as ListJson).containers, id)!.verdict ?? '';
+        }
+        assert.equal(verdict, 'stop', 'proven idle by the samples on record');
         const joined = await joinCgroups(id);
         try {
           proxy.refuse = expected.length === 1 ? /\/stats$/ : null;
