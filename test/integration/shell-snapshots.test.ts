@@ -101,7 +101,9 @@ describe('shell snapshots (real processes, a second user)', { skip: skipUnless(u
       const gone = rep.shellSnapshots!.removed.find((x) => x.path === deadFile);
       if (gone) removedAt = rep;
       else {
-        assert.equal(rep.shellSnapshots!.kept.find((k) => k.path === deadFile)?.reason, 'changed-recently');
+        // Kept while it changed recently; owner-alive only while another process of the test user, which other test
+        // files running at the same time also use, could be its hermes (seen once in CI): the run after removes it.
+        assert.match(rep.shellSnapshots!.kept.find((k) => k.path === deadFile)?.reason ?? '', /^(changed-recently|owner-alive)$/);
         await new Promise((res) => setTimeout(res, 3000)); // real time must pass: the threshold is on the clock
       }
     }
