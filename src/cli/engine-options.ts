@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
-import { type HermesConfig, loadConfig } from '../adapters/config.js';
+import { type HermesConfig, loadConfig, withWorth } from '../adapters/config.js';
+import { AS_WRITTEN, type SettingsWorth } from '../core/setting-worth.js';
+import { settingsWorthActing } from '../hermes/settings-worth.js';
 import { resolveEngines } from '../adapters/docker-context.js';
 import { type EngineEndpoint, whyEngine } from '../adapters/engine-host.js';
 import type { EngineClient } from '../adapters/engine.js';
@@ -17,6 +19,10 @@ import type { PassSettingsInput } from '../passes/types.js';
 import { ACTION_OPTIONS, ENGINE_OPTIONS, OUTPUT_OPTIONS } from './engine-option-table.js';
 import { addOptions, homeDirFrom, missingProfileHome, optionsOnly, warn } from './shared.js';
 import { escapeControls } from '../util/escape-controls.js';
+import { unsaidUntrusted, untrustedSettings } from '../adapters/settings-worth.js';
+import type { Notice } from './report/types.js';
+
+export { untrustedSettings };
 
 /** Options shared by `list` and `reap`. */
 export interface EngineCommandOptions {
@@ -127,6 +133,11 @@ export function resolveTargets(cmd: Command, opts: EngineCommandOptions, ctx: Co
   return { home, selection, endpoints, notes: missing ? [missing] : [] };
 }
 
+/** Each setting refused so far (`untrusted-setting`) and not yet said, as a notice of the run's reporter. */
+export function noticeUntrusted(reporter: { notice(n: Notice): void }): void {
+  for (const setting of unsaidUntrusted()) reporter.notice({ kind: 'untrusted-setting', setting });
+}
+
 /** The targets' warnings, one line each on stderr (not with `--quiet`), once the run's flags and files are known good. */
 export function sayNotes(targets: EngineTargets, opts: { quiet?: boolean }, ctx: Context): void {
   if (!opts.quiet) for (const n of targets.notes.splice(0)) warn(ctx, n);
@@ -232,7 +243,7 @@ async function judgeProfiles(
   files: HomeFiles,
   targets: Pick<EngineTargets, 'home' | 'selection'> & { signal?: AbortSignal | undefined },
 ): Promise<{ profiles: ProfileSettings[]; rules: LabelRules }> {
-  const { judgeRun } = await import('../hermes/profile-set.js');
+  const [{ judgeRun }, { noteUntrusted }] = await Promise.all([import('../hermes/profile-set.js'), import('../adapters/settings-worth.js')]);
   const { home, selection, signal } = targets;
   const run = { profile: home.profile, home: home.home, settings: files.hermes, refused: files.refused };
   const judged = await judgeRun(run, selection, {
@@ -242,6 +253,8 @@ async function judgeProfiles(
     allProfiles: Boolean(opts.allProfiles),
     janitorReaps: janitorReaps(ctx.env),
     signal,
+    // The other profiles under the run's root are the same owner's words, worth the same.
+    actOn: (h: string, s: HermesSettings) => settingsWorthActing(s, files.worth, { home: h, cwd: ctx.cwd }, noteUntrusted),
   });
   for (const w of judged.warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
   return { profiles: judged.profiles.map((p) => ({ profile: p.profile, home: p.home, hermes: p.settings, refused: p.refused })), rules: judged.rules };
@@ -253,6 +266,8 @@ export interface HomeFiles {
   hermes: HermesSettings;
   /** Why hermes refuses the profile's routed turns (a file that does not parse), or null. */
   refused: string | null;
+  /** What its settings are worth (core/setting-worth.ts): the profiles under it are read with the same. */
+  worth: SettingsWorth;
 }
 
 /**
@@ -260,12 +275,28 @@ export interface HomeFiles {
  * `.env` that cannot be read is a warning on stderr naming it. `signal`: the run's `--timeout`, which bounds the
  * reading too (settings are read inside it).
  */
-export async function loadHomeConfig(home: HermesHome, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>, signal?: AbortSignal): Promise<HomeFiles> {
-  const config = await loadConfig(home.home, { signal });
-  const { loadHermesSettings } = await import('../adapters/hermes-settings.js');
+export async function loadHomeConfig(
+  home: HermesHome,
+  ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>,
+  signal?: AbortSignal,
+  worth: SettingsWorth = AS_WRITTEN,
+): Promise<HomeFiles> {
+  const config = withWorth(await loadConfig(home.home, { signal }), worth);
+  const [{ loadHermesSettings }, { noteUntrusted }] = await Promise.all([import('../adapters/hermes-settings.js'), import('../adapters/settings-worth.js')]);
   const { settings, warnings, refused } = await loadHermesSettings({ home: home.home, env: ctx.env, cwd: ctx.cwd, config, signal });
   for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
-  return { config, hermes: settings, refused };
+  // A user's settings are worth that user's rights: those of an owner who cannot act on the engine only keep more.
+  const acted = settingsWorthActing(settings, worth, { home: home.home, cwd: ctx.cwd }, noteUntrusted);
+  return { config, hermes: acted, refused, worth };
+}
+
+/**
+ * What the settings of the run's home are worth on its engines (adapters/settings-worth.ts): as root over a home
+ * another user owns who cannot act on every engine of the run, only what keeps more than the defaults.
+ */
+export async function homeWorth(targets: Pick<EngineTargets, 'home' | 'endpoints'>, ctx: Pick<Context, 'env' | 'homedir'>): Promise<SettingsWorth> {
+  const { settingsWorth } = await import('../adapters/settings-worth.js');
+  return settingsWorth(targets.home.home, targets.endpoints, { env: ctx.env, homedir: ctx.homedir });
 }
 
 /**

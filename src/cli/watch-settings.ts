@@ -12,6 +12,7 @@ import type { Context } from '../context.js';
 import { CONFIG_FILENAME, DOTENV_FILENAME } from '../defaults.js';
 import { errorMessage } from '../errors.js';
 import type { Notice } from './report/types.js';
+import type { SettingsWorth } from '../core/setting-worth.js';
 import { type EngineCommandOptions, type EngineTargets, type HomeFiles, type RunPolicy, loadHomeConfig, resolvePolicy } from './engine-options.js';
 
 /** How often the files are looked at (four stat calls). */
@@ -30,6 +31,8 @@ export interface FollowedRun {
   policy: RunPolicy;
   /** `settingsSignature` of the home, taken before `policy` was resolved. */
   baseline: string;
+  /** What the home's settings are worth (decided once, at the start). */
+  worth: SettingsWorth;
 }
 
 /** The files' identity and contents' signature: a change of any (or a file appearing or going) changes it. */
@@ -75,7 +78,7 @@ export function followSettings(run: FollowedRun, apply: (p: RunPolicy, files: Ho
     let next: RunPolicy;
     let files: HomeFiles;
     try {
-      files = await loadHomeConfig(run.targets.home, run.ctx);
+      files = await loadHomeConfig(run.targets.home, run.ctx, undefined, run.worth);
       next = await resolvePolicy(run.opts, run.ctx, files, run.targets);
     } catch (err) {
       if ((await settingsSignature(home, run.ctx.env)) !== seen) return; // written meanwhile: read again next time

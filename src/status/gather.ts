@@ -8,6 +8,7 @@ import { closeSync, promises as fs, readSync } from 'node:fs';
 import path from 'node:path';
 import { lockState } from '../adapters/file-lock.js';
 import { janitorDir, logFile } from '../adapters/janitor-files.js';
+import { untrustedSettings } from '../adapters/settings-worth.js';
 import { homeAccess, openFileSafely, readFileSafely, refusals } from '../adapters/trust.js';
 import type { EngineClient, EngineStatusCalls } from '../adapters/engine.js';
 import { type EngineEndpoint, whyEngine } from '../adapters/engine-host.js';
@@ -438,12 +439,14 @@ function trustOf(req: StatusRequest, parts: readonly PassPart[]): StatusReport['
   // A path two passes refused (the session directories are both session passes'): once.
   const refused = all.filter((r, i) => all.findIndex((x) => x.path === r.path && x.what === r.what && x.reason === r.reason) === i);
   for (const f of refusals()) refused.push({ path: f.path, what: 'file', reason: f.reason, detail: f.detail, attention: false });
+  // Settings of a user who cannot act on the engine that would remove, stop or end sooner (`untrusted-setting`).
+  for (const u of untrustedSettings()) refused.push({ path: u.file, what: 'setting', reason: u.reason, detail: u.detail, attention: false });
   return {
     owner: access.owner ? { uid: access.owner.uid, name: access.owner.name } : null,
     stateDir: access.stateDir,
     refused: refused.map(({ attention: _, ...r }) => r),
     // What needs attention and no pass says itself: the files.
-    unsaid: refused.filter((r) => r.what === 'file').map((r) => r.detail),
+    unsaid: refused.filter((r) => r.what === 'file' || r.what === 'setting').map((r) => r.detail),
   };
 }
 

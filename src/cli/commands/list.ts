@@ -12,6 +12,7 @@ import {
   addEngineOptions,
   connectEngines,
   discoverTargets,
+  homeWorth,
   loadHomeConfig,
   passInput,
   preloadEngineClient,
@@ -19,6 +20,7 @@ import {
   resolveTargets,
   sayNotes,
   timeoutSignal,
+  untrustedSettings,
 } from '../engine-options.js';
 import { byHostAndName, startProgress } from '../render-containers.js';
 import { chooseListReporter } from '../report/list-reporter.js';
@@ -74,7 +76,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const discovered = discoverTargets(targets, opts, ctx);
       discovered.catch(() => undefined); // awaited below, after the home's own errors (exit 2) are reported
       preloadEngineClient();
-      const config = await loadHomeConfig(targets.home, ctx, signal);
+      const config = await loadHomeConfig(targets.home, ctx, signal, await homeWorth(targets, ctx));
       const policy = await resolvePolicy(opts, ctx, config, targets, signal);
       sayNotes(targets, opts, ctx);
 
@@ -123,6 +125,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         wide: Boolean(opts.wide),
         ...(opts.format ? { format: opts.format } : {}),
         advice: suggest('reap', scopeOf(command, ctx), policyFlags(ctx.argv)),
+        ...(untrustedSettings().length ? { untrustedSettings: untrustedSettings() } : {}),
       });
       return code;
     }),

@@ -31,8 +31,11 @@ import {
   discoverTargets,
   sayNotes,
   checkStopTimeout,
+  homeWorth,
   loadHomeConfig,
+  noticeUntrusted,
   passInput,
+  untrustedSettings,
   resolvePolicy,
   resolveTargets,
   timeoutSignal,
@@ -255,7 +258,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   // The run's --timeout starts here: hermes' settings are read inside it.
   const signal = timeoutSignal(opts);
   const deadlineMs = opts.timeout > 0 ? Date.now() + opts.timeout : undefined;
-  const files = await loadHomeConfig(home, ctx, signal);
+  const files = await loadHomeConfig(home, ctx, signal, await homeWorth(targets, ctx));
   const disabled = reaperDisabled(files.hermes, ctx.env);
   if (disabled) {
     reporter.notice({ kind: 'disabled', reason: `reaper disabled by ${disabled}`, what: 'nothing done' });
@@ -293,6 +296,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
   try {
     sayNotes(targets, opts, ctx);
+    noticeUntrusted(reporter);
     await discoverTargets(targets, opts, ctx);
   } catch (err) {
     const none = await noEngineAtAll(err, targets.endpoints);
@@ -385,6 +389,7 @@ async function engineFreeRun(run: ReapRun, record: RunRecord, why: { noEngine: s
     failOpen: Boolean(opts.failOpen),
     ...('noEngine' in why ? { noEngine: why.noEngine } : {}),
     passes: done.results,
+    ...untrustedOf(run.reporter),
   });
   return opts.failOpen ? ExitCode.OK : code;
 }
@@ -487,11 +492,22 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
     passes: passes.results,
   };
   report.reclaimed = (await import('../reclaimed.js')).reclaimed(report);
+  withUntrusted(report, reporter);
   record.reclaimedBytes = report.reclaimed.total;
   await reporter.reapResult(report);
   if (!opts.failOpen || code === ExitCode.OK) return code;
   reporter.failOpen(firstProblem(report));
   return ExitCode.OK;
+}
+
+/** The settings refused for the run: those not yet said as notices, and all of them in the report. */
+function untrustedOf(reporter: Reporter): Pick<ReapReport, 'untrustedSettings'> {
+  noticeUntrusted(reporter);
+  const all = untrustedSettings();
+  return all.length ? { untrustedSettings: all } : {};
+}
+function withUntrusted(report: ReapReport, reporter: Reporter): void {
+  Object.assign(report, untrustedOf(reporter));
 }
 
 const planned = (plan: ReapPlan) => [...plan.containers, ...(plan.stops ?? [])];

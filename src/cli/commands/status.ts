@@ -15,6 +15,7 @@ import {
   addEngineOptions,
   connectEngines,
   discoverTargets,
+  homeWorth,
   loadHomeConfig,
   passInput,
   resolvePolicy,
@@ -47,7 +48,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     action(state, async (opts: EngineCommandOptions, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
       const signal = timeoutSignal(opts); // settings are read inside the run's --timeout
-      const files = await loadHomeConfig(targets.home, ctx, signal);
+      const files = await loadHomeConfig(targets.home, ctx, signal, await homeWorth(targets, ctx));
       const policy = await resolvePolicy(opts, ctx, files, targets, signal);
       const input = passInput(opts, ctx, files, { ...targets, profiles: policy.passProfiles, lifetimeSeconds: policy.lifetimeSeconds }, { command: 'status' });
       sayNotes(targets, opts, ctx);

@@ -18,10 +18,12 @@ import {
   connectEngines,
   checkStopTimeout,
   discoverTargets,
+  homeWorth,
   loadHomeConfig,
   passInput,
   resolvePolicy,
   resolveTargets,
+  noticeUntrusted,
   sayNotes,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
@@ -82,6 +84,8 @@ interface WatchRun {
   stopping: AbortSignal;
   /** `settingsSignature` of hermes' files, taken before `policy` was resolved from them. */
   baseline: string;
+  /** What the home's settings are worth (decided once: `homeWorth`). */
+  worth: HomeFiles['worth'];
   /** Follows hermes' files (`watch-settings.ts`): `policy` is replaced when they change. */
   follower?: SettingsFollower;
 }
@@ -96,7 +100,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   const reporter = await chooseReporter(ctx, opts);
   const targets = resolveTargets(command, opts, ctx);
   const baseline = await settingsSignature(targets.home.home, ctx.env); // before reading: a change meanwhile is seen
-  const files = await loadHomeConfig(targets.home, ctx);
+  const files = await loadHomeConfig(targets.home, ctx, undefined, await homeWorth(targets, ctx));
   const policy = await resolvePolicy(opts, ctx, files, targets);
   const disabled = reaperDisabled(files.hermes, ctx.env);
   if (disabled) {
@@ -114,6 +118,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
     files,
     generation: 0,
     baseline,
+    worth: files.worth,
     dryRun: Boolean(opts.dryRun),
     sweepTimeoutMs,
     reporter,
@@ -123,6 +128,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   // before anything is watched, locked or removed.
   const passes = await WatchPasses.create(PASSES, passDeps(run, opts.metricsListen !== undefined));
   sayNotes(targets, opts, ctx);
+  noticeUntrusted(reporter);
   await discoverTargets(targets, opts, ctx);
 
   // Stop on SIGTERM/SIGINT: no new work at once, in-flight requests get a grace period.
@@ -289,7 +295,10 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
     run.follower = followSettings(
       run,
       (next, files) => takeSettings(run, watchPolicy, next, files),
-      (n) => reporter.notice(n),
+      (n) => {
+        reporter.notice(n);
+        noticeUntrusted(reporter); // a reloaded file's refusals, once each
+      },
     );
     const done = service.run();
     passes.connect({

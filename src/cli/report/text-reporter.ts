@@ -91,6 +91,8 @@ export class TextReporter implements Reporter {
           n.problem ? `settings not reloaded: ${n.problem}; keeping the last good ones` : `settings reloaded: ${n.changes.join('; ') || 'unchanged'}`,
           true,
         );
+      case 'untrusted-setting':
+        return this.say(`warning: ${n.setting.detail}`);
       default:
         return unreachable(n, 'notice');
     }
