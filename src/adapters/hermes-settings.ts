@@ -27,6 +27,8 @@ export interface HermesSettingsLoad {
   warnings: string[];
   /** Why hermes refuses the profile's routed turns (a file that does not parse), or null: nothing is removed for it. */
   refused: string | null;
+  /** `<home>/config.yaml` as read (its `janitor.*` keys judge the profile's sandboxes too). */
+  config: HermesConfig;
 }
 
 /** A `.env` file read once: its bindings as python-dotenv reads them (launch) and as a routed turn does (scope). */
@@ -162,7 +164,7 @@ export async function loadHermesSettings(where: SettingsPlace): Promise<HermesSe
     throw new UsageError((err as Error).message);
   }
   const combined = combineReadings(launch, resolveScopeSettings(scopeInputs(where, dotenv, config)));
-  return { settings: combined.settings, warnings, refused: combined.refused };
+  return { settings: combined.settings, warnings, refused: combined.refused, config };
 }
 
 /** A profile whose settings could not be read at all: nothing is removed or stopped for it. */

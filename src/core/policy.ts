@@ -14,7 +14,9 @@ export type KeepReason =
   /** A profile it belongs to is refused by hermes (a file that does not parse): nothing is removed or stopped for it. */
   | 'settings-refused'
   /** A profile it belongs to has hermes' orphan reaper off: the janitor leaves it (`HERMES_JANITOR_REAPER` overrides). */
-  | 'reaper-off';
+  | 'reaper-off'
+  /** A run over several homes (`--homes`, `--all-homes`): no home of the run has its profile; never judged by defaults. */
+  | 'unknown-profile';
 
 /**
  * The rule a container falls under: `exited` (aged by FinishedAt), `never-started` (status `created` with a zero
@@ -44,12 +46,16 @@ export function thresholdFor(
   return own ?? req.thresholdSeconds;
 }
 
-/** Why nothing is removed or stopped for a container: a profile it belongs to is held (`SweepRequest.held`), or null. */
+/**
+ * Why nothing is removed or stopped for a container: a profile it belongs to is held (`SweepRequest.held`), or no home of
+ * a run over several has its profile (`SweepRequest.knownProfiles`), or null.
+ */
 export function heldReason(
-  req: { held?: Readonly<Record<string, { reason: 'settings-refused' | 'reaper-off' }>> | undefined },
+  req: { held?: Readonly<Record<string, { reason: 'settings-refused' | 'reaper-off' }>> | undefined; knownProfiles?: ReadonlySet<string> | undefined },
   labels: Readonly<Record<string, string>>,
-): 'settings-refused' | 'reaper-off' | null {
+): 'settings-refused' | 'reaper-off' | 'unknown-profile' | null {
   const profile = labels[PROFILE_LABEL];
+  if (req.knownProfiles && (profile === undefined || !req.knownProfiles.has(profile))) return 'unknown-profile';
   return profile !== undefined && req.held && Object.hasOwn(req.held, profile) ? req.held[profile]!.reason : null;
 }
 

@@ -92,7 +92,7 @@ export class ListSweep {
 
   /** The sandbox's running execs (`entry.execs`), and the abandoned ones the idle rule leaves out. */
   private async surveyExecs(book: IdleBook, details: ContainerDetails, entry: ListedEntry): Promise<AbandonedLoad | undefined> {
-    const opts = book.opts.execTrees;
+    const opts = book.ruleOf(details.labels).execTrees;
     if (!opts || details.status.toLowerCase() !== 'running') return undefined;
     entry.execs = [];
     if (details.execIds.length === 0 || !mayRunExecs(book.opts.localCounters, details)) return undefined;

@@ -189,13 +189,13 @@ export class ReapSweep {
    */
   private provenBefore(book: IdleBook, row: ContainerSummary): boolean {
     const { req } = this;
-    if (req.dryRun || !book.opts.stopIdle || !book.opts.localCounters || row.state.toLowerCase() !== 'running') return false;
+    if (req.dryRun || !book.ruleOf(row.labels).stopIdle || !book.opts.localCounters || row.state.toLowerCase() !== 'running') return false;
     if (isExcluded(req.selection, row.labels) || heldReason(req, row.labels)) return false;
     const prev = book.prev(row.id);
     // Its init process as last sampled still in its cgroup, readable here (else the re-check would need the engine).
     if (!prev?.last.pid || !readLocally(book.opts.localCounters, row.id, prev.last.pid)) return false;
     // (Whether it has an init is known at the slot's inspect, which decides again with its own limit.)
-    return book.tentativeStop(prev, { startedAt: prev.last.startedAt, execIds: [], limit: Infinity }, req.asOf).stop;
+    return book.tentativeStop(prev, { startedAt: prev.last.startedAt, execIds: [], limit: Infinity, labels: row.labels }, req.asOf).stop;
   }
 
   /**
@@ -216,7 +216,7 @@ export class ReapSweep {
       const base = this.entry(row, d, v);
       // Right before the stop: its owners from the process table read now (`refreshOwners` below).
       const owner = book.ownerNow(base.profile);
-      const decision = book.tentativeStop(prev, { startedAt: d.startedAt, execIds, limit: book.limitOf(d), owner }, req.asOf);
+      const decision = book.tentativeStop(prev, { startedAt: d.startedAt, execIds, limit: book.limitOf(d), owner, labels: d.labels }, req.asOf);
       if (!decision.stop) return false;
       book.seen.add(d.id);
       entry = { ...base, idleSeconds: decision.idleSeconds };
@@ -226,7 +226,7 @@ export class ReapSweep {
     try {
       // Its init as last sampled is the evidence of the pid namespace (the inspect comes inside the re-check).
       await book.refreshOwners({ id: row.id, pid: prev.last.pid ?? 0 });
-      outcome = await reproveAndStop(req.engine, row.id, prev, { ...this.stopOptions(book), candidate });
+      outcome = await reproveAndStop(req.engine, row.id, prev, { ...this.stopOptions(book, row.labels), candidate });
     } catch (err) {
       if (!entry) return this.inspectAndJudge(row); // the inspect failed: the usual way decides (gone, failed, run over)
       this.guard.absorb(err);
@@ -246,8 +246,8 @@ export class ReapSweep {
    */
   private async execTreesThenIdle(book: IdleBook, seen: Inspected, base: SweepEntry): Promise<void> {
     const { req } = this;
-    const opts = book.opts.execTrees;
     const { details } = seen;
+    const opts = book.ruleOf(details.labels).execTrees;
     if (!opts || details.execIds.length === 0 || details.status.toLowerCase() !== 'running' || !mayRunExecs(book.opts.localCounters, details)) {
       return this.stopIfIdle(book, seen, base);
     }
@@ -306,12 +306,18 @@ export class ReapSweep {
       return this.keep({ ...base, idleSeconds: null, idleReason: 'stats-unavailable', processes: null }, 'running');
     }
     if (owner) base = { ...base, owner };
-    if (!req.dryRun && book.opts.stopIdle && prev && prev.last.startedAt === details.startedAt && details.status.toLowerCase() === 'running') {
+    if (
+      !req.dryRun &&
+      book.ruleOf(details.labels).stopIdle &&
+      prev &&
+      prev.last.startedAt === details.startedAt &&
+      details.status.toLowerCase() === 'running'
+    ) {
       let tentative: ReturnType<IdleBook['tentativeStop']> | null = null;
       try {
         const mine = details.execIds.filter((id) => !abandoned?.execIds.has(id));
         const execIds = mine.length ? await book.reads(() => execsInFlight(req.engine, mine, req.signal)) : [];
-        tentative = book.tentativeStop(prev, { startedAt: details.startedAt, execIds, limit: book.limitOf(details), owner }, req.asOf);
+        tentative = book.tentativeStop(prev, { startedAt: details.startedAt, execIds, limit: book.limitOf(details), owner, labels: details.labels }, req.asOf);
       } catch (err) {
         if (this.guard.absorb(err)) return;
       }
@@ -338,10 +344,11 @@ export class ReapSweep {
   }
 
   /** The options of this sweep's re-checks and stops. */
-  private stopOptions(book: IdleBook) {
+  private stopOptions(book: IdleBook, labels: Readonly<Record<string, string>>) {
+    const maxProcesses = book.ruleOf(labels).maxProcesses;
     return {
       stopTimeoutSeconds: book.opts.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS,
-      ...(book.opts.maxProcesses !== undefined ? { maxProcesses: book.opts.maxProcesses } : {}),
+      ...(maxProcesses !== undefined ? { maxProcesses } : {}),
       now: book.now,
       read: book.reads,
       act: book.acts,
@@ -391,8 +398,9 @@ export class ReapSweep {
     try {
       // Right before acting: its owners from the process table read now (a hermes started since lengthens the threshold).
       const owner = await book.ownerFor(entry.profile, seen.details, true);
-      if (owner && entry.idleSeconds < book.thresholdOf(owner)) return this.keep({ ...entry, owner, idleReason: 'owner-alive' }, 'running');
-      outcome = await reproveAndStop(this.req.engine, entry.id, record, { ...this.stopOptions(book), inspected: seen.details });
+      if (owner && entry.idleSeconds < book.thresholdOf(owner, seen.details.labels))
+        return this.keep({ ...entry, owner, idleReason: 'owner-alive' }, 'running');
+      outcome = await reproveAndStop(this.req.engine, entry.id, record, { ...this.stopOptions(book, seen.details.labels), inspected: seen.details });
     } catch (err) {
       this.guard.absorb(err);
       return this.fail(entry, err);

@@ -130,6 +130,11 @@ export interface SweepRequest {
    * hermes, or has hermes' orphan reaper off (`hermes/judgement.ts`). Their containers are kept with that reason.
    */
   held?: Readonly<Record<string, Held>>;
+  /**
+   * A run over several homes (`--homes`, `--all-homes`): the label values some home of the run has. A container of any
+   * other (or without the label) is kept as `unknown-profile`, never judged by the janitor's own defaults.
+   */
+  knownProfiles?: ReadonlySet<string>;
 }
 
 /** The idle rule's settings for a sweep. */
@@ -174,6 +179,24 @@ export interface IdleOptions {
   idleAfterOwnedSeconds?: number | null;
   /** How long a sandbox the janitor stopped is kept before the exited rule applies (`--stopped-retention`); default 0. */
   stoppedRetentionSeconds?: number;
+  /**
+   * Each label's own rule, by the value of its `hermes-profile` label: from the settings of the profiles (of every
+   * home of the run) it belongs to, the reading that stops or ends later (`reaper/label-rules.ts`); a container of a
+   * label not listed is judged by the values above.
+   */
+  byProfile?: Readonly<Record<string, IdleRule>>;
+}
+
+/** The parts of the idle rule a label may have of its own (`IdleOptions.byProfile`). */
+export interface IdleRule {
+  stopIdle: boolean;
+  idleAfterSeconds: number;
+  /** Undefined: the rule's own (its init and its command). */
+  maxProcesses?: number;
+  idleAfterOwnedSeconds: number | null;
+  stoppedRetentionSeconds: number;
+  /** The exec-tree pass's bound and switch (its process readers are the run's: `exec-settings.ts` `withExecBound`). */
+  execBound?: Pick<ExecTreeOptions, 'boundSeconds' | 'boundSource' | 'end'>;
 }
 
 export interface ReapRequest extends SweepRequest {

@@ -88,6 +88,8 @@ export interface StatusReport {
   thresholdSeconds: number;
   engines: EngineStatus[];
   containers: (ContainerCounts & { failed: number; timedOut: boolean }) | null;
+  /** A run over several homes: the profile labels of containers kept because no home of the run has them (`unknown-profile`). */
+  unknownProfiles?: string[];
   /**
    * Each running sandbox with its running `docker exec` sessions (`execs: [{id, ageSeconds, processes, command,
    * abandoned, client, clientUnverifiable}]`); empty when no engine answered.
@@ -213,6 +215,8 @@ export interface StatusRequest {
   thresholdByProfile?: Record<string, number>;
   /** Labels nothing is removed or stopped for (`SweepRequest.held`). */
   held?: Record<string, Held>;
+  /** A run over several homes: the labels some home has (`SweepRequest.knownProfiles`). */
+  knownProfiles?: ReadonlySet<string>;
   asOf: Date;
   now: Date;
   concurrency: number;
@@ -455,7 +459,7 @@ async function surveyContainers(
   req: StatusRequest,
   live: EngineClient[],
   engines: EngineStatus[],
-): Promise<Pick<StatusReport, 'containers' | 'runningSandboxes' | 'stopCosts' | 'sandboxOwners'>> {
+): Promise<Pick<StatusReport, 'containers' | 'runningSandboxes' | 'stopCosts' | 'sandboxOwners' | 'unknownProfiles'>> {
   const across = await acrossEngines(live, (engine) =>
     list({
       engine,
@@ -465,6 +469,7 @@ async function surveyContainers(
       concurrency: req.concurrency,
       ...(req.thresholdByProfile ? { thresholdByProfile: req.thresholdByProfile } : {}),
       ...(req.held ? { held: req.held } : {}),
+      ...(req.knownProfiles ? { knownProfiles: req.knownProfiles } : {}),
       ...(req.signal ? { signal: req.signal } : {}),
       ...(req.idle ? { idle: req.idle } : {}),
     }),
@@ -497,7 +502,14 @@ async function surveyContainers(
         : [],
     },
     containers: { ...countContainers(entries), failed: across.results.reduce((n, r) => n + r.failed.length, 0), timedOut: across.timedOut },
+    ...unknownOf(entries),
   };
+}
+
+/** A run over several homes: the profile labels no home has, their containers kept (`unknown-profile`), each once. */
+function unknownOf(entries: readonly ListedEntry[]): Pick<StatusReport, 'unknownProfiles'> {
+  const labels = [...new Set(entries.filter((e) => e.reason === 'unknown-profile').map((e) => e.profile ?? '(no profile label)'))].sort();
+  return labels.length ? { unknownProfiles: labels } : {};
 }
 
 /** What the attention lines are made from: the gathered parts of the report. */
@@ -552,8 +564,10 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
   }
   engines.push(...(await Promise.all(connected.map((e, i) => engineStatus(e, req.endpoints[i]!, req.signal)))));
   const live = connected.filter((_, i) => engines[engines.length - connected.length + i]!.reachable);
-  const { containers, runningSandboxes, stopCosts, sandboxOwners } =
-    live.length > 0 ? await surveyContainers(req, live, engines) : { containers: null, runningSandboxes: [], stopCosts: [], sandboxOwners: undefined };
+  const { containers, runningSandboxes, stopCosts, sandboxOwners, unknownProfiles } =
+    live.length > 0
+      ? await surveyContainers(req, live, engines)
+      : { containers: null, runningSandboxes: [], stopCosts: [], sandboxOwners: undefined, unknownProfiles: undefined };
   // No engine at all on this host is not an unreachable one.
   const unreachable = engines.filter((e) => !e.reachable && !(req.noEngine && e.host === null)).map((e) => e.host ?? '(none found)');
   const table = listHermesProcesses({ python: true, procRoot: procRootOf(req.env) });
@@ -588,6 +602,7 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
     thresholdSeconds: req.thresholdSeconds,
     engines,
     containers,
+    ...(unknownProfiles ? { unknownProfiles } : {}),
     runningSandboxes,
     stopCosts,
     janitor: { sweeps, locks, log },

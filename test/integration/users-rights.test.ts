@@ -55,7 +55,9 @@ interface ReapJson {
 
 /** Starts a background job the way hermes does (one short exec whose quiet job outlives it), and waits until it runs. */
 async function startJob(id: string): Promise<void> {
-  const job = `( sh -c 'trap "" HUP; exec sleep 900' > /tmp/hermes_bg_t.log 2>&1; rc=$?; printf '%s' "$rc" > /tmp/hermes_bg_t.exit ) > /dev/null 2>&1 & echo $! > /tmp/hermes_bg_t.pid`;
+  const job =
+    `( sh -c 'trap "" HUP; exec sleep 900' > /tmp/hermes_bg_t.log 2>&1; rc=$?; printf '%s' "$rc" > /tmp/hermes_bg_t.exit )` +
+    ' > /dev/null 2>&1 & echo $! > /tmp/hermes_bg_t.pid';
   await docker(['exec', id, 'sh', '-c', job]);
   const cmdlines = 'for f in /proc/[0-9]*/cmdline; do busybox tr "\\0" " " < "$f"; echo; done';
   for (const deadline = Date.now() + 15_000; Date.now() < deadline; await sleep(100)) {
@@ -138,7 +140,7 @@ describe("a user's settings are worth that user's rights: root over homes of use
   }
 
   /** Two reaps over `home` an idle threshold apart, judging ages 200 s from now (120 s < 200 s < 600 s). */
-  async function twoReaps(home: string): Promise<ReapJson> {
+  async function twoReaps(home: string): Promise<ReapJson & { stderr: string }> {
     const asOf = new Date(Date.now() + 200_000).toISOString();
     const first = await reap(home, ['--as-of', asOf]);
     await sleep(2600);

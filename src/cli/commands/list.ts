@@ -9,12 +9,14 @@ import { acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { list } from '../../reaper/sweep.js';
 import {
   type EngineCommandOptions,
+  type RunPolicy,
   addEngineOptions,
   connectEngines,
   discoverTargets,
   homeWorth,
   loadHomeConfig,
   passInput,
+  perProfileOf,
   preloadEngineClient,
   resolvePolicy,
   resolveTargets,
@@ -23,7 +25,7 @@ import {
   untrustedSettings,
 } from '../engine-options.js';
 import { byHostAndName, startProgress } from '../render-containers.js';
-import { chooseListReporter } from '../report/list-reporter.js';
+import { type ListSummary, chooseListReporter } from '../report/list-reporter.js';
 import { outputFormat } from '../report/reporter.js';
 import { type RunState, action, optionParser } from '../shared.js';
 import { policyFlags, scopeOf, suggest } from '../advice.js';
@@ -94,6 +96,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
           thresholdSeconds: policy.thresholdSeconds,
           ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
           held: policy.held,
+          ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
           asOf: policy.asOf,
           concurrency: opts.concurrency,
           idle: policy.idle,
@@ -108,13 +111,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const failed = across.results.flatMap((r) => r.failed).sort(byHostAndName);
       const code = sweepExitCode(across, failed.length);
       await reporter.result({
-        summary: {
-          asOf: policy.asOf.toISOString(),
-          thresholdSeconds: policy.thresholdSeconds,
-          profile: targets.selection.profile,
-          stopIdle: policy.stopIdle,
-          idleAfterSeconds: policy.idleAfterSeconds,
-        },
+        summary: summaryOf(policy, targets.selection.profile),
         containers: across.results.flatMap((r) => r.containers).sort(byHostAndName),
         failed,
         hosts: across.hosts,
@@ -130,4 +127,16 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       return code;
     }),
   );
+}
+
+/** The policy a list judged by, as its summary says it (thresholds per profile where they differ). */
+function summaryOf(policy: RunPolicy, profile: string | null): ListSummary {
+  return {
+    asOf: policy.asOf.toISOString(),
+    thresholdSeconds: policy.thresholdSeconds,
+    profile,
+    stopIdle: policy.stopIdle,
+    idleAfterSeconds: policy.idleAfterSeconds,
+    ...(perProfileOf(policy) ?? {}),
+  };
 }

@@ -35,6 +35,7 @@ import {
   loadHomeConfig,
   noticeUntrusted,
   passInput,
+  perProfileOf,
   untrustedSettings,
   resolvePolicy,
   resolveTargets,
@@ -259,7 +260,8 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   const signal = timeoutSignal(opts);
   const deadlineMs = opts.timeout > 0 ? Date.now() + opts.timeout : undefined;
   const files = await loadHomeConfig(home, ctx, signal, await homeWorth(targets, ctx));
-  const disabled = reaperDisabled(files.hermes, ctx.env);
+  // Over several homes each label's own profiles say it (`reaper-off`), not the run home's switch.
+  const disabled = targets.multiHome ? null : reaperDisabled(files.hermes, ctx.env);
   if (disabled) {
     reporter.notice({ kind: 'disabled', reason: `reaper disabled by ${disabled}`, what: 'nothing done' });
     return ExitCode.OK;
@@ -423,6 +425,7 @@ function sweepOf(run: ReapRun, engine: Parameters<typeof reap>[0]['engine']): Pa
     concurrency: opts.concurrency,
     ...(policy.thresholdByProfile && !plan ? { thresholdByProfile: policy.thresholdByProfile } : {}),
     held: policy.held,
+    ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
     dryRun: run.dryRun,
     keepVolumes: run.keepVolumes,
     idle: policy.idle,
@@ -490,6 +493,7 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
     ...(opts.planOut ? { planOut: opts.planOut } : {}),
     failOpen: Boolean(opts.failOpen),
     passes: passes.results,
+    ...(!plan && perProfileOf(policy) ? { perProfile: perProfileOf(policy)! } : {}),
   };
   report.reclaimed = (await import('../reclaimed.js')).reclaimed(report);
   withUntrusted(report, reporter);

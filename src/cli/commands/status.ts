@@ -18,6 +18,7 @@ import {
   homeWorth,
   loadHomeConfig,
   passInput,
+  perProfileOf,
   resolvePolicy,
   resolveTargets,
   sayNotes,
@@ -80,6 +81,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         thresholdSeconds: policy.thresholdSeconds,
         ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
         held: policy.held,
+        ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
         asOf: policy.asOf,
         now: ctx.now(),
         concurrency: opts.concurrency,
@@ -100,7 +102,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       };
       if (opts.json) writeJson(ctx, { ...report, settings: policy.sources, ...identity, ...(opts.allProfiles ? { profiles } : {}) });
       else {
-        const text = render(report, ctx.now(), { settings: policy.sources, parts });
+        const text = render(report, ctx.now(), { settings: policy.sources, parts, perProfile: perProfileOf(policy) !== null });
         ctx.stdout.write(text + renderIdentity({ ...identity, profile: targets.selection.profile }) + renderProfiles(profiles));
       }
       return report.exitCode === 0 ? ExitCode.OK : report.exitCode === 1 ? ExitCode.FAILED : ExitCode.ENGINE;
@@ -277,11 +279,12 @@ function renderStopCosts(r: StatusReport): string[] {
 }
 
 /** The containers section: the verdicts, in-use and owned sandboxes, and running execs with their ages. */
-function renderContainers(r: StatusReport): string[] {
+function renderContainers(r: StatusReport, perProfile = false): string[] {
   const out: string[] = [];
   const scope = r.profile === null ? 'all profiles' : `profile ${r.profile}`;
-  out.push(`Containers (${scope}, threshold ${r.thresholdSeconds} s)`);
+  out.push(`Containers (${scope}, ${perProfile ? 'thresholds per profile' : `threshold ${r.thresholdSeconds} s`})`);
   const c = r.containers;
+  if (r.unknownProfiles) out.push(`  unknown profiles (kept: no home of the run has them): ${r.unknownProfiles.join(', ')}`);
   if (!c) out.push('  unknown: no engine answered');
   else {
     out.push(
@@ -328,10 +331,10 @@ function renderContainers(r: StatusReport): string[] {
  * The text report: one section per part (the passes' on the engines' hosts after the janitor's state, those on this
  * host's files alone after its hermes processes), then what needs attention; ages as of the report's instant (`now`).
  */
-export function render(r: StatusReport, now: Date, more: { settings?: RunPolicy['sources']; parts?: readonly PassPart[] } = {}): string {
+export function render(r: StatusReport, now: Date, more: { settings?: RunPolicy['sources']; parts?: readonly PassPart[]; perProfile?: boolean } = {}): string {
   const parts = more.parts ?? [];
   const sections = (place: 'engine' | 'host') => parts.filter((p) => p.pass.place === place).flatMap((p) => p.pass.status!.render(p.part, now));
-  const out: string[] = [...renderEngines(r), ...renderContainers(r)];
+  const out: string[] = [...renderEngines(r), ...renderContainers(r, more.perProfile)];
   out.push('Janitor');
   if (r.janitor.sweeps.length === 0) out.push('  last sweep: none recorded');
   for (const s of r.janitor.sweeps) {

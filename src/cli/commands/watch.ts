@@ -24,6 +24,7 @@ import {
   resolvePolicy,
   resolveTargets,
   noticeUntrusted,
+  perProfileOf,
   sayNotes,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
@@ -102,7 +103,8 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   const baseline = await settingsSignature(targets.home.home, ctx.env); // before reading: a change meanwhile is seen
   const files = await loadHomeConfig(targets.home, ctx, undefined, await homeWorth(targets, ctx));
   const policy = await resolvePolicy(opts, ctx, files, targets);
-  const disabled = reaperDisabled(files.hermes, ctx.env);
+  // Over several homes each label's own profiles say it (`reaper-off`), not the run home's switch.
+  const disabled = targets.multiHome ? null : reaperDisabled(files.hermes, ctx.env);
   if (disabled) {
     reporter.notice({ kind: 'disabled', reason: `reaper disabled by ${disabled}`, what: 'not watching' });
     return ExitCode.OK;
@@ -243,6 +245,7 @@ function takeSettings(run: WatchRun, watchPolicy: WatchPolicy, next: WatchRun['p
   run.generation++;
   watchPolicy.thresholdSeconds = next.thresholdSeconds;
   watchPolicy.held = next.held;
+  if (next.knownProfiles) watchPolicy.knownProfiles = next.knownProfiles;
   if (next.thresholdByProfile) watchPolicy.thresholdByProfile = next.thresholdByProfile;
   else delete watchPolicy.thresholdByProfile;
   watchPolicy.idle = next.idle;
@@ -267,6 +270,7 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
     keepVolumes: Boolean(opts.keepVolumes),
     held: policy.held,
     ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
+    ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
   };
   const service = new WatchService(
     engines,
@@ -290,6 +294,7 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
       stopIdle: policy.stopIdle,
       idleAfterSeconds: policy.idleAfterSeconds,
       pid: process.pid,
+      ...(perProfileOf(policy) ? { perProfile: true } : {}),
     });
     // hermes' files changed: the watchers judge by the new threshold and idle rule from their next sweep or check.
     run.follower = followSettings(

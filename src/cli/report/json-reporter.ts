@@ -47,6 +47,7 @@ export class JsonReporter implements Reporter {
       profile: r.profile,
       stopIdle: r.stopIdle,
       idleAfterSeconds: r.idleAfterSeconds,
+      ...(r.perProfile ?? {}),
       removed: r.removed,
       stopped: r.stopped,
       kept: r.kept,

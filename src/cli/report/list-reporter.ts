@@ -24,6 +24,9 @@ export interface ListSummary {
   profile: string | null;
   stopIdle: boolean;
   idleAfterSeconds: number;
+  /** Each label's thresholds, when they differ (the summary says "thresholds per profile"). */
+  thresholdByProfile?: Record<string, number>;
+  idleAfterByProfile?: Record<string, number>;
 }
 
 /** The end of a `list`. */
@@ -125,7 +128,9 @@ export function listSummary(r: ListReport): string[] {
   const stoppable = r.containers.filter((c) => c.verdict === 'stop').length;
   const out = [
     `${r.containers.length} container(s), ${reapable} to reap, ${stoppable} to stop${partial ? ' (incomplete: see above)' : ''}.`,
-    `Threshold ${s.thresholdSeconds} s, idle after ${s.idleAfterSeconds} s${s.stopIdle ? '' : ', stopping off'}, as of ${s.asOf.replace(/\.\d+Z$/, 'Z')}.`,
+    `${s.thresholdByProfile ? 'Thresholds per profile' : `Threshold ${s.thresholdSeconds} s, idle after ${s.idleAfterSeconds} s`}` +
+      `${s.stopIdle ? '' : ', stopping off'}, ` +
+      `as of ${s.asOf.replace(/\.\d+Z$/, 'Z')}.`,
   ];
   if (reapable + stoppable > 0 && r.advice) out.push(`To ${reapable ? 'remove' : 'stop'} ${reapable && stoppable ? 'and stop ' : ''}them: ${r.advice}`);
   return out;

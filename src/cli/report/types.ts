@@ -35,6 +35,8 @@ export type Notice =
       stopIdle: boolean;
       idleAfterSeconds: number;
       pid: number;
+      /** The thresholds differ by profile (said instead of one number). */
+      perProfile?: boolean;
     }
   | { kind: 'stopping'; signal: NodeJS.Signals }
   | { kind: 'shutdown'; tracked: number }
@@ -80,6 +82,8 @@ export interface ReapReport {
   reclaimed?: Reclaimed;
   /** The settings refused for the run (`untrusted-setting`), when any. */
   untrustedSettings?: UntrustedSetting[];
+  /** Each label's thresholds, when they differ (the summary says "thresholds per profile"). */
+  perProfile?: { thresholdByProfile: Record<string, number>; idleAfterByProfile: Record<string, number> };
 }
 
 export interface Reporter {
