@@ -14,7 +14,8 @@ import { ValueError } from '../core/parse-args.js';
 import { type Selection, profileValuesOf, selectionFrom } from '../core/selection.js';
 import type { Held, LabelRules, ProfileRead } from '../hermes/judgement.js';
 import { type RunInputs, type RunSettings, type SettingSources, janitorReaps, resolveRunSettings } from '../reaper/settings.js';
-import { labelIdleRules } from '../reaper/label-rules.js';
+import { labelIdleRules, tiedTables } from '../reaper/label-rules.js';
+import { TIED, type TiedRoot } from '../core/policy.js';
 import { PASSES, passOptions } from '../passes/index.js';
 import type { PassSettingsInput } from '../passes/types.js';
 import { ACTION_OPTIONS, ENGINE_OPTIONS, OUTPUT_OPTIONS } from './engine-option-table.js';
@@ -182,6 +183,8 @@ export type RunPolicy = Omit<RunSettings, 'sources'> & {
   homes?: RunHome[];
   /** `--homes`/`--all-homes`: the labels some home has; a container of another is kept (`SweepRequest.knownProfiles`). */
   knownProfiles?: ReadonlySet<string>;
+  /** `--homes`/`--all-homes`: each home's sandbox roots, tying a container mounted under them to it (`SweepRequest.tiedRoots`). */
+  tiedRoots?: TiedRoot[];
 };
 
 /**
@@ -226,10 +229,13 @@ export async function resolvePolicy(
     ? await judgeHomes(opts, ctx, { endpoints: targets.endpoints ?? [], signal })
     : await judgeProfiles(opts, ctx, files, { ...targets, signal });
   // Each label's idle rule from its own profiles' settings (as under --profile), the later reading where they differ.
-  const byProfile = labelIdleRules(judged.reads, inputs, { env: ctx.env, selection: targets.selection, selectorGiven });
+  const where = { env: ctx.env, selection: targets.selection, selectorGiven, janitorReaps: janitorReaps(ctx.env) };
+  // Over several homes, also each home's own rules: for a container its mounts tie to one home (core/policy.ts tiedLabels).
+  const tied = judged.homes ? tiedTables(judged.homes, judged.reads, inputs, where) : null;
+  const byProfile = { ...labelIdleRules(judged.reads, inputs, where), ...tied?.idle };
   if (Object.keys(byProfile).length) settings.idle.byProfile = byProfile;
   const flagged = opts.lifetime !== undefined || opts.olderThan !== undefined;
-  const byLabel = judged.rules.thresholdByLabel;
+  const byLabel = { ...judged.rules.thresholdByLabel, ...tied?.thresholdByProfile };
   // One profile: its own threshold is the longest of its labels' (those it shares with other profiles included).
   const selected = profileValuesOf(targets.selection) ?? [];
   const shared = !flagged && !opts.allProfiles ? Math.max(settings.thresholdSeconds, ...selected.map((l) => byLabel[l] ?? 0)) : settings.thresholdSeconds;
@@ -245,9 +251,11 @@ export async function resolvePolicy(
     asOf: opts.asOf ?? ctx.now(),
     profiles,
     passProfiles: usable,
-    held: judged.rules.held,
+    held: { ...judged.rules.held, ...tied?.held },
     ...(!flagged && Object.keys(byLabel).length ? { thresholdByProfile: byLabel } : {}),
-    ...(judged.homes ? { homes: judged.homes, knownProfiles: new Set(Object.keys(judged.rules.profilesByLabel)) } : {}),
+    ...(judged.homes
+      ? { homes: judged.homes, knownProfiles: new Set([...Object.keys(judged.rules.profilesByLabel), ...(tied?.known ?? [])]), tiedRoots: judged.roots ?? [] }
+      : {}),
   };
 }
 
@@ -259,14 +267,14 @@ async function judgeHomes(
   opts: { homes?: string[]; allHomes?: boolean },
   ctx: Context,
   where: { endpoints: readonly EngineEndpoint[]; signal?: AbortSignal | undefined },
-): Promise<{ profiles: ProfileSettings[]; rules: LabelRules; reads: ProfileRead[]; homes: RunHome[] }> {
+): Promise<{ profiles: ProfileSettings[]; rules: LabelRules; reads: ProfileRead[]; homes: RunHome[]; roots: TiedRoot[] }> {
   const [{ homesOf, readHomes }, { labelRules }] = await Promise.all([import('./home-set.js'), import('../hermes/judgement.js')]);
   const notes: string[] = [];
   const found = (await homesOf(opts, ctx, notes)) ?? [];
   const read = await readHomes(found, ctx, where);
   for (const w of [...notes, ...read.warnings]) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
   const profiles = read.reads.map((p) => ({ profile: p.profile, home: p.home, hermes: p.settings, refused: p.refused }));
-  return { profiles, rules: labelRules(read.reads, { janitorReaps: janitorReaps(ctx.env) }), reads: read.reads, homes: read.homes };
+  return { profiles, rules: labelRules(read.reads, { janitorReaps: janitorReaps(ctx.env) }), reads: read.reads, homes: read.homes, roots: read.roots };
 }
 
 /** Each label's threshold and idle threshold, when not every container is judged by the same two numbers. */
@@ -280,8 +288,13 @@ export interface PerProfile {
  * of one number in the summaries (`thresholds per profile`), and given by label in `--json`.
  */
 export function perProfileOf(policy: Pick<RunPolicy, 'thresholdSeconds' | 'idleAfterSeconds' | 'thresholdByProfile' | 'idle'>): PerProfile | null {
-  const thresholds = policy.thresholdByProfile ?? {};
-  const idle = Object.fromEntries(Object.entries(policy.idle.byProfile ?? {}).map(([l, r]) => [l, r.idleAfterSeconds]));
+  // Labels only (a home's own rules of a label, for the containers tied to it, are under `<label>\u0000<home>`).
+  const thresholds = Object.fromEntries(Object.entries(policy.thresholdByProfile ?? {}).filter(([l]) => !l.includes(TIED)));
+  const idle = Object.fromEntries(
+    Object.entries(policy.idle.byProfile ?? {})
+      .filter(([l]) => !l.includes(TIED))
+      .map(([l, r]) => [l, r.idleAfterSeconds]),
+  );
   const differ = (all: Record<string, number>, run: number) => Object.values(all).some((v) => v !== run);
   if (!differ(thresholds, policy.thresholdSeconds) && !differ(idle, policy.idleAfterSeconds)) return null;
   return { thresholdByProfile: { ...thresholds }, idleAfterByProfile: idle };
@@ -305,7 +318,7 @@ async function judgeProfiles(
   ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>,
   files: HomeFiles,
   targets: Pick<EngineTargets, 'home' | 'selection'> & { signal?: AbortSignal | undefined },
-): Promise<{ profiles: ProfileSettings[]; rules: LabelRules; reads: ProfileRead[]; homes?: RunHome[] }> {
+): Promise<{ profiles: ProfileSettings[]; rules: LabelRules; reads: ProfileRead[]; homes?: RunHome[]; roots?: TiedRoot[] }> {
   const [{ judgeRun }, { noteUntrusted }] = await Promise.all([import('../hermes/profile-set.js'), import('../adapters/settings-worth.js')]);
   const { home, selection, signal } = targets;
   const run = { profile: home.profile, home: home.home, settings: files.hermes, refused: files.refused, config: files.config };

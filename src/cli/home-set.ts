@@ -5,7 +5,9 @@
  * (`hermes/judgement.ts`, `reaper/label-rules.ts`); a label none of them has is kept (`unknown-profile`).
  * The reading is in functions `watch`'s settings follower and a supervising run can call again.
  */
+import path from 'node:path';
 import type { Context } from '../context.js';
+import type { TiedRoot } from '../core/policy.js';
 import type { EngineEndpoint } from '../adapters/engine-host.js';
 import { withWorth } from '../adapters/config.js';
 import type { RunHome, SkippedHome } from '../core/home-set.js';
@@ -53,6 +55,11 @@ export async function homesOf(
 export interface HomesRead {
   reads: ProfileRead[];
   homes: RunHome[];
+  /**
+   * Each home's sandbox roots (their `docker` directories) that tie a container to it: those of its profiles that are
+   * its owner's (the owner rule, as for removing there: a root a user names that is another's ties nothing to them).
+   */
+  roots: TiedRoot[];
   skipped: SkippedHome[];
   warnings: string[];
 }
@@ -82,7 +89,7 @@ export async function readHomes(
     import('../adapters/hermes-settings.js'),
     import('../hermes/profile-set.js'),
   ]);
-  const out: HomesRead = { reads: [], homes: [], skipped: [], warnings: [] };
+  const out: HomesRead = { reads: [], homes: [], roots: [], skipped: [], warnings: [] };
   for (const { root, from } of found) {
     let owner: RunHome['owner'];
     try {
@@ -105,6 +112,16 @@ export async function readHomes(
     }
     out.reads.push(...profiles);
     out.homes.push({ root, from, owner, worth, labels: [...new Set(profiles.flatMap((p) => labelsOf(p)))] });
+    out.roots.push(...(await tyingRoots(root, owner, profiles)));
   }
   return out;
+}
+
+/** The `docker` directories of a home's profiles' sandbox roots that may tie a container to it (each once). */
+async function tyingRoots(root: string, owner: RunHome['owner'], profiles: readonly ProfileRead[]): Promise<TiedRoot[]> {
+  const { untrustedRoot } = await import('../adapters/trust.js');
+  const dirs = [...new Set(profiles.flatMap((p) => (p.settings ? [p.settings.sandboxRoot.value] : [])))];
+  return dirs
+    .filter((d) => owner === null || untrustedRoot('sandbox root', d, owner.uid, ['docker']).line === null)
+    .map((d) => ({ dir: path.join(d, 'docker'), home: root }));
 }

@@ -127,3 +127,33 @@ function judgeAge(input: VerdictInput, asOf: Date, threshold: number): AgeVerdic
   if (ageNs < BigInt(threshold) * 1_000_000_000n) return { verdict: 'keep', reason: 'too-recent', ageSeconds };
   return { verdict: 'reap', ageSeconds };
 }
+
+/** Between a label and the home a container is tied to, in the rule tables' keys (never in a label value). */
+export const TIED = '\u0000';
+
+/** A sandbox root's `docker` directory of one home of a run over several (`SweepRequest.tiedRoots`). */
+export interface TiedRoot {
+  dir: string;
+  /** The home's key in the rule tables (`<label>\u0000<home>`). */
+  home: string;
+}
+
+/**
+ * The labels a container's rules are looked up by: its own, unless a run over several homes ties it to one home, its
+ * bind mounts all under that home's sandbox roots (hermes binds `<sandbox root>/docker/<task>/...`) and that home has
+ * its profile label: then its profile label is that home's key (`<label>\u0000<home>`), judged by that home alone.
+ */
+export function tiedLabels(
+  req: { tiedRoots?: readonly TiedRoot[] | undefined; knownProfiles?: ReadonlySet<string> | undefined },
+  d: { labels: Readonly<Record<string, string>>; binds?: readonly string[] | undefined },
+): Readonly<Record<string, string>> {
+  const label = d.labels[PROFILE_LABEL];
+  if (!req.tiedRoots?.length || !d.binds?.length || label === undefined) return d.labels;
+  const homes = new Set<string>();
+  for (const b of d.binds) {
+    const under = req.tiedRoots.filter((r) => b === r.dir || b.startsWith(`${r.dir}/`)).sort((x, y) => y.dir.length - x.dir.length)[0];
+    if (under) homes.add(under.home);
+  }
+  const key = homes.size === 1 ? `${label}${TIED}${[...homes][0]}` : null;
+  return key !== null && req.knownProfiles?.has(key) ? { ...d.labels, [PROFILE_LABEL]: key } : d.labels;
+}

@@ -6,9 +6,8 @@
  * threshold is its own, as under `--profile`.
  */
 import type { HermesConfig } from '../adapters/config.js';
-import type { ProfileRead } from '../hermes/judgement.js';
-import { labelsOf } from '../hermes/judgement.js';
-import { thresholdSeconds } from '../core/policy.js';
+import { type Held, type ProfileRead, labelRules, labelsOf } from '../hermes/judgement.js';
+import { TIED, thresholdSeconds } from '../core/policy.js';
 import { type Selection, isHermesSelection } from '../core/selection.js';
 import { resolveExecTrees } from './exec-settings.js';
 import { ownerSettingValues } from './owner-settings.js';
@@ -73,6 +72,37 @@ export function labelIdleRules(profiles: readonly ProfileRead[], inputs: RunInpu
     const rule = profileIdleRule(inputs, p, where);
     if (!rule) continue;
     for (const label of labelsOf(p)) out[label] = Object.hasOwn(out, label) ? laterRule(out[label]!, rule) : rule;
+  }
+  return out;
+}
+
+/** A run over several homes: each home's own label rules, under `<label>\u0000<home>` (`core/policy.ts` `tiedLabels`). */
+export interface TiedTables {
+  thresholdByProfile: Record<string, number>;
+  held: Record<string, Held>;
+  idle: Record<string, IdleRule>;
+  known: string[];
+}
+
+/** Each home's rules of its own labels (its profiles alone), for the containers tied to it by their mounts. */
+export function tiedTables(
+  homes: ReadonlyArray<{ root: string }>,
+  reads: readonly ProfileRead[],
+  inputs: RunInputs,
+  where: RuleWhere & { janitorReaps: boolean },
+): TiedTables {
+  const out: TiedTables = { thresholdByProfile: {}, held: {}, idle: {}, known: [] };
+  for (const { root } of homes) {
+    const own = reads.filter((p) => p.home === root || p.home.startsWith(`${root}/`));
+    const rules = labelRules(own, { janitorReaps: where.janitorReaps });
+    const idle = labelIdleRules(own, inputs, where);
+    for (const label of Object.keys(rules.profilesByLabel)) {
+      const key = `${label}${TIED}${root}`;
+      out.known.push(key);
+      if (Object.hasOwn(rules.thresholdByLabel, label)) out.thresholdByProfile[key] = rules.thresholdByLabel[label]!;
+      if (Object.hasOwn(rules.held, label)) out.held[key] = rules.held[label]!;
+      if (Object.hasOwn(idle, label)) out.idle[key] = idle[label]!;
+    }
   }
   return out;
 }

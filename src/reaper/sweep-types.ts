@@ -7,7 +7,7 @@ import type { EngineClient } from '../adapters/engine.js';
 import type { EngineProcess } from '../adapters/pid-namespace.js';
 import type { StateStore } from '../adapters/state-file.js';
 import type { IdleKeepReason } from '../core/idle.js';
-import type { KeepReason, Rule } from '../core/policy.js';
+import type { KeepReason, Rule, TiedRoot } from '../core/policy.js';
 import type { OwnerView, SandboxOwner } from '../core/owners.js';
 import type { Selection } from '../core/selection.js';
 import type { ExecView } from '../core/exec-trees.js';
@@ -135,6 +135,11 @@ export interface SweepRequest {
    * other (or without the label) is kept as `unknown-profile`, never judged by the janitor's own defaults.
    */
   knownProfiles?: ReadonlySet<string>;
+  /**
+   * A run over several homes: each home's sandbox roots. A container whose bind mounts lie under one home's is judged
+   * by that home alone (`core/policy.ts` `tiedLabels`: its tables under `<label>\u0000<home>`).
+   */
+  tiedRoots?: readonly TiedRoot[];
 }
 
 /** The idle rule's settings for a sweep. */

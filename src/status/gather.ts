@@ -27,6 +27,7 @@ import { type ListedEntry, list } from '../reaper/sweep.js';
 import { type ProcessTable, listHermesProcesses, procRootOf } from '../adapters/hermes-processes.js';
 import type { HermesProcess } from '../hermes/process-facts.js';
 import type { HermesInstallsStatus } from './hermes-installs.js';
+import type { TiedRoot } from '../core/policy.js';
 import type { Held } from '../hermes/judgement.js';
 import type { Pass, PassSettingsInput, StatusContext } from '../passes/types.js';
 import { pidNamespaceProblem } from '../adapters/pid-namespace.js';
@@ -217,6 +218,8 @@ export interface StatusRequest {
   held?: Record<string, Held>;
   /** A run over several homes: the labels some home has (`SweepRequest.knownProfiles`). */
   knownProfiles?: ReadonlySet<string>;
+  /** A run over several homes: each home's sandbox roots (`SweepRequest.tiedRoots`). */
+  tiedRoots?: readonly TiedRoot[];
   asOf: Date;
   now: Date;
   concurrency: number;
@@ -470,6 +473,7 @@ async function surveyContainers(
       ...(req.thresholdByProfile ? { thresholdByProfile: req.thresholdByProfile } : {}),
       ...(req.held ? { held: req.held } : {}),
       ...(req.knownProfiles ? { knownProfiles: req.knownProfiles } : {}),
+      ...(req.tiedRoots ? { tiedRoots: req.tiedRoots } : {}),
       ...(req.signal ? { signal: req.signal } : {}),
       ...(req.idle ? { idle: req.idle } : {}),
     }),

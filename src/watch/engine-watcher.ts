@@ -5,6 +5,7 @@
  */
 import type { EngineClient, EngineEvent } from '../adapters/engine.js';
 import { engineLabelFilters, isSelected, type Selection } from '../core/selection.js';
+import type { TiedRoot } from '../core/policy.js';
 import type { Held } from '../hermes/judgement.js';
 import { thresholdFor } from '../core/policy.js';
 import { PROFILE_LABEL } from '../defaults.js';
@@ -67,6 +68,8 @@ export interface WatchPolicy {
   held?: Readonly<Record<string, Held>>;
   /** A run over several homes: the labels some home has (`SweepRequest.knownProfiles`). */
   knownProfiles?: ReadonlySet<string>;
+  /** A run over several homes: each home's sandbox roots (`SweepRequest.tiedRoots`). */
+  tiedRoots?: readonly TiedRoot[];
 }
 
 /** The idle rule as the tracker needs it: null unless idle sandboxes are stopped. */
@@ -104,6 +107,7 @@ function reapRequest(engine: EngineClient, policy: WatchPolicy, { asOf, signal, 
     ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
     ...(policy.held ? { held: policy.held } : {}),
     ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
+    ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
     ...(onEvent ? { onEvent } : {}),
   };
 }

@@ -4,7 +4,8 @@
  * have with different lifetimes (400 s, 350 s and 100 s: thresholds 800, 700 and 200 s), one label of each user's own
  * (900 s: 1800 s; hermes' default: 600 s), one of the root home's own (60 s: 120 s), and a label none has. Only this
  * run's containers are selected (`--label` of the run). The users cannot act on the engine, so their lifetimes are
- * longer than hermes' 300 s (theirs to set: they keep more); the shorter ones are the root-owned home's.
+ * longer than hermes' 300 s (theirs to set: they keep more); the shorter ones are the root-owned home's. One container
+ * of the shared label has its task directory bound from the root home's sandbox root: its mount ties it to that home.
  *
  * `reap --all-homes --as-of` at several instants removes each exited container exactly when the later reading says;
  * the unknown label's container is kept and named; a `watch --all-homes` and a `reap --all-homes` take one lock (the
@@ -105,8 +106,14 @@ describe('every home in one run: each container judged by the homes that have it
     userWithHome({ [shared]: lifetime(350), [onlyU2]: null });
     const rootHome = path.join(base, 'roothome', '.hermes');
     writeHome(rootHome, { [shared]: lifetime(100), [rootShort]: lifetime(60) }, null);
-    const ids = await Promise.all([shared, onlyU1, onlyU2, unknown, rootShort].map((profile) => fx.create({ profile, state: 'exited' })));
-    const [s, a, b, u, r] = ids as [string, string, string, string, string];
+    // One more of the shared label, its task directory bound from the root home's sandbox root: tied to that home alone.
+    const task = path.join(rootHome, 'profiles', shared, 'sandboxes', 'docker', `task-${hex(3)}`, 'workspace');
+    mkdirSync(task, { recursive: true });
+    const ids = await Promise.all([
+      ...[shared, onlyU1, onlyU2, unknown, rootShort].map((profile) => fx.create({ profile, state: 'exited' })),
+      fx.create({ profile: shared, state: 'exited', args: ['-v', `${task}:/workspace`] }),
+    ]);
+    const [s, a, b, u, r, tied] = ids as [string, string, string, string, string, string];
     const finished = await Promise.all(ids.map((id) => fx.finishedAt(id)));
     const latest = Math.max(...finished.map((f) => Date.parse(f.replace(/(\.\d{3})\d+/, '$1'))));
     const earliest = Math.min(...finished.map((f) => Date.parse(f.replace(/(\.\d{3})\d+/, '$1'))));
@@ -118,6 +125,9 @@ describe('every home in one run: each container judged by the homes that have it
     // 120 s (the root home's rootShort): not before, then at once.
     assert.deepEqual(await removedAt(-115), []);
     assert.deepEqual(await removedAt(125), [r]);
+    // 200 s for the one its mount ties to the root home (the shared label's own reading there: 100 s).
+    assert.deepEqual(await removedAt(-195), []);
+    assert.deepEqual(await removedAt(205), [tied]);
     // 600 s (the second user's label, hermes' default): the root home's 200 s for the shared label does not decide it.
     assert.deepEqual(await removedAt(-590), []);
     assert.deepEqual(await removedAt(605), [b]);

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { configOf } from '../../src/adapters/config.js';
+import { TIED, tiedLabels } from '../../src/core/policy.js';
 import { selectionFrom } from '../../src/core/selection.js';
 import type { ProfileRead } from '../../src/hermes/judgement.js';
 import { HERMES_SETTINGS, type HermesSettings } from '../../src/hermes/settings.js';
@@ -70,5 +71,25 @@ describe("the idle book takes a container's rule by its label", () => {
     assert.equal(book.ruleOf(p1), book.ruleOf({ ...p1 }), 'one object per label');
     assert.deepEqual([book.limitOf({ init: true, labels: p1 }), book.limitOf({ init: true, labels: {} })], [1, 2]);
     assert.equal(book.thresholdOf({ pid: 1 } as never, p1), Infinity, 'an owned sandbox of a label whose owned threshold is never');
+  });
+});
+
+describe('a container its mounts tie to one home (core/policy.ts tiedLabels)', () => {
+  const req = {
+    tiedRoots: [
+      { dir: '/home/a/.hermes/sandboxes/docker', home: '/home/a/.hermes' },
+      { dir: '/home/b/.hermes/sandboxes/docker', home: '/home/b/.hermes' },
+    ],
+    knownProfiles: new Set(['default', `default${TIED}/home/a/.hermes`, `default${TIED}/home/b/.hermes`]),
+  };
+  const labels = { 'hermes-profile': 'default' };
+  it("is judged by that home's rules of its label; several homes, an unknown pair or no bind: the label's", () => {
+    const bind = (...b: string[]) => tiedLabels(req, { labels, binds: b })['hermes-profile'];
+    assert.equal(bind('/home/a/.hermes/sandboxes/docker/task-1/workspace', '/home/a/.hermes/sandboxes/docker/task-1/home'), `default${TIED}/home/a/.hermes`);
+    assert.equal(bind('/home/a/.hermes/sandboxes/docker/t/w', '/home/b/.hermes/sandboxes/docker/t/w'), 'default', 'tied to two homes: not tied');
+    assert.equal(bind('/home/a/.hermes/sandboxes/dockerx/t'), 'default', 'a sibling directory is not under the root');
+    assert.equal(bind(), 'default');
+    assert.equal(tiedLabels(req, { labels: { 'hermes-profile': 'work' }, binds: ['/home/a/.hermes/sandboxes/docker/t'] })['hermes-profile'], 'work');
+    assert.equal(tiedLabels({}, { labels, binds: ['/home/a/.hermes/sandboxes/docker/t'] }), labels, 'a run over one home: as labelled');
   });
 });

@@ -97,6 +97,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
           ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
           held: policy.held,
           ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
+          ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
           asOf: policy.asOf,
           concurrency: opts.concurrency,
           idle: policy.idle,

@@ -426,6 +426,7 @@ function sweepOf(run: ReapRun, engine: Parameters<typeof reap>[0]['engine']): Pa
     ...(policy.thresholdByProfile && !plan ? { thresholdByProfile: policy.thresholdByProfile } : {}),
     held: policy.held,
     ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
+    ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
     dryRun: run.dryRun,
     keepVolumes: run.keepVolumes,
     idle: policy.idle,

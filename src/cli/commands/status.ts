@@ -8,6 +8,7 @@ import type { HermesProcessStatus, PassPart, StatusReport } from '../../status/g
 import type { HermesSettings, Sourced } from '../../hermes/settings.js';
 import { profileValuesOf } from '../../core/selection.js';
 import type { Held } from '../../hermes/judgement.js';
+import { TIED } from '../../core/policy.js';
 import { PASSES } from '../../passes/index.js';
 import {
   type EngineCommandOptions,
@@ -82,6 +83,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
         held: policy.held,
         ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
+        ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
         asOf: policy.asOf,
         now: ctx.now(),
         concurrency: opts.concurrency,
@@ -96,8 +98,9 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const profiles = policy.profiles.map((p) => ({ profile: p.profile, home: p.home, settings: p.hermes, refused: p.refused }));
       const identity = {
         identities: profileValuesOf(targets.selection),
-        held: policy.held,
-        ...(policy.thresholdByProfile ? { thresholdByLabel: policy.thresholdByProfile } : {}),
+        // Labels only (a home's own rules for the containers tied to it are `<label>\u0000<home>`: not said here).
+        held: labelsOnly(policy.held),
+        ...(policy.thresholdByProfile ? { thresholdByLabel: labelsOnly(policy.thresholdByProfile) } : {}),
         refused: files.refused,
       };
       if (opts.json) writeJson(ctx, { ...report, settings: policy.sources, ...identity, ...(opts.allProfiles ? { profiles } : {}) });
@@ -108,6 +111,11 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       return report.exitCode === 0 ? ExitCode.OK : report.exitCode === 1 ? ExitCode.FAILED : ExitCode.ENGINE;
     }),
   );
+}
+
+/** A rule table without the entries of a home's own rules (`<label>\u0000<home>`, core/policy.ts `tiedLabels`). */
+function labelsOnly<T>(table: Readonly<Record<string, T>>): Record<string, T> {
+  return Object.fromEntries(Object.entries(table).filter(([l]) => !l.includes(TIED)));
 }
 
 /** `--all-profiles`: each profile's hermes settings, from its own home. */

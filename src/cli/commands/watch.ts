@@ -246,6 +246,7 @@ function takeSettings(run: WatchRun, watchPolicy: WatchPolicy, next: WatchRun['p
   watchPolicy.thresholdSeconds = next.thresholdSeconds;
   watchPolicy.held = next.held;
   if (next.knownProfiles) watchPolicy.knownProfiles = next.knownProfiles;
+  if (next.tiedRoots) watchPolicy.tiedRoots = next.tiedRoots;
   if (next.thresholdByProfile) watchPolicy.thresholdByProfile = next.thresholdByProfile;
   else delete watchPolicy.thresholdByProfile;
   watchPolicy.idle = next.idle;
@@ -271,6 +272,7 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
     held: policy.held,
     ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
     ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
+    ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
   };
   const service = new WatchService(
     engines,
