@@ -59,7 +59,16 @@ export function expandHomes(pattern: string, cwd: string): string[] {
     }
     at = next;
   }
-  return at.filter((d) => fs.statSync(d, { throwIfNoEntry: false })?.isDirectory());
+  return at.filter(isDirectory);
+}
+
+/** A directory there (a path through a file, or one that cannot be looked at: not). */
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** Each user's `~/.hermes` that is a directory (`/etc/passwd`'s sixth field). */
@@ -75,7 +84,13 @@ export function passwdHomes(file = '/etc/passwd'): string[] {
     const dir = line.split(':')[5];
     if (!dir || !dir.startsWith('/')) continue;
     const home = path.join(dir, DEFAULT_HOME_DIRNAME);
-    if (fs.lstatSync(home, { throwIfNoEntry: false })?.isDirectory()) out.push(home);
+    let found = false;
+    try {
+      found = fs.lstatSync(home).isDirectory(); // a symlinked ~/.hermes is not taken from the table (--homes names one)
+    } catch {
+      /* none */
+    }
+    if (found) out.push(home);
   }
   return out;
 }

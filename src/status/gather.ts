@@ -156,7 +156,13 @@ export interface StatusReport {
    * reads with that user's rights and never through a symlink), where its own state for the home lives, and every path
    * refused this run, with why (`untrusted-root` roots, symlinked or FIFO files, files too large).
    */
-  trust: { owner: { uid: number; name: string | null } | null; stateDir: string; refused: TrustRefusal[] };
+  trust: {
+    owner: { uid: number; name: string | null } | null;
+    stateDir: string;
+    refused: TrustRefusal[];
+    /** What the home's settings are worth on the engines (core/setting-worth.ts): as written, or only what keeps more. */
+    settings?: { worth: 'as-written' | 'keep-more'; why: string };
+  };
   attention: string[];
   exitCode: 0 | 1 | 3;
   /**

@@ -183,7 +183,11 @@ describe("a user's settings are worth that user's rights: root over homes of use
       text.stderr,
     );
     const st = await runCli(['status', '--json'], { env });
-    const s = JSON.parse(st.stdout) as { trust: { refused: Array<{ what: string; reason: string; path: string }> }; attention: string[] };
+    const s = JSON.parse(st.stdout) as {
+      trust: { refused: Array<{ what: string; reason: string; path: string }>; settings?: { worth: string } };
+      attention: string[];
+    };
+    assert.equal(s.trust.settings?.worth, 'keep-more');
     assert.deepEqual(
       s.trust.refused.filter((r) => r.what === 'setting').map((r) => [r.reason, r.path]),
       [
@@ -199,8 +203,11 @@ describe("a user's settings are worth that user's rights: root over homes of use
     const label = `t-${hex(5)}`;
     const member = user([socketGroup]);
     const { created, inUse } = await victimsOf(label);
-    const out = await twoReaps(profileHome(member, label, ATTACK));
+    const home = profileHome(member, label, ATTACK);
+    const out = await twoReaps(home);
     assert.deepEqual(out.untrustedSettings, undefined);
+    const st = await runCli(['status'], { env: { HOME: base, HERMES_HOME: home, HERMES_JANITOR_STATE_DIR: path.join(base, 'state') } });
+    assert.match(st.stdout, new RegExp(`their settings apply as written: uid ${member.uid} \\(${member.name}\\) is in group \\d+ \\(${socketGroup}\\) of `));
     assert.deepEqual(
       out.removed.map((e) => e.id),
       [created],

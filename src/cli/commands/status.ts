@@ -95,6 +95,8 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         passInput: input,
       });
       for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
+      // As root over another user's home: whether what they wrote applies as written (they can act on the engine).
+      if (report.trust.owner) report.trust.settings = { worth: files.worth.worth, why: files.worth.why };
       const profiles = policy.profiles.map((p) => ({ profile: p.profile, home: p.home, settings: p.hermes, refused: p.refused }));
       const identity = {
         identities: profileValuesOf(targets.selection),
@@ -189,6 +191,10 @@ function renderTrust(r: StatusReport): string[] {
       `  home of uid ${t.owner.uid}${t.owner.name ? ` (${t.owner.name})` : ''}: no symlink in it followed, written only with that user's rights; ` +
         `root's own state in ${escapeControls(t.stateDir)}`,
     );
+    if (t.settings?.worth === 'as-written') out.push(`  their settings apply as written: ${escapeControls(t.settings.why)}`);
+    if (t.settings?.worth === 'keep-more') {
+      out.push(`  their settings may only keep more than hermes' defaults (untrusted-setting otherwise): ${escapeControls(t.settings.why)}`);
+    }
   }
   for (const f of t.refused) out.push(`  refused ${f.what} (${f.reason}): ${f.detail}`);
   return out;
