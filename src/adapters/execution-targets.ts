@@ -9,6 +9,7 @@
  * and `MAX_TARGETS_PER_FILE` targets each (hermes' own limit); a fragment that does not parse, or what is past a
  * bound, is a warning and counts for nothing, as hermes withholds it.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { type ExecutionTarget, type TargetEntry, flatTerminal, resolveTarget, staticTargets } from '../hermes/targets.js';
 import { SETTINGS_MAX_BYTES } from '../core/trust.js';
@@ -30,6 +31,8 @@ export function registryDir(home: string): string {
 
 /** The fragment files of a registry (sorted), or why it cannot be listed; none when it is absent. */
 function fragments(dir: string, warnings: string[]): string[] {
+  // Most homes have no registry: one stat says so (a registry that is there is listed by the trust rules).
+  if (!existsSync(dir)) return [];
   let names: string[];
   try {
     names = listDirSafely(dir)
