@@ -51,8 +51,12 @@ export function settingsWorthActing(settings: HermesSettings, worth: SettingsWor
       note({ ...u, reason: UNTRUSTED_SETTING, detail: untrustedSettingLine(u, worth) });
     });
     if (!changed) continue;
+    // The value acted on stands where it keeps more already (a longer reading, or a named execution target's longer
+    // lifetime: `targets.ts`); else the reading to act on among those as clamped.
+    const stands = s.source === 'default' || !namedByOwner(s.source, where.home) || keepsMore(spec.keepsMore, s.value);
     const used = spec.keepsMore.more === 'longer' ? longest(clamped) : (clamped.find((r) => r.reading === s.used) ?? clamped[0]!);
-    out[name] = { value: used.value, source: used.source, ...(s.readings ? { readings: clamped } : {}), ...(s.used ? { used: used.reading } : {}) };
+    const acted = stands ? { value: s.value, source: s.source } : { value: used.value, source: used.source, ...(s.used ? { used: used.reading } : {}) };
+    out[name] = { ...s, ...acted, ...(s.readings ? { readings: clamped } : {}) };
   }
   return out as HermesSettings;
 }
