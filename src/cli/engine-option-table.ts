@@ -46,6 +46,18 @@ export const ENGINE_OPTIONS: readonly OptionDecl[] = [
   { flag: '--context', value: '<name>', startup: true, description: 'docker context whose engine to use' },
   { flag: '--all-profiles', startup: true, description: 'every profile: drop the profile filter' },
   {
+    flag: '--homes',
+    value: '<path|glob>',
+    repeatable: true,
+    description:
+      "hermes homes to judge every profile of, in one run, repeatable, a glob such as '/home/*/.hermes' (quoted): each container by the homes " +
+      'that have its profile, the later reading where they differ; a profile none has is kept (unknown-profile)',
+  },
+  {
+    flag: '--all-homes',
+    description: "as --homes, with each user's ~/.hermes (the password database) and the HERMES_HOME of every living hermes process",
+  },
+  {
     flag: '--lifetime',
     value: '<seconds>',
     startup: true,

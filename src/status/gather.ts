@@ -8,6 +8,7 @@ import { closeSync, promises as fs, readSync } from 'node:fs';
 import path from 'node:path';
 import { lockState } from '../adapters/file-lock.js';
 import { janitorDir, logFile } from '../adapters/janitor-files.js';
+import { untrustedSettings } from '../adapters/settings-worth.js';
 import { homeAccess, openFileSafely, readFileSafely, refusals } from '../adapters/trust.js';
 import type { EngineClient, EngineStatusCalls } from '../adapters/engine.js';
 import { type EngineEndpoint, whyEngine } from '../adapters/engine-host.js';
@@ -26,6 +27,7 @@ import { type ListedEntry, list } from '../reaper/sweep.js';
 import { type ProcessTable, listHermesProcesses, procRootOf } from '../adapters/hermes-processes.js';
 import type { HermesProcess } from '../hermes/process-facts.js';
 import type { HermesInstallsStatus } from './hermes-installs.js';
+import type { TiedRoot } from '../core/policy.js';
 import type { Held } from '../hermes/judgement.js';
 import type { Pass, PassSettingsInput, StatusContext } from '../passes/types.js';
 import { pidNamespaceProblem } from '../adapters/pid-namespace.js';
@@ -87,6 +89,8 @@ export interface StatusReport {
   thresholdSeconds: number;
   engines: EngineStatus[];
   containers: (ContainerCounts & { failed: number; timedOut: boolean }) | null;
+  /** A run over several homes: the profile labels of containers kept because no home of the run has them (`unknown-profile`). */
+  unknownProfiles?: string[];
   /**
    * Each running sandbox with its running `docker exec` sessions (`execs: [{id, ageSeconds, processes, command,
    * abandoned, client, clientUnverifiable}]`); empty when no engine answered.
@@ -152,7 +156,13 @@ export interface StatusReport {
    * reads with that user's rights and never through a symlink), where its own state for the home lives, and every path
    * refused this run, with why (`untrusted-root` roots, symlinked or FIFO files, files too large).
    */
-  trust: { owner: { uid: number; name: string | null } | null; stateDir: string; refused: TrustRefusal[] };
+  trust: {
+    owner: { uid: number; name: string | null } | null;
+    stateDir: string;
+    refused: TrustRefusal[];
+    /** What the home's settings are worth on the engines (core/setting-worth.ts): as written, or only what keeps more. */
+    settings?: { worth: 'as-written' | 'keep-more'; why: string };
+  };
   attention: string[];
   exitCode: 0 | 1 | 3;
   /**
@@ -212,6 +222,10 @@ export interface StatusRequest {
   thresholdByProfile?: Record<string, number>;
   /** Labels nothing is removed or stopped for (`SweepRequest.held`). */
   held?: Record<string, Held>;
+  /** A run over several homes: the labels some home has (`SweepRequest.knownProfiles`). */
+  knownProfiles?: ReadonlySet<string>;
+  /** A run over several homes: each home's sandbox roots (`SweepRequest.tiedRoots`). */
+  tiedRoots?: readonly TiedRoot[];
   asOf: Date;
   now: Date;
   concurrency: number;
@@ -438,12 +452,14 @@ function trustOf(req: StatusRequest, parts: readonly PassPart[]): StatusReport['
   // A path two passes refused (the session directories are both session passes'): once.
   const refused = all.filter((r, i) => all.findIndex((x) => x.path === r.path && x.what === r.what && x.reason === r.reason) === i);
   for (const f of refusals()) refused.push({ path: f.path, what: 'file', reason: f.reason, detail: f.detail, attention: false });
+  // Settings of a user who cannot act on the engine that would remove, stop or end sooner (`untrusted-setting`).
+  for (const u of untrustedSettings()) refused.push({ path: u.file, what: 'setting', reason: u.reason, detail: u.detail, attention: false });
   return {
     owner: access.owner ? { uid: access.owner.uid, name: access.owner.name } : null,
     stateDir: access.stateDir,
     refused: refused.map(({ attention: _, ...r }) => r),
     // What needs attention and no pass says itself: the files.
-    unsaid: refused.filter((r) => r.what === 'file').map((r) => r.detail),
+    unsaid: refused.filter((r) => r.what === 'file' || r.what === 'setting').map((r) => r.detail),
   };
 }
 
@@ -452,7 +468,7 @@ async function surveyContainers(
   req: StatusRequest,
   live: EngineClient[],
   engines: EngineStatus[],
-): Promise<Pick<StatusReport, 'containers' | 'runningSandboxes' | 'stopCosts' | 'sandboxOwners'>> {
+): Promise<Pick<StatusReport, 'containers' | 'runningSandboxes' | 'stopCosts' | 'sandboxOwners' | 'unknownProfiles'>> {
   const across = await acrossEngines(live, (engine) =>
     list({
       engine,
@@ -462,6 +478,8 @@ async function surveyContainers(
       concurrency: req.concurrency,
       ...(req.thresholdByProfile ? { thresholdByProfile: req.thresholdByProfile } : {}),
       ...(req.held ? { held: req.held } : {}),
+      ...(req.knownProfiles ? { knownProfiles: req.knownProfiles } : {}),
+      ...(req.tiedRoots ? { tiedRoots: req.tiedRoots } : {}),
       ...(req.signal ? { signal: req.signal } : {}),
       ...(req.idle ? { idle: req.idle } : {}),
     }),
@@ -494,7 +512,14 @@ async function surveyContainers(
         : [],
     },
     containers: { ...countContainers(entries), failed: across.results.reduce((n, r) => n + r.failed.length, 0), timedOut: across.timedOut },
+    ...unknownOf(entries),
   };
+}
+
+/** A run over several homes: the profile labels no home has, their containers kept (`unknown-profile`), each once. */
+function unknownOf(entries: readonly ListedEntry[]): Pick<StatusReport, 'unknownProfiles'> {
+  const labels = [...new Set(entries.filter((e) => e.reason === 'unknown-profile').map((e) => e.profile ?? '(no profile label)'))].sort();
+  return labels.length ? { unknownProfiles: labels } : {};
 }
 
 /** What the attention lines are made from: the gathered parts of the report. */
@@ -549,8 +574,10 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
   }
   engines.push(...(await Promise.all(connected.map((e, i) => engineStatus(e, req.endpoints[i]!, req.signal)))));
   const live = connected.filter((_, i) => engines[engines.length - connected.length + i]!.reachable);
-  const { containers, runningSandboxes, stopCosts, sandboxOwners } =
-    live.length > 0 ? await surveyContainers(req, live, engines) : { containers: null, runningSandboxes: [], stopCosts: [], sandboxOwners: undefined };
+  const { containers, runningSandboxes, stopCosts, sandboxOwners, unknownProfiles } =
+    live.length > 0
+      ? await surveyContainers(req, live, engines)
+      : { containers: null, runningSandboxes: [], stopCosts: [], sandboxOwners: undefined, unknownProfiles: undefined };
   // No engine at all on this host is not an unreachable one.
   const unreachable = engines.filter((e) => !e.reachable && !(req.noEngine && e.host === null)).map((e) => e.host ?? '(none found)');
   const table = listHermesProcesses({ python: true, procRoot: procRootOf(req.env) });
@@ -585,6 +612,7 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
     thresholdSeconds: req.thresholdSeconds,
     engines,
     containers,
+    ...(unknownProfiles ? { unknownProfiles } : {}),
     runningSandboxes,
     stopCosts,
     janitor: { sweeps, locks, log },

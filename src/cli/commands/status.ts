@@ -8,6 +8,7 @@ import type { HermesProcessStatus, PassPart, StatusReport } from '../../status/g
 import type { HermesSettings, Sourced } from '../../hermes/settings.js';
 import { profileValuesOf } from '../../core/selection.js';
 import type { Held } from '../../hermes/judgement.js';
+import { TIED } from '../../core/policy.js';
 import { PASSES } from '../../passes/index.js';
 import {
   type EngineCommandOptions,
@@ -15,8 +16,10 @@ import {
   addEngineOptions,
   connectEngines,
   discoverTargets,
+  homeWorth,
   loadHomeConfig,
   passInput,
+  perProfileOf,
   resolvePolicy,
   resolveTargets,
   sayNotes,
@@ -47,7 +50,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     action(state, async (opts: EngineCommandOptions, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
       const signal = timeoutSignal(opts); // settings are read inside the run's --timeout
-      const files = await loadHomeConfig(targets.home, ctx, signal);
+      const files = await loadHomeConfig(targets.home, ctx, signal, await homeWorth(targets, ctx));
       const policy = await resolvePolicy(opts, ctx, files, targets, signal);
       const input = passInput(opts, ctx, files, { ...targets, profiles: policy.passProfiles, lifetimeSeconds: policy.lifetimeSeconds }, { command: 'status' });
       sayNotes(targets, opts, ctx);
@@ -79,6 +82,8 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         thresholdSeconds: policy.thresholdSeconds,
         ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
         held: policy.held,
+        ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
+        ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
         asOf: policy.asOf,
         now: ctx.now(),
         concurrency: opts.concurrency,
@@ -90,21 +95,29 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         passInput: input,
       });
       for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
+      // As root over another user's home: whether what they wrote applies as written (they can act on the engine).
+      if (report.trust.owner) report.trust.settings = { worth: files.worth.worth, why: files.worth.why };
       const profiles = policy.profiles.map((p) => ({ profile: p.profile, home: p.home, settings: p.hermes, refused: p.refused }));
       const identity = {
         identities: profileValuesOf(targets.selection),
-        held: policy.held,
-        ...(policy.thresholdByProfile ? { thresholdByLabel: policy.thresholdByProfile } : {}),
+        // Labels only (a home's own rules for the containers tied to it are `<label>\u0000<home>`: not said here).
+        held: labelsOnly(policy.held),
+        ...(policy.thresholdByProfile ? { thresholdByLabel: labelsOnly(policy.thresholdByProfile) } : {}),
         refused: files.refused,
       };
       if (opts.json) writeJson(ctx, { ...report, settings: policy.sources, ...identity, ...(opts.allProfiles ? { profiles } : {}) });
       else {
-        const text = render(report, ctx.now(), { settings: policy.sources, parts });
+        const text = render(report, ctx.now(), { settings: policy.sources, parts, perProfile: perProfileOf(policy) !== null });
         ctx.stdout.write(text + renderIdentity({ ...identity, profile: targets.selection.profile }) + renderProfiles(profiles));
       }
       return report.exitCode === 0 ? ExitCode.OK : report.exitCode === 1 ? ExitCode.FAILED : ExitCode.ENGINE;
     }),
   );
+}
+
+/** A rule table without the entries of a home's own rules (`<label>\u0000<home>`, core/policy.ts `tiedLabels`). */
+function labelsOnly<T>(table: Readonly<Record<string, T>>): Record<string, T> {
+  return Object.fromEntries(Object.entries(table).filter(([l]) => !l.includes(TIED)));
 }
 
 /** `--all-profiles`: each profile's hermes settings, from its own home. */
@@ -192,6 +205,10 @@ function renderTrust(r: StatusReport): string[] {
       `  home of uid ${t.owner.uid}${t.owner.name ? ` (${t.owner.name})` : ''}: no symlink in it followed, written only with that user's rights; ` +
         `root's own state in ${escapeControls(t.stateDir)}`,
     );
+    if (t.settings?.worth === 'as-written') out.push(`  their settings apply as written: ${escapeControls(t.settings.why)}`);
+    if (t.settings?.worth === 'keep-more') {
+      out.push(`  their settings may only keep more than hermes' defaults (untrusted-setting otherwise): ${escapeControls(t.settings.why)}`);
+    }
   }
   for (const f of t.refused) out.push(`  refused ${f.what} (${f.reason}): ${f.detail}`);
   return out;
@@ -299,11 +316,12 @@ function renderStopCosts(r: StatusReport): string[] {
 }
 
 /** The containers section: the verdicts, in-use and owned sandboxes, and running execs with their ages. */
-function renderContainers(r: StatusReport): string[] {
+function renderContainers(r: StatusReport, perProfile = false): string[] {
   const out: string[] = [];
   const scope = r.profile === null ? 'all profiles' : `profile ${r.profile}`;
-  out.push(`Containers (${scope}, threshold ${r.thresholdSeconds} s)`);
+  out.push(`Containers (${scope}, ${perProfile ? 'thresholds per profile' : `threshold ${r.thresholdSeconds} s`})`);
   const c = r.containers;
+  if (r.unknownProfiles) out.push(`  unknown profiles (kept: no home of the run has them): ${r.unknownProfiles.join(', ')}`);
   if (!c) out.push('  unknown: no engine answered');
   else {
     out.push(
@@ -350,10 +368,10 @@ function renderContainers(r: StatusReport): string[] {
  * The text report: one section per part (the passes' on the engines' hosts after the janitor's state, those on this
  * host's files alone after its hermes processes), then what needs attention; ages as of the report's instant (`now`).
  */
-export function render(r: StatusReport, now: Date, more: { settings?: RunPolicy['sources']; parts?: readonly PassPart[] } = {}): string {
+export function render(r: StatusReport, now: Date, more: { settings?: RunPolicy['sources']; parts?: readonly PassPart[]; perProfile?: boolean } = {}): string {
   const parts = more.parts ?? [];
   const sections = (place: 'engine' | 'host') => parts.filter((p) => p.pass.place === place).flatMap((p) => p.pass.status!.render(p.part, now));
-  const out: string[] = [...renderEngines(r), ...renderContainers(r)];
+  const out: string[] = [...renderEngines(r), ...renderContainers(r, more.perProfile)];
   out.push('Janitor');
   if (r.janitor.sweeps.length === 0) out.push('  last sweep: none recorded');
   for (const s of r.janitor.sweeps) {

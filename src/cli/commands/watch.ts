@@ -18,10 +18,13 @@ import {
   connectEngines,
   checkStopTimeout,
   discoverTargets,
+  homeWorth,
   loadHomeConfig,
   passInput,
   resolvePolicy,
   resolveTargets,
+  noticeUntrusted,
+  perProfileOf,
   sayNotes,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
@@ -82,6 +85,8 @@ interface WatchRun {
   stopping: AbortSignal;
   /** `settingsSignature` of hermes' files, taken before `policy` was resolved from them. */
   baseline: string;
+  /** What the home's settings are worth (decided once: `homeWorth`). */
+  worth: HomeFiles['worth'];
   /** Follows hermes' files (`watch-settings.ts`): `policy` is replaced when they change. */
   follower?: SettingsFollower;
 }
@@ -96,9 +101,10 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   const reporter = await chooseReporter(ctx, opts);
   const targets = resolveTargets(command, opts, ctx);
   const baseline = await settingsSignature(targets.home.home, ctx.env); // before reading: a change meanwhile is seen
-  const files = await loadHomeConfig(targets.home, ctx);
+  const files = await loadHomeConfig(targets.home, ctx, undefined, await homeWorth(targets, ctx));
   const policy = await resolvePolicy(opts, ctx, files, targets);
-  const disabled = reaperDisabled(files.hermes, ctx.env);
+  // Over several homes each label's own profiles say it (`reaper-off`), not the run home's switch.
+  const disabled = targets.multiHome ? null : reaperDisabled(files.hermes, ctx.env);
   if (disabled) {
     reporter.notice({ kind: 'disabled', reason: `reaper disabled by ${disabled}`, what: 'not watching' });
     return ExitCode.OK;
@@ -114,6 +120,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
     files,
     generation: 0,
     baseline,
+    worth: files.worth,
     dryRun: Boolean(opts.dryRun),
     sweepTimeoutMs,
     reporter,
@@ -123,6 +130,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   // before anything is watched, locked or removed.
   const passes = await WatchPasses.create(PASSES, passDeps(run, opts.metricsListen !== undefined));
   sayNotes(targets, opts, ctx);
+  noticeUntrusted(reporter);
   await discoverTargets(targets, opts, ctx);
 
   // Stop on SIGTERM/SIGINT: no new work at once, in-flight requests get a grace period.
@@ -237,6 +245,8 @@ function takeSettings(run: WatchRun, watchPolicy: WatchPolicy, next: WatchRun['p
   run.generation++;
   watchPolicy.thresholdSeconds = next.thresholdSeconds;
   watchPolicy.held = next.held;
+  if (next.knownProfiles) watchPolicy.knownProfiles = next.knownProfiles;
+  if (next.tiedRoots) watchPolicy.tiedRoots = next.tiedRoots;
   if (next.thresholdByProfile) watchPolicy.thresholdByProfile = next.thresholdByProfile;
   else delete watchPolicy.thresholdByProfile;
   watchPolicy.idle = next.idle;
@@ -261,6 +271,8 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
     keepVolumes: Boolean(opts.keepVolumes),
     held: policy.held,
     ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
+    ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
+    ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
   };
   const service = new WatchService(
     engines,
@@ -284,12 +296,16 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
       stopIdle: policy.stopIdle,
       idleAfterSeconds: policy.idleAfterSeconds,
       pid: process.pid,
+      ...(perProfileOf(policy) ? { perProfile: true } : {}),
     });
     // hermes' files changed: the watchers judge by the new threshold and idle rule from their next sweep or check.
     run.follower = followSettings(
       run,
       (next, files) => takeSettings(run, watchPolicy, next, files),
-      (n) => reporter.notice(n),
+      (n) => {
+        reporter.notice(n);
+        noticeUntrusted(reporter); // a reloaded file's refusals, once each
+      },
     );
     const done = service.run();
     passes.connect({

@@ -79,6 +79,10 @@ export class NdjsonReporter implements Reporter {
         return this.emit('shutdown', { tracked: n.tracked });
       case 'settings':
         return this.emit('settings', { changes: n.changes, ...(n.problem ? { problem: n.problem } : {}) });
+      case 'untrusted-setting': {
+        const { reason: _, detail, ...fields } = n.setting;
+        return this.emit('untrusted-setting', { ...fields, message: detail });
+      }
       default:
         return unreachable(n, 'notice');
     }
