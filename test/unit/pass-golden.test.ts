@@ -127,6 +127,7 @@ describe('golden: metrics', () => {
         durationSeconds: 1.5,
         success: false,
         counts,
+        home: '/home/h/.hermes',
         passes: [
           { pass: sandboxDirsPass, gauges: { used: { count: 3, bytes: 300 }, unused: { count: 2, bytes: 1288494284 } } },
           { pass: imagesPass, gauges: imageGauges(images, false) },
@@ -144,6 +145,7 @@ describe('golden: metrics', () => {
         durationSeconds: 0.25,
         success: true,
         counts: [],
+        home: '/home/h/.hermes',
         passes: [
           { pass: sandboxDirsPass, gauges: { used: null, unused: null } },
           { pass: imagesPass, gauges: { ...imageGauges(images, true), bytes: null } },
@@ -152,7 +154,7 @@ describe('golden: metrics', () => {
     );
   });
   it("watch's endpoint: from the start, then after each pass", async () => {
-    const m = await createWatchMetrics((p) => p ?? 'default', PASSES);
+    const m = await createWatchMetrics((p) => p ?? 'default', PASSES, { home: '/home/h/.hermes' });
     const first = await m.text();
     m.setPass(sandboxDirsPass, { used: { count: 3, bytes: 300 }, unused: { count: 2, bytes: 1288494284 } });
     m.setPass(imagesPass, imageGauges(images, false));
@@ -172,8 +174,8 @@ describe('golden: metrics', () => {
       counts,
       sweepGauges: [{ pass: execTreesPass, gauges: { ended: 1, kept: 1, failed: 1 } }],
     });
-    const after = (await m.text()).replace(/^(hermes_janitor_last_run_timestamp_seconds) \d+(\.\d+)?$/m, '$1 <now>');
-    golden('metrics-watch', `--- at start\n${first.replace(/^(hermes_janitor_last_run_timestamp_seconds) \d+(\.\d+)?$/m, '$1 <now>')}--- after\n${after}`);
+    const now = (t: string) => t.replace(/^(hermes_janitor_(?:last_run|heartbeat)_timestamp_seconds(?:\{[^}]*\})?) \d+(\.\d+)?$/gm, '$1 <now>');
+    golden('metrics-watch', `--- at start\n${now(first)}--- after\n${now(await m.text())}`);
   });
 });
 

@@ -73,6 +73,8 @@ interface RunRecord {
   passes?: Array<{ pass: Pass; gauges: unknown }>;
   /** What the run freed, in bytes (a dry run: would free). */
   reclaimedBytes?: number;
+  /** The hermes home the run served (`RunMetrics.home`: every series carries it). */
+  home?: string;
 }
 
 const HELP = `
@@ -137,6 +139,7 @@ async function recordMetrics(ctx: Context, file: string, record: RunRecord, star
       counts: record.counts ?? [],
       ...(record.passes ? { passes: record.passes } : {}),
       ...(record.reclaimedBytes !== undefined ? { reclaimedBytes: record.reclaimedBytes } : {}),
+      ...(record.home !== undefined ? { home: record.home } : {}),
     });
     await writeMetricsFile(file, text);
   } catch (err) {
@@ -290,6 +293,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     passes,
   };
   record.attempted = true;
+  record.home = home.home;
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
   try {
     sayNotes(targets, opts, ctx);

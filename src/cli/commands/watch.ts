@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 import type { HeldLock } from '../../adapters/file-lock.js';
 import type { Context } from '../../context.js';
 import { ExitCode, NotADockerEngineError, UsageError, errorMessage } from '../../errors.js';
-import { reaperDisabled } from '../../reaper/settings.js';
+import { envDuration, reaperDisabled } from '../../reaper/settings.js';
+import { ENV_HEARTBEAT_EVERY, WATCH_HEARTBEAT_MS } from '../../defaults.js';
 import type { EngineClient } from '../../adapters/engine.js';
 import type { WatchEvent, WatchPolicy } from '../../watch/engine-watcher.js';
 import { type SettingsFollower, followSettings, settingsSignature } from '../watch-settings.js';
@@ -84,6 +85,8 @@ interface WatchRun {
   baseline: string;
   /** Follows hermes' files (`watch-settings.ts`): `policy` is replaced when they change. */
   follower?: SettingsFollower;
+  /** How often it pings each engine and, while every one is connected, beats (`HERMES_JANITOR_HEARTBEAT_EVERY`). */
+  heartbeatMs: number;
 }
 
 async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Promise<number> {
@@ -104,6 +107,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
     return ExitCode.OK;
   }
   const sweepTimeoutMs = command.getOptionValueSource('timeout') === 'cli' ? opts.timeout : 0;
+  const heartbeatMs = envDuration(ctx.env, ENV_HEARTBEAT_EVERY) ?? WATCH_HEARTBEAT_MS;
   if (sweepTimeoutMs > 0) checkStopTimeout(opts, command);
   const stopping = new AbortController();
   const run: WatchRun = {
@@ -118,6 +122,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
     sweepTimeoutMs,
     reporter,
     stopping: stopping.signal,
+    heartbeatMs,
   };
   // Every pass's settings and schedule: bad input (a sandbox root that is not a directory, a bad interval) is exit 2
   // before anything is watched, locked or removed.
@@ -248,7 +253,7 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
   const engines = await connectEngines(targets.endpoints);
   await refuseNonEngines(engines, run.stopping);
   const profileOf = (p: string | null) => p ?? selection.profile ?? '';
-  const metrics = opts.metricsListen ? await (await import('../../watch/metrics.js')).createWatchMetrics(profileOf, PASSES) : null;
+  const metrics = opts.metricsListen ? await (await import('../../watch/metrics.js')).createWatchMetrics(profileOf, PASSES, { home: targets.home.home }) : null;
   const byHost = new Map(engines.map((e) => [e.host, e]));
   const { WatchService } = await import('../../watch/service.js');
   const watchPolicy: WatchPolicy = {
@@ -270,9 +275,14 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
       if (ev.type === 'event') passes.onEvent(byHost.get(ev.host)!, ev.event);
       reporter.watchEvent(ev);
     },
-    { sweepPasses: PASSES.filter((p) => p.kind === 'sweep') },
+    { sweepPasses: PASSES.filter((p) => p.kind === 'sweep'), heartbeatMs: run.heartbeatMs },
   );
   let closeServer: (() => Promise<void>) | undefined;
+  // The heartbeat: while idle too, as long as every engine is connected (and so answered its last ping).
+  const beat = setInterval(() => {
+    if (service.healthy) metrics?.heartbeat(run.ctx.now());
+  }, run.heartbeatMs);
+  beat.unref();
   try {
     if (opts.metricsListen) closeServer = await listenForMetrics(run, service, metrics);
     reporter.notice({
@@ -306,6 +316,7 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
     reporter.notice({ kind: 'shutdown', tracked: service.tracked });
     return ExitCode.OK;
   } finally {
+    clearInterval(beat);
     await closeServer?.();
   }
 }
