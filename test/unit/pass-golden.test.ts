@@ -78,7 +78,7 @@ describe('golden: reap', () => {
     ['containers-only', containersOnlyReport],
     ['quiet-snapshots', quietSnapshotsReport],
   ];
-  for (const kind of ['text', 'quiet', 'json', 'ndjson'] as const) {
+  for (const kind of ['text', 'quiet', 'json', 'ndjson', 'ndjson-quiet'] as const) {
     for (const [name, make] of cases) {
       it(`${kind}, ${name}`, async () => golden(`reap-${kind}-${name}`, await reapOutput(kind, make())));
     }
