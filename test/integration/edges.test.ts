@@ -125,7 +125,11 @@ describe('clear answers at the edges', () => {
       const quiet = await runCli([...args, '--quiet'], { env });
       assert.equal(quiet.code, 0, quiet.stderr);
       assert.deepEqual([quiet.stdout, quiet.stderr], ['', ''], 'a removal that went well: nothing at all');
-      assert.deepEqual(sim.ids().map((id) => sim.get(id)!.name), ['hermes-0b0b0b0b'], 'and it did remove');
+      assert.deepEqual(
+        sim.ids().map((id) => sim.get(id)!.name),
+        ['hermes-0b0b0b0b'],
+        'and it did remove',
+      );
       sim.add({ name: 'hermes-0c0c0c0c', labels, finishedAt: old, faults: { removeStatus: 500 } });
       const failed = await runCli([...args, '--quiet'], { env });
       assert.equal(failed.code, 1, failed.stderr);

@@ -196,7 +196,32 @@ describe('golden: status', () => {
     runningSandboxes: [],
     // The cost of a stop a reap would make: the sandbox's writable layer (hermes' reaper removes it with the sandbox).
     stopCosts: [{ id: 'c'.repeat(64), name: 'hermes-1a2b3c4d', host: HOST_A, profile: 'default', idleSeconds: 7200, writableLayerBytes: 21_495_808 }],
-    janitor: { sweeps: [], locks: [], log: { path: '/home/h/.hermes/logs/janitor.log', exists: false, sizeBytes: 0, lastRun: null } },
+    janitor: {
+      sweeps: [
+        {
+          host: HOST_A,
+          profile: 'default',
+          completedAt: '2026-11-16T12:00:00.000Z',
+          ageSeconds: 518400,
+          file: '/home/h/.hermes/janitor/stamps/x.json',
+          scheduleSeconds: null,
+          by: 'reap' as const,
+        },
+      ],
+      locks: [],
+      log: { path: '/home/h/.hermes/logs/janitor.log', exists: false, sizeBytes: 0, lastRun: null },
+      freshness: [
+        {
+          host: HOST_A,
+          completedAt: '2026-11-16T12:00:00.000Z',
+          ageSeconds: 518400,
+          scheduleSeconds: 3600,
+          scheduleFrom: 'default' as const,
+          stale: true,
+        },
+      ],
+      watch: null,
+    },
     sandboxDirs: {
       root: '/home/h/.hermes/sandboxes',
       count: 5,
@@ -240,8 +265,18 @@ describe('golden: status', () => {
     ],
     breakers,
     trust: { owner: null, stateDir: '/home/h/.hermes/janitor', refused: [] },
-    attention: ['sandbox directories: x'],
+    attention: [
+      `no completed sweep for 6 days on ${HOST_A}, more than twice the schedule of every 1 hour (default): run hermes-janitor reap --home ` +
+        '/home/h/.hermes, then check the timer, cron line or watch that should sweep',
+      'sandbox directories: x',
+    ],
     exitCode: 1 as const,
+    verdict: {
+      ok: false,
+      count: 2,
+      line: `ATTENTION: 2 things, the worst first: no completed sweep for 6 days on ${HOST_A}; sandbox directories`,
+      worst: `no completed sweep for 6 days on ${HOST_A}`,
+    },
   };
   it('text: the sandboxes, images and shell-snapshot sections', async () => {
     const { render } = await import('../../src/cli/commands/status.js');

@@ -534,7 +534,9 @@ async function recordSweep(run: ReapRun, across: AcrossEngines<ReapResult>): Pro
   await Promise.all(
     across.results.map(async (r, i) => {
       if (r.interrupted) return;
-      await writeStamp(oncePerStamps(home.home, selection, [endpoints[i]!])[0]!, now, across.hosts[i]!.host, selection).catch((err) => {
+      // What status judges the stamp's age against: --once-per is how often this run means to sweep.
+      const more = { by: 'reap' as const, ...(run.opts.oncePer !== undefined ? { scheduleSeconds: run.opts.oncePer / 1000 } : {}) };
+      await writeStamp(oncePerStamps(home.home, selection, [endpoints[i]!])[0]!, now, across.hosts[i]!.host, selection, more).catch((err) => {
         if (!run.opts.quiet) run.ctx.stderr.write(`hermes-janitor: warning: cannot record the sweep stamp (${escapeControls(errorMessage(err))})\n`);
       });
     }),

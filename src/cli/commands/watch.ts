@@ -7,6 +7,7 @@ import { envDuration, reaperDisabled } from '../../reaper/settings.js';
 import { ENV_HEARTBEAT_EVERY, WATCH_HEARTBEAT_MS } from '../../defaults.js';
 import type { EngineClient } from '../../adapters/engine.js';
 import type { WatchEvent, WatchPolicy } from '../../watch/engine-watcher.js';
+import type { WatchMetrics } from '../../watch/metrics.js';
 import { type SettingsFollower, followSettings, settingsSignature } from '../watch-settings.js';
 import {
   type ActionOptions,
@@ -31,6 +32,8 @@ import { WATCH_OPTIONS } from '../engine-option-table.js';
 import { PASSES } from '../../passes/index.js';
 import type { EngineAnswer } from '../../passes/types.js';
 import { WatchPasses, type WatchPassesDeps } from '../watch-passes.js';
+import { WatchKeeper } from '../watch-keeper.js';
+import { escapeControls } from '../../util/escape-controls.js';
 import { type RunState, action, addOptions } from '../shared.js';
 import { docsLine } from '../docs-page.js';
 
@@ -87,6 +90,10 @@ interface WatchRun {
   follower?: SettingsFollower;
   /** How often it pings each engine and, while every one is connected, beats (`HERMES_JANITOR_HEARTBEAT_EVERY`). */
   heartbeatMs: number;
+  /** Its record and stamps for `status` and `reap --once-per` (not in a dry run). */
+  keeper?: WatchKeeper;
+  /** The signal that stopped it. */
+  stoppedBy?: NodeJS.Signals;
 }
 
 async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Promise<number> {
@@ -133,6 +140,7 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   // Stop on SIGTERM/SIGINT: no new work at once, in-flight requests get a grace period.
   const onSignal = (sig: NodeJS.Signals) => {
     if (stopping.signal.aborted) return;
+    run.stoppedBy = sig;
     reporter.notice({ kind: 'stopping', signal: sig });
     stopping.abort();
   };
@@ -142,18 +150,9 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   try {
     // The reap lock of this home, per engine, for as long as watch runs (unless a dry run); said once when held.
     if (!run.dryRun) {
-      const taken = await takeReapLocks(
-        targets.home.home,
-        targets.endpoints.map((e) => e.host),
-        {
-          waitMs: Infinity,
-          signal: stopping.signal,
-          pollMs: 1000,
-          onWait: (held) => reporter.notice({ kind: 'waiting-for-lock', ...held }),
-        },
-      );
-      if ('held' in taken) return ExitCode.OK; // stopped while waiting
-      locks = taken.locks;
+      const taken = await lockAndKeep(run);
+      if (taken === null) return ExitCode.OK; // stopped while waiting
+      locks = taken;
     }
     return await serve(run, passes);
   } finally {
@@ -161,6 +160,45 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
     process.off('SIGINT', onSignal);
     await Promise.all(locks.map((l) => l.release()));
   }
+}
+
+/**
+ * The reap lock of the home for every engine, waited for as long as it takes (said once when held elsewhere); then its
+ * keeper (its record and stamps). Null: stopped while waiting.
+ */
+async function lockAndKeep(run: WatchRun): Promise<HeldLock[] | null> {
+  const { targets, reporter, ctx } = run;
+  const taken = await takeReapLocks(
+    targets.home.home,
+    targets.endpoints.map((e) => e.host),
+    { waitMs: Infinity, signal: run.stopping, pollMs: 1000, onWait: (held) => reporter.notice({ kind: 'waiting-for-lock', ...held }) },
+  );
+  if ('held' in taken) return null;
+  run.keeper = new WatchKeeper({
+    home: targets.home.home,
+    selection: targets.selection,
+    endpoints: targets.endpoints,
+    heartbeatMs: run.heartbeatMs,
+    now: () => ctx.now(),
+    warn: (m) => ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(m)}\n`),
+  });
+  return taken.locks;
+}
+
+/**
+ * The heartbeat, also while idle: while every engine is connected (each answered its last ping), the metric and the
+ * record; each engine's stamp while it is connected. Its timer, to clear.
+ */
+function startBeat(run: WatchRun, service: { healthy: boolean; watchers: ReadonlyArray<{ state: string; host: string }> }, metrics: WatchMetrics | null) {
+  const beat = setInterval(() => {
+    if (service.healthy) metrics?.heartbeat(run.ctx.now());
+    run.keeper?.beat(
+      service.watchers.filter((w) => w.state === 'connected').map((w) => w.host),
+      service.healthy,
+    );
+  }, run.heartbeatMs);
+  beat.unref();
+  return beat;
 }
 
 /** Each engine as the passes take it: connected, or not answering. */
@@ -220,8 +258,8 @@ async function refuseNonEngines(engines: EngineClient[], signal: AbortSignal): P
 async function listenForMetrics(
   run: WatchRun,
   service: InstanceType<typeof import('../../watch/service.js').WatchService>,
-  metrics: Awaited<ReturnType<typeof import('../../watch/metrics.js').createWatchMetrics>> | null,
-): Promise<() => Promise<void>> {
+  metrics: WatchMetrics | null,
+): Promise<{ url: string; close: () => Promise<void> }> {
   const { serveMetrics } = await import('../../watch/metrics.js');
   const listen = run.opts.metricsListen!;
   const tracked = () => {
@@ -232,7 +270,7 @@ async function listenForMetrics(
     throw new UsageError(`cannot listen on --metrics-listen ${listen.host ?? ''}:${listen.port} (${why}): pick a free address`);
   });
   run.reporter.notice({ kind: 'metrics', url: srv.url });
-  return srv.close;
+  return srv;
 }
 
 /** hermes' files changed: the watchers judge by the new threshold and idle rule from their next sweep or check. */
@@ -272,19 +310,18 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
     watchPolicy,
     (ev: WatchEvent) => {
       metrics?.observe(ev);
+      if (ev.type === 'sweep' && !ev.interrupted && !ev.dryRun) run.keeper?.swept(ev.host);
       if (ev.type === 'event') passes.onEvent(byHost.get(ev.host)!, ev.event);
       reporter.watchEvent(ev);
     },
     { sweepPasses: PASSES.filter((p) => p.kind === 'sweep'), heartbeatMs: run.heartbeatMs },
   );
   let closeServer: (() => Promise<void>) | undefined;
-  // The heartbeat: while idle too, as long as every engine is connected (and so answered its last ping).
-  const beat = setInterval(() => {
-    if (service.healthy) metrics?.heartbeat(run.ctx.now());
-  }, run.heartbeatMs);
-  beat.unref();
+  const beat = startBeat(run, service, metrics);
   try {
-    if (opts.metricsListen) closeServer = await listenForMetrics(run, service, metrics);
+    const listening = opts.metricsListen ? await listenForMetrics(run, service, metrics) : null;
+    closeServer = listening?.close;
+    await run.keeper?.started(listening?.url ?? null);
     reporter.notice({
       kind: 'started',
       hosts: engines.map((e) => e.host),
@@ -313,6 +350,7 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
     await passes.stop();
     await service.stop();
     await done;
+    await run.keeper?.stopped(run.stoppedBy ?? 'SIGTERM');
     reporter.notice({ kind: 'shutdown', tracked: service.tracked });
     return ExitCode.OK;
   } finally {
