@@ -114,9 +114,11 @@ export function homeScope(scope: RunScope): RunScope {
 
 /**
  * The scope a command was run with, from its options and the global ones (values given on the command line); `--home`
- * made absolute (`~` is the user's home), so the advice names the same directory wherever it is pasted.
+ * made absolute (`~` is the user's home), so the advice names the same directory wherever it is pasted. `resolved`: the
+ * home the run used, named as `--home` when none was given (it came from `HERMES_HOME`, `--profile` or the default
+ * `~/.hermes`): pasted by another user, root above all, the advice then acts on the same home, not on theirs.
  */
-export function scopeOf(cmd: Command, ctx: { cwd: string; homedir: string }): RunScope {
+export function scopeOf(cmd: Command, ctx: { cwd: string; homedir: string }, resolved?: { home: string }): RunScope {
   const o = cmd.optsWithGlobals<{
     home?: string;
     profile?: string;
@@ -131,6 +133,7 @@ export function scopeOf(cmd: Command, ctx: { cwd: string; homedir: string }): Ru
   }>();
   const scope: RunScope = {};
   if (o.home !== undefined) scope.home = o.home === '~' || o.home.startsWith('~/') ? path.join(ctx.homedir, o.home.slice(1)) : path.resolve(ctx.cwd, o.home);
+  else if (resolved) scope.home = resolved.home;
   if (o.profile !== undefined) scope.profile = o.profile;
   if (o.allProfiles) scope.allProfiles = true;
   if (o.homes?.length) scope.homes = o.homes.map((h) => path.resolve(ctx.cwd, h));

@@ -166,6 +166,14 @@ export const OUTPUT_OPTIONS: readonly OptionDecl[] = [
   },
 ];
 
+/**
+ * The options of OUTPUT_OPTIONS that change a verdict (the idle rule, the exec bound), not how a run reports: `status`
+ * takes them too, so that it judges as the `list` or `reap` beside it does (the same declarations, not copies).
+ */
+export const POLICY_OUTPUT_OPTIONS: readonly OptionDecl[] = OUTPUT_OPTIONS.filter((d) =>
+  ['--idle-after', '--idle-after-owned', '--stopped-retention', '--stop-idle', '--no-stop-idle', '--idle-max-processes', '--exec-max-age'].includes(d.flag),
+);
+
 /** What the commands that act (`reap`, `watch`) do to what they act on. */
 export const ACTION_OPTIONS: readonly OptionDecl[] = [
   {
@@ -249,5 +257,17 @@ export const WATCH_OPTIONS: readonly OptionDecl[] = [
     parse: (v) => parseWholeNumber(v, '--metrics-max-connections', 1),
     defaultValue: DEFAULT_METRICS_MAX_CONNECTIONS,
     description: 'with --metrics-listen: connections served at once; more are refused (/healthz keeps a slot of its own)',
+  },
+];
+
+/** `status`'s own. */
+export const STATUS_OPTIONS: readonly OptionDecl[] = [
+  {
+    flag: '--schedule',
+    value: '<duration>',
+    parse: (v) => parseDuration(v, '--schedule'),
+    description:
+      'how often the janitor is meant to sweep here (the cron or timer interval: 15m, 1h): no completed sweep within twice this needs ' +
+      "attention, none recorded at all too (default: each sweep's own, its --once-per or watch's heartbeat, else 1h)",
   },
 ];

@@ -18,7 +18,7 @@ import { labelIdleRules, tiedTables } from '../reaper/label-rules.js';
 import { TIED, type TiedRoot } from '../core/policy.js';
 import { PASSES, passOptions } from '../passes/index.js';
 import type { PassSettingsInput } from '../passes/types.js';
-import { ACTION_OPTIONS, ENGINE_OPTIONS, OUTPUT_OPTIONS } from './engine-option-table.js';
+import { ACTION_OPTIONS, ENGINE_OPTIONS, OUTPUT_OPTIONS, POLICY_OUTPUT_OPTIONS } from './engine-option-table.js';
 import { addOptions, homeDirFrom, missingProfileHome, optionsOnly, warn } from './shared.js';
 import { useSharedStore } from '../adapters/trust.js';
 import type { RunHome } from '../core/home-set.js';
@@ -65,10 +65,13 @@ export interface EngineCommandOptions {
   verbose?: boolean;
 }
 
-/** The engine and selection options; `output: false` leaves out --log-format and --quiet (status prints one report). */
-export function addEngineOptions(cmd: Command, { output = true }: { output?: boolean } = {}): Command {
+/**
+ * The engine and selection options, then the output ones; `output: 'policy'` leaves out how a run reports (--log-format,
+ * --quiet, --verbose: status prints one report) but keeps those that change a verdict (the idle rule, the exec bound).
+ */
+export function addEngineOptions(cmd: Command, { output = 'all' }: { output?: 'all' | 'policy' } = {}): Command {
   addOptions(optionsOnly(cmd), ENGINE_OPTIONS);
-  return output ? addOptions(cmd, OUTPUT_OPTIONS) : cmd;
+  return addOptions(cmd, output === 'all' ? OUTPUT_OPTIONS : POLICY_OUTPUT_OPTIONS);
 }
 
 /** What `reap` and `watch` do to what they act on (`addActionOptions`); each pass's flags are its own (`passes/`). */

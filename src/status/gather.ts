@@ -18,7 +18,9 @@ import { stuckSessionsStatus, stuckSessionsStore } from '../breakers/stuck-sessi
 import { createToolLoop } from '../breakers/tool-loop.js';
 import { readHookErrors } from '../breakers/hook-errors.js';
 import type { HookErrorEntry } from '../core/hook-errors.js';
-import { type AttentionInput, type ContainerCounts, attention, countContainers, statusExitCode } from '../core/status.js';
+import { type AttentionInput, type ContainerCounts, attentionItems, countContainers, statusExitCode, verdictLine } from '../core/status.js';
+import { type SweepFreshness, type WatchFacts, staleSweepLine, sweepFreshness, watchProblem } from '../core/janitor-health.js';
+import { liveness } from '../adapters/process-identity.js';
 import { DEFAULT_SUSPEND_THRESHOLD } from '../core/stuck-sessions.js';
 import type { Selection } from '../core/selection.js';
 import { NotADockerEngineError, errorMessage } from '../errors.js';
@@ -53,6 +55,10 @@ export interface SweepStamp {
   completedAt: string;
   ageSeconds: number | null;
   file: string;
+  /** How often its writer means to sweep (`--once-per`, watch's heartbeat), seconds; null: not recorded. */
+  scheduleSeconds: number | null;
+  /** Which command wrote it (`reap` for stamps of older versions). */
+  by: 'reap' | 'watch';
 }
 
 export interface LockStatus {
@@ -103,7 +109,17 @@ export interface StatusReport {
    * `terminal.docker_orphan_reaper` is off). Empty when none would be stopped or no engine answered.
    */
   stopCosts: StopCost[];
-  janitor: { sweeps: SweepStamp[]; locks: LockStatus[]; log: LogStatus };
+  /**
+   * `freshness`: each engine's last completed sweep against its schedule (`stale` past twice it); `watch`: the home's
+   * recorded `watch`, its process, heartbeat and `/healthz` (null: none recorded), and what is wrong with it.
+   */
+  janitor: {
+    sweeps: SweepStamp[];
+    locks: LockStatus[];
+    log: LogStatus;
+    freshness: SweepFreshness[];
+    watch: (WatchFacts & { problem: string | null }) | null;
+  };
   breakers: {
     restartGuard: { location: string; bootsInWindow: number; max: number; windowSeconds: number; tripped: boolean; problem: string | null };
     stuckSessions: { location: string; threshold: number; sessions: number; suspended: string[]; problem: string | null };
@@ -163,8 +179,11 @@ export interface StatusReport {
     /** What the home's settings are worth on the engines (core/setting-worth.ts): as written, or only what keeps more. */
     settings?: { worth: 'as-written' | 'keep-more'; why: string };
   };
+  /** What needs attention, one line each (with the command that fixes it), the worst first. */
   attention: string[];
   exitCode: 0 | 1 | 3;
+  /** The answer first: `line` is the report's first line (`OK: ...` or `ATTENTION: N things, the worst first: ...`). */
+  verdict: { ok: boolean; count: number; line: string; worst: string | null };
   /**
    * Each pass's keys (`Pass.status.json`, docs/status.md names them): those working on what the engines have after
    * `janitor`, those on this host's files alone after `hermesProcesses`.
@@ -239,6 +258,8 @@ export interface StatusRequest {
   passInput: PassSettingsInput;
   /** This host has no engine at all (said once; not an unreachable engine: exit 0). */
   noEngine?: string;
+  /** `status --schedule`, in seconds: how often the janitor is meant to sweep here (else each stamp's own, else 1 h). */
+  scheduleSeconds?: number;
 }
 
 const hasStatusCalls = (e: EngineClient): e is EngineClient & EngineStatusCalls => typeof (e as Partial<EngineStatusCalls>).version === 'function';
@@ -266,7 +287,13 @@ async function readStamps(home: string, now: Date): Promise<SweepStamp[]> {
   for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
     const file = path.join(dir, name);
     try {
-      const v = JSON.parse(readFileSafely(file, 64 * 1024, { noFollow: true })) as { completedAt?: unknown; host?: unknown; selection?: unknown };
+      const v = JSON.parse(readFileSafely(file, 64 * 1024, { noFollow: true })) as {
+        completedAt?: unknown;
+        host?: unknown;
+        selection?: unknown;
+        scheduleSeconds?: unknown;
+        by?: unknown;
+      };
       if (typeof v.completedAt !== 'string' || typeof v.host !== 'string') continue;
       let profile: string | null = null;
       try {
@@ -276,7 +303,15 @@ async function readStamps(home: string, now: Date): Promise<SweepStamp[]> {
         /* no selection recorded */
       }
       const at = Date.parse(v.completedAt);
-      out.push({ host: v.host, profile, completedAt: v.completedAt, ageSeconds: Number.isFinite(at) ? Math.round((now.getTime() - at) / 1000) : null, file });
+      out.push({
+        host: v.host,
+        profile,
+        completedAt: v.completedAt,
+        ageSeconds: Number.isFinite(at) ? Math.round((now.getTime() - at) / 1000) : null,
+        file,
+        scheduleSeconds: typeof v.scheduleSeconds === 'number' && v.scheduleSeconds > 0 ? v.scheduleSeconds : null,
+        by: v.by === 'watch' ? 'watch' : 'reap',
+      });
     } catch {
       /* unreadable stamp: not a sweep */
     }
@@ -340,6 +375,45 @@ async function readLog(home: string): Promise<LogStatus> {
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/**
+ * The home's recorded `watch` (adapters/watch-record.ts): its process as the lock module judges a holder (pid, start
+ * time, boot id, pid namespace, host name), its heartbeat's age, and, when it serves one and may be running, what its
+ * `/healthz` answers (within 2 s and the run's --timeout). Null when none is recorded.
+ */
+async function readWatch(home: string, now: Date, signal: AbortSignal | undefined): Promise<WatchFacts | null> {
+  const { readWatchRecord } = await import('../adapters/watch-record.js');
+  const { record: r, file } = readWatchRecord(home);
+  if (!r) return null;
+  const process = r.stoppedAt ? 'dead' : liveness(r);
+  const beat = Date.parse(r.heartbeatAt ?? r.startedAt);
+  const healthz = r.healthz && process !== 'dead' ? await (await import('../adapters/healthz.js')).probeHealthz(r.healthz, 2000, signal) : null;
+  return {
+    file,
+    pid: r.pid,
+    startedAt: r.startedAt,
+    hosts: r.hosts,
+    heartbeatSeconds: r.heartbeatSeconds,
+    heartbeatAt: r.heartbeatAt,
+    heartbeatAgeSeconds: Number.isFinite(beat) ? Math.max(0, Math.round((now.getTime() - beat) / 1000)) : Number.POSITIVE_INFINITY,
+    process,
+    stoppedAt: r.stoppedAt ?? null,
+    stoppedBy: r.stoppedBy ?? null,
+    healthz,
+  };
+}
+
+/** The janitor's own state: sweeps (each engine's against its schedule), locks, its log, its `watch`. */
+async function janitorState(req: StatusRequest, hosts: readonly string[]): Promise<StatusReport['janitor']> {
+  const [sweeps, locks, log, watch] = await Promise.all([
+    readStamps(req.home, req.now),
+    readLocks(req.home),
+    readLog(req.home),
+    readWatch(req.home, req.now, req.signal),
+  ]);
+  const freshness = sweepFreshness(sweeps, hosts, req.scheduleSeconds);
+  return { sweeps, locks, log, freshness, watch: watch ? { ...watch, problem: watchProblem(watch, req.now)?.line ?? null } : null };
 }
 
 async function breakers(
@@ -530,13 +604,15 @@ function attentionInput(
     engines: EngineStatus[];
     unreachable: string[];
     containers: StatusReport['containers'];
-    locks: StatusReport['janitor']['locks'];
+    janitor: StatusReport['janitor'];
     brk: StatusReport['breakers'];
     partList: PassPart[];
     partial: AttentionInput['pidNamespace'];
   },
 ): AttentionInput {
-  const { unsaid, engines, unreachable, containers, locks, brk, partList, partial } = g;
+  const { unsaid, engines, unreachable, containers, janitor, brk, partList, partial } = g;
+  const reap = req.commands?.reap ?? 'hermes-janitor reap';
+  const watch = janitor.watch ? watchProblem(janitor.watch, req.now) : null;
   return {
     refused: unsaid,
     unreachableEngines: unreachable,
@@ -546,7 +622,15 @@ function attentionInput(
     asOf: req.asOf,
     inspectFailures: containers?.failed ?? 0,
     timedOut: containers?.timedOut ?? false,
-    staleLocks: locks.filter((l) => l.stale).map((l) => ({ path: l.path, pid: l.pid })),
+    staleLocks: janitor.locks.filter((l) => l.stale).map((l) => ({ path: l.path, pid: l.pid })),
+    ...(containers
+      ? {
+          removable: { count: containers.wouldRemove.total, oldest: containers.oldestRemovable },
+          idleSandboxes: { count: containers.wouldStop.total, longestIdleSeconds: containers.longestIdle?.ageSeconds ?? null },
+        }
+      : {}),
+    staleSweeps: janitor.freshness.filter((f) => f.stale).map((f) => staleSweepLine(f, req.now, reap)),
+    watch,
     restartGuard: {
       tripped: brk.restartGuard.tripped,
       count: brk.restartGuard.bootsInWindow,
@@ -591,18 +675,18 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
     processes: table,
   };
   const withStatus = req.passes.filter((p) => p.status);
-  const [host, partList, sweeps, locks, log, brk] = await Promise.all([
+  const hosts = engines.flatMap((e) => (e.host === null ? [] : [e.host]));
+  const [host, partList, janitor, brk] = await Promise.all([
     hermesProcesses(table, runningSandboxes, partial, req.env),
     Promise.all(withStatus.map(async (pass): Promise<PassPart> => ({ pass, part: await pass.status!.gather(req.passInput, passCtx) }))),
-    readStamps(req.home, req.now),
-    readLocks(req.home),
-    readLog(req.home),
+    janitorState(req, hosts),
     breakers(req.home, req.now, req.env, req.maxStopBlocks),
   ]);
   const { unsaid, ...trust } = trustOf(req, partList);
-  const facts = attentionInput(req, { unsaid, engines, unreachable, containers, locks, brk, partList, partial });
+  const facts = attentionInput(req, { unsaid, engines, unreachable, containers, janitor, brk, partList, partial });
 
-  const lines = attention(facts);
+  const items = attentionItems(facts);
+  const lines = items.map((i) => i.line);
   const keys = (place: Pass['place']) =>
     Object.assign({}, ...partList.filter((p) => p.pass.place === place).map((p) => p.pass.status!.json(p.part))) as Record<string, unknown>;
   const report: StatusReport = {
@@ -615,7 +699,7 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
     ...(unknownProfiles ? { unknownProfiles } : {}),
     runningSandboxes,
     stopCosts,
-    janitor: { sweeps, locks, log },
+    janitor,
     ...keys('engine'),
     ...(req.noEngine ? { noEngine: req.noEngine } : {}),
     ...(sandboxOwners ? { sandboxOwners } : {}),
@@ -626,6 +710,7 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
     trust,
     attention: lines,
     exitCode: statusExitCode(facts, lines),
+    verdict: { ok: items.length === 0, count: items.length, line: verdictLine(items), worst: items[0]?.title ?? null },
   };
   return { report, parts: partList };
 }

@@ -122,7 +122,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         exitCode: code,
         wide: Boolean(opts.wide),
         ...(opts.format ? { format: opts.format } : {}),
-        advice: suggest('reap', scopeOf(command, ctx), policyFlags(ctx.argv)),
+        advice: suggest('reap', scopeOf(command, ctx, targets.home), policyFlags(ctx.argv)),
         ...(untrustedSettings().length ? { untrustedSettings: untrustedSettings() } : {}),
       });
       return code;

@@ -77,6 +77,8 @@ interface RunRecord {
   passes?: Array<{ pass: Pass; gauges: unknown }>;
   /** What the run freed, in bytes (a dry run: would free). */
   reclaimedBytes?: number;
+  /** The hermes home the run served (`RunMetrics.home`: every series carries it). */
+  home?: string;
 }
 
 const HELP = `
@@ -141,6 +143,7 @@ async function recordMetrics(ctx: Context, file: string, record: RunRecord, star
       counts: record.counts ?? [],
       ...(record.passes ? { passes: record.passes } : {}),
       ...(record.reclaimedBytes !== undefined ? { reclaimedBytes: record.reclaimedBytes } : {}),
+      ...(record.home !== undefined ? { home: record.home } : {}),
     });
     await writeMetricsFile(file, text);
   } catch (err) {
@@ -295,6 +298,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     passes,
   };
   record.attempted = true;
+  record.home = home.home;
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
   try {
     sayNotes(targets, opts, ctx);
@@ -551,7 +555,9 @@ async function recordSweep(run: ReapRun, across: AcrossEngines<ReapResult>): Pro
   await Promise.all(
     across.results.map(async (r, i) => {
       if (r.interrupted) return;
-      await writeStamp(oncePerStamps(home.home, selection, [endpoints[i]!])[0]!, now, across.hosts[i]!.host, selection).catch((err) => {
+      // What status judges the stamp's age against: --once-per is how often this run means to sweep.
+      const more = { by: 'reap' as const, ...(run.opts.oncePer !== undefined ? { scheduleSeconds: run.opts.oncePer / 1000 } : {}) };
+      await writeStamp(oncePerStamps(home.home, selection, [endpoints[i]!])[0]!, now, across.hosts[i]!.host, selection, more).catch((err) => {
         if (!run.opts.quiet) run.ctx.stderr.write(`hermes-janitor: warning: cannot record the sweep stamp (${escapeControls(errorMessage(err))})\n`);
       });
     }),
