@@ -6,8 +6,12 @@ import { DIALECT_EVENTS, type Dialect, type EventRole } from './hook-dialects.js
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
 
-/** How a finished tool call went: a failure counts, a success clears the count, neutral changes nothing. */
-export type CallOutcome = 'success' | 'failure' | 'neutral';
+/**
+ * How a finished tool call went: a failure counts, a success clears the count, neutral changes nothing (an
+ * interrupted or vetoed call); `unknown`: it ran, but the agent does not say whether it failed (Cursor's
+ * afterShellExecution): its result is kept, the failure counts are left alone.
+ */
+export type CallOutcome = 'success' | 'failure' | 'neutral' | 'unknown';
 
 /** A tool hook's input, read. */
 export interface ToolCallReading {
@@ -160,7 +164,7 @@ function outcomeOf(p: Obj, dialect: Dialect, event: string): CallOutcome {
     case 'cursor':
       if (event === 'postToolUseFailure') return p.is_interrupt === true || p.failure_type === 'permission_denied' ? 'neutral' : 'failure';
       if (event === 'postToolUse') return verdict(isFailure(maybeJson(p.tool_output)));
-      return event === 'afterMCPExecution' ? verdict(isFailure(maybeJson(p.result_json))) : 'neutral';
+      return event === 'afterMCPExecution' ? verdict(isFailure(maybeJson(p.result_json))) : 'unknown';
     case 'hermes': {
       const extra = isPlainObject(p.extra) ? p.extra : {};
       if (extra.status === 'ok') return 'success';
@@ -201,8 +205,8 @@ function resultOf(p: Obj, dialect: Dialect, event: string): { value: unknown } |
     case 'qwen':
       return event === 'PostToolUseFailure' ? has(p.error) : has(p.tool_response);
     case 'codex':
-      // A shell result is a string with no exit status: the call-only rule stays (see docs/breakers.md).
-      return typeof p.tool_response === 'string' ? undefined : has(p.tool_response);
+      // A shell result is a string with no exit status: compared as it is (it says nothing of failure).
+      return has(p.tool_response);
     case 'gemini': {
       const r = p.tool_response;
       if (!isPlainObject(r)) return has(r);
@@ -219,7 +223,8 @@ function resultOf(p: Obj, dialect: Dialect, event: string): { value: unknown } |
       return event === 'afterMCPExecution' ? has(maybeJson(p.result_json)) : has(p.output);
     case 'hermes': {
       const extra = isPlainObject(p.extra) ? p.extra : {};
-      return has(extra.result ?? extra.error_message);
+      // hermes' tools return JSON text (terminal: {"output", "exit_code", "error"}): compared as the value it holds.
+      return has(maybeJson(extra.result ?? extra.error_message));
     }
   }
 }

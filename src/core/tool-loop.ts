@@ -561,7 +561,7 @@ export function decidePost(
   const base: ToolLoopState = { ...recorded, updatedAt };
   if (call.callId !== undefined) base.counted = [...(state.counted ?? []), call.callId].slice(-MAX_COUNTED_CALLS);
   const others = state.failures.filter((f) => f.tool !== call.tool);
-  if (outcome === 'neutral') return { decision: { action: 'allow', failures: current }, next: base };
+  if (outcome === 'neutral' || outcome === 'unknown') return { decision: { action: 'allow', failures: current }, next: base };
   if (outcome === 'success') return { decision: { action: 'allow', failures: 0 }, next: { ...base, failures: others } };
   const count = current + 1;
   if (count >= threshold) {
@@ -569,6 +569,21 @@ export function decidePost(
   }
   const failures = [...others, { tool: call.tool, count }].slice(-MAX_TRACKED_TOOLS);
   return { decision: { action: 'allow', failures: count }, next: { ...base, failures } };
+}
+
+/**
+ * Whether a session is one step from the breaker: its next identical call would be denied (with the limits' defaults
+ * where not given), or its next failure of a tool reported. A loop found resets the history, so this is what a
+ * history can show of a loop in the making.
+ */
+export function oneStepFromLoop(state: ToolLoopState, limits: Partial<PreLimits> & { failureThreshold: number }): boolean {
+  const l = fullLimits({ threshold: limits.threshold ?? DEFAULT_REPEAT_THRESHOLD, cycleThreshold: DEFAULT_CYCLE_THRESHOLD, ...limits });
+  const s = state.streak;
+  const failing = state.failures.some((f) => f.count >= limits.failureThreshold - 1);
+  if (!s) return failing;
+  const blind = s.outcome === undefined && s.count >= l.threshold - 1;
+  const same = (s.same ?? 0) >= l.sameOutcome - 1;
+  return failing || blind || same || (s.failed ?? 0) >= l.sameFailure || s.count >= l.pollLimit;
 }
 
 /**

@@ -791,11 +791,11 @@ function render(
 
 /**
  * What each dialect's post reports of a step's result, as the model compares results: a class of equal results (and
- * whether it says nothing), or undefined where the agent gives nothing to compare (Codex' string results, hermes'
- * post_tool_call without `extra.result`). Cursor's `{"content":[]}` and `{"isError":true}` both say nothing.
+ * whether it says nothing), or undefined where the agent gives nothing to compare (hermes' post_tool_call without
+ * `extra.result`). Cursor's `{"content":[]}` and `{"isError":true}` both say nothing.
  */
 function resultOfStep(d: Dialect, outcome: 'success' | 'failure' | 'neutral'): { cls: string; empty: boolean } | undefined {
-  if (d === 'hermes' || (d === 'codex' && outcome === 'success')) return undefined;
+  if (d === 'hermes') return undefined;
   if (d === 'cursor') return { cls: EMPTY_RESULT, empty: true };
   return { cls: `${outcome}`, empty: false };
 }
