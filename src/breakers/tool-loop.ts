@@ -21,7 +21,7 @@ import {
   type PreDecision,
   SESSION_FILE_PATTERN,
   type ToolLoopState,
-  callSignature,
+  callSignatures,
   canonicalJson,
   decidePost,
   decidePre,
@@ -395,8 +395,8 @@ function readCall(s: LoopSettings, event: HookEvent, payload: ToolHookInput): Co
   let signature: string | undefined;
   let key: string | undefined;
   try {
-    if (role === 'pre') signature = callSignature(call.tool, call.input);
-    if (role === 'pre' || role === 'post') key = maskedSignature(call.tool, call.input);
+    if (role === 'pre') ({ signature, key } = callSignatures(call.tool, call.input));
+    else if (role === 'post') key = maskedSignature(call.tool, call.input);
   } catch (err) {
     return {
       action: 'allow',

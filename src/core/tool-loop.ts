@@ -205,6 +205,12 @@ export function maskedSignature(tool: string, input: unknown): string {
   return `${tool}:~${quickHash(maskArguments(canonicalJson(input)))}`;
 }
 
+/** Both signatures of a call (`callSignature`, `maskedSignature`), its canonical JSON made once. */
+export function callSignatures(tool: string, input: unknown): { signature: string; key: string } {
+  const canonical = canonicalJson(input);
+  return { signature: `${tool}:${sha256Hex(canonical)}`, key: `${tool}:~${quickHash(maskArguments(canonical))}` };
+}
+
 /** An empty history for a session. */
 export function emptyState(session: string, nowMs: number): ToolLoopState {
   return { session, updatedAt: isoTime(nowMs), streak: null, failures: [] };
