@@ -38,6 +38,29 @@ export interface Sourced<T> {
   readings?: Array<{ reading: 'scope' | 'launch'; value: T; source: string }>;
   /** Which reading `value` is: the one that removes, stops or ends later. */
   used?: 'scope' | 'launch';
+  /**
+   * Why the scope reading is not acted on, when every hermes install found on the host predates it
+   * (`hermes/host-readings.ts`); absent: it is, where it removes later.
+   */
+  scopeNotTaken?: string;
+  /** The lifetime and the reaper switch: each named execution target read (`hermes/targets.ts`), docker or not. */
+  targets?: Array<TargetReading<T>>;
+  /** The execution target whose reading `value` is, when one decided it (`source` names its file and key). */
+  target?: string;
+}
+
+/** How one named execution target shows on a setting (`status --json`: `settings.lifetimeSeconds.targets`). */
+export interface TargetReading<T> {
+  target: string;
+  /** Its backend, as hermes resolves it (`docker`, `ssh`, ...). */
+  backend: string;
+  /** A docker target: it counts for the setting (the others make no docker sandbox). */
+  counts: boolean;
+  /** Where it was read: `config.yaml`, the managed config.yaml, a runtime registry file (with provider and state). */
+  from: string;
+  /** Its value, or null when hermes cannot read it as one (it is then skipped). */
+  value: T | null;
+  source: string;
 }
 
 /** One setting hermes takes from its environment, bridged from `terminal.<configKey>` in config.yaml. */

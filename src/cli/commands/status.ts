@@ -138,11 +138,25 @@ function renderIdentity(i: { identities: string[] | null; held: Record<string, H
  * launched: `hermes/readings.ts`).
  */
 function withReadings<T>(s: Sourced<T>, show: (v: T) => string): string {
-  if (!s.readings || s.readings.length < 2) return s.source;
-  const [a, b] = s.readings;
-  const same = a!.value === b!.value;
-  const each = s.readings.map((r) => `${r.reading} ${show(r.value)} from ${r.source}`).join(', ');
-  return `${s.source}; ${each}${same ? '' : `: acting on ${s.used}`}`;
+  let out = s.source;
+  if (s.readings && s.readings.length >= 2) {
+    const [a, b] = s.readings;
+    const same = a!.value === b!.value;
+    const each = s.readings.map((r) => `${r.reading} ${show(r.value)} from ${r.source}`).join(', ');
+    out += `; ${each}${same ? '' : `: acting on ${s.used}${s.scopeNotTaken ? ` (the scope reading is not taken: ${s.scopeNotTaken})` : ''}`}`;
+  }
+  return out + targetsText(s, show);
+}
+
+/** The named execution targets read for a setting (`hermes/targets.ts`), and the one acted on. */
+function targetsText<T>(s: Sourced<T>, show: (v: T) => string): string {
+  if (!s.targets?.length) return '';
+  const each = s.targets.map((t) =>
+    t.counts
+      ? `${t.target} (docker) ${t.value === null ? 'unreadable (skipped)' : show(t.value)} from ${t.source}`
+      : `${t.target} (${t.backend}: not docker, not counted)`,
+  );
+  return `; execution targets: ${each.join(', ')}${s.target ? `: acting on target ${s.target}` : ''}`;
 }
 
 /** Each setting read from hermes' files, the environment or a flag, and where its value came from (the passes' last). */
@@ -214,13 +228,22 @@ function servedText(p: HermesProcessStatus): string {
 function renderInstalls(r: StatusReport): string[] {
   const h = r.hermesInstalls;
   if (!h) return [];
-  const out = [`hermes installs (this janitor knows hermes up to ${h.known.version} of ${h.known.releaseDate}, commit ${h.known.commit.slice(0, 12)})`];
+  const n = h.known.notesReadUpTo;
+  const out = [
+    `hermes installs (this janitor was checked against hermes ${h.known.version} (${h.known.releaseDate}), commit ${h.known.commit.slice(0, 12)}; ` +
+      `release notes read up to ${n.version} (${n.date}))`,
+  ];
   if (h.installs.length === 0) out.push('  none found (no hermes checkout, venv or package behind a living hermes process or the hermes on PATH)');
   for (const i of h.installs) {
     const version = i.version ?? 'version unknown';
     const commit = i.commit ? `, commit ${i.commit.slice(0, 12)}` : '';
     const newer = i.newerThanKnown ? ': newer than this janitor knows (its rules may not match this hermes: see docs/hermes.md)' : '';
-    out.push(`  ${i.dir} (${i.kind}${i.checkout ? ` of ${i.checkout}` : ''}): ${version}${commit}; found by ${i.foundBy.join(', ')}${newer}`);
+    const what = `${i.kind}${i.checkout ? ` of ${i.checkout}` : ''}${i.distribution ? `, ${i.distribution}` : ''}`;
+    out.push(`  ${i.dir} (${what}): ${version}${commit}; found by ${i.foundBy.join(', ')}${newer}`);
+  }
+  if (h.rules) {
+    out.push('  each rule was last checked against (docs/hermes.md, npm run hermes-drift):');
+    for (const rule of h.rules) out.push(`    ${rule.id}: ${rule.checked}`);
   }
   return out;
 }
