@@ -413,21 +413,24 @@ function readCall(s: LoopSettings, event: HookEvent, payload: ToolHookInput): Co
 
 /**
  * Whether this event reports a call already counted: the same tool-call id, or (two hook sets of one agent) the same
- * call under another event name of the same generation. The same event name again is a new call.
+ * call under another event name of the same generation. The same event name again is a new call, and so is another
+ * tool-call id where the call seen had one (two calls of one command in one generation).
  */
 function seenBefore(view: EventView | undefined, c: Counted): boolean {
   if (!view) return false;
-  if (c.call.callId !== undefined && view.ids?.includes(c.call.callId)) return true;
+  const id = c.call.callId;
+  if (id !== undefined && view.ids !== undefined && view.ids.length > 0) return view.ids.includes(id);
   return c.view !== undefined && view.key === c.view && !view.events.includes(c.call.event);
 }
 
-/** The view after this event: a new call's, or the call's seen under one more event. */
-function viewAfter(view: EventView | undefined, c: Counted, again: boolean): EventView | undefined {
+/** The view after this event: a new call's, or the call's seen under one more event (`judged`: its outcome counted). */
+function viewAfter(view: EventView | undefined, c: Counted, again: boolean, judged = false): EventView | undefined {
   if (c.view === undefined && c.call.callId === undefined) return undefined;
   const ids = c.call.callId !== undefined ? [c.call.callId] : [];
-  if (!again || !view) return { events: [c.call.event], key: c.view ?? '', ...(ids.length ? { ids } : {}) };
+  const mark = judged || (again && view?.judged) ? { judged: true as const } : {};
+  if (!again || !view) return { events: [c.call.event], key: c.view ?? '', ...(ids.length ? { ids } : {}), ...mark };
   const merged = [...new Set([...(view.ids ?? []), ...ids])].slice(-8);
-  return { events: [...view.events, c.call.event].slice(-8), key: view.key, ...(merged.length ? { ids: merged } : {}) };
+  return { events: [...view.events, c.call.event].slice(-8), key: view.key, ...(merged.length ? { ids: merged } : {}), ...mark };
 }
 
 /** The `why` of a detection. */
@@ -504,16 +507,20 @@ function decidePermission(c: Counted, history: ToolLoopState): { next: ToolLoopS
 function decideAfter(s: LoopSettings, c: Counted, history: ToolLoopState): { next: ToolLoopState; result: ToolLoopResult } {
   const { call, nowMs } = c;
   const base = { dialect: c.dialect, session: call.session };
-  if (seenBefore(history.postView, c) && call.callId === undefined) {
+  const knows = call.outcome === 'success' || call.outcome === 'failure';
+  // One call reported again (Cursor's own hooks and .claude/settings.json's): its result is kept once, and its outcome
+  // counted once, by the first report that knows it (afterShellExecution, first, knows no exit status).
+  const again = seenBefore(history.postView, c);
+  if (again && (history.postView?.judged === true || !knows)) {
     const next = { ...history, postView: viewAfter(history.postView, c, true) } as ToolLoopState;
     return { next, result: { action: 'allow', why: 'duplicate', ...base, count: 0, state: next, warnings: [] } };
   }
-  const result = call.result ? { digest: resultDigest(call.result.value), failed: call.outcome === 'failure' } : undefined;
+  const result = call.result && !again ? { digest: resultDigest(call.result.value), failed: call.outcome === 'failure' } : undefined;
   const post = { tool: call.tool, outcome: call.outcome, callId: call.callId, key: c.key, result };
   const { decision, next: decided } = decidePost(history, post, s.failureThreshold, nowMs);
   const next: ToolLoopState = { ...decided };
   if (!('duplicate' in decision)) {
-    const view = viewAfter(history.postView, c, false);
+    const view = viewAfter(history.postView, c, again, knows);
     if (view) next.postView = view;
     else delete next.postView;
   }

@@ -153,8 +153,10 @@ function outcomeOf(p: Obj, dialect: Dialect, event: string): CallOutcome {
       return verdict(isFailure(p.tool_response));
     case 'codex':
       return verdict(isFailure(p.tool_response));
-    case 'gemini':
-      return verdict(isFailure(p.tool_response) || geminiExitFailed(p.tool_response));
+    case 'gemini': {
+      if (isFailure(p.tool_response)) return 'failure';
+      return geminiShellOutcome(p.tool_name, p.tool_response) ?? 'success';
+    }
     case 'copilot': {
       if (event === 'postToolUseFailure' || event === 'PostToolUseFailure') return 'failure';
       const result = field(p, ['toolResult', 'tool_result']).value;
@@ -174,20 +176,33 @@ function outcomeOf(p: Obj, dialect: Dialect, event: string): CallOutcome {
   }
 }
 
+/** Gemini CLI's shell tool (`SHELL_TOOL_NAME`): the only tool whose `llmContent` carries an exit status. */
+const GEMINI_SHELL = 'run_shell_command';
+/** A command a person cancelled (it says nothing of the command): `Command was cancelled by user before it could ...`. */
+const GEMINI_CANCELLED = /^Command was cancelled by user\b/;
+/** A command stopped at its timeout: it did not do its work (current and older wordings). */
+const GEMINI_TIMED_OUT = /^(?:Command was automatically cancelled because it exceeded the timeout|Command execution timed out|Command timed out)\b/;
+
 /**
- * Whether a Gemini CLI shell result reports a failed command: `run_shell_command` sets `error` only when the command
- * cannot start; a command that ran and failed says so in its `llmContent` (`Exit Code: 1`, or `Signal: 9`; older
- * versions print `Exit Code: 0` and `Signal: (none)` too) and, where the version sends it, `data.exitCode`
- * (google-gemini/gemini-cli packages/core/src/tools/shell.ts).
+ * How a Gemini CLI shell result went, judged by its exit status (undefined: it does not say): `run_shell_command`
+ * sets `error` only when the command cannot start; a command that ran and failed says so in its `llmContent` (current
+ * versions: `Exit Code: N` only when N is not 0, `Signal: N` when a signal ended it; older ones print every line,
+ * `Exit Code: 0` and `Signal: (none)` included) and, where the version sends it, `data.exitCode`; one stopped at its
+ * timeout failed, one a person cancelled is neutral (google-gemini/gemini-cli packages/core/src/tools/shell.ts,
+ * packages/core/src/services/shellExecutionService.ts). The last `Exit Code:` line is the shell's own: the command's
+ * output comes before it.
  */
-export function geminiExitFailed(response: unknown): boolean {
-  if (!isPlainObject(response)) return false;
+export function geminiShellOutcome(tool: unknown, response: unknown): CallOutcome | undefined {
+  if (tool !== GEMINI_SHELL || !isPlainObject(response)) return undefined;
   const data = response.data;
-  if (isPlainObject(data) && typeof data.exitCode === 'number') return data.exitCode !== 0;
+  if (isPlainObject(data) && typeof data.exitCode === 'number') return data.exitCode !== 0 ? 'failure' : 'success';
   const text = contentText(response.llmContent);
-  const code = /^Exit Code: (-?\d+)\s*$/m.exec(text);
-  if (code) return code[1] !== '0';
-  return /^Signal: \d+/m.test(text);
+  if (GEMINI_CANCELLED.test(text)) return 'neutral';
+  if (GEMINI_TIMED_OUT.test(text)) return 'failure';
+  let code: string | undefined;
+  for (const m of text.matchAll(/^Exit Code: (-?\d+)[ \t]*$/gm)) code = m[1];
+  if (code !== undefined) return code === '0' ? 'success' : 'failure';
+  return /^Signal: \d+[ \t]*$/m.test(text) ? 'failure' : undefined;
 }
 
 /** Gemini CLI's `llmContent`: a string, or parts with `text`. */

@@ -78,6 +78,8 @@ export interface EventView {
   key: string;
   /** Its tool-call ids. */
   ids?: string[];
+  /** After a call: its success or failure was counted (a report that knows neither, Cursor's afterShellExecution, leaves it unset). */
+  judged?: true;
 }
 
 /** What the breaker still has to tell the agent at its next event that can say it. */
@@ -246,6 +248,7 @@ function parseView(v: unknown): EventView | undefined {
   const view: EventView = { events: strings(v.events).slice(-8), key: v.key };
   const ids = strings(v.ids).slice(-8);
   if (ids.length > 0) view.ids = ids;
+  if (v.judged === true) view.judged = true;
   return view;
 }
 

@@ -301,18 +301,35 @@ describe('tool-loop: a warning, then a stop', () => {
 });
 
 describe('tool-loop: each dialect read as its agent sends it today', () => {
-  it('six failing Gemini CLI shell runs (Exit Code 1, no error: its own shell.ts) count as failures', async () => {
+  it('six failing Gemini CLI shell runs (no error: the shapes of its own shell.ts) count as failures; a cancel is neutral', async () => {
     const home = freshHome();
-    const failed = FIXTURES.find((f) => f.dialect === 'gemini' && f.name.startsWith('AfterTool after a failed npm test'))!;
+    const runs = FIXTURES.filter((f) => f.dialect === 'gemini' && f.hook === 'post' && f.reading.outcome === 'failure');
+    const failed = runs.filter((f) => (f.input.tool_response as Record<string, unknown>).error === undefined);
+    assert.equal(failed.length, 6, failed.map((f) => f.name).join('; '));
     const answers = [];
-    for (let i = 0; i < 6; i++) answers.push(await run(home, ['tool-loop', 'post'], failed.input));
+    for (const f of failed.slice(0, 4)) answers.push(await run(home, ['tool-loop', 'post'], f.input));
+    assert.match((await run(home, ['tool-loop', 'status'])).stdout, /failing: run_shell_command x4/);
+    // A person's cancel neither counts nor clears the count.
+    const cancelled = FIXTURES.find((f) => f.dialect === 'gemini' && f.reading.outcome === 'neutral')!;
+    assert.equal((await run(home, ['tool-loop', 'post'], cancelled.input)).stdout, '');
+    for (const f of failed.slice(4)) answers.push(await run(home, ['tool-loop', 'post'], f.input));
     assert.deepEqual(
       answers.map((a) => (a.json?.hookSpecificOutput as Record<string, unknown> | undefined)?.additionalContext ?? ''),
       ['', '', '', '', 'run_shell_command failed 5 times in a row; change strategy', ''],
     );
     assert.match((await run(home, ['tool-loop', 'status'])).stdout, /failing: run_shell_command x1/);
-    const ok = fixture('gemini', 'AfterTool');
-    assert.equal(ok.reading.outcome, 'failure', 'the first AfterTool fixture is the failed run');
+    assert.equal(fixture('gemini', 'AfterTool').reading.outcome, 'failure', 'the first AfterTool fixture is the failed run');
+  });
+
+  it('a Gemini CLI result of another tool is not judged by an Exit Code line in its content (a log file read)', async () => {
+    const home = freshHome();
+    const read = {
+      ...fixture('gemini', 'AfterTool').input,
+      tool_name: 'read_file',
+      tool_input: { absolute_path: '/w/build.log' },
+      tool_response: { llmContent: 'Output: 1 failing\nExit Code: 1', returnDisplay: '' },
+    };
+    for (let i = 0; i < 6; i++) assert.equal((await run(home, ['tool-loop', 'post', '--failure-threshold', '1'], read)).stdout, '');
   });
 
   it("Cursor: one call reported by its own hooks and by .claude/settings.json's (same generation, or same tool_use_id) is counted once", async () => {
@@ -328,6 +345,38 @@ describe('tool-loop: each dialect read as its agent sends it today', () => {
     const status = await run(home, ['tool-loop', 'status', '--json']);
     const state = (status.json?.sessions as Array<{ state: { streak: { count: number } } }>)[0]!.state;
     assert.equal(state.streak.count, 3, 'three calls, not nine');
+  });
+
+  it("Cursor: after a call, its own afterShellExecution and both hook sets' postToolUseFailure count its failure once, in either order", async () => {
+    for (const shellFirst of [true, false]) {
+      const home = freshHome();
+      const shell = fixture('cursor', 'afterShellExecution');
+      const failed = fixture('cursor', 'postToolUseFailure');
+      for (let i = 0; i < 3; i++) {
+        const generic = { ...failed.input, tool_use_id: `toolu_f${i}` };
+        const order = shellFirst ? [shell.input, generic, generic] : [generic, shell.input, generic];
+        for (const input of order) assert.equal((await run(home, ['tool-loop', 'post'], input)).stdout, '');
+      }
+      const status = await run(home, ['tool-loop', 'status', '--json']);
+      const state = (status.json?.sessions as Array<{ state: { failures: Array<{ tool: string; count: number }> } }>)[0]!.state;
+      assert.deepEqual(state.failures, [{ tool: 'Shell', count: 3 }], `three failures, not six (${shellFirst ? 'shell first' : 'generic first'})`);
+    }
+  });
+
+  it('Cursor: the same result of changing calls, reported by both hook sets, is counted once per call (no progress still seen)', async () => {
+    const home = freshHome();
+    const shell = fixture('cursor', 'afterShellExecution');
+    const ok = fixture('cursor', 'postToolUse');
+    for (let i = 0; i < 4; i++) {
+      const command = `grep -rn TODO src/module-${i}`;
+      await run(home, ['tool-loop', 'post'], { ...shell.input, command, output: 'no matches' });
+      const generic = { ...ok.input, tool_input: { command }, tool_use_id: `toolu_g${i}`, tool_output: '{"exitCode":1,"stdout":"no matches"}' };
+      await run(home, ['tool-loop', 'post'], generic);
+      await run(home, ['tool-loop', 'post'], generic);
+    }
+    const status = await run(home, ['tool-loop', 'status', '--json']);
+    const state = (status.json?.sessions as Array<{ state: { echo?: { count: number } } }>)[0]!.state;
+    assert.equal(state.echo?.count, 4, 'four calls with one result, each reported three times');
   });
 
   it("a subagent's stop neither resets nor spends the main session's blocks, and gets no orchestrator text", async () => {
