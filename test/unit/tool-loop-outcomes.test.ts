@@ -67,6 +67,13 @@ function claudeResult(session: string, command: string, id: string, stdout: stri
   return { ...claudeCall(session, command, id), hook_event_name: 'PostToolUse', tool_response: { stdout, stderr: '', interrupted: false, isImage: false } };
 }
 
+/** The fixture's own end-the-turn answer (from its agent's docs or source) for the reason given in `r`. */
+function endTurnOf(f: HookFixture, reason: unknown): unknown {
+  const want = f.answer.endTurn?.(String(reason));
+  assert.ok(want && want !== 'none' && 'stdout' in want, `${f.dialect} ${f.name}: an end-the-turn answer`);
+  return want.stdout;
+}
+
 const denied = (r: Ran) => (r.json?.hookSpecificOutput as { permissionDecision?: string } | undefined)?.permissionDecision === 'deny';
 
 describe('tool-loop: results decide (Claude Code)', () => {
@@ -218,6 +225,7 @@ describe('tool-loop: a warning, then a stop', () => {
     const [warn, stop] = await loops(home, fixture('claude', 'PreToolUse'), fixture('claude', 'PostToolUseFailure'), 2);
     assert.ok(denied(warn!) && warn!.json?.continue === undefined, warn!.stdout);
     assert.equal(stop!.json?.continue, false, stop!.stdout);
+    assert.deepEqual(stop!.json, endTurnOf(fixture('claude', 'PreToolUse'), stop!.json?.stopReason));
     assert.match(
       String(stop!.json?.stopReason),
       /^hermes-janitor tool-loop: a loop again after a warning in this turn \(Bash failed 3 times .*disarm --session abc123/,
@@ -244,7 +252,7 @@ describe('tool-loop: a warning, then a stop', () => {
   it('Gemini CLI: continue: false on BeforeTool', async () => {
     const home = freshHome();
     const [, stop] = await loops(home, fixture('gemini', 'BeforeTool'), FIXTURES.find((f) => f.name.startsWith('AfterTool after a failed npm test'))!, 2);
-    assert.deepEqual(Object.keys(stop!.json ?? {}), ['continue', 'stopReason']);
+    assert.deepEqual(stop!.json, endTurnOf(fixture('gemini', 'BeforeTool'), stop!.json?.stopReason));
     assert.equal(stop!.json?.continue, false);
   });
 
@@ -256,7 +264,8 @@ describe('tool-loop: a warning, then a stop', () => {
     assert.ok(denied(warn!) && denied(again!));
     assert.match(String((again!.json?.hookSpecificOutput as Record<string, unknown>).permissionDecisionReason), /the turn is ended/);
     const next = await run(home, ['tool-loop', 'post'], { ...post.input, tool_use_id: 'other', tool_name: 'Read' });
-    assert.deepEqual(next.json, { continue: false, stopReason: (again!.json?.hookSpecificOutput as Record<string, unknown>).permissionDecisionReason });
+    const reason = (again!.json?.hookSpecificOutput as Record<string, unknown>).permissionDecisionReason;
+    assert.deepEqual(next.json, endTurnOf(fixture('codex', 'PostToolUse'), reason));
   });
 
   it('Copilot CLI: denied again at preToolUse, the turn ended at the next PermissionRequest (interrupt)', async () => {
@@ -266,7 +275,7 @@ describe('tool-loop: a warning, then a stop', () => {
     const [, again] = await loops(home, pre, post, 2);
     assert.equal(again!.json?.permissionDecision, 'deny');
     const ask = await run(home, ['tool-loop', 'pre'], fixture('copilot', 'PermissionRequest').input);
-    assert.deepEqual(Object.keys(ask.json ?? {}), ['behavior', 'message', 'interrupt']);
+    assert.deepEqual(ask.json, endTurnOf(fixture('copilot', 'PermissionRequest'), ask.json?.message));
     assert.deepEqual([ask.json?.behavior, ask.json?.interrupt], ['deny', true]);
     assert.equal((await run(home, ['tool-loop', 'pre'], fixture('copilot', 'PermissionRequest').input)).stdout, '', 'once');
   });
