@@ -19,6 +19,11 @@ export interface Context {
   homedir: string;
   /** The clock. */
   now(): Date;
+  /**
+   * The CLI's own process (`processContext`): a run may be ended at its deadline whatever it is doing, and the
+   * process with it (cli/deadline.ts). Absent for a test's or a host's context.
+   */
+  ownsProcess?: boolean;
 }
 
 /**
@@ -47,5 +52,6 @@ export function processContext(argv: readonly string[] = process.argv.slice(2)):
     cwd: process.cwd(),
     homedir: userHome(),
     now: () => new Date(),
+    ownsProcess: true,
   };
 }

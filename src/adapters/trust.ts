@@ -548,21 +548,48 @@ export interface Rights {
 /**
  * Runs `fn` with the effective uid and gid (and only that group) of `who`, then takes root's back. `fn` must be
  * synchronous: glibc switches every thread of the process, and an asynchronous call queued meanwhile would run with
- * the owner's ids (or one of the owner's with root's). Not root: `fn` runs as is.
+ * the owner's ids (or one of the owner's with root's). Not root: `fn` runs as is. Never in a worker thread (Node.js
+ * refuses to switch ids there): `reap --background`, its one user, runs on the main thread.
  */
 export function withOwnerRights<T>(who: Rights | null, fn: () => T): T {
   if (!who || !rootRules()) return fn();
   const groupsBefore = process.getgroups!();
+  ownerWindow = groupsBefore;
+  onOwnerRights?.(true);
   process.setgroups!([who.gid]);
   process.setegid!(who.gid);
   process.seteuid!(who.uid);
   try {
     return fn();
   } finally {
-    process.seteuid!(0);
-    process.setegid!(0);
-    process.setgroups!(groupsBefore);
+    leaveOwnerRights();
   }
+}
+
+/** Root's groups while `withOwnerRights` runs (its window is open), else null. */
+let ownerWindow: number[] | null = null;
+/** Told when a window opens and closes (cli/deadline.ts: the watchdog thread does no file I/O inside one). */
+let onOwnerRights: ((open: boolean) => void) | undefined;
+
+/**
+ * Tells `fn` when `withOwnerRights` switches the process's ids and back: glibc switches every thread, so another
+ * thread of the process (the run's watchdog) must not touch a file meanwhile.
+ */
+export function observeOwnerRights(fn: (open: boolean) => void): void {
+  onOwnerRights = fn;
+}
+
+/**
+ * Takes root's ids back if a `withOwnerRights` window is open (else nothing): its own end, and a run ended at its
+ * deadline inside one (cli/deadline.ts), which then releases its locks and says its line with root's rights.
+ */
+export function leaveOwnerRights(): void {
+  if (ownerWindow === null) return;
+  process.seteuid!(0);
+  process.setegid!(0);
+  process.setgroups!(ownerWindow);
+  ownerWindow = null;
+  onOwnerRights?.(false);
 }
 
 /**

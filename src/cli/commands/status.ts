@@ -20,8 +20,8 @@ import {
   resolvePolicy,
   resolveTargets,
   sayNotes,
-  timeoutSignal,
 } from '../engine-options.js';
+import { runDeadline } from '../deadline.js';
 import { type RunState, action, writeJson } from '../shared.js';
 import { homeScope, policyFlags, scopeOf, suggest } from '../advice.js';
 import { plural } from '../../util/plural.js';
@@ -46,7 +46,17 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   addEngineOptions(cmd, { output: false }).action(
     action(state, async (opts: EngineCommandOptions, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
-      const signal = timeoutSignal(opts); // settings are read inside the run's --timeout
+      // The run's --timeout (from the process's start): settings are read inside it, and past it the run is ended
+      // whatever it is doing (cli/deadline.ts): one line, and with --json a document saying so; exit 3.
+      const deadline = runDeadline(opts.timeout, 'status', ctx);
+      const { signal } = deadline;
+      deadline.phase('reading settings');
+      deadline.onHardStop(({ timeoutSeconds, phase }) => {
+        const line = `status timed out after --timeout ${timeoutSeconds}s while ${phase}: ended at the deadline`;
+        if (opts.json) writeJson(ctx, { timedOut: true, endedAtDeadline: phase, error: line, exitCode: ExitCode.ENGINE });
+        ctx.stderr.write(`hermes-janitor: ${escapeControls(line)}\n`);
+        return ExitCode.ENGINE;
+      });
       const files = await loadHomeConfig(targets.home, ctx, signal);
       const policy = await resolvePolicy(opts, ctx, files, targets, signal);
       const input = passInput(opts, ctx, files, { ...targets, profiles: policy.passProfiles, lifetimeSeconds: policy.lifetimeSeconds }, { command: 'status' });
@@ -67,6 +77,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const warnings: string[] = [];
       const maxStopBlocks = await maxBlocksFromEnv(ctx.env, warnings);
       const { gatherStatus } = await import('../../status/gather.js');
+      deadline.phase('gathering');
       const scope = scopeOf(command, ctx);
       const { report, parts } = await gatherStatus({
         home: targets.home.home,

@@ -41,7 +41,12 @@ export type Notice =
    * `watch`: hermes' files changed (or SIGHUP): the settings that changed (`changes`, each `name: old (source) ->
    * new (source)`), or why the files were not taken (`problem`: the last good settings stay).
    */
-  | { kind: 'settings'; changes: string[]; problem?: string };
+  | { kind: 'settings'; changes: string[]; problem?: string }
+  /**
+   * A run ended at its deadline before it had its settings (`phase`: what it was doing): nothing was done. Once it
+   * has them, the report says what was done (`ReapReport.endedAtDeadline`).
+   */
+  | { kind: 'timed-out'; timeoutSeconds: number; phase: string; hosts: NamedHost[]; failOpen: boolean };
 
 /** The end of a `reap`: what it did, under which policy. */
 export interface ReapReport {
@@ -59,6 +64,11 @@ export interface ReapReport {
   timedOut: boolean;
   /** `--timeout`, in seconds (for the "timed out" line). */
   timeoutSeconds: number;
+  /**
+   * Ended at the deadline by its watchdog (cli/deadline.ts), while doing this (`sweeping`, `checking session files`):
+   * the report holds what was done before it, and nothing under way then.
+   */
+  endedAtDeadline?: string;
   warnings: string[];
   planOut?: string;
   /** `--fail-open`: problems do not change the exit code, and text says the first one only. */
