@@ -33,10 +33,10 @@ import { releaseHeldLocksNow } from '../adapters/file-lock.js';
 import { leaveOwnerRights } from '../adapters/trust.js';
 import { ExitCode, errorMessage } from '../errors.js';
 import { escapeControls } from '../util/escape-controls.js';
-import { HARD_STOP_KEY, SLOT, type WatchdogData } from './deadline-protocol.js';
+import { HARD_STOP_GRACE_MS, HARD_STOP_KEY, SLOT, type WatchdogData } from './deadline-protocol.js';
 
-/** How long past the deadline the watchdog waits for the run to end by itself (its AbortSignal) before ending it. */
-export const HARD_STOP_GRACE_MS = 700;
+export { HARD_STOP_GRACE_MS };
+
 /** How long the watchdog waits for the main thread to answer before it kills the process. */
 export const ANSWER_MS = 250;
 

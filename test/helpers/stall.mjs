@@ -1,7 +1,9 @@
 // A stall the run cannot yield from, for the tests of the deadline (#47): loaded into the CLI under test with
-// `NODE_OPTIONS=--import <this file>`, it makes the first listing of the directory $HJ_STALL_DIR (by its real path,
-// however the CLI reaches it: /proc/self/fd/<n> included) a synchronous loop that never ends. Whatever the run was
-// doing before is done and reported; nothing after it runs unless the deadline ends the run from outside that loop.
+// `NODE_OPTIONS=--import <this file>` (into each of its threads), it makes a listing of the directory $HJ_STALL_DIR
+// (by its real path, however the CLI reaches it: /proc/self/fd/<n> included) a synchronous loop that never ends.
+// Whatever the run was doing before is done and reported; nothing after it runs unless the deadline ends the run from
+// outside that loop. With $HJ_STALL_ONCE (a file path), only the first listing stalls, in whichever thread or process
+// (the file is made as it begins): `watch` started again after a stuck run then carries on.
 import fs from 'node:fs';
 
 const target = process.env.HJ_STALL_DIR && fs.realpathSync(process.env.HJ_STALL_DIR);
@@ -16,6 +18,13 @@ function stalls(dir) {
 }
 
 function stall() {
+  if (process.env.HJ_STALL_ONCE) {
+    try {
+      fs.writeFileSync(process.env.HJ_STALL_ONCE, `${process.pid}\n`, { flag: 'wx' });
+    } catch {
+      return; // stalled once already
+    }
+  }
   process.stderr.write(`[stall: listing ${target}]\n`);
   for (;;) {
     /* a loop that never yields */

@@ -32,6 +32,7 @@ import type { EngineAnswer } from '../../passes/types.js';
 import { WatchPasses, type WatchPassesDeps } from '../watch-passes.js';
 import { type RunState, action, addOptions } from '../shared.js';
 import { docsLine } from '../docs-page.js';
+import { watchLink } from '../watch-link.js';
 
 interface WatchOptions extends EngineCommandOptions, ActionOptions {
   dryRun?: boolean;
@@ -192,6 +193,8 @@ function passDeps(run: WatchRun, metrics: boolean): WatchPassesDeps {
     }),
     beforeRun: async () => run.follower?.check(), // hermes' files as they are now (the root may have moved)
   };
+  const link = watchLink();
+  if (link) deps.supervise = (label, deadlineMs) => link.run(label, deadlineMs);
   return deps;
 }
 
@@ -217,15 +220,28 @@ async function listenForMetrics(
   service: InstanceType<typeof import('../../watch/service.js').WatchService>,
   metrics: Awaited<ReturnType<typeof import('../../watch/metrics.js').createWatchMetrics>> | null,
 ): Promise<() => Promise<void>> {
-  const { serveMetrics } = await import('../../watch/metrics.js');
   const listen = run.opts.metricsListen!;
   const tracked = () => {
     for (const w of service.watchers) metrics?.setTracked(w.host, w.tracked);
   };
-  const srv = await serveMetrics(listen, metrics, () => service.healthy, tracked, run.opts.metricsMaxConnections).catch((err: unknown) => {
+  const refused = (err: unknown) => {
     const why = (err as NodeJS.ErrnoException).code ?? errorMessage(err);
     throw new UsageError(`cannot listen on --metrics-listen ${listen.host ?? ''}:${listen.port} (${why}): pick a free address`);
-  });
+  };
+  // Under its supervisor the endpoint is the supervisor's (it answers while a run is being ended): it asks for the
+  // figures at each scrape, and keeps serving across a start of the work again (said once).
+  const link = watchLink();
+  if (link && metrics) {
+    link.onScrape(async () => {
+      tracked();
+      return { body: await metrics.text(), contentType: metrics.contentType };
+    });
+    const { url, first } = await link.listen(listen.host, listen.port, run.opts.metricsMaxConnections).catch(refused);
+    if (first) run.reporter.notice({ kind: 'metrics', url });
+    return async () => undefined;
+  }
+  const { serveMetrics } = await import('../../watch/metrics.js');
+  const srv = await serveMetrics(listen, metrics, () => service.healthy, tracked, run.opts.metricsMaxConnections).catch(refused);
   run.reporter.notice({ kind: 'metrics', url: srv.url });
   return srv.close;
 }
@@ -262,15 +278,17 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
     held: policy.held,
     ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
   };
-  const service = new WatchService(
+  const link = watchLink();
+  const service: InstanceType<typeof WatchService> = new WatchService(
     engines,
     watchPolicy,
     (ev: WatchEvent) => {
       metrics?.observe(ev);
       if (ev.type === 'event') passes.onEvent(byHost.get(ev.host)!, ev.event);
+      if (ev.type === 'engine') link?.health(service.healthy); // the supervisor answers /healthz
       reporter.watchEvent(ev);
     },
-    { sweepPasses: PASSES.filter((p) => p.kind === 'sweep') },
+    { sweepPasses: PASSES.filter((p) => p.kind === 'sweep'), ...(link ? { supervise: (label, deadlineMs) => link.run(label, deadlineMs) } : {}) },
   );
   let closeServer: (() => Promise<void>) | undefined;
   try {
