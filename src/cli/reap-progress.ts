@@ -5,6 +5,7 @@
  * listed once the engine answered its removal (the sweep's event), a pass once it returned.
  */
 import type { Pass, PassResult } from '../passes/types.js';
+import { addSweepEvent, emptyReapResult } from '../reaper/reap-sweep.js';
 import type { ReapResult, SweepEvent } from '../reaper/sweep-types.js';
 import { reclaimed } from './reclaimed.js';
 import type { ReapReport } from './report/types.js';
@@ -15,15 +16,7 @@ export type ReapFrame = Pick<ReapReport, 'dryRun' | 'asOf' | 'thresholdSeconds' 
 export class ReapProgress {
   /** Set once the settings are resolved: before that nothing can have been done. */
   frame: ReapFrame | null = null;
-  private readonly sweep: ReapResult = {
-    removed: [],
-    stopped: [],
-    kept: [],
-    failed: [],
-    execTrees: { ended: [], kept: [], failed: [] },
-    interrupted: null,
-    warnings: [],
-  };
+  private readonly sweep: ReapResult = emptyReapResult();
   /** Every engine of the run, and whether it answered (an event of its sweep came). */
   private readonly hosts = new Map<string, boolean>();
   private readonly passes = new Map<Pass, PassResult>();
@@ -36,24 +29,7 @@ export class ReapProgress {
   /** A decision of `host`'s sweep, as it was made. */
   sweepEvent(host: string, ev: SweepEvent): void {
     this.hosts.set(host, true);
-    switch (ev.type) {
-      case 'removed':
-        return void this.sweep.removed.push(ev.entry);
-      case 'stopped':
-        return void this.sweep.stopped.push(ev.entry);
-      case 'kept':
-        return void this.sweep.kept.push(ev.entry);
-      case 'failed':
-        return void this.sweep.failed.push(ev.entry);
-      case 'exec-tree':
-        if (ev.state === 'ended') this.sweep.execTrees.ended.push(ev.tree);
-        else if (ev.state === 'kept') this.sweep.execTrees.kept.push(ev.tree);
-        else this.sweep.execTrees.failed.push(ev.tree);
-        return;
-      case 'listed':
-      case 'candidates':
-        return;
-    }
+    addSweepEvent(this.sweep, ev);
   }
 
   /** A pass that ran to its end (null: it only measured). */
