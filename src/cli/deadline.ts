@@ -60,6 +60,11 @@ export interface RunDeadline {
   onHardStop(report: (info: HardStopInfo) => number): void;
   /** Undone at a hard stop before the report (a spinner's cursor). */
   cleanup(fn: () => void): void;
+  /**
+   * The command writes its own report from now on: a hard stop then writes none of its own (that would be a second
+   * one), only its line saying the report was cut.
+   */
+  writing(): void;
 }
 
 /**
@@ -68,10 +73,19 @@ export interface RunDeadline {
  * is doing (`ctx.ownsProcess`). `command` names the run in its lines (`reap`, `list`, `status`).
  */
 export function runDeadline(timeoutMs: number, command: string, ctx: Pick<Context, 'ownsProcess'>): RunDeadline {
-  if (!(timeoutMs > 0)) return { signal: undefined, deadlineMs: undefined, phase: () => undefined, onHardStop: () => undefined, cleanup: () => undefined };
+  if (!(timeoutMs > 0)) {
+    return {
+      signal: undefined,
+      deadlineMs: undefined,
+      phase: () => undefined,
+      onHardStop: () => undefined,
+      cleanup: () => undefined,
+      writing: () => undefined,
+    };
+  }
   const deadlineMs = performance.timeOrigin + timeoutMs;
   const signal = AbortSignal.timeout(Math.max(0, Math.ceil(deadlineMs - Date.now())));
-  const state: StopState = { command, timeoutSeconds: timeoutMs / 1000, phase: 'starting', cleanups: [], report: undefined, worker: null };
+  const state: StopState = { command, timeoutSeconds: timeoutMs / 1000, phase: 'starting', cleanups: [], report: undefined, worker: null, writing: false };
   if (ctx.ownsProcess) state.worker = startWatchdog(state, deadlineMs + HARD_STOP_GRACE_MS);
   return {
     signal,
@@ -79,6 +93,7 @@ export function runDeadline(timeoutMs: number, command: string, ctx: Pick<Contex
     phase: (what) => void (state.phase = what),
     onHardStop: (report) => void (state.report = report),
     cleanup: (fn) => void state.cleanups.push(fn),
+    writing: () => void (state.writing = true),
   };
 }
 
@@ -88,6 +103,8 @@ interface StopState {
   phase: string;
   cleanups: Array<() => void>;
   report: ((info: HardStopInfo) => number) | undefined;
+  /** The command writes its own report (`RunDeadline.writing`). */
+  writing: boolean;
   worker: { shared: Int32Array } | null;
 }
 
@@ -138,7 +155,8 @@ function hardStop(state: StopState): void {
     }
     writeThrough();
     const info = { timeoutSeconds: state.timeoutSeconds, phase: state.phase };
-    if (state.report) code = state.report(info);
+    if (state.writing) say(`${state.command} timed out after --timeout ${info.timeoutSeconds}s while writing its report: the report is cut short`);
+    else if (state.report) code = state.report(info);
     else say(`${state.command} timed out after --timeout ${info.timeoutSeconds}s while ${info.phase}: ended at the deadline`);
   } catch (err) {
     say(`${state.command} timed out after --timeout ${state.timeoutSeconds}s (and its report failed: ${errorMessage(err)})`);

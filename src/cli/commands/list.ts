@@ -129,6 +129,7 @@ async function runList(opts: ListOptions, command: Command, ctx: Context): Promi
   progress.stop();
   const failed = across.results.flatMap((r) => r.failed).sort(byHostAndName);
   const code = sweepExitCode(across, failed.length);
+  deadline.writing();
   await reporter.result({
     ...frame,
     containers: across.results.flatMap((r) => r.containers).sort(byHostAndName),

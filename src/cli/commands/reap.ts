@@ -417,6 +417,7 @@ async function engineFreeRun(run: ReapRun, record: RunRecord, why: { noEngine: s
   record.success = code === ExitCode.OK;
   record.counts = [];
   const hosts = 'error' in why ? [{ host: '(discovery)', reachable: false, error: why.error }] : [];
+  run.deadline.writing();
   await run.reporter.reapResult({
     dryRun,
     asOf: policy.asOf,
@@ -545,6 +546,7 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
   };
   report.reclaimed = (await import('../reclaimed.js')).reclaimed(report);
   record.reclaimedBytes = report.reclaimed.total;
+  run.deadline.writing();
   await reporter.reapResult(report);
   if (!opts.failOpen || code === ExitCode.OK) return code;
   reporter.failOpen(firstProblem(report));

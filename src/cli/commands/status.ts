@@ -108,6 +108,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         ...(policy.thresholdByProfile ? { thresholdByLabel: policy.thresholdByProfile } : {}),
         refused: files.refused,
       };
+      deadline.writing();
       if (opts.json) writeJson(ctx, { ...report, settings: policy.sources, ...identity, ...(opts.allProfiles ? { profiles } : {}) });
       else {
         const text = render(report, ctx.now(), { settings: policy.sources, parts });
