@@ -496,11 +496,13 @@ export function readFileSafely(file: string, cap: number, opts: OpenOptions = {}
  * The entries of a directory (names, and whether each is itself a directory: symlinks are not), as root reached by a
  * walk as files are (`openFileSafely`): under another user's home no symlink on the way is followed, so a linked
  * directory lists nothing of what it points at. Throws ENOENT/ENOTDIR as node:fs does, a `TrustError` for a refusal.
+ * With `max`, at most that many entries are read (a few at a time: a directory of a million names is never held whole)
+ * and the list ends with `more: true` on it when there were more.
  */
-export function listDirSafely(dir: string): Array<{ name: string; directory: boolean }> {
+export function listDirSafely(dir: string, opts: { max?: number } = {}): Array<{ name: string; directory: boolean }> & { more?: true } {
   const abs = path.resolve(dir);
-  const of = (entries: fs.Dirent[]) => entries.map((e) => ({ name: e.name, directory: e.isDirectory() }));
-  if (!rootRules()) return of(fs.readdirSync(abs, { withFileTypes: true }));
+  const of = (at: string) => readEntries(at, opts.max ?? Infinity);
+  if (!rootRules()) return of(abs);
   const home = foreignHomeOf(abs);
   let w: Walked;
   try {
@@ -510,10 +512,28 @@ export function listDirSafely(dir: string): Array<{ name: string; directory: boo
   }
   try {
     if (w.missing) throw Object.assign(new Error(`ENOENT: no such file or directory, scandir '${abs}'`), { code: 'ENOENT' });
-    return of(fs.readdirSync(`/proc/self/fd/${w.fd}`, { withFileTypes: true }));
+    return of(`/proc/self/fd/${w.fd}`);
   } finally {
     fs.closeSync(w.fd);
   }
+}
+
+/** At most `max` entries of the directory at `at` (`opendir`, a few at a time), `more` when there were more. */
+function readEntries(at: string, max: number): Array<{ name: string; directory: boolean }> & { more?: true } {
+  const out: Array<{ name: string; directory: boolean }> & { more?: true } = [];
+  const d = fs.opendirSync(at, { bufferSize: 64 });
+  try {
+    for (let e = d.readSync(); e !== null; e = d.readSync()) {
+      if (out.length >= max) {
+        out.more = true;
+        break;
+      }
+      out.push({ name: e.name, directory: e.isDirectory() });
+    }
+  } finally {
+    d.closeSync();
+  }
+  return out;
 }
 
 // ---- writing
