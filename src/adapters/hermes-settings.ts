@@ -2,7 +2,9 @@
  * Reads the files hermes takes its settings from (`<home>/.env`, the managed `.env` and `config.yaml`,
  * `<home>/config.yaml`) and resolves them twice: as a process launched on the profile reads them
  * (`hermes/settings.ts`) and as a routed turn does (`hermes/scope-settings.ts`), each file read once for both
- * (`hermes/readings.ts` says which reading is acted on). Where the managed directory is:
+ * (`hermes/readings.ts` says which reading is acted on, `adapters/host-hermes.ts` whether the hermes installed has
+ * the scope reading), then applies the profile's named execution targets (`adapters/execution-targets.ts`,
+ * `hermes/targets.ts`) to its lifetime and reaper switch. Where the managed directory is:
  * `$HERMES_MANAGED_DIR` when it is a non-empty path to a directory, else `/etc/hermes` when that is one
  * (hermes-agent `hermes_cli/managed_scope.py` `get_managed_dir`). `HERMES_MANAGED_DIR` is read from the janitor's
  * own environment (hermes reads it after loading `<home>/.env`; an administrator's path does not belong there).
@@ -14,7 +16,9 @@ import { UsageError } from '../errors.js';
 import { type DotenvBinding, parseDotenv } from '../hermes/dotenv.js';
 import { type HermesSettings, type LoadedFile, type SettingsInputs, resolveHermesSettings } from '../hermes/settings.js';
 import { type EnvFileReading, readEnvFile } from '../hermes/env-file.js';
-import { combineReadings } from '../hermes/readings.js';
+import { combineReadings, scopeDecides } from '../hermes/readings.js';
+import { withTargets } from '../hermes/targets.js';
+import { readExecutionTargets } from './execution-targets.js';
 import { type ScopeInputs, resolveScopeSettings } from '../hermes/scope-settings.js';
 import { type HermesConfig, loadConfig, usableConfig as refuseUnparsed } from './config.js';
 import { SETTINGS_MAX_BYTES } from '../core/trust.js';
@@ -27,6 +31,8 @@ export interface HermesSettingsLoad {
   warnings: string[];
   /** Why hermes refuses the profile's routed turns (a file that does not parse), or null: nothing is removed for it. */
   refused: string | null;
+  /** `<home>/config.yaml` as read (its `janitor.*` keys judge the profile's sandboxes too). */
+  config: HermesConfig;
 }
 
 /** A `.env` file read once: its bindings as python-dotenv reads them (launch) and as a routed turn does (scope). */
@@ -170,8 +176,19 @@ export async function loadHermesSettings(where: SettingsPlace): Promise<HermesSe
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  const combined = combineReadings(launch, resolveScopeSettings(scopeInputs(where, dotenv, config)));
-  return { settings: combined.settings, warnings, refused: combined.refused };
+  const scope = resolveScopeSettings(scopeInputs(where, dotenv, config));
+  // Which hermes is installed matters only where the scope reading would change what is acted on.
+  const notTaken = scopeDecides(launch, scope) ? await (await import('./host-hermes.js')).hostScopeNotTaken(where.env, where.signal) : null;
+  const combined = combineReadings(launch, scope, notTaken === null ? {} : { scopeNotTaken: notTaken });
+  const targets = readExecutionTargets(
+    {
+      home: where.home,
+      config: inputs.config?.data,
+      managed: inputs.managedConfig ? { file: inputs.managedConfig.path, data: inputs.managedConfig.data } : null,
+    },
+    warnings,
+  );
+  return { settings: withTargets(combined.settings, targets), warnings, refused: combined.refused, config };
 }
 
 /** A profile whose settings could not be read at all: nothing is removed or stopped for it. */

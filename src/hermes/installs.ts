@@ -9,7 +9,10 @@
  * - a venv: a directory holding `pyvenv.cfg` whose `lib/python3.X/site-packages` holds hermes (`hermes_cli/` or a
  *   `hermes_agent-<version>.dist-info`), or that lies in a checkout (`<checkout>/venv`); its version is that
  *   dist-info's `METADATA` `Version:`, and an editable install's `direct_url.json` names its checkout;
- * - an installed package: a `site-packages` directory holding `hermes_cli/main.py`.
+ * - an installed package: a `site-packages` directory holding `hermes_cli/main.py`;
+ * - a Desktop or AppImage payload (a per-build copy of the agent: its code, a `venv` and an `install-stamp.json`),
+ *   which is a checkout's layout without `.git`: found as one, its version and commit from the stamp.
+ * Versions are in any of hermes' forms (`versions.ts`).
  */
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { readFileSafely } from '../adapters/trust.js';
@@ -107,8 +110,10 @@ export interface HermesInstall {
   version: string | null;
   /** The checkout's commit (full hex), or null. */
   commit: string | null;
-  /** The checkout an editable venv install points at, when it names one. */
+  /** The checkout an editable venv install points at, or the tree a venv lies in (a checkout, a desktop payload). */
   checkout?: string;
+  /** The install stamp's `distribution` (`docker`, `nix`, `desktop-app`), when the tree has one. */
+  distribution?: string;
 }
 
 /** `[project] version = "..."` of a pyproject.toml. */
@@ -159,11 +164,39 @@ function editableCheckout(distInfo: string): string | null {
   }
 }
 
+/**
+ * The install stamp beside a tree's code (hermes-agent `pm/paths.py` `install_stamp_path`: `<root>/install-stamp.json`,
+ * written at build time for Docker, Nix and the desktop payloads; `hermes_cli/version_info.py` `_stamp_version_info`
+ * takes it before git): its version (`displayVersion`, else `baseVersion`; `0.0.0` and `unknown` are none), its commit
+ * (an all-zero one is a placeholder), its `distribution`. Null when there is no usable stamp.
+ */
+export function installStamp(dir: string): { version: string | null; commit: string | null; distribution?: string } | null {
+  let d: unknown;
+  try {
+    d = JSON.parse((readSmallFile(path.join(dir, 'install-stamp.json')) ?? 'null').replace(/^\uFEFF/, ''));
+  } catch {
+    return null;
+  }
+  if (d === null || typeof d !== 'object' || Array.isArray(d)) return null;
+  const o = d as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === 'string' && v.trim() !== '' && !/^(0\.0\.0|unknown)$/.test(v.trim()) ? v.trim() : null);
+  const version = str(o.displayVersion) ?? str(o.baseVersion);
+  const commit = typeof o.commit === 'string' && /^[0-9a-f]{7,64}$/i.test(o.commit) && !/^0+$/.test(o.commit) ? o.commit.toLowerCase() : null;
+  if (version === null && commit === null) return null;
+  return { version, commit, ...(typeof o.distribution === 'string' ? { distribution: o.distribution.slice(0, 40) } : {}) };
+}
+
+/** A tree's version and commit: its install stamp first, then `pyproject.toml` and its git HEAD. */
+function treeVersion(dir: string): Pick<HermesInstall, 'version' | 'commit' | 'distribution'> {
+  const stamp = installStamp(dir);
+  const version = stamp?.version ?? pyprojectVersion(readSmallFile(path.join(dir, 'pyproject.toml')) ?? '');
+  const commit = stamp?.commit ?? checkoutCommit(dir);
+  return { version, commit, ...(stamp?.distribution ? { distribution: stamp.distribution } : {}) };
+}
+
 /** The version and commit of an install found at `place`. */
 export function describeInstall(place: HermesPlace): HermesInstall {
-  if (place.kind === 'checkout') {
-    return { ...place, version: pyprojectVersion(readSmallFile(path.join(place.dir, 'pyproject.toml')) ?? ''), commit: checkoutCommit(place.dir) };
-  }
+  if (place.kind === 'checkout') return { ...place, ...treeVersion(place.dir) };
   const sites = place.kind === 'package' ? [place.dir] : sitePackagesOf(place.dir);
   for (const site of sites) {
     const info = distInfoOf(site);
@@ -173,9 +206,7 @@ export function describeInstall(place: HermesPlace): HermesInstall {
     return { ...place, version, commit: checkout ? checkoutCommit(checkout) : null, ...(checkout ? { checkout } : {}) };
   }
   const parent = path.dirname(place.dir);
-  if (place.kind === 'venv' && isCheckout(parent)) {
-    return { ...place, version: pyprojectVersion(readSmallFile(path.join(parent, 'pyproject.toml')) ?? ''), commit: checkoutCommit(parent), checkout: parent };
-  }
+  if (place.kind === 'venv' && isCheckout(parent)) return { ...place, ...treeVersion(parent), checkout: parent };
   return { ...place, version: null, commit: null };
 }
 

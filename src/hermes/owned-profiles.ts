@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { HermesProcess } from './process-facts.js';
-import { CONFIG_FILENAME, DOTENV_FILENAME, ENV_MANAGED_DIR } from '../defaults.js';
+import { CONFIG_FILENAME, DOTENV_FILENAME, ENV_MANAGED_DIR, ENV_PROC_ROOT } from '../defaults.js';
 import { loadConfig } from '../adapters/config.js';
 import { homeAccess } from '../adapters/trust.js';
 import { errorMessage } from '../errors.js';
@@ -92,7 +92,13 @@ class IdentityReader {
   of(profile: string, home: string, sharedKey: string | undefined): Promise<string[]> {
     const key = `${home}\0${sharedKey ?? ''}`;
     return cached(this.memo, key, () => {
-      const env = { [ENV_MANAGED_DIR]: this.ctx.env[ENV_MANAGED_DIR], ...(sharedKey !== undefined ? { TERMINAL_DOCKER_SHARED_CONTAINER_KEY: sharedKey } : {}) };
+      // The janitor's procfs root and PATH too: where the hermes installed is looked for (`adapters/host-hermes.ts`).
+      const env = {
+        [ENV_MANAGED_DIR]: this.ctx.env[ENV_MANAGED_DIR],
+        [ENV_PROC_ROOT]: this.ctx.env[ENV_PROC_ROOT],
+        PATH: this.ctx.env.PATH,
+        ...(sharedKey !== undefined ? { TERMINAL_DOCKER_SHARED_CONTAINER_KEY: sharedKey } : {}),
+      };
       if (trusted(home)) return Promise.resolve([profile]);
       return loadProfileSettings({ home, env, cwd: this.ctx.cwd }).then(
         (r) => (r.settings ? profileIdentities(profile, r.settings) : [profile]),

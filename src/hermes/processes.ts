@@ -13,9 +13,20 @@
  * `tools.terminal_tool`). A path component that merely starts with `hermes-` (`hermes-notes/backup.sh`) does not
  * count, nor does `hermes-janitor`.
  *
- * **What it owns.** A multiplexed surface (the gateway however started, `hermes gateway [run|start|restart]`,
- * `python -m gateway.run`; the dashboard, `hermes dashboard`; the TUI's backend, `python -m tui_gateway.entry`; the
- * cron ticker of releases that ran it apart, `hermes cron daemon|tick`) launched on a hermes root serves every profile
+ * The launchers' command lines (`hermes_cli/gateway.py`, source text of main): the systemd unit's `ExecStart=<venv>/bin/
+ * python -m hermes_cli.main [--profile NAME] gateway run --replace`; the launchd plist's `python -m
+ * hermes_cli.stderr_timestamp --error-log <file> -- python -m hermes_cli.main [--profile NAME] gateway run
+ * --external-supervisor` (under `/usr/bin/osascript -e 'do shell script "exec ..."'` on macOS, where no procfs is
+ * read); Desktop's and the AppImage's backend, run from the per-build payload's venv (`<payload>/venv/bin/python -m
+ * hermes_cli.main --profile <identity> serve --host 127.0.0.1 --port 0`, `serve --isolated`, or on a runtime without
+ * `serve` `dashboard --no-open`: apps/desktop `backend-command.ts`), each recognised by what it runs, wherever the
+ * payload lies. `hermes gateway migrate --backends` (0.23.4, release notes only) moves such a backend onto the
+ * gateway: while it runs it counts as a gateway (owning more, never less).
+ *
+ * **What it owns.** A multiplexed surface (the gateway however started, `hermes gateway [run|start|restart|migrate]`,
+ * `python -m gateway.run`; the dashboard, `hermes dashboard`, and Desktop's `hermes serve`; the TUI's backend,
+ * `python -m tui_gateway.entry`; the cron ticker of releases that ran it apart, `hermes cron daemon|tick`) launched on
+ * a hermes root serves every profile
  * under it (`hermes_cli/profiles.py` `profiles_to_serve(multiplex=True)`; the only topology since hermes-agent
  * #118273), or `default` and the profiles of the root config.yaml's `gateway.multiplex_profile_allowlist`
  * (`gateway/config.py` `_normalize_multiplex_profile_allowlist`, since PR #83400). `-p NAME` / `--profile NAME`
@@ -48,7 +59,13 @@ export interface HermesPlace {
 export type PlaceProbe = (p: string, kind: 'file' | 'interpreter' | 'pythonpath') => HermesPlace | null;
 
 /** A multiplexed surface: it serves every profile of the root it was launched on. */
-export type Surface = 'gateway' | 'dashboard' | 'tui-gateway' | 'cron';
+export type Surface = 'gateway' | 'dashboard' | 'serve' | 'tui-gateway' | 'cron';
+
+/**
+ * hermes' launchd wrapper (`hermes_cli/gateway.py` `_timestamped_stderr_gateway_command`: `python -m
+ * hermes_cli.stderr_timestamp --error-log <file> -- <the gateway's command line>`): it runs what follows `--`.
+ */
+const WRAPPER_MODULES = new Set(['hermes_cli.stderr_timestamp']);
 
 /** How a command line runs hermes: the entry that runs, and the arguments that entry sees. */
 export interface HermesCommand {
@@ -114,6 +131,11 @@ function byArgv(argv: readonly string[], probe: PlaceProbe, depth = 0): HermesCo
   if (!INTERPRETERS.test(base)) return null;
   const r = interpreted(argv);
   if (r === null || 'command' in r) return null;
+  if ('module' in r && WRAPPER_MODULES.has(r.module) && depth < 2) {
+    const inner = argv.indexOf('--', r.at);
+    const wrapped = inner < 0 ? null : byArgv(argv.slice(inner + 1), probe, depth + 1);
+    return wrapped ? { ...wrapped, why: `${wrapped.why}, run by hermes' wrapper ${r.module}` } : null;
+  }
   if ('module' in r) return ENTRY_MODULES.test(r.module) ? { why: `module ${r.module}`, entry: r.module, args: argv.slice(r.at), places: [] } : null;
   if (base === 'env' && depth < 2) return byArgv(argv.slice(r.at - 1), probe, depth + 1);
   const scriptBase = path.basename(r.script);
@@ -199,6 +221,8 @@ export function surfaceOf(cmd: Pick<HermesCommand, 'entry' | 'args'>): { surface
   const verb = rest.find((a) => !a.startsWith('-'));
   if (sub === 'gateway' && !(verb && GATEWAY_CONTROL.has(verb))) return { surface: 'gateway', ...p };
   if (sub === 'dashboard' && !rest.some((a) => a === '--stop' || a === '--status')) return { surface: 'dashboard', ...p };
+  // Desktop's backend (its `serve`, or `dashboard --no-open` on a runtime without it), until `gateway migrate --backends`.
+  if (sub === 'serve') return { surface: 'serve', ...p };
   if (sub === 'cron' && (verb === 'daemon' || verb === 'tick')) return { surface: 'cron', ...p };
   return { surface: null, ...p };
 }

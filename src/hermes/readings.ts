@@ -9,7 +9,9 @@
  * - paths (sandbox root, temp dirs) as launched: neither removes later, and they are where the janitor looked before
  *   (the session-file passes look in the temp directories of both readings: `session-dirs.ts`);
  * - the shared container key: both readings' identities are selected (`identity.ts`).
- * A scope reading hermes refuses keeps the profile's sandboxes (nothing is removed or stopped for it).
+ * A scope reading hermes refuses keeps the profile's sandboxes (nothing is removed or stopped for it). Where every
+ * hermes install found on the host predates the scope reading (`host-readings.ts`), it is not taken: the launch
+ * reading stands.
  */
 import type { HermesSettingName, HermesSettings, Sourced } from './settings.js';
 import { identitiesOf } from './identity.js';
@@ -46,11 +48,26 @@ export interface ProfileReadings {
 }
 
 /**
- * Each setting with its readings (`readings`, `used`) and the value to act on. When the scope reading is refused,
- * the launch values stand, each with its one reading, and `refused` says why.
+ * Whether the scope reading changes what is acted on: it is refused, or it removes, stops or ends later than the
+ * launch reading for some setting. Only then does it matter which hermes is installed (`host-readings.ts`).
  */
-export function combineReadings(launch: HermesSettings, scope: ScopeReading): ProfileReadings {
+export function scopeDecides(launch: HermesSettings, scope: ScopeReading): boolean {
+  if ('refused' in scope) return true;
+  return (Object.entries(launch) as [HermesSettingName, Sourced<unknown>][]).some(([name, l]) => {
+    const s = scope.settings[name];
+    return s !== undefined && pick(LATER[name], l, s) === 'scope';
+  });
+}
+
+/**
+ * Each setting with its readings (`readings`, `used`) and the value to act on. When the scope reading is refused,
+ * the launch values stand, each with its one reading, and `refused` says why. `scopeNotTaken`: every hermes install
+ * on the host predates the scope reading (`host-readings.ts`): it is shown, never acted on, and its refusal holds
+ * nothing.
+ */
+export function combineReadings(launch: HermesSettings, scope: ScopeReading, opts: { scopeNotTaken?: string } = {}): ProfileReadings {
   const out: Record<string, Sourced<unknown>> = {};
+  const notTaken = opts.scopeNotTaken;
   for (const [name, l] of Object.entries(launch) as [HermesSettingName, Sourced<unknown>][]) {
     const launchReading = { reading: 'launch' as const, value: l.value, source: l.source };
     const s = 'settings' in scope ? scope.settings[name] : undefined;
@@ -58,11 +75,19 @@ export function combineReadings(launch: HermesSettings, scope: ScopeReading): Pr
       out[name] = { ...l, readings: [launchReading], used: 'launch' };
       continue;
     }
-    const used = pick(LATER[name], l, s);
+    const used = notTaken === undefined ? pick(LATER[name], l, s) : 'launch';
     const chosen = used === 'scope' ? s : l;
-    out[name] = { value: chosen.value, source: chosen.source, readings: [{ reading: 'scope', value: s.value, source: s.source }, launchReading], used };
+    const readings = [{ reading: 'scope' as const, value: s.value, source: s.source }, launchReading];
+    out[name] = {
+      value: chosen.value,
+      source: chosen.source,
+      readings,
+      used,
+      ...(notTaken !== undefined && s.value !== l.value ? { scopeNotTaken: notTaken } : {}),
+    };
   }
-  return { settings: out as HermesSettings, refused: 'refused' in scope ? scope.refused : null };
+  const refused = 'refused' in scope && notTaken === undefined ? scope.refused : null;
+  return { settings: out as HermesSettings, refused };
 }
 
 /** The container identities of a profile: its shared key's in either reading, else its name (`identity.ts`). */

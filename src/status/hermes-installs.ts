@@ -5,14 +5,17 @@
  */
 import type { HermesProcess } from '../hermes/process-facts.js';
 import { type HermesInstall, createPlaceProbe, describeInstall, installOnPath } from '../hermes/installs.js';
-import { KNOWN_HERMES, newerThanKnown } from '../hermes/known.js';
+import { KNOWN_HERMES, NOTES_READ_UP_TO, newerThanKnown } from '../hermes/known.js';
+import { HERMES_RULES, checkedText } from '../hermes/rules.js';
 import type { HermesPlace } from '../hermes/processes.js';
 
 /** `status`'s hermes installs. */
 export interface HermesInstallsStatus {
-  /** The newest hermes this janitor was checked against. */
-  known: { version: string; releaseDate: string; commit: string };
+  /** The newest hermes whose source this janitor was checked against, and the newest release whose notes were read. */
+  known: { version: string; releaseDate: string; commit: string; notesReadUpTo: { version: string; date: string } };
   installs: Array<HermesInstall & { foundBy: string[]; newerThanKnown: boolean | null }>;
+  /** When an install is newer than `known`: each rule with the newest hermes it was last checked against (`hermes/rules.ts`). */
+  rules?: Array<{ id: string; checked: string; read: string; newer?: string }>;
 }
 
 /** The installs behind `processes` and the `hermes` on `pathVar`. */
@@ -31,5 +34,8 @@ export function hermesInstalls(processes: readonly HermesProcess[], pathVar: str
     const d = describeInstall(place);
     return { ...d, foundBy, newerThanKnown: newerThanKnown(d.version) };
   });
-  return { known: { ...KNOWN_HERMES }, installs: installs.sort((a, b) => a.dir.localeCompare(b.dir)) };
+  const rules = installs.some((i) => i.newerThanKnown)
+    ? { rules: HERMES_RULES.map((r) => ({ id: r.id, checked: checkedText(r), read: r.checked.read, ...(r.checked.newer ? { newer: r.checked.newer } : {}) })) }
+    : {};
+  return { known: { ...KNOWN_HERMES, notesReadUpTo: { ...NOTES_READ_UP_TO } }, installs: installs.sort((a, b) => a.dir.localeCompare(b.dir)), ...rules };
 }

@@ -74,6 +74,19 @@ export async function startStandIn(
 ): Promise<StandIn> {
   const argv = [script.endsWith('.sh') ? 'bash' : 'sh', script, ...args];
   if (session !== '-') env = { ...env, HJ_SNAPSHOT: session };
+  return startArgv(argv, env, user, prefix);
+}
+
+/**
+ * Starts a process with exactly `argv` (a launcher's command line: `<venv>/bin/python -m hermes_cli.main gateway run`)
+ * as `user` with `env` (PATH added), and waits for the `ready <pid>` it prints; killed with SIGKILL as a whole group.
+ */
+export async function startArgv(
+  argv: string[],
+  env: Record<string, string>,
+  user: { uid: number; gid: number } | null,
+  prefix: string[] = [],
+): Promise<StandIn> {
   const [cmd, ...rest] = [...prefix, ...(user ? ['setpriv', ...asUser(user), ...argv] : argv)];
   const child = spawn(cmd!, rest, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = once(child, 'exit');

@@ -1,21 +1,11 @@
 /** hermes' sandbox directories, made the way hermes makes them, for the sandbox-dirs tests. */
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { lstatSync, lutimesSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-/**
- * hermes-agent's `sanitize_task_id_for_path` (tools/environments/path_utils.py): the id itself when it is 1-128 of
- * `[A-Za-z0-9._-]` (not `.`/`..`, not ending in `.`), else `<cleaned stem>-<12 hex of sha256>`; empty is `default`.
- */
-export function sanitizeTaskIdForPath(taskId: string): string {
-  if (!taskId) return 'default';
-  const cleaned = taskId.replace(/[^A-Za-z0-9._-]/g, '_');
-  if (cleaned === taskId && taskId.length <= 128 && taskId !== '.' && taskId !== '..' && !/[. ]$/.test(taskId)) return taskId;
-  const digest = createHash('sha256').update(taskId, 'utf8').digest('hex').slice(0, 12);
-  const stem = cleaned.slice(0, 128 - 12 - 1).replace(/^[._]+|[._]+$/g, '');
-  return `${stem || 'task'}-${digest}`;
-}
+/** hermes-agent's `sanitize_task_id_for_path` (tools/environments/path_utils.py): src/hermes/task-ids.ts `taskDirName`. */
+export { taskDirName as sanitizeTaskIdForPath } from '../../src/hermes/task-ids.js';
+import { taskDirName as sanitizeTaskIdForPath } from '../../src/hermes/task-ids.js';
 
 /**
  * `<root>/docker/<task dir>/{home,workspace}` as hermes' `_mount_args` makes them (os.makedirs of both), with a

@@ -21,6 +21,7 @@ import {
   processVariables,
   surfaceOf,
 } from '../../src/hermes/processes.js';
+import { LAUNCHERS } from '../fixtures/hermes-launchers/launchers.js';
 
 /** A filesystem where only the given directories are hermes places. */
 const probeOf =
@@ -136,6 +137,26 @@ describe('hermes processes: the multiplexed surfaces', () => {
     ]) {
       assert.equal(surface(argv).surface, null, argv.join(' '));
     }
+  });
+  it("hermes' own launchers (systemd unit, launchd plist, Desktop and AppImage backends, gateway migrate): each a surface, by what it runs", () => {
+    for (const l of LAUNCHERS) {
+      const cmd = hermesCommand(l.argv, null, none);
+      assert.ok(cmd, `${l.name} (${l.from}) is hermes`);
+      assert.deepEqual(surfaceOf(cmd), { surface: l.surface, ...(l.profileArg ? { profileArg: l.profileArg } : {}) }, `${l.name} (${l.from})`);
+    }
+    const wrapped = hermesCommand(LAUNCHERS.find((l) => l.name === 'launchd')!.argv, null, none)!;
+    assert.match(wrapped.why, /module hermes_cli\.main, run by hermes' wrapper hermes_cli\.stderr_timestamp/);
+    // The wrapper without its command, or around something else, is not a gateway.
+    assert.equal(hermesCommand(['python3', '-m', 'hermes_cli.stderr_timestamp', '--error-log', '/x'], null, none), null);
+    assert.equal(hermesCommand(['python3', '-m', 'hermes_cli.stderr_timestamp', '--', 'sleep', '9'], null, none), null);
+  });
+  it("Desktop's backend on the default profile serves the root it was launched on; on a named one, that profile", () => {
+    const home = { hermesHome: '/home/u/.hermes', home: '/home/u' };
+    const owns = (argv: string[]) => ownershipOf(hermesCommand(argv, null, none)!, { vars: home, cwd: '/' });
+    for (const name of ['desktop-serve', 'desktop-isolated', 'desktop-dashboard', 'appimage', 'migrate', 'launchd'])
+      assert.equal(owns(LAUNCHERS.find((l) => l.name === name)!.argv).serves, 'root', name);
+    const desktop = LAUNCHERS.find((l) => l.name === 'desktop-serve')!.argv.map((a) => (a === 'default' ? 'work' : a));
+    assert.deepEqual(owns(desktop), { serves: 'profile', profile: 'work', home: '/home/u/.hermes/profiles/work', why: 'started with --profile work' });
   });
   it('-p/--profile is found before or after the subcommand', () => {
     assert.deepEqual(surface(['hermes', '-p', 'work', 'gateway', 'run']), { surface: 'gateway', profileArg: 'work' });

@@ -13,16 +13,19 @@ import {
   addEngineOptions,
   connectEngines,
   discoverTargets,
+  homeWorth,
   loadHomeConfig,
   passInput,
+  perProfileOf,
   preloadEngineClient,
   resolvePolicy,
   resolveTargets,
   sayNotes,
+  untrustedSettings,
 } from '../engine-options.js';
 import { runDeadline } from '../deadline.js';
 import { byHostAndName, startProgress } from '../render-containers.js';
-import { type ListReport, chooseListReporter } from '../report/list-reporter.js';
+import { type ListReport, type ListSummary, chooseListReporter } from '../report/list-reporter.js';
 import { outputFormat } from '../report/reporter.js';
 import { type RunState, action, optionParser } from '../shared.js';
 import { policyFlags, scopeOf, suggest } from '../advice.js';
@@ -84,7 +87,7 @@ async function runList(opts: ListOptions, command: Command, ctx: Context): Promi
   const discovered = discoverTargets(targets, opts, ctx);
   discovered.catch(() => undefined); // awaited below, after the home's own errors (exit 2) are reported
   preloadEngineClient();
-  const config = await loadHomeConfig(targets.home, ctx, signal);
+  const config = await loadHomeConfig(targets.home, ctx, signal, await homeWorth(targets, ctx));
   const policy = await resolvePolicy(opts, ctx, config, targets, signal);
   sayNotes(targets, opts, ctx);
 
@@ -98,7 +101,7 @@ async function runList(opts: ListOptions, command: Command, ctx: Context): Promi
   const reporter = chooseListReporter(ctx, opts);
   const progress = await startProgress(ctx, outputFormat(opts) === 'text', 'Inspecting');
   deadline.cleanup(() => progress.stop());
-  const frame = listFrame(opts, command, ctx, policy, targets.selection.profile);
+  const frame = listFrame(opts, command, ctx, policy, { profile: targets.selection.profile, home: targets.home });
   // Ended at the deadline: what was listed so far, timed out (exit 3).
   const seen: ListedEntry[] = [];
   const hosts = engines.map((e) => ({ host: e.host, reachable: false, error: 'no answer before the deadline' }));
@@ -114,6 +117,8 @@ async function runList(opts: ListOptions, command: Command, ctx: Context): Promi
       thresholdSeconds: policy.thresholdSeconds,
       ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
       held: policy.held,
+      ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
+      ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
       asOf: policy.asOf,
       concurrency: opts.concurrency,
       idle: policy.idle,
@@ -138,6 +143,7 @@ async function runList(opts: ListOptions, command: Command, ctx: Context): Promi
     timedOut: across.timedOut,
     warnings: [...new Set(across.results.flatMap((r) => r.warnings))],
     exitCode: code,
+    ...(untrustedSettings().length ? { untrustedSettings: untrustedSettings() } : {}),
   });
   return code;
 }
@@ -148,19 +154,25 @@ function listFrame(
   command: Command,
   ctx: Context,
   policy: RunPolicy,
-  profile: string | null,
+  where: { profile: string | null; home: Parameters<typeof scopeOf>[2] },
 ): Pick<ListReport, 'summary' | 'timeoutSeconds' | 'wide' | 'format' | 'advice'> {
   return {
-    summary: {
-      asOf: policy.asOf.toISOString(),
-      thresholdSeconds: policy.thresholdSeconds,
-      profile,
-      stopIdle: policy.stopIdle,
-      idleAfterSeconds: policy.idleAfterSeconds,
-    },
+    summary: summaryOf(policy, where.profile),
     timeoutSeconds: opts.timeout / 1000,
     wide: Boolean(opts.wide),
     ...(opts.format ? { format: opts.format } : {}),
-    advice: suggest('reap', scopeOf(command, ctx), policyFlags(ctx.argv)),
+    advice: suggest('reap', scopeOf(command, ctx, where.home), policyFlags(ctx.argv)),
+  };
+}
+
+/** The policy a list judged by, as its summary says it (thresholds per profile where they differ). */
+function summaryOf(policy: RunPolicy, profile: string | null): ListSummary {
+  return {
+    asOf: policy.asOf.toISOString(),
+    thresholdSeconds: policy.thresholdSeconds,
+    profile,
+    stopIdle: policy.stopIdle,
+    idleAfterSeconds: policy.idleAfterSeconds,
+    ...(perProfileOf(policy) ?? {}),
   };
 }

@@ -3,6 +3,7 @@
  * and the commands import (the factory that picks a reporter is `reporter.ts`).
  */
 import type { LockRecord } from '../../adapters/file-lock.js';
+import type { UntrustedSetting } from '../../core/setting-worth.js';
 import type { Reclaimed } from '../reclaimed.js';
 import type { HostOutcome } from '../../reaper/run.js';
 import type { Pass, PassResult } from '../../passes/types.js';
@@ -34,6 +35,8 @@ export type Notice =
       stopIdle: boolean;
       idleAfterSeconds: number;
       pid: number;
+      /** The thresholds differ by profile (said instead of one number). */
+      perProfile?: boolean;
     }
   | { kind: 'stopping'; signal: NodeJS.Signals }
   | { kind: 'shutdown'; tracked: number }
@@ -46,7 +49,12 @@ export type Notice =
    * A run ended at its deadline before it had its settings (`phase`: what it was doing): nothing was done. Once it
    * has them, the report says what was done (`ReapReport.endedAtDeadline`).
    */
-  | { kind: 'timed-out'; timeoutSeconds: number; phase: string; hosts: NamedHost[]; failOpen: boolean };
+  | { kind: 'timed-out'; timeoutSeconds: number; phase: string; hosts: NamedHost[]; failOpen: boolean }
+  /**
+   * A setting of a user who cannot act on the engine that would remove, stop or end sooner than hermes' defaults:
+   * refused for the run (core/setting-worth.ts), said once, also with `--quiet`.
+   */
+  | { kind: 'untrusted-setting'; setting: UntrustedSetting };
 
 /** The end of a `reap`: what it did, under which policy. */
 export interface ReapReport {
@@ -82,6 +90,10 @@ export interface ReapReport {
   noEngine?: string;
   /** What the run freed (a dry run: would free), in all and by kind (`cli/reclaimed.ts`). */
   reclaimed?: Reclaimed;
+  /** The settings refused for the run (`untrusted-setting`), when any. */
+  untrustedSettings?: UntrustedSetting[];
+  /** Each label's thresholds, when they differ (the summary says "thresholds per profile"). */
+  perProfile?: { thresholdByProfile: Record<string, number>; idleAfterByProfile: Record<string, number> };
 }
 
 export interface Reporter {
