@@ -311,17 +311,11 @@ function takeSettings(run: WatchRun, watchPolicy: WatchPolicy, next: WatchRun['p
   watchPolicy.idle = next.idle;
 }
 
-async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
-  const { opts, targets, policy, reporter } = run;
-  const { selection } = targets;
-  const engines = await connectEngines(targets.endpoints);
-  await refuseNonEngines(engines, run.stopping);
-  const profileOf = (p: string | null) => p ?? selection.profile ?? '';
-  const metrics = opts.metricsListen ? await (await import('../../watch/metrics.js')).createWatchMetrics(profileOf, PASSES, { home: targets.home.home }) : null;
-  const byHost = new Map(engines.map((e) => [e.host, e]));
-  const { WatchService } = await import('../../watch/service.js');
-  const watchPolicy: WatchPolicy = {
-    selection,
+/** The policy the watchers judge by, from the run's settings and options. */
+function watchPolicyOf(run: WatchRun): WatchPolicy {
+  const { opts, policy } = run;
+  return {
+    selection: run.targets.selection,
     thresholdSeconds: policy.thresholdSeconds,
     concurrency: opts.concurrency,
     dryRun: run.dryRun,
@@ -333,6 +327,18 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
     ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
     ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
   };
+}
+
+async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
+  const { opts, targets, policy, reporter } = run;
+  const { selection } = targets;
+  const engines = await connectEngines(targets.endpoints);
+  await refuseNonEngines(engines, run.stopping);
+  const profileOf = (p: string | null) => p ?? selection.profile ?? '';
+  const metrics = opts.metricsListen ? await (await import('../../watch/metrics.js')).createWatchMetrics(profileOf, PASSES, { home: targets.home.home }) : null;
+  const byHost = new Map(engines.map((e) => [e.host, e]));
+  const { WatchService } = await import('../../watch/service.js');
+  const watchPolicy = watchPolicyOf(run);
   const link = watchLink();
   const service: InstanceType<typeof WatchService> = new WatchService(
     engines,
