@@ -7,7 +7,7 @@
  * How long past its deadline a run may take to end by itself (its AbortSignal) before it is ended whatever it is
  * doing: by the watchdog of a one-shot run (deadline.ts), by the supervisor of `watch` (watch-supervisor.ts).
  */
-export const HARD_STOP_GRACE_MS = 700;
+export const HARD_STOP_GRACE_MS = 400;
 
 /** The global the watchdog's `Runtime.evaluate` calls (a registered symbol: nothing else names it). */
 export const HARD_STOP_KEY = 'hermes-janitor.hard-stop';

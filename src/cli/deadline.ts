@@ -69,7 +69,7 @@ export interface RunDeadline {
 
 /**
  * The run's deadline, `timeoutMs` after the process started (`--timeout` bounds the whole run, start-up included):
- * its AbortSignal and, in the CLI's own process, the watchdog that ends the run 0.7 s past it whatever it
+ * its AbortSignal and, in the CLI's own process, the watchdog that ends the run 0.4 s past it whatever it
  * is doing (`ctx.ownsProcess`). `command` names the run in its lines (`reap`, `list`, `status`).
  */
 export function runDeadline(timeoutMs: number, command: string, ctx: Pick<Context, 'ownsProcess'>): RunDeadline {
