@@ -77,3 +77,22 @@ for (const name of BUNDLES) {
   const small = esbuild.transformSync(patched, { minifyWhitespace: true, minifySyntax: true, target: 'node20', logLevel: 'warning' }).code;
   fs.writeFileSync(path.join(ROOT, 'dist', `${name}.cjs`), small);
 }
+
+// The watchdog thread of a run with a deadline (src/cli/deadline-watchdog.ts), as one CommonJS file: a Worker whose
+// entry is an ES module sets up the module loader first, about 10 ms more of every such run's CPU (measured). It may
+// require only node: built-ins (it reads no file of ours once started: src/cli/deadline.ts).
+{
+  const result = esbuild.buildSync({
+    entryPoints: [path.join(ROOT, 'src', 'cli', 'deadline-watchdog.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    write: false,
+    logLevel: 'warning',
+  });
+  const code = result.outputFiles[0].text;
+  const foreign = (code.match(/\brequire\("[^"]*"\)/g) ?? []).filter((r) => !/^require\("node:[a-z_/]+"\)$/.test(r));
+  if (foreign.length > 0) fail(`deadline-watchdog: may require only node: built-ins, found ${[...new Set(foreign)].join(', ')}`);
+  fs.writeFileSync(path.join(ROOT, 'dist', 'cli', 'deadline-watchdog.cjs'), code);
+}
