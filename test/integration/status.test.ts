@@ -59,7 +59,7 @@ interface Status {
     restartGuard: { tripped: boolean; bootsInWindow: number };
     stuckSessions: { suspended: string[] };
     stopHook: { armed: boolean; blocks: number; stalled: boolean; owner: string | null };
-    toolLoop: { looping: string[]; sessions: Array<{ session: string; streak: number }> };
+    toolLoop: { looping: string[]; warnings: number; stops: number; sessions: Array<{ session: string; streak: number; warnings: number; stops: number }> };
   };
   attention: string[];
   exitCode: number;
@@ -224,6 +224,16 @@ describe(`status (built CLI, ${ENGINE_KIND})`, () => {
       const r = await status(h, label());
       assert.equal(r.code, 1, r.stdout);
       assert.deepEqual(r.report!.breakers.toolLoop.looping, ['loop-1']);
+      // The 5th identical call is denied: a loop found and warned, which status counts (and says in its text).
+      const denied = await runCli(['tool-loop', 'pre'], { env: h.env, input: payload });
+      assert.match(denied.stdout, /"permissionDecision":"deny"/);
+      const counted = await status(h, label());
+      assert.deepEqual([counted.report!.breakers.toolLoop.warnings, counted.report!.breakers.toolLoop.stops], [1, 0]);
+      assert.deepEqual(
+        counted.report!.breakers.toolLoop.sessions.map((s) => [s.session, s.warnings, s.stops]),
+        [['loop-1', 1, 0]],
+      );
+      assert.match((await status(h, label(), false)).stdout, /tool-loop: 1 session on record.*; loops found: 1 warned, 0 stopped/);
     });
 
     it('a stale reap lock (its holder pid is gone)', async () => {
@@ -258,10 +268,15 @@ describe(`status (built CLI, ${ENGINE_KIND})`, () => {
   describe('is the janitor running: a stale sweep, a watch not running or not healthy (exit 1), the verdict first', () => {
     const label = ['--label', `hermes-janitor-test-run=${fx.runId}-none`];
     /**
-     * The ways to name the homes a status covers (each test runs with each); the `homes` branch adds `--all-homes`
-     * here: `{ name: 'every home', args: () => ['--all-homes'] }`.
+     * The ways to name the homes a run covers (each test runs with each, its reap, watch and status alike): the home of
+     * `HERMES_HOME`, and the same home as a run over several homes names it (`--homes`: their one shared store and
+     * lock; `--all-homes` finds homes from the password database and living hermes processes, which a throwaway home
+     * is neither).
      */
-    const SCOPES: Array<{ name: string; args: (h: { dir: string }) => string[] }> = [{ name: 'HERMES_HOME', args: () => [] }];
+    const SCOPES: Array<{ name: string; args: (h: { dir: string }) => string[] }> = [
+      { name: 'HERMES_HOME', args: () => [] },
+      { name: '--homes', args: (h) => ['--homes', h.dir] },
+    ];
     /** status as it runs beside a watch: no check that it wrote nothing (the watch writes its record meanwhile). */
     const statusNow = async (h: { dir: string; env: Record<string, string> }, extra: string[]) => {
       const json = await runCli(['status', '--json', ...label, ...extra], { env: h.env });
@@ -272,7 +287,7 @@ describe(`status (built CLI, ${ENGINE_KIND})`, () => {
     for (const scope of SCOPES) {
       it(`${scope.name}: a last sweep older than twice its schedule is an attention item; --schedule judges it too`, async () => {
         const h = home();
-        const reap = await runCli(['reap', '--once-per', '1h', '--quiet', ...label], { env: h.env });
+        const reap = await runCli(['reap', '--once-per', '1h', '--quiet', ...label, ...scope.args(h)], { env: h.env });
         assert.equal(reap.code, 0, reap.stderr);
         const fresh = await status(h, [...label, ...scope.args(h)]);
         assert.equal(fresh.code, 0, fresh.stdout);
@@ -298,7 +313,7 @@ describe(`status (built CLI, ${ENGINE_KIND})`, () => {
         const h = home();
         const env = { ...h.env, HERMES_JANITOR_HEARTBEAT_EVERY: '1s' };
         const watch = async () => {
-          const w = WatchProcess.start([...label, '--metrics-listen', '127.0.0.1:0'], env);
+          const w = WatchProcess.start([...label, '--metrics-listen', '127.0.0.1:0', ...scope.args(h)], env);
           await w.waitFor('connected', (ls) => ls.some((l) => l.event === 'engine' && l.state === 'connected'));
           return w;
         };
@@ -332,7 +347,7 @@ describe(`status (built CLI, ${ENGINE_KIND})`, () => {
 
         // A watch whose engine does not answer: alive, /healthz 503, no heartbeat.
         const away = `unix://${path.join(path.dirname(h.dir), 'away.sock')}`;
-        const lost = WatchProcess.start([...label, '--host', away, '--metrics-listen', '127.0.0.1:0'], env);
+        const lost = WatchProcess.start([...label, '--host', away, '--metrics-listen', '127.0.0.1:0', ...scope.args(h)], env);
         try {
           await lost.waitFor('metrics', (ls) => ls.some((l) => l.event === 'metrics'));
           let r = await statusNow(h, ['--host', away, ...scope.args(h)]);

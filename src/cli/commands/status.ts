@@ -409,7 +409,10 @@ export function render(r: StatusReport, now: Date, more: { settings?: RunPolicy[
     );
   }
   const tl = b.toolLoop;
-  out.push(`  tool-loop: ${plural(tl.sessions.length, 'session')} on record${tl.looping.length ? `, looping: ${tl.looping.join(', ')}` : ', none looping'}`);
+  const loops = tl.warnings + tl.stops > 0 ? `; loops found: ${tl.warnings} warned, ${tl.stops} stopped` : '';
+  const disarmed = tl.disarmed ? `; DISARMED for every session since ${tl.disarmed}` : '';
+  const looping = tl.looping.length ? `, looping: ${tl.looping.join(', ')}` : ', none looping';
+  out.push(`  tool-loop: ${plural(tl.sessions.length, 'session')} on record${looping}${loops}${disarmed}`);
   if (r.attention.length === 0) out.push('Nothing needs attention.');
   else {
     out.push('Needs attention');
