@@ -81,7 +81,11 @@ async function hooksRow(): Promise<Row[]> {
   const before = load();
   const { code, out } = await runBench('hooks.ts', ['--runs', values['hook-runs']!]);
   // Its table: `case  median ms  min ms  ratio`; the first row is bare node.
-  const rows = [...out.matchAll(/^(.+?)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)(?:\s+over the goal)?$/gm)].map((m) => ({ name: m[1]!.trim(), ratio: Number(m[4]) }));
+  // (with `--cpu`, two more columns: cpu ms and cpu ratio)
+  const rows = [...out.matchAll(/^(.+?)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)(?:\s+[\d.]+\s+[\d.]+)?(?:\s+over the goal)?$/gm)].map((m) => ({
+    name: m[1]!.trim(),
+    ratio: Number(m[4]),
+  }));
   const hooks = rows.slice(1);
   const bench = `hooks (${values['hook-runs']} runs each)`;
   const loads = `${before} -> ${load()}`;
