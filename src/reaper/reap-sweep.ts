@@ -112,7 +112,7 @@ export class ReapSweep {
     let details: ContainerDetails | null;
     try {
       // A container that does not run may be removed: the engine measures its writable layer too (what a reap freed).
-      details = await this.req.engine.inspect(row.id, this.req.signal, { size: row.state.toLowerCase() !== 'running' });
+      details = await this.req.engine.inspect(row.id, this.req.signal, { size: this.req.measure !== false && row.state.toLowerCase() !== 'running' });
     } catch (err) {
       if (this.guard.absorb(err)) return;
       if (err instanceof EngineRequestError && (await vanished(this.req.engine, row.id, this.req.signal))) return this.keep(this.entry(row), 'gone');
@@ -144,7 +144,7 @@ export class ReapSweep {
     if (retainedUntil !== null) return this.keep({ ...entry, retainedUntil: new Date(retainedUntil).toISOString() }, 'stopped-retained');
     if (req.dryRun) {
       entry.volumes = req.keepVolumes ? [] : anonymousVolumes(details.volumes);
-      entry.reclaimedBytes = await this.sizeOf(details, entry.volumes);
+      if (req.measure !== false) entry.reclaimedBytes = await this.sizeOf(details, entry.volumes);
       this.out.removed.push(entry);
       req.onEvent?.({ type: 'removed', entry, dryRun: true });
       return;
@@ -175,12 +175,12 @@ export class ReapSweep {
   private async remove(row: ContainerSummary, details: ContainerDetails, entry: SweepEntry): Promise<void> {
     const { req } = this;
     try {
-      const bytes = await this.sizeOf(details, req.keepVolumes ? [] : anonymousVolumes(details.volumes));
+      const bytes = req.measure === false ? undefined : await this.sizeOf(details, req.keepVolumes ? [] : anonymousVolumes(details.volumes));
       const outcome = await req.engine.remove(row.id, req.signal, { volumes: !req.keepVolumes });
       if (outcome.kind === 'gone') return this.keep(entry, 'gone');
       if (outcome.kind === 'conflict') return this.settleConflict(row, entry, outcome.detail);
       entry.volumes = req.keepVolumes || details.volumes.length === 0 ? [] : await volumesGone(req.engine, details.volumes, req.signal);
-      entry.reclaimedBytes = bytes;
+      if (bytes !== undefined) entry.reclaimedBytes = bytes;
       this.out.removed.push(entry);
       req.onEvent?.({ type: 'removed', entry, dryRun: false });
     } catch (err) {

@@ -92,10 +92,15 @@ interface Run {
   opts: SessionFilesOptions;
   out: SessionFilesResult;
   selfUid: number;
-  first: ProcessView;
+  /**
+   * Every owner's processes, read once, the first time an entry that could go is judged (null: the run's abort came
+   * first). A run whose directories hold nothing past the threshold that it may remove reads no process table.
+   */
+  first: () => Promise<ProcessView | null>;
   /** An owner's processes read again right before removing their entries: once per owner (null: the run's abort). */
   fresh: (uid: number) => Promise<ProcessView | null>;
-  mounts: ReadonlySet<string>;
+  /** The mount points, read once, the first time a sandbox directory is scanned. */
+  mounts: () => Promise<ReadonlySet<string>>;
   /** Gives the event loop a turn every few milliseconds; true once the run is aborted. */
   pause: () => Promise<boolean>;
   /** The names the run may still take from its directories (`SESSION_ENTRIES_CAP`). */
@@ -108,32 +113,41 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * How the pass reads processes: the table (every user's, or one owner's), in slices inside the run's abort; none at
  * all when the janitor's pid namespace is not the host's (`hidden` for every owner: nothing is removed).
  */
-function processReader(opts: SessionFilesOptions, selfUid: number): (uid?: number) => Promise<ProcessView | null> {
+function processReader(opts: SessionFilesOptions, selfUid: number): { read: (uid?: number) => Promise<ProcessView | null>; partial: string | null } {
   const procRoot = opts.procRoot ? { procRoot: opts.procRoot } : {};
   const partial = pidNamespaceProblem({ engineHost: null, ...procRoot });
-  if (partial) return async () => ({ processes: [], hidden: { why: partial, uids: 'all' }, selfUid });
+  if (partial) return { read: async () => ({ processes: [], hidden: { why: partial, uids: 'all' }, selfUid }), partial };
   const slice = new TimeSlice(opts.signal);
-  return async (uid) => {
+  const read = async (uid?: number) => {
     const t = opts.processes
       ? opts.processes(uid)
       : await readHermesProcesses({ python: true, profiles: false, ...procRoot, ...(uid === undefined ? {} : { uids: new Set([uid]) }) }, slice);
     return t === null ? null : viewOf(t, selfUid);
   };
+  return { read, partial };
 }
+
+/** Whether an entry could go at all, whatever the processes (`judgeSession`'s first two tests): else none are read for it. */
+const mayGo = (e: SessionEntry, selfUid: number, nowMs: number, thresholdMs: number): boolean =>
+  (selfUid === 0 || e.uid === selfUid) && nowMs - e.lastChangeMs >= thresholdMs;
 
 /** Runs the pass over each directory (one directory named twice is looked at once). Never throws. */
 export async function sessionFilePass(opts: SessionFilesOptions): Promise<SessionFilesResult> {
   const selfUid = process.geteuid?.() ?? -1;
-  const read = processReader(opts, selfUid);
-  const out: SessionFilesResult = { removed: [], kept: [], failed: [], tempDirs: [], processesHidden: null, cutShort: false };
-  const first = await read();
-  if (!first) return { ...out, cutShort: true };
-  out.processesHidden = first.hidden?.why ?? null;
+  const { read, partial } = processReader(opts, selfUid);
+  const out: SessionFilesResult = { removed: [], kept: [], failed: [], tempDirs: [], processesHidden: partial, cutShort: false };
+  let first: Promise<ProcessView | null> | undefined;
+  const firstView = () =>
+    (first ??= read().then((v) => {
+      if (v) out.processesHidden = v.hidden?.why ?? null;
+      return v;
+    }));
   const byOwner = new Map<number, Promise<ProcessView | null>>();
   const fresh = (uid: number) => byOwner.get(uid) ?? byOwner.set(uid, read(uid)).get(uid)!;
   const slice = new TimeSlice(opts.signal);
   const budget = { left: SESSION_ENTRIES_CAP };
-  const run: Run = { opts, out, selfUid, first, fresh, mounts: await readMountPoints(), pause: () => slice.pause(), budget };
+  let mounts: Promise<ReadonlySet<string>> | undefined;
+  const run: Run = { opts, out, selfUid, first: firstView, fresh, mounts: () => (mounts ??= readMountPoints()), pause: () => slice.pause(), budget };
   const seen = new Set<string>();
   for (const t of opts.tempDirs) {
     if (opts.signal?.aborted) {
@@ -192,15 +206,15 @@ async function oneDir(run: Run, h: TempDirHandle, t: TempDir): Promise<void> {
   for (const f of wrongType)
     keepFile(run, h, f, 'not-regular', f.symlink ? 'a symlink: never followed, never removed' : 'not the type of file hermes makes there');
   const byName = new Map(listed.map((f) => [f.name, f]));
-  const place: TaskDirPlace = { parentDev: h.dev, mountPoints: run.mounts };
   for (const e of entries) {
-    if (await run.pause()) {
+    if ((await run.pause()) || out.cutShort) {
       out.cutShort = true;
       return;
     }
     const shown = path.join(h.dir, e.entry);
     const j: Judged = { e, files: e.names.map((n) => byName.get(n)!), scan: null, shown };
     if (e.kind === 'code-sandbox') {
+      const place: TaskDirPlace = { parentDev: h.dev, mountPoints: await run.mounts() };
       j.scan = await scanTaskDir(shown, place, { checkRemovable: !run.opts.dryRun, ...(run.opts.signal ? { signal: run.opts.signal } : {}) }).catch(() => null);
       if (!j.scan || j.scan.kind !== 'directory') {
         keep(run, j, 'gone', 'no longer there (removed by someone else)');
@@ -228,7 +242,14 @@ function keep(run: Run, j: Judged, reason: SessionKeepReason, detail: string): v
 /** The proof, again right before acting (the owner's processes read afresh), then the removal. */
 async function judgeAndRemove(run: Run, h: TempDirHandle, t: TempDir, j: Judged): Promise<void> {
   const { opts, out } = run;
-  const verdict = judgeSession(j.e, run.first, opts.now().getTime(), opts.thresholdMs);
+  const nowMs = opts.now().getTime();
+  // An entry that cannot go whatever the processes is judged without them (the same verdict: other user, too recent).
+  const first = mayGo(j.e, run.selfUid, nowMs, opts.thresholdMs) ? await run.first() : { processes: [], hidden: null, selfUid: run.selfUid };
+  if (!first) {
+    out.cutShort = true;
+    return keep(run, j, 'processes-hidden', "the run's time was up before its owner's processes were read");
+  }
+  const verdict = judgeSession(j.e, first, nowMs, opts.thresholdMs);
   if (!verdict.abandoned) return keep(run, j, verdict.reason!, verdict.detail);
   const removed = { kind: j.e.kind, path: j.shown, owner: j.e.uid, lastChange: iso(j.e.lastChangeMs), bytes: j.scan ? j.scan.bytes : 0 };
   const files = j.e.kind === 'background-job' ? j.files.map((f) => path.join(h.dir, f.name)) : [j.shown];

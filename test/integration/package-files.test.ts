@@ -29,6 +29,7 @@ describe('npm pack', () => {
       'dist/index.js',
       'dist/index.d.ts',
       'dist/cli/main.js',
+      'dist/cli/main.bundle.mjs',
       'dist/fast-path.cjs',
     ]) {
       assert.ok(files.has(f), `${f} is in the package`);

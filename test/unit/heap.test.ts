@@ -24,6 +24,9 @@ describe('--heap-growing-percent: which V8 has it', () => {
     assert.equal(res.status, 0, res.stderr);
     const listed = /^\s*--heap-growing-percent\b/m.test(res.stdout);
     assert.equal(knowsHeapGrowingPercent(process.versions.v8), listed, `V8 ${process.versions.v8}: update HEAP_GROWING_PERCENT_V8 in src/cli/heap.ts`);
+    // The young generation's growth factor is set with it (limitHeapGrowth): it must be there too.
+    const factor = /^\s*--semi-space-growth-factor\b/m.test(res.stdout);
+    assert.equal(!knowsHeapGrowingPercent(process.versions.v8) || factor, true, `V8 ${process.versions.v8} has no --semi-space-growth-factor`);
   });
 });
 

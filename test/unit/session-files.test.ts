@@ -250,6 +250,26 @@ describe('the session-file pass (real directories, a process table the test cont
     assert.equal(reads, 2, 'one read for the pass, one for the owner right before removing');
   });
 
+  it('nothing past the threshold: the entries are kept as before and no process table is read', async () => {
+    const { dir, box } = fixture();
+    for (const f of readdirSync(dir)) age(path.join(dir, f), 60_000);
+    age(path.join(box, 'sub', 'out.txt'), 60_000);
+    let reads = 0;
+    const r = await sessionFilePass({
+      ...opts(dir, none),
+      processes: () => {
+        reads++;
+        return none;
+      },
+    });
+    assert.deepEqual(
+      r.kept.map((k) => k.reason),
+      ['changed-recently', 'changed-recently', 'changed-recently'],
+    );
+    assert.deepEqual([r.removed, r.processesHidden, r.cutShort], [[], null, false]);
+    assert.equal(reads, 0);
+  });
+
   it('a dry run removes nothing; a symlink named like a log is never followed; a summary counts each kind', async () => {
     const { dir } = fixture();
     const target = path.join(root, 'precious');

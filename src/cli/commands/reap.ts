@@ -48,7 +48,7 @@ import { PASSES } from '../../passes/index.js';
 import { type PassWatcher, type SettledPass, beforeSweep, passFailures, passesCutShort, runPasses, settlePasses } from '../../passes/runner.js';
 import type { Pass, PassRunContext } from '../../passes/types.js';
 import { byHostAndName } from '../render-containers.js';
-import { type ReapReport, type Reporter, chooseReporter } from '../report/reporter.js';
+import { type ReapReport, type Reporter, chooseReporter, outputFormat } from '../report/reporter.js';
 import type { NamedHost } from '../report/types.js';
 import { firstProblem } from '../report/text-reporter.js';
 import { REAP_OPTIONS } from '../engine-option-table.js';
@@ -224,6 +224,8 @@ interface ReapRun {
   reporter: Reporter;
   /** The passes that run after the sweep (their settings say so), in the list's order. */
   passes: SettledPass[];
+  /** A metrics file is written (it has what the run freed). */
+  metrics: boolean;
 }
 
 /**
@@ -308,6 +310,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     progress,
     reporter,
     passes,
+    metrics: record.metrics,
   };
   record.attempted = true;
   record.home = home.home;
@@ -488,6 +491,8 @@ function sweepOf(run: ReapRun, engine: Parameters<typeof reap>[0]['engine']): Pa
     ...(onlyIds ? { onlyIds } : {}),
     ...(run.signal ? { signal: run.signal } : {}),
     ...(run.deadlineMs !== undefined ? { deadlineMs: run.deadlineMs } : {}),
+    // Sizes are measured only for an output that shows them (quiet text shows none; a metrics file has the total).
+    measure: outputFormat(opts) !== 'quiet' || run.metrics,
     onEvent: (ev) => {
       run.progress.sweepEvent(engine.host, ev);
       run.reporter.sweepEvent(ev);
