@@ -174,7 +174,8 @@ interface Judged {
 
 async function oneDir(run: Run, h: TempDirHandle, t: TempDir): Promise<void> {
   const { out } = run;
-  const listed = listSessionFiles(h);
+  // Root over another user's home: that user's entries only (`TempDir.onlyUid`), none of another user's names.
+  const listed = listSessionFiles(h).filter((f) => t.onlyUid === undefined || f.uid === t.onlyUid);
   const { entries, wrongType } = groupSessionEntries(listed.filter((f) => f.dev === h.dev || f.symlink));
   for (const f of listed.filter((x) => x.dev !== h.dev && !x.symlink)) keepFile(run, h, f, 'other-filesystem', 'on another filesystem than the directory');
   for (const f of wrongType)
