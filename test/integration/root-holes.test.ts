@@ -115,7 +115,7 @@ describe('root over many users: the smaller holes (#47)', { skip: skipUnless(unm
     );
   }
 
-  it("--metrics-file: a symlink planted by the user who owns the textfile directory's parent is refused with one line; nothing is written through it", async () => {
+  it("--metrics-file: a symlink planted by the owner of the textfile directory's parent is refused with one line; nothing written through it", async () => {
     const parent = path.join(base, `exporter-${hex(3)}`);
     const textfile = path.join(parent, 'textfile');
     mkdirSync(textfile, { recursive: true, mode: 0o755 });
