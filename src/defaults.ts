@@ -92,6 +92,14 @@ export const SANDBOX_DIRS_EVERY_MS = 3_600_000;
 /** Another interval for that check (a duration: `30m`; tests use seconds). */
 export const ENV_SANDBOX_DIRS_EVERY = 'HERMES_JANITOR_SANDBOX_DIRS_EVERY';
 
+/**
+ * `watch`'s heartbeat: how often it pings each engine and, while every engine is connected, says it is working (the
+ * metric `hermes_janitor_heartbeat_timestamp_seconds`, its sweep stamps, its record for `status`): every 30 s.
+ */
+export const WATCH_HEARTBEAT_MS = 30_000;
+/** Another interval for the heartbeat (a duration: `10s`; tests use a second). */
+export const ENV_HEARTBEAT_EVERY = 'HERMES_JANITOR_HEARTBEAT_EVERY';
+
 /** The images hermes used and when (the image budget), under `<home>/janitor/`. */
 export const IMAGES_STATE_FILENAME = 'images.json';
 /** `--images-min-age` when not given: an image used or created within the last hour stays. */

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { CONFIG_FILENAME, DEFAULT_RUN_TIMEOUT_MS } from '../defaults.js';
 import { ExitCode, JanitorError, UsageError } from '../errors.js';
 import { SETTINGS_MAX_BYTES } from '../core/trust.js';
+import type { SettingsWorth } from '../core/setting-worth.js';
 import { TrustError, readFileSafely } from './trust.js';
 
 /** `<home>/config.yaml`, read only when present (the YAML parser is loaded lazily). */
@@ -13,6 +14,16 @@ export interface HermesConfig {
   readonly data?: unknown;
   /** A value by dotted path (`terminal.lifetime_seconds`), or undefined. */
   get(dotted: string): unknown;
+  /**
+   * What its `janitor.*` keys are worth (core/setting-worth.ts; absent: as written): with `keep-more`, the one reader
+   * (`reaper/janitor-settings.ts`) refuses a value that would not keep more than the default.
+   */
+  readonly worth?: SettingsWorth;
+}
+
+/** The same file with what its settings are worth (`HermesConfig.worth`). */
+export function withWorth(config: HermesConfig, worth: SettingsWorth): HermesConfig {
+  return worth.worth === 'as-written' ? config : { ...config, get: config.get, worth };
 }
 
 export interface ConfigReadOptions {

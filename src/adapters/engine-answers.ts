@@ -101,7 +101,17 @@ export function readInspect(info: unknown): ContainerDetails | null {
           .map((m) => m!.Name as string)
       : [],
     ...(typeof (c as { SizeRw?: unknown }).SizeRw === 'number' ? { sizeRw: Math.max(0, (c as { SizeRw: number }).SizeRw) } : {}),
+    ...bindsOf(c.Mounts),
   };
+}
+
+/** The host paths of a container's bind mounts, when it has any. */
+function bindsOf(mounts: unknown): { binds?: string[] } {
+  if (!Array.isArray(mounts)) return {};
+  const binds = (mounts as Array<{ Type?: unknown; Source?: unknown } | null>)
+    .filter((m) => m && m.Type === 'bind' && typeof m.Source === 'string' && m.Source.startsWith('/'))
+    .map((m) => m!.Source as string);
+  return binds.length ? { binds } : {};
 }
 
 /** A one-shot stats answer: null when it lacks the CPU counter (a container that is not running, for one). */

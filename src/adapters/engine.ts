@@ -42,6 +42,8 @@ export interface ContainerDetails {
   init: boolean;
   /** Names of the container's mounts of type `volume` (named and anonymous alike). */
   volumes: string[];
+  /** `Mounts[].Source` of its bind mounts (host paths as given), when the engine listed any: they may tie it to a home. */
+  binds?: string[];
 }
 
 /** One answer of the one-shot stats endpoint, reduced to the counters the idle proof uses. */

@@ -31,6 +31,8 @@ export interface HermesSettingsLoad {
   warnings: string[];
   /** Why hermes refuses the profile's routed turns (a file that does not parse), or null: nothing is removed for it. */
   refused: string | null;
+  /** `<home>/config.yaml` as read (its `janitor.*` keys judge the profile's sandboxes too). */
+  config: HermesConfig;
 }
 
 /** A `.env` file read once: its bindings as python-dotenv reads them (launch) and as a routed turn does (scope). */
@@ -177,7 +179,7 @@ export async function loadHermesSettings(where: SettingsPlace): Promise<HermesSe
     },
     warnings,
   );
-  return { settings: withTargets(combined.settings, targets), warnings, refused: combined.refused };
+  return { settings: withTargets(combined.settings, targets), warnings, refused: combined.refused, config };
 }
 
 /** A profile whose settings could not be read at all: nothing is removed or stopped for it. */

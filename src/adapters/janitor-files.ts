@@ -38,11 +38,23 @@ export async function ensureJanitorDir(home: string): Promise<void> {
   await fs.mkdir(janitorDir(home), { recursive: true, mode: 0o700 });
 }
 
+/** What a running `watch` records of itself for `status` (adapters/watch-record.ts). */
+export function watchRecordPath(home: string): string {
+  return path.join(janitorDir(home), 'watch.json');
+}
+
 /** Stamp of the last completed sweep, per home, engine and selection (`reap --once-per`). */
 export interface SweepStamp {
   completedAt: string;
   host: string;
   selection: string;
+  /**
+   * How often its writer means to sweep, in seconds: `reap --once-per`'s duration, `watch`'s heartbeat (a connected
+   * watch refreshes its stamps at each); absent when the writer does not know (a plain `reap` from cron).
+   */
+  scheduleSeconds?: number;
+  /** Which command wrote it: `reap` or `watch` (absent in stamps of older versions: `reap`). */
+  by?: 'reap' | 'watch';
 }
 
 function selectionKey(sel: Selection): string {
@@ -86,8 +98,9 @@ export function stampCompletedAt(file: string): number | null {
   }
 }
 
-export async function writeStamp(file: string, now: Date, host: string, sel: Selection): Promise<void> {
+export async function writeStamp(file: string, now: Date, host: string, sel: Selection, more: Pick<SweepStamp, 'scheduleSeconds' | 'by'> = {}): Promise<void> {
   const { FileStateStore } = await import('./state-file.js');
-  const stamp: SweepStamp = { completedAt: now.toISOString(), host, selection: selectionKey(sel) };
+  // `completedAt` first: the shell start-up snippet reads it with a pattern (cli/commands/shell-init.ts).
+  const stamp: SweepStamp = { completedAt: now.toISOString(), host, selection: selectionKey(sel), ...more };
   await new FileStateStore(file).update(() => ({ next: stamp, result: undefined }));
 }

@@ -13,10 +13,15 @@ import { NAMES, type Walked, rootRules, walkDir } from './trust.js';
 import type { Registry } from 'prom-client';
 import type { Pass } from '../passes/types.js';
 
-/** Counts of one engine and profile in one run. */
+/** Counts of one engine and profile (and home) in one run. */
 export interface EngineProfileCounts {
   host: string;
   profile: string;
+  /**
+   * The hermes home whose settings judged these containers (label `home`); absent: the run's own home (`RunMetrics.home`),
+   * the only one of a run over one home.
+   */
+  home?: string;
   removed: number;
   stopped: number;
   kept: number;
@@ -38,12 +43,32 @@ export interface RunMetrics {
   passes?: ReadonlyArray<{ pass: Pass; gauges: unknown }>;
   /** What the run freed, in bytes (a dry run: would free); absent when the run swept nothing. */
   reclaimedBytes?: number;
+  /**
+   * The one hermes home the run was given (`--home`, `HERMES_HOME`, a profile's, the default): every series then carries
+   * it as the label `home`, so that the files of runs over different homes never hold the same series (node_exporter's
+   * textfile collector refuses that). Absent for a run over several homes: its run-wide series are that one run's, and
+   * only the series that are per home (the container counts) carry a `home`, each its own.
+   */
+  home?: string;
+  /** When the janitor was last known to be working (`hermes_janitor_heartbeat_timestamp_seconds`); default `finishedAt`. */
+  heartbeatAt?: Date;
+}
+
+/** The labels every series of a run carries: its `home` when it was given one (`RunMetrics.home`). */
+export function runLabels(run: Pick<RunMetrics, 'home'>): Record<string, string> {
+  return run.home !== undefined ? { home: run.home } : {};
 }
 
 export const METRIC_FAMILIES = {
   lastRunTimestamp: {
     name: 'hermes_janitor_last_run_timestamp_seconds',
     help: 'When the last hermes-janitor reap run ended, as seconds since the Unix epoch.',
+  },
+  heartbeat: {
+    name: 'hermes_janitor_heartbeat_timestamp_seconds',
+    help:
+      'When hermes-janitor was last known to be working, as seconds since the Unix epoch: the end of each reap run; in watch also every ' +
+      'heartbeat (30 s by default) while it is idle and every engine is connected.',
   },
   lastRunDuration: { name: 'hermes_janitor_last_run_duration_seconds', help: 'How long the last reap run took, in seconds.' },
   reclaimedBytes: {
@@ -64,7 +89,8 @@ export const METRIC_FAMILIES = {
   },
 } as const;
 
-const LABELS = ['host', 'profile'] as const;
+/** The labels of the per-engine, per-profile families (their `home`: the home that judged them, or the run's). */
+const LABELS = ['host', 'profile', 'home'] as const;
 
 /** A registry of its own, with no default (process) metrics. */
 export async function newMetricsRegistry(): Promise<Registry> {
@@ -78,35 +104,41 @@ export async function newMetricsRegistry(): Promise<Registry> {
  */
 export async function fillRegistry(registry: Registry, run: RunMetrics): Promise<void> {
   const { Gauge } = await import('prom-client');
-  const gauge = (def: { name: string; help: string }, labelled: boolean) => {
+  const scope = runLabels(run);
+  const gauge = (def: { name: string; help: string }, labelNames: readonly string[]) => {
     const existing = registry.getSingleMetric(def.name) as InstanceType<typeof Gauge> | undefined;
-    const g = existing ?? new Gauge({ name: def.name, help: def.help, labelNames: labelled ? [...LABELS] : [], registers: [registry] });
+    const g = existing ?? new Gauge({ name: def.name, help: def.help, labelNames: [...labelNames], registers: [registry] });
     g.reset();
     return g;
   };
   const f = METRIC_FAMILIES;
-  gauge(f.lastRunTimestamp, false).set(run.finishedAt.getTime() / 1000);
-  gauge(f.lastRunDuration, false).set(run.durationSeconds);
-  gauge(f.lastRunSuccess, false).set(run.success ? 1 : 0);
+  const runWide = Object.keys(scope);
+  gauge(f.lastRunTimestamp, runWide).set(scope, run.finishedAt.getTime() / 1000);
+  gauge(f.heartbeat, runWide).set(scope, (run.heartbeatAt ?? run.finishedAt).getTime() / 1000);
+  gauge(f.lastRunDuration, runWide).set(scope, run.durationSeconds);
+  gauge(f.lastRunSuccess, runWide).set(scope, run.success ? 1 : 0);
   const per = [
-    [gauge(f.removed, true), 'removed'],
-    [gauge(f.stopped, true), 'stopped'],
-    [gauge(f.kept, true), 'kept'],
-    [gauge(f.failed, true), 'failed'],
-    [gauge(f.orphans, true), 'orphans'],
+    [gauge(f.removed, LABELS), 'removed'],
+    [gauge(f.stopped, LABELS), 'stopped'],
+    [gauge(f.kept, LABELS), 'kept'],
+    [gauge(f.failed, LABELS), 'failed'],
+    [gauge(f.orphans, LABELS), 'orphans'],
   ] as const;
   for (const c of run.counts) {
-    for (const [g, key] of per) g.set({ host: c.host, profile: c.profile }, c[key]);
+    const home = c.home ?? run.home;
+    const labels = { host: c.host, profile: c.profile, ...(home !== undefined ? { home } : {}) };
+    for (const [g, key] of per) g.set(labels, c[key]);
   }
-  for (const p of run.passes ?? []) await fillPassGauges(registry, p.pass, p.gauges);
-  if (run.reclaimedBytes !== undefined) gauge(f.reclaimedBytes, false).set(run.reclaimedBytes);
+  for (const p of run.passes ?? []) await fillPassGauges(registry, p.pass, p.gauges, scope);
+  if (run.reclaimedBytes !== undefined) gauge(f.reclaimedBytes, runWide).set(scope, run.reclaimedBytes);
 }
 
 /**
  * Sets a pass's families from its gauges (each created on first use, every series of the previous run dropped); a
- * family whose series are null (not measured) is taken out, so it shows no stale series.
+ * family whose series are null (not measured) is taken out, so it shows no stale series. `scope`: the run's labels
+ * (`runLabels`), on every series.
  */
-export async function fillPassGauges(registry: Registry, pass: Pass, gauges: unknown): Promise<void> {
+export async function fillPassGauges(registry: Registry, pass: Pass, gauges: unknown, scope: Record<string, string> = {}): Promise<void> {
   if (!pass.metrics) return;
   const { Gauge } = await import('prom-client');
   const samples = pass.metrics.samples(gauges);
@@ -117,9 +149,9 @@ export async function fillPassGauges(registry: Registry, pass: Pass, gauges: unk
       continue;
     }
     const existing = registry.getSingleMetric(def.name) as InstanceType<typeof Gauge> | undefined;
-    const g = existing ?? new Gauge({ name: def.name, help: def.help, labelNames: [...def.labelNames], registers: [registry] });
+    const g = existing ?? new Gauge({ name: def.name, help: def.help, labelNames: [...def.labelNames, ...Object.keys(scope)], registers: [registry] });
     g.reset();
-    for (const s of series) g.set({ ...s.labels }, s.value);
+    for (const s of series) g.set({ ...s.labels, ...scope }, s.value);
   }
 }
 

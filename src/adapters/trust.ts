@@ -295,6 +295,25 @@ export function homeAccess(home: string): HomeAccess {
   return access;
 }
 
+/** Under the state base: the one store of every run over several homes (`--homes`, `--all-homes`). */
+export const SHARED_STORE_DIRNAME = 'all-homes';
+
+/**
+ * A run over several homes keeps one store for all of them, per engine inside (idle samples and stop records, image
+ * uses, stamps, the reap locks): as root `<state base>/all-homes` (`HERMES_JANITOR_STATE_DIR`, else
+ * /var/lib/hermes-janitor; only root may change it), so that a `watch` and a cron run over the homes take the same lock
+ * and see each other's stops. Not root: the run's own home's. Made the run home's state directory; returns it.
+ */
+export function useSharedStore(home: string): string {
+  const access = homeAccess(home);
+  if (!rootRules()) return access.stateDir;
+  const base = stateBase();
+  checkStateBase(base);
+  const shared = { ...access, stateDir: path.join(base, SHARED_STORE_DIRNAME) };
+  resolved.set(access.home, shared);
+  return shared.stateDir;
+}
+
 /**
  * A home another user controls must be that user's own directory, wherever its path leads: a symlink of theirs to a
  * directory of root's (or of a third user's) does not make that directory theirs to have root read.

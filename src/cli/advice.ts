@@ -1,7 +1,7 @@
 /**
  * Advice that can be pasted: a command the CLI suggests (`status`'s "run hermes-janitor reap ...", `list`'s, an
  * error's) repeats the selection and the engine the suggesting command was run with (`--home`, `--profile` or
- * `--all-profiles`, `--label`, `--exclude-label`, `--profile-label`, `--host` or `--context`), each value quoted for
+ * `--all-profiles`, `--homes` or `--all-homes`, `--label`, `--exclude-label`, `--profile-label`, `--host` or `--context`), each value quoted for
  * a POSIX shell, so that pasted it acts on what was shown, not on the default profile of the default engine.
  */
 import path from 'node:path';
@@ -15,6 +15,9 @@ export interface RunScope {
   home?: string;
   profile?: string;
   allProfiles?: boolean;
+  /** `--homes` as given (each made absolute), `--all-homes`: a run over several homes. */
+  homes?: readonly string[];
+  allHomes?: boolean;
   labels?: readonly string[];
   excludeLabels?: readonly string[];
   profileLabel?: string;
@@ -69,6 +72,8 @@ export function scopeFlags(scope: RunScope, quote: Quote = shellQuote): string[]
   if (scope.home !== undefined) add('--home', scope.home);
   if (scope.allProfiles) add('--all-profiles');
   else if (scope.profile !== undefined) add('--profile', scope.profile);
+  for (const h of scope.homes ?? []) add('--homes', h);
+  if (scope.allHomes) add('--all-homes');
   for (const l of scope.labels ?? []) add('--label', l);
   for (const l of scope.excludeLabels ?? []) add('--exclude-label', l);
   if (scope.profileLabel !== undefined) add('--profile-label', scope.profileLabel);
@@ -135,13 +140,17 @@ export function homeScope(scope: RunScope): RunScope {
 
 /**
  * The scope a command was run with, from its options and the global ones (values given on the command line); `--home`
- * made absolute (`~` is the user's home), so the advice names the same directory wherever it is pasted.
+ * made absolute (`~` is the user's home), so the advice names the same directory wherever it is pasted. `resolved`: the
+ * home the run used, named as `--home` when none was given (it came from `HERMES_HOME`, `--profile` or the default
+ * `~/.hermes`): pasted by another user, root above all, the advice then acts on the same home, not on theirs.
  */
-export function scopeOf(cmd: Command, ctx: { cwd: string; homedir: string }): RunScope {
+export function scopeOf(cmd: Command, ctx: { cwd: string; homedir: string }, resolved?: { home: string }): RunScope {
   const o = cmd.optsWithGlobals<{
     home?: string;
     profile?: string;
     allProfiles?: boolean;
+    homes?: string[];
+    allHomes?: boolean;
     label?: string[];
     excludeLabel?: string[];
     profileLabel?: string;
@@ -150,8 +159,11 @@ export function scopeOf(cmd: Command, ctx: { cwd: string; homedir: string }): Ru
   }>();
   const scope: RunScope = {};
   if (o.home !== undefined) scope.home = o.home === '~' || o.home.startsWith('~/') ? path.join(ctx.homedir, o.home.slice(1)) : path.resolve(ctx.cwd, o.home);
+  else if (resolved && !o.homes?.length && !o.allHomes) scope.home = resolved.home; // a run over several homes names them instead
   if (o.profile !== undefined) scope.profile = o.profile;
   if (o.allProfiles) scope.allProfiles = true;
+  if (o.homes?.length) scope.homes = o.homes.map((h) => path.resolve(ctx.cwd, h));
+  if (o.allHomes) scope.allHomes = true;
   if (o.label?.length) scope.labels = o.label;
   if (o.excludeLabel?.length) scope.excludeLabels = o.excludeLabel;
   if (o.profileLabel !== undefined) scope.profileLabel = o.profileLabel;

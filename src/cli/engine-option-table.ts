@@ -46,6 +46,18 @@ export const ENGINE_OPTIONS: readonly OptionDecl[] = [
   { flag: '--context', value: '<name>', startup: true, description: 'docker context whose engine to use' },
   { flag: '--all-profiles', startup: true, description: 'every profile: drop the profile filter' },
   {
+    flag: '--homes',
+    value: '<path|glob>',
+    repeatable: true,
+    description:
+      "hermes homes to judge every profile of, in one run, repeatable, a glob such as '/home/*/.hermes' (quoted): each container by the homes " +
+      'that have its profile, the later reading where they differ; a profile none has is kept (unknown-profile)',
+  },
+  {
+    flag: '--all-homes',
+    description: "as --homes, with each user's ~/.hermes (the password database) and the HERMES_HOME of every living hermes process",
+  },
+  {
     flag: '--lifetime',
     value: '<seconds>',
     startup: true,
@@ -154,6 +166,14 @@ export const OUTPUT_OPTIONS: readonly OptionDecl[] = [
   },
 ];
 
+/**
+ * The options of OUTPUT_OPTIONS that change a verdict (the idle rule, the exec bound), not how a run reports: `status`
+ * takes them too, so that it judges as the `list` or `reap` beside it does (the same declarations, not copies).
+ */
+export const POLICY_OUTPUT_OPTIONS: readonly OptionDecl[] = OUTPUT_OPTIONS.filter((d) =>
+  ['--idle-after', '--idle-after-owned', '--stopped-retention', '--stop-idle', '--no-stop-idle', '--idle-max-processes', '--exec-max-age'].includes(d.flag),
+);
+
 /** What the commands that act (`reap`, `watch`) do to what they act on. */
 export const ACTION_OPTIONS: readonly OptionDecl[] = [
   {
@@ -237,5 +257,17 @@ export const WATCH_OPTIONS: readonly OptionDecl[] = [
     parse: (v) => parseWholeNumber(v, '--metrics-max-connections', 1),
     defaultValue: DEFAULT_METRICS_MAX_CONNECTIONS,
     description: 'with --metrics-listen: connections served at once; more are refused (/healthz keeps a slot of its own)',
+  },
+];
+
+/** `status`'s own. */
+export const STATUS_OPTIONS: readonly OptionDecl[] = [
+  {
+    flag: '--schedule',
+    value: '<duration>',
+    parse: (v) => parseDuration(v, '--schedule'),
+    description:
+      'how often the janitor is meant to sweep here (the cron or timer interval: 15m, 1h): no completed sweep within twice this needs ' +
+      "attention, none recorded at all too (default: each sweep's own, its --once-per or watch's heartbeat, else 1h)",
   },
 ];

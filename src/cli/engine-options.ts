@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
-import { type HermesConfig, loadConfig } from '../adapters/config.js';
+import { type HermesConfig, loadConfig, withWorth } from '../adapters/config.js';
+import { AS_WRITTEN, type SettingsWorth } from '../core/setting-worth.js';
+import { settingsWorthActing } from '../hermes/settings-worth.js';
 import { resolveEngines } from '../adapters/docker-context.js';
 import { type EngineEndpoint, whyEngine } from '../adapters/engine-host.js';
 import type { EngineClient } from '../adapters/engine.js';
@@ -10,19 +12,31 @@ import type { HermesHome } from '../hermes/home.js';
 import type { HermesSettings, Sourced } from '../hermes/settings.js';
 import { ValueError } from '../core/parse-args.js';
 import { type Selection, profileValuesOf, selectionFrom } from '../core/selection.js';
-import type { Held, LabelRules } from '../hermes/judgement.js';
-import { type RunSettings, type SettingSources, janitorReaps, resolveRunSettings } from '../reaper/settings.js';
+import type { Held, LabelRules, ProfileRead } from '../hermes/judgement.js';
+import { type RunInputs, type RunSettings, type SettingSources, janitorReaps, resolveRunSettings } from '../reaper/settings.js';
+import { labelIdleRules, tiedTables } from '../reaper/label-rules.js';
+import { TIED, type TiedRoot } from '../core/policy.js';
 import { PASSES, passOptions } from '../passes/index.js';
 import type { PassSettingsInput } from '../passes/types.js';
-import { ACTION_OPTIONS, ENGINE_OPTIONS, OUTPUT_OPTIONS } from './engine-option-table.js';
+import { ACTION_OPTIONS, ENGINE_OPTIONS, OUTPUT_OPTIONS, POLICY_OUTPUT_OPTIONS } from './engine-option-table.js';
 import { addOptions, homeDirFrom, missingProfileHome, optionsOnly, warn } from './shared.js';
+import { useSharedStore } from '../adapters/trust.js';
+import type { RunHome } from '../core/home-set.js';
 import { escapeControls } from '../util/escape-controls.js';
+import { unsaidUntrusted, untrustedSettings } from '../adapters/settings-worth.js';
+import type { Notice } from './report/types.js';
+
+export { untrustedSettings };
 
 /** Options shared by `list` and `reap`. */
 export interface EngineCommandOptions {
   host?: string[];
   context?: string;
   allProfiles?: boolean;
+  /** `--homes` (each a path or a glob). */
+  homes?: string[];
+  /** `--all-homes`. */
+  allHomes?: boolean;
   lifetime?: number;
   /** `--older-than`, in ms: replaces the computed threshold. */
   olderThan?: number;
@@ -51,10 +65,13 @@ export interface EngineCommandOptions {
   verbose?: boolean;
 }
 
-/** The engine and selection options; `output: false` leaves out --log-format and --quiet (status prints one report). */
-export function addEngineOptions(cmd: Command, { output = true }: { output?: boolean } = {}): Command {
+/**
+ * The engine and selection options, then the output ones; `output: 'policy'` leaves out how a run reports (--log-format,
+ * --quiet, --verbose: status prints one report) but keeps those that change a verdict (the idle rule, the exec bound).
+ */
+export function addEngineOptions(cmd: Command, { output = 'all' }: { output?: 'all' | 'policy' } = {}): Command {
   addOptions(optionsOnly(cmd), ENGINE_OPTIONS);
-  return output ? addOptions(cmd, OUTPUT_OPTIONS) : cmd;
+  return addOptions(cmd, output === 'all' ? OUTPUT_OPTIONS : POLICY_OUTPUT_OPTIONS);
 }
 
 /** What `reap` and `watch` do to what they act on (`addActionOptions`); each pass's flags are its own (`passes/`). */
@@ -104,6 +121,11 @@ export interface EngineTargets {
   endpoints: EngineEndpoint[];
   /** Warnings to say once the run's usage is known good (`sayNotes`): a `--profile` whose home does not exist. */
   notes: string[];
+  /**
+   * `--homes`/`--all-homes`: a run over several homes (every profile of each; one store per engine for all: the run
+   * home's state directory is the shared one). Which homes is read with the settings (`resolvePolicy`).
+   */
+  multiHome?: boolean;
 }
 
 export function resolveTargets(cmd: Command, opts: EngineCommandOptions, ctx: Context): EngineTargets {
@@ -111,10 +133,14 @@ export function resolveTargets(cmd: Command, opts: EngineCommandOptions, ctx: Co
     throw new UsageError('--json and --log-format json cannot be combined: pick one');
   }
   const home = homeDirFrom(cmd, ctx);
+  const multiHome = Boolean(opts.homes?.length || opts.allHomes);
+  if (multiHome && cmd.optsWithGlobals<{ profile?: string }>().profile !== undefined) {
+    throw new UsageError('--profile selects one profile of one home; --homes and --all-homes judge every profile of each home: drop one');
+  }
   let selection: Selection;
   try {
     selection = selectionFrom({
-      profile: opts.allProfiles ? null : home.profile,
+      profile: opts.allProfiles || multiHome ? null : home.profile,
       labels: opts.label,
       excludeLabels: opts.excludeLabel,
       profileLabel: opts.profileLabel,
@@ -124,7 +150,14 @@ export function resolveTargets(cmd: Command, opts: EngineCommandOptions, ctx: Co
   }
   const endpoints = resolveEngines(opts.host, opts.context, ctx.env, ctx.homedir);
   const missing = missingProfileHome(cmd, home);
-  return { home, selection, endpoints, notes: missing ? [missing] : [] };
+  // One lock and one store per engine for every run over several homes (a watch and a cron run see each other's).
+  if (multiHome) useSharedStore(home.home);
+  return { home, selection, endpoints, notes: missing ? [missing] : [], ...(multiHome ? { multiHome } : {}) };
+}
+
+/** Each setting refused so far (`untrusted-setting`) and not yet said, as a notice of the run's reporter. */
+export function noticeUntrusted(reporter: { notice(n: Notice): void }): void {
+  for (const setting of unsaidUntrusted()) reporter.notice({ kind: 'untrusted-setting', setting });
 }
 
 /** The targets' warnings, one line each on stderr (not with `--quiet`), once the run's flags and files are known good. */
@@ -149,6 +182,12 @@ export type RunPolicy = Omit<RunSettings, 'sources'> & {
   thresholdByProfile?: Record<string, number>;
   /** The label values nothing is removed or stopped for (`SweepRequest.held`). */
   held: Record<string, Held>;
+  /** `--homes`/`--all-homes`: the homes judged by (their owners, what their settings are worth, their labels). */
+  homes?: RunHome[];
+  /** `--homes`/`--all-homes`: the labels some home has; a container of another is kept (`SweepRequest.knownProfiles`). */
+  knownProfiles?: ReadonlySet<string>;
+  /** `--homes`/`--all-homes`: each home's sandbox roots, tying a container mounted under them to it (`SweepRequest.tiedRoots`). */
+  tiedRoots?: TiedRoot[];
 };
 
 /**
@@ -159,44 +198,51 @@ export async function resolvePolicy(
   opts: EngineCommandOptions & Partial<ActionOptions>,
   ctx: Context,
   files: HomeFiles,
-  targets: Pick<EngineTargets, 'home' | 'selection'>,
+  targets: Pick<EngineTargets, 'home' | 'selection'> & Partial<Pick<EngineTargets, 'endpoints' | 'multiHome'>>,
   signal?: AbortSignal,
 ): Promise<RunPolicy> {
   if (opts.olderThan !== undefined && opts.lifetime !== undefined) {
     throw new UsageError('--older-than and --lifetime cannot be combined: --older-than replaces the threshold computed from the lifetime');
   }
   if (opts.olderThan === undefined && opts.forceThreshold) throw new UsageError('--force-threshold only applies with --older-than');
-  const settings = await resolveRunSettings(
-    {
-      lifetimeSeconds: opts.lifetime,
-      olderThanSeconds: opts.olderThan === undefined ? undefined : opts.olderThan / 1000,
-      forceThreshold: opts.forceThreshold,
-      stopIdle: opts.stopIdle,
-      idleAfterSeconds: opts.idleAfter === undefined ? undefined : opts.idleAfter / 1000,
-      idleMaxProcesses: opts.idleMaxProcesses,
-      stopTimeoutSeconds: opts.stopTimeout,
-      execMaxAgeSeconds: opts.execMaxAge === undefined ? undefined : opts.execMaxAge / 1000,
-      keepExecTrees: opts.keepExecTrees,
-      idleAfterOwnedSeconds: opts.idleAfterOwned === undefined ? undefined : opts.idleAfterOwned === null ? null : opts.idleAfterOwned / 1000,
-      stoppedRetentionSeconds: opts.stoppedRetention === undefined ? undefined : opts.stoppedRetention / 1000,
-    },
-    {
-      env: ctx.env,
-      config: files.config,
-      hermes: files.hermes,
-      home: targets.home.home,
-      now: () => ctx.now(),
-      selection: targets.selection,
-      selectorGiven: Boolean(opts.label?.length),
-    },
-  );
-  const judged = await judgeProfiles(opts, ctx, files, { ...targets, signal });
+  const inputs: RunInputs = {
+    lifetimeSeconds: opts.lifetime,
+    olderThanSeconds: opts.olderThan === undefined ? undefined : opts.olderThan / 1000,
+    forceThreshold: opts.forceThreshold,
+    stopIdle: opts.stopIdle,
+    idleAfterSeconds: opts.idleAfter === undefined ? undefined : opts.idleAfter / 1000,
+    idleMaxProcesses: opts.idleMaxProcesses,
+    stopTimeoutSeconds: opts.stopTimeout,
+    execMaxAgeSeconds: opts.execMaxAge === undefined ? undefined : opts.execMaxAge / 1000,
+    keepExecTrees: opts.keepExecTrees,
+    idleAfterOwnedSeconds: opts.idleAfterOwned === undefined ? undefined : opts.idleAfterOwned === null ? null : opts.idleAfterOwned / 1000,
+    stoppedRetentionSeconds: opts.stoppedRetention === undefined ? undefined : opts.stoppedRetention / 1000,
+  };
+  const selectorGiven = Boolean(opts.label?.length);
+  const settings = await resolveRunSettings(inputs, {
+    env: ctx.env,
+    config: files.config,
+    hermes: files.hermes,
+    home: targets.home.home,
+    now: () => ctx.now(),
+    selection: targets.selection,
+    selectorGiven,
+  });
+  const judged: Awaited<ReturnType<typeof judgeProfiles>> = targets.multiHome
+    ? await judgeHomes(opts, ctx, { endpoints: targets.endpoints ?? [], signal })
+    : await judgeProfiles(opts, ctx, files, { ...targets, signal });
+  // Each label's idle rule from its own profiles' settings (as under --profile), the later reading where they differ.
+  const where = { env: ctx.env, selection: targets.selection, selectorGiven, janitorReaps: janitorReaps(ctx.env) };
+  // Over several homes, also each home's own rules: for a container its mounts tie to one home (core/policy.ts tiedLabels).
+  const tied = judged.homes ? tiedTables(judged.homes, judged.reads, inputs, where) : null;
+  const byProfile = { ...labelIdleRules(judged.reads, inputs, where), ...tied?.idle };
+  if (Object.keys(byProfile).length) settings.idle.byProfile = byProfile;
   const flagged = opts.lifetime !== undefined || opts.olderThan !== undefined;
-  const byLabel = judged.rules.thresholdByLabel;
+  const byLabel = { ...judged.rules.thresholdByLabel, ...tied?.thresholdByProfile };
   // One profile: its own threshold is the longest of its labels' (those it shares with other profiles included).
   const selected = profileValuesOf(targets.selection) ?? [];
   const shared = !flagged && !opts.allProfiles ? Math.max(settings.thresholdSeconds, ...selected.map((l) => byLabel[l] ?? 0)) : settings.thresholdSeconds;
-  const profiles = opts.allProfiles ? judged.profiles : [];
+  const profiles = opts.allProfiles || targets.multiHome ? judged.profiles : [];
   // The passes act on the profiles hermes does not refuse (a refused profile has nothing removed: its root is not swept).
   const usable = profiles.flatMap((p) => (p.hermes && p.refused === null ? [{ profile: p.profile, home: p.home, hermes: p.hermes }] : []));
   const input = passInput(opts, ctx, files, { ...targets, profiles: usable, lifetimeSeconds: settings.lifetimeSeconds });
@@ -208,9 +254,53 @@ export async function resolvePolicy(
     asOf: opts.asOf ?? ctx.now(),
     profiles,
     passProfiles: usable,
-    held: judged.rules.held,
+    held: { ...judged.rules.held, ...tied?.held },
     ...(!flagged && Object.keys(byLabel).length ? { thresholdByProfile: byLabel } : {}),
+    ...(judged.homes
+      ? { homes: judged.homes, knownProfiles: new Set([...Object.keys(judged.rules.profilesByLabel), ...(tied?.known ?? [])]), tiedRoots: judged.roots ?? [] }
+      : {}),
   };
+}
+
+/**
+ * `--homes`/`--all-homes`: every profile of every home, each home's settings worth its owner's rights, and their label
+ * rules (the later reading among the homes having a label); what was left out or refused said on stderr.
+ */
+async function judgeHomes(
+  opts: { homes?: string[]; allHomes?: boolean },
+  ctx: Context,
+  where: { endpoints: readonly EngineEndpoint[]; signal?: AbortSignal | undefined },
+): Promise<{ profiles: ProfileSettings[]; rules: LabelRules; reads: ProfileRead[]; homes: RunHome[]; roots: TiedRoot[] }> {
+  const [{ homesOf, readHomes }, { labelRules }] = await Promise.all([import('./home-set.js'), import('../hermes/judgement.js')]);
+  const notes: string[] = [];
+  const found = (await homesOf(opts, ctx, notes)) ?? [];
+  const read = await readHomes(found, ctx, where);
+  for (const w of [...notes, ...read.warnings]) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
+  const profiles = read.reads.map((p) => ({ profile: p.profile, home: p.home, hermes: p.settings, refused: p.refused }));
+  return { profiles, rules: labelRules(read.reads, { janitorReaps: janitorReaps(ctx.env) }), reads: read.reads, homes: read.homes, roots: read.roots };
+}
+
+/** Each label's threshold and idle threshold, when not every container is judged by the same two numbers. */
+export interface PerProfile {
+  thresholdByProfile: Record<string, number>;
+  idleAfterByProfile: Record<string, number>;
+}
+
+/**
+ * The thresholds per profile of a run (null: one threshold and one idle threshold for every container): said instead
+ * of one number in the summaries (`thresholds per profile`), and given by label in `--json`.
+ */
+export function perProfileOf(policy: Pick<RunPolicy, 'thresholdSeconds' | 'idleAfterSeconds' | 'thresholdByProfile' | 'idle'>): PerProfile | null {
+  // Labels only (a home's own rules of a label, for the containers tied to it, are under `<label>\u0000<home>`).
+  const thresholds = Object.fromEntries(Object.entries(policy.thresholdByProfile ?? {}).filter(([l]) => !l.includes(TIED)));
+  const idle = Object.fromEntries(
+    Object.entries(policy.idle.byProfile ?? {})
+      .filter(([l]) => !l.includes(TIED))
+      .map(([l, r]) => [l, r.idleAfterSeconds]),
+  );
+  const differ = (all: Record<string, number>, run: number) => Object.values(all).some((v) => v !== run);
+  if (!differ(thresholds, policy.thresholdSeconds) && !differ(idle, policy.idleAfterSeconds)) return null;
+  return { thresholdByProfile: { ...thresholds }, idleAfterByProfile: idle };
 }
 
 /** One profile of `--all-profiles`: its home and hermes' settings as read from that home (null: refused). */
@@ -231,10 +321,10 @@ async function judgeProfiles(
   ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>,
   files: HomeFiles,
   targets: Pick<EngineTargets, 'home' | 'selection'> & { signal?: AbortSignal | undefined },
-): Promise<{ profiles: ProfileSettings[]; rules: LabelRules }> {
-  const { judgeRun } = await import('../hermes/profile-set.js');
+): Promise<{ profiles: ProfileSettings[]; rules: LabelRules; reads: ProfileRead[]; homes?: RunHome[]; roots?: TiedRoot[] }> {
+  const [{ judgeRun }, { noteUntrusted }] = await Promise.all([import('../hermes/profile-set.js'), import('../adapters/settings-worth.js')]);
   const { home, selection, signal } = targets;
-  const run = { profile: home.profile, home: home.home, settings: files.hermes, refused: files.refused };
+  const run = { profile: home.profile, home: home.home, settings: files.hermes, refused: files.refused, config: files.config };
   const judged = await judgeRun(run, selection, {
     root: home.root,
     env: ctx.env,
@@ -242,9 +332,16 @@ async function judgeProfiles(
     allProfiles: Boolean(opts.allProfiles),
     janitorReaps: janitorReaps(ctx.env),
     signal,
+    // The other profiles under the run's root are the same owner's words, worth the same.
+    actOn: (p) => ({
+      ...p,
+      settings: p.settings && settingsWorthActing(p.settings, files.worth, { home: p.home, cwd: ctx.cwd }, noteUntrusted),
+      ...(p.config ? { config: withWorth(p.config, files.worth) } : {}),
+    }),
   });
   for (const w of judged.warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
-  return { profiles: judged.profiles.map((p) => ({ profile: p.profile, home: p.home, hermes: p.settings, refused: p.refused })), rules: judged.rules };
+  const profiles = judged.profiles.map((p) => ({ profile: p.profile, home: p.home, hermes: p.settings, refused: p.refused }));
+  return { profiles, rules: judged.rules, reads: judged.profiles };
 }
 
 /** A home's config.yaml and hermes' settings for it. */
@@ -253,6 +350,8 @@ export interface HomeFiles {
   hermes: HermesSettings;
   /** Why hermes refuses the profile's routed turns (a file that does not parse), or null. */
   refused: string | null;
+  /** What its settings are worth (core/setting-worth.ts): the profiles under it are read with the same. */
+  worth: SettingsWorth;
 }
 
 /**
@@ -260,12 +359,28 @@ export interface HomeFiles {
  * `.env` that cannot be read is a warning on stderr naming it. `signal`: the run's `--timeout`, which bounds the
  * reading too (settings are read inside it).
  */
-export async function loadHomeConfig(home: HermesHome, ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>, signal?: AbortSignal): Promise<HomeFiles> {
-  const config = await loadConfig(home.home, { signal });
-  const { loadHermesSettings } = await import('../adapters/hermes-settings.js');
+export async function loadHomeConfig(
+  home: HermesHome,
+  ctx: Pick<Context, 'env' | 'cwd' | 'stderr'>,
+  signal?: AbortSignal,
+  worth: SettingsWorth = AS_WRITTEN,
+): Promise<HomeFiles> {
+  const config = withWorth(await loadConfig(home.home, { signal }), worth);
+  const [{ loadHermesSettings }, { noteUntrusted }] = await Promise.all([import('../adapters/hermes-settings.js'), import('../adapters/settings-worth.js')]);
   const { settings, warnings, refused } = await loadHermesSettings({ home: home.home, env: ctx.env, cwd: ctx.cwd, config, signal });
   for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
-  return { config, hermes: settings, refused };
+  // A user's settings are worth that user's rights: those of an owner who cannot act on the engine only keep more.
+  const acted = settingsWorthActing(settings, worth, { home: home.home, cwd: ctx.cwd }, noteUntrusted);
+  return { config, hermes: acted, refused, worth };
+}
+
+/**
+ * What the settings of the run's home are worth on its engines (adapters/settings-worth.ts): as root over a home
+ * another user owns who cannot act on every engine of the run, only what keeps more than the defaults.
+ */
+export async function homeWorth(targets: Pick<EngineTargets, 'home' | 'endpoints'>, ctx: Pick<Context, 'env' | 'homedir'>): Promise<SettingsWorth> {
+  const { settingsWorth } = await import('../adapters/settings-worth.js');
+  return settingsWorth(targets.home.home, targets.endpoints, { env: ctx.env, homedir: ctx.homedir });
 }
 
 /**

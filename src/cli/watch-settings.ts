@@ -12,6 +12,7 @@ import type { Context } from '../context.js';
 import { CONFIG_FILENAME, DOTENV_FILENAME } from '../defaults.js';
 import { errorMessage } from '../errors.js';
 import type { Notice } from './report/types.js';
+import type { SettingsWorth } from '../core/setting-worth.js';
 import { type EngineCommandOptions, type EngineTargets, type HomeFiles, type RunPolicy, loadHomeConfig, resolvePolicy } from './engine-options.js';
 
 /** How often the files are looked at (four stat calls). */
@@ -30,13 +31,16 @@ export interface FollowedRun {
   policy: RunPolicy;
   /** `settingsSignature` of the home, taken before `policy` was resolved. */
   baseline: string;
+  /** What the home's settings are worth (decided once, at the start). */
+  worth: SettingsWorth;
 }
 
 /** The files' identity and contents' signature: a change of any (or a file appearing or going) changes it. */
-export async function settingsSignature(home: string, env: Record<string, string | undefined>): Promise<string> {
+export async function settingsSignature(home: string, env: Record<string, string | undefined>, others: readonly string[] = []): Promise<string> {
   const { managedDir } = await import('../adapters/hermes-settings.js');
   const mdir = await managedDir(env);
-  const files = [path.join(home, DOTENV_FILENAME), path.join(home, CONFIG_FILENAME)];
+  // A run over several homes (`--homes`): every profile home it judges by too.
+  const files = [...new Set([home, ...others])].flatMap((h) => [path.join(h, DOTENV_FILENAME), path.join(h, CONFIG_FILENAME)]);
   if (mdir) files.push(path.join(mdir, DOTENV_FILENAME), path.join(mdir, CONFIG_FILENAME));
   const parts = await Promise.all(
     files.map(async (f) => {
@@ -66,24 +70,26 @@ export function settingChanges(before: RunPolicy, after: RunPolicy): string[] {
  */
 export function followSettings(run: FollowedRun, apply: (p: RunPolicy, files: HomeFiles) => void, notice: (n: Notice) => void): SettingsFollower {
   const home = run.targets.home.home;
+  // Over several homes, each profile home judged by (as of the policy in force); a home found since is taken on SIGHUP.
+  const others = () => (run.policy.homes ? run.policy.profiles.map((p) => p.home) : []);
   let last = run.baseline;
   let refused: string | null = null;
   let current: Promise<void> = Promise.resolve();
-  const once = async () => {
-    const seen = await settingsSignature(home, run.ctx.env);
-    if (seen === last || seen === refused) return;
+  const once = async (force = false) => {
+    const seen = await settingsSignature(home, run.ctx.env, others());
+    if (!force && (seen === last || seen === refused)) return;
     let next: RunPolicy;
     let files: HomeFiles;
     try {
-      files = await loadHomeConfig(run.targets.home, run.ctx);
+      files = await loadHomeConfig(run.targets.home, run.ctx, undefined, run.worth);
       next = await resolvePolicy(run.opts, run.ctx, files, run.targets);
     } catch (err) {
-      if ((await settingsSignature(home, run.ctx.env)) !== seen) return; // written meanwhile: read again next time
+      if ((await settingsSignature(home, run.ctx.env, others())) !== seen) return; // written meanwhile: read again next time
       refused = seen;
       notice({ kind: 'settings', changes: [], problem: errorMessage(err) });
       return;
     }
-    if ((await settingsSignature(home, run.ctx.env)) !== seen) return; // a file changed while it was read: next time
+    if ((await settingsSignature(home, run.ctx.env, others())) !== seen) return; // a file changed while it was read: next time
     last = seen;
     refused = null;
     const changes = settingChanges(run.policy, next);
@@ -91,13 +97,14 @@ export function followSettings(run: FollowedRun, apply: (p: RunPolicy, files: Ho
     apply(next, files);
     notice({ kind: 'settings', changes });
   };
-  const check = () => (current = current.then(once).catch(() => undefined));
+  const check = (force = false) => (current = current.then(() => once(force)).catch(() => undefined));
   const timer = setInterval(() => void check(), SETTINGS_CHECK_MS);
   timer.unref();
-  const onHup = () => void check();
+  // SIGHUP reads everything again, changed or not (a run over several homes: the homes as they are now).
+  const onHup = () => void check(true);
   process.on('SIGHUP', onHup);
   return {
-    check,
+    check: () => check(),
     stop() {
       clearInterval(timer);
       process.off('SIGHUP', onHup);

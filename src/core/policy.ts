@@ -14,7 +14,9 @@ export type KeepReason =
   /** A profile it belongs to is refused by hermes (a file that does not parse): nothing is removed or stopped for it. */
   | 'settings-refused'
   /** A profile it belongs to has hermes' orphan reaper off: the janitor leaves it (`HERMES_JANITOR_REAPER` overrides). */
-  | 'reaper-off';
+  | 'reaper-off'
+  /** A run over several homes (`--homes`, `--all-homes`): no home of the run has its profile; never judged by defaults. */
+  | 'unknown-profile';
 
 /**
  * The rule a container falls under: `exited` (aged by FinishedAt), `never-started` (status `created` with a zero
@@ -44,12 +46,16 @@ export function thresholdFor(
   return own ?? req.thresholdSeconds;
 }
 
-/** Why nothing is removed or stopped for a container: a profile it belongs to is held (`SweepRequest.held`), or null. */
+/**
+ * Why nothing is removed or stopped for a container: a profile it belongs to is held (`SweepRequest.held`), or no home of
+ * a run over several has its profile (`SweepRequest.knownProfiles`), or null.
+ */
 export function heldReason(
-  req: { held?: Readonly<Record<string, { reason: 'settings-refused' | 'reaper-off' }>> | undefined },
+  req: { held?: Readonly<Record<string, { reason: 'settings-refused' | 'reaper-off' }>> | undefined; knownProfiles?: ReadonlySet<string> | undefined },
   labels: Readonly<Record<string, string>>,
-): 'settings-refused' | 'reaper-off' | null {
+): 'settings-refused' | 'reaper-off' | 'unknown-profile' | null {
   const profile = labels[PROFILE_LABEL];
+  if (req.knownProfiles && (profile === undefined || !req.knownProfiles.has(profile))) return 'unknown-profile';
   return profile !== undefined && req.held && Object.hasOwn(req.held, profile) ? req.held[profile]!.reason : null;
 }
 
@@ -120,4 +126,34 @@ function judgeAge(input: VerdictInput, asOf: Date, threshold: number): AgeVerdic
   if (ageNs < 0n) return { verdict: 'keep', reason: 'future-finished-at', ageSeconds };
   if (ageNs < BigInt(threshold) * 1_000_000_000n) return { verdict: 'keep', reason: 'too-recent', ageSeconds };
   return { verdict: 'reap', ageSeconds };
+}
+
+/** Between a label and the home a container is tied to, in the rule tables' keys (never in a label value). */
+export const TIED = '\u0000';
+
+/** A sandbox root's `docker` directory of one home of a run over several (`SweepRequest.tiedRoots`). */
+export interface TiedRoot {
+  dir: string;
+  /** The home's key in the rule tables (`<label>\u0000<home>`). */
+  home: string;
+}
+
+/**
+ * The labels a container's rules are looked up by: its own, unless a run over several homes ties it to one home, its
+ * bind mounts all under that home's sandbox roots (hermes binds `<sandbox root>/docker/<task>/...`) and that home has
+ * its profile label: then its profile label is that home's key (`<label>\u0000<home>`), judged by that home alone.
+ */
+export function tiedLabels(
+  req: { tiedRoots?: readonly TiedRoot[] | undefined; knownProfiles?: ReadonlySet<string> | undefined },
+  d: { labels: Readonly<Record<string, string>>; binds?: readonly string[] | undefined },
+): Readonly<Record<string, string>> {
+  const label = d.labels[PROFILE_LABEL];
+  if (!req.tiedRoots?.length || !d.binds?.length || label === undefined) return d.labels;
+  const homes = new Set<string>();
+  for (const b of d.binds) {
+    const under = req.tiedRoots.filter((r) => b === r.dir || b.startsWith(`${r.dir}/`)).sort((x, y) => y.dir.length - x.dir.length)[0];
+    if (under) homes.add(under.home);
+  }
+  const key = homes.size === 1 ? `${label}${TIED}${[...homes][0]}` : null;
+  return key !== null && req.knownProfiles?.has(key) ? { ...d.labels, [PROFILE_LABEL]: key } : d.labels;
 }

@@ -5,6 +5,7 @@
  * reading that removes later: the longest lifetime gives its threshold; any of them refused by hermes (a file that
  * does not parse) or with hermes' orphan reaper off keeps it: nothing is removed or stopped for it.
  */
+import type { HermesConfig } from '../adapters/config.js';
 import type { HermesSettings } from './settings.js';
 import { thresholdSeconds } from '../core/policy.js';
 import { sanitizeLabelValue } from './labels.js';
@@ -17,6 +18,8 @@ export interface ProfileRead {
   settings: HermesSettings | null;
   /** Why hermes refuses the profile's routed turns, or null. */
   refused: string | null;
+  /** Its config.yaml as read (the janitor's own keys for its sandboxes: `reaper/label-rules.ts`), when it was. */
+  config?: HermesConfig;
 }
 
 /** Why nothing is removed or stopped for a label. */

@@ -20,6 +20,8 @@ export interface ProfileSetPlace {
   signal?: AbortSignal | undefined;
   /** Warnings of the files read (shown by the caller). */
   warnings: string[];
+  /** A profile's settings as the janitor may act on them (what they are worth: `settings-worth.ts`); default as read. */
+  actOn?: ((p: ProfileRead) => ProfileRead) | undefined;
 }
 
 /** Every profile under the root, the run's own as already read (`run`). */
@@ -37,7 +39,8 @@ export async function allProfiles(run: ProfileRead, where: ProfileSetPlace): Pro
     }
     const r = await loadProfileSettings({ home: p.home, env: where.env, cwd: where.cwd, signal: where.signal });
     where.warnings.push(...r.warnings);
-    out.push({ ...p, settings: r.settings, refused: r.refused });
+    const read: ProfileRead = { ...p, settings: r.settings, refused: r.refused, ...('config' in r ? { config: r.config } : {}) };
+    out.push(where.actOn ? where.actOn(read) : read);
   }
   if (!out.includes(run)) out.push(run);
   return out;

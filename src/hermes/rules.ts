@@ -86,7 +86,7 @@ export const HERMES_RULES: readonly HermesRule[] = [
   {
     id: 'launch-reading',
     rule: 'The launch reading of a profile: default, environment, `<home>/.env`, managed `.env`, `config.yaml terminal:`',
-    janitor: ['src/hermes/settings.ts', 'src/hermes/dotenv.ts', 'src/adapters/hermes-settings.ts'],
+    janitor: ['src/hermes/settings.ts', 'src/hermes/settings-worth.ts', 'src/hermes/dotenv.ts', 'src/adapters/hermes-settings.ts'],
     follows: [
       'hermes_cli/env_loader.py load_hermes_dotenv',
       'hermes_cli/config.py apply_terminal_config_to_env',

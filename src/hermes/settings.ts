@@ -25,6 +25,7 @@ import path from 'node:path';
 import { DEFAULT_LIFETIME_SECONDS, ENV_LIFETIME, ENV_REAPER_SWITCH, ENV_TERMINAL_SANDBOX_DIR, SANDBOX_ROOT_DIRNAME } from '../defaults.js';
 import { type DotenvBinding, dotenvValues } from './dotenv.js';
 import { wholeNumberOf } from '../core/config-number.js';
+import type { KeepsMore } from '../core/setting-worth.js';
 import { HERMES_FOREGROUND_MAX_TIMEOUT, HERMES_TERMINAL_TIMEOUT } from './timeouts.js';
 
 /** A setting and where it came from (`default`, `env NAME`, a `.env` path, `config.yaml terminal.KEY`, a flag). */
@@ -71,6 +72,11 @@ export interface HermesSettingSpec<T> {
   configKey: string | null;
   /** The value from the variable's text, or from the default when unset (`raw` undefined). Throws a message on a bad value. */
   interpret(raw: string | undefined, where: SettingWhere): T;
+  /**
+   * Which values keep more than hermes' default (core/setting-worth.ts): all a user without engine rights may set in
+   * their files (`settings-worth.ts`); another value of theirs is refused for the run, hermes' default used.
+   */
+  keepsMore: KeepsMore;
 }
 
 export interface SettingWhere {
@@ -95,6 +101,7 @@ export const HERMES_SETTINGS = {
     envVar: ENV_TERMINAL_SANDBOX_DIR,
     configKey: 'sandbox_dir',
     interpret: (raw, w) => (raw ? path.resolve(w.cwd, raw) : path.join(w.home, SANDBOX_ROOT_DIRNAME)),
+    keepsMore: { more: 'owner-rule' },
   } satisfies HermesSettingSpec<string>,
   /** The terminal lifetime in seconds: a whole number >= 0, default 300. */
   lifetimeSeconds: {
@@ -106,6 +113,7 @@ export const HERMES_SETTINGS = {
       if (n === undefined) throw new Error(`must be a whole number of seconds >= 0, got '${raw}'`);
       return n;
     },
+    keepsMore: { more: 'longer', than: DEFAULT_LIFETIME_SECONDS },
   } satisfies HermesSettingSpec<number>,
   /**
    * `FOREGROUND_MAX_TIMEOUT` (tools/terminal_tool.py): the cap on a timeout the model asks for, from the environment
@@ -115,12 +123,14 @@ export const HERMES_SETTINGS = {
     envVar: 'TERMINAL_MAX_FOREGROUND_TIMEOUT',
     configKey: null,
     interpret: (raw) => positiveSeconds(raw) ?? HERMES_FOREGROUND_MAX_TIMEOUT,
+    keepsMore: { more: 'longer', than: HERMES_FOREGROUND_MAX_TIMEOUT },
   } satisfies HermesSettingSpec<number>,
   /** The default command timeout, `terminal.timeout` / `TERMINAL_TIMEOUT` (tools/terminal_tool.py): 180. */
   terminalTimeoutSeconds: {
     envVar: 'TERMINAL_TIMEOUT',
     configKey: 'timeout',
     interpret: (raw) => positiveSeconds(raw) ?? HERMES_TERMINAL_TIMEOUT,
+    keepsMore: { more: 'longer', than: HERMES_TERMINAL_TIMEOUT },
   } satisfies HermesSettingSpec<number>,
   /**
    * hermes' process `TMPDIR` (a `.env` can set it), where its local shell snapshots go unless the backend's
@@ -130,6 +140,7 @@ export const HERMES_SETTINGS = {
     envVar: 'TMPDIR',
     configKey: null,
     interpret: (raw) => raw ?? '',
+    keepsMore: { more: 'owner-rule' },
   } satisfies HermesSettingSpec<string>,
   /**
    * `terminal.docker_shared_container_key`: profiles that name the same key share one container identity
@@ -139,18 +150,22 @@ export const HERMES_SETTINGS = {
     envVar: 'TERMINAL_DOCKER_SHARED_CONTAINER_KEY',
     configKey: 'docker_shared_container_key',
     interpret: (raw) => raw ?? '',
+    // Another's identity is not theirs to claim for root: their sandboxes under a key are then kept, never judged.
+    keepsMore: { more: 'empty' },
   } satisfies HermesSettingSpec<string>,
   /** `TMP`, hermes' process' (`get_temp_dir` after `TMPDIR`; Python's `tempfile` after `TEMP`); empty when unset. */
   tmp: {
     envVar: 'TMP',
     configKey: null,
     interpret: (raw) => raw ?? '',
+    keepsMore: { more: 'owner-rule' },
   } satisfies HermesSettingSpec<string>,
   /** `TEMP`, hermes' process' (`get_temp_dir` after `TMP`; Python's `tempfile` after `TMPDIR`); empty when unset. */
   temp: {
     envVar: 'TEMP',
     configKey: null,
     interpret: (raw) => raw ?? '',
+    keepsMore: { more: 'owner-rule' },
   } satisfies HermesSettingSpec<string>,
   /**
    * `terminal.temp_dir` / `TERMINAL_TEMP_DIR` (hermes-agent PR #97182, in releases since PR #97205, 2026-08-28): where
@@ -160,12 +175,14 @@ export const HERMES_SETTINGS = {
     envVar: 'TERMINAL_TEMP_DIR',
     configKey: 'temp_dir',
     interpret: (raw) => raw ?? '',
+    keepsMore: { more: 'owner-rule' },
   } satisfies HermesSettingSpec<string>,
   /** hermes' own orphan reaper switch, which also turns the janitor off: a non-empty value other than true/1/yes. */
   dockerOrphanReaper: {
     envVar: ENV_REAPER_SWITCH,
     configKey: 'docker_orphan_reaper',
     interpret: (raw) => raw === undefined || raw === '' || ['true', '1', 'yes'].includes(raw.trim().toLowerCase()),
+    keepsMore: { more: 'switch', keeps: false, default: true },
   } satisfies HermesSettingSpec<boolean>,
 };
 

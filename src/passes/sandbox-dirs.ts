@@ -28,6 +28,8 @@ export const SANDBOX_DIRS_OLDER_THAN: JanitorSetting<'duration'> = {
   accepts: 'a duration such as 30d, 12h or 90m (or seconds)',
   description: 'remove the task directories no container uses and nothing changed in for this long',
   defaultText: 'never',
+  // Removes what the defaults keep: a user without engine rights cannot turn it on for root.
+  keepsMore: { more: 'nothing' },
 };
 
 const FLAG = '--sandbox-dirs-older-than';

@@ -44,3 +44,11 @@ export function resolveExecTrees(
   const longest = t.timeouts.reduce((a, b) => (b.seconds > a.seconds ? b : a));
   return { boundSeconds: execBoundSeconds(t), boundSource: `2 x ${longest.name} ${longest.seconds}s (${longest.source})`, end };
 }
+
+/** The run's idle options with a label's own bound and switch for the exec-tree pass (`IdleRule.execBound`), if any. */
+export function withExecBound<T extends { execTrees?: ExecTreeOptions }>(
+  opts: T,
+  bound: Pick<ExecTreeOptions, 'boundSeconds' | 'boundSource' | 'end'> | undefined,
+): T {
+  return bound && opts.execTrees ? { ...opts, execTrees: { ...opts.execTrees, ...bound } } : opts;
+}

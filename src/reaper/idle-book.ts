@@ -7,12 +7,13 @@ import type { ContainerDetails, EngineClient } from '../adapters/engine.js';
 import type { EngineProcess } from '../adapters/pid-namespace.js';
 import { type IdleRecord, type StopRecord, decideStop, mergeIdleState, retentionEnd, mergeStops, observe, parseIdleState, processLimit } from '../core/idle.js';
 import { type OwnerView, type SandboxOwner, idleThresholdFor, ownerOf } from '../core/owners.js';
-import { DEFAULT_IDLE_AFTER_OWNED_SECONDS, STATS_CONCURRENCY, STOP_CONCURRENCY } from '../defaults.js';
+import { DEFAULT_IDLE_AFTER_OWNED_SECONDS, PROFILE_LABEL, STATS_CONCURRENCY, STOP_CONCURRENCY } from '../defaults.js';
 import { errorMessage } from '../errors.js';
 import { limiter } from '../util/pool.js';
 import type { AbandonedLoad } from './exec-trees.js';
 import { execsInFlight, localSample, takeSample, withLocalCount } from './idle-stop.js';
 import type { IdleOptions } from './sweep-types.js';
+import { withExecBound } from './exec-settings.js';
 
 export type StopDecision = ReturnType<typeof decideStop>;
 
@@ -93,12 +94,34 @@ export class IdleBook {
     if (partial && !this.warnings.includes(partial)) this.warnings.push(partial);
   }
 
-  /** The idle threshold of a sandbox whose owner is `owner` (null: abandoned). */
-  thresholdOf(owner: SandboxOwner | null): number {
+  private readonly rules = new Map<string, IdleOptions>();
+
+  /**
+   * The idle rule of a container with these labels: its profile label's own (`IdleOptions.byProfile`), else the run's.
+   * One object per label (a sweep of many containers allocates nothing per container).
+   */
+  ruleOf(labels: Readonly<Record<string, string>>): IdleOptions {
+    const label = labels[PROFILE_LABEL];
+    const own = label !== undefined && this.opts.byProfile && Object.hasOwn(this.opts.byProfile, label) ? this.opts.byProfile[label]! : null;
+    if (!own) return this.opts;
+    let rule = this.rules.get(label!);
+    if (!rule) {
+      const { execBound, maxProcesses, ...rest } = own;
+      rule = withExecBound({ ...this.opts, ...rest }, execBound);
+      if (maxProcesses === undefined) delete rule.maxProcesses;
+      else rule.maxProcesses = maxProcesses;
+      this.rules.set(label!, rule);
+    }
+    return rule;
+  }
+
+  /** The idle threshold of a sandbox with these labels whose owner is `owner` (null: abandoned). */
+  thresholdOf(owner: SandboxOwner | null, labels: Readonly<Record<string, string>> = {}): number {
+    const rule = this.ruleOf(labels);
     return idleThresholdFor(
       owner !== null,
-      this.opts.idleAfterSeconds,
-      this.opts.idleAfterOwnedSeconds === undefined ? DEFAULT_IDLE_AFTER_OWNED_SECONDS : this.opts.idleAfterOwnedSeconds,
+      rule.idleAfterSeconds,
+      rule.idleAfterOwnedSeconds === undefined ? DEFAULT_IDLE_AFTER_OWNED_SECONDS : rule.idleAfterOwnedSeconds,
     );
   }
 
@@ -106,14 +129,14 @@ export class IdleBook {
    * An exited container the janitor stopped within the retention: when the retention ends (ms since the epoch), else
    * null (a stale record, of a run started since, is dropped).
    */
-  retainedUntil(d: Pick<ContainerDetails, 'id' | 'startedAt'>, asOf: Date): number | null {
+  retainedUntil(d: Pick<ContainerDetails, 'id' | 'startedAt' | 'labels'>, asOf: Date): number | null {
     const stop = this.stops.get(d.id) ?? this.previousStops[d.id];
     if (!stop) return null;
     if (stop.startedAt !== d.startedAt) {
       this.forgetStops.add(d.id);
       return null;
     }
-    return retentionEnd(stop, d.startedAt, this.idleInstant(asOf).getTime(), this.opts.stoppedRetentionSeconds ?? 0);
+    return retentionEnd(stop, d.startedAt, this.idleInstant(asOf).getTime(), this.ruleOf(d.labels).stoppedRetentionSeconds ?? 0);
   }
 
   /** Records a stop this run made (the container's `StartedAt`, now). */
@@ -126,8 +149,8 @@ export class IdleBook {
   }
 
   /** The most processes `d` may hold and still be idle. */
-  limitOf(d: Pick<ContainerDetails, 'init'>): number {
-    return processLimit(d.init, this.opts.maxProcesses);
+  limitOf(d: Pick<ContainerDetails, 'init' | 'labels'>): number {
+    return processLimit(d.init, this.ruleOf(d.labels).maxProcesses);
   }
 
   record(id: string, r: IdleRecord | undefined): void {
@@ -151,7 +174,7 @@ export class IdleBook {
    */
   tentativeStop(
     prev: IdleRecord,
-    now: { startedAt: string; execIds: readonly string[]; limit: number; owner?: SandboxOwner | null },
+    now: { startedAt: string; execIds: readonly string[]; limit: number; owner?: SandboxOwner | null; labels: Readonly<Record<string, string>> },
     asOf: Date,
   ): StopDecision {
     const samples = prev.samples === 0 ? 0 : prev.samples + 1;
@@ -159,7 +182,7 @@ export class IdleBook {
     const decision = decideStop(
       { enabled: true, record: { ...prev, samples }, startedAt: now.startedAt, execIds: now.execIds, processLimit: now.limit },
       this.idleInstant(asOf),
-      this.thresholdOf(owner),
+      this.thresholdOf(owner, now.labels),
     );
     return ownedReason(decision, owner);
   }
@@ -188,9 +211,9 @@ export class IdleBook {
     const asked = record && (record.samples >= 2 || (record.samples === 0 && record.last.pids !== undefined));
     const execIds = asked && d.execIds.length ? await this.reads(() => execsInFlight(engine, d.execIds, signal)) : d.execIds;
     const decision = decideStop(
-      { enabled: this.opts.stopIdle, record, startedAt: d.startedAt, execIds, processLimit: limit },
+      { enabled: this.ruleOf(d.labels).stopIdle, record, startedAt: d.startedAt, execIds, processLimit: limit },
       this.idleInstant(asOf),
-      this.thresholdOf(owner),
+      this.thresholdOf(owner, d.labels),
     );
     return { record, decision: ownedReason(decision, owner) };
   }

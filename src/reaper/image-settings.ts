@@ -28,6 +28,8 @@ export const IMAGES_OVER: JanitorSetting<'size'> = {
   accepts: 'a size such as 50GB or 20GiB, or a percentage of the disk such as 80%',
   description: "when the engine's images take more than this, remove images hermes' containers used, least recently used first",
   defaultText: 'off',
+  // Removes what the defaults keep: a user without engine rights cannot turn it on for root.
+  keepsMore: { more: 'nothing' },
 };
 export const KEEP_IMAGES: JanitorSetting<'list'> = {
   key: 'janitor.keep_images',
@@ -37,6 +39,8 @@ export const KEEP_IMAGES: JanitorSetting<'list'> = {
   accepts: 'a regular expression or a list of them',
   description: 'never remove an image with a repository:tag or id matching one of these (added to `--keep-image`)',
   defaultText: 'none',
+  // Their patterns widen nothing root must keep (the budget is the operator's; `--keep-image` keeps), and are not run as root.
+  keepsMore: { more: 'nothing' },
 };
 
 export interface ImageSettings {

@@ -8,10 +8,15 @@
  * The flags themselves are parsed by the option tables (`--stopped-retention 3d` is checked there): a flag
  * given wins over its key, and the key is then not read at all (junk in a key a flag overrides is not an error).
  */
+import path from 'node:path';
 import { type HermesConfig, usableConfig } from '../adapters/config.js';
 import { wholeNumberOf } from '../core/config-number.js';
 import { ValueError, parseDuration } from '../core/parse-args.js';
+import { DEFAULT_IDLE_AFTER_OWNED_SECONDS, DEFAULT_STOPPED_RETENTION_SECONDS } from '../defaults.js';
 import { UsageError } from '../errors.js';
+import { type KeepsMore, keepsMore, untrustedSettingLine, UNTRUSTED_SETTING } from '../core/setting-worth.js';
+import { noteUntrusted } from '../adapters/settings-worth.js';
+import { HERMES_FOREGROUND_MAX_TIMEOUT } from '../hermes/timeouts.js';
 import { unreachable } from '../util/unreachable.js';
 
 /** How a key's value is read. */
@@ -38,6 +43,11 @@ export interface JanitorSetting<K extends SettingKind = SettingKind> {
   readonly min?: number;
   /** `size` and `list` (each item): the value's own parser; throws a `ValueError`. */
   readonly parse?: (raw: string, what: string) => unknown;
+  /**
+   * Which values keep more than the default (core/setting-worth.ts): all a user without engine rights may set, as
+   * read (a duration in ms); another value of theirs is refused for the run (`untrusted-setting`), the default used.
+   */
+  readonly keepsMore: KeepsMore;
 }
 
 /** The values a switch accepts, as YAML booleans or as text (any case). */
@@ -134,6 +144,13 @@ export function readJanitorSetting<K extends SettingKind>(config: HermesConfig, 
       return unreachable(setting.kind, 'setting kind');
   }
   if (v === undefined) throw junk(setting, config, raw);
+  const worth = config.worth;
+  if (worth?.worth === 'keep-more' && !keepsMore(setting.keepsMore, v)) {
+    const u = { home: path.dirname(config.file), file: config.file, setting: setting.key, value: shown(raw) };
+    const used = `the default (${setting.defaultText.replace(/`/g, '')})`;
+    noteUntrusted({ ...u, used, reason: UNTRUSTED_SETTING, detail: untrustedSettingLine({ ...u, used }, worth) });
+    return undefined;
+  }
   return v as SettingValue[K];
 }
 
@@ -148,6 +165,7 @@ export const STOP_IDLE: JanitorSetting<'switch'> = {
   accepts: SWITCH_ACCEPTS,
   description: 'false: running sandboxes are never stopped (as `--no-stop-idle` and `HERMES_JANITOR_STOP_IDLE=false`)',
   defaultText: 'true (false with `--label`)',
+  keepsMore: { more: 'switch', keeps: false, default: true },
 };
 export const IDLE_MAX_PROCESSES: JanitorSetting<'number'> = {
   key: 'janitor.idle_max_processes',
@@ -157,6 +175,8 @@ export const IDLE_MAX_PROCESSES: JanitorSetting<'number'> = {
   min: 1,
   description: 'the most processes a running sandbox may hold and still be idle',
   defaultText: 'its init and its command (2 with `--init`, else 1)',
+  // The default is 1 for a sandbox without an init: more is a laxer in-use rule for some.
+  keepsMore: { more: 'fewer', than: 1 },
 };
 export const IDLE_AFTER_OWNED: JanitorSetting<'duration'> = {
   key: 'janitor.idle_after_owned',
@@ -166,6 +186,7 @@ export const IDLE_AFTER_OWNED: JanitorSetting<'duration'> = {
   accepts: "a duration such as 24h, 7d or 90m (or seconds), or 'never'",
   description: 'the idle threshold of a sandbox a living hermes on this host may own',
   defaultText: '24h',
+  keepsMore: { more: 'longer', than: DEFAULT_IDLE_AFTER_OWNED_SECONDS * 1000 },
 };
 export const STOPPED_RETENTION: JanitorSetting<'duration'> = {
   key: 'janitor.stopped_retention',
@@ -174,6 +195,7 @@ export const STOPPED_RETENTION: JanitorSetting<'duration'> = {
   accepts: 'a duration such as 24h, 7d or 90m (or seconds)',
   description: 'how long a sandbox the janitor stopped is kept before the exited rule removes it',
   defaultText: '7d',
+  keepsMore: { more: 'longer', than: DEFAULT_STOPPED_RETENTION_SECONDS * 1000 },
 };
 export const EXEC_MAX_AGE: JanitorSetting<'duration'> = {
   key: 'janitor.exec_max_age',
@@ -182,6 +204,8 @@ export const EXEC_MAX_AGE: JanitorSetting<'duration'> = {
   accepts: 'a duration such as 20m or 1h (or seconds)',
   description: "a sandbox's `docker exec` running longer is abandoned",
   defaultText: '2 x the longest command timeout hermes can use',
+  // The bound hermes' default timeouts give (2 x its foreground cap, the longest of them).
+  keepsMore: { more: 'longer', than: 2 * HERMES_FOREGROUND_MAX_TIMEOUT * 1000 },
 };
 export const KEEP_EXEC_TREES: JanitorSetting<'switch'> = {
   key: 'janitor.keep_exec_trees',
@@ -190,6 +214,7 @@ export const KEEP_EXEC_TREES: JanitorSetting<'switch'> = {
   accepts: SWITCH_ACCEPTS,
   description: 'true: abandoned exec trees are reported, never ended',
   defaultText: 'false',
+  keepsMore: { more: 'switch', keeps: true, default: false },
 };
 
 /** The sweep's keys, in the order the docs list them. */

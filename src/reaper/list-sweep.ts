@@ -1,7 +1,7 @@
 /** One `list` of one engine: every selected container in any state, with the verdict `reap` would reach. */
 import type { ContainerDetails, ContainerSummary } from '../adapters/engine.js';
 import { anonymousVolumes } from '../adapters/engine.js';
-import { type Verdict, heldReason, thresholdFor } from '../core/policy.js';
+import { type Verdict, heldReason, thresholdFor, tiedLabels } from '../core/policy.js';
 import { isSelected } from '../core/selection.js';
 import { errorMessage } from '../errors.js';
 import { forEachBounded } from '../util/pool.js';
@@ -58,7 +58,7 @@ export class ListSweep {
     }
     if (details && !isSelected(req.selection, details.labels)) return;
     const v: Verdict = details
-      ? verdictOf(req.selection, details, req.asOf, thresholdFor(req, details.labels))
+      ? verdictOf(req.selection, details, req.asOf, thresholdFor(req, tiedLabels(req, details)))
       : { verdict: 'keep', reason: 'gone', ageSeconds: null, rule: null };
     const entry: ListedEntry = {
       ...entryOf({ host: req.engine.host, selection: req.selection, row }, details, v),
@@ -69,7 +69,7 @@ export class ListSweep {
     const held = details ? anonymousVolumes(details.volumes) : [];
     if (held.length > 0) entry.volumes = held;
     // A profile it belongs to is refused by hermes, or has its reaper off: nothing is removed or stopped for it.
-    const hold = details && !(v.verdict === 'keep' && v.reason === 'excluded') ? heldReason(req, details.labels) : null;
+    const hold = details && !(v.verdict === 'keep' && v.reason === 'excluded') ? heldReason(req, tiedLabels(req, details)) : null;
     if (hold) {
       book?.seen.add(details!.id);
       return this.emit({ ...entry, verdict: 'keep', reason: hold });
@@ -81,7 +81,8 @@ export class ListSweep {
       return;
     }
     if (details && details.status.toLowerCase() !== 'running') book?.drop(details.id);
-    const retainedUntil = details && book && v.verdict === 'reap' && v.rule === 'exited' ? book.retainedUntil(details, req.asOf) : null;
+    const retainedUntil =
+      details && book && v.verdict === 'reap' && v.rule === 'exited' ? book.retainedUntil({ ...details, labels: tiedLabels(req, details) }, req.asOf) : null;
     if (retainedUntil !== null) {
       entry.verdict = 'keep';
       entry.reason = 'stopped-retained';
@@ -92,7 +93,7 @@ export class ListSweep {
 
   /** The sandbox's running execs (`entry.execs`), and the abandoned ones the idle rule leaves out. */
   private async surveyExecs(book: IdleBook, details: ContainerDetails, entry: ListedEntry): Promise<AbandonedLoad | undefined> {
-    const opts = book.opts.execTrees;
+    const opts = book.ruleOf(tiedLabels(this.req, details)).execTrees;
     if (!opts || details.status.toLowerCase() !== 'running') return undefined;
     entry.execs = [];
     if (details.execIds.length === 0 || !mayRunExecs(book.opts.localCounters, details)) return undefined;
@@ -108,7 +109,8 @@ export class ListSweep {
       const owner = await book.ownerFor(entry.profile, details);
       if (owner) entry.owner = owner;
       const abandoned = await this.surveyExecs(book, details, entry);
-      const { record, decision } = await book.judgeRunning(this.req.engine, details, this.req.asOf, this.req.signal, { abandoned, owner, localFirst: true });
+      const rules = { ...details, labels: tiedLabels(this.req, details) };
+      const { record, decision } = await book.judgeRunning(this.req.engine, rules, this.req.asOf, this.req.signal, { abandoned, owner, localFirst: true });
       entry.idleSeconds = decision.idleSeconds;
       entry.processes = record ? (record.last.pids ?? null) : null;
       if (decision.stop) {

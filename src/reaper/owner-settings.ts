@@ -28,8 +28,7 @@ export async function resolveOwnerSettings(
   config: HermesConfig,
   env: Record<string, string | undefined> = {},
 ): Promise<OwnerSettings> {
-  const owned = inputs.idleAfterOwnedSeconds !== undefined ? inputs.idleAfterOwnedSeconds : configSeconds(config, IDLE_AFTER_OWNED);
-  const retention = inputs.stoppedRetentionSeconds ?? configSeconds(config, STOPPED_RETENTION);
+  const values = ownerSettingValues(inputs, config);
   const { listHermesProcesses, procRootOf } = await import('../adapters/hermes-processes.js');
   const procRoot = procRootOf(env);
   const { ownerViewOf } = await import('../core/owners.js');
@@ -39,14 +38,26 @@ export async function resolveOwnerSettings(
   // One cache per run (per `watch`): the process table is read afresh at each call, a root's profiles once a minute.
   const where = { env, cwd: process.cwd(), cache: newOwnershipCache() };
   return {
-    idleAfterOwnedSeconds: owned === undefined ? DEFAULT_IDLE_AFTER_OWNED_SECONDS : owned,
-    stoppedRetentionSeconds: retention ?? DEFAULT_STOPPED_RETENTION_SECONDS,
+    ...values,
     owners: async (host, evidence) => {
       const partial = engineOnThisHost(host) ? pidNamespaceProblem({ engineHost: host, evidence, procRoot }) : null;
       if (partial) return { blind: partial, pidNamespace: partial, processes: [] };
       const table = listHermesProcesses({ procRoot });
       return ownerViewOf(engineOnThisHost(host) ? await resolveOwnership(table, where) : table, host);
     },
+  };
+}
+
+/** The two thresholds alone (no process reader): from the inputs, else config.yaml, else the defaults. */
+export function ownerSettingValues(
+  inputs: { idleAfterOwnedSeconds?: number | null | undefined; stoppedRetentionSeconds?: number | undefined },
+  config: HermesConfig,
+): Pick<OwnerSettings, 'idleAfterOwnedSeconds' | 'stoppedRetentionSeconds'> {
+  const owned = inputs.idleAfterOwnedSeconds !== undefined ? inputs.idleAfterOwnedSeconds : configSeconds(config, IDLE_AFTER_OWNED);
+  const retention = inputs.stoppedRetentionSeconds ?? configSeconds(config, STOPPED_RETENTION);
+  return {
+    idleAfterOwnedSeconds: owned === undefined ? DEFAULT_IDLE_AFTER_OWNED_SECONDS : owned,
+    stoppedRetentionSeconds: retention ?? DEFAULT_STOPPED_RETENTION_SECONDS,
   };
 }
 

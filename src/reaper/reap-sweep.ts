@@ -6,7 +6,7 @@
 import type { ContainerDetails, ContainerSummary } from '../adapters/engine.js';
 import { anonymousVolumes, hasSpaceCalls, isGoing } from '../adapters/engine.js';
 import { type IdleRecord, idleSeconds } from '../core/idle.js';
-import { type KeepReason, type Verdict, heldReason, thresholdFor } from '../core/policy.js';
+import { type KeepReason, type Verdict, heldReason, thresholdFor, tiedLabels } from '../core/policy.js';
 import { isExcluded, isSelected } from '../core/selection.js';
 import { DEFAULT_STOP_TIMEOUT_SECONDS } from '../defaults.js';
 import { EngineRequestError, errorMessage } from '../errors.js';
@@ -19,8 +19,8 @@ import { candidates, consume, entryOf, vanished, verdictOf } from './sweep-rows.
 import type { ReapRequest, ReapResult, StoppedEntry, SweepEntry } from './sweep-types.js';
 
 type Settled = Extract<StopOutcome, { kind: 'stopped' | 'proof-failed' }>;
-/** A listed row and the inspect it was judged from. */
-type Inspected = { row: ContainerSummary; details: ContainerDetails };
+/** A listed row, the inspect it was judged from, and the labels its rules are looked up by (`tiedLabels`). */
+type Inspected = { row: ContainerSummary; details: ContainerDetails; rules: Readonly<Record<string, string>> };
 
 export class ReapSweep {
   private readonly guard: RunGuard;
@@ -105,19 +105,20 @@ export class ReapSweep {
     if (!details) return this.keep(this.entry(row), 'gone');
     if (!isSelected(req.selection, details.labels)) return; // relabelled since the list: not ours
     book?.seen.add(details.id);
-    const v = verdictOf(req.selection, details, req.asOf, thresholdFor(req, details.labels));
+    const rules = tiedLabels(req, details);
+    const v = verdictOf(req.selection, details, req.asOf, thresholdFor(req, rules));
     const entry = this.entry(row, details, v);
     // A profile it belongs to is refused by hermes, or has its reaper off: nothing is removed or stopped for it.
-    const held = heldReason(req, details.labels);
+    const held = heldReason(req, rules);
     if (held && !(v.verdict === 'keep' && v.reason === 'excluded')) return this.keep(entry, held);
     if (v.verdict === 'keep' && v.reason === 'running' && book) {
-      book.pending.push(this.execTreesThenIdle(book, { row, details }, entry));
+      book.pending.push(this.execTreesThenIdle(book, { row, details, rules }, entry));
       return;
     }
     if (details.status.toLowerCase() !== 'running') book?.drop(details.id);
     if (v.verdict === 'keep') return this.keep(entry, v.reason);
     // A sandbox the janitor stopped stays for the retention, so that hermes can start it again.
-    const retainedUntil = v.rule === 'exited' ? (book?.retainedUntil(details, req.asOf) ?? null) : null;
+    const retainedUntil = v.rule === 'exited' ? (book?.retainedUntil({ ...details, labels: rules }, req.asOf) ?? null) : null;
     if (retainedUntil !== null) return this.keep({ ...entry, retainedUntil: new Date(retainedUntil).toISOString() }, 'stopped-retained');
     if (req.dryRun) {
       entry.volumes = req.keepVolumes ? [] : anonymousVolumes(details.volumes);
@@ -189,13 +190,13 @@ export class ReapSweep {
    */
   private provenBefore(book: IdleBook, row: ContainerSummary): boolean {
     const { req } = this;
-    if (req.dryRun || !book.opts.stopIdle || !book.opts.localCounters || row.state.toLowerCase() !== 'running') return false;
+    if (req.dryRun || !book.ruleOf(row.labels).stopIdle || !book.opts.localCounters || row.state.toLowerCase() !== 'running') return false;
     if (isExcluded(req.selection, row.labels) || heldReason(req, row.labels)) return false;
     const prev = book.prev(row.id);
     // Its init process as last sampled still in its cgroup, readable here (else the re-check would need the engine).
     if (!prev?.last.pid || !readLocally(book.opts.localCounters, row.id, prev.last.pid)) return false;
     // (Whether it has an init is known at the slot's inspect, which decides again with its own limit.)
-    return book.tentativeStop(prev, { startedAt: prev.last.startedAt, execIds: [], limit: Infinity }, req.asOf).stop;
+    return book.tentativeStop(prev, { startedAt: prev.last.startedAt, execIds: [], limit: Infinity, labels: row.labels }, req.asOf).stop;
   }
 
   /**
@@ -211,12 +212,14 @@ export class ReapSweep {
     let entry: StoppedEntry | undefined;
     const candidate = (d: ContainerDetails, execIds: readonly string[]): boolean => {
       if (!isSelected(req.selection, d.labels) || d.startedAt !== prev.last.startedAt) return false;
-      const v = verdictOf(req.selection, d, req.asOf, thresholdFor(req, d.labels));
+      const rules = tiedLabels(req, d);
+      const v = verdictOf(req.selection, d, req.asOf, thresholdFor(req, rules));
       if (v.verdict !== 'keep' || v.reason !== 'running') return false;
       const base = this.entry(row, d, v);
       // Right before the stop: its owners from the process table read now (`refreshOwners` below).
       const owner = book.ownerNow(base.profile);
-      const decision = book.tentativeStop(prev, { startedAt: d.startedAt, execIds, limit: book.limitOf(d), owner }, req.asOf);
+      const limit = book.limitOf({ init: d.init, labels: rules });
+      const decision = book.tentativeStop(prev, { startedAt: d.startedAt, execIds, limit, owner, labels: rules }, req.asOf);
       if (!decision.stop) return false;
       book.seen.add(d.id);
       entry = { ...base, idleSeconds: decision.idleSeconds };
@@ -226,7 +229,7 @@ export class ReapSweep {
     try {
       // Its init as last sampled is the evidence of the pid namespace (the inspect comes inside the re-check).
       await book.refreshOwners({ id: row.id, pid: prev.last.pid ?? 0 });
-      outcome = await reproveAndStop(req.engine, row.id, prev, { ...this.stopOptions(book), candidate });
+      outcome = await reproveAndStop(req.engine, row.id, prev, { ...this.stopOptions(book, row.labels), candidate });
     } catch (err) {
       if (!entry) return this.inspectAndJudge(row); // the inspect failed: the usual way decides (gone, failed, run over)
       this.guard.absorb(err);
@@ -246,8 +249,8 @@ export class ReapSweep {
    */
   private async execTreesThenIdle(book: IdleBook, seen: Inspected, base: SweepEntry): Promise<void> {
     const { req } = this;
-    const opts = book.opts.execTrees;
     const { details } = seen;
+    const opts = book.ruleOf(seen.rules).execTrees;
     if (!opts || details.execIds.length === 0 || details.status.toLowerCase() !== 'running' || !mayRunExecs(book.opts.localCounters, details)) {
       return this.stopIfIdle(book, seen, base);
     }
@@ -306,12 +309,13 @@ export class ReapSweep {
       return this.keep({ ...base, idleSeconds: null, idleReason: 'stats-unavailable', processes: null }, 'running');
     }
     if (owner) base = { ...base, owner };
-    if (!req.dryRun && book.opts.stopIdle && prev && prev.last.startedAt === details.startedAt && details.status.toLowerCase() === 'running') {
+    if (!req.dryRun && book.ruleOf(seen.rules).stopIdle && prev && prev.last.startedAt === details.startedAt && details.status.toLowerCase() === 'running') {
       let tentative: ReturnType<IdleBook['tentativeStop']> | null = null;
       try {
         const mine = details.execIds.filter((id) => !abandoned?.execIds.has(id));
         const execIds = mine.length ? await book.reads(() => execsInFlight(req.engine, mine, req.signal)) : [];
-        tentative = book.tentativeStop(prev, { startedAt: details.startedAt, execIds, limit: book.limitOf(details), owner }, req.asOf);
+        const limit = book.limitOf({ init: details.init, labels: seen.rules });
+        tentative = book.tentativeStop(prev, { startedAt: details.startedAt, execIds, limit, owner, labels: seen.rules }, req.asOf);
       } catch (err) {
         if (this.guard.absorb(err)) return;
       }
@@ -319,7 +323,7 @@ export class ReapSweep {
     }
     let judged: Awaited<ReturnType<IdleBook['judgeRunning']>>;
     try {
-      judged = await book.judgeRunning(req.engine, details, req.asOf, req.signal, { abandoned, owner });
+      judged = await book.judgeRunning(req.engine, { ...details, labels: seen.rules }, req.asOf, req.signal, { abandoned, owner });
     } catch (err) {
       if (this.guard.absorb(err)) return;
       return this.keep({ ...base, idleSeconds: null, idleReason: 'stats-unavailable', processes: null }, 'running');
@@ -338,10 +342,11 @@ export class ReapSweep {
   }
 
   /** The options of this sweep's re-checks and stops. */
-  private stopOptions(book: IdleBook) {
+  private stopOptions(book: IdleBook, labels: Readonly<Record<string, string>>) {
+    const maxProcesses = book.ruleOf(labels).maxProcesses;
     return {
       stopTimeoutSeconds: book.opts.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS,
-      ...(book.opts.maxProcesses !== undefined ? { maxProcesses: book.opts.maxProcesses } : {}),
+      ...(maxProcesses !== undefined ? { maxProcesses } : {}),
       now: book.now,
       read: book.reads,
       act: book.acts,
@@ -391,8 +396,8 @@ export class ReapSweep {
     try {
       // Right before acting: its owners from the process table read now (a hermes started since lengthens the threshold).
       const owner = await book.ownerFor(entry.profile, seen.details, true);
-      if (owner && entry.idleSeconds < book.thresholdOf(owner)) return this.keep({ ...entry, owner, idleReason: 'owner-alive' }, 'running');
-      outcome = await reproveAndStop(this.req.engine, entry.id, record, { ...this.stopOptions(book), inspected: seen.details });
+      if (owner && entry.idleSeconds < book.thresholdOf(owner, seen.rules)) return this.keep({ ...entry, owner, idleReason: 'owner-alive' }, 'running');
+      outcome = await reproveAndStop(this.req.engine, entry.id, record, { ...this.stopOptions(book, seen.rules), inspected: seen.details });
     } catch (err) {
       this.guard.absorb(err);
       return this.fail(entry, err);

@@ -18,6 +18,7 @@ export const KEEP_SESSION_FILES: JanitorSetting<'switch'> = {
   accepts: SWITCH_ACCEPTS,
   description: "true: hermes' abandoned background-job files, execute_code sandboxes and RPC sockets are counted, never removed",
   defaultText: 'false',
+  keepsMore: { more: 'switch', keeps: true, default: false },
 };
 
 export interface SessionFileSettings {

@@ -20,6 +20,7 @@ export const KEEP_SHELL_SNAPSHOTS: JanitorSetting<'switch'> = {
   accepts: SWITCH_ACCEPTS,
   description: "true: hermes' abandoned shell snapshots are counted, never removed",
   defaultText: 'false',
+  keepsMore: { more: 'switch', keeps: true, default: false },
 };
 
 export interface ShellSnapshotSettings {

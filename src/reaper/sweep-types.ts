@@ -7,7 +7,7 @@ import type { EngineClient } from '../adapters/engine.js';
 import type { EngineProcess } from '../adapters/pid-namespace.js';
 import type { StateStore } from '../adapters/state-file.js';
 import type { IdleKeepReason } from '../core/idle.js';
-import type { KeepReason, Rule } from '../core/policy.js';
+import type { KeepReason, Rule, TiedRoot } from '../core/policy.js';
 import type { OwnerView, SandboxOwner } from '../core/owners.js';
 import type { Selection } from '../core/selection.js';
 import type { ExecView } from '../core/exec-trees.js';
@@ -130,6 +130,16 @@ export interface SweepRequest {
    * hermes, or has hermes' orphan reaper off (`hermes/judgement.ts`). Their containers are kept with that reason.
    */
   held?: Readonly<Record<string, Held>>;
+  /**
+   * A run over several homes (`--homes`, `--all-homes`): the label values some home of the run has. A container of any
+   * other (or without the label) is kept as `unknown-profile`, never judged by the janitor's own defaults.
+   */
+  knownProfiles?: ReadonlySet<string>;
+  /**
+   * A run over several homes: each home's sandbox roots. A container whose bind mounts lie under one home's is judged
+   * by that home alone (`core/policy.ts` `tiedLabels`: its tables under `<label>\u0000<home>`).
+   */
+  tiedRoots?: readonly TiedRoot[];
 }
 
 /** The idle rule's settings for a sweep. */
@@ -174,6 +184,24 @@ export interface IdleOptions {
   idleAfterOwnedSeconds?: number | null;
   /** How long a sandbox the janitor stopped is kept before the exited rule applies (`--stopped-retention`); default 0. */
   stoppedRetentionSeconds?: number;
+  /**
+   * Each label's own rule, by the value of its `hermes-profile` label: from the settings of the profiles (of every
+   * home of the run) it belongs to, the reading that stops or ends later (`reaper/label-rules.ts`); a container of a
+   * label not listed is judged by the values above.
+   */
+  byProfile?: Readonly<Record<string, IdleRule>>;
+}
+
+/** The parts of the idle rule a label may have of its own (`IdleOptions.byProfile`). */
+export interface IdleRule {
+  stopIdle: boolean;
+  idleAfterSeconds: number;
+  /** Undefined: the rule's own (its init and its command). */
+  maxProcesses?: number;
+  idleAfterOwnedSeconds: number | null;
+  stoppedRetentionSeconds: number;
+  /** The exec-tree pass's bound and switch (its process readers are the run's: `exec-settings.ts` `withExecBound`). */
+  execBound?: Pick<ExecTreeOptions, 'boundSeconds' | 'boundSource' | 'end'>;
 }
 
 export interface ReapRequest extends SweepRequest {

@@ -8,6 +8,7 @@ import { closeSync, promises as fs, readSync } from 'node:fs';
 import path from 'node:path';
 import { lockState } from '../adapters/file-lock.js';
 import { janitorDir, logFile } from '../adapters/janitor-files.js';
+import { untrustedSettings } from '../adapters/settings-worth.js';
 import { homeAccess, openFileSafely, readFileSafely, refusals } from '../adapters/trust.js';
 import type { EngineClient, EngineStatusCalls } from '../adapters/engine.js';
 import { type EngineEndpoint, whyEngine } from '../adapters/engine-host.js';
@@ -17,7 +18,9 @@ import { stuckSessionsStatus, stuckSessionsStore } from '../breakers/stuck-sessi
 import { createToolLoop } from '../breakers/tool-loop.js';
 import { readHookErrors } from '../breakers/hook-errors.js';
 import type { HookErrorEntry } from '../core/hook-errors.js';
-import { type AttentionInput, type ContainerCounts, attention, countContainers, statusExitCode } from '../core/status.js';
+import { type AttentionInput, type ContainerCounts, attentionItems, countContainers, statusExitCode, verdictLine } from '../core/status.js';
+import { type SweepFreshness, type WatchFacts, staleSweepLine, sweepFreshness, watchProblem } from '../core/janitor-health.js';
+import { liveness } from '../adapters/process-identity.js';
 import { DEFAULT_SUSPEND_THRESHOLD } from '../core/stuck-sessions.js';
 import type { Selection } from '../core/selection.js';
 import { NotADockerEngineError, errorMessage } from '../errors.js';
@@ -26,6 +29,7 @@ import { type ListedEntry, list } from '../reaper/sweep.js';
 import { type ProcessTable, listHermesProcesses, procRootOf } from '../adapters/hermes-processes.js';
 import type { HermesProcess } from '../hermes/process-facts.js';
 import type { HermesInstallsStatus } from './hermes-installs.js';
+import type { TiedRoot } from '../core/policy.js';
 import type { Held } from '../hermes/judgement.js';
 import type { Pass, PassSettingsInput, StatusContext } from '../passes/types.js';
 import { pidNamespaceProblem } from '../adapters/pid-namespace.js';
@@ -51,6 +55,10 @@ export interface SweepStamp {
   completedAt: string;
   ageSeconds: number | null;
   file: string;
+  /** How often its writer means to sweep (`--once-per`, watch's heartbeat), seconds; null: not recorded. */
+  scheduleSeconds: number | null;
+  /** Which command wrote it (`reap` for stamps of older versions). */
+  by: 'reap' | 'watch';
 }
 
 export interface LockStatus {
@@ -87,6 +95,8 @@ export interface StatusReport {
   thresholdSeconds: number;
   engines: EngineStatus[];
   containers: (ContainerCounts & { failed: number; timedOut: boolean }) | null;
+  /** A run over several homes: the profile labels of containers kept because no home of the run has them (`unknown-profile`). */
+  unknownProfiles?: string[];
   /**
    * Each running sandbox with its running `docker exec` sessions (`execs: [{id, ageSeconds, processes, command,
    * abandoned, client, clientUnverifiable}]`); empty when no engine answered.
@@ -99,7 +109,17 @@ export interface StatusReport {
    * `terminal.docker_orphan_reaper` is off). Empty when none would be stopped or no engine answered.
    */
   stopCosts: StopCost[];
-  janitor: { sweeps: SweepStamp[]; locks: LockStatus[]; log: LogStatus };
+  /**
+   * `freshness`: each engine's last completed sweep against its schedule (`stale` past twice it); `watch`: the home's
+   * recorded `watch`, its process, heartbeat and `/healthz` (null: none recorded), and what is wrong with it.
+   */
+  janitor: {
+    sweeps: SweepStamp[];
+    locks: LockStatus[];
+    log: LogStatus;
+    freshness: SweepFreshness[];
+    watch: (WatchFacts & { problem: string | null }) | null;
+  };
   breakers: {
     restartGuard: { location: string; bootsInWindow: number; max: number; windowSeconds: number; tripped: boolean; problem: string | null };
     stuckSessions: { location: string; threshold: number; sessions: number; suspended: string[]; problem: string | null };
@@ -152,9 +172,18 @@ export interface StatusReport {
    * reads with that user's rights and never through a symlink), where its own state for the home lives, and every path
    * refused this run, with why (`untrusted-root` roots, symlinked or FIFO files, files too large).
    */
-  trust: { owner: { uid: number; name: string | null } | null; stateDir: string; refused: TrustRefusal[] };
+  trust: {
+    owner: { uid: number; name: string | null } | null;
+    stateDir: string;
+    refused: TrustRefusal[];
+    /** What the home's settings are worth on the engines (core/setting-worth.ts): as written, or only what keeps more. */
+    settings?: { worth: 'as-written' | 'keep-more'; why: string };
+  };
+  /** What needs attention, one line each (with the command that fixes it), the worst first. */
   attention: string[];
   exitCode: 0 | 1 | 3;
+  /** The answer first: `line` is the report's first line (`OK: ...` or `ATTENTION: N things, the worst first: ...`). */
+  verdict: { ok: boolean; count: number; line: string; worst: string | null };
   /**
    * Each pass's keys (`Pass.status.json`, docs/status.md names them): those working on what the engines have after
    * `janitor`, those on this host's files alone after `hermesProcesses`.
@@ -212,6 +241,10 @@ export interface StatusRequest {
   thresholdByProfile?: Record<string, number>;
   /** Labels nothing is removed or stopped for (`SweepRequest.held`). */
   held?: Record<string, Held>;
+  /** A run over several homes: the labels some home has (`SweepRequest.knownProfiles`). */
+  knownProfiles?: ReadonlySet<string>;
+  /** A run over several homes: each home's sandbox roots (`SweepRequest.tiedRoots`). */
+  tiedRoots?: readonly TiedRoot[];
   asOf: Date;
   now: Date;
   concurrency: number;
@@ -225,6 +258,8 @@ export interface StatusRequest {
   passInput: PassSettingsInput;
   /** This host has no engine at all (said once; not an unreachable engine: exit 0). */
   noEngine?: string;
+  /** `status --schedule`, in seconds: how often the janitor is meant to sweep here (else each stamp's own, else 1 h). */
+  scheduleSeconds?: number;
 }
 
 const hasStatusCalls = (e: EngineClient): e is EngineClient & EngineStatusCalls => typeof (e as Partial<EngineStatusCalls>).version === 'function';
@@ -252,7 +287,13 @@ async function readStamps(home: string, now: Date): Promise<SweepStamp[]> {
   for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
     const file = path.join(dir, name);
     try {
-      const v = JSON.parse(readFileSafely(file, 64 * 1024, { noFollow: true })) as { completedAt?: unknown; host?: unknown; selection?: unknown };
+      const v = JSON.parse(readFileSafely(file, 64 * 1024, { noFollow: true })) as {
+        completedAt?: unknown;
+        host?: unknown;
+        selection?: unknown;
+        scheduleSeconds?: unknown;
+        by?: unknown;
+      };
       if (typeof v.completedAt !== 'string' || typeof v.host !== 'string') continue;
       let profile: string | null = null;
       try {
@@ -262,7 +303,15 @@ async function readStamps(home: string, now: Date): Promise<SweepStamp[]> {
         /* no selection recorded */
       }
       const at = Date.parse(v.completedAt);
-      out.push({ host: v.host, profile, completedAt: v.completedAt, ageSeconds: Number.isFinite(at) ? Math.round((now.getTime() - at) / 1000) : null, file });
+      out.push({
+        host: v.host,
+        profile,
+        completedAt: v.completedAt,
+        ageSeconds: Number.isFinite(at) ? Math.round((now.getTime() - at) / 1000) : null,
+        file,
+        scheduleSeconds: typeof v.scheduleSeconds === 'number' && v.scheduleSeconds > 0 ? v.scheduleSeconds : null,
+        by: v.by === 'watch' ? 'watch' : 'reap',
+      });
     } catch {
       /* unreadable stamp: not a sweep */
     }
@@ -326,6 +375,45 @@ async function readLog(home: string): Promise<LogStatus> {
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/**
+ * The home's recorded `watch` (adapters/watch-record.ts): its process as the lock module judges a holder (pid, start
+ * time, boot id, pid namespace, host name), its heartbeat's age, and, when it serves one and may be running, what its
+ * `/healthz` answers (within 2 s and the run's --timeout). Null when none is recorded.
+ */
+async function readWatch(home: string, now: Date, signal: AbortSignal | undefined): Promise<WatchFacts | null> {
+  const { readWatchRecord } = await import('../adapters/watch-record.js');
+  const { record: r, file } = readWatchRecord(home);
+  if (!r) return null;
+  const process = r.stoppedAt ? 'dead' : liveness(r);
+  const beat = Date.parse(r.heartbeatAt ?? r.startedAt);
+  const healthz = r.healthz && process !== 'dead' ? await (await import('../adapters/healthz.js')).probeHealthz(r.healthz, 2000, signal) : null;
+  return {
+    file,
+    pid: r.pid,
+    startedAt: r.startedAt,
+    hosts: r.hosts,
+    heartbeatSeconds: r.heartbeatSeconds,
+    heartbeatAt: r.heartbeatAt,
+    heartbeatAgeSeconds: Number.isFinite(beat) ? Math.max(0, Math.round((now.getTime() - beat) / 1000)) : Number.POSITIVE_INFINITY,
+    process,
+    stoppedAt: r.stoppedAt ?? null,
+    stoppedBy: r.stoppedBy ?? null,
+    healthz,
+  };
+}
+
+/** The janitor's own state: sweeps (each engine's against its schedule), locks, its log, its `watch`. */
+async function janitorState(req: StatusRequest, hosts: readonly string[]): Promise<StatusReport['janitor']> {
+  const [sweeps, locks, log, watch] = await Promise.all([
+    readStamps(req.home, req.now),
+    readLocks(req.home),
+    readLog(req.home),
+    readWatch(req.home, req.now, req.signal),
+  ]);
+  const freshness = sweepFreshness(sweeps, hosts, req.scheduleSeconds);
+  return { sweeps, locks, log, freshness, watch: watch ? { ...watch, problem: watchProblem(watch, req.now)?.line ?? null } : null };
 }
 
 async function breakers(
@@ -438,12 +526,14 @@ function trustOf(req: StatusRequest, parts: readonly PassPart[]): StatusReport['
   // A path two passes refused (the session directories are both session passes'): once.
   const refused = all.filter((r, i) => all.findIndex((x) => x.path === r.path && x.what === r.what && x.reason === r.reason) === i);
   for (const f of refusals()) refused.push({ path: f.path, what: 'file', reason: f.reason, detail: f.detail, attention: false });
+  // Settings of a user who cannot act on the engine that would remove, stop or end sooner (`untrusted-setting`).
+  for (const u of untrustedSettings()) refused.push({ path: u.file, what: 'setting', reason: u.reason, detail: u.detail, attention: false });
   return {
     owner: access.owner ? { uid: access.owner.uid, name: access.owner.name } : null,
     stateDir: access.stateDir,
     refused: refused.map(({ attention: _, ...r }) => r),
     // What needs attention and no pass says itself: the files.
-    unsaid: refused.filter((r) => r.what === 'file').map((r) => r.detail),
+    unsaid: refused.filter((r) => r.what === 'file' || r.what === 'setting').map((r) => r.detail),
   };
 }
 
@@ -452,7 +542,7 @@ async function surveyContainers(
   req: StatusRequest,
   live: EngineClient[],
   engines: EngineStatus[],
-): Promise<Pick<StatusReport, 'containers' | 'runningSandboxes' | 'stopCosts' | 'sandboxOwners'>> {
+): Promise<Pick<StatusReport, 'containers' | 'runningSandboxes' | 'stopCosts' | 'sandboxOwners' | 'unknownProfiles'>> {
   const across = await acrossEngines(live, (engine) =>
     list({
       engine,
@@ -462,6 +552,8 @@ async function surveyContainers(
       concurrency: req.concurrency,
       ...(req.thresholdByProfile ? { thresholdByProfile: req.thresholdByProfile } : {}),
       ...(req.held ? { held: req.held } : {}),
+      ...(req.knownProfiles ? { knownProfiles: req.knownProfiles } : {}),
+      ...(req.tiedRoots ? { tiedRoots: req.tiedRoots } : {}),
       ...(req.signal ? { signal: req.signal } : {}),
       ...(req.idle ? { idle: req.idle } : {}),
     }),
@@ -494,7 +586,14 @@ async function surveyContainers(
         : [],
     },
     containers: { ...countContainers(entries), failed: across.results.reduce((n, r) => n + r.failed.length, 0), timedOut: across.timedOut },
+    ...unknownOf(entries),
   };
+}
+
+/** A run over several homes: the profile labels no home has, their containers kept (`unknown-profile`), each once. */
+function unknownOf(entries: readonly ListedEntry[]): Pick<StatusReport, 'unknownProfiles'> {
+  const labels = [...new Set(entries.filter((e) => e.reason === 'unknown-profile').map((e) => e.profile ?? '(no profile label)'))].sort();
+  return labels.length ? { unknownProfiles: labels } : {};
 }
 
 /** What the attention lines are made from: the gathered parts of the report. */
@@ -505,13 +604,15 @@ function attentionInput(
     engines: EngineStatus[];
     unreachable: string[];
     containers: StatusReport['containers'];
-    locks: StatusReport['janitor']['locks'];
+    janitor: StatusReport['janitor'];
     brk: StatusReport['breakers'];
     partList: PassPart[];
     partial: AttentionInput['pidNamespace'];
   },
 ): AttentionInput {
-  const { unsaid, engines, unreachable, containers, locks, brk, partList, partial } = g;
+  const { unsaid, engines, unreachable, containers, janitor, brk, partList, partial } = g;
+  const reap = req.commands?.reap ?? 'hermes-janitor reap';
+  const watch = janitor.watch ? watchProblem(janitor.watch, req.now) : null;
   return {
     refused: unsaid,
     unreachableEngines: unreachable,
@@ -521,7 +622,15 @@ function attentionInput(
     asOf: req.asOf,
     inspectFailures: containers?.failed ?? 0,
     timedOut: containers?.timedOut ?? false,
-    staleLocks: locks.filter((l) => l.stale).map((l) => ({ path: l.path, pid: l.pid })),
+    staleLocks: janitor.locks.filter((l) => l.stale).map((l) => ({ path: l.path, pid: l.pid })),
+    ...(containers
+      ? {
+          removable: { count: containers.wouldRemove.total, oldest: containers.oldestRemovable },
+          idleSandboxes: { count: containers.wouldStop.total, longestIdleSeconds: containers.longestIdle?.ageSeconds ?? null },
+        }
+      : {}),
+    staleSweeps: janitor.freshness.filter((f) => f.stale).map((f) => staleSweepLine(f, req.now, reap)),
+    watch,
     restartGuard: {
       tripped: brk.restartGuard.tripped,
       count: brk.restartGuard.bootsInWindow,
@@ -549,8 +658,10 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
   }
   engines.push(...(await Promise.all(connected.map((e, i) => engineStatus(e, req.endpoints[i]!, req.signal)))));
   const live = connected.filter((_, i) => engines[engines.length - connected.length + i]!.reachable);
-  const { containers, runningSandboxes, stopCosts, sandboxOwners } =
-    live.length > 0 ? await surveyContainers(req, live, engines) : { containers: null, runningSandboxes: [], stopCosts: [], sandboxOwners: undefined };
+  const { containers, runningSandboxes, stopCosts, sandboxOwners, unknownProfiles } =
+    live.length > 0
+      ? await surveyContainers(req, live, engines)
+      : { containers: null, runningSandboxes: [], stopCosts: [], sandboxOwners: undefined, unknownProfiles: undefined };
   // No engine at all on this host is not an unreachable one.
   const unreachable = engines.filter((e) => !e.reachable && !(req.noEngine && e.host === null)).map((e) => e.host ?? '(none found)');
   const table = listHermesProcesses({ python: true, procRoot: procRootOf(req.env) });
@@ -564,18 +675,18 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
     processes: table,
   };
   const withStatus = req.passes.filter((p) => p.status);
-  const [host, partList, sweeps, locks, log, brk] = await Promise.all([
+  const hosts = engines.flatMap((e) => (e.host === null ? [] : [e.host]));
+  const [host, partList, janitor, brk] = await Promise.all([
     hermesProcesses(table, runningSandboxes, partial, req.env),
     Promise.all(withStatus.map(async (pass): Promise<PassPart> => ({ pass, part: await pass.status!.gather(req.passInput, passCtx) }))),
-    readStamps(req.home, req.now),
-    readLocks(req.home),
-    readLog(req.home),
+    janitorState(req, hosts),
     breakers(req.home, req.now, req.env, req.maxStopBlocks),
   ]);
   const { unsaid, ...trust } = trustOf(req, partList);
-  const facts = attentionInput(req, { unsaid, engines, unreachable, containers, locks, brk, partList, partial });
+  const facts = attentionInput(req, { unsaid, engines, unreachable, containers, janitor, brk, partList, partial });
 
-  const lines = attention(facts);
+  const items = attentionItems(facts);
+  const lines = items.map((i) => i.line);
   const keys = (place: Pass['place']) =>
     Object.assign({}, ...partList.filter((p) => p.pass.place === place).map((p) => p.pass.status!.json(p.part))) as Record<string, unknown>;
   const report: StatusReport = {
@@ -585,9 +696,10 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
     thresholdSeconds: req.thresholdSeconds,
     engines,
     containers,
+    ...(unknownProfiles ? { unknownProfiles } : {}),
     runningSandboxes,
     stopCosts,
-    janitor: { sweeps, locks, log },
+    janitor,
     ...keys('engine'),
     ...(req.noEngine ? { noEngine: req.noEngine } : {}),
     ...(sandboxOwners ? { sandboxOwners } : {}),
@@ -598,6 +710,7 @@ export async function gatherStatus(req: StatusRequest): Promise<{ report: Status
     trust,
     attention: lines,
     exitCode: statusExitCode(facts, lines),
+    verdict: { ok: items.length === 0, count: items.length, line: verdictLine(items), worst: items[0]?.title ?? null },
   };
   return { report, parts: partList };
 }

@@ -5,6 +5,7 @@
  */
 import type { EngineClient, EngineEvent } from '../adapters/engine.js';
 import { engineLabelFilters, isSelected, type Selection } from '../core/selection.js';
+import type { TiedRoot } from '../core/policy.js';
 import type { Held } from '../hermes/judgement.js';
 import { thresholdFor } from '../core/policy.js';
 import { PROFILE_LABEL } from '../defaults.js';
@@ -65,12 +66,22 @@ export interface WatchPolicy {
   thresholdByProfile?: Readonly<Record<string, number>>;
   /** Labels nothing is removed or stopped for (`SweepRequest.held`). */
   held?: Readonly<Record<string, Held>>;
+  /** A run over several homes: the labels some home has (`SweepRequest.knownProfiles`). */
+  knownProfiles?: ReadonlySet<string>;
+  /** A run over several homes: each home's sandbox roots (`SweepRequest.tiedRoots`). */
+  tiedRoots?: readonly TiedRoot[];
 }
 
 /** The idle rule as the tracker needs it: null unless idle sandboxes are stopped. */
-export function idleTracking(policy: WatchPolicy): IdleTracking | null {
-  return policy.idle?.stopIdle ? { idleAfterSeconds: policy.idle.idleAfterSeconds } : null;
+export function idleTracking(policy: WatchPolicy, labels: Readonly<Record<string, string>> = {}): IdleTracking | null {
+  const label = labels[PROFILE_LABEL];
+  const own = label !== undefined && policy.idle?.byProfile && Object.hasOwn(policy.idle.byProfile, label) ? policy.idle.byProfile[label] : undefined;
+  const rule = policy.idle ? (own ?? policy.idle) : undefined;
+  return rule?.stopIdle ? { idleAfterSeconds: rule.idleAfterSeconds } : null;
 }
+
+/** The labels a container of `profile` (its label value) is judged by. */
+const labelsOf = (profile: string | null): Record<string, string> => (profile === null ? {} : { [PROFILE_LABEL]: profile });
 
 /** The request of every run of `watch` (full sweep or deadline check): the very one `reap` makes. */
 /** One sweep's own part of a request: its instant, its signal, and where its events go. */
@@ -95,6 +106,8 @@ function reapRequest(engine: EngineClient, policy: WatchPolicy, { asOf, signal, 
     ...(policy.keepVolumes ? { keepVolumes: true } : {}),
     ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
     ...(policy.held ? { held: policy.held } : {}),
+    ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
+    ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
     ...(onEvent ? { onEvent } : {}),
   };
 }
@@ -165,8 +178,9 @@ export class EngineWatcher {
   }
 
   /** The idle rule as the tracker needs it, from the policy as it stands (`watch` reloads hermes' settings). */
-  private get idle(): IdleTracking | null {
-    return idleTracking(this.policy);
+  /** The idle rule of a container with these labels (its profile's own, else the run's). */
+  private idleOf(labels: Readonly<Record<string, string>>): IdleTracking | null {
+    return idleTracking(this.policy, labels);
   }
 
   get host(): string {
@@ -175,7 +189,7 @@ export class EngineWatcher {
 
   /** The threshold a container of `profile` (its label value) is judged by. */
   private thresholdOf(profile: string | null): number {
-    return thresholdFor(this.policy, profile === null ? {} : { [PROFILE_LABEL]: profile });
+    return thresholdFor(this.policy, labelsOf(profile));
   }
 
   get tracked(): number {
@@ -243,7 +257,7 @@ export class EngineWatcher {
       if (sel.profileValues && sel.profileValues.length > 1 && Object.hasOwn(ev.attributes, sel.profileLabel) && !isSelected(sel, ev.attributes)) continue;
       this.report({ type: 'event', host: this.host, event: ev });
       this.noteExec(ev);
-      const t = applyEvent(this.tracker, ev, thresholdFor(this.policy, ev.attributes), this.clock, this.idle);
+      const t = applyEvent(this.tracker, ev, thresholdFor(this.policy, ev.attributes), this.clock, this.idleOf(ev.attributes));
       if (t.kind === 'forgotten') this.wouldStopSaid.delete(t.id);
       if (t.kind !== 'ignored' && (t.kind !== 'activity' || t.recheckAt !== undefined)) this.arm();
     }
@@ -306,7 +320,7 @@ export class EngineWatcher {
       case 'stopped': {
         // Stopped: its `die` event brings the exit deadline; until then, one as of now (its FinishedAt is about
         // now). A dry run looks again one idle threshold later.
-        const after = this.policy.dryRun ? (this.policy.idle?.idleAfterSeconds ?? 0) : this.thresholdOf(ev.entry.profile);
+        const after = this.policy.dryRun ? (this.idleOf(labelsOf(ev.entry.profile))?.idleAfterSeconds ?? 0) : this.thresholdOf(ev.entry.profile);
         seedFromSweep(this.tracker, ev.entry.id, this.clock() + after * 1000, startedMs);
         if (ev.dryRun) {
           // Idle seconds are as of the run's asOf (startedMs): their difference is the proof's `since`, to the ms.
@@ -322,7 +336,7 @@ export class EngineWatcher {
         this.report({ ...ev, host: this.host, trigger });
         return;
       case 'kept': {
-        const at = deadlineOfKept(ev.entry, this.thresholdOf(ev.entry.profile), { asOfMs: startedMs, idle: this.idle });
+        const at = deadlineOfKept(ev.entry, this.thresholdOf(ev.entry.profile), { asOfMs: startedMs, idle: this.idleOf(labelsOf(ev.entry.profile)) });
         if (at !== null) seedFromSweep(this.tracker, ev.entry.id, at, startedMs);
         else if (trigger === 'deadline') forgetFromSweep(this.tracker, ev.entry.id, startedMs);
         if (trigger === 'deadline') this.report({ type: 'kept', host: this.host, entry: ev.entry, trigger });

@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { EngineProfileCounts } from '../adapters/metrics.js';
+import { type EngineProfileCounts, METRIC_FAMILIES } from '../adapters/metrics.js';
 import type { Pass } from '../passes/types.js';
 import type { WatchEvent } from './engine-watcher.js';
 
@@ -26,6 +26,8 @@ export interface WatchMetrics {
   setTracked(host: string, n: number): void;
   /** A pass's gauges, as its last run measured them. */
   setPass(pass: Pass, gauges: unknown): void;
+  /** `watch` was working at `at` (idle, every engine connected): `hermes_janitor_heartbeat_timestamp_seconds`. */
+  heartbeat(at: Date): void;
   text(): Promise<string>;
   contentType: string;
 }
@@ -47,84 +49,140 @@ function freedByRun(): { add(host: string, bytes: number): void; end(host: strin
   };
 }
 
-/** watch's own families (beside the per-run ones every reap has), in `registry`. */
-function watchFamilies(prom: typeof import('prom-client'), registry: import('prom-client').Registry) {
-  const g = (name: string, help: string, labelNames: string[] = []) => new prom.Gauge({ name, help, labelNames, registers: [registry] });
+/**
+ * watch's own families (beside the per-run ones every reap has), in `registry`; `runWide`: the run's labels
+ * (`runLabels`: its `home` when it serves one), on the families per engine.
+ */
+function watchFamilies(prom: typeof import('prom-client'), registry: import('prom-client').Registry, runWide: readonly string[]) {
+  const g = (name: string, help: string, labelNames: string[]) => new prom.Gauge({ name, help, labelNames, registers: [registry] });
   const c = (name: string, help: string, labelNames: string[]) => new prom.Counter({ name, help, labelNames, registers: [registry] });
-  const hp = ['host', 'profile'];
+  const hp = ['host', 'profile', 'home'];
   return {
-    events: c(WATCH_METRICS.events, 'Engine events received', ['host', 'action']),
-    reconnects: c(WATCH_METRICS.reconnects, 'Times an engine connection was lost', ['host']),
-    tracked: g(WATCH_METRICS.tracked, 'Containers with a pending deadline or idle check', ['host']),
+    events: c(WATCH_METRICS.events, 'Engine events received', ['host', 'action', ...runWide]),
+    reconnects: c(WATCH_METRICS.reconnects, 'Times an engine connection was lost', ['host', ...runWide]),
+    tracked: g(WATCH_METRICS.tracked, 'Containers with a pending deadline or idle check', ['host', ...runWide]),
     removedTotal: c(WATCH_METRICS.removedTotal, 'Containers removed since start', hp),
     stoppedTotal: c(WATCH_METRICS.stoppedTotal, 'Idle sandboxes stopped since start', hp),
     failedTotal: c(WATCH_METRICS.failedTotal, 'Failed removals and stops since start', hp),
-    connected: g(WATCH_METRICS.connected, '1 while connected to the engine', ['host']),
+    connected: g(WATCH_METRICS.connected, '1 while connected to the engine', ['host', ...runWide]),
+  };
+}
+
+/** Whose the series of a `watch` are: the one home it serves (`RunMetrics.home`), or the home that judged a profile. */
+export interface WatchMetricsScope {
+  home?: string;
+  homeOf?: (profile: string) => string;
+}
+
+type MetricsModule = typeof import('../adapters/metrics.js');
+
+/** What a watcher's run ended with (a full sweep or a deadline check). */
+type RunEnd = Extract<WatchEvent, { type: 'sweep' | 'deadline-check' }>;
+
+/**
+ * The per-run families `reap` writes too, in `registry`: each engine's last run, all engines together (a run of one
+ * engine leaves the others' series as they were), filled once before the first run so that every family is there from
+ * the start; a sweep pass's gauges summed over every engine's last run; the heartbeat, never moved back.
+ */
+function runFamilies(m: MetricsModule, registry: import('prom-client').Registry, passes: readonly Pass[], scope: WatchMetricsScope) {
+  const own = m.runLabels(scope);
+  const home = scope.home !== undefined ? { home: scope.home } : {};
+  /** The last moment watch was known to be working: a run's end, or a heartbeat. */
+  let lastBeat = new Date();
+  const beatAt = (ms: number) => (lastBeat = new Date(Math.max(ms, lastBeat.getTime())));
+  const lastCounts = new Map<string, EngineProfileCounts[]>();
+  const initial = passes.flatMap((pass) => (pass.metrics?.initial !== undefined ? [{ pass, gauges: pass.metrics.initial }] : []));
+  let filling = m.fillRegistry(registry, { finishedAt: lastBeat, durationSeconds: 0, success: true, counts: [], passes: initial, reclaimedBytes: 0, ...home });
+  const freed = freedByRun();
+  /** Each sweep pass's gauges of each engine's last run. */
+  const lastSweeps = new Map<Pass, Map<string, unknown>>();
+  return {
+    freed,
+    endRun(ev: RunEnd) {
+      lastCounts.set(ev.host, ev.counts);
+      const summed = ev.sweepGauges.map(({ pass, gauges }) => {
+        const byHost = lastSweeps.get(pass) ?? new Map<string, unknown>();
+        lastSweeps.set(pass, byHost.set(ev.host, gauges));
+        const pm = pass.metrics!;
+        return { pass, gauges: [...byHost.values()].reduce((a, b) => (pm.sum ? pm.sum(a, b) : b), pm.initial) };
+      });
+      const counts = [...lastCounts.values()].flat().map((c) => (scope.homeOf ? { ...c, home: scope.homeOf(c.profile) } : c));
+      const finishedAt = new Date();
+      const run = {
+        finishedAt,
+        heartbeatAt: beatAt(finishedAt.getTime()),
+        durationSeconds: ev.durationMs / 1000,
+        success: ev.failed === 0 && !ev.interrupted,
+        counts,
+        passes: summed,
+        reclaimedBytes: freed.end(ev.host),
+        ...home,
+      };
+      filling = filling.then(() => m.fillRegistry(registry, run));
+    },
+    setPass(pass: Pass, gauges: unknown) {
+      filling = filling.then(() => m.fillPassGauges(registry, pass, gauges, own));
+    },
+    heartbeat(when: Date) {
+      const beat = beatAt(when.getTime());
+      filling = filling.then(() => {
+        const g = registry.getSingleMetric(METRIC_FAMILIES.heartbeat.name) as import('prom-client').Gauge | undefined;
+        g?.set(own, beat.getTime() / 1000);
+      });
+    },
+    text: async () => {
+      await filling;
+      return registry.metrics();
+    },
   };
 }
 
 /**
  * `passes`: the list (`passes/index.ts`); those with `metrics.initial` are there from the start, the others once they
- * ran; a sweep pass's gauges come with each run of the sweep, every engine's last run added up.
+ * ran; a sweep pass's gauges come with each run of the sweep, every engine's last run added up. `scope`: the home it
+ * serves (every series then carries it as `home`), or which home judged each profile.
  */
-export async function createWatchMetrics(profileOf: (profile: string | null) => string, passes: readonly Pass[]): Promise<WatchMetrics> {
+export async function createWatchMetrics(
+  profileOf: (profile: string | null) => string,
+  passes: readonly Pass[],
+  scope: WatchMetricsScope = {},
+): Promise<WatchMetrics> {
   const prom = await import('prom-client');
-  const { fillPassGauges, fillRegistry, newMetricsRegistry } = await import('../adapters/metrics.js');
-  const registry = await newMetricsRegistry();
-  const { events, reconnects, tracked, removedTotal, stoppedTotal, failedTotal, connected } = watchFamilies(prom, registry);
-
-  // The shared per-run families: each engine's last run, all engines together (a run of one engine leaves the
-  // others' series as they were). Filled once before the first run, so every family is there from the start.
-  const lastCounts = new Map<string, EngineProfileCounts[]>();
-  const initial = passes.flatMap((pass) => (pass.metrics?.initial !== undefined ? [{ pass, gauges: pass.metrics.initial }] : []));
-  let filling = fillRegistry(registry, { finishedAt: new Date(), durationSeconds: 0, success: true, counts: [], passes: initial, reclaimedBytes: 0 });
-  const freed = freedByRun();
-  /** Each sweep pass's gauges of each engine's last run. */
-  const lastSweeps = new Map<Pass, Map<string, unknown>>();
-  const endRun = (
-    host: string,
-    durationMs: number,
-    ok: boolean,
-    counts: EngineProfileCounts[],
-    sweepGauges: ReadonlyArray<{ pass: Pass; gauges: unknown }>,
-  ) => {
-    lastCounts.set(host, counts);
-    const summed = sweepGauges.map(({ pass, gauges }) => {
-      const byHost = lastSweeps.get(pass) ?? new Map<string, unknown>();
-      lastSweeps.set(pass, byHost.set(host, gauges));
-      const m = pass.metrics!;
-      return { pass, gauges: [...byHost.values()].reduce((a, b) => (m.sum ? m.sum(a, b) : b), m.initial) };
-    });
-    const allCounts = [...lastCounts.values()].flat();
-    const run = { finishedAt: new Date(), durationSeconds: durationMs / 1000, success: ok, counts: allCounts, passes: summed, reclaimedBytes: freed.end(host) };
-    filling = filling.then(() => fillRegistry(registry, run));
+  const m = await import('../adapters/metrics.js');
+  const registry = await m.newMetricsRegistry();
+  const own = m.runLabels(scope);
+  const { events, reconnects, tracked, removedTotal, stoppedTotal, failedTotal, connected } = watchFamilies(prom, registry, Object.keys(own));
+  const perContainer = (host: string, profile: string | null) => {
+    const p = profileOf(profile);
+    const home = scope.homeOf?.(p) ?? scope.home;
+    return { host, profile: p, ...(home !== undefined ? { home } : {}) };
   };
-
+  const runs = runFamilies(m, registry, passes, scope);
   return {
     contentType: registry.contentType,
     observe(ev) {
       switch (ev.type) {
         case 'event':
-          events.inc({ host: ev.host, action: ev.event.action });
+          events.inc({ host: ev.host, action: ev.event.action, ...own });
           return;
         case 'engine':
-          connected.set({ host: ev.host }, ev.state === 'connected' ? 1 : 0);
-          if (ev.state === 'disconnected') reconnects.inc({ host: ev.host });
+          connected.set({ host: ev.host, ...own }, ev.state === 'connected' ? 1 : 0);
+          if (ev.state === 'disconnected') reconnects.inc({ host: ev.host, ...own });
           return;
         case 'removed':
-          if (!ev.dryRun) removedTotal.inc({ host: ev.host, profile: profileOf(ev.entry.profile) });
-          freed.add(ev.host, ev.entry.reclaimedBytes ?? 0);
+          if (!ev.dryRun) removedTotal.inc(perContainer(ev.host, ev.entry.profile));
+          runs.freed.add(ev.host, ev.entry.reclaimedBytes ?? 0);
           return;
         case 'stopped':
-          if (!ev.dryRun) stoppedTotal.inc({ host: ev.host, profile: profileOf(ev.entry.profile) });
+          if (!ev.dryRun) stoppedTotal.inc(perContainer(ev.host, ev.entry.profile));
           return;
         case 'failed':
-          failedTotal.inc({ host: ev.host, profile: profileOf(ev.entry.profile) });
+          failedTotal.inc(perContainer(ev.host, ev.entry.profile));
           return;
 
         case 'sweep':
         case 'deadline-check':
-          endRun(ev.host, ev.durationMs, ev.failed === 0 && !ev.interrupted, ev.counts, ev.sweepGauges);
+          runs.endRun(ev);
           return;
         case 'exec-tree':
         case 'kept':
@@ -132,15 +190,11 @@ export async function createWatchMetrics(profileOf: (profile: string | null) => 
       }
     },
     setTracked(host, n) {
-      tracked.set({ host }, n);
+      tracked.set({ host, ...own }, n);
     },
-    setPass(pass, gauges) {
-      filling = filling.then(() => fillPassGauges(registry, pass, gauges));
-    },
-    text: async () => {
-      await filling;
-      return registry.metrics();
-    },
+    setPass: runs.setPass,
+    heartbeat: runs.heartbeat,
+    text: runs.text,
   };
 }
 /**

@@ -170,6 +170,8 @@ export function deadlineOfKept(kept: KeptVerdict, thresholdSeconds: number, ctx?
     // or the next full sweep (after a reconnect).
     case 'settings-refused':
     case 'reaper-off':
+    // No home of the run has its profile (`--homes`): the same, until a home's settings that have it are taken.
+    case 'unknown-profile':
       return null;
     default:
       return unreachable(kept.reason, 'keep reason');

@@ -5,10 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { BIN, runCli, tempDir } from '../helpers/cli.js';
+import { BIN, NOBODY, hasSetpriv, runCli, tempDir } from '../helpers/cli.js';
+import { unmet } from '../helpers/preconditions.js';
 import { EngineSimulator } from '../helpers/engine-simulator.js';
 import { shellQuote } from '../../src/cli/advice.js';
 
@@ -73,15 +75,65 @@ describe('advice that can be pasted', () => {
     );
   });
 
-  it('list: the reap it advises repeats the selection, the engine and the policy flags', async () => {
+  it('list: the reap it advises repeats the home (from HERMES_HOME), the selection, the engine and the policy flags', async () => {
     const res = await runCli(['list', '--all-profiles', '--host', sim.host, '--older-than', '1h', '--label', 'hermes-agent=1'], {
       env: { HOME: tmp.dir, HERMES_HOME: home },
     });
     assert.equal(res.code, 0, res.stderr);
     assert.match(
       res.stderr,
-      new RegExp(`them: hermes-janitor reap --all-profiles --label hermes-agent=1 --host ${sim.host.replace(/[/.]/g, '\\$&')} --older-than 1h$`, 'm'),
+      new RegExp(
+        `them: hermes-janitor reap --home '${home.replace(/[/.]/g, '\\$&')}' --all-profiles --label hermes-agent=1 ` +
+          `--host ${sim.host.replace(/[/.]/g, '\\$&')} --older-than 1h$`,
+        'm',
+      ),
     );
+  });
+
+  it("status as a user, the home from HERMES_HOME: the advice names it; pasted as root it removes that home's orphans, not root's own", async (t) => {
+    const needs = 'needs root and setpriv (util-linux): the status runs as nobody, the paste as root';
+    if (unmet(t, process.getuid?.() !== 0 || !hasSetpriv() ? needs : false)) return;
+    // The user's hermes home, a profile of it (nobody's, as a user's is), on an engine the user can reach (loopback TCP).
+    const base = mkdtempSync(path.join(os.tmpdir(), 'hj-advice-user-'));
+    chmodSync(base, 0o755);
+    const userHome = path.join(base, 'user');
+    const userHermes = path.join(userHome, '.hermes', 'profiles', p);
+    mkdirSync(userHermes, { recursive: true });
+    for (const d of [userHome, path.join(userHome, '.hermes'), path.join(userHome, '.hermes', 'profiles'), userHermes]) chownSync(d, NOBODY, NOBODY);
+    const labels = (profile: string) => ({ 'hermes-agent': '1', 'hermes-profile': profile });
+    const tcp = await EngineSimulator.start({
+      port: 0,
+      containers: [
+        { name: 'hermes-1a1a1a1a', labels: labels(p), finishedAt: OLD },
+        { name: 'hermes-1b1b1b1b', labels: labels('default'), finishedAt: OLD },
+      ],
+    });
+    const state = mkdtempSync(path.join(os.tmpdir(), 'hj-advice-state-')); // root's state for the user's home
+    try {
+      const st = await runCli(['status', '--host', tcp.host], { env: { HOME: userHome, HERMES_HOME: userHermes }, unprivileged: true });
+      assert.equal(st.code, 1, st.stderr + st.stdout);
+      assert.match(st.stdout.split('\n')[0]!, /^ATTENTION: 1 thing: 1 container\(s\) past the threshold$/, 'the verdict on the first line');
+      const advice = /past the threshold.*: run (hermes-janitor reap .*)$/m.exec(st.stdout)?.[1];
+      assert.equal(advice, `hermes-janitor reap --home ${userHermes} --host ${tcp.host}`, 'the home from HERMES_HOME, named');
+      // Pasted by root: its own HOME, no HERMES_HOME (alone, `reap` would judge root's ~/.hermes, profile default).
+      const r = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
+        const child = spawn('sh', ['-c', advice!], { env: { PATH: `${bin}:/usr/bin:/bin`, HOME: tmp.dir, HERMES_JANITOR_STATE_DIR: state }, cwd: '/' });
+        let stderr = '';
+        child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+        child.stdout.resume();
+        child.on('close', (status) => resolve({ status, stderr }));
+      });
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual(
+        tcp.ids().map((id) => tcp.get(id)!.name),
+        ['hermes-1b1b1b1b'],
+        "the user's orphan removed; root's own default profile untouched",
+      );
+    } finally {
+      await tcp.close();
+      rmSync(base, { recursive: true, force: true });
+      rmSync(state, { recursive: true, force: true });
+    }
   });
 
   it('values are quoted for a POSIX shell, control characters included', () => {

@@ -1,7 +1,8 @@
 /**
  * Clear answers at the edges (#39): an address that answers HTTP but is not a Docker engine (`python3 -m
  * http.server`) is "not a Docker engine", exit 3, in every engine command; a list cut short by --timeout never says
- * there is nothing; a --profile whose home does not exist is one warning naming the path, its label still selected.
+ * there is nothing; a --profile whose home does not exist is one warning naming the path, its label still selected;
+ * `reap --quiet --log-format json` prints nothing on success (docs/reaping.md), only what went wrong.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -94,6 +95,58 @@ describe('clear answers at the edges', () => {
       assert.match(r.stdout, /hermes-0a0a0a0a/);
       const quiet = await runCli(['reap', '--quiet', '--dry-run', '--host', sim.host, '--profile', profile], { env });
       assert.equal(quiet.stderr, '', '--quiet says nothing');
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('reap --quiet --log-format json: nothing on success; on a failure, the failed container and the summary', async () => {
+    const profile = `quiet${process.pid}`;
+    const old = '2026-01-01T00:00:00Z';
+    const labels = { 'hermes-agent': '1', 'hermes-profile': profile };
+    const sim = await EngineSimulator.start({
+      containers: [
+        { name: 'hermes-0a0a0a0a', labels, finishedAt: old },
+        { name: 'hermes-0b0b0b0b', labels, state: 'running' },
+      ],
+    });
+    try {
+      const args = ['reap', '--log-format', 'json', '--host', sim.host, '--profile', profile];
+      const loud = await runCli([...args, '--dry-run'], { env });
+      assert.equal(loud.code, 0, loud.stderr);
+      assert.deepEqual(
+        loud.stdout
+          .trim()
+          .split('\n')
+          .map((l) => (JSON.parse(l) as { event: string }).event),
+        ['would-remove', 'kept', 'summary'],
+        'the control: without --quiet, every decision and the summary',
+      );
+      const quiet = await runCli([...args, '--quiet'], { env });
+      assert.equal(quiet.code, 0, quiet.stderr);
+      assert.deepEqual([quiet.stdout, quiet.stderr], ['', ''], 'a removal that went well: nothing at all');
+      assert.deepEqual(
+        sim.ids().map((id) => sim.get(id)!.name),
+        ['hermes-0b0b0b0b'],
+        'and it did remove',
+      );
+      sim.add({ name: 'hermes-0c0c0c0c', labels, finishedAt: old, faults: { removeStatus: 500 } });
+      const failed = await runCli([...args, '--quiet'], { env });
+      assert.equal(failed.code, 1, failed.stderr);
+      const events = failed.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { event: string; name?: string; failed?: number });
+      assert.deepEqual(
+        events.map((e) => [e.event, e.name ?? e.failed]),
+        [
+          ['failed', 'hermes-0c0c0c0c'],
+          ['summary', 1],
+        ],
+      );
+      const down = await runCli(['reap', '--log-format', 'json', '--quiet', '--host', `unix://${tmp.dir}/nothing.sock`], { env });
+      assert.equal(down.code, 3);
+      assert.match(down.stdout, /^\{"time":"[^"]+","event":"summary",.*"reachable":false/, 'an engine that did not answer: the summary says which');
     } finally {
       await sim.close();
     }

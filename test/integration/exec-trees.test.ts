@@ -305,7 +305,7 @@ describe(`exec trees hermes abandoned are ended; the job and young execs run on 
       text.stdout,
     );
     assert.match(text.stdout, /; exec trees: ended 1, kept 0, failed 0 \(/);
-    assert.match(readFileSync(metrics, 'utf8'), /^hermes_janitor_exec_trees\{state="ended"\} 1$/m);
+    assert.match(readFileSync(metrics, 'utf8'), /^hermes_janitor_exec_trees\{state="ended",home="[^"]+"\} 1$/m);
     await execEnds(seen.execs![0]!.id);
     assert.equal(await fx.state(id), 'running');
     // Judged as any other sandbox from here: idle for the idle threshold (2 s), then stopped.

@@ -347,9 +347,9 @@ describe(`image budget (${ENGINE_KIND})`, () => {
       ['kept', 0],
       ['failed', 0],
     ] as const) {
-      assert.match(metrics, new RegExp(`^hermes_janitor_images\\{state="${imageState}"\\} ${n}$`, 'm'));
+      assert.match(metrics, new RegExp(`^hermes_janitor_images\\{state="${imageState}",home="[^"]+"\\} ${n}$`, 'm'));
     }
-    assert.match(metrics, new RegExp(`^hermes_janitor_image_bytes ${bytesOf(await dfImages(), [k!])}$`, 'm'));
+    assert.match(metrics, new RegExp(`^hermes_janitor_image_bytes\\{home="[^"]+"\\} ${bytesOf(await dfImages(), [k!])}$`, 'm'));
   });
 
   it('list with a budget in config.yaml records the images its containers use', async () => {

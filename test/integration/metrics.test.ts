@@ -19,6 +19,7 @@ const FAMILY_NAMES = [
   'hermes_janitor_containers_removed',
   'hermes_janitor_containers_stopped',
   'hermes_janitor_exec_trees',
+  'hermes_janitor_heartbeat_timestamp_seconds',
   'hermes_janitor_last_run_duration_seconds',
   'hermes_janitor_last_run_reclaimed_bytes',
   'hermes_janitor_last_run_success',
@@ -33,10 +34,11 @@ const FAMILY_NAMES = [
 function read(file: string): Map<string, ParsedFamily> {
   return new Map(parsePrometheusTextFormat(readFileSync(file, 'utf8')).map((f) => [f.name, f]));
 }
+/** The sample whose labels include `labels`, as a PromQL selector matches (more labels may be there: `home`). */
 const value = (fams: Map<string, ParsedFamily>, name: string, labels?: Record<string, string>) => {
   const fam = fams.get(name);
   assert.ok(fam, `family ${name} missing`);
-  const m = fam.metrics.find((s) => !labels || JSON.stringify(s.labels) === JSON.stringify(labels));
+  const m = fam.metrics.find((s) => !labels || Object.entries(labels).every(([k, v]) => s.labels?.[k] === v));
   assert.ok(m, `${name}${JSON.stringify(labels)} missing in ${JSON.stringify(fam.metrics)}`);
   return Number(m.value);
 };
@@ -76,6 +78,9 @@ describe(`reap --metrics-file (built CLI, ${ENGINE_KIND})`, () => {
     assert.equal(value(fams, 'hermes_janitor_containers_stopped', labels), 0);
     assert.equal(value(fams, 'hermes_janitor_containers_failed', labels), 0);
     assert.equal(value(fams, 'hermes_janitor_orphans', labels), 0);
+    // Every series carries the home the run served, so that several homes' files never hold the same series.
+    for (const f of fams.values()) for (const m of f.metrics) assert.equal(m.labels?.home, env.HERMES_HOME, `${f.name} carries the home`);
+    assert.equal(value(fams, 'hermes_janitor_heartbeat_timestamp_seconds'), ts, "a reap's heartbeat is its end");
     assert.equal(statSync(file).mode & 0o777, 0o644);
     assert.deepEqual(
       readdirSync(t.dir).filter((n) => n.endsWith('.tmp')),

@@ -57,7 +57,7 @@ describe(`reap: the space it freed (built CLI, ${ENGINE_KIND})`, () => {
         .reduce((n, [, v]) => n + v, 0),
     );
     assert.equal(out.reclaimedBytes, out.reclaimed.total);
-    assert.match(readFileSync(file, 'utf8'), new RegExp(`^hermes_janitor_last_run_reclaimed_bytes ${out.reclaimedBytes}$`, 'm'));
+    assert.match(readFileSync(file, 'utf8'), new RegExp(`^hermes_janitor_last_run_reclaimed_bytes\\{home="[^"]+"\\} ${out.reclaimedBytes}$`, 'm'));
   });
 
   it('--images-over takes 10G, 10g, 10GB and 10GiB', async () => {

@@ -522,8 +522,8 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
       assert.equal(res.code, 0, res.stderr);
       const text = readFileSync(prom, 'utf8');
       const expect = (state: string, count: number, bytes: number) => {
-        assert.match(text, new RegExp(`^hermes_janitor_sandbox_dirs\\{state="${state}"\\} ${count}$`, 'm'), text);
-        assert.match(text, new RegExp(`^hermes_janitor_sandbox_dir_bytes\\{state="${state}"\\} ${bytes}$`, 'm'), text);
+        assert.match(text, new RegExp(`^hermes_janitor_sandbox_dirs\\{state="${state}",home="[^"]+"\\} ${count}$`, 'm'), text);
+        assert.match(text, new RegExp(`^hermes_janitor_sandbox_dir_bytes\\{state="${state}",home="[^"]+"\\} ${bytes}$`, 'm'), text);
       };
       expect('used', 2, du([running.dir, exited.dir]));
       expect('unused', 2, du([recent.dir, old.dir]));
@@ -536,14 +536,14 @@ describe(`sandbox directories (${ENGINE_KIND})`, () => {
         await w.waitFor('the metrics address', (ls) => ls.some((l) => l.event === 'metrics'));
         const url = w.events('metrics')[0]!.url as string;
         let text = '';
-        for (const deadline = Date.now() + 30_000; !/^hermes_janitor_sandbox_dir_bytes\{state="unused"\}/m.test(text); ) {
+        for (const deadline = Date.now() + 30_000; !/^hermes_janitor_sandbox_dir_bytes\{state="unused",home="[^"]+"\}/m.test(text); ) {
           assert.ok(Date.now() < deadline, `no sandbox-dir gauges after 30 s:\n${text}\n${w.stderr}`);
           await new Promise((r) => setTimeout(r, 250));
           text = await (await fetch(`${url}/metrics`)).text();
         }
         const expect = (state: string, count: number, bytes: number) => {
-          assert.match(text, new RegExp(`^hermes_janitor_sandbox_dirs\\{state="${state}"\\} ${count}$`, 'm'), text);
-          assert.match(text, new RegExp(`^hermes_janitor_sandbox_dir_bytes\\{state="${state}"\\} ${bytes}$`, 'm'), text);
+          assert.match(text, new RegExp(`^hermes_janitor_sandbox_dirs\\{state="${state}",home="[^"]+"\\} ${count}$`, 'm'), text);
+          assert.match(text, new RegExp(`^hermes_janitor_sandbox_dir_bytes\\{state="${state}",home="[^"]+"\\} ${bytes}$`, 'm'), text);
         };
         expect('used', 2, du([running.dir, exited.dir]));
         expect('unused', 2, du([recent.dir, old.dir]));

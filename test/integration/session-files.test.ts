@@ -118,9 +118,9 @@ describe('session files in every place hermes puts them', () => {
       assert.equal(dirs.get(cache)?.from, 'cache/terminal');
       assert.ok(dirs.has(path.join(home, 'cache', 'scratch')));
       const prom = readFileSync(metrics, 'utf8');
-      assert.match(prom, new RegExp(`hermes_janitor_shell_snapshots\\{temp_dir="${cache}",state="found"\\} 1`));
-      assert.match(prom, new RegExp(`hermes_janitor_session_files\\{temp_dir="${tempDirSetting}",kind="code-sandbox",state="abandoned"\\} 1`));
-      assert.match(prom, new RegExp(`hermes_janitor_session_files\\{temp_dir="${cache}",kind="background-job",state="found"\\} 2`));
+      assert.match(prom, new RegExp(`hermes_janitor_shell_snapshots\\{temp_dir="${cache}",state="found",home="[^"]+"\\} 1`));
+      assert.match(prom, new RegExp(`hermes_janitor_session_files\\{temp_dir="${tempDirSetting}",kind="code-sandbox",state="abandoned",home="[^"]+"\\} 1`));
+      assert.match(prom, new RegExp(`hermes_janitor_session_files\\{temp_dir="${cache}",kind="background-job",state="found",home="[^"]+"\\} 2`));
     },
   );
 

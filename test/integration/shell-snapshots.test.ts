@@ -125,7 +125,7 @@ describe('shell snapshots (real processes, a second user)', { skip: skipUnless(u
     assert.equal(liveReason, 'owner-alive');
     assert.ok(existsSync(liveFile));
     const prom = readFileSync(metrics, 'utf8');
-    assert.match(prom, new RegExp(`hermes_janitor_shell_snapshots\\{temp_dir="${dir}",state="found"\\} 1`));
+    assert.match(prom, new RegExp(`hermes_janitor_shell_snapshots\\{temp_dir="${dir}",state="found",home="[^"]+"\\} 1`));
     // status: counted, the secret-looking name counted, the stand-in shown.
     const st = await janitor(null, ['status', '--json', '--label', label], jenv);
     const report = JSON.parse(st.stdout) as {

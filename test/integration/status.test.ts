@@ -12,6 +12,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { reapLockPath } from '../../src/adapters/janitor-files.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 import { ENGINE_HOST, ENGINE_KIND, EngineFixture, docker, requireEngine } from '../helpers/docker.js';
+import { WatchProcess } from '../helpers/watch-process.js';
 
 /** Every path under `dir` with its mode and a digest of its bytes (directories too). */
 function snapshot(dir: string): Map<string, string> {
@@ -40,7 +41,20 @@ interface Status {
     oldestOrphan: { id: string; ageSeconds: number } | null;
     anonymousVolumes: { total: number; containers: number; heldByOrphans: number };
   } | null;
-  janitor: { sweeps: Array<{ host: string }>; locks: Array<{ pid: number | null; stale: boolean }>; log: { path: string } };
+  janitor: {
+    sweeps: Array<{ host: string; file: string; scheduleSeconds: number | null; by: string }>;
+    locks: Array<{ pid: number | null; stale: boolean }>;
+    log: { path: string };
+    freshness: Array<{ host: string; ageSeconds: number | null; scheduleSeconds: number; scheduleFrom: string; stale: boolean }>;
+    watch: {
+      pid: number;
+      process: string;
+      heartbeatAt: string | null;
+      healthz: { status: number | null } | null;
+      stoppedBy: string | null;
+      problem: string | null;
+    } | null;
+  };
   breakers: {
     restartGuard: { tripped: boolean; bootsInWindow: number };
     stuckSessions: { suspended: string[] };
@@ -49,6 +63,7 @@ interface Status {
   };
   attention: string[];
   exitCode: number;
+  verdict: { ok: boolean; count: number; line: string; worst: string | null };
 }
 
 describe(`status (built CLI, ${ENGINE_KIND})`, () => {
@@ -100,7 +115,8 @@ describe(`status (built CLI, ${ENGINE_KIND})`, () => {
     assert.deepEqual(s.attention, []);
     const text = await status(h, ['--label', `hermes-janitor-test-run=${fx.runId}`], false);
     assert.equal(text.code, 0);
-    assert.match(text.stdout, /^Engines\n/);
+    assert.match(text.stdout, /^OK: nothing needs attention\nEngines\n/, 'the verdict first, then the details');
+    assert.deepEqual(s.verdict, { ok: true, count: 0, line: 'OK: nothing needs attention', worst: null });
     assert.match(text.stdout, /Nothing needs attention\./);
   });
 
@@ -236,6 +252,123 @@ describe(`status (built CLI, ${ENGINE_KIND})`, () => {
         held.report!.janitor.locks.map((l) => [l.pid, l.stale]),
         [[process.pid, false]],
       );
+    });
+  });
+
+  describe('is the janitor running: a stale sweep, a watch not running or not healthy (exit 1), the verdict first', () => {
+    const label = ['--label', `hermes-janitor-test-run=${fx.runId}-none`];
+    /**
+     * The ways to name the homes a run covers (each test runs with each, its reap, watch and status alike): the home of
+     * `HERMES_HOME`, and the same home as a run over several homes names it (`--homes`: their one shared store and
+     * lock; `--all-homes` finds homes from the password database and living hermes processes, which a throwaway home
+     * is neither).
+     */
+    const SCOPES: Array<{ name: string; args: (h: { dir: string }) => string[] }> = [
+      { name: 'HERMES_HOME', args: () => [] },
+      { name: '--homes', args: (h) => ['--homes', h.dir] },
+    ];
+    /** status as it runs beside a watch: no check that it wrote nothing (the watch writes its record meanwhile). */
+    const statusNow = async (h: { dir: string; env: Record<string, string> }, extra: string[]) => {
+      const json = await runCli(['status', '--json', ...label, ...extra], { env: h.env });
+      const text = await runCli(['status', ...label, ...extra], { env: h.env });
+      return { code: json.code, report: JSON.parse(json.stdout) as Status, first: text.stdout.split('\n')[0]!, text: text.stdout, textCode: text.code };
+    };
+
+    for (const scope of SCOPES) {
+      it(`${scope.name}: a last sweep older than twice its schedule is an attention item; --schedule judges it too`, async () => {
+        const h = home();
+        const reap = await runCli(['reap', '--once-per', '1h', '--quiet', ...label, ...scope.args(h)], { env: h.env });
+        assert.equal(reap.code, 0, reap.stderr);
+        const fresh = await status(h, [...label, ...scope.args(h)]);
+        assert.equal(fresh.code, 0, fresh.stdout);
+        assert.deepEqual(
+          fresh.report!.janitor.freshness.map((f) => [f.scheduleSeconds, f.scheduleFrom, f.stale]),
+          [[3600, 'reap --once-per', false]],
+        );
+        // The same stamp, as if its sweep completed 3 hours ago (more than twice the hour of its --once-per).
+        const file = fresh.report!.janitor.sweeps[0]!.file;
+        const stamp = JSON.parse(readFileSync(file, 'utf8')) as { completedAt: string };
+        writeFileSync(file, JSON.stringify({ ...stamp, completedAt: new Date(Date.now() - 3 * 3600_000).toISOString() }));
+        const stale = await status(h, [...label, ...scope.args(h)]);
+        assert.equal(stale.code, 1, stale.stdout);
+        assert.equal(stale.report!.verdict.line, `ATTENTION: 1 thing: no completed sweep for 3 hours on ${ENGINE_HOST}`);
+        assert.match(stale.report!.attention[0]!, /more than twice the schedule of every 1 hour \(reap --once-per\): run hermes-janitor reap --home /);
+        const text = await status(h, [...label, ...scope.args(h)], false);
+        assert.equal(text.stdout.split('\n')[0], stale.report!.verdict.line, 'the verdict is the first line');
+        assert.equal((await status(h, [...label, '--schedule', '2h', ...scope.args(h)])).code, 0, 'every 2 h: 3 hours is not twice that');
+        assert.equal((await status(h, [...label, '--schedule', '1h', ...scope.args(h)])).code, 1);
+      });
+
+      it(`${scope.name}: a running watch is fine; stopped (SIGTERM) or killed it is not running; with its engine away, not healthy`, async () => {
+        const h = home();
+        const env = { ...h.env, HERMES_JANITOR_HEARTBEAT_EVERY: '1s' };
+        const watch = async () => {
+          const w = WatchProcess.start([...label, '--metrics-listen', '127.0.0.1:0', ...scope.args(h)], env);
+          await w.waitFor('connected', (ls) => ls.some((l) => l.event === 'engine' && l.state === 'connected'));
+          return w;
+        };
+        let w = await watch();
+        let running = await statusNow(h, scope.args(h));
+        for (let i = 0; i < 50 && running.report.janitor.watch?.heartbeatAt == null; i++) {
+          await new Promise((r) => setTimeout(r, 200));
+          running = await statusNow(h, scope.args(h));
+        }
+        assert.equal(running.code, 0, running.text);
+        assert.equal(running.first, 'OK: nothing needs attention');
+        const wr = running.report.janitor.watch!;
+        assert.deepEqual([wr.pid, wr.process, wr.healthz?.status, wr.problem], [w.child.pid, 'alive', 200, null]);
+        assert.equal(running.report.janitor.freshness[0]!.scheduleFrom, 'watch heartbeat', "a connected watch's stamps are its sweeps");
+        assert.match(running.text, new RegExp(`reap lock: pid ${w.child.pid} .* \\(the watch\\)`));
+
+        assert.equal((await w.stop('SIGTERM')).code, 0);
+        const stopped = await statusNow(h, scope.args(h));
+        assert.equal(stopped.code, 1, stopped.text);
+        // The worst first; its stamps go stale too once two heartbeats (here 1 s) pass without one.
+        assert.match(stopped.first, /^ATTENTION: (1 thing: watch not running|2 things, the worst first: watch not running; no completed sweep for .*)$/);
+        assert.match(stopped.report.attention[0]!, new RegExp(`watch \\(pid ${w.child.pid}, .*\\) is not running: it stopped .* by SIGTERM`));
+
+        w = await watch();
+        w.child.kill('SIGKILL');
+        await w.exited;
+        const killed = await statusNow(h, scope.args(h));
+        assert.equal(killed.code, 1, killed.text);
+        assert.match(killed.first, /^ATTENTION: \d things, the worst first: watch not running; .*stale reap lock/);
+        assert.match(killed.report.attention[0]!, /is not running: it ended without stopping \(killed or crashed\)/);
+
+        // A watch whose engine does not answer: alive, /healthz 503, no heartbeat.
+        const away = `unix://${path.join(path.dirname(h.dir), 'away.sock')}`;
+        const lost = WatchProcess.start([...label, '--host', away, '--metrics-listen', '127.0.0.1:0', ...scope.args(h)], env);
+        try {
+          await lost.waitFor('metrics', (ls) => ls.some((l) => l.event === 'metrics'));
+          let r = await statusNow(h, ['--host', away, ...scope.args(h)]);
+          for (let i = 0; i < 50 && r.report.janitor.watch?.pid !== lost.child.pid; i++) {
+            await new Promise((res) => setTimeout(res, 200));
+            r = await statusNow(h, ['--host', away, ...scope.args(h)]);
+          }
+          assert.equal(r.code, 3, 'its engine is unreachable for status too');
+          // (The killed watch's reap lock of the other engine is still there, stale: the last of three.)
+          assert.ok(r.first.startsWith(`ATTENTION: 3 things, the worst first: engine ${away} unreachable; watch not healthy`), r.first);
+          assert.match(r.report.attention[1]!, /is not healthy: its \/healthz \(.*\) answered 503/);
+        } finally {
+          await lost.stop('SIGTERM');
+        }
+      });
+    }
+
+    it('status takes the policy flags list and reap take, and its advice repeats them', async () => {
+      const h = home();
+      // Its own label beside the run's (which the fixture's cleanup removes it by), every profile: its own profile's.
+      const own = ['--label', `hj-status-policy=${fx.runId}`, '--all-profiles'];
+      await fx.create({ state: 'exited', labels: { 'hj-status-policy': fx.runId } });
+      const policy = ['--idle-after', '2m', '--idle-after-owned', 'never', '--stopped-retention', '1d', '--idle-max-processes', '3', '--exec-max-age', '30m'];
+      const asOf = ['--as-of', new Date(Date.now() + 3600_000).toISOString()];
+      const listed = await runCli(['list', ...own, ...policy, '--no-stop-idle', ...asOf], { env: h.env });
+      assert.equal(listed.code, 0, listed.stderr);
+      const r = await status(h, [...own, ...policy, '--no-stop-idle', ...asOf]);
+      assert.equal(r.code, 1, r.stderr);
+      const advice = /: run (hermes-janitor reap .*)$/m.exec(r.report!.attention.join('\n'))?.[1] ?? '';
+      assert.ok(advice.startsWith(`hermes-janitor reap --home ${h.dir} `), advice);
+      assert.ok(advice.endsWith(`${policy.join(' ')} --no-stop-idle ${asOf.join(' ')}`), advice);
     });
   });
 

@@ -68,7 +68,7 @@ describe('watch across an engine restart (a private dockerd)', () => {
     assert.equal(await d.docker(['ps', '-aq']), '');
     assert.equal((await fetch(`${url}/healthz`)).status, 200);
     const metrics = await (await fetch(`${url}/metrics`)).text();
-    assert.match(metrics, /^hermes_janitor_reconnects_total\{host="[^"]+"\} 1$/m);
+    assert.match(metrics, /^hermes_janitor_reconnects_total\{host="[^"]+",home="[^"]+"\} 1$/m);
     const stop = await w.stop('SIGTERM');
     assert.equal(stop.code, 0, w.stderr);
     // The private engine, started twice, left the host's network alone: the shared engine still runs a container

@@ -126,9 +126,12 @@ describe(`watch on the real engine (${ENGINE_KIND})`, () => {
     ]) {
       assert.match(text, new RegExp(`^# TYPE ${family} `, 'm'), family);
     }
-    assert.match(text, new RegExp(`^hermes_janitor_removed_total\\{host="[^"]+",profile="${profile}"\\} 1$`, 'm'));
-    assert.match(text, /^hermes_janitor_events_total\{host="[^"]+",action="die"\} [1-9]/m);
-    assert.match(text, new RegExp(`^hermes_janitor_containers_stopped\\{host="[^"]+",profile="${profile}"\\} 0$`, 'm'), 'stopped carries series');
+    // Every series carries the home watch serves (`home`, after the labels of before).
+    const at = `home="${home.dir}"`;
+    assert.match(text, new RegExp(`^hermes_janitor_removed_total\\{host="[^"]+",profile="${profile}",${at}\\} 1$`, 'm'));
+    assert.match(text, new RegExp(`^hermes_janitor_events_total\\{host="[^"]+",action="die",${at}\\} [1-9]`, 'm'));
+    assert.match(text, new RegExp(`^hermes_janitor_containers_stopped\\{host="[^"]+",profile="${profile}",${at}\\} 0$`, 'm'), 'stopped carries series');
+    assert.match(text, new RegExp(`^hermes_janitor_heartbeat_timestamp_seconds\\{${at}\\} \\d`, 'm'), 'the heartbeat');
     // The families shared with `reap --metrics-file` have the very same HELP and TYPE lines.
     const file = `${home.dir}/reap.prom`;
     const r = await runCli(['reap', '--dry-run', '--home', home.dir, '--profile', profile, '--metrics-file', file]);

@@ -210,3 +210,22 @@ describe("README: the two set-up commands are the repository's own", () => {
     assert.match(readFileSync(path.join(REPO, 'scripts/prepare.cjs'), 'utf8'), /npm\(\['run', 'build'\]\)/, 'prepare runs the build');
   });
 });
+
+describe('the documented cron line', () => {
+  it("the README's is docs/operations.md's, covers every profile, names the stable install path and takes only reap's flags", async () => {
+    const { REAP_COMMAND_OPTIONS } = await import('../../src/cli/engine-option-table.js');
+    const { GLOBAL_OPTIONS } = await import('../../src/cli/global-options.js');
+    const readme = readFileSync(path.join(REPO, 'README.md'), 'utf8');
+    const row = /^\| Cron \| `([^`]+)`/m.exec(readme)?.[1];
+    const ops = readFileSync(path.join(REPO, 'docs', 'operations.md'), 'utf8');
+    const block = /```cron\n([\s\S]*?)```/.exec(ops)?.[1] ?? '';
+    const line = block.split('\n').find((l) => l.trim() && !l.startsWith('#'));
+    assert.ok(row && line, 'a cron line in each');
+    assert.equal(row, line, 'one cron line, the same in both');
+    // Without --all-profiles a run judges the home's own profile only: the others' containers would stay for ever.
+    assert.match(line, /^\*\/15 \* \* \* \* HERMES_HOME=\S+ \/usr\/local\/bin\/hermes-janitor reap .*--all-profiles/);
+    const flags = line.split(/\s+/).filter((w) => w.startsWith('--'));
+    const known = new Set([...REAP_COMMAND_OPTIONS, ...GLOBAL_OPTIONS].map((d) => d.flag));
+    for (const f of flags) assert.ok(known.has(f as `--${string}`), `reap takes ${f}`);
+  });
+});

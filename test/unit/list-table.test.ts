@@ -204,7 +204,12 @@ describe('list through the built CLI (engine simulator)', () => {
       assert.match(piped.stderr, /3 container\(s\), 3 to reap, 0 to stop\./);
       assert.match(
         piped.stderr,
-        new RegExp(`them: hermes-janitor reap --profile ${profile} --host ${sim.host.replace(/[/.]/g, '\\$&')} --as-of 2026-11-27T12:00:00Z$`, 'm'),
+        // The advice names the home (here from HERMES_HOME and --profile), so that pasted by another user it acts on the same one.
+        new RegExp(
+          `them: hermes-janitor reap --home ${path.join(env.HERMES_HOME, 'profiles', profile).replace(/[/.]/g, '\\$&')} --profile ${profile} ` +
+            `--host ${sim.host.replace(/[/.]/g, '\\$&')} --as-of 2026-11-27T12:00:00Z$`,
+          'm',
+        ),
       );
 
       const wide = await runCli([...args, '--wide'], { env });

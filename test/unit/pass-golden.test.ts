@@ -78,7 +78,7 @@ describe('golden: reap', () => {
     ['containers-only', containersOnlyReport],
     ['quiet-snapshots', quietSnapshotsReport],
   ];
-  for (const kind of ['text', 'quiet', 'json', 'ndjson'] as const) {
+  for (const kind of ['text', 'quiet', 'json', 'ndjson', 'ndjson-quiet'] as const) {
     for (const [name, make] of cases) {
       it(`${kind}, ${name}`, async () => golden(`reap-${kind}-${name}`, await reapOutput(kind, make())));
     }
@@ -127,6 +127,7 @@ describe('golden: metrics', () => {
         durationSeconds: 1.5,
         success: false,
         counts,
+        home: '/home/h/.hermes',
         passes: [
           { pass: sandboxDirsPass, gauges: { used: { count: 3, bytes: 300 }, unused: { count: 2, bytes: 1288494284 } } },
           { pass: imagesPass, gauges: imageGauges(images, false) },
@@ -144,6 +145,7 @@ describe('golden: metrics', () => {
         durationSeconds: 0.25,
         success: true,
         counts: [],
+        home: '/home/h/.hermes',
         passes: [
           { pass: sandboxDirsPass, gauges: { used: null, unused: null } },
           { pass: imagesPass, gauges: { ...imageGauges(images, true), bytes: null } },
@@ -152,7 +154,7 @@ describe('golden: metrics', () => {
     );
   });
   it("watch's endpoint: from the start, then after each pass", async () => {
-    const m = await createWatchMetrics((p) => p ?? 'default', PASSES);
+    const m = await createWatchMetrics((p) => p ?? 'default', PASSES, { home: '/home/h/.hermes' });
     const first = await m.text();
     m.setPass(sandboxDirsPass, { used: { count: 3, bytes: 300 }, unused: { count: 2, bytes: 1288494284 } });
     m.setPass(imagesPass, imageGauges(images, false));
@@ -172,8 +174,8 @@ describe('golden: metrics', () => {
       counts,
       sweepGauges: [{ pass: execTreesPass, gauges: { ended: 1, kept: 1, failed: 1 } }],
     });
-    const after = (await m.text()).replace(/^(hermes_janitor_last_run_timestamp_seconds) \d+(\.\d+)?$/m, '$1 <now>');
-    golden('metrics-watch', `--- at start\n${first.replace(/^(hermes_janitor_last_run_timestamp_seconds) \d+(\.\d+)?$/m, '$1 <now>')}--- after\n${after}`);
+    const now = (t: string) => t.replace(/^(hermes_janitor_(?:last_run|heartbeat)_timestamp_seconds(?:\{[^}]*\})?) \d+(\.\d+)?$/gm, '$1 <now>');
+    golden('metrics-watch', `--- at start\n${now(first)}--- after\n${now(await m.text())}`);
   });
 });
 
@@ -194,7 +196,32 @@ describe('golden: status', () => {
     runningSandboxes: [],
     // The cost of a stop a reap would make: the sandbox's writable layer (hermes' reaper removes it with the sandbox).
     stopCosts: [{ id: 'c'.repeat(64), name: 'hermes-1a2b3c4d', host: HOST_A, profile: 'default', idleSeconds: 7200, writableLayerBytes: 21_495_808 }],
-    janitor: { sweeps: [], locks: [], log: { path: '/home/h/.hermes/logs/janitor.log', exists: false, sizeBytes: 0, lastRun: null } },
+    janitor: {
+      sweeps: [
+        {
+          host: HOST_A,
+          profile: 'default',
+          completedAt: '2026-11-16T12:00:00.000Z',
+          ageSeconds: 518400,
+          file: '/home/h/.hermes/janitor/stamps/x.json',
+          scheduleSeconds: null,
+          by: 'reap' as const,
+        },
+      ],
+      locks: [],
+      log: { path: '/home/h/.hermes/logs/janitor.log', exists: false, sizeBytes: 0, lastRun: null },
+      freshness: [
+        {
+          host: HOST_A,
+          completedAt: '2026-11-16T12:00:00.000Z',
+          ageSeconds: 518400,
+          scheduleSeconds: 3600,
+          scheduleFrom: 'default' as const,
+          stale: true,
+        },
+      ],
+      watch: null,
+    },
     sandboxDirs: {
       root: '/home/h/.hermes/sandboxes',
       count: 5,
@@ -238,8 +265,18 @@ describe('golden: status', () => {
     ],
     breakers,
     trust: { owner: null, stateDir: '/home/h/.hermes/janitor', refused: [] },
-    attention: ['sandbox directories: x'],
+    attention: [
+      `no completed sweep for 6 days on ${HOST_A}, more than twice the schedule of every 1 hour (default): run hermes-janitor reap --home ` +
+        '/home/h/.hermes, then check the timer, cron line or watch that should sweep',
+      'sandbox directories: x',
+    ],
     exitCode: 1 as const,
+    verdict: {
+      ok: false,
+      count: 2,
+      line: `ATTENTION: 2 things, the worst first: no completed sweep for 6 days on ${HOST_A}; sandbox directories`,
+      worst: `no completed sweep for 6 days on ${HOST_A}`,
+    },
   };
   it('text: the sandboxes, images and shell-snapshot sections', async () => {
     const { render } = await import('../../src/cli/commands/status.js');

@@ -182,7 +182,7 @@ describe('metrics', () => {
     await fillRegistry(reg, run('h1'));
     await fillRegistry(reg, run('h2'));
     const fams = parsePrometheusTextFormat(await reg.metrics());
-    assert.equal(fams.length, 8);
+    assert.equal(fams.length, 9, 'the run-wide families with the heartbeat, and the five per engine and profile');
     assert.deepEqual(
       fams.find((f) => f.name === 'hermes_janitor_containers_removed')!.metrics.map((m) => m.labels?.host),
       ['h2'],

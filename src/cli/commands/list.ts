@@ -9,19 +9,23 @@ import { acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { list } from '../../reaper/sweep.js';
 import {
   type EngineCommandOptions,
+  type RunPolicy,
   addEngineOptions,
   connectEngines,
   discoverTargets,
+  homeWorth,
   loadHomeConfig,
   passInput,
+  perProfileOf,
   preloadEngineClient,
   resolvePolicy,
   resolveTargets,
   sayNotes,
   timeoutSignal,
+  untrustedSettings,
 } from '../engine-options.js';
 import { byHostAndName, startProgress } from '../render-containers.js';
-import { chooseListReporter } from '../report/list-reporter.js';
+import { type ListSummary, chooseListReporter } from '../report/list-reporter.js';
 import { outputFormat } from '../report/reporter.js';
 import { type RunState, action, optionParser } from '../shared.js';
 import { policyFlags, scopeOf, suggest } from '../advice.js';
@@ -74,7 +78,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const discovered = discoverTargets(targets, opts, ctx);
       discovered.catch(() => undefined); // awaited below, after the home's own errors (exit 2) are reported
       preloadEngineClient();
-      const config = await loadHomeConfig(targets.home, ctx, signal);
+      const config = await loadHomeConfig(targets.home, ctx, signal, await homeWorth(targets, ctx));
       const policy = await resolvePolicy(opts, ctx, config, targets, signal);
       sayNotes(targets, opts, ctx);
 
@@ -92,6 +96,8 @@ export function register(program: Command, ctx: Context, state: RunState): void 
           thresholdSeconds: policy.thresholdSeconds,
           ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
           held: policy.held,
+          ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
+          ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
           asOf: policy.asOf,
           concurrency: opts.concurrency,
           idle: policy.idle,
@@ -106,13 +112,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const failed = across.results.flatMap((r) => r.failed).sort(byHostAndName);
       const code = sweepExitCode(across, failed.length);
       await reporter.result({
-        summary: {
-          asOf: policy.asOf.toISOString(),
-          thresholdSeconds: policy.thresholdSeconds,
-          profile: targets.selection.profile,
-          stopIdle: policy.stopIdle,
-          idleAfterSeconds: policy.idleAfterSeconds,
-        },
+        summary: summaryOf(policy, targets.selection.profile),
         containers: across.results.flatMap((r) => r.containers).sort(byHostAndName),
         failed,
         hosts: across.hosts,
@@ -122,9 +122,22 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         exitCode: code,
         wide: Boolean(opts.wide),
         ...(opts.format ? { format: opts.format } : {}),
-        advice: suggest('reap', scopeOf(command, ctx), policyFlags(ctx.argv)),
+        advice: suggest('reap', scopeOf(command, ctx, targets.home), policyFlags(ctx.argv)),
+        ...(untrustedSettings().length ? { untrustedSettings: untrustedSettings() } : {}),
       });
       return code;
     }),
   );
+}
+
+/** The policy a list judged by, as its summary says it (thresholds per profile where they differ). */
+function summaryOf(policy: RunPolicy, profile: string | null): ListSummary {
+  return {
+    asOf: policy.asOf.toISOString(),
+    thresholdSeconds: policy.thresholdSeconds,
+    profile,
+    stopIdle: policy.stopIdle,
+    idleAfterSeconds: policy.idleAfterSeconds,
+    ...(perProfileOf(policy) ?? {}),
+  };
 }

@@ -31,8 +31,12 @@ import {
   discoverTargets,
   sayNotes,
   checkStopTimeout,
+  homeWorth,
   loadHomeConfig,
+  noticeUntrusted,
   passInput,
+  perProfileOf,
+  untrustedSettings,
   resolvePolicy,
   resolveTargets,
   timeoutSignal,
@@ -73,6 +77,8 @@ interface RunRecord {
   passes?: Array<{ pass: Pass; gauges: unknown }>;
   /** What the run freed, in bytes (a dry run: would free). */
   reclaimedBytes?: number;
+  /** The hermes home the run served (`RunMetrics.home`: every series carries it). */
+  home?: string;
 }
 
 const HELP = `
@@ -141,6 +147,7 @@ async function recordMetrics(ctx: Context, file: string, record: RunRecord, star
       counts: record.counts ?? [],
       ...(record.passes ? { passes: record.passes } : {}),
       ...(record.reclaimedBytes !== undefined ? { reclaimedBytes: record.reclaimedBytes } : {}),
+      ...(record.home !== undefined ? { home: record.home } : {}),
     });
     await writeMetricsFile(file, text);
   } catch (err) {
@@ -259,8 +266,9 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   // The run's --timeout starts here: hermes' settings are read inside it.
   const signal = timeoutSignal(opts);
   const deadlineMs = opts.timeout > 0 ? Date.now() + opts.timeout : undefined;
-  const files = await loadHomeConfig(home, ctx, signal);
-  const disabled = reaperDisabled(files.hermes, ctx.env);
+  const files = await loadHomeConfig(home, ctx, signal, await homeWorth(targets, ctx));
+  // Over several homes each label's own profiles say it (`reaper-off`), not the run home's switch.
+  const disabled = targets.multiHome ? null : reaperDisabled(files.hermes, ctx.env);
   if (disabled) {
     reporter.notice({ kind: 'disabled', reason: `reaper disabled by ${disabled}`, what: 'nothing done' });
     return ExitCode.OK;
@@ -294,9 +302,11 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     passes,
   };
   record.attempted = true;
+  record.home = home.home;
   limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
   try {
     sayNotes(targets, opts, ctx);
+    noticeUntrusted(reporter);
     await discoverTargets(targets, opts, ctx);
   } catch (err) {
     const none = await noEngineAtAll(err, targets.endpoints);
@@ -389,6 +399,7 @@ async function engineFreeRun(run: ReapRun, record: RunRecord, why: { noEngine: s
     failOpen: Boolean(opts.failOpen),
     ...('noEngine' in why ? { noEngine: why.noEngine } : {}),
     passes: done.results,
+    ...untrustedOf(run.reporter),
   });
   return opts.failOpen ? ExitCode.OK : code;
 }
@@ -422,6 +433,8 @@ function sweepOf(run: ReapRun, engine: Parameters<typeof reap>[0]['engine']): Pa
     concurrency: opts.concurrency,
     ...(policy.thresholdByProfile && !plan ? { thresholdByProfile: policy.thresholdByProfile } : {}),
     held: policy.held,
+    ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
+    ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
     dryRun: run.dryRun,
     keepVolumes: run.keepVolumes,
     idle: policy.idle,
@@ -489,13 +502,25 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
     ...(opts.planOut ? { planOut: opts.planOut } : {}),
     failOpen: Boolean(opts.failOpen),
     passes: passes.results,
+    ...(!plan && perProfileOf(policy) ? { perProfile: perProfileOf(policy)! } : {}),
   };
   report.reclaimed = (await import('../reclaimed.js')).reclaimed(report);
+  withUntrusted(report, reporter);
   record.reclaimedBytes = report.reclaimed.total;
   await reporter.reapResult(report);
   if (!opts.failOpen || code === ExitCode.OK) return code;
   reporter.failOpen(firstProblem(report));
   return ExitCode.OK;
+}
+
+/** The settings refused for the run: those not yet said as notices, and all of them in the report. */
+function untrustedOf(reporter: Reporter): Pick<ReapReport, 'untrustedSettings'> {
+  noticeUntrusted(reporter);
+  const all = untrustedSettings();
+  return all.length ? { untrustedSettings: all } : {};
+}
+function withUntrusted(report: ReapReport, reporter: Reporter): void {
+  Object.assign(report, untrustedOf(reporter));
 }
 
 const planned = (plan: ReapPlan) => [...plan.containers, ...(plan.stops ?? [])];
@@ -534,7 +559,9 @@ async function recordSweep(run: ReapRun, across: AcrossEngines<ReapResult>): Pro
   await Promise.all(
     across.results.map(async (r, i) => {
       if (r.interrupted) return;
-      await writeStamp(oncePerStamps(home.home, selection, [endpoints[i]!])[0]!, now, across.hosts[i]!.host, selection).catch((err) => {
+      // What status judges the stamp's age against: --once-per is how often this run means to sweep.
+      const more = { by: 'reap' as const, ...(run.opts.oncePer !== undefined ? { scheduleSeconds: run.opts.oncePer / 1000 } : {}) };
+      await writeStamp(oncePerStamps(home.home, selection, [endpoints[i]!])[0]!, now, across.hosts[i]!.host, selection, more).catch((err) => {
         if (!run.opts.quiet) run.ctx.stderr.write(`hermes-janitor: warning: cannot record the sweep stamp (${escapeControls(errorMessage(err))})\n`);
       });
     }),

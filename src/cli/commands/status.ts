@@ -8,6 +8,7 @@ import type { HermesProcessStatus, PassPart, StatusReport } from '../../status/g
 import type { HermesSettings, Sourced } from '../../hermes/settings.js';
 import { profileValuesOf } from '../../core/selection.js';
 import type { Held } from '../../hermes/judgement.js';
+import { TIED } from '../../core/policy.js';
 import { PASSES } from '../../passes/index.js';
 import {
   type EngineCommandOptions,
@@ -15,25 +16,30 @@ import {
   addEngineOptions,
   connectEngines,
   discoverTargets,
+  homeWorth,
   loadHomeConfig,
   passInput,
+  perProfileOf,
   resolvePolicy,
   resolveTargets,
   sayNotes,
   timeoutSignal,
 } from '../engine-options.js';
-import { type RunState, action, writeJson } from '../shared.js';
+import { type RunState, action, addOptions, writeJson } from '../shared.js';
+import { STATUS_OPTIONS } from '../engine-option-table.js';
 import { homeScope, policyFlags, scopeOf, suggest } from '../advice.js';
 import { plural } from '../../util/plural.js';
 import { escapeControls } from '../../util/escape-controls.js';
 import { docsLine } from '../docs-page.js';
 
 const HELP = `
-Read-only: writes nothing, takes no lock.
+Read-only: writes nothing, takes no lock. The first line is the verdict: OK,
+or how many things need attention, the worst first.
 
 Exit codes: 0 nothing needs attention
-            1 something does (containers past the threshold, a tripped
-              breaker, a stale reap lock)
+            1 something does (containers past the threshold, no completed
+              sweep within twice the schedule, a watch not running or not
+              healthy, a tripped breaker, a stale reap lock)
             2 bad usage
             3 an engine is unreachable, is not a Docker engine, or did not
               answer within --timeout`;
@@ -43,11 +49,11 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .command('status')
     .description('One screen: engines, containers by verdict, janitor state, breakers; exit 1 when something needs attention.')
     .addHelpText('after', HELP + docsLine('docs/status.md'));
-  addEngineOptions(cmd, { output: false }).action(
-    action(state, async (opts: EngineCommandOptions, command: Command) => {
+  addOptions(addEngineOptions(cmd, { output: 'policy' }), STATUS_OPTIONS).action(
+    action(state, async (opts: EngineCommandOptions & { schedule?: number }, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
       const signal = timeoutSignal(opts); // settings are read inside the run's --timeout
-      const files = await loadHomeConfig(targets.home, ctx, signal);
+      const files = await loadHomeConfig(targets.home, ctx, signal, await homeWorth(targets, ctx));
       const policy = await resolvePolicy(opts, ctx, files, targets, signal);
       const input = passInput(opts, ctx, files, { ...targets, profiles: policy.passProfiles, lifetimeSeconds: policy.lifetimeSeconds }, { command: 'status' });
       sayNotes(targets, opts, ctx);
@@ -67,7 +73,9 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const warnings: string[] = [];
       const maxStopBlocks = await maxBlocksFromEnv(ctx.env, warnings);
       const { gatherStatus } = await import('../../status/gather.js');
-      const scope = scopeOf(command, ctx);
+      // The advice names the home whichever way it was chosen (--home, HERMES_HOME, --profile, the default), so that
+      // pasted by another user (root) it acts on the same one.
+      const scope = scopeOf(command, ctx, targets.home);
       const { report, parts } = await gatherStatus({
         home: targets.home.home,
         commands: { reap: suggest('reap', scope, policyFlags(ctx.argv)), restartGuardClear: suggest('restart-guard clear', homeScope(scope)) },
@@ -79,6 +87,8 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         thresholdSeconds: policy.thresholdSeconds,
         ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
         held: policy.held,
+        ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
+        ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
         asOf: policy.asOf,
         now: ctx.now(),
         concurrency: opts.concurrency,
@@ -88,23 +98,32 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         idle: await readOnlyIdle(policy.idle),
         passes: PASSES,
         passInput: input,
+        ...(opts.schedule !== undefined ? { scheduleSeconds: opts.schedule / 1000 } : {}),
       });
       for (const w of warnings) ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(w)}\n`);
+      // As root over another user's home: whether what they wrote applies as written (they can act on the engine).
+      if (report.trust.owner) report.trust.settings = { worth: files.worth.worth, why: files.worth.why };
       const profiles = policy.profiles.map((p) => ({ profile: p.profile, home: p.home, settings: p.hermes, refused: p.refused }));
       const identity = {
         identities: profileValuesOf(targets.selection),
-        held: policy.held,
-        ...(policy.thresholdByProfile ? { thresholdByLabel: policy.thresholdByProfile } : {}),
+        // Labels only (a home's own rules for the containers tied to it are `<label>\u0000<home>`: not said here).
+        held: labelsOnly(policy.held),
+        ...(policy.thresholdByProfile ? { thresholdByLabel: labelsOnly(policy.thresholdByProfile) } : {}),
         refused: files.refused,
       };
       if (opts.json) writeJson(ctx, { ...report, settings: policy.sources, ...identity, ...(opts.allProfiles ? { profiles } : {}) });
       else {
-        const text = render(report, ctx.now(), { settings: policy.sources, parts });
+        const text = render(report, ctx.now(), { settings: policy.sources, parts, perProfile: perProfileOf(policy) !== null });
         ctx.stdout.write(text + renderIdentity({ ...identity, profile: targets.selection.profile }) + renderProfiles(profiles));
       }
       return report.exitCode === 0 ? ExitCode.OK : report.exitCode === 1 ? ExitCode.FAILED : ExitCode.ENGINE;
     }),
   );
+}
+
+/** A rule table without the entries of a home's own rules (`<label>\u0000<home>`, core/policy.ts `tiedLabels`). */
+function labelsOnly<T>(table: Readonly<Record<string, T>>): Record<string, T> {
+  return Object.fromEntries(Object.entries(table).filter(([l]) => !l.includes(TIED)));
 }
 
 /** `--all-profiles`: each profile's hermes settings, from its own home. */
@@ -192,6 +211,10 @@ function renderTrust(r: StatusReport): string[] {
       `  home of uid ${t.owner.uid}${t.owner.name ? ` (${t.owner.name})` : ''}: no symlink in it followed, written only with that user's rights; ` +
         `root's own state in ${escapeControls(t.stateDir)}`,
     );
+    if (t.settings?.worth === 'as-written') out.push(`  their settings apply as written: ${escapeControls(t.settings.why)}`);
+    if (t.settings?.worth === 'keep-more') {
+      out.push(`  their settings may only keep more than hermes' defaults (untrusted-setting otherwise): ${escapeControls(t.settings.why)}`);
+    }
   }
   for (const f of t.refused) out.push(`  refused ${f.what} (${f.reason}): ${f.detail}`);
   return out;
@@ -298,12 +321,20 @@ function renderStopCosts(r: StatusReport): string[] {
   return out;
 }
 
+/** How old an orphan is, by its rule: a running sandbox has not finished ("idle for 3 hours"), a never-started one was created. */
+function orphanAge(o: { rule: string; verdict: string; ageSeconds: number }, asOf: string): string {
+  const at = new Date(asOf);
+  if (o.verdict === 'stop') return `running, idle for ${spanSeconds(o.ageSeconds, at, UP_TO_DAYS)}`;
+  return `${o.rule === 'never-started' ? 'created' : 'finished'} ${agoSeconds(o.ageSeconds, at)}${o.rule === 'never-started' ? ', never started' : ''}`;
+}
+
 /** The containers section: the verdicts, in-use and owned sandboxes, and running execs with their ages. */
-function renderContainers(r: StatusReport): string[] {
+function renderContainers(r: StatusReport, perProfile = false): string[] {
   const out: string[] = [];
   const scope = r.profile === null ? 'all profiles' : `profile ${r.profile}`;
-  out.push(`Containers (${scope}, threshold ${r.thresholdSeconds} s)`);
+  out.push(`Containers (${scope}, ${perProfile ? 'thresholds per profile' : `threshold ${r.thresholdSeconds} s`})`);
   const c = r.containers;
+  if (r.unknownProfiles) out.push(`  unknown profiles (kept: no home of the run has them): ${r.unknownProfiles.join(', ')}`);
   if (!c) out.push('  unknown: no engine answered');
   else {
     out.push(
@@ -312,12 +343,8 @@ function renderContainers(r: StatusReport): string[] {
         `kept ${c.kept.total}${c.kept.total ? ` (${groups(c.kept.byReason)})` : ''}`,
     );
     if (c.inUse) out.push(`  in use: ${plural(c.inUse, 'running sandbox', 'running sandboxes')} holding a process of their own (never stopped)`);
-    if (c.oldestOrphan) {
-      out.push(
-        `  oldest orphan: ${c.oldestOrphan.name || c.oldestOrphan.id.slice(0, 12)} (${c.oldestOrphan.rule}), finished ` +
-          `${agoSeconds(c.oldestOrphan.ageSeconds, new Date(r.asOf))}`,
-      );
-    }
+    if (c.oldestOrphan)
+      out.push(`  oldest orphan: ${c.oldestOrphan.name || c.oldestOrphan.id.slice(0, 12)} (${c.oldestOrphan.rule}), ${orphanAge(c.oldestOrphan, r.asOf)}`);
     const v = c.anonymousVolumes;
     out.push(
       `  anonymous volumes: ${v.total} held by ` +
@@ -350,25 +377,12 @@ function renderContainers(r: StatusReport): string[] {
  * The text report: one section per part (the passes' on the engines' hosts after the janitor's state, those on this
  * host's files alone after its hermes processes), then what needs attention; ages as of the report's instant (`now`).
  */
-export function render(r: StatusReport, now: Date, more: { settings?: RunPolicy['sources']; parts?: readonly PassPart[] } = {}): string {
+export function render(r: StatusReport, now: Date, more: { settings?: RunPolicy['sources']; parts?: readonly PassPart[]; perProfile?: boolean } = {}): string {
   const parts = more.parts ?? [];
   const sections = (place: 'engine' | 'host') => parts.filter((p) => p.pass.place === place).flatMap((p) => p.pass.status!.render(p.part, now));
-  const out: string[] = [...renderEngines(r), ...renderContainers(r)];
-  out.push('Janitor');
-  if (r.janitor.sweeps.length === 0) out.push('  last sweep: none recorded');
-  for (const s of r.janitor.sweeps) {
-    out.push(
-      `  last sweep on ${s.host} (${s.profile === null ? 'all profiles' : `profile ${s.profile}`}): ` +
-        `${s.completedAt}${s.ageSeconds !== null ? `, ${agoSeconds(s.ageSeconds, now)}` : ''}`,
-    );
-  }
-  if (r.janitor.locks.length === 0) out.push('  reap lock: none held');
-  for (const l of r.janitor.locks) {
-    out.push(`  reap lock: pid ${l.pid ?? '?'} on ${l.host ?? '?'} since ${l.since ?? '?'}${l.stale ? ' (STALE: holder gone)' : ''}`);
-  }
-  const log = r.janitor.log;
-  out.push(`  log: ${log.path} ${log.exists ? `(${diskSize(log.sizeBytes)})` : '(none yet)'}`);
-  if (log.lastRun) out.push(`    last background run: ${log.lastRun.startedAt} ${log.lastRun.completed ? 'completed' : 'no summary line'}`);
+  // The answer first (kubectl get answers the common question first); the details after.
+  const out: string[] = [r.verdict.line];
+  out.push(...renderEngines(r), ...renderContainers(r, more.perProfile), ...renderJanitor(r, now));
   out.push(...renderTrust(r));
   out.push(...sections('engine'));
   out.push(...renderProcesses(r));
@@ -402,6 +416,47 @@ export function render(r: StatusReport, now: Date, more: { settings?: RunPolicy[
     for (const line of r.attention) out.push(`  - ${line}`);
   }
   return shownLines(out);
+}
+
+/** Each engine's schedule, judged: `every 1 hour (default): ok, last completed sweep 12 minutes ago`, or STALE. */
+function freshnessText(f: StatusReport['janitor']['freshness'][number], now: Date): string {
+  const every = `every ${spanSeconds(f.scheduleSeconds, now)} (${f.scheduleFrom})`;
+  const last = f.ageSeconds === null ? 'no completed sweep recorded' : `last completed sweep ${agoSeconds(f.ageSeconds, now)}`;
+  return `  schedule on ${f.host}: ${every}: ${f.stale ? `STALE, ${last}, more than twice it` : `ok, ${last}`}`;
+}
+
+/** The home's `watch`: running and healthy, or what is wrong with it; none recorded. */
+function watchText(w: StatusReport['janitor']['watch'], now: Date): string[] {
+  if (!w) return ['  watch: none recorded for this home'];
+  const beat = w.heartbeatAt === null ? 'no heartbeat yet' : `last heartbeat ${agoSeconds(w.heartbeatAgeSeconds, now)} (every ${w.heartbeatSeconds} s)`;
+  const process = w.process === 'alive' ? 'running' : w.process === 'dead' ? 'NOT RUNNING' : 'process not visible here';
+  const health = w.healthz ? `, /healthz ${w.healthz.status ?? `no answer (${w.healthz.error ?? '?'})`}` : '';
+  // What is wrong with it is under "Needs attention", with what to do.
+  return [`  watch: pid ${w.pid} on ${w.hosts.join(', ')}, ${process}, started ${w.startedAt}; ${beat}${health}`];
+}
+
+/** The janitor's own state: its sweeps against their schedule, its watch, locks and log. */
+function renderJanitor(r: StatusReport, now: Date): string[] {
+  const j = r.janitor;
+  const out = ['Janitor'];
+  if (j.sweeps.length === 0) out.push('  last sweep: none recorded');
+  for (const s of j.sweeps) {
+    out.push(
+      `  last sweep on ${s.host} (${s.profile === null ? 'all profiles' : `profile ${s.profile}`}${s.by === 'watch' ? ', by watch' : ''}): ` +
+        `${s.completedAt}${s.ageSeconds !== null ? `, ${agoSeconds(s.ageSeconds, now)}` : ''}`,
+    );
+  }
+  for (const f of j.freshness) if (f.ageSeconds !== null || f.stale) out.push(freshnessText(f, now));
+  out.push(...watchText(j.watch, now));
+  if (j.locks.length === 0) out.push('  reap lock: none held');
+  for (const l of j.locks) {
+    const byWatch = j.watch && l.pid === j.watch.pid && !l.stale ? ' (the watch)' : '';
+    out.push(`  reap lock: pid ${l.pid ?? '?'} on ${l.host ?? '?'} since ${l.since ?? '?'}${byWatch}${l.stale ? ' (STALE: holder gone)' : ''}`);
+  }
+  const log = j.log;
+  out.push(`  log: ${log.path} ${log.exists ? `(${diskSize(log.sizeBytes)})` : '(none yet)'}`);
+  if (log.lastRun) out.push(`    last background run: ${log.lastRun.startedAt} ${log.lastRun.completed ? 'completed' : 'no summary line'}`);
+  return out;
 }
 
 /**

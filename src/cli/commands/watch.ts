@@ -3,9 +3,11 @@ import type { Command } from 'commander';
 import type { HeldLock } from '../../adapters/file-lock.js';
 import type { Context } from '../../context.js';
 import { ExitCode, NotADockerEngineError, UsageError, errorMessage } from '../../errors.js';
-import { reaperDisabled } from '../../reaper/settings.js';
+import { envDuration, reaperDisabled } from '../../reaper/settings.js';
+import { ENV_HEARTBEAT_EVERY, WATCH_HEARTBEAT_MS } from '../../defaults.js';
 import type { EngineClient } from '../../adapters/engine.js';
 import type { WatchEvent, WatchPolicy } from '../../watch/engine-watcher.js';
+import type { WatchMetrics } from '../../watch/metrics.js';
 import { type SettingsFollower, followSettings, settingsSignature } from '../watch-settings.js';
 import {
   type ActionOptions,
@@ -18,10 +20,13 @@ import {
   connectEngines,
   checkStopTimeout,
   discoverTargets,
+  homeWorth,
   loadHomeConfig,
   passInput,
   resolvePolicy,
   resolveTargets,
+  noticeUntrusted,
+  perProfileOf,
   sayNotes,
 } from '../engine-options.js';
 import { takeReapLocks } from '../reap-locks.js';
@@ -30,6 +35,8 @@ import { WATCH_OPTIONS } from '../engine-option-table.js';
 import { PASSES } from '../../passes/index.js';
 import type { EngineAnswer } from '../../passes/types.js';
 import { WatchPasses, type WatchPassesDeps } from '../watch-passes.js';
+import { WatchKeeper } from '../watch-keeper.js';
+import { escapeControls } from '../../util/escape-controls.js';
 import { type RunState, action, addOptions } from '../shared.js';
 import { docsLine } from '../docs-page.js';
 
@@ -82,8 +89,16 @@ interface WatchRun {
   stopping: AbortSignal;
   /** `settingsSignature` of hermes' files, taken before `policy` was resolved from them. */
   baseline: string;
+  /** What the home's settings are worth (decided once: `homeWorth`). */
+  worth: HomeFiles['worth'];
   /** Follows hermes' files (`watch-settings.ts`): `policy` is replaced when they change. */
   follower?: SettingsFollower;
+  /** How often it pings each engine and, while every one is connected, beats (`HERMES_JANITOR_HEARTBEAT_EVERY`). */
+  heartbeatMs: number;
+  /** Its record and stamps for `status` and `reap --once-per` (not in a dry run). */
+  keeper?: WatchKeeper;
+  /** The signal that stopped it. */
+  stoppedBy?: NodeJS.Signals;
 }
 
 async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Promise<number> {
@@ -96,14 +111,16 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   const reporter = await chooseReporter(ctx, opts);
   const targets = resolveTargets(command, opts, ctx);
   const baseline = await settingsSignature(targets.home.home, ctx.env); // before reading: a change meanwhile is seen
-  const files = await loadHomeConfig(targets.home, ctx);
+  const files = await loadHomeConfig(targets.home, ctx, undefined, await homeWorth(targets, ctx));
   const policy = await resolvePolicy(opts, ctx, files, targets);
-  const disabled = reaperDisabled(files.hermes, ctx.env);
+  // Over several homes each label's own profiles say it (`reaper-off`), not the run home's switch.
+  const disabled = targets.multiHome ? null : reaperDisabled(files.hermes, ctx.env);
   if (disabled) {
     reporter.notice({ kind: 'disabled', reason: `reaper disabled by ${disabled}`, what: 'not watching' });
     return ExitCode.OK;
   }
   const sweepTimeoutMs = command.getOptionValueSource('timeout') === 'cli' ? opts.timeout : 0;
+  const heartbeatMs = envDuration(ctx.env, ENV_HEARTBEAT_EVERY) ?? WATCH_HEARTBEAT_MS;
   if (sweepTimeoutMs > 0) checkStopTimeout(opts, command);
   const stopping = new AbortController();
   const run: WatchRun = {
@@ -114,20 +131,24 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
     files,
     generation: 0,
     baseline,
+    worth: files.worth,
     dryRun: Boolean(opts.dryRun),
     sweepTimeoutMs,
     reporter,
     stopping: stopping.signal,
+    heartbeatMs,
   };
   // Every pass's settings and schedule: bad input (a sandbox root that is not a directory, a bad interval) is exit 2
   // before anything is watched, locked or removed.
   const passes = await WatchPasses.create(PASSES, passDeps(run, opts.metricsListen !== undefined));
   sayNotes(targets, opts, ctx);
+  noticeUntrusted(reporter);
   await discoverTargets(targets, opts, ctx);
 
   // Stop on SIGTERM/SIGINT: no new work at once, in-flight requests get a grace period.
   const onSignal = (sig: NodeJS.Signals) => {
     if (stopping.signal.aborted) return;
+    run.stoppedBy = sig;
     reporter.notice({ kind: 'stopping', signal: sig });
     stopping.abort();
   };
@@ -137,18 +158,9 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
   try {
     // The reap lock of this home, per engine, for as long as watch runs (unless a dry run); said once when held.
     if (!run.dryRun) {
-      const taken = await takeReapLocks(
-        targets.home.home,
-        targets.endpoints.map((e) => e.host),
-        {
-          waitMs: Infinity,
-          signal: stopping.signal,
-          pollMs: 1000,
-          onWait: (held) => reporter.notice({ kind: 'waiting-for-lock', ...held }),
-        },
-      );
-      if ('held' in taken) return ExitCode.OK; // stopped while waiting
-      locks = taken.locks;
+      const taken = await lockAndKeep(run);
+      if (taken === null) return ExitCode.OK; // stopped while waiting
+      locks = taken;
     }
     return await serve(run, passes);
   } finally {
@@ -156,6 +168,45 @@ async function runWatch(opts: WatchOptions, command: Command, ctx: Context): Pro
     process.off('SIGINT', onSignal);
     await Promise.all(locks.map((l) => l.release()));
   }
+}
+
+/**
+ * The reap lock of the home for every engine, waited for as long as it takes (said once when held elsewhere); then its
+ * keeper (its record and stamps). Null: stopped while waiting.
+ */
+async function lockAndKeep(run: WatchRun): Promise<HeldLock[] | null> {
+  const { targets, reporter, ctx } = run;
+  const taken = await takeReapLocks(
+    targets.home.home,
+    targets.endpoints.map((e) => e.host),
+    { waitMs: Infinity, signal: run.stopping, pollMs: 1000, onWait: (held) => reporter.notice({ kind: 'waiting-for-lock', ...held }) },
+  );
+  if ('held' in taken) return null;
+  run.keeper = new WatchKeeper({
+    home: targets.home.home,
+    selection: targets.selection,
+    endpoints: targets.endpoints,
+    heartbeatMs: run.heartbeatMs,
+    now: () => ctx.now(),
+    warn: (m) => ctx.stderr.write(`hermes-janitor: warning: ${escapeControls(m)}\n`),
+  });
+  return taken.locks;
+}
+
+/**
+ * The heartbeat, also while idle: while every engine is connected (each answered its last ping), the metric and the
+ * record; each engine's stamp while it is connected. Its timer, to clear.
+ */
+function startBeat(run: WatchRun, service: { healthy: boolean; watchers: ReadonlyArray<{ state: string; host: string }> }, metrics: WatchMetrics | null) {
+  const beat = setInterval(() => {
+    if (service.healthy) metrics?.heartbeat(run.ctx.now());
+    run.keeper?.beat(
+      service.watchers.filter((w) => w.state === 'connected').map((w) => w.host),
+      service.healthy,
+    );
+  }, run.heartbeatMs);
+  beat.unref();
+  return beat;
 }
 
 /** Each engine as the passes take it: connected, or not answering. */
@@ -215,8 +266,8 @@ async function refuseNonEngines(engines: EngineClient[], signal: AbortSignal): P
 async function listenForMetrics(
   run: WatchRun,
   service: InstanceType<typeof import('../../watch/service.js').WatchService>,
-  metrics: Awaited<ReturnType<typeof import('../../watch/metrics.js').createWatchMetrics>> | null,
-): Promise<() => Promise<void>> {
+  metrics: WatchMetrics | null,
+): Promise<{ url: string; close: () => Promise<void> }> {
   const { serveMetrics } = await import('../../watch/metrics.js');
   const listen = run.opts.metricsListen!;
   const tracked = () => {
@@ -227,7 +278,7 @@ async function listenForMetrics(
     throw new UsageError(`cannot listen on --metrics-listen ${listen.host ?? ''}:${listen.port} (${why}): pick a free address`);
   });
   run.reporter.notice({ kind: 'metrics', url: srv.url });
-  return srv.close;
+  return srv;
 }
 
 /** hermes' files changed: the watchers judge by the new threshold and idle rule from their next sweep or check. */
@@ -237,6 +288,8 @@ function takeSettings(run: WatchRun, watchPolicy: WatchPolicy, next: WatchRun['p
   run.generation++;
   watchPolicy.thresholdSeconds = next.thresholdSeconds;
   watchPolicy.held = next.held;
+  if (next.knownProfiles) watchPolicy.knownProfiles = next.knownProfiles;
+  if (next.tiedRoots) watchPolicy.tiedRoots = next.tiedRoots;
   if (next.thresholdByProfile) watchPolicy.thresholdByProfile = next.thresholdByProfile;
   else delete watchPolicy.thresholdByProfile;
   watchPolicy.idle = next.idle;
@@ -248,7 +301,7 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
   const engines = await connectEngines(targets.endpoints);
   await refuseNonEngines(engines, run.stopping);
   const profileOf = (p: string | null) => p ?? selection.profile ?? '';
-  const metrics = opts.metricsListen ? await (await import('../../watch/metrics.js')).createWatchMetrics(profileOf, PASSES) : null;
+  const metrics = opts.metricsListen ? await (await import('../../watch/metrics.js')).createWatchMetrics(profileOf, PASSES, { home: targets.home.home }) : null;
   const byHost = new Map(engines.map((e) => [e.host, e]));
   const { WatchService } = await import('../../watch/service.js');
   const watchPolicy: WatchPolicy = {
@@ -261,20 +314,26 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
     keepVolumes: Boolean(opts.keepVolumes),
     held: policy.held,
     ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
+    ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
+    ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
   };
   const service = new WatchService(
     engines,
     watchPolicy,
     (ev: WatchEvent) => {
       metrics?.observe(ev);
+      if (ev.type === 'sweep' && !ev.interrupted && !ev.dryRun) run.keeper?.swept(ev.host);
       if (ev.type === 'event') passes.onEvent(byHost.get(ev.host)!, ev.event);
       reporter.watchEvent(ev);
     },
-    { sweepPasses: PASSES.filter((p) => p.kind === 'sweep') },
+    { sweepPasses: PASSES.filter((p) => p.kind === 'sweep'), heartbeatMs: run.heartbeatMs },
   );
   let closeServer: (() => Promise<void>) | undefined;
+  const beat = startBeat(run, service, metrics);
   try {
-    if (opts.metricsListen) closeServer = await listenForMetrics(run, service, metrics);
+    const listening = opts.metricsListen ? await listenForMetrics(run, service, metrics) : null;
+    closeServer = listening?.close;
+    await run.keeper?.started(listening?.url ?? null);
     reporter.notice({
       kind: 'started',
       hosts: engines.map((e) => e.host),
@@ -284,12 +343,16 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
       stopIdle: policy.stopIdle,
       idleAfterSeconds: policy.idleAfterSeconds,
       pid: process.pid,
+      ...(perProfileOf(policy) ? { perProfile: true } : {}),
     });
     // hermes' files changed: the watchers judge by the new threshold and idle rule from their next sweep or check.
     run.follower = followSettings(
       run,
       (next, files) => takeSettings(run, watchPolicy, next, files),
-      (n) => reporter.notice(n),
+      (n) => {
+        reporter.notice(n);
+        noticeUntrusted(reporter); // a reloaded file's refusals, once each
+      },
     );
     const done = service.run();
     passes.connect({
@@ -303,9 +366,11 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
     await passes.stop();
     await service.stop();
     await done;
+    await run.keeper?.stopped(run.stoppedBy ?? 'SIGTERM');
     reporter.notice({ kind: 'shutdown', tracked: service.tracked });
     return ExitCode.OK;
   } finally {
+    clearInterval(beat);
     await closeServer?.();
   }
 }

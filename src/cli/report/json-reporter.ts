@@ -32,6 +32,7 @@ export class JsonReporter implements Reporter {
       case 'started':
       case 'stopping':
       case 'waiting-for-lock':
+      case 'untrusted-setting': // in the document (`untrustedSettings`)
         return; // watch's notices (watch has no --json) and the lock wait: not part of the one JSON document
     }
   }
@@ -46,6 +47,7 @@ export class JsonReporter implements Reporter {
       profile: r.profile,
       stopIdle: r.stopIdle,
       idleAfterSeconds: r.idleAfterSeconds,
+      ...(r.perProfile ?? {}),
       removed: r.removed,
       stopped: r.stopped,
       kept: r.kept,
@@ -59,6 +61,7 @@ export class JsonReporter implements Reporter {
       ...(r.reclaimed ? { reclaimed: r.reclaimed } : {}),
       ...(r.planOut ? { planOut: r.planOut } : {}),
       ...(r.warnings.length ? { warnings: r.warnings } : {}),
+      ...(r.untrustedSettings?.length ? { untrustedSettings: r.untrustedSettings } : {}),
     });
   }
 

@@ -13,6 +13,7 @@ import { renderListTable } from '../render-list-table.js';
 import { type ListFormat, renderListFormat } from '../list-format.js';
 import { escapeControls } from '../../util/escape-controls.js';
 import { writeJson } from '../shared.js';
+import type { UntrustedSetting } from '../../core/setting-worth.js';
 import { ndjsonEvent, sweepEventToNdjson } from './ndjson-reporter.js';
 import { outputFormat } from './reporter.js';
 
@@ -23,6 +24,9 @@ export interface ListSummary {
   profile: string | null;
   stopIdle: boolean;
   idleAfterSeconds: number;
+  /** Each label's thresholds, when they differ (the summary says "thresholds per profile"). */
+  thresholdByProfile?: Record<string, number>;
+  idleAfterByProfile?: Record<string, number>;
 }
 
 /** The end of a `list`. */
@@ -42,6 +46,8 @@ export interface ListReport {
   format?: ListFormat;
   /** The command that acts on what was listed (`reap` with this list's selection and engine), to paste. */
   advice?: string;
+  /** The settings refused for the run (`untrusted-setting`), when any (text: each a warning line, also with `--quiet`). */
+  untrustedSettings?: UntrustedSetting[];
 }
 
 export interface ListReporter {
@@ -55,7 +61,8 @@ class JsonListReporter implements ListReporter {
   sweepEvent(): void {}
   async result(r: ListReport): Promise<void> {
     const { summary, containers, failed, hosts, timedOut, warnings } = r;
-    writeJson(this.ctx, { ...summary, containers, failed, hosts, timedOut, ...(warnings.length ? { warnings } : {}) });
+    const untrustedSettings = r.untrustedSettings?.length ? { untrustedSettings: r.untrustedSettings } : {};
+    writeJson(this.ctx, { ...summary, containers, failed, hosts, timedOut, ...(warnings.length ? { warnings } : {}), ...untrustedSettings });
   }
 }
 
@@ -66,6 +73,7 @@ class NdjsonListReporter implements ListReporter {
   }
   async result(r: ListReport): Promise<void> {
     for (const w of r.warnings) ndjsonEvent(this.ctx, 'warning', { message: w });
+    for (const { reason: _, detail, ...u } of r.untrustedSettings ?? []) ndjsonEvent(this.ctx, 'untrusted-setting', { ...u, message: detail });
     ndjsonEvent(this.ctx, 'summary', { ...r.summary, containers: r.containers.length, failed: r.failed.length, hosts: r.hosts, timedOut: r.timedOut });
   }
 }
@@ -81,6 +89,7 @@ class TextListReporter implements ListReporter {
     const say = (line: string) => ctx.stderr.write(`hermes-janitor: ${escapeControls(line)}\n`);
     for (const line of hostProblems(r.hosts)) say(line);
     if (!this.quiet) for (const w of r.warnings) say(`warning: ${w}`);
+    for (const u of r.untrustedSettings ?? []) ctx.stderr.write(`hermes-janitor: warning: ${u.detail}\n`);
     for (const f of r.failed) say(`cannot inspect ${f.id.slice(0, 12)} ${escapeControls(f.name)}: ${f.error}`);
     if (r.timedOut) say(`timed out after --timeout ${r.timeoutSeconds}s; the list is incomplete`);
     if (this.quiet && r.exitCode === ExitCode.OK) return;
@@ -119,7 +128,9 @@ export function listSummary(r: ListReport): string[] {
   const stoppable = r.containers.filter((c) => c.verdict === 'stop').length;
   const out = [
     `${r.containers.length} container(s), ${reapable} to reap, ${stoppable} to stop${partial ? ' (incomplete: see above)' : ''}.`,
-    `Threshold ${s.thresholdSeconds} s, idle after ${s.idleAfterSeconds} s${s.stopIdle ? '' : ', stopping off'}, as of ${s.asOf.replace(/\.\d+Z$/, 'Z')}.`,
+    `${s.thresholdByProfile ? 'Thresholds per profile' : `Threshold ${s.thresholdSeconds} s, idle after ${s.idleAfterSeconds} s`}` +
+      `${s.stopIdle ? '' : ', stopping off'}, ` +
+      `as of ${s.asOf.replace(/\.\d+Z$/, 'Z')}.`,
   ];
   if (reapable + stoppable > 0 && r.advice) out.push(`To ${reapable ? 'remove' : 'stop'} ${reapable && stoppable ? 'and stop ' : ''}them: ${r.advice}`);
   return out;

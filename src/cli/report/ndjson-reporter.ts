@@ -1,6 +1,8 @@
 /**
  * `--log-format json`: one JSON object per line on stdout, each with an ISO-8601 `time` and an `event`, for
- * journald and log shippers. `watch --quiet` keeps only failures and changes of engine state.
+ * journald and log shippers. With `--quiet` a `reap` prints nothing on success (docs/reaping.md): only what went wrong
+ * (each failure, each path refused, and then the summary); `watch --quiet` keeps only failures and changes of engine
+ * state.
  */
 import type { Context } from '../../context.js';
 import { unreachable } from '../../util/unreachable.js';
@@ -51,20 +53,26 @@ export class NdjsonReporter implements Reporter {
   async sweepStarting(): Promise<void> {}
 
   sweepEvent(ev: SweepEvent): void {
+    // --quiet: a failure only (a container whose removal or stop failed, an exec tree that would not end).
+    if (this.quiet && ev.type !== 'failed' && !(ev.type === 'exec-tree' && ev.state === 'failed')) return;
     sweepEventToNdjson(this.ctx, ev);
   }
 
   notice(n: Notice): void {
     switch (n.kind) {
       case 'skipped-fresh':
-        return this.emit('skipped', { skipped: 'fresh', hosts: n.hosts });
+        if (!this.quiet) this.emit('skipped', { skipped: 'fresh', hosts: n.hosts });
+        return;
       case 'background':
         if (!this.quiet) this.ctx.stderr.write(`hermes-janitor: reaping in the background (pid ${n.pid}); log: ${escapeControls(n.log)}\n`);
         return;
       case 'disabled':
-        return this.emit('disabled', { disabled: true, reason: n.reason });
+        if (!this.quiet) this.emit('disabled', { disabled: true, reason: n.reason });
+        return;
       case 'locked':
-        return this.emit('skipped', { skipped: 'locked', ...(n.timedOut ? { timedOut: true } : {}), holder: n.holder });
+        // Skipped for another reap is a success; a --wait that ran out is not (exit 3).
+        if (!this.quiet || n.timedOut) this.emit('skipped', { skipped: 'locked', ...(n.timedOut ? { timedOut: true } : {}), holder: n.holder });
+        return;
       case 'waiting-for-lock':
         return this.emit('waiting-for-lock', { host: n.host, holder: n.holder });
       case 'metrics':
@@ -79,19 +87,28 @@ export class NdjsonReporter implements Reporter {
         return this.emit('shutdown', { tracked: n.tracked });
       case 'settings':
         return this.emit('settings', { changes: n.changes, ...(n.problem ? { problem: n.problem } : {}) });
+      case 'untrusted-setting': {
+        const { reason: _, detail, ...fields } = n.setting;
+        return this.emit('untrusted-setting', { ...fields, message: detail });
+      }
       default:
         return unreachable(n, 'notice');
     }
   }
 
   async reapResult(r: ReapReport): Promise<void> {
-    for (const w of r.warnings) this.emit('warning', { message: w });
-    if (r.noEngine) this.emit('no-engine', { message: r.noEngine });
+    if (!this.quiet) for (const w of r.warnings) this.emit('warning', { message: w });
+    if (r.noEngine && !this.quiet) this.emit('no-engine', { message: r.noEngine });
     // The sweep passes' decisions were said as they were made (`exec-tree-ended`, ...).
     const ran = r.passes.filter((p) => p.pass.kind === 'run');
     // A directory two passes refused (the session directories are both the shell-snapshot and session-file passes'): once.
     const said = new Set<string>();
-    for (const p of ran) this.entries(p.pass, p.result, r.dryRun, said);
+    for (const p of ran) {
+      if (this.quiet) this.failures(p.pass, p.result, said);
+      else this.entries(p.pass, p.result, r.dryRun, said);
+    }
+    // --quiet: nothing more on success; the summary of a run that did not succeed (which engine, a timeout, how many failed).
+    if (this.quiet && !troubled(r)) return;
     this.emit('summary', {
       dryRun: r.dryRun,
       asOf: r.asOf.toISOString(),
@@ -130,11 +147,16 @@ export class NdjsonReporter implements Reporter {
     }
   }
 
+  /** What a pass refused for the run and what it failed on (`--quiet`). */
+  private failures(pass: Pass, result: unknown, said?: Set<string>): void {
+    this.refused(pass, result, said);
+    for (const d of pass.outcome(result).failed) this.emit(`failed-${pass.nouns.event}`, { ...d });
+  }
+
   /** `watch`: a pass's entries and its counts (`--quiet`: what it refused and its failures only). */
   passRun(pass: Pass, result: unknown, dryRun: boolean): void {
     if (this.quiet) {
-      this.refused(pass, result);
-      for (const d of pass.outcome(result).failed) this.emit(`failed-${pass.nouns.event}`, { ...d });
+      this.failures(pass, result);
       return;
     }
     this.entries(pass, result, dryRun);
@@ -190,6 +212,16 @@ export class NdjsonReporter implements Reporter {
   }
 
   failOpen(): void {}
+}
+
+/** A run that did not succeed: a failure (a container's, a pass's), an engine that did not answer, a timeout. */
+function troubled(r: ReapReport): boolean {
+  return (
+    r.failed.length > 0 ||
+    r.timedOut ||
+    r.hosts.some((h) => !h.reachable) ||
+    r.passes.some((p) => p.pass.kind === 'run' && p.pass.outcome(p.result).failed.length > 0)
+  );
 }
 
 /** A pass's counts in a summary line: removed (or ended), kept, failed, and what else it counts (bytes). */

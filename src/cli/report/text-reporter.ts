@@ -23,6 +23,11 @@ import { escapeControls } from '../../util/escape-controls.js';
 const shown = (line: string) => `${escapeControls(line)}\n`;
 import { diskSize } from '../../core/sizes.js';
 
+/** `threshold 600 s`, or `thresholds per profile` where containers are judged by their own profiles' and they differ. */
+export function thresholdText(seconds: number, perProfile: unknown): string {
+  return perProfile ? 'thresholds per profile' : `threshold ${seconds} s`;
+}
+
 export class TextReporter implements Reporter {
   private progress: Progress | null = null;
   private readonly news = new WatchNews();
@@ -79,8 +84,10 @@ export class TextReporter implements Reporter {
       case 'started': {
         this.showHost = n.hosts.length > 1;
         const scope = n.profile === null ? 'all profiles' : `profile ${n.profile}`;
-        const idle = n.stopIdle ? `${n.dryRun ? 'would stop' : 'stops'} sandboxes idle ${n.idleAfterSeconds} s` : 'idle sandboxes not stopped';
-        return this.line(`watching ${n.hosts.join(', ')} (threshold ${n.thresholdSeconds} s, ${idle}, ${scope}${n.dryRun ? ', dry run' : ''})`);
+        const idleFor = n.perProfile ? 'idle per profile' : `idle ${n.idleAfterSeconds} s`;
+        const idle = n.stopIdle ? `${n.dryRun ? 'would stop' : 'stops'} sandboxes ${idleFor}` : 'idle sandboxes not stopped';
+        const threshold = thresholdText(n.thresholdSeconds, n.perProfile);
+        return this.line(`watching ${n.hosts.join(', ')} (${threshold}, ${idle}, ${scope}${n.dryRun ? ', dry run' : ''})`);
       }
       case 'stopping':
         return this.line(`stopping (${n.signal})`);
@@ -91,6 +98,8 @@ export class TextReporter implements Reporter {
           n.problem ? `settings not reloaded: ${n.problem}; keeping the last good ones` : `settings reloaded: ${n.changes.join('; ') || 'unchanged'}`,
           true,
         );
+      case 'untrusted-setting':
+        return this.say(`warning: ${n.setting.detail}`);
       default:
         return unreachable(n, 'notice');
     }
@@ -126,7 +135,8 @@ export class TextReporter implements Reporter {
     ctx.stdout.write(
       shown(
         `${r.dryRun ? 'Would remove' : 'Removed'} ${r.removed.length}, ${r.dryRun ? 'would stop' : 'stopped'} ${r.stopped.length}, ` +
-          `kept ${r.kept.length}, failed ${r.failed.length}${parts} (threshold ${r.thresholdSeconds} s, ${scope}${r.dryRun ? ', dry run' : ''}).`,
+          `kept ${r.kept.length}, failed ${r.failed.length}${parts} ` +
+          `(${thresholdText(r.thresholdSeconds, r.perProfile)}, ${scope}${r.dryRun ? ', dry run' : ''}).`,
       ),
     );
     // As `docker container prune` ends: what the run freed.

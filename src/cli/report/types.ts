@@ -3,6 +3,7 @@
  * and the commands import (the factory that picks a reporter is `reporter.ts`).
  */
 import type { LockRecord } from '../../adapters/file-lock.js';
+import type { UntrustedSetting } from '../../core/setting-worth.js';
 import type { Reclaimed } from '../reclaimed.js';
 import type { HostOutcome } from '../../reaper/run.js';
 import type { Pass, PassResult } from '../../passes/types.js';
@@ -34,6 +35,8 @@ export type Notice =
       stopIdle: boolean;
       idleAfterSeconds: number;
       pid: number;
+      /** The thresholds differ by profile (said instead of one number). */
+      perProfile?: boolean;
     }
   | { kind: 'stopping'; signal: NodeJS.Signals }
   | { kind: 'shutdown'; tracked: number }
@@ -41,7 +44,12 @@ export type Notice =
    * `watch`: hermes' files changed (or SIGHUP): the settings that changed (`changes`, each `name: old (source) ->
    * new (source)`), or why the files were not taken (`problem`: the last good settings stay).
    */
-  | { kind: 'settings'; changes: string[]; problem?: string };
+  | { kind: 'settings'; changes: string[]; problem?: string }
+  /**
+   * A setting of a user who cannot act on the engine that would remove, stop or end sooner than hermes' defaults:
+   * refused for the run (core/setting-worth.ts), said once, also with `--quiet`.
+   */
+  | { kind: 'untrusted-setting'; setting: UntrustedSetting };
 
 /** The end of a `reap`: what it did, under which policy. */
 export interface ReapReport {
@@ -72,6 +80,10 @@ export interface ReapReport {
   noEngine?: string;
   /** What the run freed (a dry run: would free), in all and by kind (`cli/reclaimed.ts`). */
   reclaimed?: Reclaimed;
+  /** The settings refused for the run (`untrusted-setting`), when any. */
+  untrustedSettings?: UntrustedSetting[];
+  /** Each label's thresholds, when they differ (the summary says "thresholds per profile"). */
+  perProfile?: { thresholdByProfile: Record<string, number>; idleAfterByProfile: Record<string, number> };
 }
 
 export interface Reporter {

@@ -1,0 +1,129 @@
+/**
+ * The hermes homes of a run over several (`--homes`, `--all-homes`): paths and globs as given, each user's `~/.hermes`
+ * from the password database, and the hermes root of every living hermes process (its `HERMES_HOME`, or the root it
+ * serves). Globs are expanded one path component at a time as sh does (`*`, `?`, `[...]`; a leading dot matched only
+ * by a leading dot), reading only the directories a pattern component names: no library does this per component
+ * without walking whole trees, and a home is then judged by the trust rules (`adapters/trust.ts` `homeAccess`) whoever
+ * made the path.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { DEFAULT_HOME_DIRNAME } from '../defaults.js';
+import { listHermesProcesses } from './hermes-processes.js';
+
+const GLOB = /[*?[]/;
+
+/** A regular expression for one glob component (`*`, `?`, `[...]`, `[!...]`); everything else literal. */
+function componentPattern(glob: string): RegExp {
+  let re = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i]!;
+    if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else if (c === '[') {
+      const end = glob.indexOf(']', i + 2);
+      if (end < 0) re += '\\[';
+      else {
+        const body = glob
+          .slice(i + 1, end)
+          .replace(/^!/, '^')
+          .replace(/\\/g, '\\\\');
+        re += `[${body}]`;
+        i = end;
+      }
+    } else re += c.replace(/[.+^${}()|\\\]]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`);
+}
+
+/** The directories an absolute path or glob names (a path without glob characters: itself, whether or not it exists). */
+export function expandHomes(pattern: string, cwd: string): string[] {
+  const abs = path.resolve(cwd, pattern);
+  if (!GLOB.test(abs)) return [abs];
+  let at = ['/'];
+  for (const part of abs.split('/').filter((p) => p !== '')) {
+    if (!GLOB.test(part)) {
+      at = at.map((d) => path.join(d, part));
+      continue;
+    }
+    const re = componentPattern(part);
+    const next: string[] = [];
+    for (const dir of at) {
+      let names: string[];
+      try {
+        names = fs.readdirSync(dir);
+      } catch {
+        continue;
+      }
+      for (const n of names.sort()) if (re.test(n) && (part.startsWith('.') || !n.startsWith('.'))) next.push(path.join(dir, n));
+    }
+    at = next;
+  }
+  return at.filter(isDirectory);
+}
+
+/** A directory there (a path through a file, or one that cannot be looked at: not). */
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Each user's `~/.hermes` that is a directory (`/etc/passwd`'s sixth field). */
+export function passwdHomes(file = '/etc/passwd'): string[] {
+  let text = '';
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const line of text.split('\n')) {
+    const dir = line.split(':')[5];
+    if (!dir || !dir.startsWith('/')) continue;
+    const home = path.join(dir, DEFAULT_HOME_DIRNAME);
+    let found = false;
+    try {
+      found = fs.lstatSync(home).isDirectory(); // a symlinked ~/.hermes is not taken from the table (--homes names one)
+    } catch {
+      /* none */
+    }
+    if (found) out.push(home);
+  }
+  return out;
+}
+
+/** The hermes root of a profile home (`<root>/profiles/<name>`), or the home itself. */
+const rootOf = (home: string) => (path.basename(path.dirname(home)) === 'profiles' ? path.dirname(path.dirname(home)) : home);
+
+/** The hermes roots the living hermes processes of this host serve or run on (`HERMES_HOME`, their `--profile`'s root). */
+export function processHomes(procRoot: string): string[] {
+  const table = listHermesProcesses({ procRoot });
+  const out: string[] = [];
+  for (const p of table.processes) {
+    const o = p.ownership;
+    if (o?.serves === 'root') out.push(o.root);
+    else if (o?.serves === 'profile' && o.home) out.push(rootOf(o.home));
+  }
+  return out;
+}
+
+/** Each path once, in the order met (by its real path when it has one). */
+export function uniqueHomes(homes: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const h of homes) {
+    let real = h;
+    try {
+      real = fs.realpathSync(h);
+    } catch {
+      /* not there: by name */
+    }
+    if (seen.has(real)) continue;
+    seen.add(real);
+    out.push(h);
+  }
+  return out;
+}

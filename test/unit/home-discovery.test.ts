@@ -1,0 +1,39 @@
+/**
+ * Which homes `--homes` and `--all-homes` find (adapters/home-discovery.ts): globs one component at a time as sh does,
+ * and each user's `~/.hermes` from the password database.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { expandHomes, passwdHomes, uniqueHomes } from '../../src/adapters/home-discovery.js';
+
+describe('the homes of a run over several', () => {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'hj-disc-'));
+  after(() => rmSync(base, { recursive: true, force: true }));
+  for (const u of ['alice', 'bob', '.hidden', 'carol']) mkdirSync(path.join(base, 'home', u, u === 'carol' ? 'no-hermes' : '.hermes'), { recursive: true });
+  writeFileSync(path.join(base, 'home', 'file'), '');
+
+  it("a glob such as '/home/*/.hermes': each matching directory, sorted; a leading dot only by a leading dot; a plain path as is", () => {
+    const g = path.join(base, 'home', '*', '.hermes');
+    assert.deepEqual(expandHomes(g, '/'), [path.join(base, 'home', 'alice', '.hermes'), path.join(base, 'home', 'bob', '.hermes')]);
+    assert.deepEqual(expandHomes(path.join(base, 'home', '[ab]*', '.hermes'), '/').length, 2);
+    assert.deepEqual(expandHomes(path.join(base, 'home', '.h*', '.hermes'), '/'), [path.join(base, 'home', '.hidden', '.hermes')]);
+    assert.deepEqual(expandHomes('nothing/here', base), [path.join(base, 'nothing', 'here')], 'a path that does not exist yet: an empty home');
+    assert.deepEqual(expandHomes(path.join(base, 'none', '*'), '/'), []);
+  });
+
+  it("each user's ~/.hermes that is a directory, from the password database", () => {
+    const passwd = path.join(base, 'passwd');
+    const line = (name: string) => `${name}:x:1000:1000::${path.join(base, 'home', name)}:/bin/sh`;
+    writeFileSync(passwd, [line('alice'), line('carol'), 'broken', line('bob'), 'root:x:0:0::relative:/bin/sh'].join('\n'));
+    assert.deepEqual(passwdHomes(passwd), [path.join(base, 'home', 'alice', '.hermes'), path.join(base, 'home', 'bob', '.hermes')]);
+  });
+
+  it('each home once, by its real path', () => {
+    const a = path.join(base, 'home', 'alice', '.hermes');
+    symlinkSync(a, path.join(base, 'alias'));
+    assert.deepEqual(uniqueHomes([a, path.join(base, 'alias'), a]), [a]);
+  });
+});
