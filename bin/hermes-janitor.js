@@ -62,7 +62,7 @@ const requireOnce = function requireOnce(id) {
 };
 
 /**
- * Whether argv is a hook an agent runs (`stop-hook` without a verb of its own, `tool-loop pre|post`): a hook's own
+ * Whether argv is a hook an agent runs (`stop-hook` without a verb of its own, `tool-loop pre|post|prompt`): a hook's own
  * failure must let the agent go on (exit 0, one warning line), where a command run by hand fails (exit 1). The
  * full check, with the recording of the mistake, is the CLI's (src/cli/hooks/hook-invocation.ts); this one only runs when
  * the CLI itself cannot run.
@@ -70,7 +70,7 @@ const requireOnce = function requireOnce(id) {
 function isHook(argv) {
   if (argv.includes('--help') || argv.includes('-h')) return false;
   if (argv.includes('stop-hook')) return !argv.some((a) => a === 'arm' || a === 'heartbeat' || a === 'disarm' || a === 'status');
-  return argv.includes('tool-loop') && (argv.includes('pre') || argv.includes('post'));
+  return argv.includes('tool-loop') && (argv.includes('pre') || argv.includes('post') || argv.includes('prompt'));
 }
 
 function missingBuild(err, argv) {

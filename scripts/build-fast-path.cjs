@@ -70,5 +70,29 @@ for (const name of BUNDLES) {
     write: false,
     logLevel: 'warning',
   });
-  fs.writeFileSync(path.join(ROOT, 'dist', `${name}.cjs`), patch(name, result.outputFiles[0].text));
+  // Whitespace and syntax minified, names kept (the patterns patch() checks are esbuild's unminified output, so it runs
+  // first): a hook reads and hashes the bundle before V8 takes its code cache; the tool-loop bundle goes from 113 to
+  // 89 kB and its load from 5.6 to 5.3 ms of CPU (median of 30 alternating processes on this 2-core machine at load 16).
+  const patched = patch(name, result.outputFiles[0].text);
+  const small = esbuild.transformSync(patched, { minifyWhitespace: true, minifySyntax: true, target: 'node20', logLevel: 'warning' }).code;
+  fs.writeFileSync(path.join(ROOT, 'dist', `${name}.cjs`), small);
+}
+
+// The watchdog thread of a run with a deadline (src/cli/deadline-watchdog.ts), as one CommonJS file: a Worker whose
+// entry is an ES module sets up the module loader first, about 10 ms more of every such run's CPU (measured). It may
+// require only node: built-ins (it reads no file of ours once started: src/cli/deadline.ts).
+{
+  const result = esbuild.buildSync({
+    entryPoints: [path.join(ROOT, 'src', 'cli', 'deadline-watchdog.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    write: false,
+    logLevel: 'warning',
+  });
+  const code = result.outputFiles[0].text;
+  const foreign = (code.match(/\brequire\("[^"]*"\)/g) ?? []).filter((r) => !/^require\("node:[a-z_/]+"\)$/.test(r));
+  if (foreign.length > 0) fail(`deadline-watchdog: may require only node: built-ins, found ${[...new Set(foreign)].join(', ')}`);
+  fs.writeFileSync(path.join(ROOT, 'dist', 'cli', 'deadline-watchdog.cjs'), code);
 }

@@ -19,6 +19,11 @@ export interface Context {
   homedir: string;
   /** The clock. */
   now(): Date;
+  /**
+   * The CLI's own process (`processContext`): a run may be ended at its deadline whatever it is doing, and the
+   * process with it (cli/deadline.ts). Absent for a test's or a host's context.
+   */
+  ownsProcess?: boolean;
 }
 
 /**
@@ -30,16 +35,38 @@ export function userHome(env: Record<string, string | undefined> = process.env):
   return home ?? os.homedir();
 }
 
+const watched = new WeakSet<NodeJS.WriteStream>();
+
+/**
+ * A reader that went away (`reap --json | head -c 100`: EPIPE) ends nothing half-way: what is left to write is
+ * dropped, without a stack trace, and the run ends as it would have (its removals and locks as ever), with its own
+ * exit code: 0 for a clean run, the reader's leaving being no failure of the run (a CLI killed by SIGPIPE would leave
+ * its work half-done and exit 141). Any other error of the stream is thrown as before.
+ */
+function quietWhenClosed(stream: NodeJS.WriteStream): NodeJS.WriteStream {
+  if (watched.has(stream)) return stream;
+  watched.add(stream);
+  let closed = false;
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (closed || err.code === 'EPIPE') {
+      closed = true; // later writes fail as ERR_STREAM_DESTROYED: dropped the same way
+      return;
+    }
+    throw err;
+  });
+  return stream;
+}
+
 export function processContext(argv: readonly string[] = process.argv.slice(2)): Context {
   return {
     argv,
     env: process.env,
     // Getters: touching process.stdin/stdout/stderr sets up a stream (a few ms each), so only on first use.
     get stdout() {
-      return process.stdout;
+      return quietWhenClosed(process.stdout);
     },
     get stderr() {
-      return process.stderr;
+      return quietWhenClosed(process.stderr);
     },
     get stdin() {
       return process.stdin;
@@ -47,5 +74,6 @@ export function processContext(argv: readonly string[] = process.argv.slice(2)):
     cwd: process.cwd(),
     homedir: userHome(),
     now: () => new Date(),
+    ownsProcess: true,
   };
 }

@@ -37,6 +37,8 @@ export const ENV_REAPER_SWITCH = 'TERMINAL_DOCKER_ORPHAN_REAPER';
  */
 export const ENV_JANITOR_REAPER = 'HERMES_JANITOR_REAPER';
 export const ENV_MAX_STOP_BLOCKS = 'HERMES_JANITOR_MAX_STOP_BLOCKS';
+/** `1`/`true`/`yes`/`on`: the tool-loop breaker warns only (never denies nor ends a turn; loops are counted and told). */
+export const ENV_TOOL_LOOP_WARN_ONLY = 'HERMES_JANITOR_TOOL_LOOP_WARN_ONLY';
 export const ENV_DEBUG = 'HERMES_JANITOR_DEBUG';
 /** `false`/`0`/`no` turns the idle rule (stopping idle running sandboxes) off. */
 export const ENV_STOP_IDLE = 'HERMES_JANITOR_STOP_IDLE';

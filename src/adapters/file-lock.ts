@@ -337,6 +337,54 @@ export function releasableAtOnce(heldMs: number, wallMs: number, staleMs: number
   return heldMs < staleMs / 3 && Math.abs(wallMs - heldMs) < 1000;
 }
 
+/**
+ * The locks this process holds, by path, each with the record it wrote: what a run ended at its deadline releases
+ * (cli/deadline.ts: every lock the run held, whatever it was doing), and what a supervisor releases for a worker it
+ * ended (cli/watch-supervisor.ts). A Map of a few entries: hooks pay nothing measurable for it.
+ */
+const heldLocks = new Map<string, string>();
+/** Told of each lock taken (`held: true`) and released, once set (`observeLocks`). */
+type LockObserver = (change: { held: boolean; lockPath: string; body: string }) => void;
+let lockObserver: LockObserver | undefined;
+
+/** Tells `fn` of every lock taken and released from now on (and of those held now): one observer per process. */
+export function observeLocks(fn: LockObserver): void {
+  lockObserver = fn;
+  for (const [lockPath, body] of heldLocks) fn({ held: true, lockPath, body });
+}
+
+function noteHeld(lockPath: string, body: string, held: boolean): void {
+  if (held) heldLocks.set(lockPath, body);
+  else heldLocks.delete(lockPath);
+  lockObserver?.({ held, lockPath, body });
+}
+
+/**
+ * Removes the lock at `lockPath` if, and only if, it still holds exactly `body` (a record this process or a worker of
+ * it wrote), synchronously: under its guard, as every release. A guard busy for longer than about 50 ms leaves the
+ * lock as it is (its holder's process is about to end: it is then a dead holder's, taken over by the next taker).
+ */
+export function releaseRecordedLock(lockPath: string, body: string): boolean {
+  const wait = new Int32Array(new SharedArrayBuffer(4));
+  for (let i = 0; i < 50; i++) {
+    try {
+      if (compareAndDelete(lockPath, body)) return true;
+    } catch {
+      return false; // unreadable: not ours to remove
+    }
+    Atomics.wait(wait, 0, 0, 1); // a guard is held for microseconds
+  }
+  return false;
+}
+
+/** Releases every lock this process holds, synchronously (a run ended at its deadline: cli/deadline.ts). */
+export function releaseHeldLocksNow(): void {
+  for (const [lockPath, body] of [...heldLocks]) {
+    releaseRecordedLock(lockPath, body);
+    noteHeld(lockPath, body, false);
+  }
+}
+
 function holding(lockPath: string, info: LockInfo, body: string, fd: number, opts: Partial<LockOptions>): HeldLock {
   let open = true;
   const since = { mono: process.hrtime(), wall: Date.now() };
@@ -353,6 +401,7 @@ function holding(lockPath: string, info: LockInfo, body: string, fd: number, opt
           }
         }, every);
   timer?.unref();
+  noteHeld(lockPath, body, true);
   return {
     info,
     held,
@@ -377,6 +426,7 @@ function holding(lockPath: string, info: LockInfo, body: string, fd: number, opt
       } finally {
         open = false;
         fs.closeSync(fd);
+        noteHeld(lockPath, body, false);
       }
     },
   };

@@ -107,12 +107,21 @@ export async function profileHomes(root: string): Promise<Array<{ profile: strin
   return 'homes' in listed ? listed.homes : [{ profile: 'default', home: root }];
 }
 
-/** `profileHomes`, or why `<root>/profiles` cannot be listed (absent: `default` alone). */
-export async function listProfileHomes(root: string): Promise<{ homes: Array<{ profile: string; home: string }> } | { problem: string }> {
+/**
+ * At most this many entries of `<root>/profiles` are read (hermes' roots hold a few profiles; a user's directory of a
+ * million names is not read whole): past it the listing says `more` (#47).
+ */
+export const MAX_PROFILE_DIR_ENTRIES = 4096;
+
+/**
+ * `profileHomes`, or why `<root>/profiles` cannot be listed (absent: `default` alone); `more` when it holds more than
+ * `MAX_PROFILE_DIR_ENTRIES` entries (those listed are the first read, not every profile).
+ */
+export async function listProfileHomes(root: string): Promise<{ homes: Array<{ profile: string; home: string }>; more?: true } | { problem: string }> {
   const dir = path.join(root, 'profiles');
-  let entries: Array<{ name: string; directory: boolean }>;
+  let entries: Array<{ name: string; directory: boolean }> & { more?: true };
   try {
-    entries = listDirSafely(dir); // as root over another user's root: no symlink there followed
+    entries = listDirSafely(dir, { max: MAX_PROFILE_DIR_ENTRIES }); // as root over another user's root: no symlink there followed
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== 'ENOENT' && code !== 'ENOTDIR')
@@ -123,7 +132,7 @@ export async function listProfileHomes(root: string): Promise<{ homes: Array<{ p
     .filter((e) => e.directory && PROFILE_NAME_PATTERN.test(e.name))
     .map((e) => ({ profile: e.name, home: path.join(dir, e.name) }))
     .sort((a, b) => a.profile.localeCompare(b.profile));
-  return { homes: [{ profile: 'default', home: root }, ...named] };
+  return { homes: [{ profile: 'default', home: root }, ...named], ...(entries.more ? { more: true as const } : {}) };
 }
 
 /** The scope reading's view of the home's own files (the managed ones never reach it). */

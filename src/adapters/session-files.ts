@@ -8,7 +8,7 @@
  */
 import fs, { type Stats } from 'node:fs';
 import { type SessionFileFacts, sessionFileName } from '../core/session-files.js';
-import { type SnapshotFile, type TempDirHandle, type UnlinkOutcome, unlinkIfUnchanged } from './shell-snapshots.js';
+import { type EntriesBudget, type SnapshotFile, type TempDirHandle, type UnlinkOutcome, readNames, unlinkIfUnchanged } from './shell-snapshots.js';
 
 /** A hermes name of a session directory, with what `lstat` showed (what a removal checks again). */
 export type SessionFile = SessionFileFacts & SnapshotFile;
@@ -23,32 +23,52 @@ function typeOf(st: Stats): SessionFileFacts['type'] {
   return 'other';
 }
 
-/** The entries directly in the directory whose names are hermes' session files, with their `lstat` (gone ones left out). */
-export function listSessionFiles(h: TempDirHandle): SessionFile[] {
+/** A directory's session files as listed: their facts, and whether the listing stopped at its cap or the run's abort. */
+export interface SessionFilesRead {
+  files: SessionFile[];
+  /** More entries were there than the run had left (`SESSION_ENTRIES_CAP`): how many were taken. */
+  capped?: number;
+  cutShort?: boolean;
+}
+
+/**
+ * The entries directly in the directory whose names are hermes' session files, with their `lstat` (gone ones left
+ * out), read in slices (`readNames`: `pause` gives the event loop a turn, and is true once the run is aborted), at
+ * most what `budget` has left (a background job's three files are one entry).
+ */
+export async function listSessionFiles(h: TempDirHandle, pause: () => Promise<boolean>, budget: EntriesBudget): Promise<SessionFilesRead> {
+  const read = await readNames(h, (name) => sessionFileName(name)?.entry ?? null, { pause, budget });
+  const capped = read.capped !== undefined ? { capped: read.capped } : {};
   const out: SessionFile[] = [];
-  for (const name of fs.readdirSync(at(h, '.'))) {
-    if (!sessionFileName(name)) continue;
-    let st: Stats;
-    try {
-      st = fs.lstatSync(at(h, name));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
-      throw err;
-    }
-    out.push({
-      name,
-      uid: st.uid,
-      dev: st.dev,
-      ino: st.ino,
-      mtimeMs: st.mtimeMs,
-      size: st.size,
-      allocated: st.blocks * 512,
-      type: typeOf(st),
-      regular: st.isFile(),
-      symlink: st.isSymbolicLink(),
-    });
+  for (let i = 0; i < read.names.length; i++) {
+    if (i % 256 === 255 && (await pause())) return { files: out, ...capped, cutShort: true };
+    const f = sessionFileAt(h, read.names[i]!);
+    if (f) out.push(f);
   }
-  return out;
+  return { files: out, ...capped, ...(read.cutShort ? { cutShort: true } : {}) };
+}
+
+/** One name's facts (`lstat`), or null when it is not there. */
+function sessionFileAt(h: TempDirHandle, name: string): SessionFile | null {
+  let st: Stats;
+  try {
+    st = fs.lstatSync(at(h, name));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  return {
+    name,
+    uid: st.uid,
+    dev: st.dev,
+    ino: st.ino,
+    mtimeMs: st.mtimeMs,
+    size: st.size,
+    allocated: st.blocks * 512,
+    type: typeOf(st),
+    regular: st.isFile(),
+    symlink: st.isSymbolicLink(),
+  };
 }
 
 /** Removes a background job's file if it is still the one judged (`unlinkIfUnchanged`). */

@@ -83,20 +83,75 @@ const factsOf = (name: string, st: Stats): SnapshotFile => ({
   symlink: st.isSymbolicLink(),
 });
 
-/** The names directly in the directory that are exactly snapshot names (one `readdir`; nothing else read). */
-export function snapshotNames(h: TempDirHandle): string[] {
-  return fs.readdirSync(at(h, '.')).filter((name) => snapshotName(name) !== null);
+/**
+ * At most this many of hermes' entries (a session, a background job's files, a directory, a socket) are taken from
+ * the session directories in one run of a pass: a directory of 300,000 of hermes' names is read whole, in slices, and
+ * judged up to here (the first read); the others are not judged this run, and the run says so. The memory a pass
+ * holds, and its report, stay bounded whatever users put there (#47).
+ */
+export const SESSION_ENTRIES_CAP = 20_000;
+
+/** What a run of a pass may still take (`SESSION_ENTRIES_CAP` at its start), shared by its directories. */
+export interface EntriesBudget {
+  left: number;
+}
+
+/** The names a directory listing kept, and whether it stopped taking entries at the run's cap. */
+export interface NamesRead {
+  names: string[];
+  /** More entries were there than the run had left: how many were taken from this directory (maybe 0), else absent. */
+  capped?: number;
+  /** The run's abort stopped the listing. */
+  cutShort?: boolean;
+}
+
+/**
+ * The names directly in the directory that belong to an entry (`entryOf`: its key, or null for a name that is none of
+ * hermes'), read through its descriptor a few at a time (`opendir`: no listing is ever held whole; other names are
+ * dropped as read), the event loop given a turn between slices (`pause`: true once the run is aborted, which stops the
+ * listing); every name of the first entries the budget has room for (taken from it), none of the others.
+ */
+export async function readNames(
+  h: TempDirHandle,
+  entryOf: (name: string) => string | null,
+  opts: { pause: () => Promise<boolean>; budget: EntriesBudget },
+): Promise<NamesRead> {
+  const dir = fs.opendirSync(at(h, '.'), { bufferSize: 256 });
+  const out: NamesRead = { names: [] };
+  const taken = new Set<string>();
+  try {
+    for (let e = dir.readSync(), n = 1; e !== null; e = dir.readSync(), n++) {
+      if (n % 256 === 0 && (await opts.pause())) {
+        out.cutShort = true;
+        break;
+      }
+      const key = entryOf(e.name);
+      if (key === null) continue;
+      if (!taken.has(key)) {
+        if (opts.budget.left <= 0) {
+          out.capped = taken.size;
+          continue; // the rest of its names may belong to entries taken
+        }
+        opts.budget.left--;
+        taken.add(key);
+      }
+      out.names.push(e.name);
+    }
+  } finally {
+    dir.closeSync();
+  }
+  return out;
+}
+
+/** The names directly in the directory that are exactly snapshot names, read as `readNames` reads (nothing else read). */
+export function snapshotNames(h: TempDirHandle, pause: () => Promise<boolean>, budget: EntriesBudget): Promise<NamesRead> {
+  return readNames(h, (name) => snapshotName(name)?.id ?? null, { pause, budget });
 }
 
 /** One of them, with its `lstat` (null: gone since the listing). */
 export function snapshotFile(h: TempDirHandle, name: string): SnapshotFile | null {
   const st = lstatAt(h, name);
   return st ? factsOf(name, st) : null;
-}
-
-/** The entries directly in the directory whose names are exactly snapshot names, with their `lstat`. */
-export function listSnapshotFiles(h: TempDirHandle): SnapshotFile[] {
-  return snapshotNames(h).flatMap((name) => snapshotFile(h, name) ?? []);
 }
 
 /**

@@ -515,11 +515,13 @@ export function readFileSafely(file: string, cap: number, opts: OpenOptions = {}
  * The entries of a directory (names, and whether each is itself a directory: symlinks are not), as root reached by a
  * walk as files are (`openFileSafely`): under another user's home no symlink on the way is followed, so a linked
  * directory lists nothing of what it points at. Throws ENOENT/ENOTDIR as node:fs does, a `TrustError` for a refusal.
+ * With `max`, at most that many entries are read (a few at a time: a directory of a million names is never held whole)
+ * and the list ends with `more: true` on it when there were more.
  */
-export function listDirSafely(dir: string): Array<{ name: string; directory: boolean }> {
+export function listDirSafely(dir: string, opts: { max?: number } = {}): Array<{ name: string; directory: boolean }> & { more?: true } {
   const abs = path.resolve(dir);
-  const of = (entries: fs.Dirent[]) => entries.map((e) => ({ name: e.name, directory: e.isDirectory() }));
-  if (!rootRules()) return of(fs.readdirSync(abs, { withFileTypes: true }));
+  const of = (at: string) => readEntries(at, opts.max ?? Infinity);
+  if (!rootRules()) return of(abs);
   const home = foreignHomeOf(abs);
   let w: Walked;
   try {
@@ -529,10 +531,28 @@ export function listDirSafely(dir: string): Array<{ name: string; directory: boo
   }
   try {
     if (w.missing) throw Object.assign(new Error(`ENOENT: no such file or directory, scandir '${abs}'`), { code: 'ENOENT' });
-    return of(fs.readdirSync(`/proc/self/fd/${w.fd}`, { withFileTypes: true }));
+    return of(`/proc/self/fd/${w.fd}`);
   } finally {
     fs.closeSync(w.fd);
   }
+}
+
+/** At most `max` entries of the directory at `at` (`opendir`, a few at a time), `more` when there were more. */
+function readEntries(at: string, max: number): Array<{ name: string; directory: boolean }> & { more?: true } {
+  const out: Array<{ name: string; directory: boolean }> & { more?: true } = [];
+  const d = fs.opendirSync(at, { bufferSize: 64 });
+  try {
+    for (let e = d.readSync(); e !== null; e = d.readSync()) {
+      if (out.length >= max) {
+        out.more = true;
+        break;
+      }
+      out.push({ name: e.name, directory: e.isDirectory() });
+    }
+  } finally {
+    d.closeSync();
+  }
+  return out;
 }
 
 // ---- writing
@@ -567,21 +587,48 @@ export interface Rights {
 /**
  * Runs `fn` with the effective uid and gid (and only that group) of `who`, then takes root's back. `fn` must be
  * synchronous: glibc switches every thread of the process, and an asynchronous call queued meanwhile would run with
- * the owner's ids (or one of the owner's with root's). Not root: `fn` runs as is.
+ * the owner's ids (or one of the owner's with root's). Not root: `fn` runs as is. Never in a worker thread (Node.js
+ * refuses to switch ids there): `reap --background`, its one user, runs on the main thread.
  */
 export function withOwnerRights<T>(who: Rights | null, fn: () => T): T {
   if (!who || !rootRules()) return fn();
   const groupsBefore = process.getgroups!();
+  ownerWindow = groupsBefore;
+  onOwnerRights?.(true);
   process.setgroups!([who.gid]);
   process.setegid!(who.gid);
   process.seteuid!(who.uid);
   try {
     return fn();
   } finally {
-    process.seteuid!(0);
-    process.setegid!(0);
-    process.setgroups!(groupsBefore);
+    leaveOwnerRights();
   }
+}
+
+/** Root's groups while `withOwnerRights` runs (its window is open), else null. */
+let ownerWindow: number[] | null = null;
+/** Told when a window opens and closes (cli/deadline.ts: the watchdog thread does no file I/O inside one). */
+let onOwnerRights: ((open: boolean) => void) | undefined;
+
+/**
+ * Tells `fn` when `withOwnerRights` switches the process's ids and back: glibc switches every thread, so another
+ * thread of the process (the run's watchdog) must not touch a file meanwhile.
+ */
+export function observeOwnerRights(fn: (open: boolean) => void): void {
+  onOwnerRights = fn;
+}
+
+/**
+ * Takes root's ids back if a `withOwnerRights` window is open (else nothing): its own end, and a run ended at its
+ * deadline inside one (cli/deadline.ts), which then releases its locks and says its line with root's rights.
+ */
+export function leaveOwnerRights(): void {
+  if (ownerWindow === null) return;
+  process.seteuid!(0);
+  process.setegid!(0);
+  process.setgroups!(ownerWindow);
+  ownerWindow = null;
+  onOwnerRights?.(false);
 }
 
 /**

@@ -52,6 +52,7 @@ export type StopHookWhy =
   | 'finished'
   | 'not-owner'
   | 'other-event'
+  | 'subagent'
   | 'unusable-marker'
   | 'malformed-input'
   | 'save-failed'

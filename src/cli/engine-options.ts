@@ -398,11 +398,6 @@ export function checkStopTimeout(opts: Partial<ActionOptions> & { timeout: numbe
   }
 }
 
-/** The run-wide `--timeout` as a signal (none for 0). */
-export function timeoutSignal(opts: EngineCommandOptions): AbortSignal | undefined {
-  return opts.timeout > 0 ? AbortSignal.timeout(opts.timeout) : undefined;
-}
-
 /**
  * Replaces an endpoint left to discovery by the engine found (exit 3 with what was tried when none answers), and
  * with `--verbose` says on stderr which engine each endpoint is and why.

@@ -127,6 +127,12 @@ export async function main(argv: string[], context?: Context, options: MainOptio
   let usage: string | undefined;
   try {
     const selected = findCommand(argv);
+    // `watch` in the CLI's own process: its work in a Worker under a supervisor that ends a run past its deadline
+    // whatever it is doing, and carries on (watch-supervisor.ts). Help and version need none.
+    if (selected?.name === 'watch' && ctx.ownsProcess && !argv.some((a) => a === '--help' || a === '-h' || a === '--version' || a === '-V')) {
+      const { supervises, superviseWatch } = await import('./watch-supervisor.js');
+      if (supervises(ctx)) return await superviseWatch(argv, ctx);
+    }
     if (!options.fastPathTried) {
       const code = await (await import('./fast-path.js')).runFastPath(argv, context);
       if (code !== undefined) return code;

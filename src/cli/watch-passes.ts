@@ -34,6 +34,11 @@ export interface WatchPassesDeps {
   setGauges?: (pass: Pass, gauges: unknown) => void;
   /** `--timeout` when given: each pass's run is bounded by it (as each sweep is); 0 or absent: by the stop only. */
   timeoutMs?: number;
+  /**
+   * A run bounded by `--timeout` begins (its label, when its deadline is): `watch`'s supervisor ends the work past
+   * it whatever it is doing (cli/watch-supervisor.ts). Returns the run's end.
+   */
+  supervise?: (label: string, deadlineMs: number) => () => void;
 }
 
 /** Passes sharing one schedule. */
@@ -141,7 +146,14 @@ export class WatchPasses {
       // the engine stream keep their turns meanwhile.
       const signal = deps.timeoutMs ? AbortSignal.any([deps.stopping, AbortSignal.timeout(deps.timeoutMs)]) : deps.stopping;
       const ctx = { dryRun: deps.dryRun, now: () => deps.ctx.now(), signal, engines: deps.answers() };
-      const { result, gauges } = await pass.run!(settings, ctx);
+      const end = deps.timeoutMs ? deps.supervise?.(`the ${pass.nouns.texts} pass`, Date.now() + deps.timeoutMs) : undefined;
+      let report: Awaited<ReturnType<NonNullable<Pass['run']>>>;
+      try {
+        report = await pass.run!(settings, ctx);
+      } finally {
+        end?.();
+      }
+      const { result, gauges } = report;
       if (deps.stopping.aborted) return;
       if (result !== null) deps.reporter.passRun(pass, result, deps.dryRun);
       if (gauges !== null) deps.setGauges?.(pass, gauges);

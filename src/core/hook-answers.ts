@@ -83,3 +83,45 @@ export function stopMessageAnswer(dialect: Dialect, message: string): HookAnswer
       return undefined;
   }
 }
+
+/**
+ * End the agent's turn (a loop found again after a warning in this turn), where the dialect can say it at this event
+ * (`role`: the event's role); undefined where it cannot (the caller denies again, and may end the turn at the next
+ * event that can). Claude Code: `continue: false` with `stopReason` on any event (the deny kept beside it, should an
+ * older version ignore `continue`); Gemini CLI: `continue: false` on BeforeTool and AfterTool (their
+ * `shouldStopExecution`); Codex: `continue: false` on PostToolUse only (its PreToolUse rejects it and runs the tool);
+ * Copilot CLI: `interrupt: true` with a deny, on permissionRequest only.
+ */
+export function endTurnAnswer(dialect: Dialect, role: 'pre' | 'post' | 'permission', reason: string): HookAnswer | undefined {
+  switch (dialect) {
+    case 'claude':
+      if (role === 'permission') return undefined;
+      return role === 'pre'
+        ? json({
+            continue: false,
+            stopReason: reason,
+            hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason },
+          })
+        : json({ continue: false, stopReason: reason });
+    case 'gemini':
+      return role === 'permission' ? undefined : json({ continue: false, stopReason: reason });
+    case 'codex':
+      return role === 'post' ? json({ continue: false, stopReason: reason }) : undefined;
+    case 'copilot':
+      return role === 'permission' ? json({ behavior: 'deny', message: reason, interrupt: true }) : undefined;
+    case 'qwen':
+    case 'cursor':
+    case 'hermes':
+      return undefined;
+  }
+}
+
+/**
+ * After a call: tell the model something beside the call's own output (a loop found in warn-only mode), where the
+ * dialect has a place for it; undefined where it has none.
+ */
+export function noteAnswer(dialect: Dialect, event: string, reason: string): HookAnswer | undefined {
+  if (dialect === 'copilot') return event === 'postToolUse' || event === 'PostToolUse' ? json({ additionalContext: reason }) : undefined;
+  const answer = failingAnswer(dialect, event, reason);
+  return answer && 'stdout' in answer ? answer : undefined;
+}

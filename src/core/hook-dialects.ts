@@ -10,20 +10,36 @@
 export const DIALECTS = ['claude', 'codex', 'gemini', 'qwen', 'copilot', 'cursor', 'hermes'] as const;
 export type Dialect = (typeof DIALECTS)[number];
 
-/** What an event means to the breakers: before a tool call, after one, a stop, or anything else (let through). */
-export type EventRole = 'pre' | 'post' | 'stop' | 'other';
+/**
+ * What an event means to the breakers: before a tool call, after one, a stop, the start of a turn (a person's
+ * prompt, or a scheduled one), a permission request (Copilot CLI: where it can end the turn), or anything else (let
+ * through).
+ */
+export type EventRole = 'pre' | 'post' | 'stop' | 'prompt' | 'permission' | 'other';
+
+/** A dialect's events by role (a role not given has none). */
+interface EventsByRole {
+  pre: string[];
+  post: string[];
+  stop: string[];
+  other: string[];
+  prompt?: string[];
+  permission?: string[];
+}
 
 /** A dialect's events and their roles, in this order (plain loops: every hook process builds these first thing). */
-const roles = (pre: string[], post: string[], stop: string[], other: string[]): ReadonlyMap<string, EventRole> => {
+const roles = (pre: string[], post: string[], stop: string[], other: string[], extra: Omit<EventsByRole, 'pre' | 'post' | 'stop' | 'other'> = {}) => {
   const map = new Map<string, EventRole>();
-  const add = (names: string[], role: EventRole) => {
-    for (let i = 0; i < names.length; i++) map.set(names[i]!, role);
+  const add = (names: string[] | undefined, role: EventRole) => {
+    if (names) for (let i = 0; i < names.length; i++) map.set(names[i]!, role);
   };
   add(pre, 'pre');
   add(post, 'post');
   add(stop, 'stop');
   add(other, 'other');
-  return map;
+  add(extra.prompt, 'prompt');
+  add(extra.permission, 'permission');
+  return map as ReadonlyMap<string, EventRole>;
 };
 
 /** Each dialect's event names (`hook_event_name`), with their roles. A name not listed is not that dialect's. */
@@ -34,7 +50,6 @@ export const DIALECT_EVENTS: Readonly<Record<Dialect, ReadonlyMap<string, EventR
     ['Stop', 'SubagentStop'],
     [
       'SessionStart',
-      'UserPromptSubmit',
       'UserPromptExpansion',
       'PermissionRequest',
       'PermissionDenied',
@@ -58,18 +73,21 @@ export const DIALECT_EVENTS: Readonly<Record<Dialect, ReadonlyMap<string, EventR
       'SessionEnd',
       'Setup',
     ],
+    { prompt: ['UserPromptSubmit'] },
   ),
   codex: roles(
     ['PreToolUse'],
     ['PostToolUse'],
     ['Stop'],
-    ['SessionStart', 'UserPromptSubmit', 'PermissionRequest', 'PreCompact', 'PostCompact', 'SubagentStart', 'SubagentStop', 'StopFailure'],
+    ['SessionStart', 'PermissionRequest', 'PreCompact', 'PostCompact', 'SubagentStart', 'SubagentStop', 'StopFailure'],
+    { prompt: ['UserPromptSubmit'] },
   ),
   gemini: roles(
     ['BeforeTool'],
     ['AfterTool'],
     ['AfterAgent'],
-    ['BeforeAgent', 'Notification', 'SessionStart', 'SessionEnd', 'PreCompress', 'BeforeModel', 'AfterModel', 'BeforeToolSelection'],
+    ['Notification', 'SessionStart', 'SessionEnd', 'PreCompress', 'BeforeModel', 'AfterModel', 'BeforeToolSelection'],
+    { prompt: ['BeforeAgent'] },
   ),
   qwen: roles(
     ['PreToolUse'],
@@ -78,7 +96,6 @@ export const DIALECT_EVENTS: Readonly<Record<Dialect, ReadonlyMap<string, EventR
     [
       'PostToolBatch',
       'Notification',
-      'UserPromptSubmit',
       'UserPromptExpansion',
       'SessionStart',
       'MessageDisplay',
@@ -95,6 +112,7 @@ export const DIALECT_EVENTS: Readonly<Record<Dialect, ReadonlyMap<string, EventR
       'TodoCompleted',
       'InstructionsLoaded',
     ],
+    { prompt: ['UserPromptSubmit'] },
   ),
   // Copilot CLI's camelCase payloads carry no event name (the hook's own command says which event it serves); its
   // "VS Code compatible" payloads, for hooks configured under PascalCase event names, do.
@@ -102,13 +120,27 @@ export const DIALECT_EVENTS: Readonly<Record<Dialect, ReadonlyMap<string, EventR
     ['PreToolUse'],
     ['PostToolUse', 'PostToolUseFailure'],
     ['Stop'],
-    ['SessionStart', 'SessionEnd', 'UserPromptSubmit', 'SubagentStop', 'ErrorOccurred', 'PreCompact', 'Notification'],
+    ['SessionStart', 'SessionEnd', 'SubagentStop', 'ErrorOccurred', 'PreCompact', 'Notification'],
+    { prompt: ['UserPromptSubmit'], permission: ['PermissionRequest'] },
   ),
   cursor: roles(
     ['preToolUse', 'beforeShellExecution', 'beforeMCPExecution'],
-    ['afterShellExecution', 'afterMCPExecution'],
+    ['postToolUse', 'postToolUseFailure', 'afterShellExecution', 'afterMCPExecution'],
     ['stop'],
-    ['beforeReadFile', 'afterFileEdit', 'beforeSubmitPrompt', 'afterAgentResponse', 'afterAgentThought', 'beforeTabFileRead', 'afterTabFileEdit'],
+    [
+      'beforeReadFile',
+      'afterFileEdit',
+      'afterAgentResponse',
+      'afterAgentThought',
+      'beforeTabFileRead',
+      'afterTabFileEdit',
+      'sessionStart',
+      'sessionEnd',
+      'subagentStart',
+      'subagentStop',
+      'preCompact',
+    ],
+    { prompt: ['beforeSubmitPrompt'] },
   ),
   hermes: roles(
     ['pre_tool_call'],
@@ -117,7 +149,6 @@ export const DIALECT_EVENTS: Readonly<Record<Dialect, ReadonlyMap<string, EventR
     [
       'subagent_start',
       'subagent_stop',
-      'pre_llm_call',
       'post_llm_call',
       'pre_api_request',
       'post_api_request',
@@ -133,6 +164,7 @@ export const DIALECT_EVENTS: Readonly<Record<Dialect, ReadonlyMap<string, EventR
       'pre_approval_request',
       'post_approval_response',
     ],
+    { prompt: ['pre_llm_call'] },
   ),
 };
 
@@ -169,7 +201,7 @@ export function recognizeDialect(payload: Record<string, unknown>): Dialect | un
     const copilot =
       has(payload, 'tool_result') ||
       (has(payload, 'stop_reason') && !has(payload, 'stop_hook_active')) ||
-      ((role === 'pre' || role === 'post') && !has(payload, 'tool_use_id'));
+      ((role === 'pre' || role === 'post' || role === 'permission') && !has(payload, 'tool_use_id'));
     const d = copilot ? 'copilot' : 'qwen';
     return DIALECT_EVENTS[d].has(event) ? d : undefined;
   }
@@ -185,16 +217,16 @@ export function explains(dialect: Dialect, payload: Record<string, unknown>): bo
 
 /**
  * The host's own cap on consecutive stop blocks, where it has one: Claude Code ends the turn after 8, Qwen Code
- * after 8 (`QWEN_CODE_STOP_HOOK_BLOCK_CAP`), Cursor submits at most 5 automatic follow-ups, hermes allows
- * `agent.max_verify_nudges` (default 3) `pre_verify` nudges a turn. Codex has none (the breaker is the only one);
- * Gemini CLI's and Copilot CLI's are not documented.
+ * after 8 (`QWEN_CODE_STOP_HOOK_BLOCK_CAP`), Copilot CLI after 8 (its hooks reference, "Runaway guard"), Cursor submits
+ * at most 5 automatic follow-ups, hermes allows `agent.max_verify_nudges` (default 3) `pre_verify` nudges a turn. Codex
+ * has none (openai/codex #37937: the breaker is the only one); Gemini CLI's is not documented.
  */
 export const HOST_STOP_CAP: Readonly<Record<Dialect, number | undefined>> = {
   claude: 8,
   codex: undefined,
   gemini: undefined,
   qwen: 8,
-  copilot: undefined,
+  copilot: 8,
   cursor: 5,
   hermes: 3,
 };

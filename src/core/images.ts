@@ -7,6 +7,7 @@
  * Sizes are the engine's (`GET /system/df`): removing an image frees its `Size - SharedSize` (layers shared with
  * other images stay), so "under the budget" is what the engine reports afterwards, not a sum of tag sizes.
  */
+import type { KeepPattern } from './image-budget.js';
 
 /** One image as the engine reports it (`GET /system/df`, tags from `GET /images/json`). */
 export interface ImageFacts {
@@ -111,7 +112,7 @@ export interface ImagePolicy {
   /** An image whose last use (or creation) is more recent than this stays (ms). */
   minAgeMs: number;
   /** An image with a name or id matching one of these stays. */
-  keep: readonly RegExp[];
+  keep: readonly KeepPattern[];
 }
 
 /** One counted image in the order the pass walks them: least recently used first. */

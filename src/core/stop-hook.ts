@@ -55,11 +55,13 @@ export interface StopInput {
   event?: string;
   /** What the event is: only a `stop` is decided; without a role, only a Claude `Stop` (or no event name) is. */
   role?: EventRole;
+  /** A subagent's stop (its id): let through, and the main session's count of blocks left as it is. */
+  subagent?: string;
 }
 
 export type StopDecision =
   /** Let the session stop and print nothing. */
-  | { action: 'allow'; why: 'no-marker' | 'finished' | 'not-owner' | 'other-event' }
+  | { action: 'allow'; why: 'no-marker' | 'finished' | 'not-owner' | 'other-event' | 'subagent' }
   /** Keep the session working: save `next`, print `{"decision": "block", "reason"}`. */
   | { action: 'block'; why: 'blocked'; reason: string; next: StopMarker }
   /** The cap was reached: save `next` (blocks reset) and let the session stop with a `systemMessage`. */
@@ -130,13 +132,16 @@ export function madeProgress(marker: StopMarker): boolean {
 
 /**
  * Decides one stop. `marker` is the validated marker (undefined when there is none or it is unusable).
- * Rules, in order: no marker, `remaining <= 0` or another session than the owner: allow; progress since the last
+ * Rules, in order: a subagent's stop, no marker, `remaining <= 0` or another session than the owner: allow; progress since the last
  * decision or `stop_hook_active: false`: blocks restart at 0; `blocks < maxBlocks`: block (blocks + 1);
  * otherwise release the stop with a message and reset blocks.
  */
 export function decideStop(marker: StopMarker | undefined, input: StopInput, maxBlocks: number): StopDecision {
   const isStop = input.role !== undefined ? input.role === 'stop' : input.event === undefined || input.event === 'Stop';
   if (!isStop) return { action: 'allow', why: 'other-event' };
+  // A subagent's stop (Claude Code's SubagentStop carries the parent's session_id): the orchestrator's "items remain"
+  // is no instruction for it, and its stop_hook_active says nothing of the main session's blocks.
+  if (input.subagent !== undefined) return { action: 'allow', why: 'subagent' };
   if (!marker) return { action: 'allow', why: 'no-marker' };
   if (marker.remaining <= 0) return { action: 'allow', why: 'finished' };
   if (marker.ownerSession !== undefined && marker.ownerSession !== input.sessionId) {

@@ -6,9 +6,10 @@
  * `adapters/config.ts`). A root whose profiles cannot be listed, or holds more than `MAX_PROFILES_PER_ROOT`, owns
  * everything (unverifiable).
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import type { HermesProcess } from './process-facts.js';
-import { ENV_MANAGED_DIR, ENV_PROC_ROOT } from '../defaults.js';
+import { CONFIG_FILENAME, DOTENV_FILENAME, ENV_MANAGED_DIR, ENV_PROC_ROOT } from '../defaults.js';
 import { loadConfig } from '../adapters/config.js';
 import { homeAccess } from '../adapters/trust.js';
 import { errorMessage } from '../errors.js';
@@ -18,6 +19,22 @@ import { profileIdentities } from './readings.js';
 
 /** More profiles than this under one served root: it owns everything (the work stays bounded). */
 export const MAX_PROFILES_PER_ROOT = 256;
+
+/**
+ * What is read to tell what a living process serves, at most: the files of this many profiles of its root, this many
+ * bytes of them in all. Past either it owns everything (unverifiable), as a root of more than `MAX_PROFILES_PER_ROOT`
+ * does: a user's files never make a run over another home read for long (#47: 100 profiles of 31 KiB config.yaml
+ * under a fake gateway's root made root's runs over another home take 19 s).
+ */
+export const OWNER_PROFILES_READ = 64;
+export const OWNER_BYTES_READ = 1024 * 1024;
+
+/** The bytes of a profile's settings files, as `lstat` says (a symlink counts for its own few bytes: it is not read). */
+function settingsBytes(home: string): number {
+  let n = 0;
+  for (const f of [CONFIG_FILENAME, DOTENV_FILENAME]) n += fs.lstatSync(path.join(home, f), { throwIfNoEntry: false })?.size ?? 0;
+  return n;
+}
 
 export interface OwnershipContext {
   /** The janitor's environment (`HERMES_MANAGED_DIR`). */
@@ -91,6 +108,17 @@ class IdentityReader {
   }
 }
 
+/** Why the profiles' files are more than is read for one process (`OWNER_PROFILES_READ`, `OWNER_BYTES_READ`), or null. */
+function overBudget(homes: readonly string[]): string | null {
+  if (homes.length > OWNER_PROFILES_READ) return `more than ${OWNER_PROFILES_READ} profiles under it (${homes.length}) are more than is read for one process`;
+  let bytes = 0;
+  for (const h of homes) {
+    bytes += settingsBytes(h);
+    if (bytes > OWNER_BYTES_READ) return `its profiles' settings files are more than the ${OWNER_BYTES_READ / (1024 * 1024)} MiB read for one process`;
+  }
+  return null;
+}
+
 /** A process launched on a root: the profiles it serves, or why they cannot be told. */
 async function servedByRoot(root: string, p: HermesProcess, ids: IdentityReader): Promise<Pick<HermesProcess, 'serves' | 'owns' | 'ownsWhy'>> {
   const why = p.ownsWhy;
@@ -99,13 +127,15 @@ async function servedByRoot(root: string, p: HermesProcess, ids: IdentityReader)
   const listed = await listProfileHomes(root);
   if ('problem' in listed)
     return { serves: 'all-profiles', owns: null, ownsWhy: `${why}; its profiles cannot be listed (${listed.problem}): every profile counts as served` };
-  if (listed.homes.length > MAX_PROFILES_PER_ROOT) {
+  if (listed.more || listed.homes.length > MAX_PROFILES_PER_ROOT) {
     return { serves: 'all-profiles', owns: null, ownsWhy: `${why}; more than ${MAX_PROFILES_PER_ROOT} profiles under it: every profile counts as served` };
   }
+  const homeOf = (n: string) => (n === 'default' ? root : path.join(root, 'profiles', n));
+  const over = overBudget(listed.homes.map((h) => h.home));
+  if (over) return { serves: 'all-profiles', owns: null, ownsWhy: `${why}; ${over}: every profile counts as served` };
   const config = await loadConfig(root);
   const allowlist = config.problem ? null : allowlistOf(config.data);
   const names = allowlist === null ? listed.homes.map((h) => h.profile) : ['default', ...allowlist];
-  const homeOf = (n: string) => (n === 'default' ? root : path.join(root, 'profiles', n));
   const owns = (await Promise.all(names.map((n) => ids.of(n, homeOf(n), n === 'default' ? p.sharedKey : undefined)))).flat();
   const served =
     allowlist === null

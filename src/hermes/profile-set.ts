@@ -11,6 +11,8 @@ import { MAX_PROFILES_PER_ROOT } from './owned-profiles.js';
 import { type LabelRules, type ProfileRead, labelRules, labelsOf } from './judgement.js';
 import { looksShared } from './identity.js';
 import { profileIdentities } from './readings.js';
+import { setImmediate as turn } from 'node:timers/promises';
+import { ExitCode, JanitorError, UsageError } from '../errors.js';
 
 export interface ProfileSetPlace {
   root: string;
@@ -24,18 +26,37 @@ export interface ProfileSetPlace {
   actOn?: ((p: ProfileRead) => ProfileRead) | undefined;
 }
 
-/** Every profile under the root, the run's own as already read (`run`). */
+/**
+ * Every profile under the root, the run's own as already read (`run`), read one after the other inside the run's
+ * `--timeout` (the event loop gets a turn between two: a deadline that passes stops the reading, exit 3). A root with
+ * more profiles than `MAX_PROFILES_PER_ROOT` is a usage error (exit 2) naming it: its profiles are judged one at a
+ * time (`--profile NAME`), never some of them silently.
+ */
 export async function allProfiles(run: ProfileRead, where: ProfileSetPlace): Promise<ProfileRead[]> {
   const listed = await listProfileHomes(where.root);
   if ('problem' in listed) {
     where.warnings.push(`${listed.problem}: only the run's own profile is judged`);
     return [run];
   }
+  if (listed.more || listed.homes.length > MAX_PROFILES_PER_ROOT) {
+    throw new UsageError(
+      `${where.root} holds more than ${MAX_PROFILES_PER_ROOT} profiles: --all-profiles reads each one's settings and stops there; ` +
+        'judge them one at a time with --profile NAME',
+    );
+  }
   const out: ProfileRead[] = [];
   for (const p of listed.homes) {
     if (p.home === run.home) {
       out.push(run);
       continue;
+    }
+    await turn(); // the run's --timeout fires between two profiles, whatever they hold
+    if (where.signal?.aborted) {
+      throw new JanitorError(
+        `reading the profiles under ${where.root} did not finish within the run's --timeout (${out.length} of ${listed.homes.length} read): ` +
+          'raise --timeout, or judge them one at a time with --profile NAME',
+        ExitCode.ENGINE,
+      );
     }
     const r = await loadProfileSettings({ home: p.home, env: where.env, cwd: where.cwd, signal: where.signal });
     where.warnings.push(...r.warnings);
@@ -55,7 +76,7 @@ export async function sharers(run: ProfileRead, where: ProfileSetPlace): Promise
   const shared = labelsOf(run).filter(looksShared);
   if (shared.length === 0) return [run];
   const listed = await listProfileHomes(where.root);
-  if ('problem' in listed || listed.homes.length > MAX_PROFILES_PER_ROOT) {
+  if ('problem' in listed || listed.more || listed.homes.length > MAX_PROFILES_PER_ROOT) {
     const why = 'problem' in listed ? listed.problem : `more than ${MAX_PROFILES_PER_ROOT} profiles under ${where.root}`;
     return [{ ...run, refused: run.refused ?? `${why}: the profiles sharing its container identity (${shared.join(', ')}) cannot all be read` }];
   }

@@ -9,7 +9,7 @@ import type { EngineClient } from '../adapters/engine.js';
 import { hasImageCalls } from '../adapters/engine.js';
 import type { ImageUses } from '../adapters/image-uses.js';
 import { UP_TO_DAYS, ago } from '../core/ages.js';
-import { checkImageBudget, parseKeepPattern } from '../core/image-budget.js';
+import { checkImageBudget, checkKeepPattern } from '../core/image-budget.js';
 import { fullImageId } from '../core/images.js';
 import { parseDuration } from '../core/parse-args.js';
 import { type Selection, isExcluded, isSelected } from '../core/selection.js';
@@ -44,8 +44,10 @@ const OPTIONS: readonly OptionDecl[] = [
     flag: '--keep-image',
     value: '<pattern>',
     repeatable: true,
-    parse: (v) => (parseKeepPattern(v, '--keep-image'), v),
-    description: 'never remove an image with a repository:tag or id matching this regular expression (repeatable; also janitor.keep_images in config.yaml)',
+    parse: (v) => checkKeepPattern(v, '--keep-image'),
+    description:
+      'never remove an image with a repository:tag or id matching this regular expression (RE2 syntax, linear time; repeatable; also ' +
+      'janitor.keep_images in config.yaml)',
   },
 ];
 

@@ -39,6 +39,12 @@ export async function beforeSweep(
   for (const { pass, settings } of settled) await pass.beforeSweep?.(settings, engines, ctx);
 }
 
+/** Told as each pass starts and ends (`reap`'s report when its deadline ends it: cli/reap-progress.ts). */
+export interface PassWatcher {
+  starting(pass: Pass): void;
+  done(pass: Pass, result: unknown): void;
+}
+
 /**
  * Runs the passes one after the other, in list order, and puts their outcomes with those of the sweep passes (from
  * `sweeps`, the engines' sweep results; null: no sweep ran, their outcome is empty and they have no gauges).
@@ -48,11 +54,15 @@ export async function runPasses(
   settled: readonly SettledPass[],
   ctx: PassRunContext,
   sweeps: readonly ReapResult[] | null,
+  watcher?: PassWatcher,
 ): Promise<PassesRun> {
   const ran = new Map<Pass, { result: unknown; gauges: unknown }>();
   for (const { pass, settings } of settled) {
     if (!pass.run) continue;
-    ran.set(pass, await pass.run(settings, ctx));
+    watcher?.starting(pass);
+    const report = await pass.run(settings, ctx);
+    ran.set(pass, report);
+    watcher?.done(pass, report.result);
   }
   const out: PassesRun = { results: [], gauges: [] };
   for (const pass of passes) {

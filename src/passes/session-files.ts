@@ -6,7 +6,7 @@
  * core/session-files.ts, files in adapters/session-files.ts, the run in reaper/session-files.ts, settings in
  * reaper/session-file-settings.ts. It needs no engine: on a host with none it runs alone.
  */
-import { refusedTempDirs } from './temp-dir-pass.js';
+import { cappedLine, refusedTempDirs } from './temp-dir-pass.js';
 import { UP_TO_DAYS, span } from '../core/ages.js';
 import { KIND_NOUN, SESSION_FILE_KINDS, type SessionFileKind } from '../core/session-files.js';
 import { diskSize } from '../core/sizes.js';
@@ -82,6 +82,7 @@ function render(dirs: readonly SessionFilesSummary[]): string[] {
       (k) => `${plural(d.kinds[k].found, KIND_NOUN[k][0], KIND_NOUN[k][1])} (${d.kinds[k].abandoned} abandoned)`,
     );
     out.push(`  ${escapeControls(d.dir)}: ${kinds.join(', ')}${d.otherUsers ? `; other users': ${d.otherUsers}` : ''}`);
+    if (d.capped !== undefined) out.push(`  ${escapeControls(cappedLine(d))}`);
   }
   if (shown.length === 0) out.push(`  none in ${plural(dirs.length, 'directory', 'directories')}`);
   return out;
@@ -167,7 +168,10 @@ export const sessionFilesPass: Pass<SessionFileSettings, SessionFilesResult, Gau
     },
     json: (part) => ({ sessionFiles: part }),
     render: (part) => render(part),
-    attention: (part) => part.filter((s) => s.reason).map((s) => `refused: ${s.problem ?? s.dir}`),
+    attention: (part) => [
+      ...part.filter((s) => s.reason).map((s) => `refused: ${s.problem ?? s.dir}`),
+      ...part.filter((s) => s.capped !== undefined).map(cappedLine),
+    ],
     refused: (part) =>
       part.filter((s) => s.reason).map((s) => ({ path: s.dir, what: 'temp directory', reason: s.reason!, detail: s.problem ?? s.dir, attention: true })),
   },

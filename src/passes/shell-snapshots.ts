@@ -4,7 +4,7 @@
  * the run in reaper/shell-snapshots.ts, its settings in reaper/shell-snapshot-settings.ts. It needs no engine: on a
  * host with none it runs alone. The smallest real pass: docs/development.md walks through it.
  */
-import { refusedTempDirs } from './temp-dir-pass.js';
+import { cappedLine, refusedTempDirs } from './temp-dir-pass.js';
 import { UP_TO_DAYS, ago, span } from '../core/ages.js';
 import { ENV_SANDBOX_DIRS_EVERY, SANDBOX_DIRS_EVERY_MS } from '../defaults.js';
 import { KEEP_SHELL_SNAPSHOTS, type ShellSnapshotSettings } from '../reaper/shell-snapshot-settings.js';
@@ -84,6 +84,7 @@ function render(dirs: readonly DirSummary[], now: Date): string[] {
       );
     }
     if (s.otherUsers) out.push(`  other users': ${s.otherUsers} (only root or their owner removes them)`);
+    if (s.capped !== undefined) out.push(`  ${cappedLine(s)}`);
   }
   return out;
 }
@@ -165,7 +166,10 @@ export const shellSnapshotsPass: Pass<ShellSnapshotSettings, ShellSnapshotsResul
     },
     json: (part) => ({ shellSnapshots: part }),
     render,
-    attention: (part) => part.filter((s) => s.reason).map((s) => `refused: ${s.problem ?? s.dir}`),
+    attention: (part) => [
+      ...part.filter((s) => s.reason).map((s) => `refused: ${s.problem ?? s.dir}`),
+      ...part.filter((s) => s.capped !== undefined).map(cappedLine),
+    ],
     refused: (part) =>
       part.filter((s) => s.reason).map((s) => ({ path: s.dir, what: 'temp directory', reason: s.reason!, detail: s.problem ?? s.dir, attention: true })),
   },

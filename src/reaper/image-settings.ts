@@ -6,10 +6,11 @@
 import type { HermesConfig } from '../adapters/config.js';
 import { DEFAULT_IMAGES_MIN_AGE_MS } from '../defaults.js';
 import { UsageError } from '../errors.js';
-import { type ImageBudget, parseKeepPattern } from '../core/image-budget.js';
+import { type ImageBudget, type KeepPattern, checkKeepPattern } from '../core/image-budget.js';
 import { parseImageBudget } from '../core/image-size.js';
 import type { ImagePolicy } from '../core/images.js';
 import { ValueError } from '../core/parse-args.js';
+import { linearPattern } from '../util/linear-pattern.js';
 import { type JanitorSetting, readJanitorSetting } from './janitor-settings.js';
 
 export interface ImageInputs {
@@ -31,12 +32,17 @@ export const IMAGES_OVER: JanitorSetting<'size'> = {
   // Removes what the defaults keep: a user without engine rights cannot turn it on for root.
   keepsMore: { more: 'nothing' },
 };
+/** A keep pattern as given, compiled in linear time (`util/linear-pattern.ts`); throws a one-line `ValueError`. */
+export function keepPattern(raw: string, what: string): KeepPattern {
+  return linearPattern(checkKeepPattern(raw, what), what);
+}
+
 export const KEEP_IMAGES: JanitorSetting<'list'> = {
   key: 'janitor.keep_images',
   kind: 'list',
   flag: '--keep-image',
-  parse: parseKeepPattern,
-  accepts: 'a regular expression or a list of them',
+  parse: keepPattern,
+  accepts: 'a regular expression (RE2 syntax) or a list of them',
   description: 'never remove an image with a repository:tag or id matching one of these (added to `--keep-image`)',
   defaultText: 'none',
   // Their patterns widen nothing root must keep (the budget is the operator's; `--keep-image` keeps), and are not run as root.
@@ -62,7 +68,7 @@ export function resolveImageSettings(inputs: ImageInputs, config: HermesConfig):
     if (given) throw new UsageError(`${given} applies to the image budget: add --images-over <size> (or set ${IMAGES_OVER.key} in ${config.file})`);
     return null;
   }
-  const keep = [...(inputs.keepImage ?? []).map((k) => parseOr(() => parseKeepPattern(k, '--keep-image'))), ...configKeep(config)];
+  const keep = [...(inputs.keepImage ?? []).map((k) => parseOr(() => keepPattern(k, '--keep-image'))), ...configKeep(config)];
   return {
     budget,
     policy: { allImages: Boolean(inputs.allImages), minAgeMs: inputs.imagesMinAgeMs ?? DEFAULT_IMAGES_MIN_AGE_MS, keep },
@@ -82,4 +88,4 @@ const fromFlag = (raw: string) => parseOr(() => parseImageBudget(raw, '--images-
 
 const fromConfig = (config: HermesConfig): ImageBudget | null => (readJanitorSetting(config, IMAGES_OVER) as ImageBudget | undefined) ?? null;
 
-const configKeep = (config: HermesConfig): RegExp[] => (readJanitorSetting(config, KEEP_IMAGES) as RegExp[] | undefined) ?? [];
+const configKeep = (config: HermesConfig): KeepPattern[] => (readJanitorSetting(config, KEEP_IMAGES) as KeepPattern[] | undefined) ?? [];

@@ -16,23 +16,45 @@ import { type StopOutcome, execsInFlight, readLocally, reproveAndStop, volumesGo
 import { type AbandonedLoad, type ExecTreeReport, abandonedLoad, endAbandonedTrees, mayRunExecs, surveyExecs } from './exec-trees.js';
 import { RunGuard } from './run-guard.js';
 import { candidates, consume, entryOf, vanished, verdictOf } from './sweep-rows.js';
-import type { ReapRequest, ReapResult, StoppedEntry, SweepEntry } from './sweep-types.js';
+import type { ReapRequest, ReapResult, StoppedEntry, SweepEntry, SweepEvent } from './sweep-types.js';
 
 type Settled = Extract<StopOutcome, { kind: 'stopped' | 'proof-failed' }>;
 /** A listed row, the inspect it was judged from, and the labels its rules are looked up by (`tiedLabels`). */
 type Inspected = { row: ContainerSummary; details: ContainerDetails; rules: Readonly<Record<string, string>> };
 
+/** A sweep's result before it did anything. */
+export function emptyReapResult(): ReapResult {
+  return { removed: [], stopped: [], kept: [], failed: [], execTrees: { ended: [], kept: [], failed: [] }, interrupted: null, warnings: [] };
+}
+
+/**
+ * A sweep's decision, as its event told it, added to a result (what a run ended at its deadline reports of its sweep:
+ * cli/reap-progress.ts). The listing's own events add nothing.
+ */
+export function addSweepEvent(r: ReapResult, ev: SweepEvent): void {
+  switch (ev.type) {
+    case 'removed':
+      return void r.removed.push(ev.entry);
+    case 'stopped':
+      return void r.stopped.push(ev.entry);
+    case 'kept':
+      return void r.kept.push(ev.entry);
+    case 'failed':
+      return void r.failed.push(ev.entry);
+    case 'exec-tree':
+      if (ev.state === 'ended') r.execTrees.ended.push(ev.tree);
+      else if (ev.state === 'kept') r.execTrees.kept.push(ev.tree);
+      else r.execTrees.failed.push(ev.tree);
+      return;
+    case 'listed':
+    case 'candidates':
+      return;
+  }
+}
+
 export class ReapSweep {
   private readonly guard: RunGuard;
-  private readonly out: ReapResult = {
-    removed: [],
-    stopped: [],
-    kept: [],
-    failed: [],
-    execTrees: { ended: [], kept: [], failed: [] },
-    interrupted: null,
-    warnings: [],
-  };
+  private readonly out: ReapResult = emptyReapResult();
   /** The idle observations (null when the idle rule is not applied: running containers are then not even listed). */
   private readonly book: IdleBook | null;
 

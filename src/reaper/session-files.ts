@@ -12,7 +12,7 @@ import { type ProcessTable, readHermesProcesses } from '../adapters/hermes-proce
 import { pidNamespaceProblem } from '../adapters/pid-namespace.js';
 import { type RemoveOutcome, type TaskDirPlace, type TaskDirScan, readMountPoints, removeTaskDir, scanTaskDir } from '../adapters/sandbox-dirs.js';
 import { type SessionFile, listSessionFiles, unlinkFileIfUnchanged, unlinkSocketIfUnchanged } from '../adapters/session-files.js';
-import { type TempDirHandle, type UnlinkOutcome, closeTempDir, openTempDir } from '../adapters/shell-snapshots.js';
+import { type EntriesBudget, SESSION_ENTRIES_CAP, type TempDirHandle, type UnlinkOutcome, closeTempDir, openTempDir } from '../adapters/shell-snapshots.js';
 import { untrustedRoot } from '../adapters/trust.js';
 import { refusalLine, shownPath } from '../core/sandbox-dirs.js';
 import { type SessionEntry, type SessionFileKind, groupSessionEntries } from '../core/session-files.js';
@@ -76,8 +76,11 @@ export interface SessionFilesResult {
   removed: RemovedSessionFile[];
   kept: KeptSessionFile[];
   failed: FailedSessionFile[];
-  /** The directories looked at; `reason` `untrusted-root` for one refused for the run (`problem` says why). */
-  tempDirs: Array<TempDir & { problem: string | null; reason?: typeof UNTRUSTED_ROOT }>;
+  /**
+   * The directories looked at; `reason` `untrusted-root` for one refused for the run (`problem` says why); `capped`:
+   * it held more of hermes' names than a run takes (`SESSION_ENTRIES_CAP`), this many were looked at.
+   */
+  tempDirs: Array<TempDir & { problem: string | null; reason?: typeof UNTRUSTED_ROOT; capped?: number }>;
   /** Why some processes could not be seen, or null. */
   processesHidden: string | null;
   /** The run's abort stopped the pass before its end (what it did not reach was left as it is). */
@@ -93,6 +96,10 @@ interface Run {
   /** An owner's processes read again right before removing their entries: once per owner (null: the run's abort). */
   fresh: (uid: number) => Promise<ProcessView | null>;
   mounts: ReadonlySet<string>;
+  /** Gives the event loop a turn every few milliseconds; true once the run is aborted. */
+  pause: () => Promise<boolean>;
+  /** The names the run may still take from its directories (`SESSION_ENTRIES_CAP`). */
+  budget: EntriesBudget;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -124,7 +131,9 @@ export async function sessionFilePass(opts: SessionFilesOptions): Promise<Sessio
   out.processesHidden = first.hidden?.why ?? null;
   const byOwner = new Map<number, Promise<ProcessView | null>>();
   const fresh = (uid: number) => byOwner.get(uid) ?? byOwner.set(uid, read(uid)).get(uid)!;
-  const run: Run = { opts, out, selfUid, first, fresh, mounts: await readMountPoints() };
+  const slice = new TimeSlice(opts.signal);
+  const budget = { left: SESSION_ENTRIES_CAP };
+  const run: Run = { opts, out, selfUid, first, fresh, mounts: await readMountPoints(), pause: () => slice.pause(), budget };
   const seen = new Set<string>();
   for (const t of opts.tempDirs) {
     if (opts.signal?.aborted) {
@@ -174,8 +183,11 @@ interface Judged {
 
 async function oneDir(run: Run, h: TempDirHandle, t: TempDir): Promise<void> {
   const { out } = run;
+  const read = await listSessionFiles(h, run.pause, run.budget);
+  if (read.capped !== undefined) out.tempDirs.at(-1)!.capped = read.capped;
+  if (read.cutShort) out.cutShort = true;
   // Root over another user's home: that user's entries only (`TempDir.onlyUid`), none of another user's names.
-  const listed = listSessionFiles(h).filter((f) => t.onlyUid === undefined || f.uid === t.onlyUid);
+  const listed = read.files.filter((f) => t.onlyUid === undefined || f.uid === t.onlyUid);
   const { entries, wrongType } = groupSessionEntries(listed.filter((f) => f.dev === h.dev || f.symlink));
   for (const f of listed.filter((x) => x.dev !== h.dev && !x.symlink)) keepFile(run, h, f, 'other-filesystem', 'on another filesystem than the directory');
   for (const f of wrongType)
@@ -183,7 +195,7 @@ async function oneDir(run: Run, h: TempDirHandle, t: TempDir): Promise<void> {
   const byName = new Map(listed.map((f) => [f.name, f]));
   const place: TaskDirPlace = { parentDev: h.dev, mountPoints: run.mounts };
   for (const e of entries) {
-    if (run.opts.signal?.aborted) {
+    if (await run.pause()) {
       out.cutShort = true;
       return;
     }
@@ -287,6 +299,8 @@ export interface SessionFilesSummary {
   otherUsers: number;
   problem: string | null;
   reason?: typeof UNTRUSTED_ROOT;
+  /** It held more of hermes' names than a run takes: this many were looked at (`SESSION_ENTRIES_CAP`). */
+  capped?: number;
 }
 
 /** The per-directory summary of a dry run. */
@@ -307,6 +321,7 @@ export function summarizeSessionFiles(r: SessionFilesResult): SessionFilesSummar
       otherUsers: kept.filter((k) => k.reason === 'other-user').length,
       problem: t.problem,
       ...(t.reason ? { reason: t.reason } : {}),
+      ...(t.capped !== undefined ? { capped: t.capped } : {}),
     };
   });
 }

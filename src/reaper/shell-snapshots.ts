@@ -12,6 +12,8 @@
 import { type ProcessTable, readHermesProcesses } from '../adapters/hermes-processes.js';
 import { pidNamespaceProblem } from '../adapters/pid-namespace.js';
 import {
+  type EntriesBudget,
+  SESSION_ENTRIES_CAP,
   type SnapshotFile,
   type TempDirHandle,
   closeTempDir,
@@ -111,7 +113,7 @@ export interface ShellSnapshotsResult {
    * The temp directories looked at, and what was wrong with one that could not be read; `reason` `untrusted-root`
    * for one refused for the run (`problem` then says why).
    */
-  tempDirs: Array<TempDir & { problem: string | null; reason?: typeof UNTRUSTED_ROOT }>;
+  tempDirs: Array<TempDir & { problem: string | null; reason?: typeof UNTRUSTED_ROOT; capped?: number }>;
   /** Why some processes could not be seen, or null. */
   processesHidden: string | null;
   /** The run's abort stopped the pass before its end (sessions it had judged are reported; the rest were kept). */
@@ -127,6 +129,8 @@ interface Pass {
   /** An owner's processes read again right before removing their files: at most once per owner (null: cut short). */
   fresh: (uid: number) => Promise<ProcessView | null>;
   slice: TimeSlice;
+  /** The names the run may still take from its temp directories (`SESSION_ENTRIES_CAP`). */
+  budget: EntriesBudget;
 }
 
 /** A process table as the rule reads it. */
@@ -187,7 +191,7 @@ export async function shellSnapshotPass(opts: ShellSnapshotsOptions): Promise<Sh
   let startedBefore = 0;
   const fresh = (uid: number) => byOwner.get(uid) ?? byOwner.set(uid, reader.read({ uids: new Set([uid]), startedBefore })).get(uid)!;
   const out: ShellSnapshotsResult = { removed: [], kept: [], failed: [], tempDirs: [], processesHidden: reader.partial };
-  const p: Pass = { opts, out, selfUid, view: null, fresh, slice };
+  const p: Pass = { opts, out, selfUid, view: null, fresh, slice, budget: { left: SESSION_ENTRIES_CAP } };
   const listed: Listed[] = [];
   try {
     for (const t of opts.tempDirs) {
@@ -256,7 +260,10 @@ interface Doomed {
  */
 async function listSessions(p: Pass, h: TempDirHandle, onlyUid: number | undefined): Promise<Listed['sessions']> {
   const usable: SnapshotFile[] = [];
-  for (const name of snapshotNames(h)) {
+  const read = await snapshotNames(h, () => p.slice.pause(), p.budget);
+  if (read.cutShort) p.out.cutShort = true;
+  if (read.capped !== undefined) p.out.tempDirs.at(-1)!.capped = read.capped;
+  for (const name of read.names) {
     if (await p.slice.pause()) {
       p.out.cutShort = true;
       break;
@@ -389,6 +396,8 @@ export interface ShellSnapshotsSummary {
   problem: string | null;
   /** `untrusted-root` when the directory was refused for the run (`problem` says why). */
   reason?: typeof UNTRUSTED_ROOT;
+  /** It held more of hermes' names than a run takes: this many were looked at (`SESSION_ENTRIES_CAP`). */
+  capped?: number;
 }
 
 /** The per-directory summary of a dry run. */
@@ -411,6 +420,7 @@ export function summarize(r: ShellSnapshotsResult): ShellSnapshotsSummary[] {
       otherUsers: kept.filter((k) => k.reason === 'other-user').length,
       problem: t.problem,
       ...(t.reason ? { reason: t.reason } : {}),
+      ...(t.capped !== undefined ? { capped: t.capped } : {}),
     };
   });
 }

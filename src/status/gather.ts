@@ -16,6 +16,7 @@ import { loadRestartGuardSettings, restartGuardState, restartLoopStore } from '.
 import { createStopHook } from '../breakers/stop-hook.js';
 import { stuckSessionsStatus, stuckSessionsStore } from '../breakers/stuck-sessions.js';
 import { createToolLoop } from '../breakers/tool-loop.js';
+import { oneStepFromLoop } from '../core/tool-loop.js';
 import { readHookErrors } from '../breakers/hook-errors.js';
 import type { HookErrorEntry } from '../core/hook-errors.js';
 import { type AttentionInput, type ContainerCounts, attentionItems, countContainers, statusExitCode, verdictLine } from '../core/status.js';
@@ -137,13 +138,30 @@ export interface StatusReport {
     };
     toolLoop: {
       location: string;
-      /** Identical calls in a row and the most consecutive failures of one tool, per session. */
-      sessions: Array<{ session: string | null; streak: number; failures: number; looping: boolean; problem: string | null }>;
+      /**
+       * Identical calls in a row and the most consecutive failures of one tool, per session; `warnings` and `stops`: the
+       * loops found in the session, answered with a warning (a deny) and with the end of the turn.
+       */
+      sessions: Array<{
+        session: string | null;
+        streak: number;
+        failures: number;
+        looping: boolean;
+        warnings: number;
+        stops: number;
+        disarmed: boolean;
+        problem: string | null;
+      }>;
       /**
        * Sessions one step from the breaker (the next identical call is denied, or the next failure blocked), judged
        * with the default thresholds. A trip itself resets the history, so this is what the state can show.
        */
       looping: string[];
+      /** Loops found in every session on record: warned (denied) and stopped (the turn ended). */
+      warnings: number;
+      stops: number;
+      /** Since when every session is disarmed (`tool-loop disarm`), or null. */
+      disarmed: string | null;
       /** The tool hooks' own mistakes they failed open on, most recent first. */
       hookErrors: HookErrorEntry[];
     };
@@ -431,6 +449,7 @@ async function breakers(
     .catch((err: unknown) => ({ location: stop.location, armed: false, maxBlocks: stop.maxBlocks, problem: errorMessage(err), marker: undefined }));
   const loop = createToolLoop({ home, env, now: () => now });
   const sessions = await loop.status().catch(() => []);
+  const hostDisarmed = (await loop.hostDisarmed().catch(() => undefined)) ?? null;
   const loopRows = sessions.map((s) => {
     const streak = s.state?.streak?.count ?? 0;
     const failures = Math.max(0, ...(s.state?.failures ?? []).map((f) => f.count));
@@ -438,7 +457,10 @@ async function breakers(
       session: s.session ?? null,
       streak,
       failures,
-      looping: (streak > 0 && streak >= loop.threshold - 1) || (failures > 0 && failures >= loop.failureThreshold - 1),
+      looping: s.state ? oneStepFromLoop(s.state, loop) : false,
+      warnings: s.state?.warnings ?? 0,
+      stops: s.state?.stops ?? 0,
+      disarmed: s.state?.disarmed !== undefined,
       problem: s.problem ?? null,
     };
   });
@@ -475,6 +497,9 @@ async function breakers(
       location: loop.location,
       sessions: loopRows,
       looping: loopRows.filter((r) => r.looping).map((r) => r.session ?? '?'),
+      warnings: loopRows.reduce((sum, r) => sum + r.warnings, 0),
+      stops: loopRows.reduce((sum, r) => sum + r.stops, 0),
+      disarmed: hostDisarmed,
       hookErrors: loopErrors.errors,
     },
   };

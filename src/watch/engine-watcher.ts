@@ -91,9 +91,11 @@ interface SweepRun {
   onEvent?: Parameters<typeof reap>[0]['onEvent'];
   /** When each exec started, from the `exec_start` events seen (ms), by exec id. */
   execStarts?: ReadonlyMap<string, number>;
+  /** When the run's `--timeout` runs out (`Date.now()` ms): stops are cut to fit (`SweepRequest.deadlineMs`). */
+  deadlineMs?: number;
 }
 
-function reapRequest(engine: EngineClient, policy: WatchPolicy, { asOf, signal, onEvent, execStarts }: SweepRun) {
+function reapRequest(engine: EngineClient, policy: WatchPolicy, { asOf, signal, onEvent, execStarts, deadlineMs }: SweepRun) {
   return {
     engine,
     selection: policy.selection,
@@ -102,6 +104,7 @@ function reapRequest(engine: EngineClient, policy: WatchPolicy, { asOf, signal, 
     concurrency: policy.concurrency,
     dryRun: policy.dryRun,
     signal,
+    ...(deadlineMs !== undefined ? { deadlineMs } : {}),
     ...(policy.idle ? { idle: execStarts ? { ...policy.idle, execStarts } : policy.idle } : {}),
     ...(policy.keepVolumes ? { keepVolumes: true } : {}),
     ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
@@ -123,6 +126,11 @@ export interface WatcherDeps {
   batchSize?: number;
   /** Retry a container whose removal failed after this long (default 60 s). */
   retryFailedMs?: number;
+  /**
+   * A run bounded by `--timeout` begins (a full sweep, a deadline check): `watch`'s supervisor ends the work past its
+   * deadline whatever it is doing (cli/watch-supervisor.ts). Returns the run's end.
+   */
+  supervise?: (label: string, deadlineMs: number) => () => void;
 }
 
 /** Which failure keeps a container tracked for another try, how long later. */
@@ -147,6 +155,7 @@ export class EngineWatcher {
   private readonly batchSize: number;
   private readonly retryFailedMs: number;
   private readonly sweepPasses: readonly Pass[];
+  private readonly supervise: WatcherDeps['supervise'];
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private checking: Promise<void> | null = null;
@@ -175,6 +184,15 @@ export class EngineWatcher {
     this.batchSize = deps.batchSize ?? 100;
     this.retryFailedMs = deps.retryFailedMs ?? DEFAULT_RETRY_FAILED_MS;
     this.sweepPasses = (deps.sweepPasses ?? []).filter((p) => p.kind === 'sweep' && p.fromSweeps && p.gaugesOf);
+    this.supervise = deps.supervise;
+  }
+
+  /** A run of this engine bounded by `--timeout` (when given) begins at `startedMs`: its end, and its deadline. */
+  private bounded(label: string, startedMs: number): { end: () => void; deadlineMs?: number; signal?: AbortSignal } {
+    const ms = this.policy.sweepTimeoutMs;
+    if (!(ms > 0)) return { end: () => undefined };
+    const deadlineMs = startedMs + ms;
+    return { end: this.supervise?.(`${label} of ${this.host}`, deadlineMs) ?? (() => undefined), deadlineMs, signal: AbortSignal.timeout(ms) };
   }
 
   /** The idle rule as the tracker needs it, from the policy as it stands (`watch` reloads hermes' settings). */
@@ -276,15 +294,21 @@ export class EngineWatcher {
 
   private async sweep(signal: AbortSignal): Promise<void> {
     const started = this.clock();
-    const bounded = this.policy.sweepTimeoutMs > 0 ? AbortSignal.any([signal, AbortSignal.timeout(this.policy.sweepTimeoutMs)]) : signal;
-    const r = await reap(
-      reapRequest(this.engine, this.policy, {
-        asOf: new Date(started),
-        signal: AbortSignal.any([bounded, this.hardSignal]),
-        onEvent: (ev) => this.onSweepEvent(ev, 'sweep', started),
-        execStarts: this.execStarts,
-      }),
-    );
+    const run = this.bounded('the sweep', started);
+    let r: ReapResult;
+    try {
+      r = await reap(
+        reapRequest(this.engine, this.policy, {
+          asOf: new Date(started),
+          signal: AbortSignal.any([signal, this.hardSignal, ...(run.signal ? [run.signal] : [])]),
+          onEvent: (ev) => this.onSweepEvent(ev, 'sweep', started),
+          execStarts: this.execStarts,
+          ...(run.deadlineMs !== undefined ? { deadlineMs: run.deadlineMs } : {}),
+        }),
+      );
+    } finally {
+      run.end();
+    }
     this.report({ type: 'sweep', tracked: this.tracked, ...this.summary(r, started) });
     if (r.interrupted?.kind === 'engine') throw new Error(r.interrupted.error);
   }
@@ -382,21 +406,34 @@ export class EngineWatcher {
       if (due.length === 0) return;
       const ids = due.map((d) => d.id);
       const started = now;
+      const run = this.bounded('a deadline check', started);
+      const answered = new Set<string>();
       let r: ReapResult;
       try {
         r = await recheckDue(this.engine, this.policy, ids, {
           asOf: new Date(now),
-          signal: AbortSignal.any([conn.signal, this.hardSignal]),
-          onEvent: (ev) => this.onSweepEvent(ev, 'deadline', started),
+          signal: AbortSignal.any([conn.signal, this.hardSignal, ...(run.signal ? [run.signal] : [])]),
+          onEvent: (ev) => {
+            if ('entry' in ev) answered.add(ev.entry.id);
+            this.onSweepEvent(ev, 'deadline', started);
+          },
           execStarts: this.execStarts,
+          ...(run.deadlineMs !== undefined ? { deadlineMs: run.deadlineMs } : {}),
         });
       } catch (err) {
         // Unexpected: keep them for the next sweep, and start over.
         for (const d of due) this.tracker.deadlines.set(d.id, d.at);
         conn.abort(err instanceof Error ? err : new Error(String(err)));
         return;
+      } finally {
+        run.end();
       }
       this.report({ type: 'deadline-check', ...this.summary(r, started) });
+      if (r.interrupted?.kind === 'timeout' && !conn.signal.aborted) {
+        // Cut by --timeout: what it did not come to is checked again in the next batch.
+        for (const d of due) if (!answered.has(d.id)) this.tracker.deadlines.set(d.id, d.at);
+        continue;
+      }
       if (r.interrupted) {
         // Not re-checked: the resync after reconnecting covers them.
         if (r.interrupted.kind === 'engine') conn.abort(new Error(r.interrupted.error));

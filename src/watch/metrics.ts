@@ -220,7 +220,7 @@ const HEALTH_SLOT_GRACE_MS = 10;
  */
 export async function serveMetrics(
   listen: { host: string | undefined; port: number },
-  metrics: WatchMetrics | null,
+  metrics: Pick<WatchMetrics, 'text' | 'contentType'> | null,
   healthy: () => boolean,
   beforeScrape: () => void,
   maxConnections: number,
@@ -275,7 +275,7 @@ export async function serveMetrics(
 function answer(
   req: http.IncomingMessage,
   res: http.ServerResponse,
-  at: { metrics: WatchMetrics | null; healthy: () => boolean; beforeScrape: () => void; healthOnly: boolean },
+  at: { metrics: Pick<WatchMetrics, 'text' | 'contentType'> | null; healthy: () => boolean; beforeScrape: () => void; healthOnly: boolean },
 ): void {
   const path = (req.url ?? '/').split('?')[0];
   if (at.healthOnly) res.shouldKeepAlive = false;

@@ -23,6 +23,8 @@ const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as Rec
 const SESSION = '9b2f6c1e-4d1a-4b8e-a7a2-3f7d2c1b0e55';
 const stopPayload = (over: Record<string, unknown> = {}) =>
   JSON.stringify({ session_id: SESSION, transcript_path: '/tmp/t.jsonl', cwd: '/work', hook_event_name: 'Stop', stop_hook_active: true, ...over });
+let calls = 0;
+/** A PreToolUse call: each its own tool_use_id, as Claude Code sends them (the same id twice is one call reported twice). */
 const prePayload = (input: unknown = { command: 'npm test' }, over: Record<string, unknown> = {}) =>
   JSON.stringify({
     session_id: SESSION,
@@ -31,7 +33,7 @@ const prePayload = (input: unknown = { command: 'npm test' }, over: Record<strin
     hook_event_name: 'PreToolUse',
     tool_name: 'Bash',
     tool_input: input,
-    tool_use_id: 'toolu_01',
+    tool_use_id: `toolu_${String(++calls).padStart(2, '0')}`,
     ...over,
   });
 const postPayload = (response: unknown, over: Record<string, unknown> = {}) =>
@@ -45,9 +47,18 @@ const postPayload = (response: unknown, over: Record<string, unknown> = {}) =>
   });
 
 const BLOCK = (items: number) => `{"decision":"block","reason":"${items} items remain: continue with the next one"}\n`;
+const DENY_REASON = (tool: string, times: number) => `${tool} called ${times} times in a row with identical arguments; try a different approach`;
 const DENY = (tool: string, times: number) => {
-  const reason = `${tool} called ${times} times in a row with identical arguments; try a different approach`;
+  const reason = DENY_REASON(tool, times);
   return `${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } })}\n`;
+};
+/** Claude Code's end of the turn, for a second loop in the turn: the documented text of the reason. */
+const STOP = (loop: string) => {
+  const reason =
+    `hermes-janitor tool-loop: a loop again after a warning in this turn (${loop}); the turn is ended. ` +
+    `Run 'hermes-janitor tool-loop disarm --session ${SESSION}' to let it run.`;
+  const deny = { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason };
+  return `${JSON.stringify({ continue: false, stopReason: reason, hookSpecificOutput: deny })}\n`;
 };
 
 before(() => {
@@ -285,7 +296,8 @@ describe('tool-loop (built CLI)', () => {
       assert.equal(r.stderr, '');
       outs.push(r.stdout);
     }
-    assert.deepEqual(outs, ['', '', '', '', DENY('Bash', 5), '', '', '', '', DENY('Bash', 5)]);
+    // The second loop in the turn (within 30 minutes of the warning) ends the turn: continue: false, beside the deny.
+    assert.deepEqual(outs, ['', '', '', '', DENY('Bash', 5), '', '', '', '', STOP(DENY_REASON('Bash', 5))]);
     const [file] = sessionFiles(home);
     const state = readJson(path.join(home, 'tool-loop', file!));
     assert.equal(state.session, SESSION);
@@ -420,7 +432,7 @@ describe('tool-loop (built CLI)', () => {
     assert.equal(r.count, 1);
     assert.equal(r.session, SESSION);
     assert.equal(r.state.streak.tool, 'Bash');
-    assertUsageError(await runCli(['tool-loop'], { env }), ["'tool-loop' needs a verb: pre, post, reset or status"]);
+    assertUsageError(await runCli(['tool-loop'], { env }), ["'tool-loop' needs a verb: pre, post, prompt, disarm, arm, reset or status"]);
     assertUsageError(await runCli(['tool-loop', 'status', '--bogus'], { env }), ["unknown option '--bogus'"]);
     assertFailsOpen(await runCli(['tool-loop', 'bogus'], { env }), ["unknown tool-loop verb 'bogus'"]);
     assertFailsOpen(await runCli(['tool-loop', 'pre', '--failure-threshold', '2'], { env, input: prePayload() }), ["unknown option '--failure-threshold'"]);
@@ -461,10 +473,11 @@ describe('start-up (built CLI)', () => {
       writeFileSync(preload, 'delete process.getBuiltinModule;\nif (process.getBuiltinModule) throw new Error("process.getBuiltinModule is still there");\n');
       const { home, env } = freshHome();
       const old = { ...env, NODE_OPTIONS: `--require ${preload}` };
-      const call = JSON.stringify({ session_id: 's', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'make' }, tool_use_id: 't' });
+      const call = (i: number) =>
+        JSON.stringify({ session_id: 's', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'make' }, tool_use_id: `t${i}` });
       const outs: string[] = [];
       for (let i = 0; i < 5; i++) {
-        const r = await runCli(['tool-loop', 'pre'], { env: old, input: call });
+        const r = await runCli(['tool-loop', 'pre'], { env: old, input: call(i) });
         assert.deepEqual([r.code, r.stderr], [0, '']);
         outs.push(r.stdout);
       }
@@ -602,7 +615,7 @@ describe('hook input on every kind of stdin (built CLI)', () => {
   }
 
   it('reads a regular file (hook < payload.json), a pipe (Codex, hermes) and a socket (Node.js harnesses) alike', async () => {
-    const payload = prePayload();
+    const payload = prePayload(undefined, { tool_use_id: undefined }); // the same payload twice, no call id: two calls
     const file = path.join(tmp.dir, 'payload.json');
     writeFileSync(file, payload);
     assert.deepEqual(

@@ -45,9 +45,13 @@ const LET_THROUGH = { pre: 'the call is allowed', post: 'the call is allowed', s
 const MISTYPED = { pre: ['--treshold', '3'], post: ['--failure-treshold', '3'], stop: ['--max-block', '3'] } as const;
 const BAD_VALUE = { pre: ['--threshold', '1'], post: ['--failure-threshold', '0'], stop: ['--max-blocks', '0'] } as const;
 
+type ClassicFixture = HookFixture & { hook: 'pre' | 'post' | 'stop' };
+
 /** Each dialect's first fixture of each hook. */
-function fixturesOf(dialect: Dialect): HookFixture[] {
-  return (['pre', 'post', 'stop'] as const).flatMap((hook) => FIXTURES.filter((f) => f.dialect === dialect && f.hook === hook).slice(0, 1));
+function fixturesOf(dialect: Dialect): ClassicFixture[] {
+  return (['pre', 'post', 'stop'] as const).flatMap((hook) =>
+    FIXTURES.filter((f): f is ClassicFixture => f.dialect === dialect && f.hook === hook).slice(0, 1),
+  );
 }
 
 /**

@@ -59,7 +59,7 @@ interface Status {
     restartGuard: { tripped: boolean; bootsInWindow: number };
     stuckSessions: { suspended: string[] };
     stopHook: { armed: boolean; blocks: number; stalled: boolean; owner: string | null };
-    toolLoop: { looping: string[]; sessions: Array<{ session: string; streak: number }> };
+    toolLoop: { looping: string[]; warnings: number; stops: number; sessions: Array<{ session: string; streak: number; warnings: number; stops: number }> };
   };
   attention: string[];
   exitCode: number;
@@ -224,6 +224,16 @@ describe(`status (built CLI, ${ENGINE_KIND})`, () => {
       const r = await status(h, label());
       assert.equal(r.code, 1, r.stdout);
       assert.deepEqual(r.report!.breakers.toolLoop.looping, ['loop-1']);
+      // The 5th identical call is denied: a loop found and warned, which status counts (and says in its text).
+      const denied = await runCli(['tool-loop', 'pre'], { env: h.env, input: payload });
+      assert.match(denied.stdout, /"permissionDecision":"deny"/);
+      const counted = await status(h, label());
+      assert.deepEqual([counted.report!.breakers.toolLoop.warnings, counted.report!.breakers.toolLoop.stops], [1, 0]);
+      assert.deepEqual(
+        counted.report!.breakers.toolLoop.sessions.map((s) => [s.session, s.warnings, s.stops]),
+        [['loop-1', 1, 0]],
+      );
+      assert.match((await status(h, label(), false)).stdout, /tool-loop: 1 session on record.*; loops found: 1 warned, 0 stopped/);
     });
 
     it('a stale reap lock (its holder pid is gone)', async () => {

@@ -24,6 +24,15 @@ after(tmp.cleanup);
 let n = 0;
 const freshHome = () => path.join(tmp.dir, `home-${n++}`);
 
+/** The input with a tool-call id of its own (`<id>-<k>`), where the agent sends one. */
+function withCallId(input: Record<string, unknown>, k: number): Record<string, unknown> {
+  const out = { ...input };
+  if (typeof out.tool_use_id === 'string') out.tool_use_id = `${out.tool_use_id}-${k}`;
+  const extra = out.extra as Record<string, unknown> | undefined;
+  if (extra && typeof extra.tool_call_id === 'string') out.extra = { ...extra, tool_call_id: `${extra.tool_call_id}-${k}` };
+  return out;
+}
+
 /** Runs the CLI in process, as a harness would run the built one, with `input` on stdin. */
 async function run(home: string, args: string[], input: unknown = '') {
   let stdout = '';
@@ -60,14 +69,14 @@ function followsBlock(f: HookFixture): Record<string, unknown> {
   const input = structuredClone(f.input);
   if (f.dialect === 'cursor') input.loop_count = 1;
   else if (f.dialect === 'hermes') (input.extra as Record<string, unknown>).attempt = 1;
-  else if (f.dialect !== 'copilot') input.stop_hook_active = true;
+  else if (f.dialect !== 'copilot' || input.stop_hook_active !== undefined) input.stop_hook_active = true;
   return input;
 }
 
 describe('hook dialects: recognition and reading of every fixture', () => {
   it('has fixtures for every dialect and each of its hooks, each citing its source', () => {
     for (const d of DIALECTS) {
-      for (const hook of ['pre', 'post', 'stop'] as const) {
+      for (const hook of ['pre', 'post', 'stop', 'prompt'] as const) {
         assert.ok(
           FIXTURES.some((f) => f.dialect === d && f.hook === hook),
           `${d} ${hook}`,
@@ -91,9 +100,10 @@ describe('hook dialects: recognition and reading of every fixture', () => {
         assert.ok(r.ok, what);
         const want: Record<string, unknown> = { event: f.reading.event, role: 'stop', sessionId: f.reading.session };
         if (f.reading.stopHookActive !== undefined) want.stopHookActive = f.reading.stopHookActive;
+        if (f.reading.subagent !== undefined) want.subagent = f.reading.subagent;
         assert.deepEqual(r.value, want, what);
       } else {
-        const r = readToolCall(f.input, f.dialect, f.hook);
+        const r = readToolCall(f.input, f.dialect, f.hook === 'permission' ? 'pre' : f.hook);
         assert.ok(r.ok, what);
         const { event, session, tool, input, callId, outcome } = f.reading;
         assert.deepEqual(
@@ -104,6 +114,9 @@ describe('hook dialects: recognition and reading of every fixture', () => {
         if (input !== undefined) assert.deepEqual(r.value.input, input, what);
         assert.equal(r.value.callId, callId, what);
         assert.equal(r.value.outcome, outcome, what);
+        if (f.reading.noResult) assert.equal(r.value.result, undefined, `${what}: no result to compare`);
+        if (f.reading.result !== undefined) assert.deepEqual(r.value.result, { value: f.reading.result }, `${what}: the result compared`);
+        if (f.reading.source !== undefined) assert.equal(r.value.source, f.reading.source, what);
       }
     }
   });
@@ -123,11 +136,12 @@ describe('hook dialects: recognition and reading of every fixture', () => {
 describe('hook dialects: each answer in exactly its agent shape (CLI)', () => {
   for (const f of FIXTURES.filter((x) => x.hook === 'pre')) {
     it(`${f.dialect}: ${f.name}: the second identical call is denied`, async () => {
-      const home = freshHome();
       for (const dialect of [[], ['--dialect', f.dialect]]) {
-        const first = await run(home, ['tool-loop', 'pre', '--threshold', '2', ...dialect], f.input);
+        const home = freshHome();
+        // Each call its own tool-call id, where the agent sends one (the same id twice is one call reported twice).
+        const first = await run(home, ['tool-loop', 'pre', '--threshold', '2', ...dialect], withCallId(f.input, 1));
         assert.deepEqual([first.code, first.stdout, first.stderr], [0, '', ''], 'the first call is allowed, silently');
-        const second = await run(home, ['tool-loop', 'pre', '--threshold', '2', ...dialect], f.input);
+        const second = await run(home, ['tool-loop', 'pre', '--threshold', '2', ...dialect], withCallId(f.input, 2));
         assertAnswer(second, f.answer.deny!(repeatReason(f.reading.tool!, 2)), `${f.dialect} deny ${dialect.join(' ')}`);
       }
     });
@@ -145,7 +159,7 @@ describe('hook dialects: each answer in exactly its agent shape (CLI)', () => {
       }
       // A breaker's failure rule reaches every dialect that can carry it; dialects that cannot stay quiet.
       const r = await run(home, ['tool-loop', 'post', '--failure-threshold', '1', '--dialect', f.dialect], failing);
-      const canFail = f.reading.outcome === 'failure' || ['claude', 'codex', 'qwen'].includes(f.dialect);
+      const canFail = f.reading.outcome === 'failure' || ['claude', 'codex', 'qwen', 'gemini'].includes(f.dialect);
       assertAnswer(r, canFail ? f.answer.failing!(failureReason(f.reading.tool!, 1)) : 'none', `${f.dialect} failing`);
     });
   }

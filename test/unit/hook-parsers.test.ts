@@ -82,10 +82,20 @@ function fallbacks(form: HookForm): string[][] {
   ];
 }
 
-const HOOK_OF = { 'stop-hook': 'stop', 'tool-loop pre': 'pre', 'tool-loop post': 'post' } as const;
+const HOOK_OF = { 'stop-hook': 'stop', 'tool-loop pre': 'pre', 'tool-loop post': 'post', 'tool-loop prompt': 'prompt' } as const;
 /** Each form's own bundle (bin/ loads it first), and the other hook's, which must leave the form alone. */
-const OWN = { 'stop-hook': runStopHookBundle, 'tool-loop pre': runToolLoopBundle, 'tool-loop post': runToolLoopBundle } as const;
-const OTHER = { 'stop-hook': runToolLoopBundle, 'tool-loop pre': runStopHookBundle, 'tool-loop post': runStopHookBundle } as const;
+const OWN = {
+  'stop-hook': runStopHookBundle,
+  'tool-loop pre': runToolLoopBundle,
+  'tool-loop post': runToolLoopBundle,
+  'tool-loop prompt': runToolLoopBundle,
+} as const;
+const OTHER = {
+  'stop-hook': runToolLoopBundle,
+  'tool-loop pre': runStopHookBundle,
+  'tool-loop post': runStopHookBundle,
+  'tool-loop prompt': runStopHookBundle,
+} as const;
 
 describe('the fast path and commander answer every hook form alike', () => {
   for (const form of HOOK_FORMS) {

@@ -16,6 +16,7 @@ import { main } from '../../src/cli/main.js';
 import type { Context } from '../../src/context.js';
 import { DIALECTS, DIALECT_EVENTS, type Dialect } from '../../src/core/hook-dialects.js';
 import { callSignature, canonicalJson } from '../../src/core/tool-loop.js';
+import { EMPTY_RESULT, maskArguments, resultDigest } from '../../src/core/volatile.js';
 import { FIXTURES, type FixtureAnswer } from '../fixtures/hook-dialects/index.js';
 import { runCli, tempDir } from '../helpers/cli.js';
 
@@ -107,6 +108,8 @@ class StopModel {
     }
     const active = payload.stop_hook_active;
     if (!absent(active) && typeof active !== 'boolean') return { answer: undefined, malformed: true };
+    // A subagent's stop is let through, and leaves the main session's blocks as they are.
+    if (payload.hook_event_name === 'SubagentStop') return { answer: undefined, malformed: false };
     return this.decide(event === 'absent' || STOP_EVENTS.has(payload.hook_event_name as string), payload.session_id, active);
   }
   /** A valid stop input, read: whether it is a stop, its session, its `stop_hook_active`. */
@@ -135,22 +138,65 @@ interface ModelCall {
   input: unknown;
   outcome?: 'success' | 'failure' | 'neutral';
   callId?: string;
+  /**
+   * After a call: what it returned, as a class of equal results (`cls`; `empty` when it says nothing), or undefined
+   * where the agent gives nothing to compare.
+   */
+  result?: { cls: string; empty: boolean };
+}
+
+/** One call of a session's history since its last loop or prompt: its identity, and its result once known. */
+interface ModelEntry {
+  tool: string;
+  key: string;
+  result?: string;
+  failed?: boolean;
+}
+
+/** What the model decides before a call: nothing, a warning (the deny), or the end of the turn. */
+type PreVerdict = { reason: string; stop: boolean } | undefined;
+
+const REPEAT = (tool: string, n: number) => `${tool} called ${n} times in a row with identical arguments; try a different approach`;
+const SAME_RESULT = (tool: string, n: number) =>
+  `${tool} called ${n} times in a row with identical arguments, and each of the last ${n - 1} gave the same result; try a different approach`;
+const FAILING_AGAIN = (tool: string, n: number) => `${tool} failed ${n} times in a row with identical arguments; change strategy instead of retrying it`;
+const NO_PROGRESS = (tool: string, n: number) =>
+  `${tool} gave the same result ${n} times in a row although its arguments changed; nothing is progressing, try a different approach`;
+/** The end-the-turn reason (the contract's text; the session id only where it is safe to paste). */
+const STOP_REASON = (reason: string, session: string) =>
+  `hermes-janitor tool-loop: a loop again after a warning in this turn (${reason}); the turn is ended. ` +
+  `Run 'hermes-janitor tool-loop disarm --session ${/^[A-Za-z0-9_.:@-]{1,128}$/.test(session) ? session : '<id>'}' to let it run.`;
+
+/** A session in the model: its calls since the last loop (newest last), what the last post found, its warning. */
+interface ModelSession {
+  calls: ModelEntry[];
+  echo?: { tool: string; cls: string; count: number };
+  warned: boolean;
+  preIds: string[];
+  counted: Set<string>;
+  failures: Map<string, number>;
 }
 
 /**
- * The tool-loop over one home: per session, the streak of identical calls, the recent calls (a sequence of 2 to 4
- * calls repeated `cycleThreshold` times in a row is denied too), each tool's consecutive failures and the call ids
- * already counted.
+ * The tool-loop over one home, from the documented contract: per session, the calls since the last loop, each with
+ * its result once `post` reported one. Before a call: the call-only rule (threshold identical calls whose results are
+ * unknown), identical calls that failed 3 times, identical calls whose last results were equal (the 4th), a poll past
+ * 30, a cycle of 2 to 4 calls (cycleThreshold times) whose results at each position are equal, a tool whose
+ * non-empty result repeated 4 times while its arguments changed. A second loop in a session (within 30 minutes)
+ * ends the turn. After a call: each tool's consecutive failures, and the call ids already counted.
  */
 class ToolLoopModel {
-  private recent = new Map<string, string[]>();
-  private failures = new Map<string, Map<string, number>>();
-  private counted = new Map<string, Set<string>>();
+  private sessions = new Map<string, ModelSession>();
   constructor(
     readonly threshold: number,
     readonly failureThreshold: number,
     readonly cycleThreshold = 3,
   ) {}
+  private session(id: string): ModelSession {
+    let s = this.sessions.get(id);
+    if (!s) this.sessions.set(id, (s = { calls: [], warned: false, preIds: [], counted: new Set(), failures: new Map() }));
+    return s;
+  }
   /** Reads a Claude-style payload; `other` for another event, `malformed` for one no dialect explains or a bad field. */
   private read(payload: unknown, hook: 'pre' | 'post'): ModelCall | 'other' | 'malformed' {
     if (!isObject(payload)) return 'malformed';
@@ -164,38 +210,79 @@ class ToolLoopModel {
     if (typeof tool !== 'string' || tool === '') return 'malformed';
     const r = payload.tool_response;
     const failed = isObject(r) && (Boolean(r.error) || r.is_error === true || r.isError === true || r.success === false);
-    const outcome = name === 'PostToolUseFailure' ? (payload.is_interrupt === true ? 'neutral' : 'failure') : failed ? 'failure' : 'success';
+    const failure = name === 'PostToolUseFailure';
+    const outcome = failure ? (payload.is_interrupt === true ? 'neutral' : 'failure') : failed ? 'failure' : 'success';
     const callId = typeof payload.tool_use_id === 'string' && payload.tool_use_id !== '' ? payload.tool_use_id : undefined;
-    return { session: (session as string | null | undefined) || 'default', tool, input: payload.tool_input ?? null, outcome, callId };
+    const value = failure ? payload.error : payload.tool_response;
+    const result = absent(value) ? undefined : { cls: resultDigest(value), empty: resultDigest(value) === EMPTY_RESULT };
+    return { session: (session as string | null | undefined) || 'default', tool, input: payload.tool_input ?? null, outcome, callId, result };
   }
   pre(payload: unknown): { answer: Answer; malformed: boolean } {
     const c = this.read(payload, 'pre');
     if (c === 'malformed' || c === 'other') return { answer: undefined, malformed: c === 'malformed' };
-    const reason = this.decidePre(c);
+    const v = this.decidePre(c);
+    if (v === undefined) return { answer: undefined, malformed: false };
+    const reason = v.stop ? STOP_REASON(v.reason, c.session) : v.reason;
     const deny = { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } };
-    return { answer: reason === undefined ? undefined : deny, malformed: false };
+    return { answer: v.stop ? { continue: false, stopReason: reason, ...deny } : deny, malformed: false };
   }
-  /** The deny reason, or undefined when the call is allowed. */
-  decidePre(c: ModelCall): string | undefined {
-    // Identical: the same tool and the same JSON value (object key order does not matter).
-    const signature = `${c.tool}\u0000${JSON.stringify(sortKeys(c.input))}`;
-    const recent = [...(this.recent.get(c.session) ?? []), signature];
+  /** The key of a call: its tool and its arguments (key order and volatile parts do not matter). */
+  private key(c: ModelCall): string {
+    return `${c.tool}\u0000${maskArguments(JSON.stringify(sortKeys(c.input)) ?? 'null')}`;
+  }
+  /** The loop a call before it runs continues (its reason), or undefined. */
+  private loop(s: ModelSession, c: ModelCall, key: string): string | undefined {
+    const calls = [...s.calls, { tool: c.tool, key }];
     let streak = 0;
-    while (streak < recent.length && recent[recent.length - 1 - streak] === signature) streak++;
-    if (streak >= this.threshold) {
-      this.recent.delete(c.session);
-      return `${c.tool} called ${streak} times in a row with identical arguments; try a different approach`;
-    }
+    while (streak < calls.length && calls[calls.length - 1 - streak]!.key === key && calls[calls.length - 1 - streak]!.tool === c.tool) streak++;
+    const before = calls.slice(calls.length - streak, -1); // the streak's earlier calls, oldest first
+    const last = before.at(-1);
+    if (last !== undefined && last.result === undefined && streak >= this.threshold) return REPEAT(c.tool, streak);
+    let failing = 0;
+    while (failing < before.length && before[before.length - 1 - failing]!.failed === true) failing++;
+    if (failing >= 3) return FAILING_AGAIN(c.tool, failing);
+    let same = 0;
+    const resultAt = (k: number) => before[before.length - 1 - k]!.result;
+    while (same < before.length && resultAt(same) !== undefined && resultAt(same) === last?.result) same++;
+    if (same > 0 && same + 1 >= 4) return SAME_RESULT(c.tool, streak);
+    if (streak > 30)
+      return (
+        `${c.tool} called ${streak} times in a row with identical arguments: its result changed, but 30 polls in a row is the limit; ` +
+        'wait differently or ask the user'
+      );
+    const recent = calls.slice(-4 * this.cycleThreshold);
     for (let len = 2; len <= 4; len++) {
       const tail = recent.slice(-len * this.cycleThreshold);
-      if (tail.length < len * this.cycleThreshold || tail.slice(0, len).every((x) => x === tail[0])) continue;
-      if (tail.every((x, i) => x === tail[i % len])) {
-        this.recent.delete(c.session);
-        const tools = tail.slice(-len).map((x) => x.slice(0, x.indexOf('\u0000')));
-        return `the same ${len} calls (${tools.join(', ')}) repeated ${this.cycleThreshold} times in a row; try a different approach`;
-      }
+      if (tail.length < len * this.cycleThreshold || tail.slice(0, len).every((x) => x.key === tail[0]!.key)) continue;
+      if (!tail.every((x, i) => x.key === tail[i % len]!.key)) continue;
+      const known = tail.slice(0, -1);
+      const atPosition = (p: number) => new Set(known.filter((x, i) => i % len === p && x.result !== undefined).map((x) => x.result));
+      const changes = Array.from({ length: len }, (_, p) => atPosition(p)).some((set) => set.size > 1);
+      if (changes) continue;
+      const tools = tail.slice(-len).map((x) => x.tool);
+      const withResults = known.some((x) => x.result !== undefined) ? ' with the same results' : '';
+      return `the same ${len} calls (${tools.join(', ')}) repeated ${this.cycleThreshold} times in a row${withResults}; try a different approach`;
     }
-    this.recent.set(c.session, recent);
+    if (s.echo && s.echo.tool === c.tool && s.echo.count >= 4) return NO_PROGRESS(c.tool, s.echo.count);
+    return undefined;
+  }
+  /** The verdict before a call, or undefined when the call is allowed. */
+  decidePre(c: ModelCall): PreVerdict {
+    const s = this.session(c.session || 'default');
+    if (c.callId !== undefined && s.preIds.includes(c.callId)) return undefined; // the same call reported twice
+    s.preIds = c.callId !== undefined ? [c.callId] : [];
+    const key = this.key(c);
+    const reason = this.loop(s, c, key);
+    if (reason !== undefined) {
+      const stop = s.warned;
+      s.warned = true;
+      s.calls = [];
+      s.echo = undefined;
+      return { reason, stop };
+    }
+    if (s.echo && s.echo.tool !== c.tool) s.echo = undefined;
+    s.calls.push({ tool: c.tool, key });
+    s.calls = s.calls.slice(-64);
     return undefined;
   }
   post(payload: unknown): { answer: Answer; malformed: boolean } {
@@ -207,27 +294,46 @@ class ToolLoopModel {
     const shape = { hookSpecificOutput: { hookEventName: event, additionalContext: reason } };
     return { answer: shape, malformed: false };
   }
+  /** Keeps a finished call's result: on the streak's last call while it waits for one, and on the latest call of its key. */
+  private keep(s: ModelSession, c: ModelCall, result: { cls: string; empty: boolean }): void {
+    const key = this.key(c);
+    const recent = s.calls.slice(-4 * this.cycleThreshold);
+    const at = recent.map((x) => x.key).lastIndexOf(key);
+    const entry = at >= 0 ? recent[at] : undefined;
+    if (entry && entry.result === undefined) {
+      entry.result = result.cls;
+      entry.failed = c.outcome === 'failure';
+    }
+    // A tool that writes confirms each change alike: its successes never count as a result that stopped changing.
+    const writes = /edit|write|replace|patch|create|insert|update|rename|move|delete|remove|mkdir|save/i.test(c.tool);
+    if (result.empty || (writes && c.outcome !== 'failure')) s.echo = undefined;
+    else
+      s.echo =
+        s.echo && s.echo.tool === c.tool && s.echo.cls === result.cls ? { ...s.echo, count: s.echo.count + 1 } : { tool: c.tool, cls: result.cls, count: 1 };
+  }
+  /** Whether a call id was already counted after its call (the same call reported twice). */
+  hasCounted(session: string, callId: string): boolean {
+    return this.session(session || 'default').counted.has(callId);
+  }
   /** The failing reason, or undefined when there is nothing to say. */
   decidePost(c: ModelCall): string | undefined {
-    const ids = this.counted.get(c.session) ?? new Set<string>();
-    this.counted.set(c.session, ids);
+    const s = this.session(c.session || 'default');
     if (c.callId !== undefined) {
-      if (ids.has(c.callId)) return undefined;
-      ids.add(c.callId);
+      if (s.counted.has(c.callId)) return undefined;
+      s.counted.add(c.callId);
     }
-    const counts = this.failures.get(c.session) ?? new Map<string, number>();
-    this.failures.set(c.session, counts);
     if (c.outcome === 'neutral') return undefined;
+    if (c.result) this.keep(s, c, c.result);
     if (c.outcome === 'success') {
-      counts.delete(c.tool);
+      s.failures.delete(c.tool);
       return undefined;
     }
-    const count = (counts.get(c.tool) ?? 0) + 1;
+    const count = (s.failures.get(c.tool) ?? 0) + 1;
     if (count >= this.failureThreshold) {
-      counts.delete(c.tool);
+      s.failures.delete(c.tool);
       return `${c.tool} failed ${count} times in a row; change strategy`;
     }
-    counts.set(c.tool, count);
+    s.failures.set(c.tool, count);
     return undefined;
   }
 }
@@ -683,6 +789,43 @@ function render(
   }
 }
 
+/**
+ * What each dialect's post reports of a step's result, as the model compares results: a class of equal results (and
+ * whether it says nothing), or undefined where the agent gives nothing to compare (hermes' post_tool_call without
+ * `extra.result`). Cursor's `{"content":[]}` and `{"isError":true}` both say nothing.
+ */
+function resultOfStep(d: Dialect, outcome: 'success' | 'failure' | 'neutral'): { cls: string; empty: boolean } | undefined {
+  if (d === 'hermes') return undefined;
+  if (d === 'cursor') return { cls: EMPTY_RESULT, empty: true };
+  return { cls: `${outcome}`, empty: false };
+}
+
+/**
+ * The answer before a call for a verdict of the model: nothing, the deny (a warning), or the end of the turn: the
+ * dialect's end-the-turn answer where it has one before a call, else the deny with the stop reason (and, for Codex and
+ * Copilot CLI, the end of the turn pending for the next event that can say it).
+ */
+function expectedBefore(d: Dialect, event: string, session: string, verdict: PreVerdict, pending: Map<string, string>): FixtureAnswer | undefined {
+  if (verdict === undefined) return undefined;
+  const shapes = shapeOf(d, 'pre', event);
+  if (!verdict.stop) return shapes.deny!(verdict.reason);
+  const reason = STOP_REASON(verdict.reason, session || 'default');
+  const end = shapes.endTurn?.(reason);
+  if (end !== undefined && end !== 'none') return end;
+  if (d === 'codex' || d === 'copilot') pending.set(session || 'default', reason);
+  return shapes.deny!(reason);
+}
+
+/** After a call: the turn ended here when it was pending for this session and the dialect can say it at this event. */
+function endedAfter(d: Dialect, event: string, session: string, pending: Map<string, string>): FixtureAnswer | undefined {
+  const reason = pending.get(session || 'default');
+  if (reason === undefined) return undefined;
+  const end = shapeOf(d, 'post', event).endTurn?.(reason);
+  if (end === undefined || end === 'none') return undefined;
+  pending.delete(session || 'default');
+  return end;
+}
+
 /** The answer shape `dialect` accepts for a decision on `event` (from the fixtures). */
 function shapeOf(d: Dialect, hook: 'pre' | 'post' | 'stop', event: string) {
   const f =
@@ -779,6 +922,7 @@ describe('the same decisions whatever the dialect; only the wire shape differs (
             assert.equal(await main(['stop-hook', 'arm', '--remaining', String(remaining), ...(owner ? ['--owner', owner] : [])], ctx), 0);
             const tools = new ToolLoopModel(2, 2, 2);
             const stops = new StopModel(remaining, owner, 2);
+            const pendingStops = new Map<string, string>();
             const dialect = given ? ['--dialect', d] : [];
             for (const [i, st] of steps.entries()) {
               const what = `${d} step ${i} ${JSON.stringify(st)}`;
@@ -790,14 +934,17 @@ describe('the same decisions whatever the dialect; only the wire shape differs (
               const sent = render(d, st, i);
               if (!sent) continue;
               if (st.kind === 'pre') {
-                const reason = tools.decidePre(st);
+                const verdict = tools.decidePre({ ...st, callId: CARRIES_CALL_ID.has(d) ? `pre-${i}` : undefined });
                 const r = await hook(home, ['tool-loop', 'pre', '--threshold', '2', '--cycle-threshold', '2', ...dialect], sent.payload);
-                checkShape(r, reason === undefined ? undefined : shapeOf(d, 'pre', sent.event).deny!(reason), what);
-                count(`${d} ${reason ? 'deny' : 'allow'}`);
+                checkShape(r, expectedBefore(d, sent.event, st.session, verdict, pendingStops), what);
+                count(`${d} ${verdict ? (verdict.stop ? 'stop' : 'deny') : 'allow'}`);
               } else if (st.kind === 'post') {
-                const reason = tools.decidePost({ ...st, callId: CARRIES_CALL_ID.has(d) ? st.callId : undefined });
+                const callId = CARRIES_CALL_ID.has(d) ? st.callId : undefined;
+                const again = callId !== undefined && tools.hasCounted(st.session, callId);
+                const reason = tools.decidePost({ ...st, callId, result: resultOfStep(d, st.outcome) });
                 const r = await hook(home, ['tool-loop', 'post', '--failure-threshold', '2', ...dialect], sent.payload);
-                checkShape(r, reason === undefined ? undefined : shapeOf(d, 'post', sent.event).failing!(reason), what);
+                const ended = again ? undefined : endedAfter(d, sent.event, st.session, pendingStops);
+                checkShape(r, ended ?? (reason === undefined ? undefined : shapeOf(d, 'post', sent.event).failing!(reason)), what);
                 count(`${d} ${reason ? 'failing' : 'quiet'}`);
               } else {
                 const want = stops.decide(true, st.session, sent.active);

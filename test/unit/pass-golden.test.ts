@@ -184,7 +184,7 @@ describe('golden: status', () => {
     restartGuard: { location: '/h/gateway/restart_loop.json', bootsInWindow: 0, max: 3, windowSeconds: 60, tripped: false, problem: null },
     stuckSessions: { location: '/h/.restart_failure_counts', threshold: 3, sessions: 0, suspended: [], problem: null },
     stopHook: { location: '/h/m', armed: false, owner: null, remaining: null, blocks: 0, maxBlocks: 8, stalled: false, problem: null, hookErrors: [] },
-    toolLoop: { location: '/h/t', sessions: [], looping: [], hookErrors: [] },
+    toolLoop: { location: '/h/t', sessions: [], looping: [], warnings: 0, stops: 0, disarmed: null, hookErrors: [] },
   };
   const report = {
     home: '/home/h/.hermes',

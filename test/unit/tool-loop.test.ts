@@ -87,7 +87,12 @@ describe('tool-loop core: PreToolUse', () => {
     const d = decidePre(emptyState('s', T0), { tool: 'Bash', input: 1 }, 1 + 1, T0);
     assert.equal(d.decision.action, 'allow');
     const deny = decidePre(d.next, { tool: 'Bash', input: 1 }, 2, T0);
-    assert.deepEqual(deny.decision, { action: 'deny', count: 2, reason: 'Bash called 2 times in a row with identical arguments; try a different approach' });
+    assert.deepEqual(deny.decision, {
+      action: 'deny',
+      count: 2,
+      kind: 'repeated',
+      reason: 'Bash called 2 times in a row with identical arguments; try a different approach',
+    });
     assert.deepEqual(denyAnswer('claude', 'r'), {
       stdout: { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'r' } },
     });
@@ -116,7 +121,7 @@ describe('tool-loop core: PreToolUse', () => {
 
   it('keeps only the last call (bounded)', () => {
     const { state } = pre(Array.from({ length: 50 }, (_, i) => ['Bash', { i }] as [string, unknown]));
-    assert.deepEqual(Object.keys(state.streak ?? {}).sort(), ['count', 'signature', 'tool']);
+    assert.deepEqual(Object.keys(state.streak ?? {}).sort(), ['blind', 'count', 'key', 'pending', 'signature', 'tool']);
     assert.equal(state.streak?.count, 1);
   });
 });

@@ -21,16 +21,17 @@ import {
   resolvePolicy,
   resolveTargets,
   sayNotes,
-  timeoutSignal,
   untrustedSettings,
 } from '../engine-options.js';
+import { runDeadline } from '../deadline.js';
 import { byHostAndName, startProgress } from '../render-containers.js';
-import { type ListSummary, chooseListReporter } from '../report/list-reporter.js';
+import { type ListReport, type ListSummary, chooseListReporter } from '../report/list-reporter.js';
 import { outputFormat } from '../report/reporter.js';
 import { type RunState, action, optionParser } from '../shared.js';
 import { policyFlags, scopeOf, suggest } from '../advice.js';
 import { type ListFormat, parseListFormat } from '../list-format.js';
-import { UsageError } from '../../errors.js';
+import { ExitCode, UsageError } from '../../errors.js';
+import type { ListedEntry } from '../../reaper/sweep-types.js';
 import { docsLine } from '../docs-page.js';
 
 /**
@@ -67,67 +68,101 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       optionParser(parseListFormat),
     )
     .addHelpText('after', `${LIST_HELP}${docsLine('docs/reaping.md')}`);
-  addEngineOptions(cmd).action(
-    action(state, async (opts: EngineCommandOptions & { wide?: boolean; format?: ListFormat }, command: Command) => {
-      if (opts.format && (opts.json || opts.logFormat === 'json'))
-        throw new UsageError('--format prints lines of text: it cannot be combined with --json or --log-format json');
-      const targets = resolveTargets(command, opts, ctx);
-      const signal = timeoutSignal(opts); // settings are read inside the run's --timeout
-      // The engine is found (a ping) and its client loaded while the home's files are read: a list is the command
-      // people run most and put in `watch -n 2`.
-      const discovered = discoverTargets(targets, opts, ctx);
-      discovered.catch(() => undefined); // awaited below, after the home's own errors (exit 2) are reported
-      preloadEngineClient();
-      const config = await loadHomeConfig(targets.home, ctx, signal, await homeWorth(targets, ctx));
-      const policy = await resolvePolicy(opts, ctx, config, targets, signal);
-      sayNotes(targets, opts, ctx);
+  addEngineOptions(cmd).action(action(state, (opts: ListOptions, command: Command) => runList(opts, command, ctx)));
+}
 
-      limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
-      await discovered;
-      const engines = await connectEngines(targets.endpoints);
-      const input = passInput({}, ctx, config, { ...targets, profiles: policy.passProfiles, lifetimeSeconds: policy.lifetimeSeconds }, { command: 'list' });
-      await beforeList(input, engines, { dryRun: true, now: () => ctx.now(), signal, engines: [] });
-      const reporter = chooseListReporter(ctx, opts);
-      const progress = await startProgress(ctx, outputFormat(opts) === 'text', 'Inspecting');
-      const across = await acrossEngines(engines, (engine) =>
-        list({
-          engine,
-          selection: targets.selection,
-          thresholdSeconds: policy.thresholdSeconds,
-          ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
-          held: policy.held,
-          ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
-          ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
-          asOf: policy.asOf,
-          concurrency: opts.concurrency,
-          idle: policy.idle,
-          ...(signal ? { signal } : {}),
-          onEvent: (ev) => {
-            progress.tick(ev);
-            reporter.sweepEvent(ev);
-          },
-        }),
-      );
-      progress.stop();
-      const failed = across.results.flatMap((r) => r.failed).sort(byHostAndName);
-      const code = sweepExitCode(across, failed.length);
-      await reporter.result({
-        summary: summaryOf(policy, targets.selection.profile),
-        containers: across.results.flatMap((r) => r.containers).sort(byHostAndName),
-        failed,
-        hosts: across.hosts,
-        timedOut: across.timedOut,
-        warnings: [...new Set(across.results.flatMap((r) => r.warnings))],
-        timeoutSeconds: opts.timeout / 1000,
-        exitCode: code,
-        wide: Boolean(opts.wide),
-        ...(opts.format ? { format: opts.format } : {}),
-        advice: suggest('reap', scopeOf(command, ctx, targets.home), policyFlags(ctx.argv)),
-        ...(untrustedSettings().length ? { untrustedSettings: untrustedSettings() } : {}),
-      });
-      return code;
+type ListOptions = EngineCommandOptions & { wide?: boolean; format?: ListFormat };
+
+async function runList(opts: ListOptions, command: Command, ctx: Context): Promise<number> {
+  if (opts.format && (opts.json || opts.logFormat === 'json'))
+    throw new UsageError('--format prints lines of text: it cannot be combined with --json or --log-format json');
+  const targets = resolveTargets(command, opts, ctx);
+  // The run's --timeout (from the process's start): settings are read inside it, and past it the run is ended
+  // whatever it is doing, with what it listed so far (cli/deadline.ts).
+  const deadline = runDeadline(opts.timeout, 'list', ctx);
+  const { signal } = deadline;
+  deadline.phase('reading settings');
+  // The engine is found (a ping) and its client loaded while the home's files are read: a list is the command
+  // people run most and put in `watch -n 2`.
+  const discovered = discoverTargets(targets, opts, ctx);
+  discovered.catch(() => undefined); // awaited below, after the home's own errors (exit 2) are reported
+  preloadEngineClient();
+  const config = await loadHomeConfig(targets.home, ctx, signal, await homeWorth(targets, ctx));
+  const policy = await resolvePolicy(opts, ctx, config, targets, signal);
+  sayNotes(targets, opts, ctx);
+
+  limitHeapGrowth(); // a sweep of many containers: keep promoted garbage near the live size (cli/heap.ts)
+  deadline.phase('finding the engine');
+  await discovered;
+  const engines = await connectEngines(targets.endpoints);
+  const input = passInput({}, ctx, config, { ...targets, profiles: policy.passProfiles, lifetimeSeconds: policy.lifetimeSeconds }, { command: 'list' });
+  deadline.phase('recording image uses');
+  await beforeList(input, engines, { dryRun: true, now: () => ctx.now(), signal, engines: [] });
+  const reporter = chooseListReporter(ctx, opts);
+  const progress = await startProgress(ctx, outputFormat(opts) === 'text', 'Inspecting');
+  deadline.cleanup(() => progress.stop());
+  const frame = listFrame(opts, command, ctx, policy, { profile: targets.selection.profile, home: targets.home });
+  // Ended at the deadline: what was listed so far, timed out (exit 3).
+  const seen: ListedEntry[] = [];
+  const hosts = engines.map((e) => ({ host: e.host, reachable: false, error: 'no answer before the deadline' }));
+  deadline.phase('listing');
+  deadline.onHardStop(() => {
+    void reporter.result({ ...frame, containers: seen.sort(byHostAndName), failed: [], hosts, timedOut: true, warnings: [], exitCode: ExitCode.ENGINE });
+    return ExitCode.ENGINE;
+  });
+  const across = await acrossEngines(engines, (engine) =>
+    list({
+      engine,
+      selection: targets.selection,
+      thresholdSeconds: policy.thresholdSeconds,
+      ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
+      held: policy.held,
+      ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
+      ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
+      asOf: policy.asOf,
+      concurrency: opts.concurrency,
+      idle: policy.idle,
+      ...(signal ? { signal } : {}),
+      onEvent: (ev) => {
+        if (ev.type === 'candidates') Object.assign(hosts.find((h) => h.host === engine.host)!, { reachable: true, error: null });
+        if (ev.type === 'listed') seen.push(ev.entry);
+        progress.tick(ev);
+        reporter.sweepEvent(ev);
+      },
     }),
   );
+  progress.stop();
+  const failed = across.results.flatMap((r) => r.failed).sort(byHostAndName);
+  const code = sweepExitCode(across, failed.length);
+  deadline.writing();
+  await reporter.result({
+    ...frame,
+    containers: across.results.flatMap((r) => r.containers).sort(byHostAndName),
+    failed,
+    hosts: across.hosts,
+    timedOut: across.timedOut,
+    warnings: [...new Set(across.results.flatMap((r) => r.warnings))],
+    exitCode: code,
+    ...(untrustedSettings().length ? { untrustedSettings: untrustedSettings() } : {}),
+  });
+  return code;
+}
+
+/** The parts of a list's report that do not depend on what was listed. */
+function listFrame(
+  opts: ListOptions,
+  command: Command,
+  ctx: Context,
+  policy: RunPolicy,
+  where: { profile: string | null; home: Parameters<typeof scopeOf>[2] },
+): Pick<ListReport, 'summary' | 'timeoutSeconds' | 'wide' | 'format' | 'advice'> {
+  return {
+    summary: summaryOf(policy, where.profile),
+    timeoutSeconds: opts.timeout / 1000,
+    wide: Boolean(opts.wide),
+    ...(opts.format ? { format: opts.format } : {}),
+    advice: suggest('reap', scopeOf(command, ctx, where.home), policyFlags(ctx.argv)),
+  };
 }
 
 /** The policy a list judged by, as its summary says it (thresholds per profile where they differ). */

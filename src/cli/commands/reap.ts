@@ -39,12 +39,13 @@ import {
   untrustedSettings,
   resolvePolicy,
   resolveTargets,
-  timeoutSignal,
 } from '../engine-options.js';
+import { type HardStopInfo, type RunDeadline, runDeadline } from '../deadline.js';
+import { ReapProgress } from '../reap-progress.js';
 import { takeReapLocks } from '../reap-locks.js';
 import { noEngineAtAll } from '../no-engine.js';
 import { PASSES } from '../../passes/index.js';
-import { type SettledPass, beforeSweep, passFailures, passesCutShort, runPasses, settlePasses } from '../../passes/runner.js';
+import { type PassWatcher, type SettledPass, beforeSweep, passFailures, passesCutShort, runPasses, settlePasses } from '../../passes/runner.js';
 import type { Pass, PassRunContext } from '../../passes/types.js';
 import { byHostAndName } from '../render-containers.js';
 import { type ReapReport, type Reporter, chooseReporter } from '../report/reporter.js';
@@ -220,6 +221,10 @@ interface ReapRun {
   signal: AbortSignal | undefined;
   /** When `signal` fires (`Date.now()` ms): stops are cut to fit (`SweepRequest.deadlineMs`). */
   deadlineMs: number | undefined;
+  /** The run's deadline (cli/deadline.ts): what it is doing, for its report if it is ended there. */
+  deadline: RunDeadline;
+  /** What it has done so far, for that report. */
+  progress: ReapProgress;
   reporter: Reporter;
   /** The passes that run after the sweep (their settings say so), in the list's order. */
   passes: SettledPass[];
@@ -263,9 +268,13 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     return ExitCode.OK;
   }
   if (opts.background) return runInBackground(ctx, home.home, reporter);
-  // The run's --timeout starts here: hermes' settings are read inside it.
-  const signal = timeoutSignal(opts);
-  const deadlineMs = opts.timeout > 0 ? Date.now() + opts.timeout : undefined;
+  // The run's --timeout, from the process's start: hermes' settings are read inside it, and whatever the run is doing
+  // past it, it is ended there with what it did reported (cli/deadline.ts).
+  const deadline = runDeadline(opts.timeout, 'reap', ctx);
+  const { signal, deadlineMs } = deadline;
+  const progress = new ReapProgress();
+  deadline.onHardStop((info) => endedAtDeadline(opts, reporter, progress, { info, hosts: hostList() }));
+  deadline.phase('reading settings');
   const files = await loadHomeConfig(home, ctx, signal, await homeWorth(targets, ctx));
   // Over several homes each label's own profiles say it (`reaper-off`), not the run home's switch.
   const disabled = targets.multiHome ? null : reaperDisabled(files.hermes, ctx.env);
@@ -288,6 +297,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     },
   );
   const passes = await settlePasses(PASSES, input);
+  progress.frame = frameOf(opts, policy, targets.selection.profile);
   const run: ReapRun = {
     opts,
     ctx,
@@ -298,6 +308,8 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     dryRun: Boolean(opts.dryRun),
     signal,
     deadlineMs,
+    deadline,
+    progress,
     reporter,
     passes,
   };
@@ -307,6 +319,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   try {
     sayNotes(targets, opts, ctx);
     noticeUntrusted(reporter);
+    deadline.phase('finding the engine');
     await discoverTargets(targets, opts, ctx);
   } catch (err) {
     const none = await noEngineAtAll(err, targets.endpoints);
@@ -317,6 +330,34 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   }
 
   return sweepUnderLocks(run, record, hostList);
+}
+
+/** What a reap's report says of its policy, whatever it did. */
+function frameOf(opts: ReapOptions, policy: RunPolicy, profile: string | null): NonNullable<ReapProgress['frame']> {
+  return {
+    dryRun: Boolean(opts.dryRun),
+    asOf: policy.asOf,
+    thresholdSeconds: policy.thresholdSeconds,
+    profile,
+    stopIdle: policy.stopIdle,
+    idleAfterSeconds: policy.idleAfterSeconds,
+    failOpen: Boolean(opts.failOpen),
+    timeoutSeconds: opts.timeout / 1000,
+  };
+}
+
+/**
+ * The report of a run ended at its deadline by its watchdog (cli/deadline.ts), written synchronously: what was done
+ * before it, timed out; before the settings, one line (nothing was done). Exit 3, or 0 with `--fail-open`.
+ */
+function endedAtDeadline(opts: ReapOptions, reporter: Reporter, progress: ReapProgress, at: { info: HardStopInfo; hosts: NamedHost[] }): number {
+  const failOpen = Boolean(opts.failOpen);
+  const report = progress.report(PASSES, at.info.phase);
+  if (!report) reporter.notice({ kind: 'timed-out', timeoutSeconds: at.info.timeoutSeconds, phase: at.info.phase, hosts: at.hosts, failOpen });
+  else void reporter.reapResult(report); // synchronous in every reporter: nothing in it awaits
+  if (!failOpen) return ExitCode.ENGINE;
+  if (report) reporter.failOpen(firstProblem(report));
+  return ExitCode.OK;
 }
 
 /** `--background`: the same command detached, its output appended to the home's log; this one returns at once. */
@@ -337,6 +378,7 @@ async function sweepUnderLocks(run: ReapRun, record: RunRecord, hostList: () => 
   if (!run.dryRun) {
     const waitMs = opts.wait ? (opts.timeout > 0 ? opts.timeout : Infinity) : 0;
     const hosts = run.targets.endpoints.map((e) => e.host);
+    run.deadline.phase('taking the reap lock');
     const taken = await takeReapLocks(run.targets.home.home, hosts, { waitMs, signal: run.signal });
     if ('held' in taken) {
       record.attempted = false; // another reap of this home and engine runs and writes the metrics
@@ -361,6 +403,12 @@ const passContext = (run: ReapRun, engines: PassRunContext['engines']): PassRunC
   engines,
 });
 
+/** Each pass as it starts and ends, for the report of a run ended at its deadline. */
+const passWatcher = (run: ReapRun): PassWatcher => ({
+  starting: (pass) => run.deadline.phase(`checking ${pass.nouns.texts}`),
+  done: (pass, result) => run.progress.passDone(pass, result),
+});
+
 /**
  * A run without an engine: the passes that need none (`place: 'host'`) alone. A host with no engine at all (hermes'
  * local backend, `noEngine`): said once, exit 0 unless one of them failed on something (1). Discovery found sockets
@@ -368,11 +416,13 @@ const passContext = (run: ReapRun, engines: PassRunContext['engines']): PassRunC
  */
 async function engineFreeRun(run: ReapRun, record: RunRecord, why: { noEngine: string } | { error: string }): Promise<number> {
   const { opts, policy, dryRun } = run;
+  run.progress.engines([]);
   const done = await runPasses(
     PASSES,
     run.passes.filter((p) => p.pass.place === 'host'),
     passContext(run, []),
     null,
+    passWatcher(run),
   );
   record.passes = done.gauges;
   // Cut short by --timeout: the run timed out (exit 3), as a sweep that did.
@@ -381,6 +431,7 @@ async function engineFreeRun(run: ReapRun, record: RunRecord, why: { noEngine: s
   record.success = code === ExitCode.OK;
   record.counts = [];
   const hosts = 'error' in why ? [{ host: '(discovery)', reachable: false, error: why.error }] : [];
+  run.deadline.writing();
   await run.reporter.reapResult({
     dryRun,
     asOf: policy.asOf,
@@ -441,7 +492,10 @@ function sweepOf(run: ReapRun, engine: Parameters<typeof reap>[0]['engine']): Pa
     ...(onlyIds ? { onlyIds } : {}),
     ...(run.signal ? { signal: run.signal } : {}),
     ...(run.deadlineMs !== undefined ? { deadlineMs: run.deadlineMs } : {}),
-    onEvent: (ev) => run.reporter.sweepEvent(ev),
+    onEvent: (ev) => {
+      run.progress.sweepEvent(engine.host, ev);
+      run.reporter.sweepEvent(ev);
+    },
   };
 }
 
@@ -449,9 +503,12 @@ function sweepOf(run: ReapRun, engine: Parameters<typeof reap>[0]['engine']): Pa
 async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> {
   const { opts, targets, plan, policy, dryRun, reporter } = run;
   const engines = await connectEngines(targets.endpoints);
+  run.progress.engines(engines.map((e) => e.host));
   // Before the sweep: a container it removes still counts as a use of its image.
+  run.deadline.phase('recording image uses');
   await beforeSweep(run.passes, engines, passContext(run, []));
   await reporter.sweepStarting(dryRun ? 'Checking' : 'Reaping');
+  run.deadline.phase('sweeping');
   const across = await acrossEngines(engines, (engine) => reap(sweepOf(run, engine)));
   const removed = across.results.flatMap((r) => r.removed).sort(byHostAndName);
   const stopped = across.results.flatMap((r) => r.stopped).sort(byHostAndName);
@@ -474,7 +531,8 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
     answered: across.hosts[i]!.reachable,
     ...(across.hosts[i]!.error ? { error: across.hosts[i]!.error! } : {}),
   }));
-  const passes = await runPasses(PASSES, run.passes, passContext(run, answers), across.results);
+  const passes = await runPasses(PASSES, run.passes, passContext(run, answers), across.results, passWatcher(run));
+  run.deadline.phase('reporting');
   record.passes = passes.gauges;
 
   // --timeout also bounds the passes: one it cut short is a run that timed out (exit 3), as a sweep's.
@@ -507,6 +565,7 @@ async function sweepAndReport(run: ReapRun, record: RunRecord): Promise<number> 
   report.reclaimed = (await import('../reclaimed.js')).reclaimed(report);
   withUntrusted(report, reporter);
   record.reclaimedBytes = report.reclaimed.total;
+  run.deadline.writing();
   await reporter.reapResult(report);
   if (!opts.failOpen || code === ExitCode.OK) return code;
   reporter.failOpen(firstProblem(report));

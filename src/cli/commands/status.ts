@@ -23,8 +23,8 @@ import {
   resolvePolicy,
   resolveTargets,
   sayNotes,
-  timeoutSignal,
 } from '../engine-options.js';
+import { runDeadline } from '../deadline.js';
 import { type RunState, action, addOptions, writeJson } from '../shared.js';
 import { STATUS_OPTIONS } from '../engine-option-table.js';
 import { homeScope, policyFlags, scopeOf, suggest } from '../advice.js';
@@ -44,6 +44,22 @@ Exit codes: 0 nothing needs attention
             3 an engine is unreachable, is not a Docker engine, or did not
               answer within --timeout`;
 
+/**
+ * status's --timeout (from the process's start): settings are read inside it, and past it the run is ended whatever it
+ * is doing (cli/deadline.ts): one line, and with --json a document saying so; exit 3.
+ */
+function statusDeadline(opts: EngineCommandOptions, ctx: Context): ReturnType<typeof runDeadline> {
+  const deadline = runDeadline(opts.timeout, 'status', ctx);
+  deadline.phase('reading settings');
+  deadline.onHardStop(({ timeoutSeconds, phase }) => {
+    const line = `status timed out after --timeout ${timeoutSeconds}s while ${phase}: ended at the deadline`;
+    if (opts.json) writeJson(ctx, { timedOut: true, endedAtDeadline: phase, error: line, exitCode: ExitCode.ENGINE });
+    ctx.stderr.write(`hermes-janitor: ${escapeControls(line)}\n`);
+    return ExitCode.ENGINE;
+  });
+  return deadline;
+}
+
 export function register(program: Command, ctx: Context, state: RunState): void {
   const cmd = program
     .command('status')
@@ -52,7 +68,8 @@ export function register(program: Command, ctx: Context, state: RunState): void 
   addOptions(addEngineOptions(cmd, { output: 'policy' }), STATUS_OPTIONS).action(
     action(state, async (opts: EngineCommandOptions & { schedule?: number }, command: Command) => {
       const targets = resolveTargets(command, opts, ctx);
-      const signal = timeoutSignal(opts); // settings are read inside the run's --timeout
+      const deadline = statusDeadline(opts, ctx); // settings are read inside it; the run ends there whatever it does
+      const { signal } = deadline;
       const files = await loadHomeConfig(targets.home, ctx, signal, await homeWorth(targets, ctx));
       const policy = await resolvePolicy(opts, ctx, files, targets, signal);
       const input = passInput(opts, ctx, files, { ...targets, profiles: policy.passProfiles, lifetimeSeconds: policy.lifetimeSeconds }, { command: 'status' });
@@ -73,6 +90,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
       const warnings: string[] = [];
       const maxStopBlocks = await maxBlocksFromEnv(ctx.env, warnings);
       const { gatherStatus } = await import('../../status/gather.js');
+      deadline.phase('gathering');
       // The advice names the home whichever way it was chosen (--home, HERMES_HOME, --profile, the default), so that
       // pasted by another user (root) it acts on the same one.
       const scope = scopeOf(command, ctx, targets.home);
@@ -111,6 +129,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         ...(policy.thresholdByProfile ? { thresholdByLabel: labelsOnly(policy.thresholdByProfile) } : {}),
         refused: files.refused,
       };
+      deadline.writing();
       if (opts.json) writeJson(ctx, { ...report, settings: policy.sources, ...identity, ...(opts.allProfiles ? { profiles } : {}) });
       else {
         const text = render(report, ctx.now(), { settings: policy.sources, parts, perProfile: perProfileOf(policy) !== null });
@@ -409,7 +428,10 @@ export function render(r: StatusReport, now: Date, more: { settings?: RunPolicy[
     );
   }
   const tl = b.toolLoop;
-  out.push(`  tool-loop: ${plural(tl.sessions.length, 'session')} on record${tl.looping.length ? `, looping: ${tl.looping.join(', ')}` : ', none looping'}`);
+  const loops = tl.warnings + tl.stops > 0 ? `; loops found: ${tl.warnings} warned, ${tl.stops} stopped` : '';
+  const disarmed = tl.disarmed ? `; DISARMED for every session since ${tl.disarmed}` : '';
+  const looping = tl.looping.length ? `, looping: ${tl.looping.join(', ')}` : ', none looping';
+  out.push(`  tool-loop: ${plural(tl.sessions.length, 'session')} on record${looping}${loops}${disarmed}`);
   if (r.attention.length === 0) out.push('Nothing needs attention.');
   else {
     out.push('Needs attention');

@@ -39,6 +39,7 @@ import { WatchKeeper } from '../watch-keeper.js';
 import { escapeControls } from '../../util/escape-controls.js';
 import { type RunState, action, addOptions } from '../shared.js';
 import { docsLine } from '../docs-page.js';
+import { watchLink } from '../watch-link.js';
 
 interface WatchOptions extends EngineCommandOptions, ActionOptions {
   dryRun?: boolean;
@@ -243,6 +244,8 @@ function passDeps(run: WatchRun, metrics: boolean): WatchPassesDeps {
     }),
     beforeRun: async () => run.follower?.check(), // hermes' files as they are now (the root may have moved)
   };
+  const link = watchLink();
+  if (link) deps.supervise = (label, deadlineMs) => link.run(label, deadlineMs);
   return deps;
 }
 
@@ -268,15 +271,28 @@ async function listenForMetrics(
   service: InstanceType<typeof import('../../watch/service.js').WatchService>,
   metrics: WatchMetrics | null,
 ): Promise<{ url: string; close: () => Promise<void> }> {
-  const { serveMetrics } = await import('../../watch/metrics.js');
   const listen = run.opts.metricsListen!;
   const tracked = () => {
     for (const w of service.watchers) metrics?.setTracked(w.host, w.tracked);
   };
-  const srv = await serveMetrics(listen, metrics, () => service.healthy, tracked, run.opts.metricsMaxConnections).catch((err: unknown) => {
+  const refused = (err: unknown) => {
     const why = (err as NodeJS.ErrnoException).code ?? errorMessage(err);
     throw new UsageError(`cannot listen on --metrics-listen ${listen.host ?? ''}:${listen.port} (${why}): pick a free address`);
-  });
+  };
+  // Under its supervisor the endpoint is the supervisor's (it answers while a run is being ended): it asks for the
+  // figures at each scrape, and keeps serving across a start of the work again (said once).
+  const link = watchLink();
+  if (link && metrics) {
+    link.onScrape(async () => {
+      tracked();
+      return { body: await metrics.text(), contentType: metrics.contentType };
+    });
+    const { url, first } = await link.listen(listen.host, listen.port, run.opts.metricsMaxConnections).catch(refused);
+    if (first) run.reporter.notice({ kind: 'metrics', url });
+    return { url, close: async () => undefined };
+  }
+  const { serveMetrics } = await import('../../watch/metrics.js');
+  const srv = await serveMetrics(listen, metrics, () => service.healthy, tracked, run.opts.metricsMaxConnections).catch(refused);
   run.reporter.notice({ kind: 'metrics', url: srv.url });
   return srv;
 }
@@ -295,17 +311,11 @@ function takeSettings(run: WatchRun, watchPolicy: WatchPolicy, next: WatchRun['p
   watchPolicy.idle = next.idle;
 }
 
-async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
-  const { opts, targets, policy, reporter } = run;
-  const { selection } = targets;
-  const engines = await connectEngines(targets.endpoints);
-  await refuseNonEngines(engines, run.stopping);
-  const profileOf = (p: string | null) => p ?? selection.profile ?? '';
-  const metrics = opts.metricsListen ? await (await import('../../watch/metrics.js')).createWatchMetrics(profileOf, PASSES, { home: targets.home.home }) : null;
-  const byHost = new Map(engines.map((e) => [e.host, e]));
-  const { WatchService } = await import('../../watch/service.js');
-  const watchPolicy: WatchPolicy = {
-    selection,
+/** The policy the watchers judge by, from the run's settings and options. */
+function watchPolicyOf(run: WatchRun): WatchPolicy {
+  const { opts, policy } = run;
+  return {
+    selection: run.targets.selection,
     thresholdSeconds: policy.thresholdSeconds,
     concurrency: opts.concurrency,
     dryRun: run.dryRun,
@@ -317,16 +327,34 @@ async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
     ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
     ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
   };
-  const service = new WatchService(
+}
+
+async function serve(run: WatchRun, passes: WatchPasses): Promise<number> {
+  const { opts, targets, policy, reporter } = run;
+  const { selection } = targets;
+  const engines = await connectEngines(targets.endpoints);
+  await refuseNonEngines(engines, run.stopping);
+  const profileOf = (p: string | null) => p ?? selection.profile ?? '';
+  const metrics = opts.metricsListen ? await (await import('../../watch/metrics.js')).createWatchMetrics(profileOf, PASSES, { home: targets.home.home }) : null;
+  const byHost = new Map(engines.map((e) => [e.host, e]));
+  const { WatchService } = await import('../../watch/service.js');
+  const watchPolicy = watchPolicyOf(run);
+  const link = watchLink();
+  const service: InstanceType<typeof WatchService> = new WatchService(
     engines,
     watchPolicy,
     (ev: WatchEvent) => {
       metrics?.observe(ev);
       if (ev.type === 'sweep' && !ev.interrupted && !ev.dryRun) run.keeper?.swept(ev.host);
       if (ev.type === 'event') passes.onEvent(byHost.get(ev.host)!, ev.event);
+      if (ev.type === 'engine') link?.health(service.healthy); // the supervisor answers /healthz
       reporter.watchEvent(ev);
     },
-    { sweepPasses: PASSES.filter((p) => p.kind === 'sweep'), heartbeatMs: run.heartbeatMs },
+    {
+      sweepPasses: PASSES.filter((p) => p.kind === 'sweep'),
+      heartbeatMs: run.heartbeatMs,
+      ...(link ? { supervise: (label, deadlineMs) => link.run(label, deadlineMs) } : {}),
+    },
   );
   let closeServer: (() => Promise<void>) | undefined;
   const beat = startBeat(run, service, metrics);

@@ -11,7 +11,7 @@ import { HOOK_FORMS } from './hook-options.js';
 
 /** The verbs run by hand (by a person or an orchestrator), whose mistakes are usage errors. */
 const STOP_HOOK_VERBS = new Set(['arm', 'heartbeat', 'disarm', 'status']);
-const TOOL_LOOP_VERBS = new Set(['reset', 'status']);
+const TOOL_LOOP_VERBS = new Set(['reset', 'status', 'disarm', 'arm']);
 const HELP = new Set(['--help', '-h', '--version', '-V']);
 /** Flags known to take a value (their value is not a word); an unknown flag's next word counts as a word. */
 const VALUED = new Set<string>([...GLOBAL_OPTIONS, ...HOOK_FORMS.flatMap((f) => f.options)].filter((d) => d.value).map((d) => d.flag));
@@ -29,8 +29,8 @@ function words(argv: readonly string[]): string[] {
 }
 
 /**
- * The hook argv runs (`stop-hook`, `tool-loop pre`, `tool-loop post`, or `tool-loop` with a verb it does not
- * know), or undefined for a command run by hand. `stop-hook` with a word that is not one of its verbs is the hook
+ * The hook argv runs (`stop-hook`, `tool-loop pre`, `tool-loop post`, `tool-loop prompt`, or `tool-loop` with a verb it
+ * does not know), or undefined for a command run by hand. `stop-hook` with a word that is not one of its verbs is the hook
  * (`stop-hook --max-block 3` leaves the word `3`).
  */
 export function hookInvocation(argv: readonly string[]): string | undefined {
@@ -38,7 +38,7 @@ export function hookInvocation(argv: readonly string[]): string | undefined {
   const [command, verb, ...rest] = words(argv);
   if (command === 'stop-hook') return verb !== undefined && STOP_HOOK_VERBS.has(verb) ? undefined : 'stop-hook';
   if (command !== 'tool-loop' || verb === undefined || TOOL_LOOP_VERBS.has(verb)) return undefined;
-  const event = [verb, ...rest].find((w) => w === 'pre' || w === 'post');
+  const event = [verb, ...rest].find((w) => w === 'pre' || w === 'post' || w === 'prompt');
   return event ? `tool-loop ${event}` : 'tool-loop';
 }
 

@@ -1,5 +1,5 @@
 /**
- * The options of the hook forms (`stop-hook`, `tool-loop pre`, `tool-loop post`), declared once: the commander
+ * The options of the hook forms (`stop-hook`, `tool-loop pre`, `tool-loop post`, `tool-loop prompt`), declared once: the commander
  * commands register them from here and the hook fast path parses argv with them. Cheap to import (the fast path
  * loads it on every hook call).
  */
@@ -9,9 +9,19 @@ import type { OptionDecl, PlainForm } from '../option-table.js';
 
 /**
  * The smallest value of each whole-number flag: `--max-blocks` >= 1, `--threshold` >= 2 (1 would deny every
- * call), `--cycle-threshold` >= 2 (1 would deny every sequence), `--failure-threshold` >= 1, `--remaining` >= 0.
+ * call), `--cycle-threshold` >= 2 (1 would deny every sequence), `--failure-threshold` >= 1, `--same-outcome` >= 2,
+ * `--same-failure` >= 1, `--poll-limit` >= 1, `--remaining` >= 0.
  */
-export const COUNT_FLAG_MIN = { '--max-blocks': 1, '--threshold': 2, '--cycle-threshold': 2, '--failure-threshold': 1, '--remaining': 0 } as const;
+export const COUNT_FLAG_MIN = {
+  '--max-blocks': 1,
+  '--threshold': 2,
+  '--cycle-threshold': 2,
+  '--failure-threshold': 1,
+  '--same-outcome': 2,
+  '--same-failure': 1,
+  '--poll-limit': 1,
+  '--remaining': 0,
+} as const;
 export type CountFlag = keyof typeof COUNT_FLAG_MIN;
 
 /** The parser of a whole-number flag, with its smallest value. */
@@ -33,8 +43,29 @@ export const MAX_BLOCKS_OPTION: OptionDecl = {
 export const THRESHOLD_OPTION: OptionDecl = {
   flag: '--threshold',
   value: '<n>',
-  description: 'identical consecutive calls that are denied, an integer >= 2 (default 5)',
+  description: 'identical consecutive calls that are denied when none of their results is known (no post hook), an integer >= 2 (default 5)',
   parse: countParser('--threshold'),
+};
+
+export const SAME_OUTCOME_OPTION: OptionDecl = {
+  flag: '--same-outcome',
+  value: '<n>',
+  description: 'the n-th identical call in a row is denied when the n-1 before it gave the same result, an integer >= 2 (default 4)',
+  parse: countParser('--same-outcome'),
+};
+
+export const SAME_FAILURE_OPTION: OptionDecl = {
+  flag: '--same-failure',
+  value: '<n>',
+  description: 'after n identical calls in a row that all failed, the next is denied, an integer >= 1 (default 3)',
+  parse: countParser('--same-failure'),
+};
+
+export const POLL_LIMIT_OPTION: OptionDecl = {
+  flag: '--poll-limit',
+  value: '<n>',
+  description: 'identical calls in a row whose results change (a poll) allowed before the next is denied, an integer >= 1 (default 30)',
+  parse: countParser('--poll-limit'),
 };
 
 export const CYCLE_THRESHOLD_OPTION: OptionDecl = {
@@ -69,10 +100,19 @@ const json = (what: string): OptionDecl => ({ flag: '--json', description: `prin
 
 /** `stop-hook`: its own options (the verbs `arm`, `heartbeat`, ... read `--marker` and `--json` from it too). */
 export const STOP_HOOK_OPTIONS: readonly OptionDecl[] = [MARKER_OPTION, MAX_BLOCKS_OPTION, DIALECT_OPTION, json('marker')];
-export const TOOL_LOOP_PRE_OPTIONS: readonly OptionDecl[] = [THRESHOLD_OPTION, CYCLE_THRESHOLD_OPTION, DIALECT_OPTION, json('history')];
+export const TOOL_LOOP_PRE_OPTIONS: readonly OptionDecl[] = [
+  THRESHOLD_OPTION,
+  SAME_OUTCOME_OPTION,
+  SAME_FAILURE_OPTION,
+  POLL_LIMIT_OPTION,
+  CYCLE_THRESHOLD_OPTION,
+  DIALECT_OPTION,
+  json('history'),
+];
 export const TOOL_LOOP_POST_OPTIONS: readonly OptionDecl[] = [FAILURE_THRESHOLD_OPTION, DIALECT_OPTION, json('history')];
+export const TOOL_LOOP_PROMPT_OPTIONS: readonly OptionDecl[] = [DIALECT_OPTION, json('history')];
 
-export type HookFormName = 'stop-hook' | 'tool-loop pre' | 'tool-loop post';
+export type HookFormName = 'stop-hook' | 'tool-loop pre' | 'tool-loop post' | 'tool-loop prompt';
 
 /** The hook invocations, as the fast path accepts them. */
 export interface HookForm extends PlainForm {
@@ -83,4 +123,5 @@ export const HOOK_FORMS: readonly HookForm[] = [
   { name: 'stop-hook', words: ['stop-hook'], options: STOP_HOOK_OPTIONS },
   { name: 'tool-loop pre', words: ['tool-loop', 'pre'], options: TOOL_LOOP_PRE_OPTIONS },
   { name: 'tool-loop post', words: ['tool-loop', 'post'], options: TOOL_LOOP_POST_OPTIONS },
+  { name: 'tool-loop prompt', words: ['tool-loop', 'prompt'], options: TOOL_LOOP_PROMPT_OPTIONS },
 ];

@@ -5,6 +5,7 @@
  */
 import type { Context } from '../../context.js';
 import type { Dialect } from '../../core/hook-dialects.js';
+import { ENV_TOOL_LOOP_WARN_ONLY } from '../../defaults.js';
 import { ExitCode, errorMessage } from '../../errors.js';
 import { type Runners, get } from './hook-fast-path.js';
 import { type ToolLoopWhy, createToolLoop, defaultToolLoopDir } from '../../breakers/tool-loop.js';
@@ -13,12 +14,15 @@ import { hookWarn, writeLine } from './hook-stdio.js';
 import { readInput } from './read-hook-input.js';
 
 export interface ToolLoopRun {
-  event: 'pre' | 'post';
+  event: 'pre' | 'post' | 'prompt';
   /** The hermes home (histories live in `<home>/tool-loop/`). */
   home: string;
   threshold?: number;
   cycleThreshold?: number;
   failureThreshold?: number;
+  sameOutcome?: number;
+  sameFailure?: number;
+  pollLimit?: number;
   /** `--dialect`; else recognised from the input. */
   dialect?: Dialect;
   json?: boolean;
@@ -29,12 +33,19 @@ export interface ToolLoopRun {
 type Loop = ReturnType<typeof createToolLoop>;
 type Result = Partial<Awaited<ReturnType<Loop['pre']>>> & { action: string; why: string; warnings: string[] };
 
+/** `HERMES_JANITOR_TOOL_LOOP_WARN_ONLY`: on when `1`, `true`, `yes` or `on` (any case); anything else is off. */
+export function warnOnlyFromEnv(env: Context['env']): boolean {
+  const v = env[ENV_TOOL_LOOP_WARN_ONLY];
+  return v !== undefined && /^(?:1|true|yes|on)$/i.test(v.trim());
+}
+
 /** `--json`: one document describing the decision and the history (instead of the answer). */
-function describe(loop: Loop, event: 'pre' | 'post', r: Result): Record<string, unknown> {
+function describe(loop: Loop, event: 'pre' | 'post' | 'prompt', r: Result): Record<string, unknown> {
   return {
     hook: event,
     action: r.action,
     why: r.why,
+    stage: r.stage ?? null,
     output: r.output ?? null,
     exit: r.exit ?? null,
     dialect: r.dialect ?? null,
@@ -45,6 +56,10 @@ function describe(loop: Loop, event: 'pre' | 'post', r: Result): Record<string, 
     threshold: loop.threshold,
     cycleThreshold: loop.cycleThreshold,
     failureThreshold: loop.failureThreshold,
+    sameOutcome: loop.sameOutcome,
+    sameFailure: loop.sameFailure,
+    pollLimit: loop.pollLimit,
+    warnOnly: loop.warnOnly,
     warnings: r.warnings,
   };
 }
@@ -57,8 +72,9 @@ export async function runToolLoopHook(ctx: Context, run: ToolLoopRun): Promise<n
   const name = `tool-loop ${run.event}`;
   try {
     const reading = readInput(ctx, run.stdinFd);
-    const { threshold, cycleThreshold, failureThreshold, dialect } = run;
-    const loop = createToolLoop({ dir: defaultToolLoopDir(run.home), threshold, cycleThreshold, failureThreshold, dialect, now: () => ctx.now() });
+    const { threshold, cycleThreshold, failureThreshold, sameOutcome, sameFailure, pollLimit, dialect } = run;
+    const limits = { threshold, cycleThreshold, failureThreshold, sameOutcome, sameFailure, pollLimit };
+    const loop = createToolLoop({ dir: defaultToolLoopDir(run.home), ...limits, warnOnly: warnOnlyFromEnv(ctx.env), dialect, now: () => ctx.now() });
     const input = await reading;
     const result: Result =
       input.problem !== undefined
@@ -91,6 +107,9 @@ export const TOOL_LOOP_RUNNERS: Runners = {
       event: 'pre',
       home,
       threshold: get(o, '--threshold'),
+      sameOutcome: get(o, '--same-outcome'),
+      sameFailure: get(o, '--same-failure'),
+      pollLimit: get(o, '--poll-limit'),
       cycleThreshold: get(o, '--cycle-threshold'),
       dialect: get(o, '--dialect'),
       json: o.has('--json'),
@@ -105,4 +124,5 @@ export const TOOL_LOOP_RUNNERS: Runners = {
       json: o.has('--json'),
       stdinFd,
     }),
+  'tool-loop prompt': (ctx, home, o, stdinFd) => runToolLoopHook(ctx, { event: 'prompt', home, dialect: get(o, '--dialect'), json: o.has('--json'), stdinFd }),
 };

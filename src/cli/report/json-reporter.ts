@@ -26,6 +26,8 @@ export class JsonReporter implements Reporter {
         return writeJson(this.ctx, { disabled: true, reason: n.reason, ...NOTHING_DONE, hosts: [] });
       case 'locked':
         return writeJson(this.ctx, { skipped: 'locked', ...(n.timedOut ? { timedOut: true } : {}), holder: n.holder, ...NOTHING_DONE, hosts: n.hosts });
+      case 'timed-out':
+        return writeJson(this.ctx, { timedOut: true, endedAtDeadline: n.phase, ...NOTHING_DONE, hosts: n.hosts });
       case 'metrics':
       case 'settings':
       case 'shutdown':
@@ -55,6 +57,7 @@ export class JsonReporter implements Reporter {
       ...of('sweep'),
       hosts: r.hosts,
       timedOut: r.timedOut,
+      ...(r.endedAtDeadline ? { endedAtDeadline: r.endedAtDeadline } : {}),
       ...of('run'),
       ...(r.noEngine ? { noEngine: r.noEngine } : {}),
       reclaimedBytes: r.reclaimed?.total ?? 0,

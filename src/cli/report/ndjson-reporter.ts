@@ -85,6 +85,8 @@ export class NdjsonReporter implements Reporter {
         return this.emit('stopping', { signal: n.signal });
       case 'shutdown':
         return this.emit('shutdown', { tracked: n.tracked });
+      case 'timed-out':
+        return this.emit('timed-out', { timedOut: true, endedAtDeadline: n.phase, timeoutSeconds: n.timeoutSeconds, hosts: n.hosts });
       case 'settings':
         return this.emit('settings', { changes: n.changes, ...(n.problem ? { problem: n.problem } : {}) });
       case 'untrusted-setting': {
@@ -122,6 +124,7 @@ export class NdjsonReporter implements Reporter {
       failed: r.failed.length,
       hosts: r.hosts,
       timedOut: r.timedOut,
+      ...(r.endedAtDeadline ? { endedAtDeadline: r.endedAtDeadline } : {}),
       ...Object.fromEntries(ran.map((p) => [p.pass.name, counts(p.pass, p.result)])),
       reclaimedBytes: r.reclaimed?.total ?? 0,
     });

@@ -93,6 +93,9 @@ export class TextReporter implements Reporter {
         return this.line(`stopping (${n.signal})`);
       case 'shutdown':
         return this.line(`stopped (${n.tracked} container(s) were awaiting their deadline)`);
+      case 'timed-out':
+        if (!(this.quiet && n.failOpen)) this.say(`timed out after --timeout ${n.timeoutSeconds}s while ${n.phase}: ended at the deadline; nothing done`);
+        return;
       case 'settings':
         return this.line(
           n.problem ? `settings not reloaded: ${n.problem}; keeping the last good ones` : `settings reloaded: ${n.changes.join('; ') || 'unchanged'}`,
@@ -216,7 +219,7 @@ function hostNews(passes: readonly PassResult[]): boolean {
  * The first problem of a run that failed open: an engine or the timeout, else the first failure of the containers
  * and then of each pass in the list's order, with how many there were.
  */
-export function firstProblem(r: Pick<ReapReport, 'hosts' | 'timedOut' | 'timeoutSeconds' | 'failed' | 'passes'>): string | null {
+export function firstProblem(r: Pick<ReapReport, 'hosts' | 'timedOut' | 'timeoutSeconds' | 'endedAtDeadline' | 'failed' | 'passes'>): string | null {
   const run = reapProblems(r)[0];
   if (run) return run;
   const c = r.failed[0];
@@ -229,6 +232,11 @@ export function firstProblem(r: Pick<ReapReport, 'hosts' | 'timedOut' | 'timeout
 }
 
 /** The run-wide problems of a reap: engines that could not be reached, a run cut off by `--timeout`. */
-export function reapProblems(r: Pick<ReapReport, 'hosts' | 'timedOut' | 'timeoutSeconds'>): string[] {
-  return [...hostProblems(r.hosts), ...(r.timedOut ? [`timed out after --timeout ${r.timeoutSeconds}s; stopped early`] : [])];
+export function reapProblems(r: Pick<ReapReport, 'hosts' | 'timedOut' | 'timeoutSeconds' | 'endedAtDeadline'>): string[] {
+  const timedOut = r.endedAtDeadline
+    ? `timed out after --timeout ${r.timeoutSeconds}s while ${r.endedAtDeadline}: ended at the deadline (what is listed was done before it)`
+    : `timed out after --timeout ${r.timeoutSeconds}s; stopped early`;
+  // An engine the run ended before it answered is said by the timeout line alone.
+  const hosts = r.endedAtDeadline ? r.hosts.filter((h) => h.reachable) : r.hosts;
+  return [...hostProblems(hosts), ...(r.timedOut ? [timedOut] : [])];
 }

@@ -46,6 +46,11 @@ export type Notice =
    */
   | { kind: 'settings'; changes: string[]; problem?: string }
   /**
+   * A run ended at its deadline before it had its settings (`phase`: what it was doing): nothing was done. Once it
+   * has them, the report says what was done (`ReapReport.endedAtDeadline`).
+   */
+  | { kind: 'timed-out'; timeoutSeconds: number; phase: string; hosts: NamedHost[]; failOpen: boolean }
+  /**
    * A setting of a user who cannot act on the engine that would remove, stop or end sooner than hermes' defaults:
    * refused for the run (core/setting-worth.ts), said once, also with `--quiet`.
    */
@@ -67,6 +72,11 @@ export interface ReapReport {
   timedOut: boolean;
   /** `--timeout`, in seconds (for the "timed out" line). */
   timeoutSeconds: number;
+  /**
+   * Ended at the deadline by its watchdog (cli/deadline.ts), while doing this (`sweeping`, `checking session files`):
+   * the report holds what was done before it, and nothing under way then.
+   */
+  endedAtDeadline?: string;
   warnings: string[];
   planOut?: string;
   /** `--fail-open`: problems do not change the exit code, and text says the first one only. */
