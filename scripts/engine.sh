@@ -6,6 +6,8 @@
 #   scripts/engine.sh stop [docker|podman]    stop an engine that this script started
 #   scripts/engine.sh image                   import the test image into the Docker engine DOCKER_HOST names
 #                                             (a test's engine of its own), if it lacks it
+#   scripts/engine.sh shells                  install zsh and fish (root + apt only) if missing; `start docker`
+#                                             does it too, so that no shell test skips
 # Docker listens on /var/run/docker.sock; Podman's Docker-compatible API on $PODMAN_SOCK
 # (default /run/hermes-janitor/podman.sock: use DOCKER_HOST=unix://$PODMAN_SOCK).
 # Environment: HERMES_JANITOR_TEST_IMAGE (default hermes-janitor/busybox:test),
@@ -49,6 +51,22 @@ install_engine() {
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null
   apt-get install -y -qq --no-install-recommends docker.io busybox-static iptables >/dev/null
+}
+
+# The shells whose start-up snippets and completion scripts the tests run (shell-init, completion): installed with the
+# engine so that no shell test skips. Without root or apt it says so and goes on (under CI those tests then fail).
+install_test_shells() {
+  local missing=() sh
+  for sh in zsh fish; do command -v "$sh" >/dev/null 2>&1 || missing+=("$sh"); done
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+    say "${missing[*]} missing and not installable here (needs root with apt): their shell tests cannot run"
+    return 0
+  fi
+  say "installing ${missing[*]} with apt-get (for the shell-init and completion tests)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
 start_daemon() {
@@ -164,12 +182,16 @@ import_image() {
 }
 
 ENGINE="${2:-docker}"
-case "$ENGINE" in docker|podman) ;; *) echo "usage: scripts/engine.sh start|status|stop [docker|podman] | image" >&2; exit 2 ;; esac
+case "$ENGINE" in docker|podman) ;; *) echo "usage: scripts/engine.sh start|status|stop [docker|podman] | image | shells" >&2; exit 2 ;; esac
 
 case "${1:-}:$ENGINE" in
   start:docker)
+    install_test_shells
     start_daemon
     import_image
+    ;;
+  shells:docker)
+    install_test_shells
     ;;
   start:podman)
     start_podman
@@ -199,5 +221,5 @@ case "${1:-}:$ENGINE" in
     fi
     ;;
   *)
-    echo "usage: scripts/engine.sh start|status|stop [docker|podman] | image" >&2; exit 2 ;;
+    echo "usage: scripts/engine.sh start|status|stop [docker|podman] | image | shells" >&2; exit 2 ;;
 esac

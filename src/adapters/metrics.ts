@@ -4,8 +4,12 @@
  * collector. prom-client is loaded only when this module's functions run, never on a fast path.
  */
 import { randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import { closeSync, constants, fchmodSync, promises as fs, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { describeController, shown } from '../core/trust.js';
+import { UsageError } from '../errors.js';
+import { fdPath } from './dir-fd.js';
+import { NAMES, type Walked, rootRules, walkDir } from './trust.js';
 import type { Registry } from 'prom-client';
 import type { Pass } from '../passes/types.js';
 
@@ -161,11 +165,14 @@ export async function metricsText(run: RunMetrics): Promise<string> {
 /**
  * Writes `text` to `file` atomically: a temporary file in the same directory (named `.<name>.<random>.tmp`, which
  * node_exporter's textfile collector ignores), fsync, mode 0644 (node_exporter often runs as another user), rename.
- * A reader sees the old file or the new one, never a part.
+ * A reader sees the old file or the new one, never a part. As root, by the log's trust rule (`metricsDirAsRoot`):
+ * only in a directory nobody but root can change, reached without a symlink another user could have planted, the
+ * temporary file made `O_EXCL|O_NOFOLLOW` and renamed relative to that directory's descriptor.
  */
 export async function writeMetricsFile(file: string, text: string): Promise<void> {
+  if (rootRules()) return writeAsRoot(file, text);
   const dir = path.dirname(path.resolve(file));
-  const tmp = path.join(dir, `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  const tmp = path.join(dir, tmpName(file));
   const handle = await fs.open(tmp, 'wx', 0o644);
   try {
     try {
@@ -179,5 +186,62 @@ export async function writeMetricsFile(file: string, text: string): Promise<void
   } catch (err) {
     await fs.unlink(tmp).catch(() => undefined);
     throw err;
+  }
+}
+
+const tmpName = (file: string) => `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`;
+
+/**
+ * As root, the metrics file's directory, open (close it), by the rule the janitor's log follows (adapters/background.ts):
+ * reached by a walk from `/` that follows a symlink only where nobody but root can change the directory holding it,
+ * and itself, with every directory above it, changeable by nobody but root. Else a `UsageError`, one line naming the
+ * file, who can change what, and the fix: the user who owns a directory on the way could otherwise swap the textfile
+ * directory for a symlink to `/etc` and have root write there.
+ */
+export function metricsDirAsRoot(file: string, what = '--metrics-file'): number {
+  const dir = path.dirname(path.resolve(file));
+  const refuse = (why: string) => new UsageError(`${what} ${shown(path.resolve(file))} refused: ${why}`);
+  let w: Walked;
+  try {
+    w = walkDir(dir);
+  } catch (err) {
+    throw refuse((err as Error).message);
+  }
+  const c = [...w.controllers.values()][0];
+  if (w.missing || c) {
+    closeSync(w.fd);
+    throw refuse(
+      w.missing
+        ? `directory ${shown(dir)} does not exist: create it or point at node_exporter's --collector.textfile.directory`
+        : `${describeController(c!.who, NAMES)} can change ${shown(c!.where)}: as root, hermes-janitor writes metrics only where nobody but ` +
+            "root can replace them; make that directory root's and not writable by others (chown root, chmod go-w), or point elsewhere",
+    );
+  }
+  return w.fd;
+}
+
+/** As root: the temporary file and the rename, relative to the checked directory's descriptor (synchronous). */
+function writeAsRoot(file: string, text: string): void {
+  const dirFd = metricsDirAsRoot(file);
+  const tmp = tmpName(file);
+  try {
+    const fd = openSync(fdPath(dirFd, tmp), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+    try {
+      writeSync(fd, text);
+      fchmodSync(fd, 0o644);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(fdPath(dirFd, tmp), fdPath(dirFd, path.basename(file)));
+  } catch (err) {
+    try {
+      unlinkSync(fdPath(dirFd, tmp));
+    } catch {
+      /* not made, or gone */
+    }
+    throw err;
+  } finally {
+    closeSync(dirFd);
   }
 }

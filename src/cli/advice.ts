@@ -39,10 +39,36 @@ export function shellQuote(s: string): string {
   return `$'${escapeControls(s, { bytes: true, backslash: true }).replace(/'/g, "\\'")}'`;
 }
 
-/** The scope's flags, in the order the help lists them, each value quoted. */
-export function scopeFlags(scope: RunScope): string[] {
+/**
+ * `s` as one word of fish, always quoted: single quotes, inside which fish reads `\\` and `\'` as escapes (so both are
+ * escaped; the POSIX `'\''` would end the word early in fish); a control character (or what the one escaper escapes)
+ * outside the quotes as fish's `\uXXXX`, so the word stays on one line. Completion scripts and the fish start-up
+ * snippet quote with this one function.
+ */
+export function fishQuote(s: string): string {
+  let out = '';
+  let open = false;
+  for (const ch of s) {
+    if (hasControls(ch)) {
+      if (open) out += "'";
+      open = false;
+      out += escapeControls(ch);
+      continue;
+    }
+    if (!open) out += "'";
+    open = true;
+    out += ch === '\\' || ch === "'" ? `\\${ch}` : ch;
+  }
+  return open ? `${out}'` : out || "''";
+}
+
+/** How a value is quoted for the shell the advice is pasted in: POSIX shells by default, or fish. */
+export type Quote = (s: string) => string;
+
+/** The scope's flags, in the order the help lists them, each value quoted (`quote`: for a POSIX shell by default). */
+export function scopeFlags(scope: RunScope, quote: Quote = shellQuote): string[] {
   const out: string[] = [];
-  const add = (flag: string, value?: string) => out.push(value === undefined ? flag : `${flag} ${shellQuote(value)}`);
+  const add = (flag: string, value?: string) => out.push(value === undefined ? flag : `${flag} ${quote(value)}`);
   if (scope.home !== undefined) add('--home', scope.home);
   if (scope.allProfiles) add('--all-profiles');
   else if (scope.profile !== undefined) add('--profile', scope.profile);
@@ -102,9 +128,9 @@ export function policyFlags(argv: readonly string[]): string[] {
   return givenFlags(argv, POLICY_FLAGS);
 }
 
-/** `hermes-janitor <words> <the scope's flags> <extra>`: a command to paste. */
-export function suggest(words: string, scope: RunScope, extra: readonly string[] = []): string {
-  return ['hermes-janitor', words, ...scopeFlags(scope), ...extra].join(' ');
+/** `hermes-janitor <words> <the scope's flags> <extra>`: a command to paste (`quote`: for a POSIX shell by default). */
+export function suggest(words: string, scope: RunScope, extra: readonly string[] = [], quote: Quote = shellQuote): string {
+  return ['hermes-janitor', words, ...scopeFlags(scope, quote), ...extra].join(' ');
 }
 
 /** The home part of a scope only (the breakers' commands take no engine or selection). */

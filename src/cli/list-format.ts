@@ -2,12 +2,13 @@
  * `list --format TEMPLATE`: one line per container from a template of fields, as `docker ps --format` takes it:
  * `{{.Name}}` is a field, `{{json .}}` the whole entry as JSON (the element `list --json` prints), `\t` and `\n` a tab
  * and a newline, and a template starting with `table ` prints a header and lines up its tab-separated columns. Every
- * field's text goes through the control-character escaper, so a container's name cannot start another line.
+ * field's text goes through the control-character escaper (`{{json .}}` through its JSON form, as `--json` does), so a
+ * container's name cannot start another line or reorder what follows.
  */
 import type { AgeStyle } from '../core/ages.js';
 import { ValueError } from '../core/parse-args.js';
 import type { ListedEntry } from '../reaper/sweep.js';
-import { escapeControls } from '../util/escape-controls.js';
+import { escapeControls, escapeJsonText } from '../util/escape-controls.js';
 import { finishedAgo, idleFor, shortId } from './render-containers.js';
 import { finishedCell, reasonDetail, reasonWord } from './render-list-table.js';
 
@@ -84,7 +85,7 @@ function pieceOf(action: string, raw: string): Piece {
 /** The lines of `rows` under the template (and the header, for a `table` template), each ending in a newline. */
 export function renderListFormat(f: ListFormat, rows: readonly ListedEntry[], asOf: Date): string {
   const lineOf = (r: ListedEntry) =>
-    f.pieces.map((p) => ('text' in p ? p.text : 'json' in p ? JSON.stringify(r) : escapeControls(p.field.text(r, asOf, 'long')))).join('');
+    f.pieces.map((p) => ('text' in p ? p.text : 'json' in p ? escapeJsonText(JSON.stringify(r)) : escapeControls(p.field.text(r, asOf, 'long')))).join('');
   if (!f.table) return rows.map((r) => `${lineOf(r)}\n`).join('');
   const head = f.pieces.map((p) => ('text' in p ? p.text : 'json' in p ? 'JSON' : p.field.head)).join('');
   const lines = [head, ...rows.map(lineOf)].map((l) => l.split('\t'));

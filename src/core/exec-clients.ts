@@ -18,7 +18,7 @@
  * client from one whose age is known).
  */
 
-/** A `docker`/`podman` process of this host, as read from procfs. */
+/** An exec client of this host (a `docker`/`podman` process, or any process running an exec), as read from procfs. */
 export interface ClientProcess {
   pid: number;
   uid: number;
@@ -40,15 +40,6 @@ export interface ClientTable {
   unverifiable: string | null;
 }
 
-/** A client program: `docker`, `podman` (a path to one; `docker.exe` where Docker Desktop's shim is one). */
-const PROGRAM = /^(docker|podman)(\.exe)?$/;
-
-/** Whether a process runs a `docker`/`podman` client: by its executable's name, or its program's base name. */
-export function isClientProgram(p: Pick<ClientProcess, 'comm' | 'argv'>): boolean {
-  const prog = p.argv[0];
-  return PROGRAM.test(p.comm) || (prog !== undefined && PROGRAM.test(prog.slice(prog.lastIndexOf('/') + 1)));
-}
-
 /** A container as the client rule needs it: its full id and name. */
 export interface ContainerRef {
   id: string;
@@ -65,13 +56,14 @@ export function namesContainer(arg: string, c: ContainerRef): boolean {
 
 /**
  * Whether a client process is attached to an exec of container `c` running `command` (entrypoint and arguments): its
- * program is docker or podman, its arguments end with exactly `command`, the one before names the container, and an
- * `exec` subcommand comes before that (`docker exec`, `docker container exec`, `podman exec`, global options anywhere
- * before it).
+ * arguments end with exactly `command`, the one before names the container, and an `exec` subcommand comes before
+ * that (`docker exec`, `docker container exec`, `podman exec`, `podman-remote exec`, global options anywhere before
+ * it). Whatever its program is called: a client is recognised by what it runs (which processes are read at all is the
+ * adapter's: docker and podman always, every process once an exec is past its bound).
  */
 export function clientOf(p: Pick<ClientProcess, 'comm' | 'argv'>, c: ContainerRef, command: readonly string[]): boolean {
   const { argv } = p;
-  if (!isClientProgram(p) || command.length === 0) return false;
+  if (command.length === 0) return false;
   const at = argv.length - command.length;
   if (at < 3) return false;
   for (let i = 0; i < command.length; i++) if (argv[at + i] !== command[i]) return false;

@@ -140,7 +140,13 @@ export async function surveyExecs(
     });
   }
   const unseen = !local ? REMOTE_CLIENTS : partial;
-  withClients(execs, { id: d.id, name: d.name ?? '' }, unseen === null ? clientsOf(opts)(SURVEY_CLIENTS_MAX_AGE_MS) : { clients: [], unverifiable: unseen });
+  // Every process's command line only once an exec is past its bound (a renamed client must keep its stream).
+  const every = execs.some((x) => x.pastBound);
+  withClients(
+    execs,
+    { id: d.id, name: d.name ?? '' },
+    unseen === null ? clientsOf(opts)(SURVEY_CLIENTS_MAX_AGE_MS, every) : { clients: [], unverifiable: unseen },
+  );
   return { execs, local, pidNamespace: partial };
 }
 
@@ -182,7 +188,7 @@ function clientNow(survey: ExecSurvey, x: Surveyed, c: ContainerRef, opts: ExecT
   const v = assignClients(
     c,
     same.map((y) => ({ id: y.view.id, command: y.argv, ageSeconds: y.view.ageSeconds })),
-    clientsOf(opts)(0),
+    clientsOf(opts)(0, true),
   ).get(x.view.id);
   if (!v || v.unverifiable !== null) return 'client-unverifiable';
   return v.client ? 'client-alive' : null;

@@ -4,7 +4,8 @@
  * belong to when the janitor runs as root over another user's home (adapters/trust.ts `untrustedRoot`, the trust rule
  * for roots). A directory under a served home is always held to it, whoever named it; one elsewhere is held to it
  * when only that home's owner named it (their `.env`, their config.yaml); `/tmp` and what the janitor's own
- * environment names are the operator's.
+ * environment names are the operator's. Root over a home another user owns looks at that user's entries only, in every
+ * directory (`onlyUid`): a user's run, report and log never hold another user's file names or variable names.
  */
 import path from 'node:path';
 import { loadConfig } from '../adapters/config.js';
@@ -68,9 +69,11 @@ export function sessionTempDirs(input: PassSettingsInput): Promise<SessionTempDi
     const { homeAccess } = await import('../adapters/trust.js');
     const owners = new Map(profiles.map((p) => [p.home, homeAccess(p.home).owner?.uid ?? null]));
     const tmp = input.env[ENV_SYSTEM_TMP]?.trim();
+    // Root over a home another user owns: that user's entries only, in every directory (/tmp is everyone's).
+    const onlyUid = owners.get(input.home) ?? null;
     return sessionDirs(profiles, tmp && tmp.startsWith('/') ? tmp : '/tmp').map((d): SessionTempDir => {
       const owner = ownerOfDir(d, owners);
-      return { dir: d.dir, from: d.from, readings: d.readings, ...(owner === undefined ? {} : { owner }) };
+      return { dir: d.dir, from: d.from, readings: d.readings, ...(owner === undefined ? {} : { owner }), ...(onlyUid === null ? {} : { onlyUid }) };
     });
   })();
   memo.set(input, made);

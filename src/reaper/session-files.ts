@@ -200,7 +200,8 @@ async function oneDir(run: Run, h: TempDirHandle, t: TempDir): Promise<void> {
   const read = await listSessionFiles(h, run.pause, run.budget);
   if (read.capped !== undefined) out.tempDirs.at(-1)!.capped = read.capped;
   if (read.cutShort) out.cutShort = true;
-  const listed = read.files;
+  // Root over another user's home: that user's entries only (`TempDir.onlyUid`), none of another user's names.
+  const listed = read.files.filter((f) => t.onlyUid === undefined || f.uid === t.onlyUid);
   const { entries, wrongType } = groupSessionEntries(listed.filter((f) => f.dev === h.dev || f.symlink));
   for (const f of listed.filter((x) => x.dev !== h.dev && !x.symlink)) keepFile(run, h, f, 'other-filesystem', 'on another filesystem than the directory');
   for (const f of wrongType)

@@ -47,6 +47,12 @@ export interface TempDir {
    * runs over another user's home and that user's settings named it. Absent: not checked.
    */
   owner?: number;
+  /**
+   * Only this uid's entries are looked at (judged, removed, reported): set when root runs over a home another user
+   * owns, so that the run, its report and that user's log hold that user's files only, never another user's file
+   * names or variable names (`reaper/session-dir-settings.ts`). Absent: every user's.
+   */
+  onlyUid?: number;
 }
 
 export interface ShellSnapshotsOptions {
@@ -232,7 +238,7 @@ async function listDir(p: Pass, t: TempDir, listed: readonly Listed[]): Promise<
   }
   p.out.tempDirs.push({ ...t, problem: null });
   try {
-    return { h, sessions: await listSessions(p, h) };
+    return { h, sessions: await listSessions(p, h, t.onlyUid) };
   } catch (err) {
     p.out.tempDirs.at(-1)!.problem = `cannot read ${t.dir} (${(err as NodeJS.ErrnoException).code ?? errorMessage(err)})`;
     return { h, sessions: [] };
@@ -248,8 +254,11 @@ interface Doomed {
   base: Omit<KeptSnapshot, 'reason' | 'detail'>;
 }
 
-/** The snapshot files of a directory, grouped into sessions (those that are not regular files are kept at once). */
-async function listSessions(p: Pass, h: TempDirHandle): Promise<Listed['sessions']> {
+/**
+ * The snapshot files of a directory, grouped into sessions (those that are not regular files are kept at once); with
+ * `onlyUid`, that user's only (another user's are not looked at, not even reported).
+ */
+async function listSessions(p: Pass, h: TempDirHandle, onlyUid: number | undefined): Promise<Listed['sessions']> {
   const usable: SnapshotFile[] = [];
   const read = await snapshotNames(h, () => p.slice.pause(), p.budget);
   if (read.cutShort) p.out.cutShort = true;
@@ -260,7 +269,7 @@ async function listSessions(p: Pass, h: TempDirHandle): Promise<Listed['sessions
       break;
     }
     const f = snapshotFile(h, name);
-    if (!f) continue;
+    if (!f || (onlyUid !== undefined && f.uid !== onlyUid)) continue;
     const base = { path: inTempDir(h.dir, f.name), owner: f.uid, lastChange: iso(f.mtimeMs), secretNames: null };
     if (!f.regular) p.out.kept.push({ ...base, reason: 'not-regular', detail: f.symlink ? 'a symlink: never followed, never removed' : 'not a regular file' });
     else if (f.dev !== h.dev) p.out.kept.push({ ...base, reason: 'other-filesystem', detail: 'on another filesystem than the temp directory' });

@@ -9,6 +9,8 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { createDockerodeEngine } from '../../src/adapters/dockerode-engine.js';
@@ -119,4 +121,40 @@ describe(`an exec is abandoned when its client is gone (${ENGINE_KIND})`, () => 
       await ends(streamExec);
     },
   );
+
+  it('a renamed client keeps its stream: the docker CLI run as podman-remote (comm and argv[0]) holds its exec past the bound (#47)', async () => {
+    const id = await fx.create({ state: 'running', cmd: ['sleep', 'infinity'] });
+    const dir = tempDir('hj-remote-');
+    try {
+      const { stdout } = await run('sh', ['-c', 'command -v docker']);
+      const remote = path.join(dir.dir, 'podman-remote');
+      symlinkSync(stdout.trim(), remote); // the kernel names the process after the link: comm podman-remote
+      const stream = spawn(remote, ['exec', '-i', id, 'sh', '-c', 'exec sleep 100001'], { stdio: ['pipe', 'pipe', 'ignore'] });
+      clients.push(stream);
+      const streamExec = await execOf(id, 'sh -c exec sleep 100001');
+      assert.equal(readFileSync(`/proc/${stream.pid}/comm`, 'utf8').trim(), 'podman-remote');
+      await sleep(3500);
+
+      const first = ((await cli(['reap', '--json'])) as { execTrees: Trees }).execTrees;
+      assert.deepEqual(
+        first.kept.filter((k) => k.execId === streamExec).map((k) => k.reason),
+        ['client-alive'],
+        JSON.stringify(first),
+      );
+      assert.deepEqual(first.ended, []);
+      assert.equal(await running(streamExec), true, 'the stream runs on');
+
+      stream.kill('SIGKILL');
+      await once(stream, 'exit');
+      const next = ((await cli(['reap', '--json'])) as { execTrees: Trees }).execTrees;
+      assert.deepEqual(
+        next.ended.map((e) => e.execId),
+        [streamExec],
+        JSON.stringify(next),
+      );
+      await ends(streamExec);
+    } finally {
+      dir.cleanup();
+    }
+  });
 });

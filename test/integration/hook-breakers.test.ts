@@ -318,6 +318,25 @@ describe('tool-loop (built CLI)', () => {
     assert.equal(sessionFiles(home).length, 2);
   });
 
+  it('status prints no raw C1 or bidi control of a session key or tool name: the one escaper, as --json (#47)', async () => {
+    const { env } = freshHome();
+    const session = 'evil\u202eGNP.exe\u009b2J';
+    const input = JSON.stringify({ session_id: session, tool_name: 'Ba\u202esh\u009b31m', tool_input: { a: 1 } });
+    for (let i = 0; i < 2; i++) assert.equal((await runCli(['tool-loop', 'pre'], { env, input })).code, 0);
+    for (const args of [
+      ['tool-loop', 'status'],
+      ['tool-loop', 'status', '--session', session],
+      ['tool-loop', 'status', '--json'],
+    ]) {
+      const r = await runCli(args, { env });
+      assert.equal(r.code, 0, r.stderr);
+      assert.doesNotMatch(r.stdout, /[\u0080-\u009f\u202a-\u202e\u2066-\u2069]/, `${args.join(' ')}: ${JSON.stringify(r.stdout)}`);
+      assert.match(r.stdout, /\\u202e/, args.join(' '));
+    }
+    const text = (await runCli(['tool-loop', 'status'], { env })).stdout;
+    assert.match(text, /last call Ba\\u202esh\\u009b31m x2 in a row/);
+  });
+
   it('keeps ../../etc inside <home>/tool-loop', async () => {
     const { home, env } = freshHome();
     const r = await runCli(['tool-loop', 'pre'], { env, input: prePayload({ a: 1 }, { session_id: '../../etc' }) });

@@ -9,10 +9,14 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fishQuote } from '../../src/cli/advice.js';
 import { runCli, tempDir } from '../helpers/cli.js';
+import { failUnderCi, unmet } from '../helpers/preconditions.js';
 import { EngineSimulator } from '../helpers/engine-simulator.js';
 
 const has = (cmd: string) => spawnSync(cmd, ['--version'], { stdio: 'ignore' }).status === 0;
+/** Why a shell's test cannot run here (scripts/engine.sh installs zsh and fish: under CI a missing one fails). */
+const missing = (shell: string) => !has(shell) && `${shell} is not installed (scripts/engine.sh shells installs it)`;
 
 describe('shell-init', () => {
   const tmp = tempDir('hj-shell-init-');
@@ -26,7 +30,7 @@ describe('shell-init', () => {
     sim = await EngineSimulator.start({ containers: [] });
     env = { HOME: tmp.dir, DOCKER_HOST: sim.host };
     mkdirSync(shim);
-    writeFileSync(path.join(shim, 'hermes-janitor'), `#!/bin/sh\necho "$*" >> '${starts}'\n`);
+    writeFileSync(path.join(shim, 'hermes-janitor'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${starts}'\n`);
     chmodSync(path.join(shim, 'hermes-janitor'), 0o755);
   });
   after(async () => {
@@ -57,6 +61,7 @@ describe('shell-init', () => {
     const afterIt = await runCli(['shell-init', 'zsh', '--home', '/srv/my hermes', '--every', '30m'], { env });
     assert.match(afterIt.stdout, /hermes-janitor reap --home '\/srv\/my hermes' --once-per 30m --background --fail-open --quiet/);
     assert.equal(spawnSync('bash', ['-n'], { input: beforeIt.stdout }).status, 0, 'valid bash');
+    failUnderCi(missing('zsh'));
     if (has('zsh')) assert.equal(spawnSync('zsh', ['-n'], { input: afterIt.stdout }).status, 0, 'valid zsh');
   });
 
@@ -75,10 +80,42 @@ describe('shell-init', () => {
     assert.ok(sim.stats.byKind.list > 0, 'the dry run asked the engine');
   });
 
+  it('fish reads back every value fishQuote wrote, controls and quotes included (the one quoting of completion and shell-init)', (t) => {
+    if (unmet(t, missing('fish'))) return;
+    const values = ['plain', '', "it's", 'a\\b', "\\'", "x\\'; touch /tmp/nope #", 'line\none', 'r\u202el\u009b2J', '$HOME (echo x) *'];
+    for (const v of values) {
+      const r = spawnSync('fish', ['--no-config', '-c', `printf '%s' ${fishQuote(v)}`], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout, v, JSON.stringify(fishQuote(v)));
+      assert.doesNotMatch(fishQuote(v), /\n/);
+    }
+  });
+
   for (const shell of ['bash', 'zsh', 'fish'] as const) {
-    it(`${shell}: a fresh stamp starts nothing; a stale or missing one, or another engine, starts the reap`, {
-      skip: !has(shell) && `${shell} is not installed`,
-    }, async () => {
+    it(`${shell}: a hostile --home or HERMES_HOME (\\', ; touch) is one word to the shell: nothing of it runs (#47)`, async (t) => {
+      if (unmet(t, missing(shell))) return;
+      const marker = path.join(tmp.dir, `pwned-${shell}`);
+      const hostile = path.join(tmp.dir, `h\\'; touch ${marker}; echo \\'\\\\ x`);
+      const ways: Array<{ args: string[]; env: Record<string, string> }> = [
+        { args: ['shell-init', shell, '--home', hostile], env: {} },
+        { args: ['shell-init', shell], env: { HERMES_HOME: hostile } },
+      ];
+      for (const way of ways) {
+        const snippet = await runCli(way.args, { env: { ...env, ...way.env } });
+        assert.equal(snippet.code, 0, snippet.stderr);
+        const rc = path.join(tmp.dir, `rc-hostile.${shell}`);
+        writeFileSync(rc, snippet.stdout);
+        const started = startShell(shell, rc, way.env);
+        assert.equal(existsSync(marker), false, `${shell} ran the injected command:\n${snippet.stdout}`);
+        const home = way.env.HERMES_HOME ? '' : `--home ${hostile} `;
+        assert.deepEqual(started, [`reap ${home}--once-per 1h --background --fail-open --quiet`], `${shell}: the home reached the reap whole`);
+      }
+    });
+  }
+
+  for (const shell of ['bash', 'zsh', 'fish'] as const) {
+    it(`${shell}: a fresh stamp starts nothing; a stale or missing one, or another engine, starts the reap`, async (t) => {
+      if (unmet(t, missing(shell))) return;
       const snippet = await runCli(['shell-init', shell, '--profile', profile], { env });
       assert.equal(snippet.code, 0, snippet.stderr);
       const rc = path.join(tmp.dir, `rc.${shell}`);

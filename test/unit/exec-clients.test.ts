@@ -39,7 +39,7 @@ describe('exec clients: the pure rule', () => {
     }
   });
 
-  it('anything else is no client: another container, another command, a command it only starts with, no exec, another program', () => {
+  it('anything else is no client: another container, another command, a command it only starts with, no exec', () => {
     const other = `${'a'.repeat(64)}`;
     for (const [argv, comm] of [
       [['docker', 'exec', '-i', other, ...STREAM], 'docker'],
@@ -47,7 +47,7 @@ describe('exec clients: the pure rule', () => {
       [['docker', 'exec', '-i', ID, ...STREAM, 'more'], 'docker'],
       [['docker', 'run', '-i', ID, ...STREAM], 'docker'],
       [['docker', 'exec', ID], 'docker'],
-      [['ssh', 'host', 'docker', 'exec', '-i', ID, ...STREAM], 'ssh'],
+      [['ssh', 'host', 'docker', 'run', '-i', ID, ...STREAM], 'ssh'],
       [['docker', 'exec', '-i', 'hermes-1a2b3c4', ...STREAM], 'docker'],
     ] as Array<[string[], string]>) {
       assert.equal(clientOf(proc(argv, { comm }), C, STREAM), false, argv.join(' '));
@@ -56,10 +56,12 @@ describe('exec clients: the pure rule', () => {
     assert.equal(namesContainer('4F3C', C), false, 'ids are lower-case hex');
   });
 
-  it('by its executable (comm) or its program name: a client started under another argv[0] is still one', () => {
+  it('by what it runs, whatever its program is called: podman-remote, a docker CLI copied under another name (#47)', () => {
     assert.equal(clientOf(proc(['/opt/bin/dkr', 'exec', ID, ...STREAM], { comm: 'docker' }), C, STREAM), true);
     assert.equal(clientOf(proc(['docker', 'exec', ID, ...STREAM], { comm: 'python3' }), C, STREAM), true);
-    assert.equal(clientOf(proc(['dkr', 'exec', ID, ...STREAM], { comm: 'python3' }), C, STREAM), false);
+    assert.equal(clientOf(proc(['dkr', 'exec', ID, ...STREAM], { comm: 'dkr' }), C, STREAM), true);
+    assert.equal(clientOf(proc(['podman-remote', 'exec', '-it', ID, ...STREAM], { comm: 'podman-remote' }), C, STREAM), true);
+    assert.equal(clientOf(proc(['ssh', 'host', 'docker', 'exec', '-i', ID, ...STREAM], { comm: 'ssh' }), C, STREAM), true, 'kept: the safe side');
   });
 
   const table = (clients: ClientProcess[], unverifiable: string | null = null): ClientTable => ({ clients, unverifiable });
@@ -124,6 +126,19 @@ describe('exec clients: the procfs reader', () => {
       [300, 'docker', 1000, 1_700_000_000_000 + 300_000, 7],
       [301, 'podman', 1000, 1_700_000_000_000 + 301_000, 4],
     ]);
+  });
+
+  it('with every: any process that runs an exec, whatever its program (read once an exec is past its bound, #47)', () => {
+    pid(310, 'podman-remote', ['podman-remote', 'exec', '-it', ID, 'sh']);
+    pid(311, 'dkr', ['/opt/dkr', '--log-level', 'error', 'exec', ID, ...STREAM]);
+    pid(312, 'bash', ['bash', '-c', 'exec sleep 1']);
+    pid(313, 'sleep', ['sleep', '100']);
+    const narrow = readClientTable(root).clients.map((c) => c.pid);
+    assert.ok(!narrow.includes(310) && !narrow.includes(311), 'docker and podman only without every');
+    const wide = readClientTable(root, true).clients.map((c) => c.pid);
+    assert.ok(wide.includes(310) && wide.includes(311) && wide.includes(300), JSON.stringify(wide));
+    assert.ok(!wide.includes(312) && !wide.includes(313), 'no exec subcommand among its arguments: not kept');
+    for (const n of [310, 311, 312, 313]) rmSync(path.join(root, String(n)), { recursive: true });
   });
 
   it('a client whose arguments cannot be read makes the table unverifiable; no procfs too', () => {

@@ -226,4 +226,28 @@ describe('list through the built CLI (engine simulator)', () => {
       home.cleanup();
     }
   });
+
+  it('--format and {{json .}} go through the one escaper: a name holding U+202E and U+009B prints neither raw (#47)', async () => {
+    const profile = `bidi${process.pid}`;
+    const hostile = 'hermes-\u202efdp.exe\u009b31m';
+    const sim = await EngineSimulator.start({
+      containers: [{ name: hostile, labels: { 'hermes-agent': '1', 'hermes-profile': profile }, finishedAt: '2026-11-27T09:00:00Z' }],
+    });
+    const home = tempDir('hj-bidi-');
+    try {
+      const env = { HOME: home.dir, HERMES_HOME: path.join(home.dir, 'hermes') };
+      const args = ['list', '--host', sim.host, '--profile', profile, '--as-of', '2026-11-27T12:00:00Z', '--format'];
+      for (const template of ['{{json .}}', '{{.Name}} {{json .}}', 'table {{.Name}}\\t{{json .}}']) {
+        const r = await runCli([...args, template], { env });
+        assert.equal(r.code, 0, r.stderr);
+        assert.doesNotMatch(r.stdout, /[\u0080-\u009f\u202a-\u202e\u2066-\u2069]/, `${template}: ${JSON.stringify(r.stdout)}`);
+        assert.match(r.stdout, /\\u202e/, template);
+      }
+      const json = await runCli([...args, '{{json .}}'], { env });
+      assert.equal((JSON.parse(json.stdout) as ListedEntry).name, hostile, 'the JSON reads back as the name');
+    } finally {
+      await sim.close();
+      home.cleanup();
+    }
+  });
 });

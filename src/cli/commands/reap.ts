@@ -1,5 +1,5 @@
 import { limitHeapGrowth } from '../heap.js';
-import { promises as fs } from 'node:fs';
+import { closeSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Command } from 'commander';
@@ -130,6 +130,10 @@ async function checkMetricsFile(file: string | undefined, what: string): Promise
   if (!st?.isDirectory())
     throw new UsageError(`${what} ${file}: directory ${dir} does not exist: create it or point at node_exporter's --collector.textfile.directory`);
   if ((await fs.stat(file).catch(() => null))?.isDirectory()) throw new UsageError(`${what} ${file} is a directory: give a file path ending in .prom`);
+  // As root, the log's trust rule, before any work (and again at the write): nobody but root may change the directory.
+  const { metricsDirAsRoot } = await import('../../adapters/metrics.js');
+  const { rootRules } = await import('../../adapters/trust.js');
+  if (rootRules()) closeSync(metricsDirAsRoot(file, what));
   return file;
 }
 

@@ -7,7 +7,7 @@ import { resolveHermesHome } from '../../hermes/home.js';
 import { selectionFrom } from '../../core/selection.js';
 import { resolveEngines } from '../../adapters/docker-context.js';
 import { ENV_HERMES_HOME } from '../../defaults.js';
-import { type RunScope, scopeOf, shellQuote, suggest } from '../advice.js';
+import { type RunScope, fishQuote, scopeOf, shellQuote, suggest } from '../advice.js';
 import { oncePerStamps } from '../once-per-stamps.js';
 import { type RunState, action, optionParser } from '../shared.js';
 import { docsLine } from '../docs-page.js';
@@ -113,7 +113,10 @@ fi
 `;
 }
 
-/** fish (3.5 and later have `path mtime`; older ones always start hermes-janitor): the stamp's age from its mtime. */
+/**
+ * fish (3.5 and later have `path mtime`; older ones always start hermes-janitor): the stamp's age from its mtime. Every
+ * path and value is quoted for fish (`advice.ts` `fishQuote`), never the POSIX way.
+ */
 function fishSnippet(every: string, quiet: string, t: StampTest | null): string {
   if (!t) {
     return `${HEADER(every)}if status is-interactive; and command -q hermes-janitor
@@ -121,13 +124,13 @@ function fishSnippet(every: string, quiet: string, t: StampTest | null): string 
 end
 `;
   }
-  const stamp = shellQuote(t.stamp);
-  const guard = t.env.map(([n, v]) => `test "$${n}" = ${shellQuote(v)}`).join('; and ');
+  const stamp = fishQuote(t.stamp);
+  const guard = t.env.map(([n, v]) => `test "$${n}" = ${fishQuote(v)}`).join('; and ');
   return `${HEADER(every)}if status is-interactive; and command -q hermes-janitor
     set -l __hermes_janitor_due 1
     if ${guard}; and type -q path; and test -f ${stamp}; and not test -L ${stamp}
         set -l stamped (path mtime ${stamp} 2>/dev/null)
-        set -l config (path mtime ${shellQuote(t.dockerConfig)} 2>/dev/null)
+        set -l config (path mtime ${fishQuote(t.dockerConfig)} 2>/dev/null)
         set -l age (path mtime --relative ${stamp} 2>/dev/null)
         if test -n "$stamped"; and test -n "$age"; and begin; test -z "$config"; or test "$config" -lt "$stamped"; end; \\
             and test "$age" -ge 0; and test (math "$age + 2") -le ${t.everySeconds}
@@ -163,10 +166,13 @@ export function register(program: Command, ctx: Context, state: RunState): void 
     .action(
       action(state, async (shell: Shell, opts: { every: string }, cmd: Command) => {
         const scope = scopeOf(cmd, ctx);
+        // fish reads quotes its own way (`\'` inside single quotes): every value of its snippet is quoted for fish.
+        const quote = shell === 'fish' ? fishQuote : shellQuote;
         const run = suggest(
           'reap',
           { ...(scope.home !== undefined ? { home: scope.home } : {}), ...(scope.profile !== undefined ? { profile: scope.profile } : {}) },
-          ['--once-per', shellQuote(opts.every), '--background', '--fail-open', '--quiet'],
+          ['--once-per', quote(opts.every), '--background', '--fail-open', '--quiet'],
+          quote,
         );
         ctx.stdout.write(shellSnippet(shell, opts.every, run, stampTest(scope, parseDuration(opts.every, '--every'), ctx)));
         return ExitCode.OK;

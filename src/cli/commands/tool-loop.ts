@@ -7,6 +7,7 @@ import { TOOL_LOOP_POST_OPTIONS, TOOL_LOOP_PRE_OPTIONS, TOOL_LOOP_PROMPT_OPTIONS
 import { runToolLoopHook } from '../hooks/run-tool-loop-hook.js';
 import { type RunState, action, addOptions, homeFrom, requireVerb, warn, writeJson } from '../shared.js';
 import { docsLine } from '../docs-page.js';
+import { escapeControls } from '../../util/escape-controls.js';
 
 /** pre and post: the hooks' exit codes. */
 const HOOK_EXIT_HELP = `
@@ -140,7 +141,7 @@ async function resetHistories(ctx: Context, dir: string, o: { session?: string; 
     const { createToolLoop } = await import('../../breakers/tool-loop.js');
     const removed = await createToolLoop({ dir, now: () => ctx.now() }).reset(o.session);
     if (o.json) writeJson(ctx, { dir, session: o.session ?? null, removed });
-    else ctx.stderr.write(`hermes-janitor: tool-loop reset: ${removed} session histor${removed === 1 ? 'y' : 'ies'} deleted (${dir})\n`);
+    else ctx.stderr.write(`hermes-janitor: tool-loop reset: ${removed} session histor${removed === 1 ? 'y' : 'ies'} deleted (${escapeControls(dir)})\n`);
     return ExitCode.OK;
   } catch (err) {
     warn(ctx, `tool-loop reset: ${errorMessage(err)}`);
@@ -189,9 +190,10 @@ async function showHistories(ctx: Context, dir: string, o: { session?: string; j
       writeJson(ctx, { dir, disarmed: hostDisarmed, sessions: shown });
       return ExitCode.OK;
     }
-    if (hostDisarmed) ctx.stdout.write(`${dir}: DISARMED for every session since ${hostDisarmed} ('tool-loop arm' undoes it)\n`);
-    if (sessions.length === 0) ctx.stdout.write(`${dir}: no session histories\n`);
-    else ctx.stdout.write(`${sessions.map(describe).join('\n')}\n`);
+    // Text goes through the one escaper: a session key, a tool name or the directory prints no control character.
+    if (hostDisarmed) ctx.stdout.write(`${escapeControls(`${dir}: DISARMED for every session since ${hostDisarmed} ('tool-loop arm' undoes it)`)}\n`);
+    if (sessions.length === 0) ctx.stdout.write(`${escapeControls(dir)}: no session histories\n`);
+    else ctx.stdout.write(`${sessions.map((s) => escapeControls(describe(s))).join('\n')}\n`);
     return ExitCode.OK;
   } catch (err) {
     warn(ctx, `tool-loop status: ${errorMessage(err)}`);
