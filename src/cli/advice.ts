@@ -40,12 +40,20 @@ export function shellQuote(s: string): string {
 }
 
 /**
- * `s` as one word of fish, always quoted: single quotes, inside which fish reads `\\` and `\'` as escapes (so both are
- * escaped; the POSIX `'\''` would end the word early in fish); a control character (or what the one escaper escapes)
- * outside the quotes as fish's `\uXXXX`, so the word stays on one line. Completion scripts and the fish start-up
- * snippet quote with this one function.
+ * `s` as one word of fish: a plain word as it is (as `shellQuote` leaves it: the start-up snippet then reads as the
+ * POSIX shells' does), anything else as `fishQuoted` quotes it. The fish start-up snippet quotes with this one function.
  */
 export function fishQuote(s: string): string {
+  return s !== '' && PLAIN.test(s) && !s.startsWith('%') ? s : fishQuoted(s); // `%` leads a process expansion in fish 2
+}
+
+/**
+ * `s` as one word of fish, always quoted: single quotes, inside which fish reads `\\` and `\'` as escapes (so both are
+ * escaped; the POSIX `'\''` would end the word early in fish); a control character (or what the one escaper escapes)
+ * outside the quotes as fish's `\uXXXX`, so the word stays on one line. Completion scripts quote with it (`fishQuote`
+ * too, for a word that is not plain).
+ */
+export function fishQuoted(s: string): string {
   let out = '';
   let open = false;
   for (const ch of s) {

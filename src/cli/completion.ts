@@ -11,7 +11,7 @@
  */
 import type { Argument, Command, Option } from 'commander';
 import { COMPLETION_VALUES } from './completion-values.js';
-import { fishQuote } from './advice.js';
+import { fishQuoted } from './advice.js';
 
 /** One option as a shell completes it. */
 export interface CompletionOption {
@@ -75,8 +75,8 @@ export function completionTree(cmd: Command, prefix = ''): CompletionNode[] {
   return [node, ...subs.flatMap((c) => completionTree(c, prefix ? `${prefix} ${c.name()}` : c.name()))];
 }
 
-/** Single-quoted for bash and zsh (`'\''` for a quote), or for fish (`advice.ts` `fishQuote`: fish reads `\'` inside single quotes). */
-const sq = (s: string, shell: 'posix' | 'fish' = 'posix') => (shell === 'fish' ? fishQuote(s) : `'${s.replace(/'/g, `'\\''`)}'`);
+/** Single-quoted for bash and zsh (`'\''` for a quote), or for fish (`advice.ts` `fishQuoted`: fish reads `\'` inside single quotes). */
+const sq = (s: string, shell: 'posix' | 'fish' = 'posix') => (shell === 'fish' ? fishQuoted(s) : `'${s.replace(/'/g, `'\\''`)}'`);
 
 /** The options taking a value, by command path: the words the walk skips. */
 function valueOptions(tree: CompletionNode[], global: CompletionOption[]): string {

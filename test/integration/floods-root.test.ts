@@ -122,7 +122,8 @@ describe('bounded work over what users create: root over the floods of a user wi
   async function rootRun(args: string[], env: Record<string, string>, opts: { prefix?: string[]; rss?: boolean } = {}) {
     const out = path.join(base, `time-${hex(3)}`);
     const time = opts.rss ? [TIME, '-f', '%M', '-o', out] : [];
-    const full = { HOME: base, HERMES_MANAGED_DIR: emptyManagedDir(), ...env };
+    // Root's state for the users' homes in the test's own directory, not the host's /var/lib/hermes-janitor.
+    const full = { HOME: base, HERMES_MANAGED_DIR: emptyManagedDir(), HERMES_JANITOR_STATE_DIR: path.join(base, 'root-state'), ...env };
     const t0 = Date.now();
     const r = await runCliAs(null, args, full, [...(opts.prefix ?? []), ...time], 120_000);
     const ms = Date.now() - t0;

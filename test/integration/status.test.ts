@@ -80,7 +80,8 @@ describe(`status (built CLI, ${ENGINE_KIND})`, () => {
     dirs.push(t.cleanup);
     const dir = path.join(t.dir, 'hermes');
     mkdirSync(dir);
-    return { dir, env: { HERMES_HOME: dir, HOME: t.dir, DOCKER_HOST: ENGINE_HOST } };
+    // Root's state of a run over several homes (`--homes`) in the test's own directory, not the host's /var/lib.
+    return { dir, env: { HERMES_HOME: dir, HOME: t.dir, DOCKER_HOST: ENGINE_HOST, HERMES_JANITOR_STATE_DIR: path.join(t.dir, 'root-state') } };
   }
 
   /** Runs status (with --json unless told) and checks the home is byte-identical afterwards. */
@@ -302,7 +303,7 @@ describe(`status (built CLI, ${ENGINE_KIND})`, () => {
         const stale = await status(h, [...label, ...scope.args(h)]);
         assert.equal(stale.code, 1, stale.stdout);
         assert.equal(stale.report!.verdict.line, `ATTENTION: 1 thing: no completed sweep for 3 hours on ${ENGINE_HOST}`);
-        assert.match(stale.report!.attention[0]!, /more than twice the schedule of every 1 hour \(reap --once-per\): run hermes-janitor reap --home /);
+        assert.match(stale.report!.attention[0]!, /more than twice the schedule of every 1 hour \(reap --once-per\): run hermes-janitor reap --homes? /);
         const text = await status(h, [...label, ...scope.args(h)], false);
         assert.equal(text.stdout.split('\n')[0], stale.report!.verdict.line, 'the verdict is the first line');
         assert.equal((await status(h, [...label, '--schedule', '2h', ...scope.args(h)])).code, 0, 'every 2 h: 3 hours is not twice that');
