@@ -8,7 +8,7 @@
  */
 import fs, { type Stats } from 'node:fs';
 import { type SessionFileFacts, sessionFileName } from '../core/session-files.js';
-import { type EntriesBudget, type SnapshotFile, type TempDirHandle, type UnlinkOutcome, readNames, unlinkIfUnchanged } from './shell-snapshots.js';
+import { type EntriesBudget, type SnapshotFile, type TempDirHandle, type UnlinkOutcome, factsOf, readNames, unlinkIfUnchanged } from './shell-snapshots.js';
 
 /** A hermes name of a session directory, with what `lstat` showed (what a removal checks again). */
 export type SessionFile = SessionFileFacts & SnapshotFile;
@@ -57,18 +57,7 @@ function sessionFileAt(h: TempDirHandle, name: string): SessionFile | null {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
   }
-  return {
-    name,
-    uid: st.uid,
-    dev: st.dev,
-    ino: st.ino,
-    mtimeMs: st.mtimeMs,
-    size: st.size,
-    allocated: st.blocks * 512,
-    type: typeOf(st),
-    regular: st.isFile(),
-    symlink: st.isSymbolicLink(),
-  };
+  return { ...factsOf(name, st), type: typeOf(st) };
 }
 
 /** Removes a background job's file if it is still the one judged (`unlinkIfUnchanged`). */

@@ -71,7 +71,8 @@ function lstatAt(h: TempDirHandle, name: string): Stats | null {
   }
 }
 
-const factsOf = (name: string, st: Stats): SnapshotFile => ({
+/** A directory entry's facts as `lstat` gave them (what a removal checks again). */
+export const factsOf = (name: string, st: Stats): SnapshotFile => ({
   name,
   uid: st.uid,
   dev: st.dev,
