@@ -11,7 +11,7 @@ import { execTreesPass } from './exec-trees.js';
 import { imagesPass } from './images.js';
 import { sandboxDirsPass } from './sandbox-dirs.js';
 import { sessionFilesPass } from './session-files.js';
-import { shellSnapshotsPass } from './shell-snapshots.js';
+import { shellSnapshotsPass } from './shell-snapshots/pass.js';
 import type { Pass } from './types.js';
 
 export const PASSES: readonly Pass[] = [sandboxDirsPass, imagesPass, execTreesPass, shellSnapshotsPass, sessionFilesPass];

@@ -6,7 +6,7 @@
  * core/session-files.ts, files in adapters/session-files.ts, the run in reaper/session-files.ts, settings in
  * reaper/session-file-settings.ts. It needs no engine: on a host with none it runs alone.
  */
-import { cappedLine, refusedTempDirs } from './temp-dir-pass.js';
+import { cappedLine, refusedTempDirs } from './temp-dirs/report.js';
 import { UP_TO_DAYS, span } from '../core/ages.js';
 import { KIND_NOUN, SESSION_FILE_KINDS, type SessionFileKind } from '../core/session-files.js';
 import { diskSize } from '../core/sizes.js';
@@ -39,10 +39,7 @@ const FAMILY = {
 type Gauges = SessionFilesSummary[];
 
 async function settingsOf(input: PassSettingsInput, keepFlag: boolean | undefined): Promise<SessionFileSettings> {
-  const [{ sessionFileSettings }, { sessionTempDirs }] = await Promise.all([
-    import('../reaper/session-file-settings.js'),
-    import('../reaper/session-dir-settings.js'),
-  ]);
+  const [{ sessionFileSettings }, { sessionTempDirs }] = await Promise.all([import('../reaper/session-file-settings.js'), import('./temp-dirs/dirs.js')]);
   const lifetime = input.flags.lifetime as number | undefined;
   return sessionFileSettings(
     { lifetimeSeconds: lifetime, keep: keepFlag },

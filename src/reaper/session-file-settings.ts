@@ -9,7 +9,7 @@ import { thresholdSeconds } from '../core/policy.js';
 import { procRootOf } from '../adapters/hermes-processes.js';
 import { type JanitorSetting, SWITCH_ACCEPTS, readJanitorSetting } from './janitor-settings.js';
 import { resolveLifetime } from './settings.js';
-import type { TempDir } from './shell-snapshots.js';
+import type { TempDir } from '../passes/shell-snapshots/run.js';
 
 export const KEEP_SESSION_FILES: JanitorSetting<'switch'> = {
   key: 'janitor.keep_session_files',

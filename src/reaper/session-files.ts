@@ -12,15 +12,15 @@ import { type ProcessTable, readHermesProcesses } from '../adapters/hermes-proce
 import { pidNamespaceProblem } from '../adapters/pid-namespace.js';
 import { type RemoveOutcome, type TaskDirPlace, type TaskDirScan, readMountPoints, removeTaskDir, scanTaskDir } from '../adapters/sandbox-dirs.js';
 import { type SessionFile, listSessionFiles, unlinkFileIfUnchanged, unlinkSocketIfUnchanged } from '../adapters/session-files.js';
-import { type EntriesBudget, SESSION_ENTRIES_CAP, type TempDirHandle, type UnlinkOutcome, closeTempDir, openTempDir } from '../adapters/shell-snapshots.js';
+import { type EntriesBudget, SESSION_ENTRIES_CAP, type TempDirHandle, type UnlinkOutcome, closeTempDir, openTempDir } from '../passes/temp-dirs/files.js';
 import { untrustedRoot } from '../adapters/trust.js';
 import { refusalLine, shownPath } from '../core/sandbox-dirs.js';
 import { type SessionEntry, type SessionFileKind, groupSessionEntries } from '../core/session-files.js';
-import { type ProcessView, type SnapshotKeepReason, judgeSession } from '../core/shell-snapshots.js';
+import { type ProcessView, type SnapshotKeepReason, judgeSession } from '../passes/shell-snapshots/rule.js';
 import { UNTRUSTED_ROOT } from '../core/trust.js';
 import { errorMessage } from '../errors.js';
 import { TimeSlice } from '../util/time-slice.js';
-import { type TempDir, viewOf } from './shell-snapshots.js';
+import { type TempDir, viewOf } from '../passes/shell-snapshots/run.js';
 
 export interface SessionFilesOptions {
   tempDirs: readonly TempDir[];

@@ -11,7 +11,7 @@ import { execTreesPass } from '../../src/passes/exec-trees.js';
 import { imagesPass } from '../../src/passes/images.js';
 import { sandboxDirsPass } from '../../src/passes/sandbox-dirs.js';
 import { sessionFilesPass } from '../../src/passes/session-files.js';
-import { shellSnapshotsPass } from '../../src/passes/shell-snapshots.js';
+import { shellSnapshotsPass } from '../../src/passes/shell-snapshots/pass.js';
 import type { PassResult } from '../../src/passes/types.js';
 
 export const NOW = new Date('2026-11-22T12:00:00.000Z');

@@ -4,7 +4,7 @@ import { configOf } from '../../src/adapters/config.js';
 import { type JanitorSetting, SWEEP_SETTINGS, readJanitorSetting } from '../../src/reaper/janitor-settings.js';
 import { IMAGES_OVER, KEEP_IMAGES } from '../../src/reaper/image-settings.js';
 import { SANDBOX_DIRS_OLDER_THAN } from '../../src/passes/sandbox-dirs.js';
-import { KEEP_SHELL_SNAPSHOTS } from '../../src/reaper/shell-snapshot-settings.js';
+import { KEEP_SHELL_SNAPSHOTS } from '../../src/passes/shell-snapshots/settings.js';
 
 const ALL: readonly JanitorSetting[] = [...SWEEP_SETTINGS, SANDBOX_DIRS_OLDER_THAN, IMAGES_OVER, KEEP_IMAGES, KEEP_SHELL_SNAPSHOTS];
 const cfg = (key: string, value: unknown) => configOf('/h/config.yaml', { janitor: { [key.replace(/^janitor\./, '')]: value } });

@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import type { ProcessTable } from '../../src/adapters/hermes-processes.js';
 import { groupSessionEntries, sessionFileName } from '../../src/core/session-files.js';
 import { OPERATOR, sessionDirs } from '../../src/hermes/session-dirs.js';
-import { ownerOfDir } from '../../src/reaper/session-dir-settings.js';
+import { ownerOfDir } from '../../src/passes/temp-dirs/dirs.js';
 import { sessionFilePass, summarizeSessionFiles } from '../../src/reaper/session-files.js';
 
 const src = (value: string, source = 'default') => ({ value, source });

@@ -8,12 +8,12 @@
  * directory (`onlyUid`): a user's run, report and log never hold another user's file names or variable names.
  */
 import path from 'node:path';
-import { loadConfig } from '../adapters/config.js';
-import { namedByOwner } from '../core/trust.js';
-import { ENV_SYSTEM_TMP } from '../defaults.js';
-import { type ProfileTempSettings, type SessionDir, sessionDirs } from '../hermes/session-dirs.js';
-import type { PassSettingsInput } from '../passes/types.js';
-import type { TempDir } from './shell-snapshots.js';
+import { loadConfig } from '../../adapters/config.js';
+import { namedByOwner } from '../../core/trust.js';
+import { ENV_SYSTEM_TMP } from '../../defaults.js';
+import { type ProfileTempSettings, type SessionDir, sessionDirs } from '../../hermes/session-dirs.js';
+import type { PassSettingsInput } from '../types.js';
+import type { TempDir } from '../shell-snapshots/run.js';
 
 /** A directory of the passes, with the hermes readings that put files there (shown by `reap --json` and `status`). */
 export interface SessionTempDir extends TempDir {
@@ -66,7 +66,7 @@ export function sessionTempDirs(input: PassSettingsInput): Promise<SessionTempDi
   if (known) return known;
   const made = (async () => {
     const profiles = await servedProfiles(input);
-    const { homeAccess } = await import('../adapters/trust.js');
+    const { homeAccess } = await import('../../adapters/trust.js');
     const owners = new Map(profiles.map((p) => [p.home, homeAccess(p.home).owner?.uid ?? null]));
     const tmp = input.env[ENV_SYSTEM_TMP]?.trim();
     // Root over a home another user owns: that user's entries only, in every directory (/tmp is everyone's).

@@ -4,16 +4,16 @@
  * the run in reaper/shell-snapshots.ts, its settings in reaper/shell-snapshot-settings.ts. It needs no engine: on a
  * host with none it runs alone. The smallest real pass: docs/development.md walks through it.
  */
-import { cappedLine, refusedTempDirs } from './temp-dir-pass.js';
-import { UP_TO_DAYS, ago, span } from '../core/ages.js';
-import { ENV_SANDBOX_DIRS_EVERY, SANDBOX_DIRS_EVERY_MS } from '../defaults.js';
-import { KEEP_SHELL_SNAPSHOTS, type ShellSnapshotSettings } from '../reaper/shell-snapshot-settings.js';
-import type { FailedSnapshot, RemovedSnapshot, ShellSnapshotsResult, ShellSnapshotsSummary } from '../reaper/shell-snapshots.js';
-import { escapeControls } from '../util/escape-controls.js';
-import { plural } from '../util/plural.js';
-import type { OptionDecl } from '../cli/option-table.js';
-import type { Pass, PassSettingsInput } from './types.js';
-import type { SessionTempDir } from '../reaper/session-dir-settings.js';
+import { cappedLine, refusedTempDirs } from '../temp-dirs/report.js';
+import { UP_TO_DAYS, ago, span } from '../../core/ages.js';
+import { ENV_SANDBOX_DIRS_EVERY, SANDBOX_DIRS_EVERY_MS } from '../../defaults.js';
+import { KEEP_SHELL_SNAPSHOTS, type ShellSnapshotSettings } from './settings.js';
+import type { FailedSnapshot, RemovedSnapshot, ShellSnapshotsResult, ShellSnapshotsSummary } from './run.js';
+import { escapeControls } from '../../util/escape-controls.js';
+import { plural } from '../../util/plural.js';
+import type { OptionDecl } from '../../cli/option-table.js';
+import type { Pass, PassSettingsInput } from '../types.js';
+import type { SessionTempDir } from '../temp-dirs/dirs.js';
 
 const OPTIONS: readonly OptionDecl[] = [
   {
@@ -40,10 +40,7 @@ type Gauges = Array<{ dir: string; found: number; abandoned: number; withSecretN
  * directory where a hermes release puts session files for the profiles the run serves.
  */
 async function settingsOf(input: PassSettingsInput, keepFlag: boolean | undefined): Promise<ShellSnapshotSettings> {
-  const [{ shellSnapshotSettings }, { sessionTempDirs }] = await Promise.all([
-    import('../reaper/shell-snapshot-settings.js'),
-    import('../reaper/session-dir-settings.js'),
-  ]);
+  const [{ shellSnapshotSettings }, { sessionTempDirs }] = await Promise.all([import('./settings.js'), import('../temp-dirs/dirs.js')]);
   const lifetime = input.flags.lifetime as number | undefined;
   return shellSnapshotSettings(
     { lifetimeSeconds: lifetime, keep: keepFlag },
@@ -104,7 +101,7 @@ export const shellSnapshotsPass: Pass<ShellSnapshotSettings, ShellSnapshotsResul
   },
 
   async run(s, ctx) {
-    const { shellSnapshotPass, snapshotGauges } = await import('../reaper/shell-snapshots.js');
+    const { shellSnapshotPass, snapshotGauges } = await import('./run.js');
     // Within the run's --timeout (watch: its stop, and --timeout when given): cut short there (`cutShort`).
     const result = await shellSnapshotPass({
       tempDirs: s.tempDirs,
@@ -150,7 +147,7 @@ export const shellSnapshotsPass: Pass<ShellSnapshotSettings, ShellSnapshotsResul
     /** Counted as a dry run would (nothing removed), whatever `--keep-shell-snapshots` says, from the process table status read. */
     async gather(input, ctx) {
       const s = await settingsOf(input, undefined);
-      const { shellSnapshotPass, summarize } = await import('../reaper/shell-snapshots.js');
+      const { shellSnapshotPass, summarize } = await import('./run.js');
       const readings = new Map(s.tempDirs.map((t) => [t.dir, (t as Partial<SessionTempDir>).readings ?? []]));
       const summary = summarize(
         await shellSnapshotPass({

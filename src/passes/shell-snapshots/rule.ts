@@ -11,7 +11,7 @@
  * `get_temp_dir`, every directory any release uses (`hermes/session-dirs.ts`).
  */
 import path from 'node:path';
-import type { HermesProcess } from '../hermes/process-facts.js';
+import type { HermesProcess } from '../../hermes/process-facts.js';
 
 const ID = '[0-9a-f]{12}';
 /** `hermes-snap-<12 hex>.sh`, its `.tmp.<10 mktemp characters>`, and `hermes-cwd-<12 hex>.txt`: nothing else. */

@@ -3,8 +3,8 @@
  * another user controls, and a directory holding more of hermes' names than one run takes (its cap: the rest wait
  * for the next run), as the seam's `refused` hook reports them (a warning line, also with `--quiet`; an NDJSON event).
  */
-import { SESSION_ENTRIES_CAP } from '../adapters/shell-snapshots.js';
-import type { Pass } from './types.js';
+import { SESSION_ENTRIES_CAP } from './files.js';
+import type { Pass } from '../types.js';
 
 /** A temp directory as these passes report it: refused when `reason` is set (`problem` says why). */
 interface ReportedTempDir {

@@ -7,7 +7,7 @@
  * `O_NOFOLLOW`. In a sticky temp directory (`/tmp`) only a file's owner (or root) can rename, replace or remove it.
  */
 import fs, { constants, type Stats } from 'node:fs';
-import { secretNamesIn, snapshotName } from '../core/shell-snapshots.js';
+import { secretNamesIn, snapshotName } from '../shell-snapshots/rule.js';
 
 /**
  * The most of a snapshot read for names (an `export -p` dump is a few KiB): a file anyone can make as large as they

@@ -9,8 +9,8 @@
  * passes), and never past its first 256 KiB nor past the blocks it has on disk. The synchronous reads run in slices
  * (`util/time-slice.ts`) and stop at the run's abort (`--timeout`): what was not judged by then is kept, `cut-short`.
  */
-import { type ProcessTable, readHermesProcesses } from '../adapters/hermes-processes.js';
-import { pidNamespaceProblem } from '../adapters/pid-namespace.js';
+import { type ProcessTable, readHermesProcesses } from '../../adapters/hermes-processes.js';
+import { pidNamespaceProblem } from '../../adapters/pid-namespace.js';
 import {
   type EntriesBudget,
   SESSION_ENTRIES_CAP,
@@ -22,7 +22,7 @@ import {
   snapshotFile,
   snapshotNames,
   unlinkIfUnchanged,
-} from '../adapters/shell-snapshots.js';
+} from '../temp-dirs/files.js';
 import {
   type ProcessView,
   type SnapshotKeepReason,
@@ -32,11 +32,11 @@ import {
   groupSessions,
   inTempDir,
   judgeSession,
-} from '../core/shell-snapshots.js';
-import { errorMessage } from '../errors.js';
-import { TimeSlice } from '../util/time-slice.js';
-import { UNTRUSTED_ROOT } from '../core/trust.js';
-import { untrustedRoot } from '../adapters/trust.js';
+} from './rule.js';
+import { errorMessage } from '../../errors.js';
+import { TimeSlice } from '../../util/time-slice.js';
+import { UNTRUSTED_ROOT } from '../../core/trust.js';
+import { untrustedRoot } from '../../adapters/trust.js';
 
 export interface TempDir {
   dir: string;

@@ -5,13 +5,13 @@
  * `janitor.keep_shell_snapshots` in config.yaml). The lifetime and hermes' temp variables come from the settings
  * resolver (`hermes/settings.ts`), so hermes' `.env` files count as in hermes.
  */
-import type { HermesConfig } from '../adapters/config.js';
-import type { HermesSettings } from '../hermes/settings.js';
-import { thresholdSeconds } from '../core/policy.js';
-import { type JanitorSetting, SWITCH_ACCEPTS, readJanitorSetting } from './janitor-settings.js';
-import { resolveLifetime } from './settings.js';
-import { procRootOf } from '../adapters/hermes-processes.js';
-import type { TempDir } from './shell-snapshots.js';
+import type { HermesConfig } from '../../adapters/config.js';
+import type { HermesSettings } from '../../hermes/settings.js';
+import { thresholdSeconds } from '../../core/policy.js';
+import { type JanitorSetting, SWITCH_ACCEPTS, readJanitorSetting } from '../../reaper/janitor-settings.js';
+import { resolveLifetime } from '../../reaper/settings.js';
+import { procRootOf } from '../../adapters/hermes-processes.js';
+import type { TempDir } from './run.js';
 
 export const KEEP_SHELL_SNAPSHOTS: JanitorSetting<'switch'> = {
   key: 'janitor.keep_shell_snapshots',
