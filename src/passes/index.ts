@@ -10,7 +10,7 @@ import { SWEEP_SETTINGS } from '../reaper/janitor-settings.js';
 import { execTreesPass } from './exec-trees.js';
 import { imagesPass } from './images.js';
 import { sandboxDirsPass } from './sandbox-dirs.js';
-import { sessionFilesPass } from './session-files.js';
+import { sessionFilesPass } from './session-files/pass.js';
 import { shellSnapshotsPass } from './shell-snapshots/pass.js';
 import type { Pass } from './types.js';
 

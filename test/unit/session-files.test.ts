@@ -12,10 +12,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { ProcessTable } from '../../src/adapters/hermes-processes.js';
-import { groupSessionEntries, sessionFileName } from '../../src/core/session-files.js';
+import { groupSessionEntries, sessionFileName } from '../../src/passes/session-files/rule.js';
 import { OPERATOR, sessionDirs } from '../../src/hermes/session-dirs.js';
 import { ownerOfDir } from '../../src/passes/temp-dirs/dirs.js';
-import { sessionFilePass, summarizeSessionFiles } from '../../src/reaper/session-files.js';
+import { sessionFilePass, summarizeSessionFiles } from '../../src/passes/session-files/run.js';
 
 const src = (value: string, source = 'default') => ({ value, source });
 const settings = (o: Partial<Record<'terminalTempDir' | 'tmpDir' | 'tmp' | 'temp', { value: string; source: string }>> = {}) => ({

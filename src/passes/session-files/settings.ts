@@ -3,13 +3,13 @@
  * (`reaper/session-dir-settings.ts`, the shell-snapshot pass's), the threshold (2 x max(lifetime, 60 s), as for
  * snapshots), and the switch that keeps them (`--keep-session-files`, `janitor.keep_session_files` in config.yaml).
  */
-import type { HermesConfig } from '../adapters/config.js';
-import type { HermesSettings } from '../hermes/settings.js';
-import { thresholdSeconds } from '../core/policy.js';
-import { procRootOf } from '../adapters/hermes-processes.js';
-import { type JanitorSetting, SWITCH_ACCEPTS, readJanitorSetting } from './janitor-settings.js';
-import { resolveLifetime } from './settings.js';
-import type { TempDir } from '../passes/shell-snapshots/run.js';
+import type { HermesConfig } from '../../adapters/config.js';
+import type { HermesSettings } from '../../hermes/settings.js';
+import { thresholdSeconds } from '../../core/policy.js';
+import { procRootOf } from '../../adapters/hermes-processes.js';
+import { type JanitorSetting, SWITCH_ACCEPTS, readJanitorSetting } from '../../reaper/janitor-settings.js';
+import { resolveLifetime } from '../../reaper/settings.js';
+import type { TempDir } from '../shell-snapshots/run.js';
 
 export const KEEP_SESSION_FILES: JanitorSetting<'switch'> = {
   key: 'janitor.keep_session_files',

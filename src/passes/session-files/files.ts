@@ -7,16 +7,8 @@
  * first is `gone`, never a failure.
  */
 import fs, { type Stats } from 'node:fs';
-import { type SessionFileFacts, sessionFileName } from '../core/session-files.js';
-import {
-  type EntriesBudget,
-  type SnapshotFile,
-  type TempDirHandle,
-  type UnlinkOutcome,
-  factsOf,
-  readNames,
-  unlinkIfUnchanged,
-} from '../passes/temp-dirs/files.js';
+import { type SessionFileFacts, sessionFileName } from './rule.js';
+import { type EntriesBudget, type SnapshotFile, type TempDirHandle, type UnlinkOutcome, factsOf, readNames, unlinkIfUnchanged } from '../temp-dirs/files.js';
 
 /** A hermes name of a session directory, with what `lstat` showed (what a removal checks again). */
 export type SessionFile = SessionFileFacts & SnapshotFile;

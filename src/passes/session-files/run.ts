@@ -8,19 +8,19 @@
  * is `gone`. Its work stops at the run's abort (`--timeout`): `cutShort`.
  */
 import path from 'node:path';
-import { type ProcessTable, readHermesProcesses } from '../adapters/hermes-processes.js';
-import { pidNamespaceProblem } from '../adapters/pid-namespace.js';
-import { type RemoveOutcome, type TaskDirPlace, type TaskDirScan, readMountPoints, removeTaskDir, scanTaskDir } from '../adapters/sandbox-dirs.js';
-import { type SessionFile, listSessionFiles, unlinkFileIfUnchanged, unlinkSocketIfUnchanged } from '../adapters/session-files.js';
-import { type EntriesBudget, SESSION_ENTRIES_CAP, type TempDirHandle, type UnlinkOutcome, closeTempDir, openTempDir } from '../passes/temp-dirs/files.js';
-import { untrustedRoot } from '../adapters/trust.js';
-import { refusalLine, shownPath } from '../core/sandbox-dirs.js';
-import { type SessionEntry, type SessionFileKind, groupSessionEntries } from '../core/session-files.js';
-import { type ProcessView, type SnapshotKeepReason, judgeSession } from '../passes/shell-snapshots/rule.js';
-import { UNTRUSTED_ROOT } from '../core/trust.js';
-import { errorMessage } from '../errors.js';
-import { TimeSlice } from '../util/time-slice.js';
-import { type TempDir, viewOf } from '../passes/shell-snapshots/run.js';
+import { type ProcessTable, readHermesProcesses } from '../../adapters/hermes-processes.js';
+import { pidNamespaceProblem } from '../../adapters/pid-namespace.js';
+import { type RemoveOutcome, type TaskDirPlace, type TaskDirScan, readMountPoints, removeTaskDir, scanTaskDir } from '../../adapters/sandbox-dirs.js';
+import { type SessionFile, listSessionFiles, unlinkFileIfUnchanged, unlinkSocketIfUnchanged } from './files.js';
+import { type EntriesBudget, SESSION_ENTRIES_CAP, type TempDirHandle, type UnlinkOutcome, closeTempDir, openTempDir } from '../temp-dirs/files.js';
+import { untrustedRoot } from '../../adapters/trust.js';
+import { refusalLine, shownPath } from '../../core/sandbox-dirs.js';
+import { type SessionEntry, type SessionFileKind, groupSessionEntries } from './rule.js';
+import { type ProcessView, type SnapshotKeepReason, judgeSession } from '../shell-snapshots/rule.js';
+import { UNTRUSTED_ROOT } from '../../core/trust.js';
+import { errorMessage } from '../../errors.js';
+import { TimeSlice } from '../../util/time-slice.js';
+import { type TempDir, viewOf } from '../shell-snapshots/run.js';
 
 export interface SessionFilesOptions {
   tempDirs: readonly TempDir[];

@@ -6,17 +6,17 @@
  * core/session-files.ts, files in adapters/session-files.ts, the run in reaper/session-files.ts, settings in
  * reaper/session-file-settings.ts. It needs no engine: on a host with none it runs alone.
  */
-import { cappedLine, refusedTempDirs } from './temp-dirs/report.js';
-import { UP_TO_DAYS, span } from '../core/ages.js';
-import { KIND_NOUN, SESSION_FILE_KINDS, type SessionFileKind } from '../core/session-files.js';
-import { diskSize } from '../core/sizes.js';
-import { ENV_SANDBOX_DIRS_EVERY, SANDBOX_DIRS_EVERY_MS } from '../defaults.js';
-import { KEEP_SESSION_FILES, type SessionFileSettings } from '../reaper/session-file-settings.js';
-import type { FailedSessionFile, RemovedSessionFile, SessionFilesResult, SessionFilesSummary } from '../reaper/session-files.js';
-import { escapeControls } from '../util/escape-controls.js';
-import { plural } from '../util/plural.js';
-import type { OptionDecl } from '../cli/option-table.js';
-import type { Pass, PassSettingsInput } from './types.js';
+import { cappedLine, refusedTempDirs } from '../temp-dirs/report.js';
+import { UP_TO_DAYS, span } from '../../core/ages.js';
+import { KIND_NOUN, SESSION_FILE_KINDS, type SessionFileKind } from './rule.js';
+import { diskSize } from '../../core/sizes.js';
+import { ENV_SANDBOX_DIRS_EVERY, SANDBOX_DIRS_EVERY_MS } from '../../defaults.js';
+import { KEEP_SESSION_FILES, type SessionFileSettings } from './settings.js';
+import type { FailedSessionFile, RemovedSessionFile, SessionFilesResult, SessionFilesSummary } from './run.js';
+import { escapeControls } from '../../util/escape-controls.js';
+import { plural } from '../../util/plural.js';
+import type { OptionDecl } from '../../cli/option-table.js';
+import type { Pass, PassSettingsInput } from '../types.js';
 
 const OPTIONS: readonly OptionDecl[] = [
   {
@@ -39,7 +39,7 @@ const FAMILY = {
 type Gauges = SessionFilesSummary[];
 
 async function settingsOf(input: PassSettingsInput, keepFlag: boolean | undefined): Promise<SessionFileSettings> {
-  const [{ sessionFileSettings }, { sessionTempDirs }] = await Promise.all([import('../reaper/session-file-settings.js'), import('./temp-dirs/dirs.js')]);
+  const [{ sessionFileSettings }, { sessionTempDirs }] = await Promise.all([import('./settings.js'), import('../temp-dirs/dirs.js')]);
   const lifetime = input.flags.lifetime as number | undefined;
   return sessionFileSettings(
     { lifetimeSeconds: lifetime, keep: keepFlag },
@@ -100,7 +100,7 @@ export const sessionFilesPass: Pass<SessionFileSettings, SessionFilesResult, Gau
   },
 
   async run(s, ctx) {
-    const { sessionFilePass, summarizeSessionFiles } = await import('../reaper/session-files.js');
+    const { sessionFilePass, summarizeSessionFiles } = await import('./run.js');
     const result = await sessionFilePass({
       tempDirs: s.tempDirs,
       thresholdMs: s.thresholdMs,
@@ -151,7 +151,7 @@ export const sessionFilesPass: Pass<SessionFileSettings, SessionFilesResult, Gau
     /** Counted as a dry run would (nothing removed), whatever `--keep-session-files` says. */
     async gather(input, ctx) {
       const s = await settingsOf(input, undefined);
-      const { sessionFilePass, summarizeSessionFiles } = await import('../reaper/session-files.js');
+      const { sessionFilePass, summarizeSessionFiles } = await import('./run.js');
       return summarizeSessionFiles(
         await sessionFilePass({
           tempDirs: s.tempDirs,
