@@ -9,7 +9,7 @@ import type { JanitorSetting } from '../reaper/janitor-settings.js';
 import { SWEEP_SETTINGS } from '../reaper/janitor-settings.js';
 import { execTreesPass } from './exec-trees.js';
 import { imagesPass } from './images.js';
-import { sandboxDirsPass } from './sandbox-dirs.js';
+import { sandboxDirsPass } from './sandbox-dirs/pass.js';
 import { sessionFilesPass } from './session-files/pass.js';
 import { shellSnapshotsPass } from './shell-snapshots/pass.js';
 import type { Pass } from './types.js';

@@ -9,7 +9,7 @@ import type { Context } from '../../src/context.js';
 import type { ReapReport } from '../../src/cli/report/reporter.js';
 import { execTreesPass } from '../../src/passes/exec-trees.js';
 import { imagesPass } from '../../src/passes/images.js';
-import { sandboxDirsPass } from '../../src/passes/sandbox-dirs.js';
+import { sandboxDirsPass } from '../../src/passes/sandbox-dirs/pass.js';
 import { sessionFilesPass } from '../../src/passes/session-files/pass.js';
 import { shellSnapshotsPass } from '../../src/passes/shell-snapshots/pass.js';
 import type { PassResult } from '../../src/passes/types.js';

@@ -3,7 +3,7 @@
 // Options: { roots: [{root, from}], hosts: [{host, socketPath, answered}], olderThanMs, dryRun }. Prints the result
 // as one JSON line; a thrown error prints {"error": message} and exits 2.
 import { createDockerodeEngine } from '../../dist/adapters/dockerode-engine.js';
-import { removeUnusedSandboxDirs } from '../../dist/reaper/sandbox-dirs.js';
+import { removeUnusedSandboxDirs } from '../../dist/passes/sandbox-dirs/run.js';
 
 const opts = JSON.parse(process.argv[2]);
 try {

@@ -11,9 +11,9 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync,
 import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { createDockerodeEngine } from '../../src/adapters/dockerode-engine.js';
-import { listTaskDirs, removeTaskDir } from '../../src/adapters/sandbox-dirs.js';
-import { type SandboxRoot, parseMountInfo } from '../../src/core/sandbox-dirs.js';
-import { type SandboxDirsResult, removeUnusedSandboxDirs } from '../../src/reaper/sandbox-dirs.js';
+import { listTaskDirs, removeTaskDir } from '../../src/passes/dir-trees/files.js';
+import { type SandboxRoot, parseMountInfo } from '../../src/passes/sandbox-dirs/rule.js';
+import { type SandboxDirsResult, removeUnusedSandboxDirs } from '../../src/passes/sandbox-dirs/run.js';
 import { NOBODY, REPO, assertUsageError, hasSetpriv, runCli, tempDir } from '../helpers/cli.js';
 import { WatchProcess } from '../helpers/watch-process.js';
 import { ENGINE_HOST, ENGINE_KIND, ENGINE_SOCKET, EngineFixture, requireEngine } from '../helpers/docker.js';

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { configOf } from '../../src/adapters/config.js';
 import { type JanitorSetting, SWEEP_SETTINGS, readJanitorSetting } from '../../src/reaper/janitor-settings.js';
 import { IMAGES_OVER, KEEP_IMAGES } from '../../src/reaper/image-settings.js';
-import { SANDBOX_DIRS_OLDER_THAN } from '../../src/passes/sandbox-dirs.js';
+import { SANDBOX_DIRS_OLDER_THAN } from '../../src/passes/sandbox-dirs/pass.js';
 import { KEEP_SHELL_SNAPSHOTS } from '../../src/passes/shell-snapshots/settings.js';
 
 const ALL: readonly JanitorSetting[] = [...SWEEP_SETTINGS, SANDBOX_DIRS_OLDER_THAN, IMAGES_OVER, KEEP_IMAGES, KEEP_SHELL_SNAPSHOTS];

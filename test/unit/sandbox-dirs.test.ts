@@ -10,7 +10,7 @@ import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { createDockerodeEngine } from '../../src/adapters/dockerode-engine.js';
 import type { EngineClient } from '../../src/adapters/engine.js';
-import { listTaskDirs, readMountPoints, removeTaskDir, scanTaskDir } from '../../src/adapters/sandbox-dirs.js';
+import { listTaskDirs, readMountPoints, removeTaskDir, scanTaskDir } from '../../src/passes/dir-trees/files.js';
 import {
   type MountRef,
   type SandboxRoot,
@@ -25,10 +25,10 @@ import {
   summarize,
   totalBytes,
   usageByTaskDir,
-} from '../../src/core/sandbox-dirs.js';
+} from '../../src/passes/sandbox-dirs/rule.js';
 import { UsageError } from '../../src/errors.js';
-import { removeUnusedSandboxDirs } from '../../src/reaper/sandbox-dirs.js';
-import { surveySandboxDirs } from '../../src/status/sandbox-dirs.js';
+import { removeUnusedSandboxDirs } from '../../src/passes/sandbox-dirs/run.js';
+import { surveySandboxDirs } from '../../src/passes/sandbox-dirs/status.js';
 import { tempDir } from '../helpers/cli.js';
 import { EngineSimulator } from '../helpers/engine-simulator.js';
 import { ageTree, du, makeTaskDir, sanitizeTaskIdForPath } from '../helpers/sandbox-dirs.js';

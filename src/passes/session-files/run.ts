@@ -10,11 +10,11 @@
 import path from 'node:path';
 import { type ProcessTable, readHermesProcesses } from '../../adapters/hermes-processes.js';
 import { pidNamespaceProblem } from '../../adapters/pid-namespace.js';
-import { type RemoveOutcome, type TaskDirPlace, type TaskDirScan, readMountPoints, removeTaskDir, scanTaskDir } from '../../adapters/sandbox-dirs.js';
+import { type RemoveOutcome, type TaskDirPlace, type TaskDirScan, readMountPoints, removeTaskDir, scanTaskDir } from '../dir-trees/files.js';
 import { type SessionFile, listSessionFiles, unlinkFileIfUnchanged, unlinkSocketIfUnchanged } from './files.js';
 import { type EntriesBudget, SESSION_ENTRIES_CAP, type TempDirHandle, type UnlinkOutcome, closeTempDir, openTempDir } from '../temp-dirs/files.js';
 import { untrustedRoot } from '../../adapters/trust.js';
-import { refusalLine, shownPath } from '../../core/sandbox-dirs.js';
+import { refusalLine, shownPath } from '../sandbox-dirs/rule.js';
 import { type SessionEntry, type SessionFileKind, groupSessionEntries } from './rule.js';
 import { type ProcessView, type SnapshotKeepReason, judgeSession } from '../shell-snapshots/rule.js';
 import { UNTRUSTED_ROOT } from '../../core/trust.js';

@@ -3,12 +3,12 @@
  * many no container uses and their size, and the oldest "last changed" among those. Read-only: it lists, `lstat`s
  * and reads directories, and asks the engines for their containers' mounts; it never writes or removes anything.
  */
-import type { EngineClient } from '../adapters/engine.js';
-import { type TaskDirListing, listTaskDirs, readMountPoints, scanTaskDir } from '../adapters/sandbox-dirs.js';
-import { type SandboxDirsSummary, type SandboxRoot, type SurveyedDir, summarize, usageByTaskDir } from '../core/sandbox-dirs.js';
-import { errorMessage } from '../errors.js';
-import { engineMounts, rootRefusal } from '../reaper/sandbox-dirs.js';
-import { forEachBounded } from '../util/pool.js';
+import type { EngineClient } from '../../adapters/engine.js';
+import { type TaskDirListing, listTaskDirs, readMountPoints, scanTaskDir } from '../dir-trees/files.js';
+import { type SandboxDirsSummary, type SandboxRoot, type SurveyedDir, summarize, usageByTaskDir } from './rule.js';
+import { errorMessage } from '../../errors.js';
+import { engineMounts, rootRefusal } from './run.js';
+import { forEachBounded } from '../../util/pool.js';
 
 /** Task directories measured at once. */
 const SCAN_CONCURRENCY = 4;

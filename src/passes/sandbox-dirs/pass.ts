@@ -4,21 +4,21 @@
  * measured. Rules in core/sandbox-dirs.ts, files in adapters/sandbox-dirs.ts, the run in reaper/sandbox-dirs.ts,
  * `status`'s survey in status/sandbox-dirs.ts. Every profile's root with `--all-profiles`.
  */
-import type { Sourced } from '../hermes/settings.js';
-import { UP_TO_DAYS, ago, span } from '../core/ages.js';
-import { type SandboxRoot, rootOrigin, sandboxRoot } from '../core/sandbox-dirs.js';
-import { diskSize } from '../core/sizes.js';
-import { parseDuration } from '../core/parse-args.js';
-import { ENV_SANDBOX_DIRS_EVERY, SANDBOX_DIRS_EVERY_MS } from '../defaults.js';
-import { UsageError, errorMessage } from '../errors.js';
-import type { HermesConfig } from '../adapters/config.js';
-import { type JanitorSetting, readJanitorSetting } from '../reaper/janitor-settings.js';
-import type { FailedSandboxDir, RemovedSandboxDir, SandboxDirsResult } from '../reaper/sandbox-dirs.js';
-import type { SandboxDirsStatus } from '../status/sandbox-dirs.js';
-import { escapeControls } from '../util/escape-controls.js';
-import { plural } from '../util/plural.js';
-import type { OptionDecl } from '../cli/option-table.js';
-import type { EngineAnswer, Pass, PassSettingsInput } from './types.js';
+import type { Sourced } from '../../hermes/settings.js';
+import { UP_TO_DAYS, ago, span } from '../../core/ages.js';
+import { type SandboxRoot, rootOrigin, sandboxRoot } from './rule.js';
+import { diskSize } from '../../core/sizes.js';
+import { parseDuration } from '../../core/parse-args.js';
+import { ENV_SANDBOX_DIRS_EVERY, SANDBOX_DIRS_EVERY_MS } from '../../defaults.js';
+import { UsageError, errorMessage } from '../../errors.js';
+import type { HermesConfig } from '../../adapters/config.js';
+import { type JanitorSetting, readJanitorSetting } from '../../reaper/janitor-settings.js';
+import type { FailedSandboxDir, RemovedSandboxDir, SandboxDirsResult } from './run.js';
+import type { SandboxDirsStatus } from './status.js';
+import { escapeControls } from '../../util/escape-controls.js';
+import { plural } from '../../util/plural.js';
+import type { OptionDecl } from '../../cli/option-table.js';
+import type { EngineAnswer, Pass, PassSettingsInput } from '../types.js';
 
 export const SANDBOX_DIRS_OLDER_THAN: JanitorSetting<'duration'> = {
   key: 'janitor.sandbox_dirs_older_than',
@@ -102,7 +102,7 @@ export function uniqueRoots(roots: readonly SandboxRoot[]): SandboxRoot[] {
  */
 async function rootOfHome(setting: { value: string; source: string }, home: string): Promise<SandboxRoot> {
   const r = sandboxRoot(setting, home);
-  const [{ homeAccess }, { namedByOwner }] = await Promise.all([import('../adapters/trust.js'), import('../core/trust.js')]);
+  const [{ homeAccess }, { namedByOwner }] = await Promise.all([import('../../adapters/trust.js'), import('../../core/trust.js')]);
   const owner = homeAccess(home).owner;
   return owner && namedByOwner(setting.source, home) ? { ...r, owner: owner.uid } : r;
 }
@@ -113,7 +113,7 @@ const rootsOf = async (input: PassSettingsInput) =>
 
 /** Used and unused task directories and their size; a state is null when not every engine answered. */
 async function measure(s: SandboxDirsSettings, engines: readonly EngineAnswer[], signal: AbortSignal | undefined): Promise<SandboxDirGauges> {
-  const { surveySandboxDirs } = await import('../status/sandbox-dirs.js');
+  const { surveySandboxDirs } = await import('./status.js');
   const reachable = engines.filter((e) => e.answered).map((e) => e.engine);
   const unreachable = engines.filter((e) => !e.answered).map((e) => e.engine.host);
   const total = { count: 0, bytes: 0, unused: 0, unusedBytes: 0 };
@@ -190,7 +190,7 @@ export const sandboxDirsPass: Pass<SandboxDirsSettings, SandboxDirsResult, Sandb
     if (olderThanMs === null && !input.metrics) return null;
     const roots = await rootsOf(input);
     if (olderThanMs !== null) {
-      const [{ listTaskDirs }, { rootRefusal }] = await Promise.all([import('../adapters/sandbox-dirs.js'), import('../reaper/sandbox-dirs.js')]);
+      const [{ listTaskDirs }, { rootRefusal }] = await Promise.all([import('../dir-trees/files.js'), import('./run.js')]);
       for (const root of roots) {
         // A root refused for the run (`untrusted-root`: root over another user's home) is not bad input: the pass reports it.
         if (rootRefusal(root)) continue;
@@ -203,7 +203,7 @@ export const sandboxDirsPass: Pass<SandboxDirsSettings, SandboxDirsResult, Sandb
   async run(s, ctx) {
     let result: SandboxDirsResult | null = null;
     if (s.olderThanMs !== null) {
-      const { removeUnusedSandboxDirs } = await import('../reaper/sandbox-dirs.js');
+      const { removeUnusedSandboxDirs } = await import('./run.js');
       try {
         result = await removeUnusedSandboxDirs({
           roots: s.roots,
@@ -252,7 +252,7 @@ export const sandboxDirsPass: Pass<SandboxDirsSettings, SandboxDirsResult, Sandb
 
   status: {
     async gather(input, ctx) {
-      const { surveySandboxDirs } = await import('../status/sandbox-dirs.js');
+      const { surveySandboxDirs } = await import('./status.js');
       return surveySandboxDirs(await rootOfHome(input.hermes.sandboxRoot, input.home), ctx.engines, ctx.unreachable, ctx.signal);
     },
     json: (part) => ({ sandboxDirs: part.summary, sandboxDirsDetail: part.detail }),

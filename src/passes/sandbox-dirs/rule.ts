@@ -23,8 +23,8 @@
  * volume has `Source: ""` in the list.
  */
 import path from 'node:path';
-import { ENV_TERMINAL_SANDBOX_DIR, SANDBOX_DOCKER_DIRNAME, SANDBOX_REMOVING_PREFIX, SANDBOX_ROOT_DIRNAME } from '../defaults.js';
-import { escapeControls } from '../util/escape-controls.js';
+import { ENV_TERMINAL_SANDBOX_DIR, SANDBOX_DOCKER_DIRNAME, SANDBOX_REMOVING_PREFIX, SANDBOX_ROOT_DIRNAME } from '../../defaults.js';
+import { escapeControls } from '../../util/escape-controls.js';
 
 export interface SandboxRoot {
   /** Absolute path of the sandbox root. */

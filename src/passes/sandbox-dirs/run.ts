@@ -3,8 +3,8 @@
  * run with `--sandbox-dirs-older-than`. Rules in core/sandbox-dirs.ts, files in adapters/sandbox-dirs.ts.
  */
 import { lstatSync, promises as fs } from 'node:fs';
-import type { EngineClient } from '../adapters/engine.js';
-import { type TaskDirListing, listTaskDirs, readMountPoints, removeTaskDir, scanTaskDir } from '../adapters/sandbox-dirs.js';
+import type { EngineClient } from '../../adapters/engine.js';
+import { type TaskDirListing, listTaskDirs, readMountPoints, removeTaskDir, scanTaskDir } from '../dir-trees/files.js';
 import {
   GONE,
   type Keep,
@@ -16,11 +16,11 @@ import {
   refusalLine,
   shownPath,
   usageByTaskDir,
-} from '../core/sandbox-dirs.js';
-import { errorMessage } from '../errors.js';
-import { SANDBOX_DOCKER_DIRNAME } from '../defaults.js';
-import { UNTRUSTED_ROOT, untrustedRootLine } from '../core/trust.js';
-import { type CheckedDir, untrustedRoot } from '../adapters/trust.js';
+} from './rule.js';
+import { errorMessage } from '../../errors.js';
+import { SANDBOX_DOCKER_DIRNAME } from '../../defaults.js';
+import { UNTRUSTED_ROOT, untrustedRootLine } from '../../core/trust.js';
+import { type CheckedDir, untrustedRoot } from '../../adapters/trust.js';
 
 /** What the engines say about mounts: every container's mount sources, and the engines that did not answer. */
 export interface EngineMounts {

@@ -14,10 +14,10 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, constants, promises as fs, lstatSync, readdirSync, type Stats } from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import path from 'node:path';
-import { type Refusal, type SandboxRoot, claimName, isClaimed, parseMountInfo, rootProblem, taskDirsParent } from '../core/sandbox-dirs.js';
-import { UsageError } from '../errors.js';
-import { forEachBounded } from '../util/pool.js';
-import { DirFd, SWAPPED } from './dir-fd.js';
+import { type Refusal, type SandboxRoot, claimName, isClaimed, parseMountInfo, rootProblem, taskDirsParent } from '../sandbox-dirs/rule.js';
+import { UsageError } from '../../errors.js';
+import { forEachBounded } from '../../util/pool.js';
+import { DirFd, SWAPPED } from '../../adapters/dir-fd.js';
 
 /** Entries of one directory removed at once (unlinks overlap in the libuv pool). */
 const PER_DIR_CONCURRENCY = 8;
