@@ -12,11 +12,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createDockerodeEngine } from '../src/adapters/dockerode-engine.js';
-import { ImageUses } from '../src/adapters/image-uses.js';
+import { ImageUses } from '../src/passes/images/uses.js';
 import { MemoryStateStore } from '../src/adapters/state-file.js';
-import { recordUses } from '../src/core/images.js';
+import { recordUses } from '../src/passes/images/rule.js';
 import { defaultSelection } from '../src/core/selection.js';
-import { reduceImages } from '../src/reaper/images.js';
+import { reduceImages } from '../src/passes/images/run.js';
 
 const { values } = parseArgs({
   options: {

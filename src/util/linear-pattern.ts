@@ -12,7 +12,7 @@
  */
 import { createRequire } from 'node:module';
 import { ValueError } from '../core/parse-args.js';
-import type { KeepPattern } from '../core/image-budget.js';
+import type { KeepPattern } from '../passes/images/rule-budget.js';
 
 type Re2js = typeof import('re2js');
 let engine: Re2js | undefined;

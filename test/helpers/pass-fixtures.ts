@@ -8,7 +8,7 @@
 import type { Context } from '../../src/context.js';
 import type { ReapReport } from '../../src/cli/report/reporter.js';
 import { execTreesPass } from '../../src/passes/exec-trees.js';
-import { imagesPass } from '../../src/passes/images.js';
+import { imagesPass } from '../../src/passes/images/pass.js';
 import { sandboxDirsPass } from '../../src/passes/sandbox-dirs/pass.js';
 import { sessionFilesPass } from '../../src/passes/session-files/pass.js';
 import { shellSnapshotsPass } from '../../src/passes/shell-snapshots/pass.js';

@@ -6,15 +6,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createDockerodeEngine } from '../../src/adapters/dockerode-engine.js';
-import { ImageUses } from '../../src/adapters/image-uses.js';
+import { ImageUses } from '../../src/passes/images/uses.js';
 import { MemoryStateStore } from '../../src/adapters/state-file.js';
-import { type KeepPattern, checkImageBudget, checkKeepPattern } from '../../src/core/image-budget.js';
-import { keepPattern } from '../../src/reaper/image-settings.js';
-import { parseImageBudget } from '../../src/core/image-size.js';
-import { type ImageFacts, type ImageUse, imageWalk, imagesBytes, recordUses, summarizeImages, usesOf } from '../../src/core/images.js';
+import { type KeepPattern, checkImageBudget, checkKeepPattern } from '../../src/passes/images/rule-budget.js';
+import { keepPattern } from '../../src/passes/images/settings.js';
+import { parseImageBudget } from '../../src/passes/images/rule-size.js';
+import { type ImageFacts, type ImageUse, imageWalk, imagesBytes, recordUses, summarizeImages, usesOf } from '../../src/passes/images/rule.js';
 import { ValueError } from '../../src/core/parse-args.js';
 import { defaultSelection } from '../../src/core/selection.js';
-import { type ImagePassOptions, reduceImages } from '../../src/reaper/images.js';
+import { type ImagePassOptions, reduceImages } from '../../src/passes/images/run.js';
 import { EngineSimulator } from '../helpers/engine-simulator.js';
 
 const img = (id: string, size: number, extra: Partial<ImageFacts> = {}): ImageFacts => ({

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { configOf } from '../../src/adapters/config.js';
 import { type JanitorSetting, SWEEP_SETTINGS, readJanitorSetting } from '../../src/reaper/janitor-settings.js';
-import { IMAGES_OVER, KEEP_IMAGES } from '../../src/reaper/image-settings.js';
+import { IMAGES_OVER, KEEP_IMAGES } from '../../src/passes/images/settings.js';
 import { SANDBOX_DIRS_OLDER_THAN } from '../../src/passes/sandbox-dirs/pass.js';
 import { KEEP_SHELL_SNAPSHOTS } from '../../src/passes/shell-snapshots/settings.js';
 

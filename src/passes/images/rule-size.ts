@@ -6,8 +6,8 @@
  * load it.
  */
 import bytes from 'bytes-iec';
-import { type ImageBudget, checkImageBudget } from './image-budget.js';
-import { ValueError } from './parse-args.js';
+import { type ImageBudget, checkImageBudget } from './rule-budget.js';
+import { ValueError } from '../../core/parse-args.js';
 
 /**
  * Docker's one-letter spellings (`10g`, `512m`, as `docker run --memory` takes them) are binary multiples: `10g` is

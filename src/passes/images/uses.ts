@@ -3,8 +3,8 @@
  * never through a symlink: `FileStateStore`): per engine address and image id, the last time a container of it was
  * seen and whether a hermes container was one. Format in core/images.ts (`ImageUsesDoc`).
  */
-import { type ImageUse, type Sighting, recordUses, usesOf } from '../core/images.js';
-import type { StateStore } from './state-file.js';
+import { type ImageUse, type Sighting, recordUses, usesOf } from './rule.js';
+import type { StateStore } from '../../adapters/state-file.js';
 
 export class ImageUses {
   constructor(readonly store: StateStore) {}
@@ -28,6 +28,6 @@ export class ImageUses {
 
 /** The file-backed uses of a hermes home. */
 export async function imageUsesOf(home: string): Promise<ImageUses> {
-  const [{ FileStateStore }, { imagesStatePath }] = await Promise.all([import('./state-file.js'), import('./janitor-files.js')]);
+  const [{ FileStateStore }, { imagesStatePath }] = await Promise.all([import('../../adapters/state-file.js'), import('../../adapters/janitor-files.js')]);
   return new ImageUses(new FileStateStore(imagesStatePath(home)));
 }

@@ -3,7 +3,7 @@
  * `janitor.keep_images`) as given: checked here, pure and import-free (the option table, which the start-up fast path
  * bundles, calls these). The size itself is read by bytes-iec in core/image-size.ts.
  */
-import { ValueError } from './parse-args.js';
+import { ValueError } from '../../core/parse-args.js';
 
 export type ImageBudget = { kind: 'bytes'; bytes: number; raw: string } | { kind: 'percent'; percent: number; raw: string };
 

@@ -3,15 +3,15 @@
  * `--images-over` else `janitor.images_over`; `--keep-image` (repeatable) plus `janitor.keep_images`;
  * `--images-min-age` (default 1h); `--all-images`. Bad values are usage errors naming where they came from.
  */
-import type { HermesConfig } from '../adapters/config.js';
-import { DEFAULT_IMAGES_MIN_AGE_MS } from '../defaults.js';
-import { UsageError } from '../errors.js';
-import { type ImageBudget, type KeepPattern, checkKeepPattern } from '../core/image-budget.js';
-import { parseImageBudget } from '../core/image-size.js';
-import type { ImagePolicy } from '../core/images.js';
-import { ValueError } from '../core/parse-args.js';
-import { linearPattern } from '../util/linear-pattern.js';
-import { type JanitorSetting, readJanitorSetting } from './janitor-settings.js';
+import type { HermesConfig } from '../../adapters/config.js';
+import { DEFAULT_IMAGES_MIN_AGE_MS } from '../../defaults.js';
+import { UsageError } from '../../errors.js';
+import { type ImageBudget, type KeepPattern, checkKeepPattern } from './rule-budget.js';
+import { parseImageBudget } from './rule-size.js';
+import type { ImagePolicy } from './rule.js';
+import { ValueError } from '../../core/parse-args.js';
+import { linearPattern } from '../../util/linear-pattern.js';
+import { type JanitorSetting, readJanitorSetting } from '../../reaper/janitor-settings.js';
 
 export interface ImageInputs {
   imagesOver?: string | undefined;

@@ -5,23 +5,23 @@
  * adapters/image-uses.ts, the run in reaper/images.ts, its settings in reaper/image-settings.ts, `status`'s survey in
  * status/images.ts. `watch` marks an image used at each create, start or destroy event of a selected container.
  */
-import type { EngineClient } from '../adapters/engine.js';
-import { hasImageCalls } from '../adapters/engine.js';
-import type { ImageUses } from '../adapters/image-uses.js';
-import { UP_TO_DAYS, ago } from '../core/ages.js';
-import { checkImageBudget, checkKeepPattern } from '../core/image-budget.js';
-import { fullImageId } from '../core/images.js';
-import { parseDuration } from '../core/parse-args.js';
-import { type Selection, isExcluded, isSelected } from '../core/selection.js';
-import { diskSize } from '../core/sizes.js';
-import { ENV_IMAGES_EVERY, IMAGES_EVERY_MS } from '../defaults.js';
-import { UsageError, errorMessage } from '../errors.js';
-import { IMAGES_OVER, type ImageSettings, KEEP_IMAGES } from '../reaper/image-settings.js';
-import type { FailedImage, ImagesResult, RemovedImage } from '../reaper/images.js';
-import type { ImagesStatus } from '../status/images.js';
-import { plural } from '../util/plural.js';
-import type { OptionDecl } from '../cli/option-table.js';
-import type { EngineAnswer, Pass } from './types.js';
+import type { EngineClient } from '../../adapters/engine.js';
+import { hasImageCalls } from '../../adapters/engine.js';
+import type { ImageUses } from './uses.js';
+import { UP_TO_DAYS, ago } from '../../core/ages.js';
+import { checkImageBudget, checkKeepPattern } from './rule-budget.js';
+import { fullImageId } from './rule.js';
+import { parseDuration } from '../../core/parse-args.js';
+import { type Selection, isExcluded, isSelected } from '../../core/selection.js';
+import { diskSize } from '../../core/sizes.js';
+import { ENV_IMAGES_EVERY, IMAGES_EVERY_MS } from '../../defaults.js';
+import { UsageError, errorMessage } from '../../errors.js';
+import { IMAGES_OVER, type ImageSettings, KEEP_IMAGES } from './settings.js';
+import type { FailedImage, ImagesResult, RemovedImage } from './run.js';
+import type { ImagesStatus } from './status.js';
+import { plural } from '../../util/plural.js';
+import type { OptionDecl } from '../../cli/option-table.js';
+import type { EngineAnswer, Pass } from '../types.js';
 
 const OPTIONS: readonly OptionDecl[] = [
   {
@@ -131,8 +131,8 @@ async function runOnEngines(
   engines: readonly EngineAnswer[],
   run: { dryRun: boolean; now: () => Date; signal?: AbortSignal | undefined },
 ): Promise<ImagesReport> {
-  const { reduceImages } = await import('../reaper/images.js');
-  const { filesystemBytes } = await import('../adapters/filesystem-size.js');
+  const { reduceImages } = await import('./run.js');
+  const { filesystemBytes } = await import('./filesystem-size.js');
   const results = await Promise.all(
     engines.map(async (a): Promise<ImagesResult> => {
       const blank = { removed: [], kept: [], bytesBefore: null, bytesAfter: null, budget: null, host: a.engine.host, counted: 0 };
@@ -210,16 +210,16 @@ export const imagesPass: Pass<ImagesStep, ImagesReport, ImageGauges, FailedImage
       throw new UsageError('--images-over and its options cannot be combined with --plan: a plan lists containers only; run it on its own');
     }
     if (input.plan) return null;
-    const { resolveImageSettings } = await import('../reaper/image-settings.js');
+    const { resolveImageSettings } = await import('./settings.js');
     const settings = resolveImageSettings(given, input.config);
     if (!settings) return null;
-    const { imageUsesOf } = await import('../adapters/image-uses.js');
+    const { imageUsesOf } = await import('./uses.js');
     return { settings, uses: await imageUsesOf(input.home), selection: input.selection };
   },
 
   /** Before the sweep: what each engine's selected containers use now. An engine that does not answer is left to the pass. */
   async beforeSweep(step, engines, ctx) {
-    const { recordImageSightings } = await import('../reaper/images.js');
+    const { recordImageSightings } = await import('./run.js');
     await Promise.all(
       engines.filter(hasImageCalls).map((e) => recordImageSightings(e, step.uses, step.selection, ctx.now(), ctx.signal).catch(() => undefined)),
     );
@@ -262,8 +262,8 @@ export const imagesPass: Pass<ImagesStep, ImagesReport, ImageGauges, FailedImage
 
   status: {
     async gather(input, ctx) {
-      const { resolveImageSettings } = await import('../reaper/image-settings.js');
-      const { surveyImages } = await import('../status/images.js');
+      const { resolveImageSettings } = await import('./settings.js');
+      const { surveyImages } = await import('./status.js');
       return surveyImages(input.home, ctx.engines, resolveImageSettings({}, input.config)?.budget ?? null, ctx.signal);
     },
     json: (part) => ({ images: part }),

@@ -4,9 +4,9 @@
  * right before (no container of any kind uses it), by id and without force. Rules in core/images.ts, the state file
  * in adapters/image-uses.ts.
  */
-import type { ContainerSummary, EngineClient, EngineImageCalls, EngineImages } from '../adapters/engine.js';
-import type { ImageUses } from '../adapters/image-uses.js';
-import { type ImageBudget, budgetBytes } from '../core/image-budget.js';
+import type { ContainerSummary, EngineClient, EngineImageCalls, EngineImages } from '../../adapters/engine.js';
+import type { ImageUses } from './uses.js';
+import { type ImageBudget, budgetBytes } from './rule-budget.js';
 import {
   type ImageFacts,
   type ImageKeepReason,
@@ -18,10 +18,10 @@ import {
   imagesBytes,
   overBudget,
   uniqueBytes,
-} from '../core/images.js';
-import { type Selection, engineLabelFilters, isExcluded, isSelected } from '../core/selection.js';
-import { errorMessage } from '../errors.js';
-import { engineOnThisHost } from '../core/engine-place.js';
+} from './rule.js';
+import { type Selection, engineLabelFilters, isExcluded, isSelected } from '../../core/selection.js';
+import { errorMessage } from '../../errors.js';
+import { engineOnThisHost } from '../../core/engine-place.js';
 
 export type ImageEngine = EngineClient & EngineImageCalls;
 

@@ -2,14 +2,14 @@
  * `status`'s images section: the images hermes used (as the state file remembers them and the engines still have
  * them), their unique bytes, the budget (janitor.images_over in config.yaml) and the oldest last use. Read-only.
  */
-import type { EngineClient } from '../adapters/engine.js';
-import { hasImageCalls } from '../adapters/engine.js';
-import { filesystemBytes } from '../adapters/filesystem-size.js';
-import { imageUsesOf } from '../adapters/image-uses.js';
-import { type ImageBudget, budgetBytes } from '../core/image-budget.js';
-import { imagesBytes, summarizeImages } from '../core/images.js';
-import { errorMessage } from '../errors.js';
-import { engineOnThisHost } from '../core/engine-place.js';
+import type { EngineClient } from '../../adapters/engine.js';
+import { hasImageCalls } from '../../adapters/engine.js';
+import { filesystemBytes } from './filesystem-size.js';
+import { imageUsesOf } from './uses.js';
+import { type ImageBudget, budgetBytes } from './rule-budget.js';
+import { imagesBytes, summarizeImages } from './rule.js';
+import { errorMessage } from '../../errors.js';
+import { engineOnThisHost } from '../../core/engine-place.js';
 
 export interface ImagesStatus {
   /** Images hermes' containers used that the engines still have (null: no engine answered). */

@@ -7,7 +7,7 @@
  * Sizes are the engine's (`GET /system/df`): removing an image frees its `Size - SharedSize` (layers shared with
  * other images stay), so "under the budget" is what the engine reports afterwards, not a sum of tag sizes.
  */
-import type { KeepPattern } from './image-budget.js';
+import type { KeepPattern } from './rule-budget.js';
 
 /** One image as the engine reports it (`GET /system/df`, tags from `GET /images/json`). */
 export interface ImageFacts {
