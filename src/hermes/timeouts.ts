@@ -6,7 +6,7 @@
  * (`settings.ts`, `readings.ts`: the longer is acted on).
  */
 import type { HermesConfig } from '../adapters/config.js';
-import type { CommandTimeouts } from '../core/exec-trees.js';
+import type { CommandTimeouts } from '../passes/exec-trees/rule.js';
 import { wholeNumberOf } from '../core/config-number.js';
 
 /** hermes' defaults for its command timeouts (hermes-agent `tools/terminal_tool.py`). */

@@ -7,7 +7,7 @@
 import type { OptionDecl } from '../cli/option-table.js';
 import type { JanitorSetting } from '../reaper/janitor-settings.js';
 import { SWEEP_SETTINGS } from '../reaper/janitor-settings.js';
-import { execTreesPass } from './exec-trees.js';
+import { execTreesPass } from './exec-trees/pass.js';
 import { imagesPass } from './images/pass.js';
 import { sandboxDirsPass } from './sandbox-dirs/pass.js';
 import { sessionFilesPass } from './session-files/pass.js';

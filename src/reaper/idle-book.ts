@@ -10,10 +10,10 @@ import { type OwnerView, type SandboxOwner, idleThresholdFor, ownerOf } from '..
 import { DEFAULT_IDLE_AFTER_OWNED_SECONDS, PROFILE_LABEL, STATS_CONCURRENCY, STOP_CONCURRENCY } from '../defaults.js';
 import { errorMessage } from '../errors.js';
 import { limiter } from '../util/pool.js';
-import type { AbandonedLoad } from './exec-trees.js';
+import type { AbandonedLoad } from '../passes/exec-trees/run.js';
 import { execsInFlight, localSample, takeSample, withLocalCount } from './idle-stop.js';
 import type { IdleOptions } from './sweep-types.js';
-import { withExecBound } from './exec-settings.js';
+import { withExecBound } from '../passes/exec-trees/settings.js';
 
 export type StopDecision = ReturnType<typeof decideStop>;
 

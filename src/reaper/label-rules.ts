@@ -9,7 +9,7 @@ import type { HermesConfig } from '../adapters/config.js';
 import { type Held, type ProfileRead, labelRules, labelsOf } from '../hermes/judgement.js';
 import { TIED, thresholdSeconds } from '../core/policy.js';
 import { type Selection, isHermesSelection } from '../core/selection.js';
-import { resolveExecTrees } from './exec-settings.js';
+import { resolveExecTrees } from '../passes/exec-trees/settings.js';
 import { ownerSettingValues } from './owner-settings.js';
 import { type RunInputs, resolveIdleMaxProcesses, resolveLifetime, resolveStopIdle } from './settings.js';
 import type { IdleRule } from './sweep-types.js';

@@ -6,7 +6,7 @@ import { isSelected } from '../core/selection.js';
 import { errorMessage } from '../errors.js';
 import { forEachBounded } from '../util/pool.js';
 import { IdleBook } from './idle-book.js';
-import { type AbandonedLoad, abandonedLoad, mayRunExecs, surveyExecs } from './exec-trees.js';
+import { type AbandonedLoad, abandonedLoad, mayRunExecs, surveyExecs } from '../passes/exec-trees/run.js';
 import { writableLayerBytes } from './idle-stop.js';
 import { RunGuard } from './run-guard.js';
 import { candidates, consume, entryOf, verdictOf } from './sweep-rows.js';

@@ -13,7 +13,7 @@ import { EngineRequestError, errorMessage } from '../errors.js';
 import { forEachBounded } from '../util/pool.js';
 import { IdleBook } from './idle-book.js';
 import { type StopOutcome, execsInFlight, readLocally, reproveAndStop, volumesGone, writableLayerBytes } from './idle-stop.js';
-import { type AbandonedLoad, type ExecTreeReport, abandonedLoad, endAbandonedTrees, mayRunExecs, surveyExecs } from './exec-trees.js';
+import { type AbandonedLoad, type ExecTreeReport, abandonedLoad, endAbandonedTrees, mayRunExecs, surveyExecs } from '../passes/exec-trees/run.js';
 import { RunGuard } from './run-guard.js';
 import { candidates, consume, entryOf, vanished, verdictOf } from './sweep-rows.js';
 import type { ReapRequest, ReapResult, StoppedEntry, SweepEntry, SweepEvent } from './sweep-types.js';

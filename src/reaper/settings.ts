@@ -11,7 +11,7 @@ import { UsageError } from '../errors.js';
 import { ValueError, parseDuration } from '../core/parse-args.js';
 import { thresholdSeconds } from '../core/policy.js';
 import { type Selection, isHermesSelection } from '../core/selection.js';
-import { resolveExecTrees } from './exec-settings.js';
+import { resolveExecTrees } from '../passes/exec-trees/settings.js';
 import type { IdleOptions } from './sweep-types.js';
 import { IDLE_MAX_PROCESSES, STOP_IDLE, readJanitorSetting } from './janitor-settings.js';
 

@@ -7,7 +7,7 @@
  */
 import type { Context } from '../../src/context.js';
 import type { ReapReport } from '../../src/cli/report/reporter.js';
-import { execTreesPass } from '../../src/passes/exec-trees.js';
+import { execTreesPass } from '../../src/passes/exec-trees/pass.js';
 import { imagesPass } from '../../src/passes/images/pass.js';
 import { sandboxDirsPass } from '../../src/passes/sandbox-dirs/pass.js';
 import { sessionFilesPass } from '../../src/passes/session-files/pass.js';

@@ -14,11 +14,11 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createDockerodeEngine } from '../../src/adapters/dockerode-engine.js';
 import type { EngineClient } from '../../src/adapters/engine.js';
-import { clientReader, readClientTable } from '../../src/adapters/exec-clients.js';
-import type { ProcAccess } from '../../src/adapters/proc-table.js';
-import { type ClientProcess, type ClientTable, assignClients, clientOf, namesContainer } from '../../src/core/exec-clients.js';
-import type { ProcEntry, ProcIdentity } from '../../src/core/exec-trees.js';
-import { endAbandonedTrees, surveyExecs } from '../../src/reaper/exec-trees.js';
+import { clientReader, readClientTable } from '../../src/passes/exec-trees/clients.js';
+import type { ProcAccess } from '../../src/passes/exec-trees/proc-table.js';
+import { type ClientProcess, type ClientTable, assignClients, clientOf, namesContainer } from '../../src/passes/exec-trees/rule-clients.js';
+import type { ProcEntry, ProcIdentity } from '../../src/passes/exec-trees/rule.js';
+import { endAbandonedTrees, surveyExecs } from '../../src/passes/exec-trees/run.js';
 import { EngineSimulator } from '../helpers/engine-simulator.js';
 
 const ID = `4f3c2b1a${'0'.repeat(48)}9e8d7c6b`;

@@ -16,7 +16,7 @@ import { parseDotenv } from '../../src/hermes/dotenv.js';
 import { resolveHermesSettings } from '../../src/hermes/settings.js';
 import { createDockerodeEngine } from '../../src/adapters/dockerode-engine.js';
 import type { EngineClient } from '../../src/adapters/engine.js';
-import { type ProcAccess, parseStat, procAccess } from '../../src/adapters/proc-table.js';
+import { type ProcAccess, parseStat, procAccess } from '../../src/passes/exec-trees/proc-table.js';
 import {
   type ProcEntry,
   type ProcIdentity,
@@ -26,12 +26,12 @@ import {
   recheckExec,
   signalTargets,
   treeOf,
-} from '../../src/core/exec-trees.js';
+} from '../../src/passes/exec-trees/rule.js';
 import { selectionFrom } from '../../src/core/selection.js';
-import { resolveExecTrees } from '../../src/reaper/exec-settings.js';
+import { resolveExecTrees } from '../../src/passes/exec-trees/settings.js';
 import { hermesCommandTimeouts } from '../../src/hermes/timeouts.js';
 import { resolveRunSettings } from '../../src/reaper/settings.js';
-import { abandonedLoad, endAbandonedTrees, surveyExecs } from '../../src/reaper/exec-trees.js';
+import { abandonedLoad, endAbandonedTrees, surveyExecs } from '../../src/passes/exec-trees/run.js';
 import { EngineSimulator } from '../helpers/engine-simulator.js';
 
 const table = (rows: Array<[pid: number, ppid: number, start?: number]>) =>

@@ -18,7 +18,7 @@ import { TextReporter } from '../../src/cli/report/text-reporter.js';
 import { snapshotGauges } from '../../src/passes/shell-snapshots/run.js';
 import { createWatchMetrics } from '../../src/watch/metrics.js';
 import { PASSES } from '../../src/passes/index.js';
-import { execTreesPass } from '../../src/passes/exec-trees.js';
+import { execTreesPass } from '../../src/passes/exec-trees/pass.js';
 import { imageGauges, imagesPass } from '../../src/passes/images/pass.js';
 import { sandboxDirsPass } from '../../src/passes/sandbox-dirs/pass.js';
 import { shellSnapshotsPass } from '../../src/passes/shell-snapshots/pass.js';

@@ -9,7 +9,7 @@ import type { SweepEntry, SweepEvent } from '../../reaper/sweep-types.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
 import { holderText } from '../reap-locks.js';
 import type { Pass, PassResult, TextView } from '../../passes/types.js';
-import { execTreeFailure, execTreeLine } from '../../passes/exec-trees.js';
+import { execTreeFailure, execTreeLine } from '../../passes/exec-trees/pass.js';
 import { type Progress, hostProblems, reapLine, startProgress, whenOf } from '../render-containers.js';
 import type { Notice, ReapReport, Reporter } from './types.js';
 import { WatchNews } from './watch-news.js';

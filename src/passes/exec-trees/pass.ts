@@ -4,10 +4,10 @@
  * idle rule (reaper/exec-trees.ts, rules in core/exec-trees.ts, settings in reaper/exec-settings.ts), and its
  * decisions stream as the sweep's events (`exec-tree-ended`, ...); here is how its outcome is said and counted.
  */
-import { UP_TO_DAYS, span } from '../core/ages.js';
-import type { EndedTree, ExecTreeReport, FailedTree } from '../reaper/exec-trees.js';
-import { plural } from '../util/plural.js';
-import type { Pass } from './types.js';
+import { UP_TO_DAYS, span } from '../../core/ages.js';
+import type { EndedTree, ExecTreeReport, FailedTree } from './run.js';
+import { plural } from '../../util/plural.js';
+import type { Pass } from '../types.js';
 
 type Counts = { ended: number; kept: number; failed: number };
 

@@ -10,10 +10,10 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { ClientProcess, ClientTable } from '../core/exec-clients.js';
-import { parseBootTime, parseCmdline, parseStatComm, parseStatusUid, startedAtMs } from '../hermes/process-facts.js';
-import { hidepidProblem } from './hermes-processes.js';
-import { parseStatStartTime } from './process-identity.js';
+import type { ClientProcess, ClientTable } from './rule-clients.js';
+import { parseBootTime, parseCmdline, parseStatComm, parseStatusUid, startedAtMs } from '../../hermes/process-facts.js';
+import { hidepidProblem } from '../../adapters/hermes-processes.js';
+import { parseStatStartTime } from '../../adapters/process-identity.js';
 
 /** A client's executable name as `comm` shows it (at most 15 characters). */
 const CLIENT_COMM = /^(docker|podman)(\.exe)?$/;

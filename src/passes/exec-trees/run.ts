@@ -6,8 +6,8 @@
  * that was seen: its pid, start time and cgroup (the sandbox's) read again right before its kill, SIGKILL's as
  * SIGTERM's. The decisions are pure (`core/exec-trees.ts`).
  */
-import type { ContainerDetails, EngineClient, ExecDetails } from '../adapters/engine.js';
-import { type ProcAccess, procAccess } from '../adapters/proc-table.js';
+import type { ContainerDetails, EngineClient, ExecDetails } from '../../adapters/engine.js';
+import { type ProcAccess, procAccess } from './proc-table.js';
 import {
   type ExecKeepReason,
   type ExecView,
@@ -19,15 +19,15 @@ import {
   recheckExec,
   signalTargets,
   startMs,
-} from '../core/exec-trees.js';
-import { processLimit } from '../core/idle.js';
-import { engineOnThisHost } from '../core/engine-place.js';
-import { EngineRequestError, errorMessage } from '../errors.js';
-import { type LocalCounters, readLocally } from './idle-stop.js';
-import { abortableSleep } from '../util/sleep.js';
-import { type ClientReader, hostClients } from '../adapters/exec-clients.js';
-import { type ClientTable, type ContainerRef, assignClients } from '../core/exec-clients.js';
-import type { ExecTreeOptions } from './exec-settings.js';
+} from './rule.js';
+import { processLimit } from '../../core/idle.js';
+import { engineOnThisHost } from '../../core/engine-place.js';
+import { EngineRequestError, errorMessage } from '../../errors.js';
+import { type LocalCounters, readLocally } from '../../reaper/idle-stop.js';
+import { abortableSleep } from '../../util/sleep.js';
+import { type ClientReader, hostClients } from './clients.js';
+import { type ClientTable, type ContainerRef, assignClients } from './rule-clients.js';
+import type { ExecTreeOptions } from './settings.js';
 
 /** `execTrees` of the JSON report. */
 export interface EndedTree {

@@ -6,9 +6,9 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { ProcEntry, ProcIdentity, ProcSnapshot } from '../core/exec-trees.js';
-import { parseStatStartTime } from './process-identity.js';
-import { type EngineProcess, pidNamespaceProblem } from './pid-namespace.js';
+import type { ProcEntry, ProcIdentity, ProcSnapshot } from './rule.js';
+import { parseStatStartTime } from '../../adapters/process-identity.js';
+import { type EngineProcess, pidNamespaceProblem } from '../../adapters/pid-namespace.js';
 
 /** Clock ticks per second: `sysconf(_SC_CLK_TCK)`, 100 on every Linux architecture Node runs on (USER_HZ). */
 export const TICKS_PER_SECOND = 100;

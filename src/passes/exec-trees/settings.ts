@@ -4,14 +4,14 @@
  *
  * hermes' own timeouts are read in ONE function, `hermes/timeouts.ts` `hermesCommandTimeouts`.
  */
-import type { HermesConfig } from '../adapters/config.js';
-import type { HermesSettings } from '../hermes/settings.js';
-import { execBoundSeconds } from '../core/exec-trees.js';
-import { hermesCommandTimeouts } from '../hermes/timeouts.js';
-import { UsageError } from '../errors.js';
-import type { ProcAccess } from '../adapters/proc-table.js';
-import type { ClientReader } from '../adapters/exec-clients.js';
-import { EXEC_MAX_AGE, KEEP_EXEC_TREES, readJanitorSetting } from './janitor-settings.js';
+import type { HermesConfig } from '../../adapters/config.js';
+import type { HermesSettings } from '../../hermes/settings.js';
+import { execBoundSeconds } from './rule.js';
+import { hermesCommandTimeouts } from '../../hermes/timeouts.js';
+import { UsageError } from '../../errors.js';
+import type { ProcAccess } from './proc-table.js';
+import type { ClientReader } from './clients.js';
+import { EXEC_MAX_AGE, KEEP_EXEC_TREES, readJanitorSetting } from '../../reaper/janitor-settings.js';
 
 /** The exec-tree pass as a sweep takes it. */
 export interface ExecTreeOptions {
