@@ -24,7 +24,8 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { ProcessTable } from '../../src/adapters/hermes-processes.js';
 import type { HermesProcess } from '../../src/hermes/process-facts.js';
-import { isSecretName, judgeSession, secretNamesIn, snapshotName } from '../../src/passes/shell-snapshots/rule.js';
+import { isSecretName, secretNamesIn, snapshotName } from '../../src/passes/shell-snapshots/rule.js';
+import { judgeSession } from '../../src/passes/temp-dirs/rule.js';
 import { shellSnapshotPass, summarize } from '../../src/passes/shell-snapshots/run.js';
 
 // The numbers these tests pin, stated here (not imported from the code under test): a change to one is a change this test must see.

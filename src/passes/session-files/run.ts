@@ -16,11 +16,12 @@ import { type EntriesBudget, SESSION_ENTRIES_CAP, type TempDirHandle, type Unlin
 import { untrustedRoot } from '../../adapters/trust.js';
 import { refusalLine, shownPath } from '../sandbox-dirs/rule.js';
 import { type SessionEntry, type SessionFileKind, groupSessionEntries } from './rule.js';
-import { type ProcessView, type SnapshotKeepReason, judgeSession } from '../shell-snapshots/rule.js';
+import { type ProcessView, type SnapshotKeepReason, judgeSession } from '../temp-dirs/rule.js';
 import { UNTRUSTED_ROOT } from '../../core/trust.js';
 import { errorMessage } from '../../errors.js';
 import { TimeSlice } from '../../util/time-slice.js';
-import { type TempDir, viewOf } from '../shell-snapshots/run.js';
+import type { TempDir } from '../temp-dirs/dirs.js';
+import { viewOf } from '../temp-dirs/processes.js';
 
 export interface SessionFilesOptions {
   tempDirs: readonly TempDir[];

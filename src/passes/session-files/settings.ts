@@ -9,7 +9,7 @@ import { thresholdSeconds } from '../../core/policy.js';
 import { procRootOf } from '../../adapters/hermes-processes.js';
 import { type JanitorSetting, SWITCH_ACCEPTS, readJanitorSetting } from '../../reaper/janitor-settings.js';
 import { resolveLifetime } from '../../reaper/settings.js';
-import type { TempDir } from '../shell-snapshots/run.js';
+import type { TempDir } from '../temp-dirs/dirs.js';
 
 export const KEEP_SESSION_FILES: JanitorSetting<'switch'> = {
   key: 'janitor.keep_session_files',

@@ -18,42 +18,17 @@ import {
   type TempDirHandle,
   closeTempDir,
   openTempDir,
-  readSecretNames,
-  snapshotFile,
-  snapshotNames,
   unlinkIfUnchanged,
 } from '../temp-dirs/files.js';
-import {
-  type ProcessView,
-  type SnapshotKeepReason,
-  type SnapshotSession,
-  START_SLACK_MS,
-  earliestPerUser,
-  groupSessions,
-  inTempDir,
-  judgeSession,
-} from './rule.js';
+import { readSecretNames, snapshotFile, snapshotNames } from './files.js';
+import { type SnapshotSession, groupSessions, inTempDir } from './rule.js';
+import type { TempDir } from '../temp-dirs/dirs.js';
+import { type ProcessView, type SnapshotKeepReason, START_SLACK_MS, judgeSession } from '../temp-dirs/rule.js';
+import { viewOf } from '../temp-dirs/processes.js';
 import { errorMessage } from '../../errors.js';
 import { TimeSlice } from '../../util/time-slice.js';
 import { UNTRUSTED_ROOT } from '../../core/trust.js';
 import { untrustedRoot } from '../../adapters/trust.js';
-
-export interface TempDir {
-  dir: string;
-  /** Where it came from: `terminal.env.TMPDIR`, `TMPDIR`, ..., or `default`. */
-  from: string;
-  /**
-   * The uid the directory must belong to (no symlink, its owner's: adapters/trust.ts `untrustedRoot`): set when root
-   * runs over another user's home and that user's settings named it. Absent: not checked.
-   */
-  owner?: number;
-  /**
-   * Only this uid's entries are looked at (judged, removed, reported): set when root runs over a home another user
-   * owns, so that the run, its report and that user's log hold that user's files only, never another user's file
-   * names or variable names (`reaper/session-dir-settings.ts`). Absent: every user's.
-   */
-  onlyUid?: number;
-}
 
 export interface ShellSnapshotsOptions {
   tempDirs: readonly TempDir[];
@@ -131,18 +106,6 @@ interface Pass {
   slice: TimeSlice;
   /** The names the run may still take from its temp directories (`SESSION_ENTRIES_CAP`). */
   budget: EntriesBudget;
-}
-
-/** A process table as the rule reads it. */
-export function viewOf(t: ProcessTable, selfUid: number): ProcessView {
-  // No procfs at all: nobody's processes are known.
-  if (!t.readable) return { processes: [], hidden: { why: t.hidden ?? 'no procfs', uids: 'all' }, selfUid };
-  return {
-    processes: t.processes,
-    hidden: t.hidden === null ? null : { why: t.hidden, uids: t.blindUids ?? 'others' },
-    selfUid,
-    earliest: earliestPerUser(t.processes),
-  };
 }
 
 /** How this pass reads processes: none at all when the janitor's pid namespace is not the host's (nothing to see). */

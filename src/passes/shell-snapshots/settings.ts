@@ -11,7 +11,7 @@ import { thresholdSeconds } from '../../core/policy.js';
 import { type JanitorSetting, SWITCH_ACCEPTS, readJanitorSetting } from '../../reaper/janitor-settings.js';
 import { resolveLifetime } from '../../reaper/settings.js';
 import { procRootOf } from '../../adapters/hermes-processes.js';
-import type { TempDir } from './run.js';
+import type { TempDir } from '../temp-dirs/dirs.js';
 
 export const KEEP_SHELL_SNAPSHOTS: JanitorSetting<'switch'> = {
   key: 'janitor.keep_shell_snapshots',

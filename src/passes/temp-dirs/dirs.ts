@@ -13,7 +13,24 @@ import { namedByOwner } from '../../core/trust.js';
 import { ENV_SYSTEM_TMP } from '../../defaults.js';
 import { type ProfileTempSettings, type SessionDir, sessionDirs } from '../../hermes/session-dirs.js';
 import type { PassSettingsInput } from '../types.js';
-import type { TempDir } from '../shell-snapshots/run.js';
+
+/** A directory of the temp-directory passes, as a run takes it. */
+export interface TempDir {
+  dir: string;
+  /** Where it came from: `terminal.env.TMPDIR`, `TMPDIR`, ..., or `default`. */
+  from: string;
+  /**
+   * The uid the directory must belong to (no symlink, its owner's: adapters/trust.ts `untrustedRoot`): set when root
+   * runs over another user's home and that user's settings named it. Absent: not checked.
+   */
+  owner?: number;
+  /**
+   * Only this uid's entries are looked at (judged, removed, reported): set when root runs over a home another user
+   * owns, so that the run, its report and that user's log hold that user's files only, never another user's file
+   * names or variable names (`reaper/session-dir-settings.ts`). Absent: every user's.
+   */
+  onlyUid?: number;
+}
 
 /** A directory of the passes, with the hermes readings that put files there (shown by `reap --json` and `status`). */
 export interface SessionTempDir extends TempDir {

@@ -1,19 +1,13 @@
 /**
- * The files side of the shell-snapshot pass (rules in `core/shell-snapshots.ts`). Everything is done relative to
- * one open descriptor of the temp directory, through `/proc/self/fd/<fd>/<name>` (Node.js has no `openat` or
- * `unlinkat`; the kernel resolves that magic link to the very directory opened, never again by its path), so a
- * directory on the way swapped for a symlink cannot redirect a read or a removal. The name is a single plain
- * component: `lstat` and `unlink` do not follow a last component that is a symlink, and reads open with
- * `O_NOFOLLOW`. In a sticky temp directory (`/tmp`) only a file's owner (or root) can rename, replace or remove it.
+ * The files side of the passes over hermes' temp directories (the shell snapshots and the session files), what both
+ * share: a temp directory opened once, and every entry reached relative to that descriptor, through
+ * `/proc/self/fd/<fd>/<name>` (Node.js has no `openat` or `unlinkat`; the kernel resolves that magic link to the very
+ * directory opened, never again by its path), so a directory on the way swapped for a symlink cannot redirect a read
+ * or a removal. The name is a single plain component: `lstat` and `unlink` do not follow a last component that is a
+ * symlink. In a sticky temp directory (`/tmp`) only a file's owner (or root) can rename, replace or remove it. The
+ * listing is bounded by the run's cap (`SESSION_ENTRIES_CAP`) and sliced.
  */
 import fs, { constants, type Stats } from 'node:fs';
-import { secretNamesIn, snapshotName } from '../shell-snapshots/rule.js';
-
-/**
- * The most of a snapshot read for names (an `export -p` dump is a few KiB): a file anyone can make as large as they
- * like costs at most this, and never more than the blocks it has on disk (a sparse file's holes are not read).
- */
-export const MAX_SNAPSHOT_BYTES = 256 * 1024;
 
 /** An open temp directory. */
 export interface TempDirHandle {
@@ -62,7 +56,7 @@ export function closeTempDir(h: TempDirHandle): void {
   }
 }
 
-function lstatAt(h: TempDirHandle, name: string): Stats | null {
+export function lstatAt(h: TempDirHandle, name: string): Stats | null {
   try {
     return fs.lstatSync(at(h, name));
   } catch (err) {
@@ -142,44 +136,6 @@ export async function readNames(
     dir.closeSync();
   }
   return out;
-}
-
-/** The names directly in the directory that are exactly snapshot names, read as `readNames` reads (nothing else read). */
-export function snapshotNames(h: TempDirHandle, pause: () => Promise<boolean>, budget: EntriesBudget): Promise<NamesRead> {
-  return readNames(h, (name) => snapshotName(name)?.id ?? null, { pause, budget });
-}
-
-/** One of them, with its `lstat` (null: gone since the listing). */
-export function snapshotFile(h: TempDirHandle, name: string): SnapshotFile | null {
-  const st = lstatAt(h, name);
-  return st ? factsOf(name, st) : null;
-}
-
-/**
- * The secret-looking variable names a snapshot declares, or null when it cannot be read (another user's, as a
- * user; replaced since it was listed). Opened without following a symlink, checked to be the file listed; the
- * text is parsed for names and dropped.
- */
-export function readSecretNames(h: TempDirHandle, f: SnapshotFile): string[] | null {
-  let fd: number;
-  try {
-    fd = fs.openSync(at(h, f.name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    return null;
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile() || st.ino !== f.ino || st.dev !== f.dev) return null;
-    // A small file may keep its bytes inline (no blocks of its own on some filesystems): read up to a block of it.
-    const onDisk = st.blocks > 0 ? st.blocks * 512 : 4096;
-    const buf = Buffer.alloc(Math.min(st.size, onDisk, MAX_SNAPSHOT_BYTES));
-    const n = fs.readSync(fd, buf, 0, buf.length, 0);
-    return secretNamesIn(buf.toString('latin1', 0, n));
-  } catch {
-    return null;
-  } finally {
-    fs.closeSync(fd);
-  }
 }
 
 export type UnlinkOutcome = { status: 'removed' } | { status: 'gone' } | { status: 'changed'; detail: string } | { status: 'failed'; code: string };
