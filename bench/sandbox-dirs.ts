@@ -11,7 +11,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, linkSync, writeFileSync } 
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { listTaskDirs, readMountPoints, removeTaskDir, scanTaskDir } from '../src/passes/dir-trees/files.js';
+import { readMountPoints, removeTaskDir, scanTaskDir } from '../src/passes/dir-trees/files.js';
+import { listTaskDirs } from '../src/passes/sandbox-dirs/files.js';
 
 const { values } = parseArgs({ options: { files: { type: 'string', default: '50000' }, runs: { type: 'string', default: '3' } } });
 const files = Number(values.files);

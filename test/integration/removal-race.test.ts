@@ -10,7 +10,8 @@ import { spawn } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { listTaskDirs, removeTaskDir } from '../../src/passes/dir-trees/files.js';
+import { removeTaskDir } from '../../src/passes/dir-trees/files.js';
+import { listTaskDirs } from '../../src/passes/sandbox-dirs/files.js';
 import { NOBODY, REPO, hasSetpriv, tempDir } from '../helpers/cli.js';
 import { unmet } from '../helpers/preconditions.js';
 

@@ -11,8 +11,10 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync,
 import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { createDockerodeEngine } from '../../src/adapters/dockerode-engine.js';
-import { listTaskDirs, removeTaskDir } from '../../src/passes/dir-trees/files.js';
-import { type SandboxRoot, parseMountInfo } from '../../src/passes/sandbox-dirs/rule.js';
+import { removeTaskDir } from '../../src/passes/dir-trees/files.js';
+import { parseMountInfo } from '../../src/passes/dir-trees/rule.js';
+import { listTaskDirs } from '../../src/passes/sandbox-dirs/files.js';
+import type { SandboxRoot } from '../../src/passes/sandbox-dirs/rule.js';
 import { type SandboxDirsResult, removeUnusedSandboxDirs } from '../../src/passes/sandbox-dirs/run.js';
 import { NOBODY, REPO, assertUsageError, hasSetpriv, runCli, tempDir } from '../helpers/cli.js';
 import { WatchProcess } from '../helpers/watch-process.js';

@@ -10,17 +10,16 @@ import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { createDockerodeEngine } from '../../src/adapters/dockerode-engine.js';
 import type { EngineClient } from '../../src/adapters/engine.js';
-import { listTaskDirs, readMountPoints, removeTaskDir, scanTaskDir } from '../../src/passes/dir-trees/files.js';
+import { readMountPoints, removeTaskDir, scanTaskDir } from '../../src/passes/dir-trees/files.js';
+import { claimName, parseMountInfo, refusalLine } from '../../src/passes/dir-trees/rule.js';
+import { listTaskDirs } from '../../src/passes/sandbox-dirs/files.js';
 import {
   type MountRef,
   type SandboxRoot,
-  claimName,
   isSameOrInside,
   keepByEngines,
   keepByFiles,
   normalizeHostPath,
-  parseMountInfo,
-  refusalLine,
   sandboxRoot,
   summarize,
   totalBytes,

@@ -1,7 +1,8 @@
 /**
- * The filesystem side of hermes' sandbox directories (`<sandbox root>/docker/<task dir>`, see core/sandbox-dirs.ts):
- * listing them, measuring one (size on disk, newest change, what is mounted inside, what cannot be read or
- * removed), and removing one without following a symlink or entering another filesystem.
+ * A directory tree measured and removed, what the sandbox-directory pass (`<sandbox root>/docker/<task dir>`) and the
+ * session-file pass (hermes' `execute_code` sandboxes) share: measuring one (size on disk, newest change, what is
+ * mounted inside, what cannot be read or removed), and removing one without following a symlink or entering another
+ * filesystem (the pure side: `rule.ts`).
  *
  * Measuring is read-only and goes by path, every entry `lstat`ed, never `stat`ed, so a symlink is measured as a link.
  * Removing goes through directory descriptors (dir-fd.ts: `/proc/self/fd/<n>/<name>`, the `openat`/`unlinkat` that
@@ -14,8 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, constants, promises as fs, lstatSync, readdirSync, type Stats } from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import path from 'node:path';
-import { type Refusal, type SandboxRoot, claimName, isClaimed, parseMountInfo, rootProblem, taskDirsParent } from '../sandbox-dirs/rule.js';
-import { UsageError } from '../../errors.js';
+import { type Refusal, claimName, isClaimed, parseMountInfo } from './rule.js';
 import { forEachBounded } from '../../util/pool.js';
 import { DirFd, SWAPPED } from '../../adapters/dir-fd.js';
 
@@ -24,78 +24,20 @@ const PER_DIR_CONCURRENCY = 8;
 /** Entries measured between two turns of the event loop. */
 const SCAN_SLICE = 512;
 
-const codeOf = (err: unknown): string => String((err as { code?: unknown })?.code ?? (err as Error)?.message ?? err);
-const isGone = (err: unknown) => codeOf(err) === 'ENOENT';
+export const codeOf = (err: unknown): string => String((err as { code?: unknown })?.code ?? (err as Error)?.message ?? err);
+export const isGone = (err: unknown) => codeOf(err) === 'ENOENT';
 
 export type EntryKind = 'directory' | 'symlink' | 'other' | 'missing';
 
 export const kindOf = (st: Stats | null): EntryKind => (st === null ? 'missing' : st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'directory' : 'other');
 
-async function lstatOrNull(p: string): Promise<Stats | null> {
+export async function lstatOrNull(p: string): Promise<Stats | null> {
   try {
     return await fs.lstat(p);
   } catch (err) {
     if (isGone(err) || codeOf(err) === 'ENOTDIR') return null;
     throw err;
   }
-}
-
-/** `<root>/docker` and what is directly in it. */
-export interface TaskDirListing {
-  /** `<root>/docker` as configured. */
-  parent: string;
-  /** Its spellings: as configured, and resolved (symlinks in the root's path), for comparing mount sources. */
-  parentForms: string[];
-  /** Its device (`st_dev`): a task directory on another one is a mount point. Null when there is no such directory. */
-  parentDev: number | null;
-  /** Its inode: a removal checks that the directory it opens is still this one (not a symlink swapped in since). */
-  parentIno: number | null;
-  entries: Array<{ name: string; path: string; kind: EntryKind }>;
-}
-
-/**
- * Lists the task directories of a sandbox root. A root (or `<root>/docker`) that does not exist has none; one that
- * exists but is not a directory (a file, a dangling symlink) is bad input: `UsageError`, one line naming it.
- * The root and `<root>/docker` may be symlinks to directories (hermes follows them too).
- */
-export async function listTaskDirs(r: SandboxRoot): Promise<TaskDirListing> {
-  const parent = taskDirsParent(r.root);
-  if (!(await isDirectory(r, r.root)) || !(await isDirectory(r, parent)))
-    return { parent, parentForms: [parent], parentDev: null, parentIno: null, entries: [] };
-  let names: string[];
-  try {
-    names = await fs.readdir(parent);
-  } catch (err) {
-    throw new UsageError(rootProblem(r, parent, `cannot be read (${codeOf(err)})`));
-  }
-  const entries = await Promise.all(
-    names.sort().map(async (name) => {
-      const p = path.join(parent, name);
-      return { name, path: p, kind: kindOf(await lstatOrNull(p)) };
-    }),
-  );
-  const real = await fs.realpath(parent).catch(() => parent);
-  const pst = await fs.stat(parent);
-  return { parent, parentForms: real === parent ? [parent] : [parent, real], parentDev: pst.dev, parentIno: pst.ino, entries };
-}
-
-/** True for a directory (or a symlink to one), false when nothing is there; bad input (`UsageError`) otherwise. */
-async function isDirectory(r: SandboxRoot, p: string): Promise<boolean> {
-  let st: Stats;
-  try {
-    st = await fs.stat(p);
-  } catch (err) {
-    const dangling =
-      isGone(err) &&
-      (await fs.lstat(p).then(
-        () => true,
-        () => false,
-      ));
-    if (isGone(err) && !dangling) return false;
-    throw new UsageError(rootProblem(r, p, dangling ? 'is a symlink to nothing' : `cannot be read (${codeOf(err)})`));
-  }
-  if (!st.isDirectory()) throw new UsageError(rootProblem(r, p, 'is not a directory'));
-  return true;
 }
 
 /** Mount points of this process' mount namespace (`/proc/self/mountinfo`); empty where there is none (not Linux). */

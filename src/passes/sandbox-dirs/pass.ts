@@ -190,7 +190,7 @@ export const sandboxDirsPass: Pass<SandboxDirsSettings, SandboxDirsResult, Sandb
     if (olderThanMs === null && !input.metrics) return null;
     const roots = await rootsOf(input);
     if (olderThanMs !== null) {
-      const [{ listTaskDirs }, { rootRefusal }] = await Promise.all([import('../dir-trees/files.js'), import('./run.js')]);
+      const [{ listTaskDirs }, { rootRefusal }] = await Promise.all([import('./files.js'), import('./run.js')]);
       for (const root of roots) {
         // A root refused for the run (`untrusted-root`: root over another user's home) is not bad input: the pass reports it.
         if (rootRefusal(root)) continue;

@@ -4,19 +4,10 @@
  */
 import { lstatSync, promises as fs } from 'node:fs';
 import type { EngineClient } from '../../adapters/engine.js';
-import { type TaskDirListing, listTaskDirs, readMountPoints, removeTaskDir, scanTaskDir } from '../dir-trees/files.js';
-import {
-  GONE,
-  type Keep,
-  type KeepReason,
-  type MountRef,
-  type SandboxRoot,
-  keepByEngines,
-  keepByFiles,
-  refusalLine,
-  shownPath,
-  usageByTaskDir,
-} from './rule.js';
+import { readMountPoints, removeTaskDir, scanTaskDir } from '../dir-trees/files.js';
+import { refusalLine, shownPath } from '../dir-trees/rule.js';
+import { type TaskDirListing, listTaskDirs } from './files.js';
+import { GONE, type Keep, type KeepReason, type MountRef, type SandboxRoot, keepByEngines, keepByFiles, usageByTaskDir } from './rule.js';
 import { errorMessage } from '../../errors.js';
 import { SANDBOX_DOCKER_DIRNAME } from '../../defaults.js';
 import { UNTRUSTED_ROOT, untrustedRootLine } from '../../core/trust.js';

@@ -4,7 +4,8 @@
  * and reads directories, and asks the engines for their containers' mounts; it never writes or removes anything.
  */
 import type { EngineClient } from '../../adapters/engine.js';
-import { type TaskDirListing, listTaskDirs, readMountPoints, scanTaskDir } from '../dir-trees/files.js';
+import { readMountPoints, scanTaskDir } from '../dir-trees/files.js';
+import { type TaskDirListing, listTaskDirs } from './files.js';
 import { type SandboxDirsSummary, type SandboxRoot, type SurveyedDir, summarize, usageByTaskDir } from './rule.js';
 import { errorMessage } from '../../errors.js';
 import { engineMounts, rootRefusal } from './run.js';

@@ -14,7 +14,7 @@ import { type RemoveOutcome, type TaskDirPlace, type TaskDirScan, readMountPoint
 import { type SessionFile, listSessionFiles, unlinkFileIfUnchanged, unlinkSocketIfUnchanged } from './files.js';
 import { type EntriesBudget, SESSION_ENTRIES_CAP, type TempDirHandle, type UnlinkOutcome, closeTempDir, openTempDir } from '../temp-dirs/files.js';
 import { untrustedRoot } from '../../adapters/trust.js';
-import { refusalLine, shownPath } from '../sandbox-dirs/rule.js';
+import { refusalLine, shownPath } from '../dir-trees/rule.js';
 import { type SessionEntry, type SessionFileKind, groupSessionEntries } from './rule.js';
 import { type ProcessView, type SnapshotKeepReason, judgeSession } from '../temp-dirs/rule.js';
 import { UNTRUSTED_ROOT } from '../../core/trust.js';
