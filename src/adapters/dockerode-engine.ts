@@ -43,7 +43,7 @@ import {
   readStats,
   readVolumeSizes,
 } from './engine-answers.js';
-import { fullImageId } from '../passes/images/rule.js';
+import { fullImageId } from '../core/image-facts.js';
 import type { EngineEndpoint } from './engine-host.js';
 import { dockerFor } from './dockerode-loader.js';
 import { forEachArrayElement } from './json-array-stream.js';

@@ -3,7 +3,7 @@
  * stream) and returns the plain type the rest of the code uses, or null / a problem for a malformed one. Pure: no
  * HTTP here (dockerode-engine.ts does the requests).
  */
-import { type ImageFacts, fullImageId } from '../passes/images/rule.js';
+import { type ImageFacts, fullImageId } from '../core/image-facts.js';
 import type { ContainerDetails, ContainerMounts, ContainerSummary, EngineEvent, EngineImages, StatsCounters } from './engine.js';
 import { isLive } from './engine.js';
 

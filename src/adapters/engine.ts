@@ -1,5 +1,5 @@
 /** The small slice of the Docker Engine API the janitor uses. One implementation wraps dockerode. */
-import type { ImageFacts } from '../passes/images/rule.js';
+import type { ImageFacts } from '../core/image-facts.js';
 
 /** One row of `GET /containers/json`. */
 export interface ContainerSummary {

@@ -12,7 +12,6 @@
  */
 import { createRequire } from 'node:module';
 import { ValueError } from '../core/parse-args.js';
-import type { KeepPattern } from '../passes/images/rule-budget.js';
 
 type Re2js = typeof import('re2js');
 let engine: Re2js | undefined;
@@ -20,6 +19,12 @@ let engine: Re2js | undefined;
 function re2js(): Re2js {
   engine ??= createRequire(import.meta.url)('re2js') as Re2js;
   return engine;
+}
+
+/** A keep pattern, compiled (`linearPattern`): its text as given, and whether it matches a name. */
+export interface KeepPattern {
+  readonly source: string;
+  test(name: string): boolean;
 }
 
 /**

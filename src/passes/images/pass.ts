@@ -10,7 +10,7 @@ import { hasImageCalls } from '../../adapters/engine.js';
 import type { ImageUses } from './uses.js';
 import { UP_TO_DAYS, ago } from '../../core/ages.js';
 import { checkImageBudget, checkKeepPattern } from './rule-budget.js';
-import { fullImageId } from './rule.js';
+import { fullImageId } from '../../core/image-facts.js';
 import { parseDuration } from '../../core/parse-args.js';
 import { type Selection, isExcluded, isSelected } from '../../core/selection.js';
 import { diskSize } from '../../core/sizes.js';

@@ -36,12 +36,6 @@ export function budgetBytes(b: ImageBudget, filesystemBytes: number | null): num
   return filesystemBytes === null ? null : Math.floor((filesystemBytes * b.percent) / 100);
 }
 
-/** A keep pattern, compiled (`util/linear-pattern.ts`): its text as given, and whether it matches a name. */
-export interface KeepPattern {
-  readonly source: string;
-  test(name: string): boolean;
-}
-
 /**
  * The form of a keep pattern, as the option table checks it (the start-up fast path bundles it, and loads nothing):
  * not empty. The pattern itself is compiled with the run's settings (`util/linear-pattern.ts`: RE2 syntax, linear

@@ -1,27 +1,14 @@
 /**
  * Images hermes used, kept within a disk budget: which images count, in which order they go (least recently used
  * first), what each frees and when the budget is met. Pure: the engine's answers, the remembered uses and the clock
- * in; decisions out. The pass that asks the engine again and removes is `reaper/images.ts`; the state file
- * `adapters/image-uses.ts`.
+ * in; decisions out. The pass that asks the engine again and removes is `run.ts`; the state file `uses.ts`; an
+ * image's facts as the engine adapters read them, `core/image-facts.ts`.
  *
  * Sizes are the engine's (`GET /system/df`): removing an image frees its `Size - SharedSize` (layers shared with
  * other images stay), so "under the budget" is what the engine reports afterwards, not a sum of tag sizes.
  */
-import type { KeepPattern } from './rule-budget.js';
-
-/** One image as the engine reports it (`GET /system/df`, tags from `GET /images/json`). */
-export interface ImageFacts {
-  /** `sha256:<64 hex>` (Podman's df leaves the prefix out: it is added). */
-  id: string;
-  /** `repository:tag` names (none for a dangling image). */
-  tags: string[];
-  /** The image's `Created` (ms since the epoch): when it was built or committed (a pull keeps the builder's time). */
-  createdMs: number;
-  /** `Size`: every layer of the image, shared ones included. */
-  size: number;
-  /** `SharedSize`: of `size`, the layers other images share (-1 or absent counts as 0). */
-  sharedSize: number;
-}
+import type { ImageFacts } from '../../core/image-facts.js';
+import type { KeepPattern } from '../../util/linear-pattern.js';
 
 /** What the janitor remembers of one image on one engine. */
 export interface ImageUse {
@@ -174,9 +161,4 @@ export function summarizeImages(images: readonly ImageFacts[], uses: ReadonlyMap
     oldest = oldest === null ? u.lastUsedMs : Math.min(oldest, u.lastUsedMs);
   }
   return { count, uniqueBytes: bytes, oldestLastUseMs: oldest };
-}
-
-/** A full image id (`sha256:<64 hex>`) from Docker's or Podman's spelling; other strings as given. */
-export function fullImageId(id: string): string {
-  return /^[0-9a-f]{64}$/.test(id) ? `sha256:${id}` : id;
 }

@@ -7,8 +7,8 @@
 import type { ContainerSummary, EngineClient, EngineImageCalls, EngineImages } from '../../adapters/engine.js';
 import type { ImageUses } from './uses.js';
 import { type ImageBudget, budgetBytes } from './rule-budget.js';
+import type { ImageFacts } from '../../core/image-facts.js';
 import {
-  type ImageFacts,
   type ImageKeepReason,
   type ImageUse,
   type ImagePolicy,

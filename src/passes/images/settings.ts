@@ -6,7 +6,8 @@
 import type { HermesConfig } from '../../adapters/config.js';
 import { DEFAULT_IMAGES_MIN_AGE_MS } from '../../defaults.js';
 import { UsageError } from '../../errors.js';
-import { type ImageBudget, type KeepPattern, checkKeepPattern } from './rule-budget.js';
+import { type ImageBudget, checkKeepPattern } from './rule-budget.js';
+import type { KeepPattern } from '../../util/linear-pattern.js';
 import { parseImageBudget } from './rule-size.js';
 import type { ImagePolicy } from './rule.js';
 import { ValueError } from '../../core/parse-args.js';
