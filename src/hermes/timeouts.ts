@@ -2,11 +2,10 @@
  * How long hermes lets a command run in a sandbox (hermes-agent `tools/terminal_tool.py`: `FOREGROUND_MAX_TIMEOUT`
  * from `TERMINAL_MAX_FOREGROUND_TIMEOUT`, 600; the default timeout `terminal.timeout` / `TERMINAL_TIMEOUT`, 180;
  * `tools/code_execution_tool.py`: `code_execution.timeout`, 300; read up to 0.21.3). The exec-tree pass bounds an exec
- * at twice the longest (`reaper/exec-settings.ts`); the first two are read through both of hermes' readings
+ * at twice the longest (`passes/exec-trees/settings.ts`); the first two are read through both of hermes' readings
  * (`settings.ts`, `readings.ts`: the longer is acted on).
  */
 import type { HermesConfig } from '../adapters/config.js';
-import type { CommandTimeouts } from '../passes/exec-trees/rule.js';
 import { wholeNumberOf } from '../core/config-number.js';
 
 /** hermes' defaults for its command timeouts (hermes-agent `tools/terminal_tool.py`). */
@@ -14,6 +13,12 @@ export const HERMES_FOREGROUND_MAX_TIMEOUT = 600;
 export const HERMES_TERMINAL_TIMEOUT = 180;
 /** hermes' default for `execute_code` (hermes-agent `tools/code_execution_tool.py`). */
 export const HERMES_CODE_EXECUTION_TIMEOUT = 300;
+
+/** hermes' command timeouts on this host, in seconds, with where each came from. */
+export interface CommandTimeouts {
+  /** Each timeout hermes can give a command run in a sandbox (name: value in seconds). */
+  timeouts: ReadonlyArray<{ name: string; seconds: number; source: string }>;
+}
 
 /** A timeout and where it came from (hermes' settings, `settings.ts`). */
 interface SourcedSeconds {

@@ -12,6 +12,7 @@
  * engine's host. The sandbox's init (`State.Pid`) and everything under it (its main command, background jobs left to
  * init) is never part of an exec's tree; an exec whose process sits under init is refused outright.
  */
+import type { CommandTimeouts } from '../../hermes/timeouts.js';
 
 /** One process of the host's process table. */
 export interface ProcEntry {
@@ -36,12 +37,6 @@ export interface ProcSnapshot {
 export interface ProcIdentity {
   pid: number;
   startTicks: number;
-}
-
-/** hermes' command timeouts on this host, in seconds, with where each came from. */
-export interface CommandTimeouts {
-  /** Each timeout hermes can give a command run in a sandbox (name: value in seconds). */
-  timeouts: ReadonlyArray<{ name: string; seconds: number; source: string }>;
 }
 
 /** The bound: 2 x the longest timeout hermes can give a command (seconds); `maxAge` (`--exec-max-age`) replaces it. */
