@@ -117,7 +117,7 @@ describe("the janitor's stops", () => {
 describe('is this engine on this host: one answer for every rule', () => {
   it('the exec-tree pass, the owners and the image budget ask the one function', async () => {
     const { readFileSync } = await import('node:fs');
-    for (const f of ['src/reaper/exec-trees.ts', 'src/core/owners.ts', 'src/reaper/images.ts', 'src/status/images.ts']) {
+    for (const f of ['src/passes/exec-trees/run.ts', 'src/core/owners.ts', 'src/passes/images/run.ts', 'src/passes/images/status.ts']) {
       const text = readFileSync(new URL(`../../${f}`, import.meta.url), 'utf8');
       assert.match(text, /import \{[^}]*engineOnThisHost[^}]*\} from '[./]+(core\/)?engine-place\.js'/, f);
       assert.doesNotMatch(text, /startsWith\('unix:\/\/'\)/, `${f} answers it itself`);

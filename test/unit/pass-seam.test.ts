@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
@@ -145,26 +146,34 @@ describe('a pass added in a test fixture', () => {
   });
 });
 
-describe('no module of src/ but its own files and the list names a pass', () => {
-  /** A pass's own files: its rule, adapter, run, settings, status survey and descriptor (by file name), and the list. */
+describe('no module of src/ but its own folder and the list names a pass', () => {
+  /** A pass's own files: its folder (`src/passes/<pass>/`: rule, I/O, run, settings, status part, descriptor), and the list. */
   const own =
-    (stem: string, extra: RegExp | null = null) =>
+    (folder: string, extra: RegExp | null = null) =>
     (f: string) =>
-      f === 'src/passes/index.ts' || path.basename(f).startsWith(stem) || (extra !== null && extra.test(f));
-  const cases: Array<[string, string, RegExp | null]> = [
-    ['sandboxDirs', 'sandbox-dir', null],
-    ['shellSnapshots', 'shell-snapshot', null],
-    // "images" is a word too: the engine client's image calls (its I/O) and the state file's place name it.
-    ['images', 'image', /^src\/(adapters\/(engine|engine-answers|dockerode-engine|janitor-files)|defaults)\.ts$/],
-    ['execTrees', 'exec-', /^src\/reaper\/(reap-sweep|list-sweep|sweep-types|settings|api)\.ts$/],
-  ];
-  for (const [name, stem, extra] of cases) {
-    it(`${name}: in its own files and the list only (the exec trees: and the sweep they run in)`, () => {
+      f === 'src/passes/index.ts' || f.startsWith(`src/passes/${folder}/`) || (extra !== null && extra.test(f));
+  const extras: Record<string, RegExp> = {
+    // "images" is a word too: the engine client's image calls (its I/O), the image facts it answers with, and the
+    // state file's place name it.
+    images: /^src\/(adapters\/(engine|engine-answers|dockerode-engine|janitor-files)|core\/image-facts|defaults)\.ts$/,
+    // The exec-tree pass is a sweep pass: the container sweep it runs in names it (.dependency-cruiser.cjs, SWEEP_HOSTS).
+    execTrees: /^src\/reaper\/(reap-sweep|list-sweep|sweep-types|settings|api)\.ts$/,
+  };
+  const cases = PASSES.map((p): [string, string, RegExp | null] => [p.name, p.name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`), extras[p.name] ?? null]);
+  it('every pass of the list has its folder', () => {
+    assert.deepEqual(
+      cases.map(([, folder]) => folder),
+      ['sandbox-dirs', 'images', 'exec-trees', 'shell-snapshots', 'session-files'],
+    );
+    for (const [, folder] of cases) assert.ok(existsSync(path.join(REPO, 'src', 'passes', folder, 'pass.ts')), `src/passes/${folder}/pass.ts`);
+  });
+  for (const [name, folder, extra] of cases) {
+    it(`${name}: in src/passes/${folder}/ and the list only (the exec trees: and the sweep they run in)`, () => {
       const files = execFileSync('git', ['grep', '-l', '-w', '-e', name, '-e', `${name}Pass`, '--', 'src'], { cwd: REPO, encoding: 'utf8' })
         .trim()
         .split('\n');
       assert.deepEqual(
-        files.filter((f) => !own(stem, extra)(f)),
+        files.filter((f) => !own(folder, extra)(f)),
         [],
         `${name} is named outside its files`,
       );
