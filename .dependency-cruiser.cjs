@@ -1,7 +1,24 @@
 /**
  * Import rules for src/ (`npm run lint`): no module imports a module that imports it, type-only imports included
- * (`tsPreCompilationDeps`: a circle through types is still a circle for a reader).
+ * (`tsPreCompilationDeps`: a circle through types is still a circle for a reader), and the layers of a cleanup pass
+ * (docs/development.md, "Layout" and "Adding a pass"). A pass is one folder, `src/passes/<pass>/`: its pure rule
+ * (`rule.ts`, `rule-*.ts`), its I/O, its run, its settings, its part of `status` and its descriptor (`pass.ts`).
+ * What two passes share lives in a shared folder of its own under src/passes/ (SHARED below), never in one of the two.
+ * test/unit/depcruise-rules.test.ts runs each rule over a fixture that breaks it (test/fixtures/depcruise/).
  */
+
+/** The shared folders under src/passes/: code two passes share (the temp directories; a directory tree's removal). */
+const SHARED = ['temp-dirs', 'dir-trees'];
+
+/**
+ * The one exception to `pass-only-through-the-list`, not yet fixed: the exec-tree pass is a `sweep` pass, run inside
+ * the container sweep per running sandbox. The sweep (src/reaper/: its per-sandbox survey, the idle book's abandoned
+ * load, the sweep's events and rows, the run settings) calls it directly, `status` shows its execs per sandbox
+ * (gather.ts) and the text reporter says its watch events; until the sweep takes its sweep passes through the pass
+ * interface, these (and only these) import src/passes/exec-trees/, and no other pass folder.
+ */
+const SWEEP_HOSTS = '^src/(reaper/|status/gather\\.ts$|cli/report/text-reporter\\.ts$)';
+
 module.exports = {
   forbidden: [
     {
@@ -10,6 +27,44 @@ module.exports = {
       comment: 'A module imports a module that (through others) imports it: move the shared types to a leaf module.',
       from: {},
       to: { circular: true },
+    },
+    {
+      name: 'pass-rule-no-io',
+      severity: 'error',
+      comment:
+        "A pass's rule (src/passes/<pass>/rule.ts, rule-*.ts) is pure: names, facts and the clock in, decisions out, so that " +
+        'it is tested with plain data and read without the I/O around it. It imports no node:fs, no node:child_process, ' +
+        "nothing in src/adapters/, and of src/passes/ only rule files (a pass's files.ts, run.ts... do I/O).",
+      from: { path: '^src/passes/[^/]+/rule[^/]*\\.ts$' },
+      to: {
+        path: ['^(node:)?(fs|fs/promises|child_process)$', '^src/adapters/', '^src/passes/'],
+        pathNot: ['^src/passes/[^/]+/rule[^/]*\\.ts$'],
+      },
+    },
+    {
+      name: 'pass-not-another-pass',
+      severity: 'error',
+      comment:
+        "A pass is read in one folder: it imports no other pass's folder. What two passes share goes to a shared folder " +
+        `(${SHARED.join(', ')}), which any pass may import and which itself imports no pass.`,
+      from: { path: '^src/passes/([^/]+)/' },
+      to: { path: '^src/passes/[^/]+/', pathNot: ['^src/passes/$1/', `^src/passes/(${SHARED.join('|')})/`] },
+    },
+    {
+      name: 'pass-only-through-the-list',
+      severity: 'error',
+      comment:
+        'Every reporter, command, metrics file and status takes the passes from the one list (src/passes/index.ts) through ' +
+        'the pass interface (src/passes/types.ts): nothing outside the pass folders imports a pass folder but the list.',
+      from: { path: '^src/', pathNot: ['^src/passes/[^/]+/', '^src/passes/index\\.ts$', SWEEP_HOSTS] },
+      to: { path: '^src/passes/[^/]+/' },
+    },
+    {
+      name: 'pass-only-through-the-list',
+      severity: 'error',
+      comment: 'The exception above (SWEEP_HOSTS): the container sweep reaches the exec-tree pass, its sweep pass, and no other pass folder.',
+      from: { path: SWEEP_HOSTS },
+      to: { path: '^src/passes/[^/]+/', pathNot: '^src/passes/exec-trees/' },
     },
   ],
   options: {
