@@ -1,7 +1,7 @@
 /**
  * `npm run bench:images [-- --images 2000 --containers 20000 --remove 100 --runs 3]`
  *
- * One image pass (reaper/images.ts: the sightings, `GET /system/df`, the LRU walk with a re-check and a DELETE per
+ * One image pass (passes/images/run.ts: the sightings, `GET /system/df`, the LRU walk with a re-check and a DELETE per
  * image) against the engine simulator with `--images` images and `--containers` containers (hermes-labelled ones on
  * the newest half of the images, five unlabelled ones on old images), with a budget that needs `--remove` removals.
  * The simulator runs in a child process (bench/image-sim-child.ts), so the figures are the pass's own: wall time and

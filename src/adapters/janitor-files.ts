@@ -22,7 +22,7 @@ export function idleStatePath(home: string): string {
   return path.join(janitorDir(home), IDLE_STATE_FILENAME);
 }
 
-/** The images hermes used: per engine and image id, the last use (see core/images.ts, adapters/image-uses.ts). */
+/** The images hermes used: per engine and image id, the last use (see passes/images/rule.ts, passes/images/uses.ts). */
 export function imagesStatePath(home: string): string {
   return path.join(janitorDir(home), IMAGES_STATE_FILENAME);
 }

@@ -4,7 +4,7 @@
  * `hermes_bg_<id>.{log,pid,exit}`, `execute_code`'s `hermes_sandbox_*` directories and `hermes_rpc_<hex>.sock`
  * sockets. Pure: a profile's settings in, directories out, each once, each with the hermes readings that put files
  * there. Where versions disagree, every directory any of them uses is listed: what is removed there is proved unused
- * file by file (`core/shell-snapshots.ts` `judgeSession`), never by where it is.
+ * file by file (`passes/temp-dirs/rule.ts` `judgeSession`), never by where it is.
  *
  * The rules, from hermes-agent's source:
  * - `tools/environments/local.py` `get_temp_dir` (the session's snapshot, background jobs' triplets): releases since

@@ -1,8 +1,9 @@
 /**
  * The one list of cleanup passes. Every output (text, JSON, NDJSON), `reap`'s failure and fail-open lines,
  * `--timeout`, the metrics (file and endpoint), `status` and `watch`'s scheduling take the passes from here, in this
- * order (the order their parts appear in each output). A new pass is its rule, its adapter, its run and its
- * descriptor (`passes/<name>.ts`), added here: no reporter, command or metrics file names it.
+ * order (the order their parts appear in each output). A new pass is a folder (`passes/<pass>/`: its rule, its I/O,
+ * its run, its settings, its status part and its descriptor, `pass.ts`), added here: no reporter, command or metrics
+ * file names it.
  */
 import type { OptionDecl } from '../cli/option-table.js';
 import type { JanitorSetting } from '../reaper/janitor-settings.js';

@@ -1,8 +1,8 @@
 /**
  * The pass interface: what a cleanup pass declares so that every output, the metrics, `status`, `--timeout` and
  * `watch`'s scheduling handle it without naming it. The reporters, `reap`, `watch`, `status` and the metrics iterate
- * over the one list of passes (`passes/index.ts`); a pass is its rule (`src/core`), its I/O (`src/adapters`), its run
- * (`src/reaper`) and its descriptor here (`src/passes/<name>.ts`). A leaf module: types only, and it imports only
+ * over the one list of passes (`passes/index.ts`); a pass is one folder, `src/passes/<pass>/`: its rule, its I/O, its
+ * run, its settings, its status part and its descriptor (`pass.ts`). A leaf module: types only, and it imports only
  * leaf modules' types.
  *
  * Two kinds: a `run` pass runs after the container sweep (or alone, on a host with no engine, when it needs none);

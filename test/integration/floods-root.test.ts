@@ -181,7 +181,7 @@ describe('bounded work over what users create: root over the floods of a user wi
     const cache = path.join(uRoot, 'cache', 'terminal');
     mkdirSync(cache, { recursive: true });
     own(uTop, cache, attacker);
-    // hermes' own names (core/session-files.ts: `hermes_bg_<id>.log`), made fast: one node process per directory.
+    // hermes' own names (passes/session-files/rule.ts: `hermes_bg_<id>.log`), made fast: one node process per directory.
     const make = (dir: string, n: number, prefix: string[]) =>
       execFileSync(
         prefix[0] ?? process.execPath,

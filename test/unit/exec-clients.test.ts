@@ -1,7 +1,7 @@
 /**
  * The client rule of the exec-tree pass (#38): an exec is abandoned only when no living `docker`/`podman` client of
  * this host is attached to it (its arguments name the container, then the exec's own command), and past the bound.
- * The pure rule (core/exec-clients.ts), the procfs reader (adapters/exec-clients.ts) against procfs trees the test
+ * The pure rule (passes/exec-trees/rule-clients.ts), the procfs reader (passes/exec-trees/clients.ts) against procfs trees the test
  * makes, and the reaper step against the engine simulator with a process table and a client table the test
  * controls: a living client keeps an exec at any age; clients that cannot be seen keep it; a client that comes
  * between the survey and the signal keeps it.

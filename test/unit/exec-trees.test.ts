@@ -1,5 +1,5 @@
 /**
- * The exec-tree pass (#29): the pure rules (core/exec-trees.ts), hermes' timeouts (reaper/exec-settings.ts), the
+ * The exec-tree pass (#29): the pure rules (passes/exec-trees/rule.ts), hermes' timeouts (passes/exec-trees/settings.ts), the
  * /proc adapter against real processes of this host, and the reaper step against the engine simulator with a
  * process table the test controls: the re-check right before signalling, where a failed proof signals nothing.
  */

@@ -1,5 +1,5 @@
 /**
- * The image budget's rules (core/images.ts, core/image-budget.ts, core/image-size.ts) and its pass (reaper/images.ts)
+ * The image budget's rules (passes/images/rule.ts, passes/images/rule-budget.ts, passes/images/rule-size.ts) and its pass (passes/images/run.ts)
  * through the engine simulator, at the issue's scale too (2,000 images, 20,000 containers: correctness here; the
  * timing is bench/images.ts's).
  */

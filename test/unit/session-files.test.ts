@@ -1,8 +1,8 @@
 /**
  * Every place a hermes release puts session files (#38): the directories for each profile a run serves
- * (hermes/session-dirs.ts), whose word each is as root (reaper/session-dir-settings.ts), hermes' other session files
- * (core/session-files.ts), and the session-file pass against real directories with a process table the test
- * controls (reaper/session-files.ts): abandoned triplets, code sandboxes and sockets go; a triplet whose log changed
+ * (hermes/session-dirs.ts), whose word each is as root (passes/temp-dirs/dirs.ts), hermes' other session files
+ * (passes/session-files/rule.ts), and the session-file pass against real directories with a process table the test
+ * controls (passes/session-files/run.ts): abandoned triplets, code sandboxes and sockets go; a triplet whose log changed
  * a minute ago, a living owner's, a symlink and what hermes removed first stay.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * The shell-snapshot rules (core/shell-snapshots.ts) and the pass (reaper/shell-snapshots.ts) on real files in a
+ * The shell-snapshot rules (passes/shell-snapshots/rule.ts) and the pass (passes/shell-snapshots/run.ts) on real files in a
  * temporary directory, with a given process table: names matched exactly, secret-looking names counted (values never
  * kept), abandoned only as a proof (no hermes-like process of the owner started before the last change), kept when
  * the owner's processes cannot be seen, and the temp directory found by hermes' order.

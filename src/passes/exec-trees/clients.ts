@@ -1,5 +1,5 @@
 /**
- * The exec clients of this host, read from procfs for the exec-tree pass's client rule (`core/exec-clients.ts`).
+ * The exec clients of this host, read from procfs for the exec-tree pass's client rule (`passes/exec-trees/rule-clients.ts`).
  * Every process's `stat` is read (its `comm` and start time). Its command line is read for a process whose executable
  * is `docker` or `podman` (one small read per process: what serves a survey where no exec is past its bound), and,
  * once an exec is past its bound (`every`), for every process: a client is recognised by what it runs (it names the

@@ -1,7 +1,7 @@
 /**
  * The exec-tree pass: `docker exec` trees of running sandboxes past the bound (abandoned by a hermes timeout), ended
  * and left out of the idle rule. A `sweep` pass: it runs inside the container sweep, per running sandbox, before the
- * idle rule (reaper/exec-trees.ts, rules in core/exec-trees.ts, settings in reaper/exec-settings.ts), and its
+ * idle rule (passes/exec-trees/run.ts, rules in passes/exec-trees/rule.ts, settings in passes/exec-trees/settings.ts), and its
  * decisions stream as the sweep's events (`exec-tree-ended`, ...); here is how its outcome is said and counted.
  */
 import { UP_TO_DAYS, span } from '../../core/ages.js';

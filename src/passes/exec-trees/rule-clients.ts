@@ -1,6 +1,6 @@
 /**
  * Whose `docker exec` is still held: the client rule of the exec-tree pass (pure: processes, execs and their ages
- * in, verdicts out; the processes are read in `adapters/exec-clients.ts`).
+ * in, verdicts out; the processes are read in `passes/exec-trees/clients.ts`).
  *
  * hermes holds every command and every long-lived stream it runs in a sandbox through a `docker`/`podman` client
  * process on this host: `docker exec [-i] <container id> bash [-l] -c CMD` (hermes-agent `tools/environments/docker.py`
@@ -11,7 +11,7 @@
  * attached. So an exec is in use while a client process lives whose arguments name its container (full id, an id
  * prefix, or its name) followed by exactly the exec's own command (`ProcessConfig`: entrypoint and arguments), as the
  * CLI's grammar has it (`exec [OPTIONS] CONTAINER COMMAND [ARG...]`); it is abandoned only when none does, and its age
- * is past the bound (the second condition, `core/exec-trees.ts`).
+ * is past the bound (the second condition, `passes/exec-trees/rule.ts`).
  *
  * A client names a container and a command, not an exec: when several running execs share a container and a command,
  * the newest are the ones kept, one per living client (execs whose age is unknown are never ended, so they take no

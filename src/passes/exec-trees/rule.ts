@@ -139,7 +139,7 @@ export type ExecKeepReason =
   | 'process-not-found'
   /** The exec's process is the sandbox's init or under it: never signalled. */
   | 'not-an-exec-tree'
-  /** A `docker`/`podman` client of this host is attached to it (`core/exec-clients.ts`): in use, at any age. */
+  /** A `docker`/`podman` client of this host is attached to it (`passes/exec-trees/rule-clients.ts`): in use, at any age. */
   | 'client-alive'
   /** Its clients cannot be seen from here (procfs `hidepid`, a client's arguments unreadable): never judged client-less. */
   | 'client-unverifiable';

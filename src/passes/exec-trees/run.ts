@@ -4,7 +4,7 @@
  * the exec's process and all its descendants, SIGKILL to those still there after the stop timeout, each signal only
  * after the re-check (exec still running, same pid and start time, still past the bound) and each to the very process
  * that was seen: its pid, start time and cgroup (the sandbox's) read again right before its kill, SIGKILL's as
- * SIGTERM's. The decisions are pure (`core/exec-trees.ts`).
+ * SIGTERM's. The decisions are pure (`passes/exec-trees/rule.ts`).
  */
 import type { ContainerDetails, EngineClient, ExecDetails } from '../../adapters/engine.js';
 import { type ProcAccess, procAccess } from './proc-table.js';
@@ -159,7 +159,7 @@ const clientsOf = (opts: ExecTreeOptions): ClientReader => opts.clients ?? hostC
 const REMOTE_CLIENTS = 'the engine is not on this host: its clients cannot be seen from here';
 
 /**
- * Each exec's client (`core/exec-clients.ts`), and whether it is abandoned: past the bound, no living client, and
+ * Each exec's client (`passes/exec-trees/rule-clients.ts`), and whether it is abandoned: past the bound, no living client, and
  * clients that can be seen (`table.unverifiable` says why not: an engine on another host, a pid namespace of the
  * janitor's own, hidepid, ...). An exec whose command the engine did not give cannot be matched to a client:
  * unverifiable.

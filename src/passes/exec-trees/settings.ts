@@ -23,7 +23,7 @@ export interface ExecTreeOptions {
   end: boolean;
   /** The host's processes (default: `/proc`). */
   proc?: ProcAccess;
-  /** The host's `docker`/`podman` client processes, for the client rule (default: `/proc`'s, `adapters/exec-clients.ts`). */
+  /** The host's `docker`/`podman` client processes, for the client rule (default: `/proc`'s, `passes/exec-trees/clients.ts`). */
   clients?: ClientReader;
 }
 

@@ -1,9 +1,9 @@
 /**
  * The image pass (`--images-over`): records the images of the run's containers before the sweep (so that a container
  * the sweep removes still counts as a use), then, on every engine that answered, while the engine's images take more
- * than the budget, removes counted images least recently used first. Rules in core/images.ts, the state file in
- * adapters/image-uses.ts, the run in reaper/images.ts, its settings in reaper/image-settings.ts, `status`'s survey in
- * status/images.ts. `watch` marks an image used at each create, start or destroy event of a selected container.
+ * than the budget, removes counted images least recently used first. Rules in rule.ts (rule-budget.ts, rule-size.ts),
+ * the state file in uses.ts, the run in run.ts, its settings in settings.ts, `status`'s survey in status.ts. `watch`
+ * marks an image used at each create, start or destroy event of a selected container.
  */
 import type { EngineClient } from '../../adapters/engine.js';
 import { hasImageCalls } from '../../adapters/engine.js';

@@ -1,7 +1,7 @@
 /**
  * The image budget (`--images-over`, `janitor.images_over`) and keep patterns (`--keep-image`,
  * `janitor.keep_images`) as given: checked here, pure and import-free (the option table, which the start-up fast path
- * bundles, calls these). The size itself is read by bytes-iec in core/image-size.ts.
+ * bundles, calls these). The size itself is read by bytes-iec in passes/images/rule-size.ts.
  */
 import { ValueError } from '../../core/parse-args.js';
 

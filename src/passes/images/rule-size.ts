@@ -2,7 +2,7 @@
  * The image budget as a number of bytes: bytes-iec reads sizes as Docker and docuum mean them (`50GB` is 50 x 10^9
  * bytes, `20GiB` 20 x 2^30, a plain number is bytes; Docker's one-letter `20g` is 20 x 2^30, as `docker run -m`); `80%` stays a share of the ' +
    'filesystem that holds the engine's
- * images. Kept apart from core/image-budget.ts so that the option table (bundled into the start-up fast path) does not
+ * images. Kept apart from passes/images/rule-budget.ts so that the option table (bundled into the start-up fast path) does not
  * load it.
  */
 import bytes from 'bytes-iec';

@@ -1,8 +1,8 @@
 /**
  * The image pass of `reap` and `watch` (`--images-over`): records which images hermes' containers use, then, while
  * the engine's images take more than the budget, removes counted images least recently used first, each re-checked
- * right before (no container of any kind uses it), by id and without force. Rules in core/images.ts, the state file
- * in adapters/image-uses.ts.
+ * right before (no container of any kind uses it), by id and without force. Rules in passes/images/rule.ts, the state file
+ * in passes/images/uses.ts.
  */
 import type { ContainerSummary, EngineClient, EngineImageCalls, EngineImages } from '../../adapters/engine.js';
 import type { ImageUses } from './uses.js';

@@ -1,7 +1,7 @@
 /**
  * The state file of the image budget, `<home>/janitor/images.json` (mode 0600, written atomically under its lock,
  * never through a symlink: `FileStateStore`): per engine address and image id, the last time a container of it was
- * seen and whether a hermes container was one. Format in core/images.ts (`ImageUsesDoc`).
+ * seen and whether a hermes container was one. Format in passes/images/rule.ts (`ImageUsesDoc`).
  */
 import { type ImageUse, type Sighting, recordUses, usesOf } from './rule.js';
 import type { StateStore } from '../../adapters/state-file.js';

@@ -1,8 +1,8 @@
 /**
  * The sandbox-directory pass: hermes' task directories under `<sandbox root>/docker/` that no container uses and
  * nothing changed in for `--sandbox-dirs-older-than` are removed, and (for the metrics) the used and unused ones are
- * measured. Rules in core/sandbox-dirs.ts, files in adapters/sandbox-dirs.ts, the run in reaper/sandbox-dirs.ts,
- * `status`'s survey in status/sandbox-dirs.ts. Every profile's root with `--all-profiles`.
+ * measured. Rules in rule.ts, files in files.ts and dir-trees/files.ts, the run in run.ts,
+ * `status`'s survey in status.ts. Every profile's root with `--all-profiles`.
  */
 import type { Sourced } from '../../hermes/settings.js';
 import { UP_TO_DAYS, ago, span } from '../../core/ages.js';
@@ -96,7 +96,7 @@ export function uniqueRoots(roots: readonly SandboxRoot[]): SandboxRoot[] {
 }
 
 /**
- * A home's sandbox root as a run uses it (core/sandbox-dirs.ts `sandboxRoot`), with the uid it must belong to when the
+ * A home's sandbox root as a run uses it (passes/sandbox-dirs/rule.ts `sandboxRoot`), with the uid it must belong to when the
  * janitor runs as root over another user's home and the root is that user's word: the default under their home, or a
  * value from their `.env` or `config.yaml` (core/trust.ts `namedByOwner`).
  */

@@ -143,7 +143,7 @@ export interface Keep {
 /** Gone between the listing and the removal (another run removed it). */
 export const GONE: Keep = { reason: 'gone', detail: 'no longer there (removed by someone else)' };
 
-/** What a fresh scan of a task directory found (see `adapters/sandbox-dirs.ts` `scanTaskDir`). */
+/** What a fresh scan of a task directory found (see `passes/dir-trees/files.ts` `scanTaskDir`). */
 export interface TaskDirFileFacts {
   /** The entry itself: a real directory, a symlink, anything else, or gone. */
   kind: 'directory' | 'symlink' | 'other' | 'missing';

@@ -1,6 +1,6 @@
 /**
  * hermes' sandbox directories: which are used (asked of every engine), and the removal pass `reap` and `watch`
- * run with `--sandbox-dirs-older-than`. Rules in core/sandbox-dirs.ts, files in adapters/sandbox-dirs.ts.
+ * run with `--sandbox-dirs-older-than`. Rules in rule.ts, files in files.ts and dir-trees/files.ts.
  */
 import { lstatSync, promises as fs } from 'node:fs';
 import type { EngineClient } from '../../adapters/engine.js';

@@ -1,8 +1,8 @@
 /**
- * The files side of the session-file pass (rules in `core/session-files.ts`): listing a session directory's hermes
+ * The files side of the session-file pass (rules in `passes/session-files/rule.ts`): listing a session directory's hermes
  * names and removing a background job's files or a socket, relative to the directory's open descriptor
- * (`adapters/shell-snapshots.ts`: `/proc/self/fd/<fd>/<name>`, a single component, never a symlink followed). A
- * sandbox directory is removed by the sandbox-directory pass's descriptor-relative remover (`adapters/sandbox-dirs.ts`
+ * (`passes/temp-dirs/files.ts`: `/proc/self/fd/<fd>/<name>`, a single component, never a symlink followed). A
+ * sandbox directory is removed by the sandbox-directory pass's descriptor-relative remover (`passes/dir-trees/files.ts`
  * `removeTaskDir`), from this very directory (its device and inode checked). An entry hermes' own pruner removed
  * first is `gone`, never a failure.
  */

@@ -3,8 +3,7 @@
  * sandbox directories (`hermes_sandbox_*`) and RPC sockets (`hermes_rpc_<hex>.sock`), in every directory where a
  * hermes release puts session files for the profiles the run serves, found, counted and (unless a dry run or
  * `--keep-session-files`) removed by the shell snapshots' proof. Each kind its own in text, JSON and metrics. Rules in
- * core/session-files.ts, files in adapters/session-files.ts, the run in reaper/session-files.ts, settings in
- * reaper/session-file-settings.ts. It needs no engine: on a host with none it runs alone.
+ * rule.ts, files in files.ts, the run in run.ts, settings in settings.ts. It needs no engine: on a host with none it runs alone.
  */
 import { cappedLine, refusedTempDirs } from '../temp-dirs/report.js';
 import { UP_TO_DAYS, span } from '../../core/ages.js';

@@ -1,7 +1,7 @@
 /**
  * hermes' other session files in the directories where it puts them (`hermes/session-dirs.ts`): background jobs'
  * triplets, `execute_code`'s sandbox directories and their RPC sockets. Pure: names and file facts in, what each
- * entry is out; an entry is abandoned by the shell snapshots' rule (`core/shell-snapshots.ts` `judgeSession`: changed
+ * entry is out; an entry is abandoned by the shell snapshots' proof (`passes/temp-dirs/rule.ts` `judgeSession`: changed
  * at least the threshold ago, and no living hermes-like process of its owner started before its last change).
  *
  * From hermes-agent's source:

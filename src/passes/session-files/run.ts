@@ -3,8 +3,8 @@
  * sandbox directories and RPC sockets in every directory where it puts session files, found, counted and (unless a
  * dry run) removed by the shell snapshots' proof (`judgeSession`: changed at least the threshold ago, no living
  * hermes-like process of the owner started before the last change; the owner's processes read again right before
- * removing) and the same descriptor-relative removal. Rules in core/session-files.ts, files in
- * adapters/session-files.ts. It needs no engine. It never races hermes' own pruner into an error: what went first
+ * removing) and the same descriptor-relative removal. Rules in passes/session-files/rule.ts, files in
+ * passes/session-files/files.ts. It needs no engine. It never races hermes' own pruner into an error: what went first
  * is `gone`. Its work stops at the run's abort (`--timeout`): `cutShort`.
  */
 import path from 'node:path';

@@ -1,6 +1,6 @@
 /**
  * The settings of the session-file pass, read in this one function: the directories where hermes puts session files
- * (`reaper/session-dir-settings.ts`, the shell-snapshot pass's), the threshold (2 x max(lifetime, 60 s), as for
+ * (`passes/temp-dirs/dirs.ts`, shared with the shell-snapshot pass), the threshold (2 x max(lifetime, 60 s), as for
  * snapshots), and the switch that keeps them (`--keep-session-files`, `janitor.keep_session_files` in config.yaml).
  */
 import type { HermesConfig } from '../../adapters/config.js';

@@ -1,7 +1,7 @@
 /**
  * The shell-snapshot pass: hermes' abandoned shell snapshots in its temp directory, found, counted and (unless a dry
- * run or `--keep-shell-snapshots`) removed. Rules in core/shell-snapshots.ts, files in adapters/shell-snapshots.ts,
- * the run in reaper/shell-snapshots.ts, its settings in reaper/shell-snapshot-settings.ts. It needs no engine: on a
+ * run or `--keep-shell-snapshots`) removed. Rules in rule.ts (the abandoned proof: temp-dirs/rule.ts), files in
+ * files.ts and temp-dirs/files.ts, the run in run.ts, its settings in settings.ts. It needs no engine: on a
  * host with none it runs alone. The smallest real pass: docs/development.md walks through it.
  */
 import { cappedLine, refusedTempDirs } from '../temp-dirs/report.js';

@@ -1,7 +1,7 @@
 /**
  * The shell-snapshot pass of `reap`, `watch` and `status`: hermes' abandoned shell snapshots in its temp directory,
- * found, counted and (unless a dry run) removed. Rules in core/shell-snapshots.ts, files in
- * adapters/shell-snapshots.ts, processes in adapters/hermes-processes.ts. It needs no engine.
+ * found, counted and (unless a dry run) removed. Rules in rule.ts and temp-dirs/rule.ts, files in
+ * files.ts and temp-dirs/files.ts, processes in adapters/hermes-processes.ts. It needs no engine.
  *
  * Its work is bounded by what it finds, whoever made it: the process table is read once per pass, and again only
  * right before removing, once per owner whose files are about to go (that owner's processes only); a file is read for

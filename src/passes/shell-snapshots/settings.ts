@@ -1,6 +1,6 @@
 /**
  * The settings of the shell-snapshot pass, read in this one function: the directories where hermes puts session
- * files (every one any release uses, for each profile the run serves: `reaper/session-dir-settings.ts`), the terminal
+ * files (every one any release uses, for each profile the run serves: `passes/temp-dirs/dirs.ts`), the terminal
  * lifetime the threshold follows from, and the switch that keeps snapshots (`--keep-shell-snapshots`,
  * `janitor.keep_shell_snapshots` in config.yaml). The lifetime and hermes' temp variables come from the settings
  * resolver (`hermes/settings.ts`), so hermes' `.env` files count as in hermes.
@@ -36,7 +36,7 @@ export interface ShellSnapshotSettings {
 
 /**
  * `tempDirs`: every directory where a hermes release puts session files for the profiles the run serves, each with
- * the uid it must belong to where the trust rules apply (`reaper/session-dir-settings.ts`).
+ * the uid it must belong to where the trust rules apply (`passes/temp-dirs/dirs.ts`).
  */
 export function shellSnapshotSettings(
   flags: { lifetimeSeconds?: number | undefined; keep?: boolean | undefined },

@@ -27,7 +27,7 @@ export interface TempDir {
   /**
    * Only this uid's entries are looked at (judged, removed, reported): set when root runs over a home another user
    * owns, so that the run, its report and that user's log hold that user's files only, never another user's file
-   * names or variable names (`reaper/session-dir-settings.ts`). Absent: every user's.
+   * names or variable names (`passes/temp-dirs/dirs.ts`). Absent: every user's.
    */
   onlyUid?: number;
 }
