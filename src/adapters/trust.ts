@@ -202,19 +202,18 @@ export function walkDir(target: string, opts: WalkOptions = {}): Walked {
   procChecked ||= checkProc();
   const abs = path.resolve(target);
   const fromWalk = !opts.controllers?.size;
-  const again = fromWalk ? reopenRootOnly(abs) : null;
-  if (again) return again;
-  const w = walkFromRoot(abs, opts);
+  const known = fromWalk ? nearestRootOnly(abs) : null;
+  const w = known ? walkOn(known.w, known.st, components(path.relative(known.key, abs)), opts) : walkFromRoot(abs, opts);
   if (fromWalk && !w.missing && w.controllers.size === 0) rememberRootOnly(abs, w);
   return w;
 }
 
 /**
  * Directories whose walk met nobody but root, for a moment: only root can change any directory on their way, so
- * within `ROOT_ONLY_MS` such a directory is opened again by its real path, and taken only if it is the same directory
- * (device and inode): a hook walks to its state directory three or four times, about 0.3 ms a walk here. Anything
- * a user controls is walked every time. What root itself changes on the way within that moment may be seen late, as
- * it may be by any walk's answer once given.
+ * within `ROOT_ONLY_MS` a walk to such a directory, or below it, starts from it, opened again by its real path and
+ * taken only if it is the same directory (device and inode): a hook walks to its home and its state directory four
+ * times, about 0.3 ms a walk here. Anything a user controls is walked every time. What root itself changes on the way
+ * within that moment may be seen late, as it may be by any walk's answer once given.
  */
 const ROOT_ONLY_MS = 500;
 const rootOnly = new Map<string, { real: string; dev: number; ino: number; at: number }>();
@@ -224,10 +223,20 @@ function rememberRootOnly(abs: string, w: Walked): void {
   rootOnly.set(abs, { real: w.real, dev: st.dev, ino: st.ino, at: Date.now() });
 }
 
-function reopenRootOnly(abs: string): Walked | null {
-  const known = rootOnly.get(abs);
+/** The deepest of `abs` and its parents walked a moment ago through directories only root controls, open again. */
+function nearestRootOnly(abs: string): { key: string; w: Walked; st: Stats } | null {
+  if (rootOnly.size === 0) return null;
+  for (let key = abs; ; key = path.dirname(key)) {
+    const again = reopenRootOnly(key);
+    if (again) return { key, ...again };
+    if (key === '/') return null;
+  }
+}
+
+function reopenRootOnly(key: string): { w: Walked; st: Stats } | null {
+  const known = rootOnly.get(key);
   if (!known) return null;
-  rootOnly.delete(abs); // taken again below only if it still holds
+  rootOnly.delete(key); // kept below only if it still holds
   const age = Date.now() - known.at;
   if (age < 0 || age > ROOT_ONLY_MS) return null;
   let fd: number;
@@ -241,14 +250,19 @@ function reopenRootOnly(abs: string): Walked | null {
     fs.closeSync(fd);
     return null;
   }
-  rootOnly.set(abs, known);
-  return { fd, real: known.real, controllers: new Map(), missing: false };
+  rootOnly.set(key, known);
+  return { w: { fd, real: known.real, controllers: new Map(), missing: false }, st };
 }
 
 function walkFromRoot(abs: string, opts: WalkOptions): Walked {
-  let pending = components(abs);
-  const w: Walked = { fd: fs.openSync('/', O_DIR), real: '/', controllers: new Map(opts.controllers ?? []), missing: false };
-  let dir = fs.fstatSync(w.fd);
+  const fd = fs.openSync('/', O_DIR);
+  return walkOn({ fd, real: '/', controllers: new Map(opts.controllers ?? []), missing: false }, fs.fstatSync(fd), components(abs), opts);
+}
+
+/** Walks on from the open directory `w.fd` (whose `stat` is `dir`) through `pending`; closes what it leaves. */
+function walkOn(w: Walked, start: Stats, rest: string[], opts: WalkOptions): Walked {
+  let pending = rest;
+  let dir = start;
   let links = 0;
   try {
     while (pending.length > 0) {

@@ -64,4 +64,19 @@ describe('root walks a directory again unless it is the same one, reached throug
     assert.equal(again.ino, statSync(dir).ino);
     assert.ok(again.controllers > 0);
   });
+  it('a walk below a directory walked a moment ago goes on from it, and still refuses a symlink a user planted below it', () => {
+    const home = path.join(base, 'e');
+    mkdirSync(home);
+    walkedIno(home);
+    const state = path.join(home, 'state');
+    mkdirSync(state);
+    assert.equal(walkedIno(state).ino, statSync(state).ino);
+    const open = path.join(home, 'open');
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    const other = path.join(base, 'e-other');
+    mkdirSync(other);
+    symlinkSync(other, path.join(open, 'link'));
+    assert.throws(() => walkDir(path.join(open, 'link')), /symlink in a directory every user can change/);
+  });
 });
