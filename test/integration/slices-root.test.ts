@@ -7,8 +7,10 @@
  *   `status`'s `sandboxDirsDetail.capped`) and judged every directory it took (kept: changed recently), no more;
  * - one task directory of 100,000 files: measured and removed a slice of names at a time, under 256 MB of RSS, within
  *   `--timeout 1s` + 1 s when cut short;
- * - `<home>/tool-loop` with 5,000 history names: root's `tool-loop status` and `status` say the cap;
- * - `<home>/runtime/execution-targets.d` with 5,000 names: a warning past the cap, the run goes on.
+ * - `<home>/tool-loop` with 5,000 history names: root's `tool-loop status` and `status` say the cap (`status
+ *   --timeout 5s` within 6 s);
+ * - `<home>/runtime/execution-targets.d` with 5,000 names: a warning past the cap, the run goes on (`reap --timeout
+ *   5s` within 6 s).
  * Timings are from the spawn of the CLI; the maximum RSS is GNU time's (`/usr/bin/time -f %M`), of the CLI's process.
  */
 import assert from 'node:assert/strict';
@@ -195,7 +197,8 @@ describe('the whole-directory readers: root over directories a user without engi
       const j = JSON.parse(json.stdout) as { sessions: unknown[]; capped?: number };
       assert.equal(j.capped, DIR_CAP);
       assert.ok(j.sessions.length <= DIR_CAP, `${j.sessions.length} sessions`);
-      const status = await rootRun(['status', '--json', '--timeout', '60s']);
+      const status = await rootRun(['status', '--json', '--timeout', '5s']);
+      assert.ok(status.ms <= 6000, `status --timeout 5s returned after ${status.ms} ms`);
       const s = JSON.parse(status.stdout) as { breakers: { toolLoop: { capped?: number } } };
       assert.equal(s.breakers.toolLoop.capped, DIR_CAP, status.stdout.slice(0, 400));
     } finally {
@@ -210,8 +213,9 @@ describe('the whole-directory readers: root over directories a user without engi
         `for(let i=0;i<5000;i++)fs.writeFileSync(d+'/p'+i+'.json','{}')`,
     );
     try {
-      const r = await rootRun(['reap', '--dry-run', '--timeout', '30s', ...label()]);
+      const r = await rootRun(['reap', '--dry-run', '--timeout', '5s', ...label()]);
       assert.equal(r.code, 0, r.stderr);
+      assert.ok(r.ms <= 6000, `reap --timeout 5s returned after ${r.ms} ms`);
       assert.match(r.stderr, new RegExp(`holds more than ${DIR_CAP} entries: only the fragments among the first ${DIR_CAP} read are known`));
     } finally {
       rmSync(path.join(home, 'runtime'), { recursive: true, force: true });
