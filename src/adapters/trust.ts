@@ -34,6 +34,7 @@ import {
   untrustedRootLine,
 } from '../core/trust.js';
 import { fdPath, mountIdOf } from './dir-fd.js';
+import { readDirCapped } from './dir-slices.js';
 
 const O_DIR = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 const O_READ = constants.O_RDONLY | constants.O_NONBLOCK;
@@ -603,12 +604,16 @@ export function readFileSafely(file: string, cap: number, opts: OpenOptions = {}
  * The entries of a directory (names, and whether each is itself a directory: symlinks are not), as root reached by a
  * walk as files are (`openFileSafely`): under another user's home no symlink on the way is followed, so a linked
  * directory lists nothing of what it points at. Throws ENOENT/ENOTDIR as node:fs does, a `TrustError` for a refusal.
- * With `max`, at most that many entries are read (a few at a time: a directory of a million names is never held whole)
- * and the list ends with `more: true` on it when there were more.
+ * With `max`, at most that many entries are read (dir-slices.ts: a few at a time, a directory of a million names is
+ * never held whole) and the list ends with `more: true` on it when there were more; with `keep`, only the entries it
+ * accepts are held (the others dropped as read).
  */
-export function listDirSafely(dir: string, opts: { max?: number } = {}): Array<{ name: string; directory: boolean }> & { more?: true } {
+export function listDirSafely(
+  dir: string,
+  opts: { max?: number; keep?: (name: string, directory: boolean) => boolean } = {},
+): Array<{ name: string; directory: boolean }> & { more?: true } {
   const abs = path.resolve(dir);
-  const of = (at: string) => readEntries(at, opts.max ?? Infinity);
+  const of = (at: string) => readEntries(at, opts.max ?? Infinity, opts.keep);
   if (!rootRules()) return of(abs);
   const home = foreignHomeOf(abs);
   let w: Walked;
@@ -625,22 +630,20 @@ export function listDirSafely(dir: string, opts: { max?: number } = {}): Array<{
   }
 }
 
-/** At most `max` entries of the directory at `at` (`opendir`, a few at a time), `more` when there were more. */
-function readEntries(at: string, max: number): Array<{ name: string; directory: boolean }> & { more?: true } {
-  const out: Array<{ name: string; directory: boolean }> & { more?: true } = [];
-  const d = fs.opendirSync(at, { bufferSize: 64 });
-  try {
-    for (let e = d.readSync(); e !== null; e = d.readSync()) {
-      if (out.length >= max) {
-        out.more = true;
-        break;
-      }
-      out.push({ name: e.name, directory: e.isDirectory() });
-    }
-  } finally {
-    d.closeSync();
-  }
-  return out;
+/** At most `max` entries of the directory at `at` (those `keep` accepts), `more` when there were more. */
+function readEntries(
+  at: string,
+  max: number,
+  keep: ((name: string, directory: boolean) => boolean) | undefined,
+): Array<{ name: string; directory: boolean }> & { more?: true } {
+  const read = readDirCapped(at, {
+    max,
+    keep: (e) => {
+      const entry = { name: e.name, directory: e.isDirectory() };
+      return !keep || keep(entry.name, entry.directory) ? entry : null;
+    },
+  });
+  return read.more ? Object.assign(read.kept, { more: true as const }) : read.kept;
 }
 
 // ---- writing

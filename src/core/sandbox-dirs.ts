@@ -325,3 +325,14 @@ export function refusalLine(dir: string, r: Refusal, uid: number | null, outcome
     : `nothing was removed${outcome.leftAt !== dir ? ` (it is now at ${shownPath(outcome.leftAt)})` : ''}`;
   return `cannot remove ${shownPath(dir)}: ${shownPath(r.path)}: ${why}${owner}${fix}; ${state}`;
 }
+
+/**
+ * At most this many entries of one `<root>/docker` are taken by a run (the first read, in the directory's order): a
+ * user's directory of a million names is read a slice at a time and only this far, and the run says so (#47). hermes
+ * makes one task directory per task; a root past the cap is worked through over several runs.
+ */
+export const TASK_DIRS_CAP = 4096;
+
+/** The line of a sandbox root whose `<root>/docker` (`parent`) held more entries than a run takes. */
+export const cappedRootLine = (parent: string, taken: number): string =>
+  `${shownPath(parent)} holds more than ${TASK_DIRS_CAP} entries (a run takes ${TASK_DIRS_CAP}): ${taken} of them were judged, the others not this run`;
