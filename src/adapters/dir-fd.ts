@@ -103,8 +103,9 @@ export class DirFd {
     return path.join(this.shown, name);
   }
 
-  list(): Promise<string[]> {
-    return fs.readdir(`/proc/self/fd/${this.handle.fd}`);
+  /** The path its entries are listed through (`/proc/self/fd/<n>`): read with dir-slices.ts, a slice at a time. */
+  listPath(): string {
+    return `/proc/self/fd/${this.handle.fd}`;
   }
 
   /** `fstatat(AT_SYMLINK_NOFOLLOW)`. */

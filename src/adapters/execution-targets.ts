@@ -18,6 +18,11 @@ import { errorMessage } from '../errors.js';
 
 /** The most fragment files read from one registry (hermes has one per provider). */
 export const MAX_REGISTRY_FILES = 64;
+/**
+ * At most this many entries of a registry directory are read (a slice at a time, only the fragments' names kept): a
+ * directory its owner filled past it is read this far, with a warning (#47).
+ */
+export const REGISTRY_DIR_ENTRIES_CAP = 4096;
 /** The most targets read from one fragment (hermes' `MAX_TARGETS_PER_PROVIDER`). */
 export const MAX_TARGETS_PER_FILE = 1024;
 
@@ -35,10 +40,16 @@ function fragments(dir: string, warnings: string[]): string[] {
   if (!existsSync(dir)) return [];
   let names: string[];
   try {
-    names = listDirSafely(dir)
-      .filter((e) => !e.directory && e.name.endsWith('.json') && !e.name.startsWith('.'))
-      .map((e) => e.name)
-      .sort();
+    // At most REGISTRY_DIR_ENTRIES_CAP entries read, the fragments' names only kept (#47).
+    const listed = listDirSafely(dir, {
+      max: REGISTRY_DIR_ENTRIES_CAP,
+      keep: (name, directory) => !directory && name.endsWith('.json') && !name.startsWith('.'),
+    });
+    if (listed.more)
+      warnings.push(
+        `${dir} holds more than ${REGISTRY_DIR_ENTRIES_CAP} entries: only the fragments among the first ${REGISTRY_DIR_ENTRIES_CAP} read are known`,
+      );
+    names = listed.map((e) => e.name).sort();
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return [];

@@ -5,6 +5,7 @@ import { abortableSleep } from '../util/sleep.js';
 import { writeAllSync } from '../util/write-all.js';
 import { JanitorError, ExitCode } from '../errors.js';
 import { type Liveness, type ProcessIdentity, liveness, selfIdentity } from './process-identity.js';
+import { readDirCapped } from './dir-slices.js';
 
 /**
  * Cross-process lock files.
@@ -264,13 +265,13 @@ export async function lockState(lockPath: string, staleMs?: number): Promise<{ h
 export function removeLeftovers(dir: string, now = Date.now()): void {
   let names: string[];
   try {
-    names = fs.readdirSync(dir);
+    // A slice at a time, only the leftovers' names kept (dir-slices.ts): a directory of a million other names costs
+    // no memory, and every entry is still looked at (no cap: nothing is skipped).
+    names = readDirCapped(dir, { max: Infinity, keep: (e) => (isLeftoverName(e.name) ? e.name : null) }).kept;
   } catch {
     return;
   }
   for (const name of names) {
-    // The cheap test first: most names are neither (hooks take a lock on every call, in a directory of histories).
-    if (!(name.endsWith('.tmp') && /\.\d+\.[0-9a-f]{8}\.tmp$/.test(name)) && !(name.includes('.stale-') && /\.stale-[0-9a-f]{16}$/.test(name))) continue;
     const p = path.join(dir, name);
     try {
       const st = fs.lstatSync(p);
@@ -280,6 +281,10 @@ export function removeLeftovers(dir: string, now = Date.now()): void {
     }
   }
 }
+
+/** A temporary file or a set-aside lock. The cheap test first: most names are neither (hooks take a lock on every call, in a directory of histories). */
+const isLeftoverName = (name: string): boolean =>
+  (name.endsWith('.tmp') && /\.\d+\.[0-9a-f]{8}\.tmp$/.test(name)) || (name.includes('.stale-') && /\.stale-[0-9a-f]{16}$/.test(name));
 
 /** One try at a lock: true when `tmp` (our record) now sits at the lock path, taking over a dead or stale holder's. */
 function tryLink(lockPath: string, tmp: string, staleMs: number | undefined): boolean {

@@ -9,7 +9,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_HOME_DIRNAME } from '../defaults.js';
+import { readDirCapped } from './dir-slices.js';
 import { listHermesProcesses } from './hermes-processes.js';
+
+/**
+ * At most this many entries of one directory a glob component names are read (a slice at a time, only the matching
+ * names kept): past it the run notes the directory and goes on with the matches read (#47).
+ */
+export const GLOB_DIR_ENTRIES_CAP = 65_536;
 
 const GLOB = /[*?[]/;
 
@@ -36,8 +43,11 @@ function componentPattern(glob: string): RegExp {
   return new RegExp(`^${re}$`);
 }
 
-/** The directories an absolute path or glob names (a path without glob characters: itself, whether or not it exists). */
-export function expandHomes(pattern: string, cwd: string): string[] {
+/**
+ * The directories an absolute path or glob names (a path without glob characters: itself, whether or not it exists).
+ * A directory holding more than `GLOB_DIR_ENTRIES_CAP` entries is read that far, with a line in `notes` saying so.
+ */
+export function expandHomes(pattern: string, cwd: string, notes: string[] = []): string[] {
   const abs = path.resolve(cwd, pattern);
   if (!GLOB.test(abs)) return [abs];
   let at = ['/'];
@@ -48,14 +58,17 @@ export function expandHomes(pattern: string, cwd: string): string[] {
     }
     const re = componentPattern(part);
     const next: string[] = [];
+    const keep = (n: string) => re.test(n) && (part.startsWith('.') || !n.startsWith('.'));
     for (const dir of at) {
-      let names: string[];
+      let read;
       try {
-        names = fs.readdirSync(dir);
+        read = readDirCapped(dir, { max: GLOB_DIR_ENTRIES_CAP, keep: (e) => (keep(e.name) ? e.name : null) });
       } catch {
         continue;
       }
-      for (const n of names.sort()) if (re.test(n) && (part.startsWith('.') || !n.startsWith('.'))) next.push(path.join(dir, n));
+      if (read.more)
+        notes.push(`--homes ${pattern}: ${dir} holds more than ${GLOB_DIR_ENTRIES_CAP} entries: only the first ${GLOB_DIR_ENTRIES_CAP} read were matched`);
+      for (const n of read.kept.sort()) next.push(path.join(dir, n));
     }
     at = next;
   }

@@ -53,6 +53,13 @@ export {
   type ToolLoopState,
 } from '../core/tool-loop.js';
 
+/**
+ * At most this many entries of the histories' directory are read by status, reset and the expiry sweep (a slice at a
+ * time, only histories' names kept): past it they see the sessions among those read, and status says so (#47); the
+ * hourly sweep gets to the others once the expired ones it read are gone.
+ */
+export const TOOL_LOOP_DIR_ENTRIES_CAP = 4096;
+
 /** Where the tool-loop keeps its histories: one {@link StateStore} per session. */
 export interface ToolLoopStore {
   /** Where the histories live (a directory, or `memory:`). */
@@ -63,7 +70,7 @@ export interface ToolLoopStore {
    * The stores of every session that has a history (used by status, reset and the expiry sweep); with `busy`, also
    * of those whose history is being written this instant (a file store: only its lock is there).
    */
-  sessions(opts?: { busy?: boolean }): Promise<StateStore[]>;
+  sessions(opts?: { busy?: boolean }): Promise<StateStore[] & { more?: true }>;
   /** Where the time of the last expiry sweep is kept. */
   sweepRecord(): StateStore;
 }
@@ -92,11 +99,18 @@ export class FileToolLoopStore implements ToolLoopStore {
   session(sessionId: string): StateStore {
     return new FileStateStore(path.join(this.dir, sessionFileName(sessionId)), HISTORY_FILE);
   }
-  async sessions(opts: { busy?: boolean } = {}): Promise<StateStore[]> {
+  async sessions(opts: { busy?: boolean } = {}): Promise<StateStore[] & { more?: true }> {
     let names: string[];
+    let more = false;
     try {
-      // As root over another user's home, listed without following a symlink there (adapters/trust.ts).
-      names = listDirSafely(this.dir).map((e) => e.name);
+      // As root over another user's home, listed without following a symlink there (adapters/trust.ts); at most
+      // TOOL_LOOP_DIR_ENTRIES_CAP entries read, only histories' (and their locks') names kept.
+      const listed = listDirSafely(this.dir, {
+        max: TOOL_LOOP_DIR_ENTRIES_CAP,
+        keep: (n) => SESSION_FILE_PATTERN.test(n.endsWith('.lock') ? n.slice(0, -5) : n),
+      });
+      more = listed.more === true;
+      names = listed.map((e) => e.name);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return [];
@@ -104,7 +118,8 @@ export class FileToolLoopStore implements ToolLoopStore {
     }
     const files = new Set(names.filter((n) => SESSION_FILE_PATTERN.test(n)));
     if (opts.busy) for (const n of names) if (n.endsWith('.lock') && SESSION_FILE_PATTERN.test(n.slice(0, -5))) files.add(n.slice(0, -5));
-    return [...files].sort().map((n) => new FileStateStore(path.join(this.dir, n), HISTORY_FILE));
+    const stores = [...files].sort().map((n) => new FileStateStore(path.join(this.dir, n), HISTORY_FILE));
+    return more ? Object.assign(stores, { more: true as const }) : stores;
   }
   sweepRecord(): StateStore {
     // Taken at most hourly (and so only by the hook that sweeps): it removes what crashed hooks left in the directory.
@@ -267,7 +282,8 @@ export interface ToolLoop {
   /** Forgets one session's history, or every session's; returns how many histories were deleted. */
   reset(sessionId?: string): Promise<number>;
   /** One session's history, or every session's (expired ones are reported without state). */
-  status(sessionId?: string): Promise<ToolLoopSessionStatus[]>;
+  /** `more`: the directory held more than `TOOL_LOOP_DIR_ENTRIES_CAP` entries (those past it were not read). */
+  status(sessionId?: string): Promise<ToolLoopSessionStatus[] & { more?: true }>;
   /** Deletes the histories untouched for 24 h (and unusable ones); returns how many. Runs by itself hourly. */
   sweep(): Promise<number>;
 }
@@ -723,8 +739,9 @@ export function createToolLoop(options: ToolLoopOptions = {}): ToolLoop {
       const nowMs = now().getTime();
       if (sessionId !== undefined) return [await describeSession(store.session(sessionId), nowMs, sessionId)];
       const out: ToolLoopSessionStatus[] = [];
-      for (const session of await store.sessions()) out.push(await describeSession(session, nowMs));
-      return out;
+      const sessions = await store.sessions();
+      for (const session of sessions) out.push(await describeSession(session, nowMs));
+      return sessions.more ? Object.assign(out, { more: true as const }) : out;
     },
     sweep: () => sweepStale(store, now().getTime()),
   };

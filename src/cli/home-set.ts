@@ -37,7 +37,7 @@ export async function homesOf(
   const { procRootOf } = await import('../adapters/hermes-processes.js');
   const found: FoundHome[] = [];
   for (const given of opts.homes ?? []) {
-    const dirs = expandHomes(given, ctx.cwd);
+    const dirs = expandHomes(given, ctx.cwd, notes);
     if (dirs.length === 0) notes.push(`--homes ${given}: no directory matches it`);
     found.push(...dirs.map((root) => ({ root, from: 'homes' as const })));
   }

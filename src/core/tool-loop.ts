@@ -627,3 +627,6 @@ export function sessionFileName(session: string): string {
 
 /** Matches the names `sessionFileName` makes. */
 export const SESSION_FILE_PATTERN = /^[A-Za-z0-9_-]{0,48}-[0-9a-f]{16}\.json$/;
+
+/** What `tool-loop status` and `status` say of a histories' directory holding more entries than they read (`cap`). */
+export const toolLoopCappedLine = (cap: number): string => `holds more than ${cap} entries: the sessions among the first ${cap} read are shown`;

@@ -14,7 +14,8 @@
  *   which is a checkout's layout without `.git`: found as one, its version and commit from the stamp.
  * Versions are in any of hermes' forms (`versions.ts`).
  */
-import { existsSync, readdirSync, realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
+import { readDirCapped } from '../adapters/dir-slices.js';
 import { readFileSafely } from '../adapters/trust.js';
 import path from 'node:path';
 import type { HermesPlace, PlaceProbe } from './processes.js';
@@ -22,6 +23,16 @@ import type { HermesPlace, PlaceProbe } from './processes.js';
 const MAX_METADATA_BYTES = 64 * 1024;
 /** How far up from a script a checkout is looked for. */
 const MAX_ANCESTORS = 8;
+/**
+ * At most this many entries of a venv's `lib` or a `site-packages` are read (a slice at a time, only hermes' names
+ * kept): a venv holds a few thousand; one its owner filled past this is read this far, and hermes' dist-info past it
+ * is not found (its version is then unknown, as a venv without one) (#47).
+ */
+export const INSTALL_DIR_ENTRIES_CAP = 65_536;
+
+/** The names in `dir` that `test` accepts, of its first `INSTALL_DIR_ENTRIES_CAP` entries. */
+const namesIn = (dir: string, test: (name: string) => boolean): string[] =>
+  readDirCapped(dir, { max: INSTALL_DIR_ENTRIES_CAP, keep: (e) => (test(e.name) ? e.name : null) }).kept;
 
 /**
  * A small metadata file's text, read by the trust rules (`adapters/trust.ts` `readFileSafely`: a regular file, never
@@ -47,7 +58,7 @@ export function isCheckout(dir: string): boolean {
 export function sitePackagesOf(venv: string): string[] {
   let libs: string[];
   try {
-    libs = readdirSync(path.join(venv, 'lib')).filter((n) => /^python\d/.test(n));
+    libs = namesIn(path.join(venv, 'lib'), (n) => /^python\d/.test(n));
   } catch {
     return [];
   }
@@ -57,7 +68,7 @@ export function sitePackagesOf(venv: string): string[] {
 /** hermes' dist-info directory in a site-packages (`hermes_agent-<version>.dist-info`), or null. */
 export function distInfoOf(site: string): string | null {
   try {
-    const n = readdirSync(site).find((x) => /^hermes[_-]agent-[^/]+\.dist-info$/i.test(x));
+    const n = namesIn(site, (x) => /^hermes[_-]agent-[^/]+\.dist-info$/i.test(x))[0];
     return n ? path.join(site, n) : null;
   } catch {
     return null;

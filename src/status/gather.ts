@@ -10,12 +10,13 @@ import { lockState } from '../adapters/file-lock.js';
 import { janitorDir, logFile } from '../adapters/janitor-files.js';
 import { untrustedSettings } from '../adapters/settings-worth.js';
 import { homeAccess, openFileSafely, readFileSafely, refusals } from '../adapters/trust.js';
+import { readDirSliced } from '../adapters/dir-slices.js';
 import type { EngineClient, EngineStatusCalls } from '../adapters/engine.js';
 import { type EngineEndpoint, whyEngine } from '../adapters/engine-host.js';
 import { loadRestartGuardSettings, restartGuardState, restartLoopStore } from '../breakers/restart-guard.js';
 import { createStopHook } from '../breakers/stop-hook.js';
 import { stuckSessionsStatus, stuckSessionsStore } from '../breakers/stuck-sessions.js';
-import { createToolLoop } from '../breakers/tool-loop.js';
+import { TOOL_LOOP_DIR_ENTRIES_CAP, createToolLoop } from '../breakers/tool-loop.js';
 import { oneStepFromLoop } from '../core/tool-loop.js';
 import { readHookErrors } from '../breakers/hook-errors.js';
 import type { HookErrorEntry } from '../core/hook-errors.js';
@@ -164,6 +165,11 @@ export interface StatusReport {
       disarmed: string | null;
       /** The tool hooks' own mistakes they failed open on, most recent first. */
       hookErrors: HookErrorEntry[];
+      /**
+       * The histories' directory holds more than `TOOL_LOOP_DIR_ENTRIES_CAP` entries: that cap (the sessions shown are
+       * those among the entries read); absent otherwise.
+       */
+      capped?: number;
     };
   };
   /** This host has no engine at all (not an unreachable one): the line saying so. */
@@ -297,12 +303,14 @@ async function readStamps(home: string, now: Date): Promise<SweepStamp[]> {
   const dir = path.join(janitorDir(home), 'stamps');
   let names: string[];
   try {
-    names = await fs.readdir(dir);
+    // Only the stamps' names kept, a slice at a time (dir-slices.ts); no cap: the state directory is the run's own
+    // (as root over another user's home, root's: adapters/trust.ts `homeAccess`), never a directory another user fills.
+    names = (await readDirSliced(dir, { max: Infinity, keep: (e) => (e.name.endsWith('.json') ? e.name : null) })).kept;
   } catch {
     return [];
   }
   const out: SweepStamp[] = [];
-  for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
+  for (const name of names.sort()) {
     const file = path.join(dir, name);
     try {
       const v = JSON.parse(readFileSafely(file, 64 * 1024, { noFollow: true })) as {
@@ -340,12 +348,13 @@ async function readStamps(home: string, now: Date): Promise<SweepStamp[]> {
 async function readLocks(home: string): Promise<LockStatus[]> {
   let names: string[];
   try {
-    names = await fs.readdir(janitorDir(home));
+    // As readStamps reads: the locks' names only, a slice at a time, in the run's own state directory.
+    names = (await readDirSliced(janitorDir(home), { max: Infinity, keep: (e) => (/^reap-[0-9a-f]+\.lock$/.test(e.name) ? e.name : null) })).kept;
   } catch {
     return [];
   }
   const out: LockStatus[] = [];
-  for (const name of names.filter((n) => /^reap-[0-9a-f]+\.lock$/.test(n)).sort()) {
+  for (const name of names.sort()) {
     const file = path.join(janitorDir(home), name);
     // The lock module's own judgement: stale when the next reap would take it over (its holder is gone).
     const state = await lockState(file).catch(() => null);
@@ -501,6 +510,7 @@ async function breakers(
       stops: loopRows.reduce((sum, r) => sum + r.stops, 0),
       disarmed: hostDisarmed,
       hookErrors: loopErrors.errors,
+      ...('more' in sessions && sessions.more ? { capped: TOOL_LOOP_DIR_ENTRIES_CAP } : {}),
     },
   };
 }

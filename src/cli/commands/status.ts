@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { toolLoopCappedLine } from '../../core/tool-loop.js';
 import type { IdleOptions } from '../../reaper/sweep-types.js';
 import type { Context } from '../../context.js';
 import { ExitCode, errorMessage } from '../../errors.js';
@@ -432,6 +433,7 @@ export function render(r: StatusReport, now: Date, more: { settings?: RunPolicy[
   const disarmed = tl.disarmed ? `; DISARMED for every session since ${tl.disarmed}` : '';
   const looping = tl.looping.length ? `, looping: ${tl.looping.join(', ')}` : ', none looping';
   out.push(`  tool-loop: ${plural(tl.sessions.length, 'session')} on record${looping}${loops}${disarmed}`);
+  if (tl.capped !== undefined) out.push(`  tool-loop: ${tl.location} ${toolLoopCappedLine(tl.capped)}`);
   if (r.attention.length === 0) out.push('Nothing needs attention.');
   else {
     out.push('Needs attention');

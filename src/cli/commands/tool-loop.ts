@@ -174,9 +174,13 @@ async function switchBreaker(ctx: Context, dir: string, verb: 'disarm' | 'arm', 
 /** `status`: one session's history or every one (an I/O error is one warning: exit 0). */
 async function showHistories(ctx: Context, dir: string, o: { session?: string; json?: boolean }): Promise<number> {
   try {
-    const { createToolLoop } = await import('../../breakers/tool-loop.js');
+    const [{ createToolLoop, TOOL_LOOP_DIR_ENTRIES_CAP }, { toolLoopCappedLine }] = await Promise.all([
+      import('../../breakers/tool-loop.js'),
+      import('../../core/tool-loop.js'),
+    ]);
     const loop = createToolLoop({ dir, now: () => ctx.now() });
     const sessions = await loop.status(o.session);
+    const cappedLine = toolLoopCappedLine(TOOL_LOOP_DIR_ENTRIES_CAP);
     const hostDisarmed = (await loop.hostDisarmed().catch(() => undefined)) ?? null;
     if (o.json) {
       const shown = sessions.map((s) => ({
@@ -187,13 +191,14 @@ async function showHistories(ctx: Context, dir: string, o: { session?: string; j
         stops: s.state?.stops ?? 0,
         problem: s.problem ?? null,
       }));
-      writeJson(ctx, { dir, disarmed: hostDisarmed, sessions: shown });
+      writeJson(ctx, { dir, disarmed: hostDisarmed, sessions: shown, ...(sessions.more ? { capped: TOOL_LOOP_DIR_ENTRIES_CAP } : {}) });
       return ExitCode.OK;
     }
     // Text goes through the one escaper: a session key, a tool name or the directory prints no control character.
     if (hostDisarmed) ctx.stdout.write(`${escapeControls(`${dir}: DISARMED for every session since ${hostDisarmed} ('tool-loop arm' undoes it)`)}\n`);
     if (sessions.length === 0) ctx.stdout.write(`${escapeControls(dir)}: no session histories\n`);
     else ctx.stdout.write(`${sessions.map((s) => escapeControls(describe(s))).join('\n')}\n`);
+    if (sessions.more) ctx.stdout.write(`${escapeControls(`${dir} ${cappedLine}`)}\n`);
     return ExitCode.OK;
   } catch (err) {
     warn(ctx, `tool-loop status: ${errorMessage(err)}`);

@@ -12,12 +12,13 @@
  * --one-file-system` compares devices only, so it enters bind mounts (see dir-fd.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, promises as fs, lstatSync, readdirSync, type Stats } from 'node:fs';
+import { accessSync, constants, type Dir, promises as fs, lstatSync, opendirSync, type Stats } from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import path from 'node:path';
 import { type Refusal, claimName, isClaimed, parseMountInfo } from './rule.js';
 import { forEachBounded } from '../../util/pool.js';
 import { DirFd, SWAPPED } from '../../adapters/dir-fd.js';
+import { DIR_SLICE, forEachSlice } from '../../adapters/dir-slices.js';
 
 /** Entries of one directory removed at once (unlinks overlap in the libuv pool). */
 const PER_DIR_CONCURRENCY = 8;
@@ -131,45 +132,69 @@ function noteRefusal(scan: TaskDirScan, r: Refusal | null): void {
 }
 
 /**
- * Depth first, with synchronous `lstat`/`readdir` in slices of `SCAN_SLICE` entries, yielding to the event loop
- * between slices (and checking the signal there). Measured on 50,000 files: about 2x faster than one promise per
+ * Depth first, with synchronous `lstat` and `opendir` reads in slices of `SCAN_SLICE` entries, yielding to the event
+ * loop between slices (and checking the signal there): no directory's listing is held whole (a user's directory of
+ * 300,000 names costs a slice of them at a time). Measured on 50,000 files: about 2x faster than one promise per
  * `lstat` (the libuv pool's round trip costs more than the system call), and `watch` is never blocked for long.
  */
 async function walkTree(w: Walk, top: string, topSt: Stats): Promise<void> {
   const stack: Array<{ dir: string; st: Stats }> = [{ dir: top, st: topSt }];
-  let slice = 0;
+  const slice = { n: 0 };
   while (stack.length > 0) {
     const { dir, st } = stack.pop()!;
-    let names: string[];
+    let d: Dir;
     try {
-      names = readdirSync(dir);
+      d = opendirSync(dir, { bufferSize: DIR_SLICE });
     } catch (err) {
       if (!isGone(err)) w.scan.unreadable.push({ path: dir, code: codeOf(err), op: 'read', owner: { path: dir, uid: st.uid } });
       continue;
     }
-    if (w.checkRemovable && names.length > 0) noteRefusal(w.scan, removable(dir, st, null, names[0]!, w.uid));
-    for (const name of names) {
-      if (++slice >= SCAN_SLICE) {
-        slice = 0;
-        await yieldToLoop();
-        w.signal?.throwIfAborted();
-      }
-      const p = path.join(dir, name);
-      let cst: Stats;
-      try {
-        cst = lstatSync(p);
-      } catch (err) {
-        if (!isGone(err)) w.scan.unreadable.push({ path: p, code: codeOf(err), op: 'read', owner: { path: dir, uid: st.uid } });
-        continue;
-      }
-      if (w.checkRemovable && (st.mode & 0o1000) !== 0) noteRefusal(w.scan, removable(dir, st, cst, name, w.uid));
-      if (cst.isDirectory() && crossesInto(w, p, cst)) {
-        w.scan.mounts.push(p);
-        continue;
-      }
-      account(w.scan, cst);
-      if (cst.isDirectory()) stack.push({ dir: p, st: cst });
+    try {
+      await walkEntries(w, { dir, st, d }, stack, slice);
+    } finally {
+      d.closeSync();
     }
+  }
+}
+
+/** The entries of one directory of the walk, read from `d` one at a time: measured, subdirectories put on `stack`. */
+async function walkEntries(w: Walk, at: { dir: string; st: Stats; d: Dir }, stack: Array<{ dir: string; st: Stats }>, slice: { n: number }): Promise<void> {
+  const { dir, st, d } = at;
+  let first = true;
+  for (let e = readOrNull(w, at); e !== null; e = readOrNull(w, at)) {
+    const name = e.name;
+    if (first && w.checkRemovable) noteRefusal(w.scan, removable(dir, st, null, name, w.uid));
+    first = false;
+    if (++slice.n >= SCAN_SLICE) {
+      slice.n = 0;
+      await yieldToLoop();
+      w.signal?.throwIfAborted();
+    }
+    const p = path.join(dir, name);
+    let cst: Stats;
+    try {
+      cst = lstatSync(p);
+    } catch (err) {
+      if (!isGone(err)) w.scan.unreadable.push({ path: p, code: codeOf(err), op: 'read', owner: { path: dir, uid: st.uid } });
+      continue;
+    }
+    if (w.checkRemovable && (st.mode & 0o1000) !== 0) noteRefusal(w.scan, removable(dir, st, cst, name, w.uid));
+    if (cst.isDirectory() && crossesInto(w, p, cst)) {
+      w.scan.mounts.push(p);
+      continue;
+    }
+    account(w.scan, cst);
+    if (cst.isDirectory()) stack.push({ dir: p, st: cst });
+  }
+}
+
+/** The next entry of a directory being walked; a read that fails is noted unreadable and ends it. */
+function readOrNull(w: Walk, at: { dir: string; st: Stats; d: Dir }) {
+  try {
+    return at.d.readSync();
+  } catch (err) {
+    if (!isGone(err)) w.scan.unreadable.push({ path: at.dir, code: codeOf(err), op: 'read', owner: { path: at.dir, uid: at.st.uid } });
+    return null;
   }
 }
 
@@ -271,21 +296,27 @@ function isMountInside(r: Removal, d: DirFd): boolean {
 }
 
 /**
- * Removes everything in `dir`, through its descriptor: the entries that are not directories first (8 at a time),
- * then each subdirectory, opened `O_NOFOLLOW|O_DIRECTORY` relative to `dir` and checked to be the one `lstat` saw,
- * emptied the same way and removed with `rmdir` relative to `dir`. An entry swapped meanwhile is skipped and noted.
+ * Removes everything in `dir`, through its descriptor, read a slice of names at a time (dir-slices.ts: a directory of
+ * 300,000 names is never listed whole): in each slice the entries that are not directories first (8 at a time), then
+ * each subdirectory, opened `O_NOFOLLOW|O_DIRECTORY` relative to `dir` and checked to be the one `lstat` saw, emptied
+ * the same way and removed with `rmdir` relative to `dir`. An entry swapped meanwhile is skipped and noted.
  */
 async function emptyDir(r: Removal, dir: DirFd, depth: number): Promise<void> {
-  let names: string[];
   try {
-    names = await dir.list();
+    await forEachSlice(dir.listPath(), async (names) => {
+      await emptySlice(r, dir, { names, depth });
+      return r.refusal === null;
+    });
   } catch (err) {
     if (!isGone(err)) r.refusal ??= { path: dir.shown, code: codeOf(err), op: 'read', owner: { path: dir.shown, uid: dir.st.uid } };
-    return;
   }
+}
+
+/** One slice of a directory's names (`DIR_SLICE` at most): its files unlinked, then its subdirectories removed. */
+async function emptySlice(r: Removal, dir: DirFd, s: { names: string[]; depth: number }): Promise<void> {
   const subdirs: Array<{ name: string; st: Stats }> = [];
   await forEachBounded(
-    names,
+    s.names,
     PER_DIR_CONCURRENCY,
     async (name) => {
       let st: Stats;
@@ -302,7 +333,7 @@ async function emptyDir(r: Removal, dir: DirFd, depth: number): Promise<void> {
   );
   for (const { name, st } of subdirs) {
     if (r.refusal) return;
-    await removeSubdir(r, dir, { name, st, depth: depth + 1 });
+    await removeSubdir(r, dir, { name, st, depth: s.depth + 1 });
   }
 }
 

@@ -3,10 +3,12 @@
  * root (`<sandbox root>/docker/*`). Measuring and removing one is the shared tree walker, `dir-trees/files.ts`.
  */
 import { promises as fs, type Stats } from 'node:fs';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import path from 'node:path';
+import { readDirSliced } from '../../adapters/dir-slices.js';
 import { UsageError } from '../../errors.js';
 import { type EntryKind, codeOf, isGone, kindOf, lstatOrNull } from '../dir-trees/files.js';
-import { type SandboxRoot, rootProblem, taskDirsParent } from './rule.js';
+import { type SandboxRoot, TASK_DIRS_CAP, rootProblem, taskDirsParent } from './rule.js';
 
 /** `<root>/docker` and what is directly in it. */
 export interface TaskDirListing {
@@ -19,6 +21,8 @@ export interface TaskDirListing {
   /** Its inode: a removal checks that the directory it opens is still this one (not a symlink swapped in since). */
   parentIno: number | null;
   entries: Array<{ name: string; path: string; kind: EntryKind }>;
+  /** `<root>/docker` holds more than `TASK_DIRS_CAP` entries: how many were taken (the first read); the others wait. */
+  capped?: number;
 }
 
 /**
@@ -26,25 +30,33 @@ export interface TaskDirListing {
  * exists but is not a directory (a file, a dangling symlink) is bad input: `UsageError`, one line naming it.
  * The root and `<root>/docker` may be symlinks to directories (hermes follows them too).
  */
-export async function listTaskDirs(r: SandboxRoot): Promise<TaskDirListing> {
+export async function listTaskDirs(r: SandboxRoot, opts: { signal?: AbortSignal | undefined } = {}): Promise<TaskDirListing> {
   const parent = taskDirsParent(r.root);
   if (!(await isDirectory(r, r.root)) || !(await isDirectory(r, parent)))
     return { parent, parentForms: [parent], parentDev: null, parentIno: null, entries: [] };
-  let names: string[];
+  let read;
   try {
-    names = await fs.readdir(parent);
+    read = await readDirSliced(parent, {
+      max: TASK_DIRS_CAP,
+      keep: (e) => e.name,
+      pause: async () => {
+        await yieldToLoop();
+        return opts.signal?.aborted === true;
+      },
+    });
   } catch (err) {
     throw new UsageError(rootProblem(r, parent, `cannot be read (${codeOf(err)})`));
   }
   const entries = await Promise.all(
-    names.sort().map(async (name) => {
+    read.kept.sort().map(async (name) => {
       const p = path.join(parent, name);
       return { name, path: p, kind: kindOf(await lstatOrNull(p)) };
     }),
   );
   const real = await fs.realpath(parent).catch(() => parent);
   const pst = await fs.stat(parent);
-  return { parent, parentForms: real === parent ? [parent] : [parent, real], parentDev: pst.dev, parentIno: pst.ino, entries };
+  const capped = read.more ? { capped: entries.length } : {};
+  return { parent, parentForms: real === parent ? [parent] : [parent, real], parentDev: pst.dev, parentIno: pst.ino, entries, ...capped };
 }
 
 /** True for a directory (or a symlink to one), false when nothing is there; bad input (`UsageError`) otherwise. */

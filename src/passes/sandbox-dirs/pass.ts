@@ -6,7 +6,7 @@
  */
 import type { Sourced } from '../../hermes/settings.js';
 import { UP_TO_DAYS, ago, span } from '../../core/ages.js';
-import { type SandboxRoot, rootOrigin, sandboxRoot } from './rule.js';
+import { type SandboxRoot, cappedRootLine, rootOrigin, sandboxRoot, taskDirsParent } from './rule.js';
 import { diskSize } from '../../core/sizes.js';
 import { parseDuration } from '../../core/parse-args.js';
 import { ENV_SANDBOX_DIRS_EVERY, SANDBOX_DIRS_EVERY_MS } from '../../defaults.js';
@@ -150,6 +150,7 @@ function render(part: SandboxDirsStatus, now: Date): string[] {
     const oldest = s.oldestUnusedChange ? `; the oldest last changed ${ago(Date.parse(s.oldestUnusedChange), now, UP_TO_DAYS)}` : '';
     out.push(`  used by no container: ${s.unused} (${diskSize(s.unusedBytes)})${oldest}`);
   }
+  if (d.capped !== undefined) out.push(`  ${cappedRootLine(taskDirsParent(s.root), d.capped)} (the counts are at least these)`);
   if (d.unreadable.length) {
     out.push(
       `  could not read ${plural(d.unreadable.length, 'path')} (sizes are at least the ones shown): ${d.unreadable
@@ -222,7 +223,10 @@ export const sandboxDirsPass: Pass<SandboxDirsSettings, SandboxDirsResult, Sandb
   },
 
   outcome: (r) => ({ done: r.removed, kept: r.kept, failed: r.failed }),
-  refused: (r) => (r.refused ?? []).map((x) => ({ event: 'refused-sandbox-root', fields: { ...x }, line: x.detail })),
+  refused: (r) => [
+    ...(r.refused ?? []).map((x) => ({ event: 'refused-sandbox-root', fields: { ...x }, line: x.detail })),
+    ...(r.capped ?? []).map((x) => ({ event: 'capped-sandbox-root', fields: { path: x.path, capped: x.capped }, line: x.detail })),
+  ],
   cutShort: (r) => r.kept.some((k) => k.reason === 'cut-short'),
   freedBytes: (r) => r.removed.reduce((n, d) => n + d.bytes, 0),
 
@@ -257,7 +261,10 @@ export const sandboxDirsPass: Pass<SandboxDirsSettings, SandboxDirsResult, Sandb
     },
     json: (part) => ({ sandboxDirs: part.summary, sandboxDirsDetail: part.detail }),
     render,
-    attention: (part) => (part.detail.error ? [`sandbox directories: ${part.detail.error}`] : []),
+    attention: (part) => [
+      ...(part.detail.error ? [`sandbox directories: ${part.detail.error}`] : []),
+      ...(part.detail.capped !== undefined ? [`sandbox directories: ${cappedRootLine(taskDirsParent(part.summary.root), part.detail.capped)}`] : []),
+    ],
     // Said under "Needs attention" as the root's problem above.
     refused: (part) => (part.detail.refused ? [{ path: part.summary.root, what: 'sandbox root', ...part.detail.refused, attention: false }] : []),
     sources: (input) => ({ sandboxDirsOlderThanMs: resolveSandboxDirsOlderThan(input.flags.sandboxDirsOlderThan as number | undefined, input.config) }),

@@ -25,6 +25,7 @@
 import path from 'node:path';
 import { ENV_TERMINAL_SANDBOX_DIR, SANDBOX_DOCKER_DIRNAME, SANDBOX_REMOVING_PREFIX, SANDBOX_ROOT_DIRNAME } from '../../defaults.js';
 import { escapeControls } from '../../util/escape-controls.js';
+import { shownPath } from '../dir-trees/rule.js';
 
 export interface SandboxRoot {
   /** Absolute path of the sandbox root. */
@@ -257,3 +258,14 @@ export function summarize(root: string, dirs: readonly SurveyedDir[], used: Read
     oldestUnusedChange: changes.length ? new Date(Math.min(...changes)).toISOString() : null,
   };
 }
+
+/**
+ * At most this many entries of one `<root>/docker` are taken by a run (the first read, in the directory's order): a
+ * user's directory of a million names is read a slice at a time and only this far, and the run says so (#47). hermes
+ * makes one task directory per task; a root past the cap is worked through over several runs.
+ */
+export const TASK_DIRS_CAP = 4096;
+
+/** The line of a sandbox root whose `<root>/docker` (`parent`) held more entries than a run takes. */
+export const cappedRootLine = (parent: string, taken: number): string =>
+  `${shownPath(parent)} holds more than ${TASK_DIRS_CAP} entries (a run takes ${TASK_DIRS_CAP}): ${taken} of them were judged, the others not this run`;

@@ -7,7 +7,7 @@ import type { EngineClient } from '../../adapters/engine.js';
 import { readMountPoints, removeTaskDir, scanTaskDir } from '../dir-trees/files.js';
 import { refusalLine, shownPath } from '../dir-trees/rule.js';
 import { type TaskDirListing, listTaskDirs } from './files.js';
-import { GONE, type Keep, type KeepReason, type MountRef, type SandboxRoot, keepByEngines, keepByFiles, usageByTaskDir } from './rule.js';
+import { GONE, type Keep, type KeepReason, type MountRef, type SandboxRoot, keepByEngines, keepByFiles, cappedRootLine, usageByTaskDir } from './rule.js';
 import { errorMessage } from '../../errors.js';
 import { SANDBOX_DOCKER_DIRNAME } from '../../defaults.js';
 import { UNTRUSTED_ROOT, untrustedRootLine } from '../../core/trust.js';
@@ -110,15 +110,26 @@ export interface RefusedSandboxRoot {
   detail: string;
 }
 
+/** A sandbox root whose `<root>/docker` holds more entries than a run takes (`TASK_DIRS_CAP`). */
+export interface CappedSandboxRoot {
+  /** `<root>/docker`. */
+  path: string;
+  /** How many of its entries were taken and judged this run (the first read); the others were not. */
+  capped: number;
+  /** One line saying so. */
+  detail: string;
+}
+
 /**
  * The pass's outcome: the `sandboxDirs` object of `reap --json` (keys `removed`, `kept`, `failed`; `refused` when a
- * root was refused for the run).
+ * root was refused for the run; `capped` when a root held more task directories than a run takes).
  */
 export interface SandboxDirsResult {
   removed: RemovedSandboxDir[];
   kept: KeptSandboxDir[];
   failed: FailedSandboxDir[];
   refused?: RefusedSandboxRoot[];
+  capped?: CappedSandboxRoot[];
 }
 
 interface Pass {
@@ -153,6 +164,7 @@ function keep(p: Pass, path: string, k: Keep, lastChangeMs: number | null): void
 export async function removeUnusedSandboxDirs(opts: SandboxDirsPassOptions): Promise<SandboxDirsResult> {
   const listings: Array<TaskDirListing & { owner?: number }> = [];
   const refused: RefusedSandboxRoot[] = [];
+  const capped: CappedSandboxRoot[] = [];
   const seen = new Set<string>();
   for (const r of opts.roots) {
     const trusted = checkedRoot(r);
@@ -160,18 +172,21 @@ export async function removeUnusedSandboxDirs(opts: SandboxDirsPassOptions): Pro
       refused.push(trusted.refused);
       continue;
     }
-    const listing = await listTaskDirs(r);
+    const listing = await listTaskDirs(r, { signal: opts.signal });
     if (trusted.docker && listing.parentIno !== null && (listing.parentIno !== trusted.docker.ino || listing.parentDev !== trusted.docker.dev)) {
       refused.push(refusedRoot(r, `${shownPath(listing.parent)} changed since it was checked`));
       continue;
     }
     const key = listing.parentForms.at(-1)!;
-    if (!seen.has(key)) listings.push({ ...listing, ...(r.owner !== undefined ? { owner: r.owner } : {}) });
+    if (!seen.has(key)) {
+      listings.push({ ...listing, ...(r.owner !== undefined ? { owner: r.owner } : {}) });
+      if (listing.capped !== undefined) capped.push({ path: listing.parent, capped: listing.capped, detail: cappedRootLine(listing.parent, listing.capped) });
+    }
     seen.add(key);
   }
   const p: Pass = {
     opts,
-    out: { removed: [], kept: [], failed: [], ...(refused.length ? { refused } : {}) },
+    out: { removed: [], kept: [], failed: [], ...(refused.length ? { refused } : {}), ...(capped.length ? { capped } : {}) },
     unanswered: opts.engines.filter((e) => !e.answered).map((e) => ({ host: e.engine.host, error: e.error ?? 'no answer' })),
     resolved: new Map(),
     uid: process.geteuid?.() ?? null,

@@ -30,6 +30,11 @@ export interface SandboxDirsDetail {
   usageUnknown: string | null;
   /** The root cannot be used (not a directory, unreadable) or measuring was cut short: the counts are null. */
   error: string | null;
+  /**
+   * `<root>/docker` holds more entries than a run takes (`TASK_DIRS_CAP`): how many were counted (the first read); the
+   * counts are then at least the ones shown.
+   */
+  capped?: number;
   /** The root is refused (root over another user's home: `untrusted-root`): not measured, `error` says why. */
   refused?: { reason: 'untrusted-root'; detail: string };
 }
@@ -57,10 +62,11 @@ export async function surveySandboxDirs(
     return { summary: unknownCounts(root.root), detail: { ...detail, error: refused.detail, refused: { reason: refused.reason, detail: refused.detail } } };
   let listing: TaskDirListing;
   try {
-    listing = await listTaskDirs(root);
+    listing = await listTaskDirs(root, { signal });
   } catch (err) {
     return { summary: unknownCounts(root.root), detail: { ...detail, error: errorMessage(err) } };
   }
+  if (listing.capped !== undefined) detail.capped = listing.capped;
   const [dirs, usage] = await Promise.all([measure(listing, detail, signal), whoUses(listing, engines, unreachable, detail, signal)]);
   if (dirs === null) return { summary: unknownCounts(root.root), detail: { ...detail, error: 'measuring was cut short (--timeout): the numbers are unknown' } };
   if (dirs.length === 0) detail.usageUnknown = null; // none to be used: nothing unknown
