@@ -3,11 +3,11 @@
  * and each user's `~/.hermes` from the password database.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { expandHomes, passwdHomes, uniqueHomes } from '../../src/adapters/home-discovery.js';
+import { GLOB_DIR_ENTRIES_CAP, expandHomes, passwdHomes, uniqueHomes } from '../../src/adapters/home-discovery.js';
 
 describe('the homes of a run over several', () => {
   const base = mkdtempSync(path.join(os.tmpdir(), 'hj-disc-'));
@@ -35,5 +35,20 @@ describe('the homes of a run over several', () => {
     const a = path.join(base, 'home', 'alice', '.hermes');
     symlinkSync(a, path.join(base, 'alias'));
     assert.deepEqual(uniqueHomes([a, path.join(base, 'alias'), a]), [a]);
+  });
+  it('a directory a glob reads that holds more than the cap: read that far, the rest not matched, and a note naming the pattern and the directory', () => {
+    const full = path.join(base, 'full');
+    mkdirSync(full);
+    for (let i = 0; i < GLOB_DIR_ENTRIES_CAP + 50; i++) closeSync(openSync(path.join(full, `f${i}`), 'w'));
+    for (const u of ['h1', 'h2']) mkdirSync(path.join(full, u));
+    const notes: string[] = [];
+    const pattern = path.join(full, '*');
+    const found = expandHomes(pattern, '/', notes);
+    assert.equal(notes.length, 1, notes.join('\n'));
+    assert.match(notes[0]!, new RegExp(`^--homes ${pattern.replace(/[.*]/g, '\\$&')}: ${full} holds more than ${GLOB_DIR_ENTRIES_CAP} entries`));
+    assert.ok(found.length <= 2 && found.every((h) => /\/h[12]$/.test(h)), found.join(' '));
+    const few: string[] = [];
+    assert.deepEqual(expandHomes(path.join(base, 'home', '*', '.hermes'), '/', few).length, 2);
+    assert.deepEqual(few, [], 'a directory under the cap: no note');
   });
 });
