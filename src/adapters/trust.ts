@@ -217,11 +217,21 @@ export function walkDir(target: string, opts: WalkOptions = {}): Walked {
  * within that moment may be seen late, as it may be by any walk's answer once given.
  */
 const ROOT_ONLY_MS = 500;
+/** At most this many are kept: a long run (`watch`) walks ever new directories, and the old ones are no use. */
+const ROOT_ONLY_MAX = 256;
 const rootOnly = new Map<string, { real: string; dev: number; ino: number; at: number }>();
+
+/** How many directories are remembered now (for tests: the memory a long run keeps is bounded). */
+export const rememberedRootOnly = (): number => rootOnly.size;
 
 function rememberRootOnly(abs: string, w: Walked): void {
   const st = fs.fstatSync(w.fd);
-  rootOnly.set(abs, { real: w.real, dev: st.dev, ino: st.ino, at: Date.now() });
+  const now = Date.now();
+  if (rootOnly.size >= ROOT_ONLY_MAX) {
+    for (const [key, known] of rootOnly) if (now - known.at > ROOT_ONLY_MS || now < known.at) rootOnly.delete(key);
+    if (rootOnly.size >= ROOT_ONLY_MAX) rootOnly.clear();
+  }
+  rootOnly.set(abs, { real: w.real, dev: st.dev, ino: st.ino, at: now });
 }
 
 /** The deepest of `abs` and its parents walked a moment ago through directories only root controls, open again. */

@@ -9,7 +9,7 @@ import { chmodSync, closeSync, fstatSync, mkdirSync, mkdtempSync, renameSync, rm
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { rootRules, walkDir } from '../../src/adapters/trust.js';
+import { rememberedRootOnly, rootRules, walkDir } from '../../src/adapters/trust.js';
 
 const base = mkdtempSync(path.join(os.tmpdir(), 'hj-walk-'));
 after(() => rmSync(base, { recursive: true, force: true }));
@@ -78,5 +78,15 @@ describe('root walks a directory again unless it is the same one, reached throug
     mkdirSync(other);
     symlinkSync(other, path.join(open, 'link'));
     assert.throws(() => walkDir(path.join(open, 'link')), /symlink in a directory every user can change/);
+  });
+  it('a long run remembers a bounded number of directories, however many it walks', () => {
+    const many = path.join(base, 'many');
+    mkdirSync(many);
+    for (let i = 0; i < 600; i++) {
+      const dir = path.join(many, `d${i}`);
+      mkdirSync(dir);
+      assert.equal(walkedIno(dir).ino, statSync(dir).ino);
+    }
+    assert.ok(rememberedRootOnly() <= 256, `${rememberedRootOnly()} remembered`);
   });
 });
