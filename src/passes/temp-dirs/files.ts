@@ -8,6 +8,7 @@
  * listing is bounded by the run's cap (`SESSION_ENTRIES_CAP`) and sliced.
  */
 import fs, { constants, type Stats } from 'node:fs';
+import { readDirSliced } from '../../adapters/dir-slices.js';
 
 /** An open temp directory. */
 export interface TempDirHandle {
@@ -111,31 +112,23 @@ export async function readNames(
   entryOf: (name: string) => string | null,
   opts: { pause: () => Promise<boolean>; budget: EntriesBudget },
 ): Promise<NamesRead> {
-  const dir = fs.opendirSync(at(h, '.'), { bufferSize: 256 });
-  const out: NamesRead = { names: [] };
   const taken = new Set<string>();
-  try {
-    for (let e = dir.readSync(), n = 1; e !== null; e = dir.readSync(), n++) {
-      if (n % 256 === 0 && (await opts.pause())) {
-        out.cutShort = true;
-        break;
+  let capped: number | undefined;
+  const keep = (e: { name: string }): string | null => {
+    const key = entryOf(e.name);
+    if (key === null) return null;
+    if (!taken.has(key)) {
+      if (opts.budget.left <= 0) {
+        capped = taken.size;
+        return null; // the rest of its names may belong to entries taken
       }
-      const key = entryOf(e.name);
-      if (key === null) continue;
-      if (!taken.has(key)) {
-        if (opts.budget.left <= 0) {
-          out.capped = taken.size;
-          continue; // the rest of its names may belong to entries taken
-        }
-        opts.budget.left--;
-        taken.add(key);
-      }
-      out.names.push(e.name);
+      opts.budget.left--;
+      taken.add(key);
     }
-  } finally {
-    dir.closeSync();
-  }
-  return out;
+    return e.name;
+  };
+  const read = await readDirSliced(at(h, '.'), { max: Infinity, keep, pause: opts.pause });
+  return { names: read.kept, ...(read.cutShort ? { cutShort: true } : {}), ...(capped !== undefined ? { capped } : {}) };
 }
 
 export type UnlinkOutcome = { status: 'removed' } | { status: 'gone' } | { status: 'changed'; detail: string } | { status: 'failed'; code: string };
