@@ -137,7 +137,7 @@ export class ReapSweep {
     const held = heldReason(req, rules);
     if (held && !(v.verdict === 'keep' && v.reason === 'excluded')) return this.keep(entry, held);
     if (v.verdict === 'keep' && v.reason === 'running' && book) {
-      book.pending.push(this.execTreesThenIdle(book, { row, details, rules }, entry));
+      book.pending.push(this.sweepPassesThenIdle(book, { row, details, rules }, entry));
       return;
     }
     if (details.status.toLowerCase() !== 'running') book?.drop(details.id);
@@ -273,7 +273,7 @@ export class ReapSweep {
    * right before each signal), then the idle rule, which leaves out the abandoned execs still running and their
    * processes.
    */
-  private async execTreesThenIdle(book: IdleBook, seen: Inspected, base: SweepEntry): Promise<void> {
+  private async sweepPassesThenIdle(book: IdleBook, seen: Inspected, base: SweepEntry): Promise<void> {
     const { details } = seen;
     let abandoned: AbandonedLoad | undefined;
     if (details.status.toLowerCase() === 'running') {

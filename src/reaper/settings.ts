@@ -12,7 +12,6 @@ import { ValueError, parseDuration } from '../core/parse-args.js';
 import { thresholdSeconds } from '../core/policy.js';
 import { type Selection, isHermesSelection } from '../core/selection.js';
 import { resolveLifetime } from './lifetime.js';
-import { sweepOptions } from './sweep-passes.js';
 import type { IdleOptions } from './sweep-types.js';
 import { IDLE_MAX_PROCESSES, STOP_IDLE, readJanitorSetting } from './janitor-settings.js';
 
@@ -135,8 +134,9 @@ export async function resolveRunSettings(inputs: RunInputs, where: RunContext): 
     ...(idleMaxProcesses !== undefined ? { maxProcesses: idleMaxProcesses } : {}),
     ...(cgroup ? { localCounters: (await import('../adapters/cgroup-counters.js')).readCgroupCounters } : {}),
   };
-  // Each sweep pass's options (the exec-tree pass: for hermes' sandboxes only, not a --label selection).
-  const sweeps = sweepOptions(inputs, where);
+  // Each sweep pass's options (the exec-tree pass: for hermes' sandboxes only, not a --label selection). The list of
+  // passes is loaded here, not at start-up (the library's import does not load every pass).
+  const sweeps = (await import('./sweep-passes.js')).sweepOptions(inputs, where);
   if (sweeps) idle.sweeps = sweeps;
   return {
     thresholdSeconds: threshold,

@@ -46,7 +46,7 @@ const sweep: SweepHooks<ExecTreeOptions, ExecSurvey> = {
 };
 
 /** Its part of each sweep's result (`ReapResult.execTrees`, by its name). */
-const partOf = (r: ReapResult) => r.execTrees as ExecTreeReport;
+const ownPart = (r: ReapResult) => r.execTrees as ExecTreeReport;
 
 export const execTreesPass: Pass<never, ExecTreeReport, Counts, FailedTree> = {
   name: 'execTrees',
@@ -56,9 +56,9 @@ export const execTreesPass: Pass<never, ExecTreeReport, Counts, FailedTree> = {
   sweep,
 
   fromSweeps: (sweeps) => ({
-    ended: sweeps.flatMap((r) => partOf(r).ended),
-    kept: sweeps.flatMap((r) => partOf(r).kept),
-    failed: sweeps.flatMap((r) => partOf(r).failed),
+    ended: sweeps.flatMap((r) => ownPart(r).ended),
+    kept: sweeps.flatMap((r) => ownPart(r).kept),
+    failed: sweeps.flatMap((r) => ownPart(r).failed),
   }),
   outcome: (r) => ({ done: r.ended, kept: r.kept, failed: r.failed }),
   cutShort: () => false,
