@@ -6,8 +6,8 @@
  * leaf modules' types.
  *
  * Two kinds: a `run` pass runs after the container sweep (or alone, on a host with no engine, when it needs none);
- * a `sweep` pass runs inside the container sweep, per running sandbox (the exec-tree pass), and only its outcome is
- * handled here.
+ * a `sweep` pass runs inside the container sweep, per running sandbox (the exec-tree pass), through its hooks
+ * (`Pass.sweep`, declared in `sweep-pass.ts`); its outcome is handled here.
  */
 import type { EngineClient, EngineEvent } from '../adapters/engine.js';
 import type { ProcessTable } from '../adapters/hermes-processes.js';
@@ -17,6 +17,7 @@ import type { Selection } from '../core/selection.js';
 import type { ReapResult } from '../reaper/sweep-types.js';
 import type { OptionDecl } from '../cli/option-table.js';
 import type { JanitorSetting } from '../reaper/janitor-settings.js';
+import type { SweepHooks } from './sweep-pass.js';
 
 /** A failure of a pass: one line saying what, why and the fix. */
 export interface PassFailure {
@@ -177,6 +178,11 @@ export interface Pass<S = unknown, R = unknown, G = unknown, F extends PassFailu
   /** Before the sweep (a container the sweep removes still counts as a use). */
   beforeSweep?(settings: S, engines: readonly EngineClient[], ctx: PassRunContext): Promise<void>;
   run?(settings: S, ctx: PassRunContext): Promise<PassReport<R, G>>;
+  /**
+   * A `sweep` pass: its hooks, which the container sweep calls per running sandbox (`sweep-pass.ts`); its options are
+   * `IdleOptions.sweeps[name]`, its decisions `ReapResult[name]`.
+   */
+  readonly sweep?: SweepHooks;
   /** A `sweep` pass: its outcome from the sweeps of the run's engines (none: an empty outcome). */
   fromSweeps?(sweeps: readonly ReapResult[]): R;
   /** The three lists of an outcome. */

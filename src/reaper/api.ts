@@ -10,7 +10,6 @@ import type { StateStore } from '../adapters/state-file.js';
 import type { LabelRules } from '../hermes/judgement.js';
 import { type RunSettings, janitorReaps, resolveRunSettings } from './settings.js';
 import type { ListResult, ReapResult } from './sweep-types.js';
-import { list, reap } from './sweep.js';
 
 export interface ReaperOptions {
   /**
@@ -184,10 +183,12 @@ export function createReaper(options: ReaperOptions = {}): Reaper {
     threshold: getThreshold,
     async list(o = {}) {
       const req = await base(o);
+      const { list } = await import('./sweep.js');
       return { ...(await list(req)), thresholdSeconds: req.thresholdSeconds, asOf: req.asOf };
     },
     async reap(o = {}) {
       const req = await base(o);
+      const { reap } = await import('./sweep.js');
       return {
         ...(await reap({ ...req, dryRun: Boolean(o.dryRun), keepVolumes: Boolean(options.keepVolumes) })),
         thresholdSeconds: req.thresholdSeconds,

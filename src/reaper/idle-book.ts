@@ -10,10 +10,10 @@ import { type OwnerView, type SandboxOwner, idleThresholdFor, ownerOf } from '..
 import { DEFAULT_IDLE_AFTER_OWNED_SECONDS, PROFILE_LABEL, STATS_CONCURRENCY, STOP_CONCURRENCY } from '../defaults.js';
 import { errorMessage } from '../errors.js';
 import { limiter } from '../util/pool.js';
-import type { AbandonedLoad } from '../passes/exec-trees/run.js';
+import type { AbandonedLoad } from '../passes/sweep-pass.js';
 import { execsInFlight, localSample, takeSample, withLocalCount } from './idle-stop.js';
 import type { IdleOptions } from './sweep-types.js';
-import { withExecBound } from '../passes/exec-trees/settings.js';
+import { withLabelSweeps } from './sweep-passes.js';
 
 export type StopDecision = ReturnType<typeof decideStop>;
 
@@ -106,8 +106,10 @@ export class IdleBook {
     if (!own) return this.opts;
     let rule = this.rules.get(label!);
     if (!rule) {
-      const { execBound, maxProcesses, ...rest } = own;
-      rule = withExecBound({ ...this.opts, ...rest }, execBound);
+      const { sweeps, maxProcesses, ...rest } = own;
+      rule = { ...this.opts, ...rest };
+      const withLabel = withLabelSweeps(this.opts.sweeps, sweeps);
+      if (withLabel) rule.sweeps = withLabel;
       if (maxProcesses === undefined) delete rule.maxProcesses;
       else rule.maxProcesses = maxProcesses;
       this.rules.set(label!, rule);
@@ -196,7 +198,7 @@ export class IdleBook {
     by: RunningJudgement = {},
   ): Promise<{ record: IdleRecord | undefined; decision: StopDecision }> {
     const { abandoned, owner = null } = by;
-    // Abandoned exec trees (exec-trees.ts) are nobody's use: their execs and processes are left out.
+    // Abandoned exec trees (a sweep pass's load) are nobody's use: their execs and processes are left out.
     const d = abandoned?.execIds.size ? { ...d0, execIds: d0.execIds.filter((id) => !abandoned.execIds.has(id)) } : d0;
     const running = d.status.toLowerCase() === 'running';
     const local = running && by.localFirst ? localSample(d, this.now, this.opts.localCounters) : null;

@@ -8,8 +8,8 @@
 import type { HermesConfig } from '../adapters/config.js';
 import { type Held, type ProfileRead, labelRules, labelsOf } from '../hermes/judgement.js';
 import { TIED, thresholdSeconds } from '../core/policy.js';
-import { type Selection, isHermesSelection } from '../core/selection.js';
-import { resolveExecTrees } from '../passes/exec-trees/settings.js';
+import type { Selection } from '../core/selection.js';
+import { laterSweeps, sweepOptions } from './sweep-passes.js';
 import { ownerSettingValues } from './owner-settings.js';
 import { type RunInputs, resolveIdleMaxProcesses, resolveLifetime, resolveStopIdle } from './settings.js';
 import type { IdleRule } from './sweep-types.js';
@@ -28,13 +28,13 @@ export function profileIdleRule(inputs: RunInputs, p: Pick<ProfileRead, 'setting
   const config: HermesConfig = p.config;
   const lifetime = resolveLifetime(inputs.lifetimeSeconds, p.settings.lifetimeSeconds).value;
   const maxProcesses = resolveIdleMaxProcesses(inputs.idleMaxProcesses, config).value;
-  const bound = isHermesSelection(where.selection) ? resolveExecTrees(inputs, { hermes: p.settings, config }) : undefined;
+  const sweeps = sweepOptions(inputs, { hermes: p.settings, config, selection: where.selection });
   return {
     stopIdle: resolveStopIdle(inputs.stopIdle, where.selectorGiven, where.env, config).value,
     idleAfterSeconds: inputs.idleAfterSeconds ?? thresholdSeconds(lifetime),
     ...(maxProcesses !== undefined ? { maxProcesses } : {}),
     ...ownerSettingValues(inputs, config),
-    ...(bound ? { execBound: { boundSeconds: bound.boundSeconds, boundSource: bound.boundSource, end: bound.end } } : {}),
+    ...(sweeps ? { sweeps } : {}),
   };
 }
 
@@ -43,8 +43,9 @@ const longer = (a: number | null, b: number | null) => (a === null || b === null
 
 /**
  * Two rules of one label as one, the reading that stops or ends later: stopping off if either says so, the longer
- * thresholds, retention and exec bound, abandoned trees kept if either keeps them, and the stricter in-use rule (the
- * fewer processes; the rule's own count is the strictest but one).
+ * thresholds and retention, each sweep pass's later options (its `later`: the exec-tree pass's longer bound, abandoned
+ * trees kept if either keeps them), and the stricter in-use rule (the fewer processes; the rule's own count is the
+ * strictest but one).
  */
 export function laterRule(a: IdleRule, b: IdleRule): IdleRule {
   const max =
@@ -53,15 +54,14 @@ export function laterRule(a: IdleRule, b: IdleRule): IdleRule {
         ? 1
         : undefined
       : Math.min(a.maxProcesses, b.maxProcesses);
-  const [x, y] = [a.execBound, b.execBound];
-  const bound = x && y ? (y.boundSeconds > x.boundSeconds ? y : x) : (x ?? y);
+  const sweeps = laterSweeps(a.sweeps, b.sweeps);
   return {
     stopIdle: a.stopIdle && b.stopIdle,
     idleAfterSeconds: Math.max(a.idleAfterSeconds, b.idleAfterSeconds),
     ...(max !== undefined ? { maxProcesses: max } : {}),
     idleAfterOwnedSeconds: longer(a.idleAfterOwnedSeconds, b.idleAfterOwnedSeconds),
     stoppedRetentionSeconds: Math.max(a.stoppedRetentionSeconds, b.stoppedRetentionSeconds),
-    ...(bound ? { execBound: { ...bound, end: (x?.end ?? true) && (y?.end ?? true) } } : {}),
+    ...(sweeps ? { sweeps } : {}),
   };
 }
 

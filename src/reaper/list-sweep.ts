@@ -6,7 +6,8 @@ import { isSelected } from '../core/selection.js';
 import { errorMessage } from '../errors.js';
 import { forEachBounded } from '../util/pool.js';
 import { IdleBook } from './idle-book.js';
-import { type AbandonedLoad, abandonedLoad, mayRunExecs, surveyExecs } from '../passes/exec-trees/run.js';
+import type { AbandonedLoad } from '../passes/sweep-pass.js';
+import { addLoad, sweepsOf } from './sweep-passes.js';
 import { writableLayerBytes } from './idle-stop.js';
 import { RunGuard } from './run-guard.js';
 import { candidates, consume, entryOf, verdictOf } from './sweep-rows.js';
@@ -91,16 +92,22 @@ export class ListSweep {
     this.emit(entry);
   }
 
-  /** The sandbox's running execs (`entry.execs`), and the abandoned ones the idle rule leaves out. */
+  /** The sandbox's running execs (`entry.execs`) by the sweep passes, and the abandoned ones the idle rule leaves out. */
   private async surveyExecs(book: IdleBook, details: ContainerDetails, entry: ListedEntry): Promise<AbandonedLoad | undefined> {
-    const opts = book.ruleOf(tiedLabels(this.req, details)).execTrees;
-    if (!opts || details.status.toLowerCase() !== 'running') return undefined;
+    const sweeps = sweepsOf(book.ruleOf(tiedLabels(this.req, details)).sweeps);
+    if (sweeps.length === 0 || details.status.toLowerCase() !== 'running') return undefined;
     entry.execs = [];
-    if (details.execIds.length === 0 || !mayRunExecs(book.opts.localCounters, details)) return undefined;
-    const asOf = book.idleInstant(this.req.asOf);
-    const survey = await book.reads(() => surveyExecs(this.req.engine, details, opts, { asOf, signal: this.req.signal, execStarts: book.opts.execStarts }));
-    entry.execs = survey.execs.map((x) => x.view);
-    return abandonedLoad(survey);
+    let abandoned: AbandonedLoad | undefined;
+    for (const { hooks, options } of sweeps) {
+      if (!hooks.mayRun(book.opts.localCounters, details)) continue;
+      const asOf = book.idleInstant(this.req.asOf);
+      const survey = await book.reads(() =>
+        hooks.survey(this.req.engine, details, options, { asOf, signal: this.req.signal, execStarts: book.opts.execStarts }),
+      );
+      entry.execs = [...entry.execs, ...hooks.views(survey)];
+      abandoned = addLoad(abandoned, hooks.load(survey));
+    }
+    return abandoned;
   }
 
   /** A running container's idle verdict (`stop` when `reap` would stop it now), from this run's sample. */

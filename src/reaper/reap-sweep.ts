@@ -13,7 +13,8 @@ import { EngineRequestError, errorMessage } from '../errors.js';
 import { forEachBounded } from '../util/pool.js';
 import { IdleBook } from './idle-book.js';
 import { type StopOutcome, execsInFlight, readLocally, reproveAndStop, volumesGone, writableLayerBytes } from './idle-stop.js';
-import { type AbandonedLoad, type ExecTreeReport, abandonedLoad, endAbandonedTrees, mayRunExecs, surveyExecs } from '../passes/exec-trees/run.js';
+import type { AbandonedLoad, SweepDecisions } from '../passes/sweep-pass.js';
+import { type SweepPass, addLoad, emptySweepParts, partOf, sweepPassOf, sweepsOf } from './sweep-passes.js';
 import { RunGuard } from './run-guard.js';
 import { candidates, consume, entryOf, vanished, verdictOf } from './sweep-rows.js';
 import type { ReapRequest, ReapResult, StoppedEntry, SweepEntry, SweepEvent } from './sweep-types.js';
@@ -24,7 +25,7 @@ type Inspected = { row: ContainerSummary; details: ContainerDetails; rules: Read
 
 /** A sweep's result before it did anything. */
 export function emptyReapResult(): ReapResult {
-  return { removed: [], stopped: [], kept: [], failed: [], execTrees: { ended: [], kept: [], failed: [] }, interrupted: null, warnings: [] };
+  return { removed: [], stopped: [], kept: [], failed: [], ...emptySweepParts(), interrupted: null, warnings: [] };
 }
 
 /**
@@ -41,11 +42,13 @@ export function addSweepEvent(r: ReapResult, ev: SweepEvent): void {
       return void r.kept.push(ev.entry);
     case 'failed':
       return void r.failed.push(ev.entry);
-    case 'exec-tree':
-      if (ev.state === 'ended') r.execTrees.ended.push(ev.tree);
-      else if (ev.state === 'kept') r.execTrees.kept.push(ev.tree);
-      else r.execTrees.failed.push(ev.tree);
+    case 'exec-tree': {
+      const part = partOf(r, sweepPassOf(ev).pass);
+      if (ev.state === 'ended') part.ended.push(ev.tree);
+      else if (ev.state === 'kept') part.kept.push(ev.tree);
+      else part.failed.push(ev.tree);
       return;
+    }
     case 'listed':
     case 'candidates':
       return;
@@ -134,7 +137,7 @@ export class ReapSweep {
     const held = heldReason(req, rules);
     if (held && !(v.verdict === 'keep' && v.reason === 'excluded')) return this.keep(entry, held);
     if (v.verdict === 'keep' && v.reason === 'running' && book) {
-      book.pending.push(this.execTreesThenIdle(book, { row, details, rules }, entry));
+      book.pending.push(this.sweepPassesThenIdle(book, { row, details, rules }, entry));
       return;
     }
     if (details.status.toLowerCase() !== 'running') book?.drop(details.id);
@@ -266,23 +269,41 @@ export class ReapSweep {
   }
 
   /**
-   * The exec-tree pass over a running sandbox (its abandoned trees ended, re-checked right before each signal), then
-   * the idle rule, which leaves out the abandoned execs still running and their processes.
+   * The sweep passes over a running sandbox, in list order (the exec-tree pass: its abandoned trees ended, re-checked
+   * right before each signal), then the idle rule, which leaves out the abandoned execs still running and their
+   * processes.
    */
-  private async execTreesThenIdle(book: IdleBook, seen: Inspected, base: SweepEntry): Promise<void> {
-    const { req } = this;
+  private async sweepPassesThenIdle(book: IdleBook, seen: Inspected, base: SweepEntry): Promise<void> {
     const { details } = seen;
-    const opts = book.ruleOf(seen.rules).execTrees;
-    if (!opts || details.execIds.length === 0 || details.status.toLowerCase() !== 'running' || !mayRunExecs(book.opts.localCounters, details)) {
-      return this.stopIfIdle(book, seen, base);
-    }
     let abandoned: AbandonedLoad | undefined;
+    if (details.status.toLowerCase() === 'running') {
+      for (const s of sweepsOf(book.ruleOf(seen.rules).sweeps)) {
+        if (!s.hooks.mayRun(book.opts.localCounters, details)) continue;
+        const load = await this.sweepPass(book, s, details, base);
+        if (load === null) return;
+        if (load) abandoned = addLoad(abandoned, load);
+      }
+    }
+    return this.stopIfIdle(book, seen, base, abandoned);
+  }
+
+  /**
+   * One sweep pass over a running sandbox: its survey (the entry's `execs`), its act, and what the idle rule leaves
+   * out (undefined: a survey that failed, said as a warning; null: the run was cut).
+   */
+  private async sweepPass(
+    book: IdleBook,
+    s: SweepPass & { options: unknown },
+    details: ContainerDetails,
+    base: SweepEntry,
+  ): Promise<AbandonedLoad | undefined | null> {
+    const { req } = this;
     try {
       const asOf = book.idleInstant(req.asOf);
-      const survey = await book.reads(() => surveyExecs(req.engine, details, opts, { asOf, signal: req.signal, execStarts: book.opts.execStarts }));
-      base.execs = survey.execs.map((x) => x.view);
+      const survey = await book.reads(() => s.hooks.survey(req.engine, details, s.options, { asOf, signal: req.signal, execStarts: book.opts.execStarts }));
+      base.execs = [...(base.execs ?? []), ...s.hooks.views(survey)];
       const report = await book.acts(() =>
-        endAbandonedTrees(req.engine, details, survey, opts, {
+        s.hooks.act(req.engine, details, survey, s.options, {
           dryRun: req.dryRun,
           stopTimeoutSeconds: book.opts.stopTimeoutSeconds ?? DEFAULT_STOP_TIMEOUT_SECONDS,
           now: book.now,
@@ -290,17 +311,18 @@ export class ReapSweep {
           container: base.name,
         }),
       );
-      this.reportTrees(report);
-      abandoned = abandonedLoad(survey, new Set(report.ended.map((e) => e.execId)));
+      this.reportTrees(s, report);
+      return s.hooks.load(survey, new Set(report.ended.map((e) => e.execId)));
     } catch (err) {
-      if (this.guard.absorb(err)) return;
+      if (this.guard.absorb(err)) return null;
       this.out.warnings.push(`cannot survey the execs of ${base.name} (${errorMessage(err)})`);
+      return undefined;
     }
-    return this.stopIfIdle(book, seen, base, abandoned);
   }
 
-  private reportTrees(r: ExecTreeReport): void {
-    const t = this.out.execTrees;
+  /** A sweep pass's decisions on one sandbox: into its part of the result, each as an event. */
+  private reportTrees(s: SweepPass, r: SweepDecisions): void {
+    const t = partOf(this.out, s.pass);
     for (const tree of r.ended) {
       t.ended.push(tree);
       this.req.onEvent?.({ type: 'exec-tree', state: 'ended', tree });

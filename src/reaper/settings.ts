@@ -11,7 +11,7 @@ import { UsageError } from '../errors.js';
 import { ValueError, parseDuration } from '../core/parse-args.js';
 import { thresholdSeconds } from '../core/policy.js';
 import { type Selection, isHermesSelection } from '../core/selection.js';
-import { resolveExecTrees } from '../passes/exec-trees/settings.js';
+import { resolveLifetime } from './lifetime.js';
 import type { IdleOptions } from './sweep-types.js';
 import { IDLE_MAX_PROCESSES, STOP_IDLE, readJanitorSetting } from './janitor-settings.js';
 
@@ -30,7 +30,7 @@ export interface RunInputs {
   cgroupSamples?: boolean | undefined;
   /** Where idle observations live (default `<home>/janitor/idle.json`). */
   idleStore?: StateStore | undefined;
-  /** `--exec-max-age`, in seconds: replaces the bound from hermes' timeouts (exec-settings.ts). */
+  /** `--exec-max-age`, in seconds: replaces the bound from hermes' timeouts (the exec-tree pass's settings). */
   execMaxAgeSeconds?: number | undefined;
   /** `--keep-exec-trees`: abandoned exec trees are reported, never ended. */
   keepExecTrees?: boolean | undefined;
@@ -133,9 +133,11 @@ export async function resolveRunSettings(inputs: RunInputs, where: RunContext): 
     ...owned,
     ...(idleMaxProcesses !== undefined ? { maxProcesses: idleMaxProcesses } : {}),
     ...(cgroup ? { localCounters: (await import('../adapters/cgroup-counters.js')).readCgroupCounters } : {}),
-    // The bound comes from hermes' timeouts: the pass is for hermes' sandboxes only (not a --label selection).
-    ...(isHermesSelection(where.selection) ? { execTrees: resolveExecTrees(inputs, where) } : {}),
   };
+  // Each sweep pass's options (the exec-tree pass: for hermes' sandboxes only, not a --label selection). The list of
+  // passes is loaded here, not at start-up (the library's import does not load every pass).
+  const sweeps = (await import('./sweep-passes.js')).sweepOptions(inputs, where);
+  if (sweeps) idle.sweeps = sweeps;
   return {
     thresholdSeconds: threshold,
     lifetimeSeconds,
@@ -172,17 +174,7 @@ export function envDuration(env: Record<string, string | undefined>, name: strin
 /** Where a setting came from, for messages. */
 export type Resolved<T> = Sourced<T>;
 
-/**
- * Terminal lifetime in seconds: `--lifetime` (or the library's option), else hermes' own (`hermes`: config.yaml,
- * the managed and home `.env` files, the environment, 300; see `hermes/settings.ts`).
- */
-export function resolveLifetime(flag: number | undefined, hermes: Sourced<number>, flagName = '--lifetime'): Resolved<number> {
-  if (flag !== undefined) {
-    if (!Number.isSafeInteger(flag) || flag < 0) throw new UsageError(`${flagName} must be a whole number of seconds >= 0, got '${flag}'`);
-    return { value: flag, source: flagName };
-  }
-  return hermes;
-}
+export { resolveLifetime } from './lifetime.js';
 
 /**
  * The reaper's disable switch: hermes' `TERMINAL_DOCKER_ORPHAN_REAPER` (from wherever hermes takes it, config.yaml's

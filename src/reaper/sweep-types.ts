@@ -10,9 +10,7 @@ import type { IdleKeepReason } from '../core/idle.js';
 import type { KeepReason, Rule, TiedRoot } from '../core/policy.js';
 import type { OwnerView, SandboxOwner } from '../core/owners.js';
 import type { Selection } from '../core/selection.js';
-import type { ExecView } from '../passes/exec-trees/rule.js';
-import type { ExecTreeOptions } from '../passes/exec-trees/settings.js';
-import type { EndedTree, ExecTreeReport, FailedTree, KeptTree } from '../passes/exec-trees/run.js';
+import type { ExecDecision, ExecFailed, ExecKept, ExecView, SweepDecisions } from '../passes/sweep-pass.js';
 import type { LocalCounters } from './idle-stop.js';
 import type { Interruption } from './run-guard.js';
 import type { Held } from '../hermes/judgement.js';
@@ -45,8 +43,8 @@ export interface SweepEntry {
   /** Running sandboxes whose profile a living hermes on this host may serve (absent: abandoned, or owners not considered). */
   owner?: SandboxOwner;
   /**
-   * Running hermes sandboxes under the exec-tree pass: their running `docker exec` sessions, with age, process count,
-   * command and whether they are past the bound (`abandoned`).
+   * Running hermes sandboxes under a sweep pass (the exec-tree pass): their running `docker exec` sessions, with age,
+   * process count, command and whether they are past the bound (`abandoned`).
    */
   execs?: ExecView[];
   /**
@@ -95,9 +93,10 @@ export type SweepEvent =
   | { type: 'failed'; entry: FailedEntry }
   | { type: 'listed'; entry: ListedEntry }
   | { type: 'candidates'; count: number }
-  | { type: 'exec-tree'; state: 'ended'; tree: EndedTree }
-  | { type: 'exec-tree'; state: 'kept'; tree: KeptTree }
-  | { type: 'exec-tree'; state: 'failed'; tree: FailedTree };
+  // A sweep pass's decision on one exec (the type is its `nouns.event`: the exec-tree pass's).
+  | { type: 'exec-tree'; state: 'ended'; tree: ExecDecision }
+  | { type: 'exec-tree'; state: 'kept'; tree: ExecKept }
+  | { type: 'exec-tree'; state: 'failed'; tree: ExecFailed };
 
 export interface SweepRequest {
   engine: EngineClient;
@@ -166,10 +165,11 @@ export interface IdleOptions {
    */
   maxProcesses?: number;
   /**
-   * The exec-tree pass (`exec-trees.ts`), run over each running sandbox before the idle rule: execs past the bound
-   * are reported, ended by `reap` (unless `end` is false), and left out of the idle rule's in-use count.
+   * The sweep passes' options, by pass name (`Pass.sweep`, `passes/sweep-pass.ts`; absent: it does not run): each runs
+   * over each running sandbox before the idle rule (the exec-tree pass: execs past the bound are reported, ended by
+   * `reap` unless its switch says not, and left out of the idle rule's in-use count).
    */
-  execTrees?: ExecTreeOptions;
+  sweeps?: Readonly<Record<string, unknown>>;
   /** `watch`: when each exec started, from the engine's `exec_start` events (ms since the epoch), by exec id. */
   execStarts?: ReadonlyMap<string, number>;
   /**
@@ -200,8 +200,8 @@ export interface IdleRule {
   maxProcesses?: number;
   idleAfterOwnedSeconds: number | null;
   stoppedRetentionSeconds: number;
-  /** The exec-tree pass's bound and switch (its process readers are the run's: `exec-settings.ts` `withExecBound`). */
-  execBound?: Pick<ExecTreeOptions, 'boundSeconds' | 'boundSource' | 'end'>;
+  /** The sweep passes' options of the label, by pass name (over the run's: each pass's `withLabel`). */
+  sweeps?: Readonly<Record<string, unknown>>;
 }
 
 export interface ReapRequest extends SweepRequest {
@@ -224,12 +224,15 @@ export interface ReapResult {
   stopped: StoppedEntry[];
   kept: KeptEntry[];
   failed: FailedEntry[];
-  /** Abandoned exec trees ended, kept (and why), failed. */
-  execTrees: ExecTreeReport;
+  /** Abandoned exec trees ended, kept (and why), failed: the exec-tree pass's part (`SweepParts`). */
+  execTrees: SweepDecisions;
   interrupted: Interruption | null;
   /** Non-fatal problems (the idle state could not be read or written). */
   warnings: string[];
 }
+
+/** Each sweep pass's part of a sweep's result, by its name (the exec-tree pass: `execTrees`, a key of `reap --json`). */
+export type SweepParts = Pick<ReapResult, 'execTrees'>;
 
 export interface ListResult {
   containers: ListedEntry[];

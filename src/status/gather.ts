@@ -2,7 +2,7 @@
  * `status`: gathers engines, containers, janitor state and breakers into one report. Read-only: it never writes
  * a file, never takes a lock, never creates a directory.
  */
-import type { ExecView } from '../passes/exec-trees/rule.js';
+import type { ExecView } from '../passes/sweep-pass.js';
 import type { IdleOptions } from '../reaper/sweep-types.js';
 import { closeSync, promises as fs, readSync } from 'node:fs';
 import path from 'node:path';

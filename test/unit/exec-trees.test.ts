@@ -28,7 +28,7 @@ import {
   treeOf,
 } from '../../src/passes/exec-trees/rule.js';
 import { selectionFrom } from '../../src/core/selection.js';
-import { resolveExecTrees } from '../../src/passes/exec-trees/settings.js';
+import { type ExecTreeOptions, resolveExecTrees } from '../../src/passes/exec-trees/settings.js';
 import { hermesCommandTimeouts } from '../../src/hermes/timeouts.js';
 import { resolveRunSettings } from '../../src/reaper/settings.js';
 import { abandonedLoad, endAbandonedTrees, surveyExecs } from '../../src/passes/exec-trees/run.js';
@@ -159,12 +159,12 @@ describe("exec trees: hermes' timeouts, read the way hermes reads them", () => {
     const where = { env: {}, config: none, hermes: settingsOf({}), home: '/nonexistent-hj', now: () => new Date(0), selectorGiven: false };
     const store = { location: 'mem', read: async () => ({ value: undefined }), update: async () => undefined } as never;
     const hermes = await resolveRunSettings({ idleStore: store }, { ...where, selection: selectionFrom({ profile: null }) });
-    assert.equal(hermes.idle.execTrees?.boundSeconds, 1200);
+    assert.equal((hermes.idle.sweeps?.execTrees as ExecTreeOptions | undefined)?.boundSeconds, 1200);
     const ci = await resolveRunSettings(
       { idleStore: store },
       { ...where, selection: selectionFrom({ profile: null, labels: ['ci-job'] }), selectorGiven: true },
     );
-    assert.equal(ci.idle.execTrees, undefined);
+    assert.equal(ci.idle.sweeps, undefined);
   });
 
   it('--exec-max-age and janitor.exec_max_age replace it; --keep-exec-trees and janitor.keep_exec_trees turn ending off', () => {

@@ -13,6 +13,7 @@ import { HERMES_SETTINGS, type HermesSettings } from '../../src/hermes/settings.
 import { IdleBook } from '../../src/reaper/idle-book.js';
 import { labelIdleRules, laterRule } from '../../src/reaper/label-rules.js';
 import type { IdleRule } from '../../src/reaper/sweep-types.js';
+import type { ExecTreeOptions } from '../../src/passes/exec-trees/settings.js';
 
 function read(home: string, profile: string, lifetime: number, janitor: Record<string, unknown> = {}): ProfileRead {
   const settings = Object.fromEntries(
@@ -40,15 +41,16 @@ describe('each label judged by its own profiles (reaper/label-rules.ts)', () => 
     assert.equal(r.maxProcesses, 1, 'the stricter in-use rule');
     assert.equal(r.idleAfterOwnedSeconds, null, 'never is the longest');
     assert.equal(r.stoppedRetentionSeconds, 30 * 86_400);
-    assert.equal(r.execBound?.boundSeconds, 7200);
+    assert.equal((r.sweeps?.execTrees as ExecTreeOptions | undefined)?.boundSeconds, 7200);
   });
 
   it('laterRule: the rule of the process count, and trees kept if either keeps them', () => {
     const base: IdleRule = { stopIdle: true, idleAfterSeconds: 10, idleAfterOwnedSeconds: 10, stoppedRetentionSeconds: 10 };
     assert.equal(laterRule({ ...base, maxProcesses: 5 }, base).maxProcesses, undefined, "the rule's own count is stricter than 5");
     assert.equal(laterRule({ ...base, maxProcesses: 5 }, { ...base, maxProcesses: 3 }).maxProcesses, 3);
-    const trees = (end: boolean, s: number): IdleRule => ({ ...base, execBound: { boundSeconds: s, boundSource: 'x', end } });
-    assert.deepEqual(laterRule(trees(true, 100), trees(false, 50)).execBound, { boundSeconds: 100, boundSource: 'x', end: false });
+    const trees = (end: boolean, s: number): IdleRule => ({ ...base, sweeps: { execTrees: { boundSeconds: s, boundSource: 'x', end } } });
+    assert.deepEqual(laterRule(trees(true, 100), trees(false, 50)).sweeps, { execTrees: { boundSeconds: 100, boundSource: 'x', end: false } });
+    assert.deepEqual(laterRule(trees(false, 50), base).sweeps, { execTrees: { boundSeconds: 50, boundSource: 'x', end: false } }, 'one profile alone: its own');
   });
 });
 
@@ -71,6 +73,23 @@ describe("the idle book takes a container's rule by its label", () => {
     assert.equal(book.ruleOf(p1), book.ruleOf({ ...p1 }), 'one object per label');
     assert.deepEqual([book.limitOf({ init: true, labels: p1 }), book.limitOf({ init: true, labels: {} })], [1, 2]);
     assert.equal(book.thresholdOf({ pid: 1 } as never, p1), Infinity, 'an owned sandbox of a label whose owned threshold is never');
+  });
+
+  it("a label's own sweep-pass options over the run's (the exec-tree pass: its bound and switch, the run's process readers)", () => {
+    const proc = {} as never;
+    const run: ExecTreeOptions = { boundSeconds: 1200, boundSource: 'run', end: true, proc };
+    const own: ExecTreeOptions = { boundSeconds: 60, boundSource: 'p1', end: false };
+    const rule = { stopIdle: true, idleAfterSeconds: 1, idleAfterOwnedSeconds: 1, stoppedRetentionSeconds: 0 };
+    const book = new IdleBook(
+      { stopIdle: true, idleAfterSeconds: 600, sweeps: { execTrees: run }, byProfile: { p1: { ...rule, sweeps: { execTrees: own } }, p2: rule } },
+      'unix:///x',
+      [],
+      1,
+    );
+    assert.deepEqual(book.ruleOf({ 'hermes-profile': 'p1' }).sweeps, { execTrees: { ...own, proc } });
+    assert.deepEqual(book.ruleOf({ 'hermes-profile': 'p2' }).sweeps, { execTrees: run }, "a label without its own: the run's");
+    const off = new IdleBook({ stopIdle: true, idleAfterSeconds: 600, byProfile: { p1: { ...rule, sweeps: { execTrees: own } } } }, 'unix:///x', [], 1);
+    assert.equal(off.ruleOf({ 'hermes-profile': 'p1' }).sweeps, undefined, 'a pass the run does not run stays off for every label');
   });
 });
 

@@ -9,7 +9,7 @@ import type { SweepEntry, SweepEvent } from '../../reaper/sweep-types.js';
 import type { WatchEvent } from '../../watch/engine-watcher.js';
 import { holderText } from '../reap-locks.js';
 import type { Pass, PassResult, TextView } from '../../passes/types.js';
-import { execTreeFailure, execTreeLine } from '../../passes/exec-trees/pass.js';
+import { sweepPassOf } from '../../reaper/sweep-passes.js';
 import { type Progress, hostProblems, reapLine, startProgress, whenOf } from '../render-containers.js';
 import type { Notice, ReapReport, Reporter } from './types.js';
 import { WatchNews } from './watch-news.js';
@@ -178,10 +178,13 @@ export class TextReporter implements Reporter {
         return;
       case 'event':
         return;
-      case 'exec-tree':
-        if (ev.state === 'ended') return this.line(execTreeLine(ev.tree));
-        if (ev.state === 'failed') this.ctx.stderr.write(shown(`${this.ctx.now().toISOString()} ${execTreeFailure(ev.tree)}`));
+      case 'exec-tree': {
+        // A sweep pass's decision, said by its descriptor.
+        const { pass, hooks } = sweepPassOf(ev);
+        if (ev.state === 'ended') return this.line(hooks.endedLine(ev.tree));
+        if (ev.state === 'failed') this.ctx.stderr.write(shown(`${this.ctx.now().toISOString()} ${pass.text.watchFailure(ev.tree)}`));
         return;
+      }
       default:
         return unreachable(ev, 'event');
     }

@@ -1,13 +1,18 @@
 /**
  * The exec-tree pass: `docker exec` trees of running sandboxes past the bound (abandoned by a hermes timeout), ended
- * and left out of the idle rule. A `sweep` pass: it runs inside the container sweep, per running sandbox, before the
- * idle rule (passes/exec-trees/run.ts, rules in passes/exec-trees/rule.ts, settings in passes/exec-trees/settings.ts), and its
- * decisions stream as the sweep's events (`exec-tree-ended`, ...); here is how its outcome is said and counted.
+ * and left out of the idle rule. A `sweep` pass: the container sweep calls its hooks (`sweep` below, the interface in
+ * passes/sweep-pass.ts) per running sandbox, before the idle rule (run.ts, rules in rule.ts, settings in settings.ts),
+ * and its decisions stream as the sweep's events (`exec-tree-ended`, ...); here is also how its outcome is said and
+ * counted.
  */
 import { UP_TO_DAYS, span } from '../../core/ages.js';
-import type { EndedTree, ExecTreeReport, FailedTree } from './run.js';
+import { isHermesSelection } from '../../core/selection.js';
+import { type EndedTree, type ExecSurvey, type ExecTreeReport, type FailedTree, abandonedLoad, endAbandonedTrees, mayRunExecs, surveyExecs } from './run.js';
+import { type ExecTreeOptions, laterExecTrees, resolveExecTrees, withLabelBound } from './settings.js';
 import { plural } from '../../util/plural.js';
+import type { SweepHooks } from '../sweep-pass.js';
 import type { Pass } from '../types.js';
+import type { ReapResult } from '../../reaper/sweep-types.js';
 
 type Counts = { ended: number; kept: number; failed: number };
 
@@ -26,16 +31,34 @@ export function execTreeLine(t: EndedTree): string {
 /** The one line of a tree that could not be ended. */
 export const execTreeFailure = (f: FailedTree) => `failed to end exec tree ${f.execId.slice(0, 12)} in ${f.container}: ${f.error}`;
 
+/** What the container sweep calls per running sandbox (passes/sweep-pass.ts). */
+const sweep: SweepHooks<ExecTreeOptions, ExecSurvey> = {
+  // The bound comes from hermes' timeouts: the pass is for hermes' sandboxes only (not a --label selection).
+  options: (inputs, where) => (isHermesSelection(where.selection) ? resolveExecTrees(inputs, where) : null),
+  later: laterExecTrees,
+  withLabel: withLabelBound,
+  mayRun: (local, d) => d.execIds.length > 0 && mayRunExecs(local, d),
+  survey: surveyExecs,
+  views: (survey) => survey.execs.map((x) => x.view),
+  act: endAbandonedTrees,
+  load: abandonedLoad,
+  endedLine: (t) => execTreeLine(t as EndedTree),
+};
+
+/** Its part of each sweep's result (`ReapResult.execTrees`, by its name). */
+const ownPart = (r: ReapResult) => r.execTrees as ExecTreeReport;
+
 export const execTreesPass: Pass<never, ExecTreeReport, Counts, FailedTree> = {
   name: 'execTrees',
   kind: 'sweep',
   place: 'engine',
   nouns: { event: 'exec-tree', events: 'exec-trees', text: 'exec tree', texts: 'exec trees' },
+  sweep,
 
   fromSweeps: (sweeps) => ({
-    ended: sweeps.flatMap((r) => r.execTrees.ended),
-    kept: sweeps.flatMap((r) => r.execTrees.kept),
-    failed: sweeps.flatMap((r) => r.execTrees.failed),
+    ended: sweeps.flatMap((r) => ownPart(r).ended),
+    kept: sweeps.flatMap((r) => ownPart(r).kept),
+    failed: sweeps.flatMap((r) => ownPart(r).failed),
   }),
   outcome: (r) => ({ done: r.ended, kept: r.kept, failed: r.failed }),
   cutShort: () => false,

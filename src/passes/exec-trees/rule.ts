@@ -167,26 +167,6 @@ export function recheckExec(seen: ProcIdentity, now: ExecRecheck, boundSeconds: 
   return null;
 }
 
-/**
- * One exec as list/status show it (`execs: [{id, ageSeconds, processes, command, abandoned, client,
- * clientUnverifiable}]`).
- */
-export interface ExecView {
-  id: string;
-  /** Seconds since it started; null when unknown. */
-  ageSeconds: number | null;
-  /** Its process and descendants on this host; null when they cannot be seen from here. */
-  processes: number | null;
-  /** `ProcessConfig`: entrypoint and arguments, joined by spaces. */
-  command: string;
-  /** No living client is attached to it and it is past the bound (never when its age is unknown, nor its clients unseen). */
-  abandoned: boolean;
-  /** The living `docker`/`podman` client attached to it on this host (`{pid, since}`), or null when none lives. */
-  client: { pid: number; since: string } | null;
-  /** Why its clients cannot be seen from here (an engine on another host, procfs `hidepid`, ...); null when they can. */
-  clientUnverifiable: string | null;
-}
-
 /** An exec's command line from its `ProcessConfig`. */
 export function commandLine(entrypoint: string, args: readonly string[]): string {
   return [entrypoint, ...args].filter((s) => s !== '').join(' ');

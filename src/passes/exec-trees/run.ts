@@ -10,7 +10,6 @@ import type { ContainerDetails, EngineClient, ExecDetails } from '../../adapters
 import { type ProcAccess, procAccess } from './proc-table.js';
 import {
   type ExecKeepReason,
-  type ExecView,
   type ProcIdentity,
   type ProcSnapshot,
   commandLine,
@@ -28,6 +27,7 @@ import { abortableSleep } from '../../util/sleep.js';
 import { type ClientReader, hostClients } from './clients.js';
 import { type ClientTable, type ContainerRef, assignClients } from './rule-clients.js';
 import type { ExecTreeOptions } from './settings.js';
+import type { AbandonedLoad, ExecView } from '../sweep-pass.js';
 
 /** `execTrees` of the JSON report. */
 export interface EndedTree {
@@ -73,12 +73,6 @@ export interface ExecSurvey {
   local: boolean;
   /** Why they cannot all be seen after all: the janitor's pid namespace is not the host's (null: they can). */
   pidNamespace?: string | null;
-}
-
-/** What the idle rule leaves out: abandoned execs still running, and their processes. */
-export interface AbandonedLoad {
-  execIds: ReadonlySet<string>;
-  processes: number;
 }
 
 const procOf = (opts: ExecTreeOptions): ProcAccess => opts.proc ?? procAccess();

@@ -45,10 +45,12 @@ export function resolveExecTrees(
   return { boundSeconds: execBoundSeconds(t), boundSource: `2 x ${longest.name} ${longest.seconds}s (${longest.source})`, end };
 }
 
-/** The run's idle options with a label's own bound and switch for the exec-tree pass (`IdleRule.execBound`), if any. */
-export function withExecBound<T extends { execTrees?: ExecTreeOptions }>(
-  opts: T,
-  bound: Pick<ExecTreeOptions, 'boundSeconds' | 'boundSource' | 'end'> | undefined,
-): T {
-  return bound && opts.execTrees ? { ...opts, execTrees: { ...opts.execTrees, ...bound } } : opts;
+/** Two profiles' options of one label as one: the longer bound (with its source), and trees kept if either keeps them. */
+export function laterExecTrees(x: ExecTreeOptions, y: ExecTreeOptions): ExecTreeOptions {
+  return { ...(y.boundSeconds > x.boundSeconds ? y : x), end: x.end && y.end };
+}
+
+/** The run's options with a label's own bound and switch over them (its process readers are the run's). */
+export function withLabelBound(run: ExecTreeOptions, label: ExecTreeOptions): ExecTreeOptions {
+  return { ...run, boundSeconds: label.boundSeconds, boundSource: label.boundSource, end: label.end };
 }

@@ -5,7 +5,7 @@
  * images. Kept apart from passes/images/rule-budget.ts so that the option table (bundled into the start-up fast path) does not
  * load it.
  */
-import bytes from 'bytes-iec';
+import { bytesIec } from '../../util/bytes-iec.js';
 import { type ImageBudget, checkImageBudget } from './rule-budget.js';
 import { ValueError } from '../../core/parse-args.js';
 
@@ -23,7 +23,7 @@ export function parseImageBudget(raw: string, what: string): ImageBudget {
   const percent = checkImageBudget(raw, what);
   const s = raw.trim();
   if (percent !== null) return { kind: 'percent', percent, raw: s };
-  const n = bytes.parse(dockerLetter(s));
+  const n = bytesIec().parse(dockerLetter(s));
   if (n === null || !Number.isSafeInteger(n)) throw new ValueError(`${what} must be a size such as 50GB or 20GiB, got '${raw}'`);
   if (n <= 0) throw new ValueError(`${what} must be more than 0 bytes, got '${raw}': leave it out to keep every image`);
   return { kind: 'bytes', bytes: n, raw: s };

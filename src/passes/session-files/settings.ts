@@ -8,7 +8,7 @@ import type { HermesSettings } from '../../hermes/settings.js';
 import { thresholdSeconds } from '../../core/policy.js';
 import { procRootOf } from '../../adapters/hermes-processes.js';
 import { type JanitorSetting, SWITCH_ACCEPTS, readJanitorSetting } from '../../reaper/janitor-settings.js';
-import { resolveLifetime } from '../../reaper/settings.js';
+import { resolveLifetime } from '../../reaper/lifetime.js';
 import type { TempDir } from '../temp-dirs/dirs.js';
 
 export const KEEP_SESSION_FILES: JanitorSetting<'switch'> = {

@@ -9,7 +9,7 @@ import type { HermesConfig } from '../../adapters/config.js';
 import type { HermesSettings } from '../../hermes/settings.js';
 import { thresholdSeconds } from '../../core/policy.js';
 import { type JanitorSetting, SWITCH_ACCEPTS, readJanitorSetting } from '../../reaper/janitor-settings.js';
-import { resolveLifetime } from '../../reaper/settings.js';
+import { resolveLifetime } from '../../reaper/lifetime.js';
 import { procRootOf } from '../../adapters/hermes-processes.js';
 import type { TempDir } from '../temp-dirs/dirs.js';
 
