@@ -43,6 +43,12 @@ export interface ExecDecision {
   container: string;
   execId: string;
 }
+/** One exec a sweep pass ended (a dry run: would end): how long it ran, the processes signalled, how many took SIGKILL. */
+export interface ExecEnded extends ExecDecision {
+  ageSeconds: number;
+  processes: number;
+  killed: number;
+}
 export interface ExecKept extends ExecDecision {
   reason: string;
 }
@@ -52,7 +58,7 @@ export interface ExecFailed extends ExecDecision {
 
 /** A sweep pass's decisions over the sandboxes of a sweep: what it ended (a dry run: would end), kept (and why), failed on. */
 export interface SweepDecisions {
-  ended: ExecDecision[];
+  ended: ExecEnded[];
   kept: ExecKept[];
   failed: ExecFailed[];
 }
@@ -111,5 +117,5 @@ export interface SweepHooks<O = unknown, V = unknown> {
   /** What the idle rule leaves out of the sandbox's use (`ended`: the execs `act` ended, no longer running). */
   load(survey: V, ended?: ReadonlySet<string>): AbandonedLoad;
   /** The text line of one exec it ended (`watch` says each as it comes). */
-  endedLine(tree: ExecDecision): string;
+  endedLine(tree: ExecEnded): string;
 }

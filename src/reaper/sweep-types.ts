@@ -10,7 +10,7 @@ import type { IdleKeepReason } from '../core/idle.js';
 import type { KeepReason, Rule, TiedRoot } from '../core/policy.js';
 import type { OwnerView, SandboxOwner } from '../core/owners.js';
 import type { Selection } from '../core/selection.js';
-import type { ExecDecision, ExecFailed, ExecKept, ExecView, SweepDecisions } from '../passes/sweep-pass.js';
+import type { ExecEnded, ExecFailed, ExecKept, ExecView, SweepDecisions } from '../passes/sweep-pass.js';
 import type { LocalCounters } from './idle-stop.js';
 import type { Interruption } from './run-guard.js';
 import type { Held } from '../hermes/judgement.js';
@@ -94,7 +94,7 @@ export type SweepEvent =
   | { type: 'listed'; entry: ListedEntry }
   | { type: 'candidates'; count: number }
   // A sweep pass's decision on one exec (the type is its `nouns.event`: the exec-tree pass's).
-  | { type: 'exec-tree'; state: 'ended'; tree: ExecDecision }
+  | { type: 'exec-tree'; state: 'ended'; tree: ExecEnded }
   | { type: 'exec-tree'; state: 'kept'; tree: ExecKept }
   | { type: 'exec-tree'; state: 'failed'; tree: ExecFailed };
 

@@ -42,7 +42,7 @@ const sweep: SweepHooks<ExecTreeOptions, ExecSurvey> = {
   views: (survey) => survey.execs.map((x) => x.view),
   act: endAbandonedTrees,
   load: abandonedLoad,
-  endedLine: (t) => execTreeLine(t as EndedTree),
+  endedLine: execTreeLine,
 };
 
 /** Its part of each sweep's result (`ReapResult.execTrees`, by its name). */
