@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { CONFIG_FILENAME, DEFAULT_RUN_TIMEOUT_MS } from '../defaults.js';
 import { ExitCode, JanitorError, UsageError } from '../errors.js';
@@ -77,10 +78,11 @@ catch (err) { parentPort.postMessage({ error: String((err && err.message) || err
  */
 async function parseYaml(text: string, file: string, signal: AbortSignal | undefined): Promise<unknown> {
   if (text.length <= IN_PROCESS_YAML_BYTES) {
-    const { parse } = await import('yaml');
+    const { parse } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
     return parse(text) as unknown;
   }
-  const [{ Worker }, { createRequire }] = await Promise.all([import('node:worker_threads'), import('node:module')]);
+  const req = createRequire(import.meta.url);
+  const { Worker } = req('node:worker_threads') as typeof import('node:worker_threads');
   const bound = signal ?? AbortSignal.timeout(DEFAULT_RUN_TIMEOUT_MS);
   const tooLong = () =>
     new JanitorError(
@@ -88,7 +90,7 @@ async function parseYaml(text: string, file: string, signal: AbortSignal | undef
       ExitCode.ENGINE,
     );
   if (bound.aborted) throw tooLong();
-  const worker = new Worker(WORKER, { eval: true, workerData: { text, yaml: createRequire(import.meta.url).resolve('yaml') } });
+  const worker = new Worker(WORKER, { eval: true, workerData: { text, yaml: req.resolve('yaml') } });
   let onAbort = () => {};
   try {
     return await new Promise<unknown>((resolve, reject) => {
