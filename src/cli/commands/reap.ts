@@ -29,6 +29,8 @@ import {
   addEngineOptions,
   connectEngines,
   discoverTargets,
+  preloadEngineClient,
+  startDiscovery,
   sayNotes,
   checkStopTimeout,
   homeWorth,
@@ -277,6 +279,10 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   const progress = new ReapProgress();
   deadline.onHardStop((info) => endedAtDeadline(opts, reporter, progress, { info, hosts: hostList() }));
   deadline.phase('reading settings');
+  // The engine is found (a ping) and, once one answered, its client loaded while the home's files are read; both are
+  // taken up (and a failure reported) where the run finds the engine, below, after the settings' own errors.
+  const started = startDiscovery(targets, ctx);
+  void (started ?? Promise.resolve()).then(preloadEngineClient, () => undefined);
   const files = await loadHomeConfig(home, ctx, signal, await homeWorth(targets, ctx));
   // Over several homes each label's own profiles say it (`reaper-off`), not the run home's switch.
   const disabled = targets.multiHome ? null : reaperDisabled(files.hermes, ctx.env);
@@ -323,7 +329,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     sayNotes(targets, opts, ctx);
     noticeUntrusted(reporter);
     deadline.phase('finding the engine');
-    await discoverTargets(targets, opts, ctx);
+    await discoverTargets(targets, opts, ctx, started);
   } catch (err) {
     const none = await noEngineAtAll(err, targets.endpoints);
     if (none !== null) return engineFreeRun(run, record, { noEngine: none });
