@@ -399,30 +399,14 @@ export function checkStopTimeout(opts: Partial<ActionOptions> & { timeout: numbe
 }
 
 /**
- * Starts finding the engine of the endpoints left to discovery (the ping of the usual sockets) without waiting for it,
- * for `discoverTargets` to take up: so that it runs while something else waits (the home's files). Undefined when no
- * endpoint is left to discovery. Its failure is thrown where `discoverTargets` awaits it.
- */
-export function startDiscovery(targets: EngineTargets, ctx: Context): Promise<EngineEndpoint[]> | undefined {
-  if (!targets.endpoints.some((e) => e.discover)) return undefined;
-  const endpoints = targets.endpoints;
-  const found = import('../adapters/engine-discovery.js').then((m) => m.discoverEndpoints(endpoints, { env: ctx.env, homedir: ctx.homedir }));
-  found.catch(() => undefined); // awaited (and thrown) by discoverTargets
-  return found;
-}
-
-/**
  * Replaces an endpoint left to discovery by the engine found (exit 3 with what was tried when none answers), and
- * with `--verbose` says on stderr which engine each endpoint is and why. `started`: the discovery `startDiscovery`
- * began for these targets.
+ * with `--verbose` says on stderr which engine each endpoint is and why.
  */
-export async function discoverTargets(
-  targets: EngineTargets,
-  opts: { verbose?: boolean },
-  ctx: Context,
-  started: Promise<EngineEndpoint[]> | undefined = startDiscovery(targets, ctx),
-): Promise<void> {
-  if (started) targets.endpoints = await started;
+export async function discoverTargets(targets: EngineTargets, opts: { verbose?: boolean }, ctx: Context): Promise<void> {
+  if (targets.endpoints.some((e) => e.discover)) {
+    const { discoverEndpoints } = await import('../adapters/engine-discovery.js');
+    targets.endpoints = await discoverEndpoints(targets.endpoints, { env: ctx.env, homedir: ctx.homedir });
+  }
   if (opts.verbose) {
     for (const e of targets.endpoints) ctx.stderr.write(`hermes-janitor: ${escapeControls(`engine ${e.host}: ${whyEngine(e)}`)}\n`);
   }

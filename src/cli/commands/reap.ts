@@ -29,8 +29,6 @@ import {
   addEngineOptions,
   connectEngines,
   discoverTargets,
-  preloadEngineClient,
-  startDiscovery,
   sayNotes,
   checkStopTimeout,
   homeWorth,
@@ -279,10 +277,6 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   const progress = new ReapProgress();
   deadline.onHardStop((info) => endedAtDeadline(opts, reporter, progress, { info, hosts: hostList() }));
   deadline.phase('reading settings');
-  // The engine is found (a ping) and, once one answered, its client loaded while the home's files are read; both are
-  // taken up (and a failure reported) where the run finds the engine, below, after the settings' own errors.
-  const started = startDiscovery(targets, ctx);
-  void (started ?? Promise.resolve()).then(preloadEngineClient, () => undefined);
   const files = await loadHomeConfig(home, ctx, signal, await homeWorth(targets, ctx));
   // Over several homes each label's own profiles say it (`reaper-off`), not the run home's switch.
   const disabled = targets.multiHome ? null : reaperDisabled(files.hermes, ctx.env);
@@ -329,7 +323,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     sayNotes(targets, opts, ctx);
     noticeUntrusted(reporter);
     deadline.phase('finding the engine');
-    await discoverTargets(targets, opts, ctx, started);
+    await discoverTargets(targets, opts, ctx);
   } catch (err) {
     const none = await noEngineAtAll(err, targets.endpoints);
     if (none !== null) return engineFreeRun(run, record, { noEngine: none });
