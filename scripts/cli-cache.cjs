@@ -82,10 +82,17 @@ async function warm(dir) {
   fs.writeFileSync(CACHE, script.createCachedData());
 }
 
+/**
+ * The environment of the warm-up and of the check: PATH and the temporary home only. Nothing of the build's own
+ * (DOCKER_HOST, HERMES_JANITOR_METRICS_FILE, ...) reaches the runs, and no NODE_OPTIONS: V8 flags given there would be
+ * in the cache's flags and make V8 reject it in a plain `node` start.
+ */
+const cleanEnv = (dir) => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, HERMES_HOME: dir, TMPDIR: dir });
+
 /** Whether a fresh process takes the cache (as bin/ loads it). */
-function accepted() {
+function accepted(dir) {
   const probe = `const { loadCli } = require(${JSON.stringify(require.resolve('../bin/hermes-janitor.js'))}); process.exit(loadCli().script.cachedDataRejected ? 1 : 0);`;
-  return spawnSync(process.execPath, ['-e', probe], { stdio: 'ignore' }).status === 0;
+  return spawnSync(process.execPath, ['-e', probe], { stdio: 'ignore', env: cleanEnv(dir) }).status === 0;
 }
 
 if (process.argv[2] === '--warm') {
@@ -97,10 +104,9 @@ if (process.argv[2] === '--warm') {
   fs.rmSync(CACHE, { force: true });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hj-cli-cache-'));
   try {
-    const env = { ...process.env, HERMES_HOME: dir, HOME: dir, TMPDIR: dir };
-    const r = spawnSync(process.execPath, [__filename, '--warm', dir], { stdio: ['ignore', 'ignore', 'pipe'], env, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [__filename, '--warm', dir], { stdio: ['ignore', 'ignore', 'pipe'], env: cleanEnv(dir), encoding: 'utf8' });
     if (r.status !== 0) process.stderr.write(`cli-cache: the warm-up failed (${(r.error && r.error.message) || r.stderr}); caching the top level only\n`);
-    if (r.status !== 0 || !accepted()) {
+    if (r.status !== 0 || !accepted(dir)) {
       const { script } = loadCli(true);
       fs.writeFileSync(CACHE, script.createCachedData());
     }
