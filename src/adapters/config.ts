@@ -59,27 +59,39 @@ export async function loadConfig(home: string, opts: ConfigReadOptions = {}): Pr
 }
 
 /**
- * Texts up to this size are parsed on the main thread (a config.yaml is usually a few KiB; the parser's worst case at
- * this size took 0.3 s here), larger ones in a worker.
+ * Texts up to this size are parsed on the main thread, larger ones in a worker. hermes' installers seed config.yaml
+ * with its cli-config.yaml.example (126 KB in December 2026, mostly comments), so that size is the usual one: parsed
+ * here in about 40 ms. The parser's worst case at this size, a file of nested flow sequences, took 0.24 s here.
  */
-const IN_PROCESS_YAML_BYTES = 32 * 1024;
+const IN_PROCESS_YAML_BYTES = 256 * 1024;
+const MANY_DOCUMENTS = 'the file holds more than one YAML document (--- between them): hermes reads only a single one';
+
 /**
  * The worker: parses `workerData.text` with the YAML package at `workerData.yaml` and answers `{ data }` or `{ error }`
  * (its first line). Inline, so that it runs the same from the built files and from the sources (the unit tests).
  */
 const WORKER = `const { parentPort, workerData } = require('node:worker_threads');
-try { parentPort.postMessage({ data: require(workerData.yaml).parse(workerData.text) }); }
+try {
+  const y = require(workerData.yaml);
+  const docs = y.loadAll(workerData.text, { schema: y.CORE_SCHEMA });
+  if (docs.length > 1) throw new Error(${JSON.stringify(MANY_DOCUMENTS)});
+  parentPort.postMessage({ data: docs[0] ?? null });
+}
 catch (err) { parentPort.postMessage({ error: String((err && err.message) || err).split('\\n')[0] }); }`;
 
 /**
- * The parsed YAML. A large text is parsed in a worker thread (`WORKER`), terminated when `signal`
- * fires (or after 10 s without one): the YAML parser takes seconds on some megabyte-sized inputs, and the run's
- * `--timeout` bounds its settings too. A parse error is thrown as an Error with the parser's first line.
+ * The parsed YAML (js-yaml, YAML 1.2's core schema: the reading of the janitor's earlier parser, `yaml`, which took
+ * 0.25-0.35 s on hermes' seeded config.yaml where js-yaml takes 0.04 s). A large text is parsed in a worker thread
+ * (`WORKER`), terminated when `signal` fires (or after 10 s without one), and the run's `--timeout` bounds its
+ * settings too. A parse error is thrown as an Error with the parser's first line.
  */
 async function parseYaml(text: string, file: string, signal: AbortSignal | undefined): Promise<unknown> {
   if (text.length <= IN_PROCESS_YAML_BYTES) {
-    const { parse } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
-    return parse(text) as unknown;
+    const { loadAll, CORE_SCHEMA } = createRequire(import.meta.url)('js-yaml') as typeof import('js-yaml');
+    // A file of several documents is refused, as hermes' loader refuses it; one with none (empty, comments only) is null.
+    const docs = loadAll(text, { schema: CORE_SCHEMA });
+    if (docs.length > 1) throw new Error(MANY_DOCUMENTS);
+    return docs[0] ?? null;
   }
   const req = createRequire(import.meta.url);
   const { Worker } = req('node:worker_threads') as typeof import('node:worker_threads');
@@ -90,7 +102,7 @@ async function parseYaml(text: string, file: string, signal: AbortSignal | undef
       ExitCode.ENGINE,
     );
   if (bound.aborted) throw tooLong();
-  const worker = new Worker(WORKER, { eval: true, workerData: { text, yaml: req.resolve('yaml') } });
+  const worker = new Worker(WORKER, { eval: true, workerData: { text, yaml: req.resolve('js-yaml') } });
   let onAbort = () => {};
   try {
     return await new Promise<unknown>((resolve, reject) => {

@@ -29,28 +29,33 @@ export interface DirReadOptions<T> {
   keep: (e: Dirent) => T | null;
 }
 
-/** Reads `dir` (opened by the caller, closed here) synchronously: at most `max` entries, `keep`'s of them kept. */
-function readOpened<T>(d: Dir, opts: DirReadOptions<T>): DirRead<T> {
-  const out: DirRead<T> = { kept: [] };
-  try {
-    let n = 0;
-    for (let e = d.readSync(); e !== null; e = d.readSync()) {
-      if (n++ >= opts.max) {
-        out.more = true;
-        break;
-      }
-      const k = opts.keep(e);
-      if (k !== null) out.kept.push(k);
+/**
+ * The loop of both readers: reads `d` into `out` (at most `max` entries, `keep`'s of them kept), pausing after each
+ * slice of `DIR_SLICE` entries; the caller decides what a pause is (none, or a turn of the event loop).
+ */
+function* readInto<T>(d: Dir, opts: DirReadOptions<T>, out: DirRead<T>): Generator<void, void, void> {
+  let n = 0;
+  for (let e = d.readSync(); e !== null; e = d.readSync()) {
+    if (n >= opts.max) {
+      out.more = true;
+      return;
     }
-  } finally {
-    d.closeSync();
+    if (++n % DIR_SLICE === 0) yield;
+    const k = opts.keep(e);
+    if (k !== null) out.kept.push(k);
   }
-  return out;
 }
 
 /** At most `max` entries of the directory at `at`, those `keep` maps to a value kept, synchronously. Throws as `opendir`. */
 export function readDirCapped<T>(at: string, opts: DirReadOptions<T>): DirRead<T> {
-  return readOpened(opendirSync(at, { bufferSize: DIR_SLICE }), opts);
+  const d = opendirSync(at, { bufferSize: DIR_SLICE });
+  const out: DirRead<T> = { kept: [] };
+  try {
+    for (const _ of readInto(d, opts, out));
+  } finally {
+    d.closeSync();
+  }
+  return out;
 }
 
 /**
@@ -61,18 +66,11 @@ export async function readDirSliced<T>(at: string, opts: DirReadOptions<T> & { p
   const d = await fs.opendir(at, { bufferSize: DIR_SLICE });
   const out: DirRead<T> = { kept: [] };
   try {
-    let n = 0;
-    for (let e = d.readSync(); e !== null; e = d.readSync()) {
-      if (n >= opts.max) {
-        out.more = true;
-        break;
-      }
-      if (++n % DIR_SLICE === 0 && (opts.pause ? await opts.pause() : (await yieldToLoop(), false))) {
+    for (const _ of readInto(d, opts, out)) {
+      if (opts.pause ? await opts.pause() : (await yieldToLoop(), false)) {
         out.cutShort = true;
         break;
       }
-      const k = opts.keep(e);
-      if (k !== null) out.kept.push(k);
     }
   } finally {
     d.closeSync();

@@ -111,16 +111,59 @@ export function passwdHomes(file = '/etc/passwd'): string[] {
 /** The hermes root of a profile home (`<root>/profiles/<name>`), or the home itself. */
 const rootOf = (home: string) => (path.basename(path.dirname(home)) === 'profiles' ? path.dirname(path.dirname(home)) : home);
 
-/** The hermes roots the living hermes processes of this host serve or run on (`HERMES_HOME`, their `--profile`'s root). */
-export function processHomes(procRoot: string): string[] {
+/**
+ * At most this many hermes roots the living processes of one user name are read in a run (#47): any user can start
+ * processes that look like hermes with a `HERMES_HOME` of their choosing, and a flood of them must neither hold the run
+ * past its deadline nor crowd out the roots of other users. Counted per user, oldest process first.
+ */
+export const PROCESS_ROOTS_PER_USER = 32;
+
+/**
+ * At most this many hermes roots a run over several homes reads (#47): `--homes` as given first, then the password
+ * database's, then the living processes'. Past it the others are left out with a note: their containers are judged by
+ * the homes read (a label none of them has is kept), as those of a home no process and no account names.
+ */
+export const ROOTS_PER_RUN_CAP = 4096;
+
+/**
+ * The hermes roots the living hermes processes of this host serve or run on (`HERMES_HOME`, their `--profile`'s root),
+ * at most `PROCESS_ROOTS_PER_USER` per user (a note in `notes` for each user past it).
+ */
+export function processHomes(procRoot: string, notes: string[] = []): string[] {
   const table = listHermesProcesses({ procRoot });
+  const byUser = new Map<number, Set<string>>();
+  const over = new Set<number>();
   const out: string[] = [];
   for (const p of table.processes) {
     const o = p.ownership;
-    if (o?.serves === 'root') out.push(o.root);
-    else if (o?.serves === 'profile' && o.home) out.push(rootOf(o.home));
+    const root = o?.serves === 'root' ? o.root : o?.serves === 'profile' && o.home ? rootOf(o.home) : null;
+    if (root === null) continue;
+    let theirs = byUser.get(p.uid);
+    if (!theirs) byUser.set(p.uid, (theirs = new Set()));
+    if (theirs.has(root)) continue;
+    if (theirs.size >= PROCESS_ROOTS_PER_USER) {
+      over.add(p.uid);
+      continue;
+    }
+    theirs.add(root);
+    out.push(root);
   }
+  for (const uid of over)
+    notes.push(
+      `--all-homes: the hermes processes of uid ${uid} name more than ${PROCESS_ROOTS_PER_USER} hermes roots: ` +
+        `only the first ${PROCESS_ROOTS_PER_USER} (oldest process first) are read`,
+    );
   return out;
+}
+
+/** The first `ROOTS_PER_RUN_CAP` of the roots found (in the order found), with a note when there were more. */
+export function capRoots<T>(found: readonly T[], flag: string, notes: string[], cap = ROOTS_PER_RUN_CAP): T[] {
+  if (found.length <= cap) return [...found];
+  notes.push(
+    `${flag}: ${found.length} hermes roots found, more than ${cap}: only the first ${cap} are read ` +
+      "(the others' containers are judged by the homes read, or kept)",
+  );
+  return found.slice(0, cap);
 }
 
 /** Each path once, in the order met (by its real path when it has one). */

@@ -25,7 +25,7 @@ export interface FoundHome {
 /**
  * The roots of a run over several homes, or null for a run over one (neither flag). `--homes` as given (a glob
  * expanded; one matching nothing is a note), then with `--all-homes` each user's `~/.hermes` and every living hermes
- * process' root; each once.
+ * process' root (at most `PROCESS_ROOTS_PER_USER` a user); each once, at most `ROOTS_PER_RUN_CAP` (a note past each cap).
  */
 export async function homesOf(
   opts: { homes?: string[] | undefined; allHomes?: boolean | undefined },
@@ -33,7 +33,7 @@ export async function homesOf(
   notes: string[],
 ): Promise<FoundHome[] | null> {
   if (!opts.homes?.length && !opts.allHomes) return null;
-  const { expandHomes, passwdHomes, processHomes, uniqueHomes } = await import('../adapters/home-discovery.js');
+  const { capRoots, expandHomes, passwdHomes, processHomes, uniqueHomes } = await import('../adapters/home-discovery.js');
   const { procRootOf } = await import('../adapters/hermes-processes.js');
   const found: FoundHome[] = [];
   for (const given of opts.homes ?? []) {
@@ -43,10 +43,14 @@ export async function homesOf(
   }
   if (opts.allHomes) {
     found.push(...passwdHomes().map((root) => ({ root, from: 'passwd' as const })));
-    found.push(...processHomes(procRootOf(ctx.env)).map((root) => ({ root, from: 'process' as const })));
+    found.push(...processHomes(procRootOf(ctx.env), notes).map((root) => ({ root, from: 'process' as const })));
   }
   const roots = new Set(uniqueHomes(found.map((f) => f.root)));
-  const out = found.filter((f) => roots.delete(f.root));
+  const out = capRoots(
+    found.filter((f) => roots.delete(f.root)),
+    opts.allHomes ? '--all-homes' : '--homes',
+    notes,
+  );
   if (out.length === 0) notes.push(`${opts.allHomes ? '--all-homes' : '--homes'}: no hermes home found: every container is kept (unknown-profile)`);
   return out;
 }

@@ -30,9 +30,15 @@ const MAX_ANCESTORS = 8;
  */
 export const INSTALL_DIR_ENTRIES_CAP = 65_536;
 
-/** The names in `dir` that `test` accepts, of its first `INSTALL_DIR_ENTRIES_CAP` entries. */
-const namesIn = (dir: string, test: (name: string) => boolean): string[] =>
-  readDirCapped(dir, { max: INSTALL_DIR_ENTRIES_CAP, keep: (e) => (test(e.name) ? e.name : null) }).kept;
+/**
+ * The names in `dir` that `test` accepts, of its first `INSTALL_DIR_ENTRIES_CAP` entries; a directory holding more is
+ * added to `capped` (its install's `capped`, said by `status`).
+ */
+function namesIn(dir: string, test: (name: string) => boolean, capped?: string[]): string[] {
+  const read = readDirCapped(dir, { max: INSTALL_DIR_ENTRIES_CAP, keep: (e) => (test(e.name) ? e.name : null) });
+  if (read.more) capped?.push(dir);
+  return read.kept;
+}
 
 /**
  * A small metadata file's text, read by the trust rules (`adapters/trust.ts` `readFileSafely`: a regular file, never
@@ -54,21 +60,21 @@ export function isCheckout(dir: string): boolean {
   return !isSitePackages(dir) && has(dir, 'hermes_cli', 'main.py') && has(dir, 'tools', 'terminal_tool.py');
 }
 
-/** The site-packages directories of a venv. */
-export function sitePackagesOf(venv: string): string[] {
+/** The site-packages directories of a venv (a directory read past the cap: added to `capped`). */
+export function sitePackagesOf(venv: string, capped?: string[]): string[] {
   let libs: string[];
   try {
-    libs = namesIn(path.join(venv, 'lib'), (n) => /^python\d/.test(n));
+    libs = namesIn(path.join(venv, 'lib'), (n) => /^python\d/.test(n), capped);
   } catch {
     return [];
   }
   return libs.map((l) => path.join(venv, 'lib', l, 'site-packages')).filter((d) => existsSync(d));
 }
 
-/** hermes' dist-info directory in a site-packages (`hermes_agent-<version>.dist-info`), or null. */
-export function distInfoOf(site: string): string | null {
+/** hermes' dist-info directory in a site-packages (`hermes_agent-<version>.dist-info`), or null (read past the cap: added to `capped`). */
+export function distInfoOf(site: string, capped?: string[]): string | null {
   try {
-    const n = namesIn(site, (x) => /^hermes[_-]agent-[^/]+\.dist-info$/i.test(x))[0];
+    const n = namesIn(site, (x) => /^hermes[_-]agent-[^/]+\.dist-info$/i.test(x), capped)[0];
     return n ? path.join(site, n) : null;
   } catch {
     return null;
@@ -125,6 +131,11 @@ export interface HermesInstall {
   checkout?: string;
   /** The install stamp's `distribution` (`docker`, `nix`, `desktop-app`), when the tree has one. */
   distribution?: string;
+  /**
+   * The directories read only as far as `INSTALL_DIR_ENTRIES_CAP` entries while the version was looked for (a venv's
+   * `lib`, a site-packages), when the version was not found among them: it may lie past the cap.
+   */
+  capped?: string[];
 }
 
 /** `[project] version = "..."` of a pyproject.toml. */
@@ -208,9 +219,10 @@ function treeVersion(dir: string): Pick<HermesInstall, 'version' | 'commit' | 'd
 /** The version and commit of an install found at `place`. */
 export function describeInstall(place: HermesPlace): HermesInstall {
   if (place.kind === 'checkout') return { ...place, ...treeVersion(place.dir) };
-  const sites = place.kind === 'package' ? [place.dir] : sitePackagesOf(place.dir);
+  const capped: string[] = [];
+  const sites = place.kind === 'package' ? [place.dir] : sitePackagesOf(place.dir, capped);
   for (const site of sites) {
-    const info = distInfoOf(site);
+    const info = distInfoOf(site, capped);
     if (!info) continue;
     const checkout = editableCheckout(info);
     const version = metadataVersion(readSmallFile(path.join(info, 'METADATA')) ?? '');
@@ -218,7 +230,7 @@ export function describeInstall(place: HermesPlace): HermesInstall {
   }
   const parent = path.dirname(place.dir);
   if (place.kind === 'venv' && isCheckout(parent)) return { ...place, ...treeVersion(parent), checkout: parent };
-  return { ...place, version: null, commit: null };
+  return { ...place, version: null, commit: null, ...(capped.length ? { capped } : {}) };
 }
 
 /**

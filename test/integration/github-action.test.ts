@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { parse } from 'yaml';
+import { load as parse } from 'js-yaml';
 import { REPO, assertUsageError, tempDir } from '../helpers/cli.js';
 import { EngineFixture, after as plus, requireEngine } from '../helpers/docker.js';
 import { reapSummaryMarkdown } from '../../src/cli/render-markdown.js';

@@ -4,14 +4,14 @@
  * labels each profile's settings judge, the hermes installs of a fixture checkout and venv, and version comparison.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { type HermesSettings, resolveHermesSettings } from '../../src/hermes/settings.js';
 import { readEnvFile } from '../../src/hermes/env-file.js';
 import { identitiesOf, sharedIdentity } from '../../src/hermes/identity.js';
-import { checkoutCommit, createPlaceProbe, describeInstall, installOnPath, pyprojectVersion } from '../../src/hermes/installs.js';
+import { INSTALL_DIR_ENTRIES_CAP, checkoutCommit, createPlaceProbe, describeInstall, installOnPath, pyprojectVersion } from '../../src/hermes/installs.js';
 import { labelRules } from '../../src/hermes/judgement.js';
 import { KNOWN_HERMES, compareReleases, newerThanKnown } from '../../src/hermes/known.js';
 import { combineReadings, profileIdentities } from '../../src/hermes/readings.js';
@@ -207,6 +207,20 @@ describe('hermes installs (a fixture checkout and venv) and the version this jan
     assert.equal(newerThanKnown('not a version'), null);
     assert.equal(compareReleases('v0.21.10', '0.21.9'), 1);
     assert.equal(compareReleases('0.21', '0.21.0'), 0);
+  });
+  it("a venv's site-packages its owner filled past INSTALL_DIR_ENTRIES_CAP: read that far, and the install names the directory (status says it)", () => {
+    const site = path.join(root, 'full-venv/lib/python3.12/site-packages');
+    mkdirSync(site, { recursive: true });
+    writeFileSync(path.join(root, 'full-venv/pyvenv.cfg'), 'home = /usr/bin\n');
+    for (let i = 0; i < INSTALL_DIR_ENTRIES_CAP + 20; i++) closeSync(openSync(path.join(site, `m${i}.py`), 'w'));
+    const d = describeInstall({ kind: 'venv', dir: path.join(root, 'full-venv') });
+    assert.equal(d.version, null);
+    assert.deepEqual(d.capped, [site]);
+    const few = path.join(root, 'small-venv/lib/python3.12/site-packages');
+    mkdirSync(few, { recursive: true });
+    const small = describeInstall({ kind: 'venv', dir: path.join(root, 'small-venv') });
+    assert.equal(small.version, null);
+    assert.equal(small.capped, undefined, 'under the cap: nothing to say');
   });
   it('not hermes: a directory that only looks like it by name', () => {
     write('hermes-notes/backup.sh');

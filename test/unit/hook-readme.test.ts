@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { parse as parseYaml } from 'yaml';
+import { load as parseYaml } from 'js-yaml';
 import { GLOBAL_OPTIONS } from '../../src/cli/global-options.js';
 import { HOOK_FORMS } from '../../src/cli/hooks/hook-options.js';
 import { parsePlainArgv } from '../../src/cli/option-table.js';

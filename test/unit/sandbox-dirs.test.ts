@@ -395,6 +395,32 @@ describe('the removal pass (engine simulator, injected clock)', () => {
     assert.equal(sim.stats.byKind.list >= 2, true, 'one list per directory removed');
   });
 
+  it("old directories in use are kept on the pass's first answer (one list, not one per directory); an unused one is still asked about again", async () => {
+    const r = root();
+    const now = new Date();
+    const used = Array.from({ length: 12 }, (_, i) => makeTaskDir(r.root, `task-u${String(i).padStart(2, '0')}`));
+    for (const u of used) {
+      ageTree(u.dir, new Date(now.getTime() - 2 * HOUR));
+      sim.add({ state: 'running', labels: {}, binds: [{ source: u.workspace, destination: '/workspace' }] });
+    }
+    const lists = sim.stats.byKind.list;
+    const res = await pass(r, now);
+    assert.deepEqual(res.removed, []);
+    assert.deepEqual(new Set(res.kept.map((k) => k.reason)), new Set(['in-use']));
+    assert.equal(res.kept.length, 12);
+    assert.equal(sim.stats.byKind.list - lists, 1, 'one question to the engine for twelve directories in use');
+    // One more, unused, named to come after them: asked about again right before it goes.
+    const late = makeTaskDir(r.root, 'task-zz');
+    ageTree(late.dir, new Date(now.getTime() - 2 * HOUR));
+    const mid = sim.stats.byKind.list;
+    const again = await pass(r, now);
+    assert.deepEqual(
+      again.removed.map((x) => x.path),
+      [late.dir],
+    );
+    assert.equal(sim.stats.byKind.list - mid, 2, 'the first answer, then the re-check right before the removal');
+  });
+
   it('an engine of the run that did not answer, or one that fails its re-check: nothing is removed', async () => {
     const r = root();
     const now = new Date();

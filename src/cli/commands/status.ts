@@ -11,6 +11,7 @@ import { profileValuesOf } from '../../core/selection.js';
 import type { Held } from '../../hermes/judgement.js';
 import { TIED } from '../../core/policy.js';
 import { PASSES } from '../../passes/index.js';
+import { INSTALL_DIR_ENTRIES_CAP } from '../../hermes/installs.js';
 import {
   type EngineCommandOptions,
   type RunPolicy,
@@ -283,6 +284,8 @@ function renderInstalls(r: StatusReport): string[] {
     const newer = i.newerThanKnown ? ': newer than this janitor knows (its rules may not match this hermes: see docs/hermes.md)' : '';
     const what = `${i.kind}${i.checkout ? ` of ${i.checkout}` : ''}${i.distribution ? `, ${i.distribution}` : ''}`;
     out.push(`  ${i.dir} (${what}): ${version}${commit}; found by ${i.foundBy.join(', ')}${newer}`);
+    for (const dir of i.capped ?? [])
+      out.push(`    ${dir} holds more than ${INSTALL_DIR_ENTRIES_CAP} entries: the version was looked for among the first read only`);
   }
   if (h.rules) {
     out.push('  each rule was last checked against (docs/hermes.md, npm run hermes-drift):');

@@ -139,6 +139,11 @@ interface Pass {
   unanswered: Array<{ host: string; error: string }>;
   resolved: Map<string, string | null>;
   uid: number | null;
+  /**
+   * The engines' first answer in the pass (asked for the first directory old enough to go), and the directories it
+   * finds in use, per listing: a directory it finds in use is kept on it, without asking every engine again.
+   */
+  first?: { answer: EngineMounts; use: Map<TaskDirListing, Map<string, MountRef[]>> };
 }
 
 function keep(p: Pass, path: string, k: Keep, lastChangeMs: number | null): void {
@@ -154,7 +159,8 @@ function keep(p: Pass, path: string, k: Keep, lastChangeMs: number | null): void
  * 1. it must be a real directory (not a symlink, not a mount point), with no other filesystem mounted inside, and
  *    its newest modification time (any entry, directories included) at least `olderThanMs` before `now()`;
  * 2. every engine is asked again (`GET /containers/json?all=1`): it must have answered, now and in the run, and
- *    list no container with a mount whose source is the directory or inside it;
+ *    list no container with a mount whose source is the directory or inside it (a directory the pass's first answer
+ *    finds in use is kept on that answer, without asking again; a dry run judges by that answer);
  * 3. this process must be able to read and remove everything in it (else a failure naming the first file refused,
  *    nothing removed);
  * 4. then it is removed (`dryRun`: listed only). A refusal half-way is a failure marked `partial`.
@@ -216,16 +222,20 @@ async function oneDir(p: Pass, listing: TaskDirListing & { owner?: number }, ent
   }
   const byFiles = keepByFiles(scan, opts.now().getTime(), opts.olderThanMs);
   if (byFiles) return keep(p, entry.path, byFiles, scan.kind === 'directory' ? scan.lastChangeMs : null);
-  // Right before acting: every engine, again.
-  const answer = await engineMounts(
-    opts.engines.map((e) => e.engine),
-    opts.signal,
-    p.resolved,
-  ).catch((err: unknown) => ({ mounts: [], unanswered: [{ host: '(all)', error: errorMessage(err) }] }));
+  // Right before acting: every engine, again. The pass's first answer serves the directory it was asked for, keeps
+  // every later one it finds in use (keeping needs no fresher proof: a directory in use costs no question to every
+  // engine), and is a dry run's answer; any other directory is asked about again, now.
+  const asked = p.first === undefined;
+  if (p.first === undefined) p.first = { answer: await askEngines(p), use: new Map() };
+  const first = p.first;
+  const firstUse = first.use.get(listing) ?? first.use.set(listing, usageByTaskDir(listing.parentForms, first.answer.mounts)).get(listing)!;
+  const known = first.answer.unanswered.length === 0 ? (firstUse.get(entry.name) ?? []) : [];
+  if (!asked && known.length > 0) return keep(p, entry.path, keepByEngines(known, [])!, scan.lastChangeMs);
+  const answer = asked || opts.dryRun ? first.answer : await askEngines(p);
   if (opts.signal?.aborted)
     return keep(p, entry.path, { reason: 'cut-short', detail: 'the run was cut short while asking the engines about it' }, scan.lastChangeMs);
-  p.unanswered.push(...answer.unanswered);
-  const users = usageByTaskDir(listing.parentForms, answer.mounts).get(entry.name) ?? [];
+  if (answer !== first.answer || asked) p.unanswered.push(...answer.unanswered);
+  const users = answer === first.answer ? known : (usageByTaskDir(listing.parentForms, answer.mounts).get(entry.name) ?? []);
   const byEngines = keepByEngines(users, p.unanswered);
   if (byEngines) return keep(p, entry.path, byEngines, scan.lastChangeMs);
   const lastChange = new Date(scan.lastChangeMs).toISOString();
@@ -252,6 +262,14 @@ async function oneDir(p: Pass, listing: TaskDirListing & { owner?: number }, ent
       swapped: outcome.swapped,
     });
 }
+
+/** Every engine's mounts, asked now (one that throws: every engine counted as not answering). */
+const askEngines = (p: Pass): Promise<EngineMounts> =>
+  engineMounts(
+    p.opts.engines.map((e) => e.engine),
+    p.opts.signal,
+    p.resolved,
+  ).catch((err: unknown) => ({ mounts: [], unanswered: [{ host: '(all)', error: errorMessage(err) }] }));
 
 /**
  * A root with an owner (root over another user's home) is used only when it and its `docker` directory belong to that

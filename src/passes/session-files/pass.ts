@@ -5,7 +5,7 @@
  * `--keep-session-files`) removed by the shell snapshots' proof. Each kind its own in text, JSON and metrics. Rules in
  * rule.ts, files in files.ts, the run in run.ts, settings in settings.ts. It needs no engine: on a host with none it runs alone.
  */
-import { cappedLine, refusedTempDirs } from '../temp-dirs/report.js';
+import { attentionLines, cappedLine, refusedPaths, refusedTempDirs, runOptions, statusOptions } from '../temp-dirs/report.js';
 import { UP_TO_DAYS, span } from '../../core/ages.js';
 import { KIND_NOUN, SESSION_FILE_KINDS, type SessionFileKind } from './rule.js';
 import { diskSize } from '../../core/sizes.js';
@@ -100,14 +100,7 @@ export const sessionFilesPass: Pass<SessionFileSettings, SessionFilesResult, Gau
 
   async run(s, ctx) {
     const { sessionFilePass, summarizeSessionFiles } = await import('./run.js');
-    const result = await sessionFilePass({
-      tempDirs: s.tempDirs,
-      thresholdMs: s.thresholdMs,
-      dryRun: ctx.dryRun,
-      now: ctx.now,
-      procRoot: s.procRoot,
-      signal: ctx.signal,
-    });
+    const result = await sessionFilePass(runOptions(s, ctx));
     return { result, gauges: summarizeSessionFiles(result) };
   },
 
@@ -151,25 +144,12 @@ export const sessionFilesPass: Pass<SessionFileSettings, SessionFilesResult, Gau
     async gather(input, ctx) {
       const s = await settingsOf(input, undefined);
       const { sessionFilePass, summarizeSessionFiles } = await import('./run.js');
-      return summarizeSessionFiles(
-        await sessionFilePass({
-          tempDirs: s.tempDirs,
-          thresholdMs: s.thresholdMs,
-          dryRun: true,
-          now: () => ctx.now,
-          processes: () => ctx.processes,
-          signal: ctx.signal,
-        }),
-      );
+      return summarizeSessionFiles(await sessionFilePass(statusOptions(s, ctx)));
     },
     json: (part) => ({ sessionFiles: part }),
     render: (part) => render(part),
-    attention: (part) => [
-      ...part.filter((s) => s.reason).map((s) => `refused: ${s.problem ?? s.dir}`),
-      ...part.filter((s) => s.capped !== undefined).map(cappedLine),
-    ],
-    refused: (part) =>
-      part.filter((s) => s.reason).map((s) => ({ path: s.dir, what: 'temp directory', reason: s.reason!, detail: s.problem ?? s.dir, attention: true })),
+    attention: attentionLines,
+    refused: refusedPaths,
   },
 
   watch: { every: { env: ENV_SANDBOX_DIRS_EVERY, defaultMs: SANDBOX_DIRS_EVERY_MS } },

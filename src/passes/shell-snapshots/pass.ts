@@ -4,7 +4,7 @@
  * files.ts and temp-dirs/files.ts, the run in run.ts, its settings in settings.ts. It needs no engine: on a
  * host with none it runs alone. The smallest real pass: docs/development.md walks through it.
  */
-import { cappedLine, refusedTempDirs } from '../temp-dirs/report.js';
+import { attentionLines, cappedLine, refusedPaths, refusedTempDirs, runOptions, statusOptions } from '../temp-dirs/report.js';
 import { UP_TO_DAYS, ago, span } from '../../core/ages.js';
 import { ENV_SANDBOX_DIRS_EVERY, SANDBOX_DIRS_EVERY_MS } from '../../defaults.js';
 import { KEEP_SHELL_SNAPSHOTS, type ShellSnapshotSettings } from './settings.js';
@@ -103,14 +103,7 @@ export const shellSnapshotsPass: Pass<ShellSnapshotSettings, ShellSnapshotsResul
   async run(s, ctx) {
     const { shellSnapshotPass, snapshotGauges } = await import('./run.js');
     // Within the run's --timeout (watch: its stop, and --timeout when given): cut short there (`cutShort`).
-    const result = await shellSnapshotPass({
-      tempDirs: s.tempDirs,
-      thresholdMs: s.thresholdMs,
-      dryRun: ctx.dryRun,
-      now: ctx.now,
-      procRoot: s.procRoot,
-      signal: ctx.signal,
-    });
+    const result = await shellSnapshotPass(runOptions(s, ctx));
     return { result, gauges: snapshotGauges(result) };
   },
 
@@ -149,26 +142,13 @@ export const shellSnapshotsPass: Pass<ShellSnapshotSettings, ShellSnapshotsResul
       const s = await settingsOf(input, undefined);
       const { shellSnapshotPass, summarize } = await import('./run.js');
       const readings = new Map(s.tempDirs.map((t) => [t.dir, (t as Partial<SessionTempDir>).readings ?? []]));
-      const summary = summarize(
-        await shellSnapshotPass({
-          tempDirs: s.tempDirs,
-          thresholdMs: s.thresholdMs,
-          dryRun: true,
-          now: () => ctx.now,
-          processes: () => ctx.processes,
-          signal: ctx.signal,
-        }),
-      );
+      const summary = summarize(await shellSnapshotPass(statusOptions(s, ctx)));
       return summary.map((x) => ({ ...x, readings: readings.get(x.dir) ?? [] }));
     },
     json: (part) => ({ shellSnapshots: part }),
     render,
-    attention: (part) => [
-      ...part.filter((s) => s.reason).map((s) => `refused: ${s.problem ?? s.dir}`),
-      ...part.filter((s) => s.capped !== undefined).map(cappedLine),
-    ],
-    refused: (part) =>
-      part.filter((s) => s.reason).map((s) => ({ path: s.dir, what: 'temp directory', reason: s.reason!, detail: s.problem ?? s.dir, attention: true })),
+    attention: attentionLines,
+    refused: refusedPaths,
   },
 
   watch: { every: { env: ENV_SANDBOX_DIRS_EVERY, defaultMs: SANDBOX_DIRS_EVERY_MS } },

@@ -4,7 +4,8 @@
  * for the next run), as the seam's `refused` hook reports them (a warning line, also with `--quiet`; an NDJSON event).
  */
 import { SESSION_ENTRIES_CAP } from './files.js';
-import type { Pass } from '../types.js';
+import type { TempDir } from './dirs.js';
+import type { Pass, PassRunContext, StatusContext } from '../types.js';
 
 /** A temp directory as these passes report it: refused when `reason` is set (`problem` says why). */
 interface ReportedTempDir {
@@ -31,3 +32,43 @@ export function refusedTempDirs(tempDirs: readonly ReportedTempDir[]): ReturnTyp
       .map((t) => ({ event: 'capped-temp-dir', fields: { dir: t.dir, from: t.from, capped: t.capped }, line: cappedLine(t) })),
   ];
 }
+
+/** What both passes' settings give their run: the directories, the threshold, where the process table is read. */
+interface TempDirSettings {
+  tempDirs: TempDir[];
+  thresholdMs: number;
+  procRoot: string;
+}
+
+/** The options of a pass's run over the temp directories (`shellSnapshotPass`, `sessionFilePass`), in a run. */
+export const runOptions = (s: TempDirSettings, ctx: PassRunContext) => ({
+  tempDirs: s.tempDirs,
+  thresholdMs: s.thresholdMs,
+  dryRun: ctx.dryRun,
+  now: ctx.now,
+  procRoot: s.procRoot,
+  signal: ctx.signal,
+});
+
+/** The same for `status`: judged as a dry run would (nothing removed), by the process table `status` read. */
+export const statusOptions = (s: TempDirSettings, ctx: StatusContext) => ({
+  tempDirs: s.tempDirs,
+  thresholdMs: s.thresholdMs,
+  dryRun: true,
+  now: () => ctx.now,
+  processes: () => ctx.processes,
+  signal: ctx.signal,
+});
+
+/** A temp directory as `status` shows it: refused when `reason` is set. */
+type StatusTempDir = Pick<ReportedTempDir, 'dir' | 'reason' | 'problem' | 'capped'>;
+
+/** `status`'s attention lines: each directory refused, each past the run's cap. */
+export const attentionLines = (part: readonly StatusTempDir[]): string[] => [
+  ...part.filter((s) => s.reason).map((s) => `refused: ${s.problem ?? s.dir}`),
+  ...part.filter((s) => s.capped !== undefined).map(cappedLine),
+];
+
+/** `status`'s refused paths: each directory refused for the run. */
+export const refusedPaths = (part: readonly StatusTempDir[]) =>
+  part.filter((s) => s.reason).map((s) => ({ path: s.dir, what: 'temp directory', reason: s.reason!, detail: s.problem ?? s.dir, attention: true }));
