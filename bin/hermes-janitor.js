@@ -3,8 +3,8 @@
 // Thin entry. CommonJS on purpose (bin/package.json): hooks run on every tool call and shell start-up files on
 // every prompt, and a CommonJS entry plus one bundled file (dist/*.cjs, loaded here with its V8 code cache) starts
 // much faster than the ES module graph. When no fast path applies, the CLI proper runs and decides the exit code: one
-// bundled ES module (dist/cli/main.bundle.mjs, scripts/build-cli-bundle.cjs), not tsc's graph of about 200 files,
-// whose resolving and linking alone cost a `reap` about 90 ms.
+// bundled CommonJS file (dist/cli/main.bundle.cjs, scripts/build-cli-bundle.cjs) loaded with its code cache too, not
+// tsc's graph of about 200 files, whose resolving and linking alone cost a `reap` about 90 ms.
 //
 // The loader lives in this file, not in a module of its own: every file Node.js resolves and compiles costs a hook's
 // start-up, and so does node:module. A bundle is handed `requireOnce` as its `require`, which is exact because it
@@ -34,6 +34,18 @@ const BUNDLES = ['fast-path', 'fast-path-tool-loop', 'fast-path-stop-hook'];
  */
 const loadFastPath = function loadFastPath(name = 'fast-path', fresh = false) {
   const file = `${DIST}/${name}.cjs`;
+  const script = compileBundle(file, fresh, '');
+  const bundle = { exports: {}, id: file, filename: file };
+  script.runInThisContext()(bundle.exports, requireOnce, bundle, file, DIST);
+  return { exports: bundle.exports, script };
+};
+
+/**
+ * `file` compiled in require()'s wrapper (with `more` parameters after the usual five), with V8's code cache
+ * `<file>.cache` unless `fresh`. V8 rejects a cache made by another Node.js version or with other V8 flags (and
+ * `script.cachedDataRejected` says so): the file is then compiled as usual, never a failure.
+ */
+const compileBundle = function compileBundle(file, fresh, more) {
   const source = fs.readFileSync(file, 'utf8');
   let cachedData;
   if (!fresh) {
@@ -43,10 +55,25 @@ const loadFastPath = function loadFastPath(name = 'fast-path', fresh = false) {
       /* no cache: compile */
     }
   }
-  const wrapped = `(function (exports, require, module, __filename, __dirname) { ${source}\n});`;
-  const script = new vm.Script(wrapped, { filename: file, cachedData });
+  const wrapped = `(function (exports, require, module, __filename, __dirname${more}) { ${source}\n});`;
+  return new vm.Script(wrapped, { filename: file, cachedData });
+};
+
+/**
+ * Loads the CLI proper, dist/cli/main.bundle.cjs (scripts/build-cli-bundle.cjs), as require() would, with its code
+ * cache (dist/cli/main.bundle.cjs.cache, made by scripts/cli-cache.cjs after a warm-up run): compiling the bundle
+ * cost a `reap` about 35-110 ms of CPU. It requires packages: its `require` is a real one, made for its own path. An
+ * import() in a script compiled by vm would need an experimental loader option (a warning on stderr), so the bundle
+ * is handed this file's own import() as `__hjImport` (src/util/import-esm.ts), for ora, the one ES-only package;
+ * both files resolve a package from the same node_modules. Returns the bundle's exports and its script.
+ */
+const loadCli = function loadCli(fresh = false) {
+  const path = builtin('node:path');
+  const file = path.resolve(DIST, 'cli', 'main.bundle.cjs');
+  const script = compileBundle(file, fresh, ', __hjImport');
   const bundle = { exports: {}, id: file, filename: file };
-  script.runInThisContext()(bundle.exports, requireOnce, bundle, file, DIST);
+  const req = builtin('node:module').createRequire(file);
+  script.runInThisContext()(bundle.exports, req, bundle, file, path.dirname(file), (id) => import(id));
   return { exports: bundle.exports, script };
 };
 
@@ -125,7 +152,7 @@ const run = async function run(argv) {
   if (quick !== undefined) process.exit(quick);
   let main;
   try {
-    ({ main } = await import('../dist/cli/main.bundle.mjs'));
+    ({ main } = loadCli().exports);
   } catch (err) {
     missingBuild(err, argv);
   }
@@ -136,4 +163,4 @@ const run = async function run(argv) {
 };
 
 if (require.main === module) run(process.argv.slice(2));
-else module.exports = { loadFastPath, BUNDLES, DIST };
+else module.exports = { loadFastPath, loadCli, BUNDLES, DIST };

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { CONFIG_FILENAME, DEFAULT_RUN_TIMEOUT_MS } from '../defaults.js';
 import { ExitCode, JanitorError, UsageError } from '../errors.js';
@@ -86,13 +87,14 @@ catch (err) { parentPort.postMessage({ error: String((err && err.message) || err
  */
 async function parseYaml(text: string, file: string, signal: AbortSignal | undefined): Promise<unknown> {
   if (text.length <= IN_PROCESS_YAML_BYTES) {
-    const { loadAll, CORE_SCHEMA } = await import('js-yaml');
+    const { loadAll, CORE_SCHEMA } = createRequire(import.meta.url)('js-yaml') as typeof import('js-yaml');
     // A file of several documents is refused, as hermes' loader refuses it; one with none (empty, comments only) is null.
     const docs = loadAll(text, { schema: CORE_SCHEMA });
     if (docs.length > 1) throw new Error(MANY_DOCUMENTS);
     return docs[0] ?? null;
   }
-  const [{ Worker }, { createRequire }] = await Promise.all([import('node:worker_threads'), import('node:module')]);
+  const req = createRequire(import.meta.url);
+  const { Worker } = req('node:worker_threads') as typeof import('node:worker_threads');
   const bound = signal ?? AbortSignal.timeout(DEFAULT_RUN_TIMEOUT_MS);
   const tooLong = () =>
     new JanitorError(
@@ -100,7 +102,7 @@ async function parseYaml(text: string, file: string, signal: AbortSignal | undef
       ExitCode.ENGINE,
     );
   if (bound.aborted) throw tooLong();
-  const worker = new Worker(WORKER, { eval: true, workerData: { text, yaml: createRequire(import.meta.url).resolve('js-yaml') } });
+  const worker = new Worker(WORKER, { eval: true, workerData: { text, yaml: req.resolve('js-yaml') } });
   let onAbort = () => {};
   try {
     return await new Promise<unknown>((resolve, reject) => {

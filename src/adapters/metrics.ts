@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fchmodSync, promises as fs, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { describeController, shown } from '../core/trust.js';
 import { UsageError } from '../errors.js';
@@ -92,9 +93,15 @@ export const METRIC_FAMILIES = {
 /** The labels of the per-engine, per-profile families (their `home`: the home that judged them, or the run's). */
 const LABELS = ['host', 'profile', 'home'] as const;
 
+/**
+ * prom-client, loaded at its first use. With require, not import(): the CLI runs as a CommonJS bundle compiled by
+ * bin/ (scripts/build-cli-bundle.cjs), where an import() would need Node.js's ES module loader.
+ */
+export const promClient = (): typeof import('prom-client') => createRequire(import.meta.url)('prom-client') as typeof import('prom-client');
+
 /** A registry of its own, with no default (process) metrics. */
 export async function newMetricsRegistry(): Promise<Registry> {
-  const { Registry } = await import('prom-client');
+  const { Registry } = promClient();
   return new Registry();
 }
 
@@ -103,7 +110,7 @@ export async function newMetricsRegistry(): Promise<Registry> {
  * dropped, so an engine or profile that went away leaves no stale series).
  */
 export async function fillRegistry(registry: Registry, run: RunMetrics): Promise<void> {
-  const { Gauge } = await import('prom-client');
+  const { Gauge } = promClient();
   const scope = runLabels(run);
   const gauge = (def: { name: string; help: string }, labelNames: readonly string[]) => {
     const existing = registry.getSingleMetric(def.name) as InstanceType<typeof Gauge> | undefined;
@@ -140,7 +147,7 @@ export async function fillRegistry(registry: Registry, run: RunMetrics): Promise
  */
 export async function fillPassGauges(registry: Registry, pass: Pass, gauges: unknown, scope: Record<string, string> = {}): Promise<void> {
   if (!pass.metrics) return;
-  const { Gauge } = await import('prom-client');
+  const { Gauge } = promClient();
   const samples = pass.metrics.samples(gauges);
   for (const def of pass.metrics.families) {
     const series = samples[def.name];

@@ -5,6 +5,7 @@ import { type AgeStyle, agoSeconds, spanSeconds } from '../core/ages.js';
 import type { HostOutcome } from '../reaper/run.js';
 import type { FailedEntry, StoppedEntry, SweepEntry, SweepEvent } from '../reaper/sweep-types.js';
 import { diskSize } from '../core/sizes.js';
+import { importEsm } from '../util/import-esm.js';
 
 export const shortId = (id: string) => id.slice(0, 12);
 
@@ -74,7 +75,7 @@ export interface Progress {
 
 export async function startProgress(ctx: Context, enabled: boolean, verb: string): Promise<Progress> {
   if (!enabled || !ctx.stderr.isTTY) return { tick: () => undefined, stop: () => undefined };
-  const { default: ora } = await import('ora');
+  const { default: ora } = await importEsm<typeof import('ora')>('ora');
   const spinner = ora({ text: `${verb}...`, stream: ctx.stderr as NodeJS.WritableStream }).start();
   let total = 0;
   let done = 0;

@@ -12,7 +12,7 @@
  * Cheap on purpose: this thread loads node:worker_threads and, with `--metrics-listen`, node:http and the endpoint;
  * never the command's own modules (the work loads those), nor file-lock.ts until a worker has to be ended.
  */
-import { type Worker, isMainThread } from 'node:worker_threads';
+import { Worker, isMainThread } from 'node:worker_threads';
 import type { Context } from '../context.js';
 import { HARD_STOP_GRACE_MS } from './deadline-protocol.js';
 import type { ToSupervisor, ToWork, WatchWorkerData } from './watch-link.js';
@@ -61,7 +61,6 @@ class WatchSupervisor {
   }
 
   async start(): Promise<void> {
-    const { Worker } = await import('node:worker_threads');
     const data: WatchWorkerData = { argv: this.argv, restarts: this.restarts };
     const w = new Worker(new URL('./watch-worker.js', import.meta.url), { workerData: data });
     this.worker = w;

@@ -147,8 +147,8 @@ export async function createWatchMetrics(
   passes: readonly Pass[],
   scope: WatchMetricsScope = {},
 ): Promise<WatchMetrics> {
-  const prom = await import('prom-client');
   const m = await import('../adapters/metrics.js');
+  const prom = m.promClient();
   const registry = await m.newMetricsRegistry();
   const own = m.runLabels(scope);
   const { events, reconnects, tracked, removedTotal, stoppedTotal, failedTotal, connected } = watchFamilies(prom, registry, Object.keys(own));

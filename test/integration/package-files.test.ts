@@ -29,7 +29,8 @@ describe('npm pack', () => {
       'dist/index.js',
       'dist/index.d.ts',
       'dist/cli/main.js',
-      'dist/cli/main.bundle.mjs',
+      'dist/cli/main.bundle.cjs',
+      'dist/cli/main.bundle.cjs.cache',
       'dist/fast-path.cjs',
     ]) {
       assert.ok(files.has(f), `${f} is in the package`);
