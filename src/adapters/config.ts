@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import { requirePackage } from '../util/require-package.js';
 import path from 'node:path';
 import { CONFIG_FILENAME, DEFAULT_RUN_TIMEOUT_MS } from '../defaults.js';
 import { ExitCode, JanitorError, UsageError } from '../errors.js';
@@ -87,13 +87,13 @@ catch (err) { parentPort.postMessage({ error: String((err && err.message) || err
  */
 async function parseYaml(text: string, file: string, signal: AbortSignal | undefined): Promise<unknown> {
   if (text.length <= IN_PROCESS_YAML_BYTES) {
-    const { loadAll, CORE_SCHEMA } = createRequire(import.meta.url)('js-yaml') as typeof import('js-yaml');
+    const { loadAll, CORE_SCHEMA } = requirePackage('js-yaml') as typeof import('js-yaml');
     // A file of several documents is refused, as hermes' loader refuses it; one with none (empty, comments only) is null.
     const docs = loadAll(text, { schema: CORE_SCHEMA });
     if (docs.length > 1) throw new Error(MANY_DOCUMENTS);
     return docs[0] ?? null;
   }
-  const req = createRequire(import.meta.url);
+  const req = requirePackage;
   const { Worker } = req('node:worker_threads') as typeof import('node:worker_threads');
   const bound = signal ?? AbortSignal.timeout(DEFAULT_RUN_TIMEOUT_MS);
   const tooLong = () =>

@@ -23,6 +23,7 @@ import type { Agent } from 'node:https';
 import { createRequire } from 'node:module';
 import type Dockerode from 'dockerode';
 import type Modem from 'docker-modem';
+import { requirePackage } from '../util/require-package.js';
 import { type EngineEndpoint, readTlsFiles } from './engine-host.js';
 
 /** API version the janitor speaks (Docker 20.10 and Podman's compat API both answer it). */
@@ -58,7 +59,7 @@ let loaded: Promise<{ Docker: DockerCtor; Modem: ModemCtor }> | undefined;
 /** dockerode and its docker-modem, loaded once per process with the unused parts deferred. */
 export function loadDockerode(): Promise<{ Docker: DockerCtor; Modem: ModemCtor }> {
   loaded ??= (async () => {
-    const req = createRequire(import.meta.url);
+    const req = requirePackage;
     const fromDockerode = createRequire(req.resolve('dockerode'));
     const fromModem = createRequire(fromDockerode.resolve('docker-modem'));
     const before = new Set(Object.keys(req.cache));
@@ -115,7 +116,7 @@ let unverified: Agent | undefined;
  * is loaded here, for such an engine only (docker-modem loads it too, but later than this module).
  */
 function unverifiedAgent(): Agent {
-  const https = createRequire(import.meta.url)('node:https') as typeof import('node:https');
+  const https = requirePackage('node:https') as typeof import('node:https');
   unverified ??= new https.Agent({ keepAlive: true, rejectUnauthorized: false });
   return unverified;
 }

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fchmodSync, promises as fs, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { requirePackage } from '../util/require-package.js';
 import path from 'node:path';
 import { describeController, shown } from '../core/trust.js';
 import { UsageError } from '../errors.js';
@@ -97,7 +97,7 @@ const LABELS = ['host', 'profile', 'home'] as const;
  * prom-client, loaded at its first use. With require, not import(): the CLI runs as a CommonJS bundle compiled by
  * bin/ (scripts/build-cli-bundle.cjs), where an import() would need Node.js's ES module loader.
  */
-export const promClient = (): typeof import('prom-client') => createRequire(import.meta.url)('prom-client') as typeof import('prom-client');
+export const promClient = (): typeof import('prom-client') => requirePackage('prom-client') as typeof import('prom-client');
 
 /** A registry of its own, with no default (process) metrics. */
 export async function newMetricsRegistry(): Promise<Registry> {

@@ -26,7 +26,7 @@
  * the run's AbortSignal as before, and no watchdog.
  */
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
+import { requirePackage } from '../util/require-package.js';
 import type { Context } from '../context.js';
 import { performance } from 'node:perf_hooks';
 import { releaseHeldLocksNow } from '../adapters/file-lock.js';
@@ -113,7 +113,7 @@ type WorkerThreads = typeof import('node:worker_threads');
 /** Starts the watchdog (loaded and made here only: about 7 ms of the main thread's time). */
 function startWatchdog(state: StopState, hardAtMs: number): StopState['worker'] {
   const getBuiltin = (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
-  const { Worker } = (getBuiltin?.('node:worker_threads') ?? createRequire(import.meta.url)('node:worker_threads')) as WorkerThreads;
+  const { Worker } = (getBuiltin?.('node:worker_threads') ?? requirePackage('node:worker_threads')) as WorkerThreads;
   const shared = new SharedArrayBuffer(4);
   const data: WatchdogData = {
     hardAtMs,

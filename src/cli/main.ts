@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { requirePackage } from '../util/require-package.js';
 import type { Command, CommanderError } from 'commander';
 import { type Context, processContext } from '../context.js';
 import { ENV_DEBUG } from '../defaults.js';
@@ -138,7 +138,7 @@ export async function main(argv: string[], context?: Context, options: MainOptio
       const code = await (await import('./fast-path.js')).runFastPath(argv, context);
       if (code !== undefined) return code;
     }
-    commander = createRequire(import.meta.url)('commander') as Commander;
+    commander = requirePackage('commander') as Commander;
     const capture = hook ? (line: string) => void (usage = line) : undefined;
     const program = buildProgram(ctx, commander, (await import('./shared.js')).EXIT_CODES_HELP, capture);
     if (argv.includes('--version') || argv.includes('-V')) program.version(readVersion(), '-V, --version');

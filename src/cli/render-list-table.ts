@@ -11,7 +11,7 @@
  * times are said narrow (`3h ago`), then profiles and hosts are shortened, then ids to the shortest prefix that
  * still tells them apart, then names to the least that does; REASON is never cut. `--wide` cuts nothing and shows every column, PROFILE and HOST included.
  */
-import { createRequire } from 'node:module';
+import { requirePackage } from '../util/require-package.js';
 import type CliTable3 from 'cli-table3';
 import type { Context } from '../context.js';
 import type { AgeStyle } from '../core/ages.js';
@@ -232,7 +232,7 @@ const NO_RULES = {
  * a terminal shows it): one per row under the header, no rules, trailing spaces trimmed.
  */
 function plain(cols: Column[], bold: boolean): string {
-  const Table = createRequire(import.meta.url)('cli-table3') as typeof CliTable3;
+  const Table = requirePackage('cli-table3') as typeof CliTable3;
   const table = new Table({ chars: NO_RULES, style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0, compact: true } });
   table.push(
     cols.map((c) => c.head),

@@ -17,13 +17,13 @@
  * Pure: the caller gives both instants. luxon (about 6 ms to load here) is loaded on the first age of 28 days or
  * more said in months or years, not with this module.
  */
-import { createRequire } from 'node:module';
+import { requirePackage } from '../util/require-package.js';
 import type * as Luxon from 'luxon';
 import type { ToRelativeUnit } from 'luxon';
 
 let luxon: typeof Luxon | undefined;
 /** luxon, loaded (synchronously, its CommonJS build) on first use. */
-const lib = (): typeof Luxon => (luxon ??= createRequire(import.meta.url)('luxon') as typeof Luxon);
+const lib = (): typeof Luxon => (luxon ??= requirePackage('luxon') as typeof Luxon);
 
 /** The units an age is said in, largest first: luxon's own for `toRelative`. */
 const AGE_UNITS: ToRelativeUnit[] = ['years', 'months', 'days', 'hours', 'minutes', 'seconds'];

@@ -4,12 +4,12 @@
  * it), and with it the image pass's settings: a static import of this CommonJS package would put it in the host's
  * require cache (test/integration/library-host.test.ts).
  */
-import { createRequire } from 'node:module';
+import { requirePackage } from './require-package.js';
 
 type BytesIec = typeof import('bytes-iec');
 let lib: BytesIec | undefined;
 
 export function bytesIec(): BytesIec {
-  lib ??= createRequire(import.meta.url)('bytes-iec') as BytesIec;
+  lib ??= requirePackage('bytes-iec') as BytesIec;
   return lib;
 }

@@ -10,14 +10,14 @@
  * re2js is loaded on first use only (about 15 ms), synchronously (its CommonJS build): a run without a pattern never
  * loads it, and the start-up fast path (which bundles the option table) only checks a pattern's form.
  */
-import { createRequire } from 'node:module';
+import { requirePackage } from './require-package.js';
 import { ValueError } from '../core/parse-args.js';
 
 type Re2js = typeof import('re2js');
 let engine: Re2js | undefined;
 
 function re2js(): Re2js {
-  engine ??= createRequire(import.meta.url)('re2js') as Re2js;
+  engine ??= requirePackage('re2js') as Re2js;
   return engine;
 }
 
