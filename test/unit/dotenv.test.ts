@@ -157,7 +157,10 @@ describe('.env scanner', () => {
     ]);
   });
 
-  it('takes time proportional to the file: 1 MiB files that made the expressions backtrack, each well under a second', () => {
+  // Not a timing goal (benchmarks hold those): the regular expressions were quadratic on these files (a 200 KB line of
+  // spaces took 31 s, so 1 MiB some minutes), so a bound far above a linear parse on a loaded machine (20-45 ms quiet,
+  // 1.2 s seen at load 17) still catches them.
+  it('reads 1 MiB files that made the expressions backtrack without backtracking (each in under 30 s)', () => {
     const M = 1024 * 1024;
     const files: Record<string, string> = {
       'one line of spaces': `A=x${' '.repeat(M)}y\nTERMINAL_LIFETIME_SECONDS=42\n`,
@@ -172,7 +175,7 @@ describe('.env scanner', () => {
       const values = dotenvValues(parseDotenv(text), {});
       const ms = performance.now() - t;
       assert.equal(values.get('TERMINAL_LIFETIME_SECONDS'), '42', what);
-      assert.ok(ms < 1000, `${what}: ${ms.toFixed(0)} ms`);
+      assert.ok(ms < 30_000, `${what}: ${ms.toFixed(0)} ms`);
     }
   });
 });
