@@ -18,6 +18,7 @@ import { labelIdleRules, tiedTables } from '../reaper/label-rules.js';
 import { TIED, type TiedRoot } from '../core/policy.js';
 import { PASSES, passOptions } from '../passes/index.js';
 import type { PassSettingsInput } from '../passes/types.js';
+import type { SweepRequest } from '../reaper/sweep-types.js';
 import { ACTION_OPTIONS, ENGINE_OPTIONS, OUTPUT_OPTIONS, POLICY_OUTPUT_OPTIONS } from './engine-option-table.js';
 import { addOptions, homeDirFrom, missingProfileHome, optionsOnly, warn } from './shared.js';
 import { useSharedStore } from '../adapters/trust.js';
@@ -189,6 +190,23 @@ export type RunPolicy = Omit<RunSettings, 'sources'> & {
   /** `--homes`/`--all-homes`: each home's sandbox roots, tying a container mounted under them to it (`SweepRequest.tiedRoots`). */
   tiedRoots?: TiedRoot[];
 };
+
+/** What a sweep judges by, from the run's policy: the same for `reap`, `list`, `status` and the watchers. */
+export type Judging = Pick<SweepRequest, 'thresholdSeconds' | 'thresholdByProfile' | 'held' | 'knownProfiles' | 'tiedRoots'>;
+
+/**
+ * The policy's judging inputs (`Judging`): the threshold, each label's own, the labels held, and over several homes
+ * the labels known and the roots that tie a container to a home; the optional ones only when the policy has them.
+ */
+export function judgingOf(policy: RunPolicy): Judging {
+  return {
+    thresholdSeconds: policy.thresholdSeconds,
+    ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
+    held: policy.held,
+    ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
+    ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
+  };
+}
 
 /**
  * The run's settings from its flags, the environment and config.yaml, resolved once and carried down as one value;

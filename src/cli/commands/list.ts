@@ -8,6 +8,7 @@ import type { PassRunContext, PassSettingsInput } from '../../passes/types.js';
 import { acrossEngines, sweepExitCode } from '../../reaper/run.js';
 import { list } from '../../reaper/sweep.js';
 import {
+  judgingOf,
   type EngineCommandOptions,
   type RunPolicy,
   addEngineOptions,
@@ -114,11 +115,7 @@ async function runList(opts: ListOptions, command: Command, ctx: Context): Promi
     list({
       engine,
       selection: targets.selection,
-      thresholdSeconds: policy.thresholdSeconds,
-      ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
-      held: policy.held,
-      ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
-      ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
+      ...judgingOf(policy),
       asOf: policy.asOf,
       concurrency: opts.concurrency,
       idle: policy.idle,

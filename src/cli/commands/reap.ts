@@ -21,6 +21,7 @@ import type { KeptEntry, ReapResult, SweepEntry } from '../../reaper/sweep-types
 import { reap } from '../../reaper/sweep.js';
 import { resolveEngines } from '../../adapters/docker-context.js';
 import {
+  judgingOf,
   type ActionOptions,
   type EngineCommandOptions,
   type EngineTargets,
@@ -472,6 +473,7 @@ function withPlan(opts: ReapOptions, plan: ReapPlan): ReapOptions {
 /** What the sweep of one engine is given. */
 function sweepOf(run: ReapRun, engine: Parameters<typeof reap>[0]['engine']): Parameters<typeof reap>[0] {
   const { opts, targets, plan, policy } = run;
+  const { thresholdByProfile, ...judging } = judgingOf(policy);
   const onlyIds = plan
     ? new Set(
         planned(plan)
@@ -482,13 +484,11 @@ function sweepOf(run: ReapRun, engine: Parameters<typeof reap>[0]['engine']): Pa
   return {
     engine,
     selection: targets.selection,
-    thresholdSeconds: policy.thresholdSeconds,
+    ...judging,
     asOf: policy.asOf,
     concurrency: opts.concurrency,
-    ...(policy.thresholdByProfile && !plan ? { thresholdByProfile: policy.thresholdByProfile } : {}),
-    held: policy.held,
-    ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
-    ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
+    // A plan's run judges by the plan's lifetime (`withPlan`), never by a label's own threshold.
+    ...(thresholdByProfile && !plan ? { thresholdByProfile } : {}),
     dryRun: run.dryRun,
     keepVolumes: run.keepVolumes,
     idle: policy.idle,

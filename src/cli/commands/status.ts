@@ -13,6 +13,7 @@ import { TIED } from '../../core/policy.js';
 import { PASSES } from '../../passes/index.js';
 import { INSTALL_DIR_ENTRIES_CAP } from '../../hermes/installs.js';
 import {
+  judgingOf,
   type EngineCommandOptions,
   type RunPolicy,
   addEngineOptions,
@@ -104,11 +105,7 @@ export function register(program: Command, ctx: Context, state: RunState): void 
         ...(discoveryError ? { discoveryError } : {}),
         ...(noEngine ? { noEngine } : {}),
         connect: connectEngines,
-        thresholdSeconds: policy.thresholdSeconds,
-        ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
-        held: policy.held,
-        ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
-        ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
+        ...judgingOf(policy),
         asOf: policy.asOf,
         now: ctx.now(),
         concurrency: opts.concurrency,

@@ -10,6 +10,7 @@ import type { WatchEvent, WatchPolicy } from '../../watch/engine-watcher.js';
 import type { WatchMetrics } from '../../watch/metrics.js';
 import { type SettingsFollower, followSettings, settingsSignature } from '../watch-settings.js';
 import {
+  judgingOf,
   type ActionOptions,
   type EngineCommandOptions,
   type EngineTargets,
@@ -316,16 +317,12 @@ function watchPolicyOf(run: WatchRun): WatchPolicy {
   const { opts, policy } = run;
   return {
     selection: run.targets.selection,
-    thresholdSeconds: policy.thresholdSeconds,
+    ...judgingOf(policy),
     concurrency: opts.concurrency,
     dryRun: run.dryRun,
     sweepTimeoutMs: run.sweepTimeoutMs,
     idle: policy.idle,
     keepVolumes: Boolean(opts.keepVolumes),
-    held: policy.held,
-    ...(policy.thresholdByProfile ? { thresholdByProfile: policy.thresholdByProfile } : {}),
-    ...(policy.knownProfiles ? { knownProfiles: policy.knownProfiles } : {}),
-    ...(policy.tiedRoots ? { tiedRoots: policy.tiedRoots } : {}),
   };
 }
 
