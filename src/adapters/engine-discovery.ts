@@ -108,10 +108,19 @@ export function discoveryCandidates(d: DiscoveryEnv): { candidates: SocketCandid
   return { candidates: all.filter((c) => !seen.has(c.path) && seen.add(c.path)), podmanFirst, why: cli.why };
 }
 
+/**
+ * How late the ping's timer may fire before the ping is given one more `timeoutMs`: a timer that fires that late means
+ * this process was not running (its own thread busy, reading settings while the ping waits; or the machine so loaded
+ * that the process was not scheduled), and an answer may be waiting unread: the event loop runs due timers before it
+ * reads sockets. An engine that never answers still gives up, after at most twice the limit plus the lateness.
+ */
+const PING_LATE_MS = 100;
+
 /** `GET /_ping` over a unix socket, bounded; resolves to the probe's outcome (never throws). */
 export function pingSocket(socketPath: string, timeoutMs: number): Promise<Pick<ProbeAttempt, 'outcome' | 'detail'>> {
   return new Promise((resolve) => {
     let done = false;
+    let extended = false;
     const finish = (r: Pick<ProbeAttempt, 'outcome' | 'detail'>) => {
       if (done) return;
       done = true;
@@ -119,12 +128,20 @@ export function pingSocket(socketPath: string, timeoutMs: number): Promise<Pick<
       req.destroy();
       resolve(r);
     };
+    const due = (at: number) => () => {
+      if (!extended && performance.now() - at > PING_LATE_MS) {
+        extended = true;
+        timer = setTimeout(due(performance.now() + timeoutMs), timeoutMs);
+        return;
+      }
+      finish({ outcome: 'timeout', detail: `no answer within ${timeoutMs} ms` });
+    };
     const req = http.request({ socketPath, path: '/_ping', method: 'GET', agent: false }, (res) => {
       res.resume();
       if (res.statusCode === 200) finish({ outcome: 'answered' });
       else finish({ outcome: 'error', detail: `HTTP ${res.statusCode}` });
     });
-    const timer = setTimeout(() => finish({ outcome: 'timeout', detail: `no answer within ${timeoutMs} ms` }), timeoutMs);
+    let timer = setTimeout(due(performance.now() + timeoutMs), timeoutMs);
     req.on('error', (err: NodeJS.ErrnoException) => {
       const code = err.code ?? '';
       if (code === 'ECONNREFUSED') finish({ outcome: 'refused' });

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { resolveEngines, stampKey } from '../../src/adapters/docker-context.js';
-import { discoveryCandidates, hermesContainerCli } from '../../src/adapters/engine-discovery.js';
+import { discoveryCandidates, hermesContainerCli, pingSocket } from '../../src/adapters/engine-discovery.js';
 import { anonymousVolumes, parseEngineVersion } from '../../src/adapters/engine.js';
 import { fillRegistry, metricsText, newMetricsRegistry } from '../../src/adapters/metrics.js';
 import { type AttentionInput, type StatusEntry, attention, countContainers, statusExitCode } from '../../src/core/status.js';
@@ -142,6 +143,52 @@ describe('discovery order and sources', () => {
       writeFileSync(path.join(t.dir, 'config.json'), JSON.stringify({ currentContext: 'default' }));
       assert.equal(resolveEngines(undefined, undefined, { DOCKER_CONFIG: t.dir }, '/h')[0]!.discover, true);
     } finally {
+      t.cleanup();
+    }
+  });
+});
+
+/** An HTTP server on a unix socket in `dir`: `/_ping` answered 200 at once, or never (`silent`). */
+async function pingServer(dir: string, silent = false): Promise<{ socket: string; close: () => Promise<void> }> {
+  const socket = path.join(dir, 'engine.sock');
+  const server = http.createServer((_req, res) => {
+    if (!silent) res.end('OK');
+  });
+  await new Promise<void>((r) => server.listen(socket, r));
+  // A silent server holds its connections open: closed with it.
+  return { socket, close: () => new Promise((r) => (server.closeAllConnections(), server.close(() => r()))) };
+}
+
+/** Holds this thread, as reading a large settings file does while the discovery's ping waits. */
+function busyFor(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}
+
+describe('discovery ping', () => {
+  it('an engine that answers while this process is busy past the limit is found, not given up on', async () => {
+    const t = tempDir();
+    const engine = await pingServer(t.dir);
+    try {
+      const ping = pingSocket(engine.socket, 500);
+      busyFor(1200); // the ping's limit passes while nothing here can read its answer
+      assert.deepEqual(await ping, { outcome: 'answered' });
+    } finally {
+      await engine.close();
+      t.cleanup();
+    }
+  });
+
+  it('an engine that never answers still times out, busy or not', async () => {
+    const t = tempDir();
+    const engine = await pingServer(t.dir, true);
+    try {
+      assert.equal((await pingSocket(engine.socket, 100)).outcome, 'timeout');
+      const ping = pingSocket(engine.socket, 100);
+      busyFor(400);
+      assert.deepEqual(await ping, { outcome: 'timeout', detail: 'no answer within 100 ms' });
+    } finally {
+      await engine.close();
       t.cleanup();
     }
   });
