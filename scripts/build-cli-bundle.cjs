@@ -65,7 +65,9 @@ if (misplaced.length > 0) {
 const bundled = fs.readFileSync(OUT, 'utf8');
 const problems = [
   ...(/import\.meta/.test(bundled) ? ['import.meta other than import.meta.url'] : []),
-  ...[...bundled.matchAll(/\bimport\((["'][^"']+["'])\)/g)].map((m) => `import(${m[1]}): load it with requirePackage (src/util/require-package.ts), or importEsm`),
+  ...[...bundled.matchAll(/\bimport\((["'][^"']+["'])\)/g)].map(
+    (m) => `import(${m[1]}): load it with requirePackage (src/util/require-package.ts), or importEsm`,
+  ),
   ...sources.filter((input) => fs.readFileSync(path.join(ROOT, input), 'utf8').includes(META_URL)).map((input) => `${input} uses ${META_URL}`),
 ];
 if (problems.length > 0) {
