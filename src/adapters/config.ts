@@ -93,8 +93,7 @@ async function parseYaml(text: string, file: string, signal: AbortSignal | undef
     if (docs.length > 1) throw new Error(MANY_DOCUMENTS);
     return docs[0] ?? null;
   }
-  const req = requirePackage;
-  const { Worker } = req('node:worker_threads') as typeof import('node:worker_threads');
+  const { Worker } = requirePackage('node:worker_threads') as typeof import('node:worker_threads');
   const bound = signal ?? AbortSignal.timeout(DEFAULT_RUN_TIMEOUT_MS);
   const tooLong = () =>
     new JanitorError(
@@ -102,7 +101,7 @@ async function parseYaml(text: string, file: string, signal: AbortSignal | undef
       ExitCode.ENGINE,
     );
   if (bound.aborted) throw tooLong();
-  const worker = new Worker(WORKER, { eval: true, workerData: { text, yaml: req.resolve('js-yaml') } });
+  const worker = new Worker(WORKER, { eval: true, workerData: { text, yaml: requirePackage.resolve('js-yaml') } });
   let onAbort = () => {};
   try {
     return await new Promise<unknown>((resolve, reject) => {
