@@ -25,6 +25,7 @@ import type Dockerode from 'dockerode';
 import type Modem from 'docker-modem';
 import { requirePackage } from '../util/require-package.js';
 import { type EngineEndpoint, readTlsFiles } from './engine-host.js';
+import { plainEngineAgent } from './engine-http.js';
 
 /** API version the janitor speaks (Docker 20.10 and Podman's compat API both answer it). */
 export const API_VERSION = 'v1.41';
@@ -146,10 +147,14 @@ export function modemFields(endpoint: EngineEndpoint): Record<string, unknown> {
  * went to DOCKER_HOST's address; a DOCKER_CERT_PATH without cert.pem threw ENOENT for any host). The janitor
  * resolves those itself, from its Context's environment (engine-host.ts), so the modem is made from the endpoint
  * alone: the fields its constructor sets, on its prototype (a unit test holds them equal to what the constructor
- * sets in a clean environment). No request timeout on the modem: every call is bounded by its abort signal.
+ * sets in a clean environment), and for plain HTTP (a unix socket, `tcp://`) an agent of the janitor's own where the
+ * constructor leaves Node.js's global one (engine-http.ts). No request timeout on the modem: every call is bounded by
+ * its abort signal.
  */
 export async function dockerFor(endpoint: EngineEndpoint): Promise<Dockerode> {
   const { Docker, Modem } = await loadDockerode();
-  const modem = Object.assign(Object.create(Modem.prototype) as Modem, modemFields(endpoint));
+  const fields = modemFields(endpoint);
+  if (fields.protocol === 'http') fields.agent = plainEngineAgent();
+  const modem = Object.assign(Object.create(Modem.prototype) as Modem, fields);
   return new Docker({ modem } as Dockerode.DockerOptions);
 }

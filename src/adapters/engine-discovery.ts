@@ -8,6 +8,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { EngineUnreachableError } from '../errors.js';
 import type { EngineEndpoint } from './engine-host.js';
+import { NO_SERVER_NAME } from './engine-http.js';
 
 /** Bound on one probe: a socket that answers at all answers a ping in a few milliseconds. */
 export const DISCOVERY_PING_TIMEOUT_MS = 1000;
@@ -136,7 +137,7 @@ export function pingSocket(socketPath: string, timeoutMs: number): Promise<Pick<
       }
       finish({ outcome: 'timeout', detail: `no answer within ${timeoutMs} ms` });
     };
-    const req = http.request({ socketPath, path: '/_ping', method: 'GET', agent: false }, (res) => {
+    const req = http.request({ socketPath, path: '/_ping', method: 'GET', agent: false, ...NO_SERVER_NAME }, (res) => {
       res.resume();
       if (res.statusCode === 200) finish({ outcome: 'answered' });
       else finish({ outcome: 'error', detail: `HTTP ${res.statusCode}` });
