@@ -67,10 +67,12 @@ export function loadDockerode(): Promise<{ Docker: DockerCtor; Modem: ModemCtor 
     try {
       for (const d of DEFERRED_FROM_DOCKERODE) defer(fromDockerode, fromDockerode.resolve(d.id), d.members);
       for (const d of DEFERRED_FROM_MODEM) defer(fromModem, fromModem.resolve(d.id), d.members);
+      const debugLine = quietUtil(req);
       // Required, not imported: an ESM import of a CommonJS module first scans its source for export names.
       const Docker = req('dockerode') as DockerCtor;
       // dockerode's own docker-modem (one copy in the tree; its Docker constructor takes a modem made from it).
       const Modem = fromDockerode('docker-modem') as ModemCtor;
+      debugLine.wanted = modemDebugOn(fromModem);
       return { Docker, Modem };
     } finally {
       // The host's require cache as it was: no stand-in, and no copy of dockerode built with them, left in it.
@@ -78,6 +80,36 @@ export function loadDockerode(): Promise<{ Docker: DockerCtor; Modem: ModemCtor 
     }
   })();
   return loaded;
+}
+
+/**
+ * docker-modem formats every request's options for its debug line (`util.inspect` with `showHidden` and `depth: null`)
+ * before `debug` looks at whether the line is wanted: about 17 ms of the main thread over the 300 inspects of a dry run
+ * (CPU profile, #44). While dockerode loads, the `util` its files get (keyed `util` in the require cache, which
+ * `require('util')` consults before the built-in; `node:util` never does) is Node.js's own but for `inspect`, which
+ * formats nothing while docker-modem's debug output (`DEBUG=modem`) is off. The entry goes with the rest of the load's.
+ * Returns the switch: `wanted` until dockerode's copy of `debug` has said otherwise.
+ */
+function quietUtil(req: NodeJS.Require): { wanted: boolean } {
+  const debugLine = { wanted: true };
+  if (req.cache.util) return debugLine;
+  const util = req('node:util') as typeof import('node:util');
+  const inspect = function inspect(this: unknown, ...args: unknown[]): string {
+    return debugLine.wanted ? (Reflect.apply(util.inspect, this, args) as string) : '';
+  };
+  Object.setPrototypeOf(inspect, util.inspect); // inspect.custom (dockerode's objects define it), .defaultOptions, ...
+  const exports = Object.create(util, { inspect: { value: inspect, enumerable: true } }) as typeof util;
+  req.cache.util = { id: 'util', filename: 'util', loaded: true, exports, children: [], paths: [] } as unknown as NodeJS.Module;
+  return debugLine;
+}
+
+/** Whether docker-modem's debug output is on (its copy of `debug`, `DEBUG=modem`); when unsure, on. */
+function modemDebugOn(fromModem: NodeJS.Require): boolean {
+  try {
+    return (fromModem('debug') as { enabled(namespace: string): boolean }).enabled('modem');
+  } catch {
+    return true;
+  }
 }
 
 type Loose = Record<PropertyKey, unknown> & ((...a: unknown[]) => unknown);

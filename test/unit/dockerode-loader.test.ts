@@ -159,4 +159,45 @@ describe('dockerode: the Docker object for an endpoint', () => {
     assert.match(out.url, /\/build\?t=hj-lazy$/);
     assert.deepEqual(out.names, ['Dockerfile']);
   });
+
+  it("docker-modem's debug line: with DEBUG=modem written as before; without, its request options are never formatted, and the host's util is its own", () => {
+    const script = [
+      '',
+      `      import fs from 'node:fs';`,
+      `      import http from 'node:http';`,
+      `      import { createRequire } from 'node:module';`,
+      `      import util from 'node:util';`,
+      `      const real = util.inspect;`,
+      `      let deep = 0;`,
+      `      const spy = (v, o) => { if (o && o.showHidden && o.depth === null) deep++; return real(v, o); };`,
+      `      Object.setPrototypeOf(spy, real);`,
+      `      util.inspect = spy;`,
+      `      const { dockerFor } = await import('./dist/adapters/dockerode-loader.js');`,
+      `      const sock = process.env.TMP_BASE + '/hj-modem-debug-' + process.pid + '.sock';`,
+      `      const srv = http.createServer((q, s) => s.end('OK'));`,
+      `      await new Promise((r) => srv.listen(sock, r));`,
+      `      const d = await dockerFor({ host: 'unix://' + sock, socketPath: sock });`,
+      `      const pong = String(await d.ping());`,
+      `      srv.close();`,
+      `      fs.rmSync(sock, { force: true });`,
+      `      const req = createRequire(import.meta.url);`,
+      `      console.log(JSON.stringify({ pong, deep, cached: 'util' in req.cache, own: req('util').inspect === spy }));`,
+    ].join('\n');
+    const run = (env: Record<string, string>) => {
+      const res = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, TMP_BASE: os.tmpdir(), ...env },
+      });
+      assert.equal(res.status, 0, res.stderr);
+      return { out: JSON.parse(res.stdout) as { pong: string; deep: number; cached: boolean; own: boolean }, stderr: res.stderr };
+    };
+    const off = run({});
+    assert.deepEqual(off.out, { pong: 'OK', deep: 0, cached: false, own: true });
+    assert.equal(off.stderr, '');
+    const on = run({ DEBUG: 'modem' });
+    assert.equal(on.out.pong, 'OK');
+    assert.ok(on.out.deep >= 1, 'the request options are formatted for the debug line');
+    assert.match(on.stderr, /modem Sending: \{[\s\S]*path: '\/v1\.41\/_ping'/);
+  });
 });
