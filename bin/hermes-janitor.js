@@ -55,9 +55,20 @@ const compileBundle = function compileBundle(file, fresh, more) {
       /* no cache: compile */
     }
   }
-  const wrapped = `(function (exports, require, module, __filename, __dirname${more}) { ${source}\n});`;
+  const head = wrapperHead(more);
+  const wrapped = source.startsWith(head) ? source : `${head}${source}\n});`;
   return new vm.Script(wrapped, { filename: file, cachedData });
 };
+
+/**
+ * The head of require()'s wrapper with `more` parameters after the usual five. A bundle written inside it (the CLI's:
+ * scripts/build-cli-bundle.cjs) is compiled as it is, with no copy of it made to wrap it.
+ */
+const wrapperHead = function wrapperHead(more) {
+  return `(function (exports, require, module, __filename, __dirname${more}) { `;
+};
+/** The CLI bundle's parameter after the usual five (`loadCli`). */
+const CLI_PARAMS = ', __hjImport';
 
 /**
  * Loads the CLI proper, dist/cli/main.bundle.cjs (scripts/build-cli-bundle.cjs), as require() would, with its code
@@ -70,7 +81,7 @@ const compileBundle = function compileBundle(file, fresh, more) {
 const loadCli = function loadCli(fresh = false) {
   const path = builtin('node:path');
   const file = path.resolve(DIST, 'cli', 'main.bundle.cjs');
-  const script = compileBundle(file, fresh, ', __hjImport');
+  const script = compileBundle(file, fresh, CLI_PARAMS);
   const bundle = { exports: {}, id: file, filename: file };
   const req = builtin('node:module').createRequire(file);
   script.runInThisContext()(bundle.exports, req, bundle, file, path.dirname(file), (id) => import(id));
@@ -163,4 +174,4 @@ const run = async function run(argv) {
 };
 
 if (require.main === module) run(process.argv.slice(2));
-else module.exports = { loadFastPath, loadCli, BUNDLES, DIST };
+else module.exports = { loadFastPath, loadCli, wrapperHead, CLI_PARAMS, BUNDLES, DIST };
