@@ -431,6 +431,17 @@ export async function discoverTargets(targets: EngineTargets, opts: { verbose?: 
 }
 
 /**
+ * Starts finding the engine (a ping) and loading its client while the home's files are read (`list`, `reap`).
+ * Returns the discovery, to be awaited once the home's own errors (exit 2) are reported: never an unhandled rejection.
+ */
+export function startDiscovery(targets: EngineTargets, opts: { verbose?: boolean }, ctx: Context): Promise<void> {
+  const discovered = discoverTargets(targets, opts, ctx);
+  discovered.catch(() => undefined);
+  preloadEngineClient();
+  return discovered;
+}
+
+/**
  * Starts loading the engine client (dockerode) without waiting for it, so that it loads while something else waits
  * (the discovery's ping, the home's files); `connectEngines` then finds it loaded. A failure is `connectEngines`'s to
  * report.

@@ -13,12 +13,11 @@ import {
   type RunPolicy,
   addEngineOptions,
   connectEngines,
-  discoverTargets,
+  startDiscovery,
   homeWorth,
   loadHomeConfig,
   passInput,
   perProfileOf,
-  preloadEngineClient,
   resolvePolicy,
   resolveTargets,
   sayNotes,
@@ -85,9 +84,7 @@ async function runList(opts: ListOptions, command: Command, ctx: Context): Promi
   deadline.phase('reading settings');
   // The engine is found (a ping) and its client loaded while the home's files are read: a list is the command
   // people run most and put in `watch -n 2`.
-  const discovered = discoverTargets(targets, opts, ctx);
-  discovered.catch(() => undefined); // awaited below, after the home's own errors (exit 2) are reported
-  preloadEngineClient();
+  const discovered = startDiscovery(targets, opts, ctx);
   const config = await loadHomeConfig(targets.home, ctx, signal, await homeWorth(targets, ctx));
   const policy = await resolvePolicy(opts, ctx, config, targets, signal);
   sayNotes(targets, opts, ctx);

@@ -29,7 +29,7 @@ import {
   addActionOptions,
   addEngineOptions,
   connectEngines,
-  discoverTargets,
+  startDiscovery,
   sayNotes,
   checkStopTimeout,
   homeWorth,
@@ -278,6 +278,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
   const progress = new ReapProgress();
   deadline.onHardStop((info) => endedAtDeadline(opts, reporter, progress, { info, hosts: hostList() }));
   deadline.phase('reading settings');
+  const discovered = startDiscovery(targets, opts, ctx);
   const files = await loadHomeConfig(home, ctx, signal, await homeWorth(targets, ctx));
   // Over several homes each label's own profiles say it (`reaper-off`), not the run home's switch.
   const disabled = targets.multiHome ? null : reaperDisabled(files.hermes, ctx.env);
@@ -324,7 +325,7 @@ async function runReap(opts: ReapOptions, command: Command, ctx: Context, record
     sayNotes(targets, opts, ctx);
     noticeUntrusted(reporter);
     deadline.phase('finding the engine');
-    await discoverTargets(targets, opts, ctx);
+    await discovered;
   } catch (err) {
     const none = await noEngineAtAll(err, targets.endpoints);
     if (none !== null) return engineFreeRun(run, record, { noEngine: none });
