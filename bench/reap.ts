@@ -10,12 +10,14 @@
  *    `http`, keep-alive, reap's concurrency): what any Node client pays, so the rest of reap's time is its own.
  * It prints each run (with the load average at its end: the machine may be shared) and the medians of the per-run
  * ratios reap/prune (goal <= 0.5) and reap/floor (goal <= 1.1, #44). Each set has its own profile label, so no command
- * sees another's set, and nothing else on the engine is touched. `npm run bench:all` runs it with `--runs 3`.
+ * sees another's set, and nothing else on the engine is touched. Each command starts once the machine is quiet (its CPUs
+ * 80% idle over a second, waited for at most 20 s: `settle` in bench/util.ts), not while the engine is still busy
+ * with the sets just made. `npm run bench:all` runs it with `--runs 3`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { benchArgs, benchId, createSet, median, ofProfile, removeAll, repo, time } from './util.js';
+import { benchArgs, benchId, createSet, median, ofProfile, removeAll, repo, settle, time } from './util.js';
 
 const args = benchArgs({ count: 300, runs: 6 });
 const loadAverage = () =>
@@ -67,7 +69,12 @@ async function main(): Promise<void> {
       for (const v of VARIANTS) await createSet(args.image, profileOf[v], args.count, 'exited');
       const order = VARIANTS.map((_, k) => VARIANTS[(k + r - 1) % VARIANTS.length]!);
       const now: Partial<Record<Variant, number>> = {};
-      for (const v of order) now[v] = timed(v, profileOf[v], asOf);
+      const quiet: string[] = [];
+      for (const v of order) {
+        const s = settle();
+        quiet.push(`${v} after ${(s.waitedMs / 1000).toFixed(0)} s at ${(s.idle * 100).toFixed(0)}%`);
+        now[v] = timed(v, profileOf[v], asOf);
+      }
       const left: string[] = [];
       for (const v of VARIANTS) {
         ms[v].push(now[v]!);
@@ -80,6 +87,7 @@ async function main(): Promise<void> {
         `run ${r}/${args.runs} (${order.join(', ')}): ` +
           VARIANTS.map((v) => `${v} ${(now[v]! / 1000).toFixed(2)} s`).join(', ') +
           `; reap/prune ${toPrune.at(-1)!.toFixed(2)}, reap/floor ${toFloor.at(-1)!.toFixed(2)}; load average ${loadAverage()}` +
+          `; each started once the CPUs were idle (${quiet.join(', ')})` +
           `${left.length ? ` (NOT COMPARABLE: ${left.join(', ')})` : ''}`,
       );
     }

@@ -1,6 +1,7 @@
 /** Helpers shared by the engine benchmarks. */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -103,6 +104,34 @@ export function time(cmd: string, args: string[]): number {
 
 /** Blocks for `ms` (the timed sides are synchronous child processes). */
 export const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/**
+ * Waits until the machine is quiet, at most `maxMs`: its CPUs at least `idle` idle over one second (`os.cpus()`). The
+ * engine goes on working for a while after containers are made or removed (load average 10-12 at the end of each round
+ * of `npm run bench` here, which makes 900 containers before it times anything), and a command timed then pays for it.
+ * Returns how long it waited and the idle share it last saw.
+ */
+export function settle(idle = 0.8, maxMs = 20_000): { waitedMs: number; idle: number } {
+  const start = Date.now();
+  for (;;) {
+    const before = os.cpus();
+    pause(1000);
+    const share = idleShare(before, os.cpus());
+    const waitedMs = Date.now() - start;
+    if (share >= idle || waitedMs >= maxMs) return { waitedMs, idle: share };
+  }
+}
+
+function idleShare(before: os.CpuInfo[], after: os.CpuInfo[]): number {
+  let idle = 0;
+  let all = 0;
+  after.forEach((cpu, i) => {
+    const was = before[i]!.times;
+    for (const k of Object.keys(cpu.times) as Array<keyof os.CpuInfo['times']>) all += cpu.times[k] - was[k];
+    idle += cpu.times.idle - was.idle;
+  });
+  return all > 0 ? idle / all : 1;
+}
 
 /**
  * Times `a` and `b`, `a` first when `aFirst`; returns [a, b]. With `settleMs`, the engine gets that long before
