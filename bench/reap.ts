@@ -11,8 +11,8 @@
  * It prints each run (with the load average at its end: the machine may be shared) and the medians of the per-run
  * ratios reap/prune (goal <= 0.5) and reap/floor (goal <= 1.1, #44). Each set has its own profile label, so no command
  * sees another's set, and nothing else on the engine is touched. Each command starts once the machine is quiet (its CPUs
- * 80% idle over a second, waited for at most 20 s: `settle` in bench/util.ts), not while the engine is still busy
- * with the sets just made. `npm run bench:all` runs it with `--runs 3`.
+ * 80% idle over a second, waited for at most 20 s: `settle` in bench/util.ts), and each run's line says how idle they
+ * were. `npm run bench:all` runs it with `--runs 3`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';

@@ -106,10 +106,11 @@ export function time(cmd: string, args: string[]): number {
 export const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 /**
- * Waits until the machine is quiet, at most `maxMs`: its CPUs at least `idle` idle over one second (`os.cpus()`). The
- * engine goes on working for a while after containers are made or removed (load average 10-12 at the end of each round
- * of `npm run bench` here, which makes 900 containers before it times anything), and a command timed then pays for it.
- * Returns how long it waited and the idle share it last saw.
+ * Waits until the machine is quiet, at most `maxMs`: its CPUs at least `idle` idle over one second (`os.cpus()`), so
+ * that a command is not timed while something else (the engine settling after the sets were made, another job) has
+ * the cores. Returns how long it waited and the idle share it last saw, which the bench prints: the load average it
+ * prints too is a one-minute mean, 10-12 after every round here because of the 900 containers made before it, while
+ * the CPUs were 98-99% idle when the commands started.
  */
 export function settle(idle = 0.8, maxMs = 20_000): { waitedMs: number; idle: number } {
   const start = Date.now();
